@@ -1,0 +1,122 @@
+"""Result and baseline files: pytest-benchmark JSON with a perfkit section, loaded safely, written atomically.
+
+A baseline is exactly what ``pytest --benchmark-json`` wrote (raw samples kept), so
+``pytest-benchmark compare`` reads it too. perfkit's part sits in ``machine_info["perfkit"]``:
+``schema_version``, ``hardware_id``, the fingerprint and the ceilings measured in the run.
+"""
+from __future__ import annotations
+
+import json
+import os
+import tempfile
+from collections.abc import Mapping
+from pathlib import Path
+from typing import Any, Literal
+
+from perfkit import SCHEMA_VERSION
+from perfkit.errors import BaselineError
+
+SaveMode = Literal["new", "force", "merge"]
+
+
+def load_results(path: str | os.PathLike[str]) -> dict[str, Any]:
+    """Read and validate a result or baseline file; every failure is one BaselineError line."""
+    path = Path(path)
+    try:
+        text = path.read_text(encoding="utf-8")
+    except FileNotFoundError:
+        raise BaselineError(f"{path}: no such file; run `pytest benches/ --benchmark-json={path}` first") from None
+    except OSError as exc:
+        raise BaselineError(f"{path}: cannot be read ({exc.strerror})") from None
+    try:
+        results = json.loads(text)
+    except json.JSONDecodeError as exc:
+        raise BaselineError(
+            f"{path}: not valid JSON (line {exc.lineno}: {exc.msg}); restore it from git or re-run the benchmarks"
+        ) from None
+    validate(results, str(path))
+    return results
+
+
+def validate(results: Any, name: str) -> None:
+    if not isinstance(results, dict) or not isinstance(results.get("benchmarks"), list):
+        raise BaselineError(f"{name}: not a pytest-benchmark JSON (no 'benchmarks' list)")
+    perfkit = (results.get("machine_info") or {}).get("perfkit")
+    if not isinstance(perfkit, dict):
+        raise BaselineError(f"{name}: has no perfkit section in machine_info; it was not written by a perfkit run")
+    version = perfkit.get("schema_version")
+    if version != SCHEMA_VERSION:
+        raise BaselineError(
+            f"{name}: perfkit schema {version!r}, this perfkit reads schema {SCHEMA_VERSION}; "
+            "re-run the benchmarks with this version and save a new baseline"
+        )
+    for bench in results["benchmarks"]:
+        if not isinstance(bench, dict) or "fullname" not in bench or "stats" not in bench:
+            raise BaselineError(f"{name}: a benchmark entry lacks 'fullname' or 'stats'; the file is damaged")
+
+
+def perfkit_info(results: Mapping[str, Any]) -> dict[str, Any]:
+    return results["machine_info"]["perfkit"]
+
+
+def hardware_id_of(results: Mapping[str, Any]) -> str:
+    return str(perfkit_info(results).get("hardware_id", "unknown"))
+
+
+def baseline_path(directory: str | os.PathLike[str], hardware_id: str) -> Path:
+    return Path(directory) / f"{hardware_id}.json"
+
+
+def merge(old: Mapping[str, Any], new: Mapping[str, Any]) -> dict[str, Any]:
+    """``new`` over ``old``: benchmarks of the same fullname are replaced, the rest kept.
+
+    Ceilings measured only in the older run are kept too, so saving one family's results
+    never drops another family's.
+    """
+    if hardware_id_of(old) != hardware_id_of(new):
+        raise BaselineError(
+            f"cannot merge results of {hardware_id_of(new)} into a baseline of {hardware_id_of(old)}"
+        )
+    fresh = {b["fullname"] for b in new["benchmarks"]}
+    merged = dict(new)
+    merged["benchmarks"] = [b for b in old["benchmarks"] if b["fullname"] not in fresh] + list(new["benchmarks"])
+    merged["machine_info"] = json.loads(json.dumps(new["machine_info"]))
+    ceilings = dict(perfkit_info(old).get("ceilings", {}))
+    ceilings.update(perfkit_info(new).get("ceilings", {}))
+    merged["machine_info"]["perfkit"]["ceilings"] = ceilings
+    return merged
+
+
+def save_baseline(results: Mapping[str, Any], directory: str | os.PathLike[str], mode: SaveMode = "new") -> Path:
+    """Write ``baselines/<hardware-id>.json``; refuses to replace an existing one unless asked."""
+    validate(results, "results")
+    missing = [b["fullname"] for b in results["benchmarks"] if not b["stats"].get("data")]
+    if missing:
+        raise BaselineError(
+            f"{len(missing)} benchmark(s) have no raw samples (e.g. {missing[0]}); "
+            "save the file written by --benchmark-json, which keeps them"
+        )
+    target = baseline_path(directory, hardware_id_of(results))
+    if target.exists():
+        if mode == "new":
+            raise BaselineError(f"{target} exists; pass --force to replace it or --merge to update its benchmarks")
+        if mode == "merge":
+            results = merge(load_results(target), results)
+    write_atomically(target, results)
+    return target
+
+
+def write_atomically(path: Path, data: Mapping[str, Any]) -> None:
+    """Write to a temporary file beside ``path``, fsync, then rename: a crash never leaves half a file."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
+    try:
+        with os.fdopen(fd, "w", encoding="utf-8") as fh:
+            json.dump(data, fh, indent=2, sort_keys=False)
+            fh.write("\n")
+            fh.flush()
+            os.fsync(fh.fileno())
+        os.replace(tmp, path)
+    except BaseException:
+        Path(tmp).unlink(missing_ok=True)
+        raise

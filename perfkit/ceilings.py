@@ -1,0 +1,96 @@
+"""The machine's own roofline ceilings: copy bandwidth and large-matmul FLOP/s per precision.
+
+Measured, then kept beside the datasheet values, never hard-coded as the only truth. Later
+benchmark families report "% of measured peak" through ``CeilingStore.resolve``, which prefers
+a ceiling measured in the same pytest run and falls back to the stored baseline's.
+"""
+from __future__ import annotations
+
+import contextlib
+from collections.abc import Callable, Iterator, Mapping
+from dataclasses import dataclass, field
+from typing import Any
+
+import torch
+
+from perfkit.datasheet import PRECISIONS
+from perfkit.errors import MeasurementError, UsageError
+
+_DTYPES = {"fp32": torch.float32, "tf32": torch.float32, "bf16": torch.bfloat16, "fp16": torch.float16}
+#: torch.set_float32_matmul_precision: "highest" is IEEE fp32, "high" lets cuBLAS use TF32.
+_FLOAT32_MODE = {"fp32": "highest", "tf32": "high"}
+
+
+#: Largest |error| / max|reference| accepted for a product in each precision (a fast wrong answer fails).
+_MATMUL_TOLERANCE = {"fp32": 1e-4, "tf32": 1e-2, "bf16": 3e-2, "fp16": 1e-2}
+
+
+@dataclass(frozen=True)
+class Workload:
+    """A callable, how much it does per call (so rates follow from measured times) and its correctness check."""
+
+    run: Callable[[], Any]
+    amount: float
+    unit: str
+    check: Callable[[], None]
+
+
+def copy_workload(device: torch.device, nbytes: int) -> Workload:
+    """Device-to-device copy; counts bytes read + written (2 × nbytes), as nccl-tests and STREAM do."""
+    src = torch.ones(nbytes // 4, dtype=torch.float32, device=device)
+    dst = torch.empty_like(src)
+
+    def check() -> None:
+        if not torch.equal(dst, src):
+            raise MeasurementError("the copy's destination differs from its source")
+
+    return Workload(lambda: dst.copy_(src), 2.0 * src.numel() * 4, "bytes", check)
+
+
+def matmul_workload(device: torch.device, n: int, precision: str) -> Workload:
+    """An n×n×n product on random data (zeros run faster on tensor cores); 2·n³ FLOPs (FMA = 2)."""
+    if precision not in _DTYPES:
+        raise UsageError(f"unknown precision {precision!r}; choose one of {PRECISIONS}")
+    gen = torch.Generator(device=device).manual_seed(0)
+    a = torch.randn(n, n, device=device, dtype=_DTYPES[precision], generator=gen)
+    b = torch.randn(n, n, device=device, dtype=_DTYPES[precision], generator=gen)
+    out = torch.empty_like(a)
+
+    def check() -> None:
+        """Compare a 64×64 corner with a float64 product of the same inputs."""
+        ref = a[:64].double() @ b[:, :64].double()
+        error = ((out[:64, :64].double() - ref).abs().max() / ref.abs().max()).item()
+        if error > _MATMUL_TOLERANCE[precision]:
+            raise MeasurementError(f"{precision} matmul is wrong: relative error {error:.2e}")
+
+    return Workload(lambda: torch.mm(a, b, out=out), 2.0 * n**3, "flop", check)
+
+
+@contextlib.contextmanager
+def float32_matmul(precision: str) -> Iterator[None]:
+    """Make fp32 matmuls IEEE fp32 or TF32 for the block, then restore the global setting."""
+    previous = torch.get_float32_matmul_precision()
+    torch.set_float32_matmul_precision(_FLOAT32_MODE.get(precision, previous))
+    try:
+        yield
+    finally:
+        torch.set_float32_matmul_precision(previous)
+
+
+@dataclass
+class CeilingStore:
+    """Ceilings measured in this run, falling back to those stored with the baseline."""
+
+    measured: dict[str, float] = field(default_factory=dict)
+    stored: Mapping[str, float] = field(default_factory=dict)
+
+    def record(self, key: str, value: float) -> None:
+        self.measured[key] = value
+
+    def resolve(self, key: str) -> tuple[float, str] | None:
+        """(value, where it came from) or None when neither this run nor the baseline has it."""
+        if key in self.measured:
+            return self.measured[key], "measured in this run"
+        if key in self.stored:
+            return float(self.stored[key]), "stored baseline"
+        return None

@@ -1,0 +1,109 @@
+"""The ``perfkit`` command: hw, compare, baseline save, report.
+
+Exit codes: 0 fine, 1 a significant regression with ``compare --fail``, 2 bad input
+(usage, a missing or corrupt file); errors are one line, never a traceback.
+"""
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from collections.abc import Sequence
+from pathlib import Path
+
+from perfkit import baselines, compare, datasheet, report
+from perfkit.errors import PerfkitError
+
+EXIT_REGRESSION = 1
+EXIT_USAGE = 2
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    parser = _parser()
+    args = parser.parse_args(argv)
+    try:
+        return int(args.func(args))
+    except PerfkitError as exc:
+        print(f"perfkit: error: {exc}", file=sys.stderr)
+        return EXIT_USAGE
+
+
+def _parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(prog="perfkit", description=__doc__.splitlines()[0])
+    sub = parser.add_subparsers(dest="command", required=True)
+
+    hw = sub.add_parser("hw", help="this machine's fingerprint, hardware id and the datasheet table")
+    hw.add_argument("--json", action="store_true", help="machine-readable output")
+    hw.add_argument("--device", choices=("auto", "cpu", "cuda"), default="auto")
+    hw.set_defaults(func=_hw)
+
+    cmp = sub.add_parser("compare", help="compare two result files (baseline first)")
+    cmp.add_argument("baseline", type=Path)
+    cmp.add_argument("current", type=Path)
+    cmp.add_argument("--fail", action="store_true", help="exit 1 on a significant regression (noise never fails)")
+    cmp.add_argument("--threshold", default="5%", help="default tolerance, e.g. 5%% or 0.05 (default 5%%)")
+    cmp.add_argument("--format", choices=report.FORMATS, default="table")
+    cmp.set_defaults(func=_compare)
+
+    base = sub.add_parser("baseline", help="manage baselines/<hardware-id>.json")
+    base_sub = base.add_subparsers(dest="action", required=True)
+    save = base_sub.add_parser("save", help="store a results JSON as the baseline of its hardware")
+    save.add_argument("results", type=Path)
+    save.add_argument("--dir", type=Path, default=Path("baselines"), help="baseline folder (default baselines/)")
+    mode = save.add_mutually_exclusive_group()
+    mode.add_argument("--force", action="store_const", dest="mode", const="force", help="replace an existing one")
+    mode.add_argument("--merge", action="store_const", dest="mode", const="merge",
+                      help="update an existing one: same-named benchmarks replaced, others kept")
+    save.set_defaults(func=_baseline_save, mode="new")
+
+    rep = sub.add_parser("report", help="markdown report and PNG plots of a results JSON")
+    rep.add_argument("results", type=Path)
+    rep.add_argument("--out", type=Path, required=True, help="folder for report.md and plots")
+    rep.add_argument("--baseline", type=Path, help="also compare with this baseline")
+    rep.set_defaults(func=_report)
+    return parser
+
+
+def _hw(args: argparse.Namespace) -> int:
+    from perfkit import hardware  # imports torch (seconds); only this command needs it
+
+    fp = hardware.fingerprint(hardware.resolve_device(args.device))
+    stored = baselines.baseline_path("baselines", fp.hardware_id)
+    ceilings = baselines.perfkit_info(baselines.load_results(stored)).get("ceilings", {}) if stored.exists() else {}
+    table = [dict(vars(spec)) for spec in datasheet.GPUS]
+    if args.json:
+        print(json.dumps({"fingerprint": fp.to_json(), "stored_ceilings": ceilings, "datasheet": table}, indent=2))
+        return 0
+    print(report.render_hardware(fp.to_json(), ceilings, str(stored)))
+    return 0
+
+
+def _compare(args: argparse.Namespace) -> int:
+    policy = compare.Policy(threshold=compare.parse_threshold(args.threshold))
+    result = compare.compare(baselines.load_results(args.baseline), baselines.load_results(args.current), policy)
+    print(report.render(result, args.format), end="")
+    if args.fail and result.regressions:
+        names = sorted({r.benchmark for r in result.regressions})
+        print(f"perfkit: {len(names)} benchmark(s) regressed: {', '.join(names)}", file=sys.stderr)
+        return EXIT_REGRESSION
+    return 0
+
+
+def _baseline_save(args: argparse.Namespace) -> int:
+    path = baselines.save_baseline(baselines.load_results(args.results), args.dir, args.mode)
+    print(f"perfkit: saved {path}")
+    return 0
+
+
+def _report(args: argparse.Namespace) -> int:
+    results = baselines.load_results(args.results)
+    comparison = None
+    if args.baseline:
+        comparison = compare.compare(baselines.load_results(args.baseline), results)
+    path = report.write_report(results, args.out, comparison, str(args.baseline or ""))
+    print(f"perfkit: wrote {path}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,87 @@
+"""Vendor datasheet peaks for the GPUs the course used and the ones perfkit runs on.
+
+Dense (no structured sparsity) peak throughput in TFLOP/s per precision and memory
+bandwidth in GB/s, at boost clock, per CUDA device (a K80 board holds two devices).
+tf32/bf16/fp16 are tensor-core rates where the chip has tensor cores. These are leads:
+the ceilings benchmark measures what the machine really does and keeps both.
+"""
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+
+
+#: Ceiling keys shared by the datasheet, the measured ceilings and the comparison.
+COPY = "copy_bandwidth_gbps"
+PRECISIONS: tuple[str, ...] = ("fp32", "tf32", "bf16", "fp16")
+
+
+def matmul_key(precision: str) -> str:
+    return f"matmul_tflops_{precision}"
+
+
+@dataclass(frozen=True)
+class GpuSpec:
+    key: str
+    name: str
+    memory_gb: float
+    bandwidth_gbps: float
+    tflops: dict[str, float] = field(default_factory=dict)
+    source: str = ""
+    pattern: str = ""
+
+    def peak_tflops(self, precision: str) -> float | None:
+        return self.tflops.get(precision)
+
+    def ceiling(self, key: str) -> float | None:
+        """The figure matching a ceiling key, in its unit (GB/s for the copy, TFLOP/s for matmuls)."""
+        if key == COPY:
+            return self.bandwidth_gbps
+        return self.peak_tflops(key.removeprefix("matmul_tflops_"))
+
+
+_HOPPER_SXM = {"fp64": 34.0, "fp32": 67.0, "tf32": 494.7, "bf16": 989.4, "fp16": 989.4}
+_AMPERE_A100 = {"fp64": 9.7, "fp32": 19.5, "tf32": 156.0, "bf16": 312.0, "fp16": 312.0}
+
+GPUS: tuple[GpuSpec, ...] = (
+    GpuSpec("k80", "NVIDIA Tesla K80 (one GK210 of the board)", 12, 240,
+            {"fp64": 1.455, "fp32": 4.365},
+            "NVIDIA Tesla K80 datasheet (board: 2.91 FP64 / 8.73 FP32 TFLOP/s boost, 480 GB/s; halved per GPU)",
+            r"K80"),
+    GpuSpec("gtx-1080-ti", "NVIDIA GeForce GTX 1080 Ti", 11, 484,
+            {"fp64": 0.354, "fp32": 11.34, "fp16": 0.177},
+            "NVIDIA GeForce GTX 1080 Ti specifications (3584 cores at 1582 MHz boost; FP64 1/32, FP16 1/64)",
+            r"1080 ?Ti"),
+    GpuSpec("v100-sxm2", "NVIDIA Tesla V100 SXM2", 32, 900,
+            {"fp64": 7.8, "fp32": 15.7, "fp16": 125.0},
+            "NVIDIA Tesla V100 datasheet (SXM2; fp16 = tensor core)", r"V100.*SXM|V100-SXM"),
+    GpuSpec("v100-pcie", "NVIDIA Tesla V100 PCIe", 32, 900,
+            {"fp64": 7.0, "fp32": 14.0, "fp16": 112.0},
+            "NVIDIA Tesla V100 datasheet (PCIe; fp16 = tensor core)", r"V100"),
+    GpuSpec("rtx-8000", "NVIDIA Quadro RTX 8000", 48, 672,
+            {"fp64": 0.51, "fp32": 16.3, "fp16": 130.5},
+            "NVIDIA Quadro RTX 8000 datasheet (fp16 = tensor core; FP64 1/32)", r"RTX 8000"),
+    GpuSpec("a100-80gb", "NVIDIA A100 80GB SXM", 80, 2039, dict(_AMPERE_A100),
+            "NVIDIA A100 Tensor Core GPU datasheet (SXM 80GB; dense tensor-core rates)", r"A100.*80 ?GB"),
+    GpuSpec("a100-40gb", "NVIDIA A100 40GB SXM", 40, 1555, dict(_AMPERE_A100),
+            "NVIDIA A100 Tensor Core GPU datasheet (SXM 40GB; dense tensor-core rates)", r"A100"),
+    GpuSpec("h100-pcie", "NVIDIA H100 PCIe", 80, 2000,
+            {"fp64": 26.0, "fp32": 51.0, "tf32": 378.0, "bf16": 756.0, "fp16": 756.0},
+            "NVIDIA H100 Tensor Core GPU datasheet (PCIe; dense = half the sparsity figures)", r"H100.*PCIe"),
+    GpuSpec("h100-sxm", "NVIDIA H100 SXM", 80, 3350, dict(_HOPPER_SXM),
+            "NVIDIA H100 Tensor Core GPU datasheet (SXM; dense = half the sparsity figures)", r"H100"),
+    GpuSpec("h200", "NVIDIA H200 SXM", 141, 4800, dict(_HOPPER_SXM),
+            "NVIDIA H200 Tensor Core GPU datasheet (SXM; compute as H100 SXM, dense)", r"H200"),
+)
+
+
+def lookup(device_name: str) -> GpuSpec | None:
+    """The datasheet entry for a device name as CUDA reports it ('NVIDIA H200', 'Tesla K80', ...)."""
+    for spec in GPUS:
+        if re.search(spec.pattern, device_name, flags=re.IGNORECASE):
+            return spec
+    return None
+
+
+def by_key(key: str) -> GpuSpec | None:
+    return next((spec for spec in GPUS if spec.key == key), None)

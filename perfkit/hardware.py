@@ -1,0 +1,141 @@
+"""What machine a result came from: a coarse hardware id and the full fingerprint.
+
+The id names the box (``nvidia-h200-x1``, ``cpu-intel-xeon-platinum-8481c``) and picks the
+baseline file; the fingerprint (driver, CUDA, library versions) goes into pytest-benchmark's
+``machine_info`` so a comparison can say "driver changed" beside a regression.
+"""
+from __future__ import annotations
+
+import os
+import platform
+import re
+import sys
+from dataclasses import asdict, dataclass
+from importlib import metadata
+from typing import Any
+
+import torch
+
+from perfkit import datasheet
+from perfkit.errors import HardwareError, UsageError
+
+
+@dataclass(frozen=True)
+class Fingerprint:
+    hardware_id: str
+    device: str
+    gpu_name: str | None
+    gpu_count: int
+    gpu_memory_gib: float | None
+    compute_capability: str | None
+    datasheet_key: str | None
+    driver: str | None
+    cuda: str | None
+    cudnn: str | None
+    torch: str
+    torchvision: str | None
+    numba: str | None
+    numba_cuda: str | None
+    python: str
+    cpu_model: str
+    cpu_count: int
+
+    def to_json(self) -> dict[str, Any]:
+        return asdict(self)
+
+
+def slug(text: str) -> str:
+    """Lower-case words joined by '-', without trademarks, 'CPU' and clock speeds."""
+    text = re.sub(r"\((r|tm|c)\)", " ", text, flags=re.IGNORECASE)
+    text = re.sub(r"@.*$", " ", text)
+    text = re.sub(r"\b(cpu|processor)\b", " ", text, flags=re.IGNORECASE)
+    return re.sub(r"[^a-z0-9]+", "-", text.lower()).strip("-")
+
+
+def hardware_id(device: str, gpu_name: str | None, gpu_count: int, cpu_model: str) -> str:
+    if device == "cuda" and gpu_name:
+        return f"{slug(gpu_name)}-x{gpu_count}"
+    return f"cpu-{slug(cpu_model) or slug(platform.machine()) or 'unknown'}"
+
+
+def cpu_model() -> str:
+    """The CPU's marketing name from /proc/cpuinfo (Linux), else what platform knows."""
+    try:
+        with open("/proc/cpuinfo", encoding="utf-8") as fh:
+            for line in fh:
+                if line.lower().startswith("model name"):
+                    return line.split(":", 1)[1].strip()
+    except OSError:
+        pass
+    return platform.processor() or platform.machine()
+
+
+def _version(package: str) -> str | None:
+    try:
+        return metadata.version(package)
+    except metadata.PackageNotFoundError:
+        return None
+
+
+def _driver_version() -> str | None:
+    """The NVIDIA driver version from NVML; None where NVML or the driver is missing."""
+    try:
+        import pynvml
+    except ImportError:
+        return None
+    try:
+        pynvml.nvmlInit()
+        try:
+            version = pynvml.nvmlSystemGetDriverVersion()
+        finally:
+            pynvml.nvmlShutdown()
+    except pynvml.NVMLError:
+        return None
+    return version.decode() if isinstance(version, bytes) else str(version)
+
+
+def gpu_count() -> int:
+    return torch.cuda.device_count() if torch.cuda.is_available() else 0
+
+
+def resolve_device(wanted: str) -> str:
+    """'auto' becomes 'cuda' where a GPU is visible, else 'cpu'; asking for a missing GPU is an error."""
+    if wanted not in ("auto", "cpu", "cuda"):
+        raise UsageError(f"unknown device {wanted!r}; choose auto, cpu or cuda")
+    if wanted == "cuda" and not gpu_count():
+        raise HardwareError("the device cuda was asked for, but no CUDA GPU is visible; use auto or cpu")
+    return "cuda" if wanted == "cuda" or (wanted == "auto" and gpu_count()) else "cpu"
+
+
+def fingerprint(device: str) -> Fingerprint:
+    """Read the machine; ``device`` is the one this run measures ('cuda' or 'cpu')."""
+    cpu = cpu_model()
+    gpu_name = memory = capability = spec_key = None
+    count = gpu_count()
+    if count:
+        props = torch.cuda.get_device_properties(0)
+        gpu_name = props.name
+        memory = round(props.total_memory / 2**30, 1)
+        capability = f"{props.major}.{props.minor}"
+        spec = datasheet.lookup(props.name)
+        spec_key = spec.key if spec else None
+    cudnn = torch.backends.cudnn.version() if torch.backends.cudnn.is_available() else None
+    return Fingerprint(
+        hardware_id=hardware_id(device, gpu_name, count, cpu),
+        device=device,
+        gpu_name=gpu_name,
+        gpu_count=count,
+        gpu_memory_gib=memory,
+        compute_capability=capability,
+        datasheet_key=spec_key,
+        driver=_driver_version() if count else None,
+        cuda=torch.version.cuda,
+        cudnn=str(cudnn) if cudnn else None,
+        torch=torch.__version__,
+        torchvision=_version("torchvision"),
+        numba=_version("numba"),
+        numba_cuda=_version("numba-cuda"),
+        python=sys.version.split()[0],
+        cpu_model=cpu,
+        cpu_count=os.cpu_count() or 1,
+    )

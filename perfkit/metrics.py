@@ -1,0 +1,117 @@
+"""Declared metrics: every non-time result of a benchmark, with its unit and which way is better.
+
+The JSON contract, stable for dashboards (``SCHEMA_VERSION`` guards it)::
+
+    extra_info["metrics"][name] = {
+        "value": float,                 # the headline figure (median where there are samples)
+        "unit": str,                    # "GB/s", "TFLOP/s", "MiB", "ratio", ...
+        "better": "lower" | "higher" | "none",   # "none": a count that should not change
+        "samples": [float, ...],        # present only when there are several
+    }
+
+Metrics a benchmark could not measure go into ``extra_info["metrics_absent"][name] = reason``
+rather than being recorded as zero.
+"""
+from __future__ import annotations
+
+import math
+import statistics
+from collections.abc import Mapping, MutableMapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any, Literal
+
+from perfkit.errors import BaselineError, UsageError
+
+Better = Literal["lower", "higher", "none"]
+BETTER_VALUES: tuple[str, ...] = ("lower", "higher", "none")
+
+
+@dataclass(frozen=True)
+class Metric:
+    """One declared result; ``value`` defaults to the median of ``samples``."""
+
+    value: float
+    unit: str
+    better: Better
+    samples: tuple[float, ...] = field(default=())
+
+    def __post_init__(self) -> None:
+        if self.better not in BETTER_VALUES:
+            raise UsageError(f"metric 'better' must be one of {BETTER_VALUES}, not {self.better!r}")
+        if not math.isfinite(self.value):
+            raise UsageError(f"metric value must be a finite number, not {self.value!r}")
+
+    @classmethod
+    def from_samples(cls, samples: Sequence[float], unit: str, better: Better) -> Metric:
+        if not samples:
+            raise UsageError("a metric from samples needs at least one sample")
+        floats = tuple(float(s) for s in samples)
+        return cls(statistics.median(floats), unit, better, floats if len(floats) > 1 else ())
+
+    def to_json(self) -> dict[str, Any]:
+        out: dict[str, Any] = {"value": float(self.value), "unit": self.unit, "better": self.better}
+        if len(self.samples) > 1:
+            out["samples"] = [float(s) for s in self.samples]
+        return out
+
+    @classmethod
+    def from_json(cls, name: str, raw: Any) -> Metric:
+        try:
+            return cls(
+                float(raw["value"]),
+                str(raw["unit"]),
+                raw["better"],
+                tuple(float(s) for s in raw.get("samples", ())),
+            )
+        except (KeyError, TypeError, ValueError, UsageError) as exc:
+            raise BaselineError(f"metric {name!r} is malformed ({exc}); re-run the benchmark to rewrite it") from exc
+
+
+class MetricRecorder:
+    """Writes metrics into a pytest-benchmark ``extra_info`` dict (what the ``perfkit_metrics`` fixture hands out)."""
+
+    def __init__(self, extra_info: MutableMapping[str, Any]) -> None:
+        self._extra_info = extra_info
+
+    def record(
+        self,
+        name: str,
+        value: float | None = None,
+        unit: str = "",
+        better: Better = "none",
+        samples: Sequence[float] | None = None,
+    ) -> Metric:
+        if samples:
+            metric = Metric.from_samples(samples, unit, better)
+            if value is not None:
+                metric = Metric(float(value), unit, better, metric.samples)
+        elif value is not None:
+            metric = Metric(float(value), unit, better)
+        else:
+            raise UsageError(f"metric {name!r} needs a value or samples")
+        self._extra_info.setdefault("metrics", {})[name] = metric.to_json()
+        return metric
+
+    def absent(self, name: str, reason: str) -> None:
+        """Record why a metric could not be measured here (never a zero in its place)."""
+        self._extra_info.setdefault("metrics_absent", {})[name] = reason
+
+    def info(self, key: str, value: Any) -> None:
+        """Context that is not a metric (sizes, dtype, the ceiling a percentage refers to)."""
+        self._extra_info[key] = value
+
+
+def relative_iqr(values: Sequence[float]) -> float:
+    """IQR over median: perfkit's noise figure (above ~10% a comparison is called noisy)."""
+    if len(values) < 2:
+        return 0.0
+    q1, median, q3 = statistics.quantiles(values, n=4, method="inclusive")
+    return (q3 - q1) / median if median > 0 else 0.0
+
+
+def metrics_of(benchmark: Mapping[str, Any]) -> dict[str, Metric]:
+    """The declared metrics of one benchmark entry of a pytest-benchmark JSON."""
+    raw = (benchmark.get("extra_info") or {}).get("metrics") or {}
+    if not isinstance(raw, Mapping):
+        raise BaselineError(f"benchmark {benchmark.get('fullname')!r}: extra_info.metrics is not an object")
+    return {name: Metric.from_json(name, value) for name, value in raw.items()}

@@ -1,0 +1,210 @@
+"""Rendering: comparison tables (text, markdown, JSON), the end-of-run summary and the run report with plots.
+
+The only module that formats or draws; everything it shows was computed elsewhere.
+"""
+from __future__ import annotations
+
+import dataclasses
+import json
+from collections import defaultdict
+from collections.abc import Callable, Iterable, Mapping
+from pathlib import Path
+from typing import Any
+
+from perfkit import datasheet
+from perfkit.baselines import hardware_id_of, perfkit_info
+from perfkit.compare import Comparison, Row
+from perfkit.metrics import metrics_of
+
+FORMATS = ("table", "markdown", "json")
+_QUIET = {"unchanged"}
+
+
+def fmt_time(seconds: float | None) -> str:
+    if seconds is None:
+        return "-"
+    for unit, scale in (("s", 1.0), ("ms", 1e-3), ("us", 1e-6)):
+        if abs(seconds) >= scale:
+            return f"{seconds / scale:.4g} {unit}"
+    return f"{seconds / 1e-9:.4g} ns"
+
+
+def fmt_value(value: float | None, unit: str) -> str:
+    if value is None:
+        return "-"
+    return fmt_time(value) if unit == "s" else f"{value:.4g} {unit}".strip()
+
+
+def fmt_change(change: float | None) -> str:
+    return "-" if change is None else f"{change:+.1%}"
+
+
+def _row_cells(row: Row) -> list[str]:
+    p = "" if row.p_value is None else f"p={row.p_value:.3g}"
+    note = "; ".join(x for x in (p, row.note) if x)
+    return [row.verdict, row.benchmark, row.metric, fmt_value(row.baseline, row.unit),
+            fmt_value(row.current, row.unit), fmt_change(row.change), note]
+
+
+_HEAD = ["verdict", "benchmark", "metric", "baseline", "current", "change", "note"]
+
+
+def headline(cmp: Comparison) -> str:
+    counts = ", ".join(f"{n} {v}" for v, n in cmp.counts().items()) or "nothing to compare"
+    geo = "" if cmp.geomean_time_ratio is None else f"; geomean time ratio {cmp.geomean_time_ratio:.3f}"
+    hw = (f"same hardware ({cmp.current_id})" if cmp.same_hardware
+          else f"DIFFERENT hardware: baseline {cmp.baseline_id}, current {cmp.current_id}")
+    return f"{hw}: {counts}{geo}"
+
+
+def summary_lines(cmp: Comparison, baseline_name: str, limit: int = 40) -> list[str]:
+    """What the terminal shows at the end of a run: the headline, then every row that moved."""
+    lines = [f"perfkit: compared with {baseline_name}: {headline(cmp)}"]
+    moved = [r for r in cmp.rows if r.verdict not in _QUIET]
+    for row in moved[:limit]:
+        lines.append("  " + "  ".join(c for c in _row_cells(row) if c and c != "-"))
+    if len(moved) > limit:
+        lines.append(f"  ... and {len(moved) - limit} more; run `perfkit compare` for the whole table")
+    lines += [f"  fingerprint changed: {f} {old} -> {new}" for f, old, new in cmp.fingerprint_changes]
+    return lines
+
+
+def render(cmp: Comparison, fmt: str, show_unchanged: bool = True) -> str:
+    if fmt == "json":
+        payload = dataclasses.asdict(cmp) | {"same_hardware": cmp.same_hardware, "counts": cmp.counts()}
+        return json.dumps(payload, indent=2)
+    rows = [_row_cells(r) for r in cmp.rows if show_unchanged or r.verdict not in _QUIET]
+    hw_rows = [[h.benchmark, f"{h.speedup:.3g}x", h.bound or "-", "-" if h.expected is None else f"{h.expected:.3g}x"]
+               for h in cmp.hardware_rows]
+    changes = [[f, str(o), str(n)] for f, o, n in cmp.fingerprint_changes]
+    render_table = _markdown_table if fmt == "markdown" else _text_table
+    parts = [("## " if fmt == "markdown" else "") + headline(cmp), render_table(_HEAD, rows)]
+    if hw_rows:
+        parts += ["Across hardware: speedup (baseline time / current time) beside the ceiling ratio",
+                  render_table(["benchmark", "speedup", "bound", "ceiling ratio"], hw_rows)]
+    if changes:
+        parts += ["Fingerprint differences", render_table(["field", "baseline", "current"], changes)]
+    return "\n\n".join(parts) + "\n"
+
+
+def _text_table(head: list[str], rows: list[list[str]]) -> str:
+    widths = [max(len(str(x)) for x in col) for col in zip(head, *rows)]
+    line = lambda cells: "  ".join(str(c).ljust(w) for c, w in zip(cells, widths)).rstrip()  # noqa: E731
+    return "\n".join([line(head), line(["-" * w for w in widths])] + [line(r) for r in rows])
+
+
+def _markdown_table(head: list[str], rows: list[list[str]]) -> str:
+    esc = lambda c: str(c).replace("|", "\\|")  # noqa: E731
+    out = ["| " + " | ".join(head) + " |", "|" + "---|" * len(head)]
+    return "\n".join(out + ["| " + " | ".join(esc(c) for c in r) + " |" for r in rows])
+
+
+# ---- the run report -------------------------------------------------------------------------
+
+Plotter = Callable[[Mapping[str, Any], Path], Iterable[tuple[str, Path]]]
+
+
+def plot_ceilings(results: Mapping[str, Any], out: Path) -> Iterable[tuple[str, Path]]:
+    """Measured ceilings beside the datasheet figures: bandwidth and matmul rate per precision."""
+    info = perfkit_info(results)
+    measured = info.get("ceilings") or {}
+    if not measured:
+        return []
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    spec = datasheet.by_key(info.get("fingerprint", {}).get("datasheet_key") or "")
+    keys = sorted(measured)
+    fig, axes = plt.subplots(1, 2, figsize=(11, 4))
+    for ax, want, unit in ((axes[0], datasheet.COPY, "GB/s"), (axes[1], "matmul", "TFLOP/s")):
+        names = [k for k in keys if k.startswith(want)]
+        xs = range(len(names))
+        ax.bar([x - 0.2 for x in xs], [measured[k] for k in names], width=0.4, label="measured")
+        if spec:
+            ax.bar([x + 0.2 for x in xs], [spec.ceiling(k) or 0 for k in names], width=0.4, label="datasheet")
+        ax.set_xticks(list(xs), [k.replace("matmul_tflops_", "").replace("_gbps", "") for k in names])
+        ax.set_ylabel(unit)
+        ax.legend()
+    fig.suptitle(f"Ceilings of {hardware_id_of(results)} (copy counts bytes read + written)")
+    path = out / "ceilings.png"
+    fig.tight_layout()
+    fig.savefig(path, dpi=110)
+    plt.close(fig)
+    return [("Measured ceilings vs datasheet", path)]
+
+
+#: Benchmark families add their plots here.
+PLOTTERS: list[Plotter] = [plot_ceilings]
+
+
+def write_report(results: Mapping[str, Any], out: Path, comparison: Comparison | None = None,
+                 baseline_name: str = "") -> Path:
+    """Write ``report.md`` and its PNG plots into ``out``; returns the markdown path."""
+    out.mkdir(parents=True, exist_ok=True)
+    info = perfkit_info(results)
+    fp = info.get("fingerprint", {})
+    lines = [f"# perfkit report: {hardware_id_of(results)}", "",
+             f"profile `{info.get('profile')}`, device `{info.get('device')}`, "
+             f"{results.get('datetime', '')}", ""]
+    lines += [_markdown_table(["field", "value"], [[k, str(v)] for k, v in fp.items()]), ""]
+    if comparison is not None:
+        lines += ["## Regression summary", "", f"Against `{baseline_name}`.", "", render(comparison, "markdown",
+                                                                                  show_unchanged=False), ""]
+    lines += _ceilings_section(info)
+    for plotter in PLOTTERS:
+        for title, path in plotter(results, out):
+            lines += [f"## {title}", "", f"![{title}]({path.name})", ""]
+    for group, benches in _groups(results).items():
+        lines += [f"## {group}", "", _markdown_table(["benchmark", "median", "IQR/median", "rounds", "metrics"],
+                                                     [_bench_cells(b) for b in benches]), ""]
+    path = out / "report.md"
+    path.write_text("\n".join(lines), encoding="utf-8")
+    return path
+
+
+def _ceilings_section(info: Mapping[str, Any]) -> list[str]:
+    measured = info.get("ceilings") or {}
+    if not measured:
+        return []
+    spec = datasheet.by_key(info.get("fingerprint", {}).get("datasheet_key") or "")
+    rows = []
+    for key, value in sorted(measured.items()):
+        sheet = spec.ceiling(key) if spec else None
+        rows.append([key, f"{value:.4g}", "-" if sheet is None else f"{sheet:.4g}",
+                     "-" if not sheet else f"{value / sheet:.1%}"])
+    source = f"Datasheet: {spec.source}." if spec else "No datasheet entry for this machine."
+    return ["## Ceilings", "", _markdown_table(["ceiling", "measured", "datasheet", "of datasheet"], rows),
+            "", source, ""]
+
+
+def _groups(results: Mapping[str, Any]) -> dict[str, list[Mapping[str, Any]]]:
+    groups: dict[str, list[Mapping[str, Any]]] = defaultdict(list)
+    for bench in results["benchmarks"]:
+        groups[bench.get("group") or bench["fullname"].split("::")[0]].append(bench)
+    return dict(groups)
+
+
+def _bench_cells(bench: Mapping[str, Any]) -> list[str]:
+    stats = bench["stats"]
+    noise = stats["iqr"] / stats["median"] if stats.get("median") else 0.0
+    metrics = ", ".join(f"{n} {fmt_value(m.value, m.unit)}" for n, m in metrics_of(bench).items())
+    return [bench["name"], fmt_time(stats["median"]), f"{noise:.1%}", str(stats["rounds"]), metrics]
+
+
+def render_hardware(fingerprint: Mapping[str, Any], ceilings: Mapping[str, float], stored: str) -> str:
+    """``perfkit hw``: the fingerprint, stored measured ceilings and the datasheet table with sources."""
+    parts = ["Fingerprint", _text_table(["field", "value"], [[k, str(v)] for k, v in fingerprint.items()])]
+    if ceilings:
+        parts += [f"Measured ceilings (from {stored})",
+                  _text_table(["ceiling", "value"], [[k, f"{v:.4g}"] for k, v in sorted(ceilings.items())])]
+    else:
+        parts += [f"Measured ceilings: none stored at {stored}; run `pytest benches/test_ceilings.py`"]
+    precisions = ("fp64",) + datasheet.PRECISIONS
+    rows = [[s.key, s.name, f"{s.memory_gb:g}", f"{s.bandwidth_gbps:g}"]
+            + [f"{s.tflops[p]:g}" if p in s.tflops else "-" for p in precisions] for s in datasheet.GPUS]
+    parts += ["Datasheet peaks (dense TFLOP/s; bandwidth GB/s)",
+              _text_table(["key", "name", "GB", "GB/s"] + list(precisions), rows),
+              "Sources:\n" + "\n".join(f"  {s.key}: {s.source}" for s in datasheet.GPUS)]
+    return "\n\n".join(parts)

@@ -1,0 +1,178 @@
+"""Every clock, CUDA event and synchronize call in perfkit lives here.
+
+GPU work is asynchronous: a host clock read right after a launch measures the launch,
+not the kernel. ``synchronized_clock`` therefore synchronizes the device before it reads
+the host clock (as torch.utils.benchmark does), and the plugin makes it pytest-benchmark's
+default timer, so pytest-benchmark's own stats are true GPU times. ``time_cuda_events``
+brackets each repetition with CUDA events on the stream and returns raw per-repetition
+samples, with an L2 flush and CUDA-graph or batched modes for launch-bound work.
+"""
+from __future__ import annotations
+
+import statistics
+import time
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any, Literal
+
+import torch
+
+from perfkit.errors import HardwareError, UsageError
+from perfkit.metrics import relative_iqr
+
+#: The course's procedure: 5 warm-up iterations, then the mean of 10 (we report the median).
+WARMUP_ITERATIONS = 5
+TIMED_REPETITIONS = 10
+#: triton.testing.do_bench zeroes a 256 MB buffer to evict the inputs from L2 between repetitions.
+L2_FLUSH_BYTES = 256 * 1024 * 1024
+
+Mode = Literal["plain", "graph", "batched"]
+
+
+def synchronize() -> None:
+    """Wait for the current CUDA device, if CUDA is in use in this process; a no-op on CPU."""
+    if torch.cuda.is_available() and torch.cuda.is_initialized():
+        torch.cuda.synchronize()
+
+
+def synchronized_clock() -> float:
+    """A host clock (seconds) that first waits for queued GPU work, so intervals cover it."""
+    synchronize()
+    return time.perf_counter()
+
+
+@dataclass(frozen=True)
+class Samples:
+    """Raw per-repetition times in seconds with the summary statistics perfkit reports."""
+
+    seconds: tuple[float, ...]
+
+    def __post_init__(self) -> None:
+        if not self.seconds:
+            raise UsageError("a timing needs at least one repetition")
+
+    @property
+    def median(self) -> float:
+        return statistics.median(self.seconds)
+
+    @property
+    def relative_iqr(self) -> float:
+        return relative_iqr(self.seconds)
+
+    def rates(self, amount: float) -> tuple[float, ...]:
+        """``amount`` per second for each repetition (bytes/s, FLOP/s)."""
+        return tuple(amount / s for s in self.seconds)
+
+
+def warmup(fn: Callable[[], Any], iterations: int = WARMUP_ITERATIONS) -> None:
+    """Run ``fn`` untimed so compilation, autotuning and allocator growth stay out of the numbers."""
+    for _ in range(iterations):
+        fn()
+    synchronize()
+
+
+def time_host(
+    fn: Callable[[], Any],
+    repetitions: int = TIMED_REPETITIONS,
+    warmup_iterations: int = WARMUP_ITERATIONS,
+    clock: Callable[[], float] = synchronized_clock,
+) -> Samples:
+    """Time each repetition of ``fn`` with a host clock (synchronizing by default)."""
+    if repetitions < 1:
+        raise UsageError(f"repetitions must be at least 1, not {repetitions}")
+    warmup(fn, warmup_iterations)
+    times = []
+    for _ in range(repetitions):
+        start = clock()
+        fn()
+        times.append(clock() - start)
+    return Samples(tuple(times))
+
+
+def time_cuda_events(
+    fn: Callable[[], Any],
+    repetitions: int = TIMED_REPETITIONS,
+    warmup_iterations: int = WARMUP_ITERATIONS,
+    *,
+    mode: Mode = "plain",
+    batch: int = 100,
+    flush_l2: bool = False,
+) -> Samples:
+    """Time ``fn`` on the current CUDA stream with events; one sample per repetition.
+
+    ``plain`` brackets one call. ``batched`` brackets ``batch`` back-to-back calls and divides,
+    which hides the host's launch gaps behind queued work. ``graph`` captures ``batch`` calls in
+    a CUDA graph and replays it, removing per-launch CPU overhead: plain minus graph is the
+    launch overhead. ``flush_l2`` zeroes a 256 MB buffer before each repetition, outside the
+    events, so inputs are read from memory rather than a warm L2.
+    """
+    if not torch.cuda.is_available():
+        raise HardwareError("CUDA event timing needs a CUDA GPU; use time_host on CPU")
+    if repetitions < 1 or batch < 1:
+        raise UsageError(f"repetitions and batch must be at least 1, not {repetitions} and {batch}")
+    per_sample = 1 if mode == "plain" else batch
+    body = _graph_replay(fn, batch) if mode == "graph" else _repeat(fn, per_sample)
+    warmup(body, warmup_iterations)
+    flush = torch.empty(L2_FLUSH_BYTES, dtype=torch.uint8, device="cuda") if flush_l2 else None
+    starts = [torch.cuda.Event(enable_timing=True) for _ in range(repetitions)]
+    ends = [torch.cuda.Event(enable_timing=True) for _ in range(repetitions)]
+    for start, end in zip(starts, ends):
+        if flush is not None:
+            flush.zero_()
+        start.record()
+        body()
+        end.record()
+    torch.cuda.synchronize()
+    return Samples(tuple(s.elapsed_time(e) / 1e3 / per_sample for s, e in zip(starts, ends)))
+
+
+def _repeat(fn: Callable[[], Any], times: int) -> Callable[[], None]:
+    def body() -> None:
+        for _ in range(times):
+            fn()
+
+    return body
+
+
+def _graph_replay(fn: Callable[[], Any], batch: int) -> Callable[[], None]:
+    """Capture ``batch`` calls of ``fn`` into one CUDA graph (after a side-stream warm-up, as PyTorch asks)."""
+    side = torch.cuda.Stream()
+    side.wait_stream(torch.cuda.current_stream())
+    with torch.cuda.stream(side):
+        for _ in range(3):
+            fn()
+    torch.cuda.current_stream().wait_stream(side)
+    graph = torch.cuda.CUDAGraph()
+    with torch.cuda.graph(graph):
+        for _ in range(batch):
+            fn()
+    return graph.replay
+
+
+def time_on(device: torch.device, fn: Callable[[], Any], repetitions: int = TIMED_REPETITIONS) -> Samples:
+    """CUDA events on a GPU, the synchronizing host clock elsewhere."""
+    if device.type == "cuda":
+        return time_cuda_events(fn, repetitions)
+    return time_host(fn, repetitions)
+
+
+def round_times(benchmark: Any) -> tuple[float, ...]:
+    """Per-iteration seconds of each round pytest-benchmark timed; empty when benchmarks are disabled."""
+    stats = getattr(benchmark, "stats", None)
+    return tuple(stats.stats.data) if stats is not None else ()
+
+
+def torch_timer_median(fn: Callable[[], Any], min_run_time: float = 0.5) -> float:
+    """Median seconds per call from torch.utils.benchmark.Timer (an independent reference clock)."""
+    from torch.utils.benchmark import Timer
+
+    return float(Timer(stmt="fn()", globals={"fn": fn}).blocked_autorange(min_run_time=min_run_time).median)
+
+
+def do_bench_median(fn: Callable[[], Any]) -> float | None:
+    """Median seconds per call from triton.testing.do_bench (GPU only); None where triton is missing."""
+    try:
+        from triton.testing import do_bench
+    except ImportError:
+        return None
+    return float(do_bench(fn, warmup=25, rep=100, return_mode="median")) / 1e3
