@@ -34,6 +34,7 @@ def _parser() -> argparse.ArgumentParser:
 
     hw = sub.add_parser("hw", help="this machine's fingerprint, hardware id and the datasheet table")
     hw.add_argument("--json", action="store_true", help="machine-readable output")
+    hw.add_argument("--id", action="store_true", help="print only the hardware id (for scripts and CI)")
     hw.add_argument("--device", choices=("auto", "cpu", "cuda"), default="auto")
     hw.set_defaults(func=_hw)
 
@@ -68,6 +69,9 @@ def _hw(args: argparse.Namespace) -> int:
     from perfkit import hardware  # imports torch (seconds); only this command needs it
 
     fp = hardware.fingerprint(hardware.resolve_device(args.device))
+    if args.id:
+        print(fp.hardware_id)
+        return 0
     stored = baselines.baseline_path("baselines", fp.hardware_id)
     ceilings = baselines.perfkit_info(baselines.load_results(stored)).get("ceilings", {}) if stored.exists() else {}
     table = [dict(vars(spec)) for spec in datasheet.GPUS]

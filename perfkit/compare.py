@@ -5,7 +5,8 @@ A metric regresses when it is worse than the baseline by more than its tolerance
 Mann-Whitney U test calls the difference significant. With fewer than ``min_samples`` on a
 side perfkit refuses to call significance (as google/benchmark's compare.py does) and says
 "unconfirmed". A side whose IQR/median exceeds the noise limit makes the verdict "noisy".
-Counts that should not change (``better: none``) are "changed" when they move at all.
+Figures with no better direction (``better: none``) are "changed" when they move: integer
+counts (FLOPs, parameters) at all, other figures (ratios) beyond the tolerance.
 """
 from __future__ import annotations
 
@@ -151,7 +152,11 @@ def _judge(bench: str, metric: str, unit: str, better: str, base: _Observation, 
         return Row(bench, metric, unit, better, base.value, cur.value, change, verdict, p_value, note)
 
     if better == "none":
-        return row("unchanged" if abs(change) <= 1e-9 else "changed", note="a count that should not change")
+        counts = base.value.is_integer() and cur.value.is_integer()
+        limit = 0.0 if counts else tolerance
+        moved = abs(change) > limit
+        note = "a count that should not change" if counts else "a figure that should stay put"
+        return row("changed" if moved else "unchanged", note=note if moved else "")
     noisiest = max(base.noise, cur.noise)
     if noisiest > policy.noise:
         return row("noisy", note=f"IQR/median {noisiest:.0%} > {policy.noise:.0%}")

@@ -163,11 +163,11 @@ def pytest_sessionfinish(session: pytest.Session) -> None:
         return
     if state.baseline is not None:
         state.comparison = compare.compare(state.baseline, results)
+        if config.getoption("perfkit_fail_on_regression") and state.comparison.regressions:
+            session.exitstatus = pytest.ExitCode.TESTS_FAILED
     elif config.getoption("perfkit_baseline") == "auto":
         state.messages.append(f"perfkit: no baseline for {state.fingerprint.hardware_id} in baselines/; "
                               "nothing compared (save one with --perfkit-save-baseline)")
-        if config.getoption("perfkit_fail_on_regression") and state.comparison.regressions:
-            session.exitstatus = pytest.ExitCode.TESTS_FAILED
     save_mode = config.getoption("perfkit_save_baseline")
     if save_mode:
         try:

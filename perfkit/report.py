@@ -126,6 +126,7 @@ def plot_ceilings(results: Mapping[str, Any], out: Path) -> Iterable[tuple[str, 
             ax.bar([x + 0.2 for x in xs], [spec.ceiling(k) or 0 for k in names], width=0.4, label="datasheet")
         ax.set_xticks(list(xs), [k.replace("matmul_tflops_", "").replace("_gbps", "") for k in names])
         ax.set_ylabel(unit)
+        ax.set_yscale("log")
         ax.legend()
     fig.suptitle(f"Ceilings of {hardware_id_of(results)} (copy counts bytes read + written)")
     path = out / "ceilings.png"

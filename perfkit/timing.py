@@ -162,17 +162,22 @@ def round_times(benchmark: Any) -> tuple[float, ...]:
     return tuple(stats.stats.data) if stats is not None else ()
 
 
-def torch_timer_median(fn: Callable[[], Any], min_run_time: float = 0.5) -> float:
-    """Median seconds per call from torch.utils.benchmark.Timer (an independent reference clock)."""
+def time_torch_timer(fn: Callable[[], Any], min_run_time: float = 0.5) -> Samples:
+    """Seconds per call from torch.utils.benchmark.Timer, an independent reference (one sample per block).
+
+    It runs with as many threads as torch uses here; its default of one thread would make it
+    time a different CPU computation than the benchmark does.
+    """
     from torch.utils.benchmark import Timer
 
-    return float(Timer(stmt="fn()", globals={"fn": fn}).blocked_autorange(min_run_time=min_run_time).median)
+    timer = Timer(stmt="fn()", globals={"fn": fn}, num_threads=torch.get_num_threads())
+    return Samples(tuple(timer.blocked_autorange(min_run_time=min_run_time).times))
 
 
-def do_bench_median(fn: Callable[[], Any]) -> float | None:
-    """Median seconds per call from triton.testing.do_bench (GPU only); None where triton is missing."""
+def time_do_bench(fn: Callable[[], Any]) -> Samples | None:
+    """Seconds per call from triton.testing.do_bench (GPU only; it flushes L2); None where triton is missing."""
     try:
         from triton.testing import do_bench
     except ImportError:
         return None
-    return float(do_bench(fn, warmup=25, rep=100, return_mode="median")) / 1e3
+    return Samples(tuple(t / 1e3 for t in do_bench(fn, warmup=25, rep=100, return_mode="all")))

@@ -1,0 +1,37 @@
+"""Stored result files for the comparison and baseline tests, and helpers to derive variants of them."""
+from __future__ import annotations
+
+import copy
+import json
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+pytest_plugins = ["pytester"]
+
+DATA = Path(__file__).parent / "data"
+ROOT = Path(__file__).parent.parent
+
+
+@pytest.fixture
+def cpu_results() -> dict[str, Any]:
+    """A real quick-profile CPU run of benches/ (tests/data/cpu-quick.json)."""
+    return json.loads((DATA / "cpu-quick.json").read_text())
+
+
+@pytest.fixture
+def h200_results() -> dict[str, Any]:
+    """The committed H200 baseline, measured on the lent GPU."""
+    return json.loads((ROOT / "baselines" / "nvidia-h200-x1.json").read_text())
+
+
+def slowed(results: dict[str, Any], fullname: str, factor: float) -> dict[str, Any]:
+    """A copy of ``results`` where one benchmark's every time sample is multiplied by ``factor``."""
+    out = copy.deepcopy(results)
+    bench = next(b for b in out["benchmarks"] if b["fullname"] == fullname)
+    stats = bench["stats"]
+    stats["data"] = [x * factor for x in stats["data"]]
+    for key in ("min", "max", "mean", "median", "q1", "q3", "iqr", "stddev", "total"):
+        stats[key] *= factor
+    return out

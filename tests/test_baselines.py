@@ -1,0 +1,112 @@
+from __future__ import annotations
+
+import copy
+import json
+import subprocess
+import sys
+
+import pytest
+
+from perfkit import baselines
+from perfkit.errors import BaselineError
+
+
+def _write(path, data) -> None:
+    path.write_text(json.dumps(data))
+
+
+def test_a_missing_file_says_how_to_make_one(tmp_path):
+    with pytest.raises(BaselineError, match="no such file.*--benchmark-json"):
+        baselines.load_results(tmp_path / "nope.json")
+
+
+def test_a_corrupt_file_names_the_line_and_what_to_do(tmp_path):
+    path = tmp_path / "b.json"
+    path.write_text('{"benchmarks": [')
+    with pytest.raises(BaselineError, match="not valid JSON.*restore it from git"):
+        baselines.load_results(path)
+
+
+def test_a_plain_pytest_benchmark_file_without_perfkit_section_is_refused(tmp_path, cpu_results):
+    del cpu_results["machine_info"]["perfkit"]
+    _write(tmp_path / "b.json", cpu_results)
+    with pytest.raises(BaselineError, match="no perfkit section"):
+        baselines.load_results(tmp_path / "b.json")
+
+
+def test_another_schema_version_is_refused(tmp_path, cpu_results):
+    cpu_results["machine_info"]["perfkit"]["schema_version"] = 999
+    _write(tmp_path / "b.json", cpu_results)
+    with pytest.raises(BaselineError, match="schema 999"):
+        baselines.load_results(tmp_path / "b.json")
+
+
+def test_not_a_benchmark_file_at_all(tmp_path):
+    _write(tmp_path / "b.json", [1, 2, 3])
+    with pytest.raises(BaselineError, match="not a pytest-benchmark JSON"):
+        baselines.load_results(tmp_path / "b.json")
+
+
+def test_save_writes_the_hardware_id_file_and_refuses_to_overwrite(tmp_path, cpu_results):
+    path = baselines.save_baseline(cpu_results, tmp_path)
+    assert path == tmp_path / f"{baselines.hardware_id_of(cpu_results)}.json"
+    before = path.read_bytes()
+    with pytest.raises(BaselineError, match="--force.*--merge"):
+        baselines.save_baseline(cpu_results, tmp_path)
+    assert path.read_bytes() == before
+
+
+def test_force_replaces_and_merge_keeps_other_benchmarks(tmp_path, cpu_results):
+    path = baselines.save_baseline(cpu_results, tmp_path)
+    one = copy.deepcopy(cpu_results)
+    one["benchmarks"] = one["benchmarks"][:1]
+    one["machine_info"]["perfkit"]["ceilings"] = {"only_new": 1.0}
+    merged = baselines.load_results(baselines.save_baseline(one, tmp_path, "merge"))
+    assert len(merged["benchmarks"]) == len(cpu_results["benchmarks"])
+    assert set(merged["machine_info"]["perfkit"]["ceilings"]) == {"only_new"} | set(
+        cpu_results["machine_info"]["perfkit"]["ceilings"])
+    baselines.save_baseline(one, tmp_path, "force")
+    assert len(baselines.load_results(path)["benchmarks"]) == 1
+
+
+def test_merging_results_of_other_hardware_is_refused(tmp_path, cpu_results):
+    other = copy.deepcopy(cpu_results)
+    other["machine_info"]["perfkit"]["hardware_id"] = "nvidia-h200-x1"
+    target = tmp_path / "nvidia-h200-x1.json"
+    _write(target, cpu_results)  # a file named for the H200 that holds CPU results
+    with pytest.raises(BaselineError, match="cannot merge"):
+        baselines.save_baseline(other, tmp_path, "merge")
+
+
+def test_results_without_raw_samples_are_not_a_baseline(tmp_path, cpu_results):
+    cpu_results["benchmarks"][0]["stats"].pop("data")
+    with pytest.raises(BaselineError, match="no raw samples"):
+        baselines.save_baseline(cpu_results, tmp_path)
+
+
+def test_a_failed_write_leaves_the_old_baseline_whole_and_no_temp_file(tmp_path, cpu_results, monkeypatch):
+    path = baselines.save_baseline(cpu_results, tmp_path)
+    before = path.read_bytes()
+
+    def explode(*args, **kwargs):
+        raise OSError("disk full")
+
+    monkeypatch.setattr(baselines.json, "dump", explode)
+    with pytest.raises(OSError, match="disk full"):
+        baselines.save_baseline(cpu_results, tmp_path, "force")
+    assert path.read_bytes() == before
+    assert [p.name for p in tmp_path.iterdir()] == [path.name]
+
+
+def test_pytest_benchmark_compare_reads_a_saved_baseline(tmp_path, cpu_results):
+    path = baselines.save_baseline(cpu_results, tmp_path)
+    done = subprocess.run([sys.executable, "-m", "pytest_benchmark", "compare", str(path)],
+                          capture_output=True, text=True, timeout=120)
+    assert done.returncode == 0, done.stderr
+    assert "test_copy_bandwidth" in done.stdout
+
+
+def test_the_committed_h200_baseline_is_valid_and_keeps_raw_samples(h200_results):
+    baselines.validate(h200_results, "baselines/nvidia-h200-x1.json")
+    assert baselines.hardware_id_of(h200_results) == "nvidia-h200-x1"
+    assert all(len(b["stats"]["data"]) >= 10 for b in h200_results["benchmarks"])

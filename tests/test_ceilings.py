@@ -1,0 +1,53 @@
+from __future__ import annotations
+
+import pytest
+import torch
+
+from perfkit import ceilings
+from perfkit.errors import MeasurementError
+
+CPU = torch.device("cpu")
+
+
+def test_copy_counts_bytes_read_and_written_and_checks_its_result():
+    work = ceilings.copy_workload(CPU, 4096)
+    assert work.amount == 2 * 4096
+    work.run()
+    work.check()
+
+
+def test_a_copy_that_did_not_happen_fails_its_check():
+    work = ceilings.copy_workload(CPU, 4096)
+    with pytest.raises(MeasurementError):
+        work.check()  # never ran: destination is uninitialised
+
+
+@pytest.mark.parametrize("precision", ["fp32", "bf16"])
+def test_matmul_counts_two_flops_per_fma_and_checks_against_float64(precision):
+    work = ceilings.matmul_workload(CPU, 96, precision)
+    assert work.amount == 2 * 96**3
+    work.run()
+    work.check()
+
+
+def test_a_wrong_product_fails_its_check(monkeypatch):
+    monkeypatch.setattr(ceilings.torch, "mm", lambda a, b, out: out.copy_(a))
+    work = ceilings.matmul_workload(CPU, 64, "fp32")
+    work.run()
+    with pytest.raises(MeasurementError, match="relative error"):
+        work.check()
+
+
+def test_float32_matmul_precision_is_restored():
+    before = torch.get_float32_matmul_precision()
+    with ceilings.float32_matmul("tf32"):
+        assert torch.get_float32_matmul_precision() == "high"
+    assert torch.get_float32_matmul_precision() == before
+
+
+def test_store_prefers_this_run_over_the_baseline():
+    store = ceilings.CeilingStore(stored={"a": 1.0, "b": 2.0})
+    store.record("a", 5.0)
+    assert store.resolve("a") == (5.0, "measured in this run")
+    assert store.resolve("b") == (2.0, "stored baseline")
+    assert store.resolve("c") is None

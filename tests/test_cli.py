@@ -1,0 +1,98 @@
+"""The perfkit command: exit codes, formats, and one-line errors without tracebacks."""
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+
+import pytest
+
+from perfkit import cli
+from tests.conftest import slowed
+
+MATMUL = "benches/test_ceilings.py::test_matmul_flops[fp32]"
+
+
+@pytest.fixture
+def files(tmp_path, cpu_results):
+    base, same, slow = tmp_path / "base.json", tmp_path / "same.json", tmp_path / "slow.json"
+    base.write_text(json.dumps(cpu_results))
+    same.write_text(json.dumps(cpu_results))
+    slow.write_text(json.dumps(slowed(cpu_results, MATMUL, 1.3)))
+    return base, same, slow
+
+
+def test_a_run_compared_with_itself_reports_no_regression(files, capsys):
+    base, same, _ = files
+    assert cli.main(["compare", str(base), str(same), "--fail"]) == 0
+    out = capsys.readouterr().out
+    assert "regressed" not in out.splitlines()[0] and "same hardware" in out
+
+
+def test_fail_exits_non_zero_naming_the_slowed_benchmark(files, capsys):
+    base, _, slow = files
+    assert cli.main(["compare", str(base), str(slow)]) == 0
+    assert cli.main(["compare", str(base), str(slow), "--fail"]) == cli.EXIT_REGRESSION
+    captured = capsys.readouterr()
+    assert MATMUL in captured.err and "1 benchmark(s) regressed" in captured.err
+
+
+def test_json_and_markdown_formats(files, capsys):
+    base, _, slow = files
+    cli.main(["compare", str(base), str(slow), "--format", "json"])
+    payload = json.loads(capsys.readouterr().out)
+    assert payload["counts"]["regressed"] >= 1 and payload["same_hardware"] is True
+    cli.main(["compare", str(base), str(slow), "--format", "markdown"])
+    assert "| verdict | benchmark |" in capsys.readouterr().out
+
+
+def test_a_looser_threshold_lets_a_30_percent_slowdown_pass(files):
+    base, _, slow = files
+    assert cli.main(["compare", str(base), str(slow), "--fail", "--threshold", "50%"]) == 0
+
+
+@pytest.mark.parametrize("args, message", [
+    (["compare", "{base}", "{base}", "--threshold", "lots"], "threshold 'lots' is not a number"),
+    (["compare", "{base}", "{missing}"], "no such file"),
+    (["report", "{corrupt}", "--out", "{tmp}/r"], "not valid JSON"),
+])
+def test_bad_input_is_one_line_exit_2_no_traceback(files, tmp_path, args, message):
+    base = files[0]
+    corrupt = tmp_path / "corrupt.json"
+    corrupt.write_text("{")
+    fill = {"base": base, "missing": tmp_path / "missing.json", "corrupt": corrupt, "tmp": tmp_path}
+    done = subprocess.run([sys.executable, "-m", "perfkit.cli", *[a.format(**fill) for a in args]],
+                          capture_output=True, text=True, timeout=120)
+    assert done.returncode == 2
+    assert done.stderr.count("\n") == 1 and message in done.stderr and "Traceback" not in done.stderr
+
+
+def test_baseline_save_refuses_to_overwrite_without_force(files, tmp_path, capsys):
+    base = files[0]
+    folder = tmp_path / "baselines"
+    assert cli.main(["baseline", "save", str(base), "--dir", str(folder)]) == 0
+    (saved,) = folder.glob("*.json")
+    before = saved.read_bytes()
+    assert cli.main(["baseline", "save", str(base), "--dir", str(folder)]) == 2
+    assert "pass --force" in capsys.readouterr().err
+    assert saved.read_bytes() == before
+    assert cli.main(["baseline", "save", str(base), "--dir", str(folder), "--force"]) == 0
+
+
+def test_report_writes_markdown_and_the_ceilings_plot(tmp_path, h200_results, files):
+    results = tmp_path / "h200.json"
+    results.write_text(json.dumps(h200_results))
+    out = tmp_path / "report"
+    assert cli.main(["report", str(results), "--out", str(out)]) == 0
+    text = (out / "report.md").read_text()
+    assert "## Ceilings" in text and "copy_bandwidth_gbps" in text and "![" in text
+    assert (out / "ceilings.png").stat().st_size > 1000
+
+
+def test_hw_json_lists_fingerprint_and_datasheet(capsys):
+    assert cli.main(["hw", "--json", "--device", "cpu"]) == 0
+    payload = json.loads(capsys.readouterr().out)
+    assert payload["fingerprint"]["hardware_id"].startswith("cpu-")
+    assert {"k80", "gtx-1080-ti", "v100-sxm2", "rtx-8000", "a100-40gb", "a100-80gb", "h100-sxm", "h200"} <= {
+        row["key"] for row in payload["datasheet"]}
+    assert all(row["source"] for row in payload["datasheet"])

@@ -1,0 +1,75 @@
+from __future__ import annotations
+
+import pytest
+import torch
+
+from perfkit import datasheet, hardware
+from perfkit.errors import HardwareError, UsageError
+
+
+@pytest.mark.parametrize("model, expected", [
+    ("Intel(R) Xeon(R) Platinum 8481C CPU @ 2.70GHz", "intel-xeon-platinum-8481c"),
+    ("AMD EPYC 7763 64-Core Processor", "amd-epyc-7763-64-core"),
+    ("Apple M2 Pro", "apple-m2-pro"),
+])
+def test_cpu_slugs(model, expected):
+    assert hardware.slug(model) == expected
+    assert hardware.hardware_id("cpu", None, 0, model) == f"cpu-{expected}"
+
+
+@pytest.mark.parametrize("name, count, expected", [
+    ("NVIDIA H200", 1, "nvidia-h200-x1"),
+    ("NVIDIA H200", 4, "nvidia-h200-x4"),
+    ("Tesla V100-SXM2-32GB", 8, "tesla-v100-sxm2-32gb-x8"),
+])
+def test_gpu_ids_name_the_box(name, count, expected):
+    assert hardware.hardware_id("cuda", name, count, "any cpu") == expected
+
+
+def test_a_cpu_run_on_a_gpu_box_gets_the_cpu_id():
+    assert hardware.hardware_id("cpu", "NVIDIA H200", 1, "AMD EPYC 9654") == "cpu-amd-epyc-9654"
+
+
+@pytest.mark.parametrize("cuda_name, key", [
+    ("Tesla K80", "k80"),
+    ("NVIDIA GeForce GTX 1080 Ti", "gtx-1080-ti"),
+    ("Tesla V100-SXM2-32GB", "v100-sxm2"),
+    ("Tesla V100-PCIE-16GB", "v100-pcie"),
+    ("Quadro RTX 8000", "rtx-8000"),
+    ("NVIDIA A100-SXM4-40GB", "a100-40gb"),
+    ("NVIDIA A100-SXM4-80GB", "a100-80gb"),
+    ("NVIDIA H100 80GB HBM3", "h100-sxm"),
+    ("NVIDIA H100 PCIe", "h100-pcie"),
+    ("NVIDIA H200", "h200"),
+])
+def test_datasheet_lookup_by_cuda_device_name(cuda_name, key):
+    assert datasheet.lookup(cuda_name).key == key
+
+
+def test_unknown_gpu_has_no_datasheet_entry():
+    assert datasheet.lookup("Some Future GPU") is None
+
+
+def test_every_datasheet_entry_has_a_source_fp32_and_bandwidth():
+    for spec in datasheet.GPUS:
+        assert spec.source and spec.bandwidth_gbps > 0 and spec.peak_tflops("fp32") > 0
+        assert spec.ceiling(datasheet.COPY) == spec.bandwidth_gbps
+        assert spec.ceiling(datasheet.matmul_key("fp32")) == spec.tflops["fp32"]
+
+
+def test_unknown_device_is_a_usage_error():
+    with pytest.raises(UsageError, match="auto, cpu or cuda"):
+        hardware.resolve_device("tpu")
+
+
+@pytest.mark.skipif(torch.cuda.is_available(), reason="checks the message on a machine without a GPU")
+def test_asking_for_cuda_without_a_gpu_says_what_to_use_instead():
+    with pytest.raises(HardwareError, match="use auto or cpu"):
+        hardware.resolve_device("cuda")
+    assert hardware.resolve_device("auto") == "cpu"
+
+
+def test_fingerprint_of_this_machine_has_every_field():
+    fp = hardware.fingerprint("cpu").to_json()
+    assert fp["hardware_id"].startswith("cpu-")
+    assert fp["torch"] == torch.__version__ and fp["python"] and fp["cpu_count"] >= 1

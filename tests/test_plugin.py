@@ -1,0 +1,148 @@
+"""The plugin as a user meets it: options, markers, skips, metrics in the JSON, baselines at the end of a run."""
+from __future__ import annotations
+
+import json
+
+import pytest
+import torch
+
+from perfkit import SCHEMA_VERSION
+
+PLUGIN = ("-p", "perfkit.plugin")
+
+
+@pytest.fixture
+def run(pytester):
+    def run_pytest(*args):
+        return pytester.runpytest(*PLUGIN, "--perfkit-device=cpu", *args)
+
+    return run_pytest
+
+
+SLEEPY = """
+import time
+def test_sleep(benchmark, perfkit_metrics):
+    benchmark.pedantic(time.sleep, args=(0.002,), rounds=10, warmup_rounds=1)
+    perfkit_metrics.record("items", 100, "count", "none")
+"""
+
+
+def test_gpu_markers_and_full_only_skip_with_a_reason_on_a_cpu_run(pytester, run):
+    pytester.makepyfile("""
+        import pytest
+        @pytest.mark.gpu
+        def test_needs_gpu(): pass
+        @pytest.mark.gpus(2)
+        def test_needs_two(): pass
+        @pytest.mark.full_only
+        def test_full(): pass
+        def test_cpu(perfkit_device, perfkit_profile):
+            assert perfkit_device.type == "cpu" and perfkit_profile.name == "quick"
+    """)
+    result = run("-rs")
+    result.assert_outcomes(passed=1, skipped=3)
+    result.stdout.fnmatch_lines(["*needs a CUDA GPU*", "*full profile only (--perfkit-profile=full)*"])
+
+
+def test_the_full_profile_runs_full_only_tests(pytester, run):
+    pytester.makepyfile("""
+        import pytest
+        @pytest.mark.full_only
+        def test_full(perfkit_profile):
+            assert perfkit_profile.pick(quick=1, full=2) == 2
+    """)
+    run("--perfkit-profile=full").assert_outcomes(passed=1)
+
+
+def test_unknown_markers_are_errors(pytester, run):
+    pytester.makepyfile("""
+        import pytest
+        @pytest.mark.gpux
+        def test_typo(): pass
+    """)
+    result = run("--strict-markers")
+    assert result.ret == pytest.ExitCode.INTERRUPTED
+    result.stdout.fnmatch_lines(["*'gpux' not found in `markers`*"])
+
+
+@pytest.mark.skipif(torch.cuda.is_available(), reason="checks the message on a machine without a GPU")
+def test_asking_for_cuda_without_a_gpu_is_a_one_line_usage_error(pytester):
+    pytester.makepyfile("def test_x(): pass")
+    result = pytester.runpytest(*PLUGIN, "--perfkit-device=cuda")
+    assert result.ret == pytest.ExitCode.USAGE_ERROR
+    result.stderr.fnmatch_lines(["*no CUDA GPU is visible; use auto or cpu*"])
+
+
+def test_an_unknown_device_is_refused(pytester):
+    pytester.makepyfile("def test_x(): pass")
+    result = pytester.runpytest(*PLUGIN, "--perfkit-device=tpu")
+    assert result.ret == pytest.ExitCode.USAGE_ERROR
+    result.stderr.fnmatch_lines(["*invalid choice: 'tpu'*"])
+
+
+def test_the_json_holds_the_fingerprint_the_metrics_and_the_synchronizing_timer(pytester, run):
+    pytester.makepyfile(SLEEPY)
+    run("--benchmark-json=r.json").assert_outcomes(passed=1)
+    data = json.loads((pytester.path / "r.json").read_text())
+    info = data["machine_info"]["perfkit"]
+    assert info["schema_version"] == SCHEMA_VERSION
+    assert info["hardware_id"].startswith("cpu-") and info["profile"] == "quick"
+    assert {"driver", "cuda", "torch", "numba", "python", "cpu_model"} <= set(info["fingerprint"])
+    bench = data["benchmarks"][0]
+    assert bench["extra_info"]["metrics"]["items"] == {"value": 100.0, "unit": "count", "better": "none"}
+    assert bench["options"]["timer"] == "synchronized_clock"
+    assert len(bench["stats"]["data"]) == 10
+
+
+def test_without_a_baseline_the_summary_says_so(pytester, run):
+    pytester.makepyfile(SLEEPY)
+    run().stdout.fnmatch_lines(["*no baseline for cpu-*nothing compared*"])
+
+
+def _saved_baseline(pytester, run):
+    pytester.makepyfile(SLEEPY)
+    result = run("--perfkit-save-baseline")
+    result.stdout.fnmatch_lines(["*perfkit: saved baseline*"])
+    (path,) = (pytester.path / "baselines").glob("cpu-*.json")
+    return path
+
+
+def test_save_then_compare_then_refuse_to_overwrite(pytester, run):
+    path = _saved_baseline(pytester, run)
+    before = path.read_bytes()
+    result = run("--perfkit-save-baseline")
+    result.stdout.fnmatch_lines([f"*compared with {path}*", "*baseline not saved*--force*--merge*"])
+    assert result.ret == pytest.ExitCode.USAGE_ERROR
+    assert path.read_bytes() == before
+
+
+def test_a_significant_regression_fails_the_run_when_asked(pytester, run):
+    path = _saved_baseline(pytester, run)
+    data = json.loads(path.read_text())
+    stats = data["benchmarks"][0]["stats"]
+    stats["data"] = [x / 2 for x in stats["data"]]  # the baseline was twice as fast
+    stats["median"] /= 2
+    path.write_text(json.dumps(data))
+    assert run().ret == pytest.ExitCode.OK
+    result = run("--perfkit-fail-on-regression")
+    assert result.ret == pytest.ExitCode.TESTS_FAILED
+    result.stdout.fnmatch_lines(["*1 regressed*", "*regressed*test_sleep*time*"])
+
+
+def test_a_corrupt_baseline_stops_the_run_before_it_starts_and_stays_untouched(pytester, run):
+    path = _saved_baseline(pytester, run)
+    path.write_text("{ not json")
+    result = run()
+    assert result.ret == pytest.ExitCode.USAGE_ERROR
+    result.stderr.fnmatch_lines(["*not valid JSON*restore it from git*"])
+    assert path.read_text() == "{ not json"
+    run("--perfkit-baseline=none").assert_outcomes(passed=1)
+
+
+def test_a_baseline_of_other_hardware_is_refused(pytester, run, h200_results):
+    other = pytester.path / "h200.json"
+    other.write_text(json.dumps(h200_results))
+    pytester.makepyfile(SLEEPY)
+    result = run(f"--perfkit-baseline={other}")
+    assert result.ret == pytest.ExitCode.USAGE_ERROR
+    result.stderr.fnmatch_lines(["*is from nvidia-h200-x1*perfkit compare*"])

@@ -1,0 +1,92 @@
+from __future__ import annotations
+
+import itertools
+
+import pytest
+import torch
+
+from perfkit import timing
+from perfkit.errors import HardwareError, UsageError
+
+
+class FakeClock:
+    """Advances by the next step each time it is read; counts reads."""
+
+    def __init__(self, steps):
+        self._steps = itertools.cycle(steps)
+        self.now = 0.0
+        self.reads = 0
+
+    def __call__(self) -> float:
+        self.reads += 1
+        self.now += next(self._steps)
+        return self.now
+
+
+def test_time_host_turns_clock_reads_into_per_repetition_samples():
+    calls = []
+    clock = FakeClock([1.0, 0.25])  # start read, then end read 0.25 s later
+    samples = timing.time_host(lambda: calls.append(1), repetitions=4, warmup_iterations=5, clock=clock)
+    assert samples.seconds == (0.25, 0.25, 0.25, 0.25)
+    assert len(calls) == 5 + 4  # warm-ups are run but not timed
+    assert clock.reads == 8
+
+
+def test_the_course_procedure_is_the_default():
+    assert (timing.WARMUP_ITERATIONS, timing.TIMED_REPETITIONS) == (5, 10)
+    clock = FakeClock([0.0, 1.0])
+    calls = []
+    samples = timing.time_host(lambda: calls.append(1), clock=clock)
+    assert len(samples.seconds) == 10 and len(calls) == 15
+
+
+def test_samples_median_and_relative_iqr():
+    samples = timing.Samples((1.0, 2.0, 3.0, 4.0, 100.0))
+    assert samples.median == 3.0
+    assert samples.relative_iqr == pytest.approx((4.0 - 2.0) / 3.0)
+    assert samples.rates(6.0) == (6.0, 3.0, 2.0, 1.5, 0.06)
+    assert timing.Samples((2.0,)).relative_iqr == 0.0
+
+
+@pytest.mark.parametrize("bad", [0, -3])
+def test_repetitions_must_be_positive(bad):
+    with pytest.raises(UsageError, match="at least 1"):
+        timing.time_host(lambda: None, repetitions=bad)
+
+
+def test_empty_samples_are_refused():
+    with pytest.raises(UsageError):
+        timing.Samples(())
+
+
+def test_synchronized_clock_does_not_touch_cuda_when_it_is_not_in_use(monkeypatch):
+    def forbidden():
+        raise AssertionError("synchronize called without CUDA in use")
+
+    monkeypatch.setattr(torch.cuda, "is_initialized", lambda: False)
+    monkeypatch.setattr(torch.cuda, "synchronize", forbidden)
+    first = timing.synchronized_clock()
+    assert timing.synchronized_clock() >= first
+
+
+def test_synchronized_clock_waits_for_the_gpu_before_reading(monkeypatch):
+    order = []
+    monkeypatch.setattr(torch.cuda, "is_available", lambda: True)
+    monkeypatch.setattr(torch.cuda, "is_initialized", lambda: True)
+    monkeypatch.setattr(torch.cuda, "synchronize", lambda: order.append("sync"))
+    monkeypatch.setattr(timing.time, "perf_counter", lambda: order.append("read") or 1.0)
+    timing.synchronized_clock()
+    assert order == ["sync", "read"]
+
+
+@pytest.mark.skipif(torch.cuda.is_available(), reason="checks the message on a machine without a GPU")
+def test_cuda_event_timing_without_a_gpu_is_a_clear_error():
+    with pytest.raises(HardwareError, match="needs a CUDA GPU"):
+        timing.time_cuda_events(lambda: None)
+
+
+def test_round_times_is_empty_when_benchmarks_are_disabled():
+    class Disabled:
+        stats = None
+
+    assert timing.round_times(Disabled()) == ()
