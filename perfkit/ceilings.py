@@ -38,7 +38,7 @@ class Workload:
 def copy_workload(device: torch.device, nbytes: int) -> Workload:
     """Device-to-device copy; counts bytes read + written (2 × nbytes), as nccl-tests and STREAM do."""
     src = torch.ones(nbytes // 4, dtype=torch.float32, device=device)
-    dst = torch.empty_like(src)
+    dst = torch.zeros_like(src)
 
     def check() -> None:
         if not torch.equal(dst, src):

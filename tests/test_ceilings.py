@@ -19,7 +19,7 @@ def test_copy_counts_bytes_read_and_written_and_checks_its_result():
 def test_a_copy_that_did_not_happen_fails_its_check():
     work = ceilings.copy_workload(CPU, 4096)
     with pytest.raises(MeasurementError):
-        work.check()  # never ran: destination is uninitialised
+        work.check()  # never ran: the destination still holds zeros
 
 
 @pytest.mark.parametrize("precision", ["fp32", "bf16"])
