@@ -93,6 +93,11 @@ def _run_state(config: pytest.Config) -> RunState:
     return state
 
 
+def profile_of(config: pytest.Config) -> Profile:
+    """The run's profile, for ``pytest_generate_tests`` hooks that size parameters by it."""
+    return config.stash[_STATE].profile
+
+
 def pytest_runtest_setup(item: pytest.Item) -> None:
     state = item.config.stash[_STATE]
     needs = [1] if item.get_closest_marker("gpu") else []

@@ -136,8 +136,44 @@ def plot_ceilings(results: Mapping[str, Any], out: Path) -> Iterable[tuple[str, 
     return [("Measured ceilings vs datasheet", path)]
 
 
+def plot_vector_add(results: Mapping[str, Any], out: Path) -> Iterable[tuple[str, Path]]:
+    """The course's two charts: time vs K (log-log), one line per launch scenario plus the CPU loop."""
+    series: dict[tuple[str, str], dict[float, float]] = defaultdict(dict)
+    for bench in results["benchmarks"]:
+        case = bench.get("extra_info", {}).get("vector_add")
+        if case:
+            series[case["mode"], case["scenario"]][float(case["k"])] = bench["stats"]["median"]
+    if not any(mode != "cpu" for mode, _ in series):
+        return []
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    charts = []
+    for title, modes in (("explicit copies (whole program step)", ("explicit",)),
+                         ("unified memory (solid: first launch, dashed: warm)", ("managed_first", "managed_warm"))):
+        fig, ax = plt.subplots(figsize=(7, 5))
+        for (mode, scenario), points in sorted(series.items()):
+            if mode in modes or mode == "cpu" and scenario == "cpu_loop":
+                ks = sorted(points)
+                style = "--" if mode == "managed_warm" else ("k:" if mode == "cpu" else "-")
+                label = "CPU (single-thread loop)" if mode == "cpu" else f"{scenario} {mode.removeprefix('managed_')}"
+                ax.plot(ks, [points[k] for k in ks], style, marker="o", label=label)
+        ax.set(xscale="log", yscale="log", xlabel="K (million float32 elements)", ylabel="time (s)",
+               title=f"Vector add, {title}")
+        ax.grid(True, which="both", alpha=0.3)
+        ax.legend(fontsize=8)
+        path = out / f"vector_add_{modes[0].split('_')[0]}.png"
+        fig.tight_layout()
+        fig.savefig(path, dpi=110)
+        plt.close(fig)
+        charts.append((f"Vector add: {title}", path))
+    return charts
+
+
 #: Benchmark families add their plots here.
-PLOTTERS: list[Plotter] = [plot_ceilings]
+PLOTTERS: list[Plotter] = [plot_ceilings, plot_vector_add]
 
 
 def write_report(results: Mapping[str, Any], out: Path, comparison: Comparison | None = None,

@@ -9,9 +9,10 @@ samples, with an L2 flush and CUDA-graph or batched modes for launch-bound work.
 """
 from __future__ import annotations
 
+import contextlib
 import statistics
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from typing import Any, Literal
 
@@ -149,11 +150,27 @@ def _graph_replay(fn: Callable[[], Any], batch: int) -> Callable[[], None]:
     return graph.replay
 
 
-def time_on(device: torch.device, fn: Callable[[], Any], repetitions: int = TIMED_REPETITIONS) -> Samples:
-    """CUDA events on a GPU, the synchronizing host clock elsewhere."""
-    if device.type == "cuda":
-        return time_cuda_events(fn, repetitions)
-    return time_host(fn, repetitions)
+class EventSpans:
+    """CUDA-event brackets around a region inside a larger timed step (the kernel inside a program).
+
+    Recording an event costs microseconds and does not synchronize; elapsed times are read once,
+    after the step has synchronized anyway.
+    """
+
+    def __init__(self) -> None:
+        self._pairs: list[tuple[Any, Any]] = []
+
+    @contextlib.contextmanager
+    def region(self) -> Iterator[None]:
+        start, end = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
+        start.record()
+        yield
+        end.record()
+        self._pairs.append((start, end))
+
+    def samples(self) -> Samples:
+        torch.cuda.synchronize()
+        return Samples(tuple(s.elapsed_time(e) / 1e3 for s, e in self._pairs))
 
 
 def round_times(benchmark: Any) -> tuple[float, ...]:

@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import copy
+import os
 import json
 from pathlib import Path
 from typing import Any
@@ -35,3 +36,8 @@ def slowed(results: dict[str, Any], fullname: str, factor: float) -> dict[str, A
     for key in ("min", "max", "mean", "median", "q1", "q3", "iqr", "stddev", "total"):
         stats[key] *= factor
     return out
+
+
+# The simulator tests need NUMBA_ENABLE_CUDASIM=1 before numba is imported; test_vector_add.py
+# runs them in a process of their own.
+collect_ignore = [] if os.environ.get("NUMBA_ENABLE_CUDASIM") == "1" else ["cudasim"]

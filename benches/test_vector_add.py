@@ -1,0 +1,195 @@
+"""Vector add, the course's "C++, CUDA, Unified Memory" problem, with numba.cuda kernels.
+
+CPU references (a single-threaded compiled loop and numpy) against four GPU launch scenarios
+(one thread, one block of 256, a full grid, a tuned grid-stride kernel), each with explicit
+copies (the whole program step timed, the kernel bracketed by CUDA events inside it) and with
+managed memory (first launch after the host wrote the inputs, page migration included, and a
+warm launch). Every run checks the result against the host sum.
+"""
+from __future__ import annotations
+
+import functools
+
+import numpy as np
+import pytest
+
+from perfkit import datasheet
+from perfkit.errors import MeasurementError
+from perfkit.kernels import cpu_add
+from perfkit.plugin import profile_of
+from perfkit.timing import EventSpans, round_times, time_cuda_events
+
+K_FULL = (1, 5, 10, 50, 100)
+K_QUICK = (1,)
+SCENARIOS = ("one_thread", "one_block", "grid", "tuned")
+#: one_thread at large K is slow by design: one round, no warm-up (compilation happened already).
+SLOW_ROUNDS = (1, 0)
+ROUNDS = (10, 5)
+
+
+def pytest_generate_tests(metafunc: pytest.Metafunc) -> None:
+    if "k" in metafunc.fixturenames:
+        ks = K_FULL if profile_of(metafunc.config).name == "full" else K_QUICK
+        metafunc.parametrize("k", [pytest.param(k, id=f"K{k}") for k in ks])
+
+
+@functools.lru_cache(maxsize=1)
+def _vectors(n: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    x, y = cpu_add.host_vectors(n)
+    return x, y, x + y
+
+
+@pytest.fixture
+def vectors(k):
+    from perfkit.kernels.vector_add import elements
+
+    return _vectors(elements(k))
+
+
+@pytest.fixture(scope="module")
+def cpu_seconds() -> dict[int, float]:
+    """Median time of the single-threaded CPU loop per K, for speedup_vs_cpu."""
+    return {}
+
+
+def _check(out: np.ndarray, expected: np.ndarray, what: str) -> None:
+    if not np.array_equal(out, expected):
+        wrong = int(np.count_nonzero(out != expected))
+        raise MeasurementError(f"{what}: {wrong} of {out.size} elements differ from the host sum")
+
+
+def _rounds(scenario: str, n: int) -> tuple[int, int]:
+    return SLOW_ROUNDS if scenario == "one_thread" and n > 5_000_000 else ROUNDS
+
+
+def test_cpu_loop(benchmark, k, vectors, perfkit_metrics, cpu_seconds):
+    x, y, expected = vectors
+    out = np.empty_like(x)
+    cpu_add.add_loop(x[:16], y[:16], out[:16])  # compile outside the timing
+    benchmark.pedantic(cpu_add.add_loop, args=(x, y, out), rounds=ROUNDS[0], warmup_rounds=ROUNDS[1])
+    _check(out, expected, "numba @njit loop")
+    perfkit_metrics.info("vector_add", {"scenario": "cpu_loop", "mode": "cpu", "k": k})
+    times = round_times(benchmark)
+    if times:
+        cpu_seconds[k] = float(np.median(times))
+        perfkit_metrics.record("bandwidth_gbps", unit="GB/s", better="higher",
+                               samples=[12 * x.size / t / 1e9 for t in times])
+
+
+def test_cpu_numpy(benchmark, k, vectors, perfkit_metrics):
+    x, y, expected = vectors
+    out = np.empty_like(x)
+    benchmark.pedantic(np.add, args=(x, y), kwargs={"out": out}, rounds=ROUNDS[0], warmup_rounds=ROUNDS[1])
+    _check(out, expected, "numpy add")
+    perfkit_metrics.info("vector_add", {"scenario": "cpu_numpy", "mode": "cpu", "k": k})
+    times = round_times(benchmark)
+    if times:
+        perfkit_metrics.record("bandwidth_gbps", unit="GB/s", better="higher",
+                               samples=[12 * x.size / t / 1e9 for t in times])
+
+
+@pytest.fixture(scope="module")
+def gpu():
+    """numba.cuda with every kernel compiled once on a tiny input, so no timed round compiles."""
+    cuda = pytest.importorskip("numba.cuda", reason="numba-cuda is not installed (pip install -e '.[cuda]')")
+    from perfkit.kernels import vector_add
+
+    small = cuda.to_device(np.ones(300, dtype=np.float32))
+    out = cuda.device_array_like(small)
+    for scenario in SCENARIOS:
+        vector_add.launcher(scenario, small, small, out, vector_add.sm_count())()
+    cuda.synchronize()
+    return cuda, vector_add
+
+
+def _record_gpu(metrics, ceilings, n: int, kernel_seconds, headline: float, cpu: float | None) -> None:
+    """bandwidth_gbps and pct_of_copy_peak from the kernel's own time; speedup_vs_cpu from the headline."""
+    rate = metrics.record("bandwidth_gbps", unit="GB/s", better="higher",
+                          samples=[12 * n / t / 1e9 for t in kernel_seconds])
+    peak = ceilings.resolve(datasheet.COPY)
+    if peak is None:
+        metrics.absent("pct_of_copy_peak", "no copy ceiling: run benches/test_ceilings.py in the same run")
+    else:
+        metrics.record("pct_of_copy_peak", rate.value / peak[0], "ratio", "higher")
+        metrics.info("copy_peak", {"gbps": peak[0], "source": peak[1]})
+    if cpu is None:
+        metrics.absent("speedup_vs_cpu", "the CPU loop at this K did not run in this session")
+    else:
+        metrics.record("speedup_vs_cpu", cpu / headline, "x", "higher")
+
+
+@pytest.mark.gpu
+@pytest.mark.parametrize("scenario", [pytest.param(s, id=s) for s in SCENARIOS])
+def test_gpu_explicit(benchmark, scenario, k, vectors, gpu, perfkit_metrics, perfkit_ceilings, cpu_seconds):
+    """The whole program step (allocate, copy in, launch, copy out) is the headline time; the kernel
+    alone is then timed on the resident device arrays with CUDA events around queued launches, so
+    numba's per-launch host overhead stays out of the kernel time."""
+    cuda, vector_add = gpu
+    x, y, expected = vectors
+    vector_add.require_device_memory(x.size)
+    sms = vector_add.sm_count()
+
+    def program() -> np.ndarray:
+        dx, dy = cuda.to_device(x), cuda.to_device(y)
+        dout = cuda.device_array_like(dx)
+        vector_add.launcher(scenario, dx, dy, dout, sms)()
+        return dout.copy_to_host()
+
+    rounds, warmup = _rounds(scenario, x.size)
+    out = benchmark.pedantic(program, rounds=rounds, warmup_rounds=warmup)
+    _check(out, expected, f"{scenario} kernel, explicit copies")
+    perfkit_metrics.info("vector_add", {"scenario": scenario, "mode": "explicit", "k": k,
+                                        "launch": vector_add.launch_shape(scenario, x.size, sms)})
+    perfkit_metrics.info("bound", datasheet.COPY)
+    dx, dy = cuda.to_device(x), cuda.to_device(y)
+    dout = cuda.device_array_like(dx)
+    slow = scenario in ("one_thread", "one_block")
+    kernel = time_cuda_events(vector_add.launcher(scenario, dx, dy, dout, sms),
+                              repetitions=rounds, warmup_iterations=min(warmup, 1),
+                              mode="plain" if slow else "batched", batch=20)
+    _check(dout.copy_to_host(), expected, f"{scenario} kernel, resident arrays")
+    perfkit_metrics.record("kernel_s", unit="s", better="lower", samples=kernel.seconds)
+    times = round_times(benchmark)
+    if times:
+        _record_gpu(perfkit_metrics, perfkit_ceilings, x.size, kernel.seconds, float(np.median(times)),
+                    cpu_seconds.get(k))
+
+
+@pytest.mark.gpu
+@pytest.mark.parametrize("phase", [pytest.param(p, id=p) for p in ("first", "warm")])
+@pytest.mark.parametrize("scenario", [pytest.param(s, id=s) for s in SCENARIOS])
+def test_gpu_managed(benchmark, scenario, phase, k, vectors, gpu, perfkit_metrics, perfkit_ceilings, cpu_seconds):
+    """Unified memory: ``first`` launches right after the host wrote the inputs (pages migrate to the
+    GPU inside the timing); ``warm`` launches again with the pages already resident."""
+    cuda, vector_add = gpu
+    x, y, expected = vectors
+    vector_add.require_device_memory(x.size, "managed")
+    sms = vector_add.sm_count()
+    mx, my = cuda.managed_array(x.size, dtype=np.float32), cuda.managed_array(x.size, dtype=np.float32)
+    mout = cuda.managed_array(x.size, dtype=np.float32)
+    spans = EventSpans()
+    launch = vector_add.launcher(scenario, mx, my, mout, sms)
+
+    def host_writes() -> None:
+        mx[:], my[:] = x, y  # touching every page on the host moves it back to host memory
+
+    def kernel() -> None:
+        with spans.region():
+            launch()
+        cuda.synchronize()
+
+    rounds, warmup = _rounds(scenario, x.size)
+    if phase == "first":
+        benchmark.pedantic(kernel, setup=host_writes, rounds=rounds, warmup_rounds=warmup)
+    else:
+        host_writes()
+        kernel()
+        benchmark.pedantic(kernel, rounds=rounds, warmup_rounds=warmup)
+    _check(np.asarray(mout), expected, f"{scenario} kernel, managed memory")
+    perfkit_metrics.info("vector_add", {"scenario": scenario, "mode": f"managed_{phase}", "k": k,
+                                        "launch": vector_add.launch_shape(scenario, x.size, sms)})
+    perfkit_metrics.info("bound", datasheet.COPY)
+    times = round_times(benchmark)
+    seconds = spans.samples().seconds[-len(times):] if times else ()
+    if seconds:
+        _record_gpu(perfkit_metrics, perfkit_ceilings, x.size, seconds, float(np.median(times)), cpu_seconds.get(k))

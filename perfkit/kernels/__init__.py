@@ -1,0 +1,1 @@
+"""GPU kernels written in numba.cuda (importing numba.cuda needs numba-cuda: the ``cuda`` extra)."""

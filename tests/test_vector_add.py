@@ -1,0 +1,58 @@
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from perfkit.errors import UsageError
+
+vector_add = pytest.importorskip("perfkit.kernels.vector_add", reason="numba-cuda is not installed")
+
+
+def test_kernels_are_correct_under_the_cuda_simulator():
+    """A separate process, so NUMBA_ENABLE_CUDASIM=1 is set before numba is imported."""
+    env = dict(os.environ, NUMBA_ENABLE_CUDASIM="1")
+    done = subprocess.run([sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider",
+                           str(Path(__file__).parent / "cudasim")],
+                          capture_output=True, text=True, env=env, timeout=900)
+    assert done.returncode == 0, done.stdout[-3000:] + done.stderr[-2000:]
+    assert " passed" in done.stdout and "failed" not in done.stdout
+
+
+@pytest.mark.parametrize("scenario, n, shape", [
+    ("one_thread", 10**8, (1, 1)),
+    ("one_block", 10**8, (1, 256)),
+    ("grid", 1, (1, 256)),
+    ("grid", 256, (1, 256)),
+    ("grid", 257, (2, 256)),
+    ("grid", 10**8, (390625, 256)),
+    ("tuned", 10**8, (132 * vector_add.BLOCKS_PER_SM, 256)),
+    ("tuned", 1000, (1, 256)),
+])
+def test_launch_shapes(scenario, n, shape):
+    assert vector_add.launch_shape(scenario, n, sm_count=132) == shape
+
+
+def test_the_full_grid_has_one_thread_per_element_or_more():
+    for n in (1, 255, 256, 257, 5_000_001):
+        blocks, threads = vector_add.launch_shape("grid", n, 132)
+        assert n <= blocks * threads < n + threads
+
+
+def test_an_unknown_scenario_lists_the_valid_ones():
+    with pytest.raises(UsageError, match="one_thread"):
+        vector_add.launch_shape("warp", 10, 1)
+
+
+@pytest.mark.parametrize("k, n", [(1, 1_000_000), ("5", 5_000_000), (0.5, 500_000), (100, 100_000_000)])
+def test_k_in_millions(k, n):
+    assert vector_add.elements(k) == n
+
+
+@pytest.mark.parametrize("k", [0, -1, "ten", None, float("nan"), 1e-9])
+def test_bad_k_is_a_clear_error(k):
+    with pytest.raises(UsageError, match="K"):
+        vector_add.elements(k)
