@@ -16,6 +16,7 @@ import pytest
 from perfkit import datasheet
 from perfkit.errors import MeasurementError
 from perfkit.kernels import cpu_add
+from perfkit.measure import record_rate
 from perfkit.plugin import profile_of
 from perfkit.timing import EventSpans, round_times, time_cuda_events
 
@@ -102,16 +103,10 @@ def gpu():
     return cuda, vector_add
 
 
-def _record_gpu(metrics, ceilings, n: int, kernel_seconds, headline: float, cpu: float | None) -> None:
+def _record_gpu(metrics, ceilings, spec, n: int, kernel_seconds, headline: float, cpu: float | None) -> None:
     """bandwidth_gbps and pct_of_copy_peak from the kernel's own time; speedup_vs_cpu from the headline."""
-    rate = metrics.record("bandwidth_gbps", unit="GB/s", better="higher",
-                          samples=[12 * n / t / 1e9 for t in kernel_seconds])
-    peak = ceilings.resolve(datasheet.COPY)
-    if peak is None:
-        metrics.absent("pct_of_copy_peak", "no copy ceiling: run benches/test_ceilings.py in the same run")
-    else:
-        metrics.record("pct_of_copy_peak", rate.value / peak[0], "ratio", "higher")
-        metrics.info("copy_peak", {"gbps": peak[0], "source": peak[1]})
+    record_rate(metrics, kernel_seconds, 12 * n, compute=False, ceiling_key=datasheet.COPY, ceilings=ceilings,
+                spec=spec)
     if cpu is None:
         metrics.absent("speedup_vs_cpu", "the CPU loop at this K did not run in this session")
     else:
@@ -120,7 +115,8 @@ def _record_gpu(metrics, ceilings, n: int, kernel_seconds, headline: float, cpu:
 
 @pytest.mark.gpu
 @pytest.mark.parametrize("scenario", [pytest.param(s, id=s) for s in SCENARIOS])
-def test_gpu_explicit(benchmark, scenario, k, vectors, gpu, perfkit_metrics, perfkit_ceilings, cpu_seconds):
+def test_gpu_explicit(benchmark, scenario, k, vectors, gpu, perfkit_metrics, perfkit_ceilings,
+                      perfkit_datasheet, cpu_seconds):
     """The whole program step (allocate, copy in, launch, copy out) is the headline time; the kernel
     alone is then timed on the resident device arrays with CUDA events around queued launches, so
     numba's per-launch host overhead stays out of the kernel time."""
@@ -151,14 +147,15 @@ def test_gpu_explicit(benchmark, scenario, k, vectors, gpu, perfkit_metrics, per
     perfkit_metrics.record("kernel_s", unit="s", better="lower", samples=kernel.seconds)
     times = round_times(benchmark)
     if times:
-        _record_gpu(perfkit_metrics, perfkit_ceilings, x.size, kernel.seconds, float(np.median(times)),
-                    cpu_seconds.get(k))
+        _record_gpu(perfkit_metrics, perfkit_ceilings, perfkit_datasheet, x.size, kernel.seconds,
+                    float(np.median(times)), cpu_seconds.get(k))
 
 
 @pytest.mark.gpu
 @pytest.mark.parametrize("phase", [pytest.param(p, id=p) for p in ("first", "warm")])
 @pytest.mark.parametrize("scenario", [pytest.param(s, id=s) for s in SCENARIOS])
-def test_gpu_managed(benchmark, scenario, phase, k, vectors, gpu, perfkit_metrics, perfkit_ceilings, cpu_seconds):
+def test_gpu_managed(benchmark, scenario, phase, k, vectors, gpu, perfkit_metrics, perfkit_ceilings,
+                      perfkit_datasheet, cpu_seconds):
     """Unified memory: ``first`` launches right after the host wrote the inputs (pages migrate to the
     GPU inside the timing); ``warm`` launches again with the pages already resident."""
     cuda, vector_add = gpu
@@ -192,4 +189,5 @@ def test_gpu_managed(benchmark, scenario, phase, k, vectors, gpu, perfkit_metric
     times = round_times(benchmark)
     seconds = spans.samples().seconds[-len(times):] if times else ()
     if seconds:
-        _record_gpu(perfkit_metrics, perfkit_ceilings, x.size, seconds, float(np.median(times)), cpu_seconds.get(k))
+        _record_gpu(perfkit_metrics, perfkit_ceilings, perfkit_datasheet, x.size, seconds, float(np.median(times)),
+                    cpu_seconds.get(k))

@@ -77,6 +77,28 @@ def float32_matmul(precision: str) -> Iterator[None]:
         torch.set_float32_matmul_precision(previous)
 
 
+def precision_in_use(op: str, device: torch.device, dtype: torch.dtype = torch.float32) -> str:
+    """The math a float op really runs, so a percent-of-peak uses the matching ceiling.
+
+    ``op`` is "conv" (cuDNN: TF32 for float32 unless torch.backends.cudnn.allow_tf32 is off, the
+    default on) or "matmul" (cuBLAS: TF32 only when float32 matmul precision is not "highest").
+    A CPU computes float32 in fp32.
+    """
+    if dtype == torch.bfloat16:
+        return "bf16"
+    if dtype == torch.float16:
+        return "fp16"
+    if dtype != torch.float32:
+        raise UsageError(f"no ceiling for {dtype}; perfkit measures {', '.join(PRECISIONS)}")
+    if device.type != "cuda":
+        return "fp32"
+    if op == "conv":
+        return "tf32" if torch.backends.cudnn.allow_tf32 else "fp32"
+    if op == "matmul":
+        return "fp32" if torch.get_float32_matmul_precision() == "highest" else "tf32"
+    raise UsageError(f"unknown op kind {op!r}; use 'conv' or 'matmul'")
+
+
 @dataclass
 class CeilingStore:
     """Ceilings measured in this run, falling back to those stored with the baseline."""

@@ -1,4 +1,4 @@
-"""The ``perfkit`` command: hw, compare, baseline save, report.
+"""The ``perfkit`` command: hw, compare, baseline save, report, memory.
 
 Exit codes: 0 fine, 1 a significant regression with ``compare --fail``, 2 bad input
 (usage, a missing or corrupt file); errors are one line, never a traceback.
@@ -62,6 +62,14 @@ def _parser() -> argparse.ArgumentParser:
     rep.add_argument("--out", type=Path, required=True, help="folder for report.md and plots")
     rep.add_argument("--baseline", type=Path, help="also compare with this baseline")
     rep.set_defaults(func=_report)
+
+    mem = sub.add_parser("memory", help="training-memory estimate of a model, term by term (no GPU needed)")
+    mem.add_argument("model", help="a registered model name or package.module:function")
+    mem.add_argument("--batch", type=int, required=True)
+    mem.add_argument("--input", default="3,224,224", metavar="C,H,W", help="one sample's shape (default 3,224,224)")
+    mem.add_argument("--measure", action="store_true", help="also measure a training step's peak on the GPU")
+    mem.add_argument("--json", action="store_true", help="machine-readable output")
+    mem.set_defaults(func=_memory)
     return parser
 
 
@@ -106,6 +114,23 @@ def _report(args: argparse.Namespace) -> int:
         comparison = compare.compare(baselines.load_results(args.baseline), results)
     path = report.write_report(results, args.out, comparison, str(args.baseline or ""))
     print(f"perfkit: wrote {path}")
+    return 0
+
+
+def _memory(args: argparse.Namespace) -> int:
+    from perfkit import memory, models  # imports torch (seconds)
+
+    estimate = memory.estimate_training_memory(args.model, args.batch, models.parse_shape(args.input, 3))
+    measured = memory.measure_training_peak(args.model, args.batch, estimate.input_shape) if args.measure else None
+    if args.json:
+        payload = estimate.to_json()
+        if measured is not None:
+            payload["measured"] = {"peak_allocated_mib": measured.allocated / memory.MiB,
+                                   "peak_reserved_mib": measured.reserved / memory.MiB,
+                                   "actual_over_estimate": measured.allocated / estimate.total}
+        print(json.dumps(payload, indent=2))
+    else:
+        print(report.render_memory(estimate, measured))
     return 0
 
 

@@ -126,9 +126,11 @@ def _compare_benchmark(name: str, base: Mapping[str, Any], cur: Mapping[str, Any
     for metric in sorted(base_metrics.keys() | cur_metrics.keys()):
         b, c = base_metrics.get(metric), cur_metrics.get(metric)
         if b is None or c is None:
-            m = b or c
-            rows.append(Row(name, metric, m.unit, m.better, b and b.value, c and c.value, None,
-                            "new" if b is None else "missing"))
+            known = c if b is None else b
+            if known is not None:
+                rows.append(Row(name, metric, known.unit, known.better, b.value if b else None,
+                                c.value if c else None, None,
+                                "new" if b is None else "missing"))
             continue
         rows.append(_judge(name, metric, c.unit, c.better, _metric(b), _metric(c), tolerance, policy))
     return rows

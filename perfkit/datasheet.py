@@ -10,7 +10,6 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass, field
 
-
 #: Ceiling keys shared by the datasheet, the measured ceilings and the comparison.
 COPY = "copy_bandwidth_gbps"
 PRECISIONS: tuple[str, ...] = ("fp32", "tf32", "bf16", "fp16")

@@ -7,14 +7,16 @@ from __future__ import annotations
 import dataclasses
 import json
 from collections import defaultdict
-from collections.abc import Callable, Iterable, Mapping
+from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
 from perfkit import datasheet
 from perfkit.baselines import hardware_id_of, perfkit_info
 from perfkit.compare import Comparison, Row
+from perfkit.memory import MemoryEstimate, MiB, PeakMemory
 from perfkit.metrics import metrics_of
+from perfkit.plots import PLOTTERS
 
 FORMATS = ("table", "markdown", "json")
 _QUIET = {"unchanged"}
@@ -89,92 +91,19 @@ def render(cmp: Comparison, fmt: str, show_unchanged: bool = True) -> str:
 
 def _text_table(head: list[str], rows: list[list[str]]) -> str:
     widths = [max(len(str(x)) for x in col) for col in zip(head, *rows)]
-    line = lambda cells: "  ".join(str(c).ljust(w) for c, w in zip(cells, widths)).rstrip()  # noqa: E731
+
+    def line(cells: list[str]) -> str:
+        return "  ".join(str(c).ljust(w) for c, w in zip(cells, widths)).rstrip()
+
     return "\n".join([line(head), line(["-" * w for w in widths])] + [line(r) for r in rows])
 
 
 def _markdown_table(head: list[str], rows: list[list[str]]) -> str:
-    esc = lambda c: str(c).replace("|", "\\|")  # noqa: E731
     out = ["| " + " | ".join(head) + " |", "|" + "---|" * len(head)]
-    return "\n".join(out + ["| " + " | ".join(esc(c) for c in r) + " |" for r in rows])
+    return "\n".join(out + ["| " + " | ".join(str(c).replace("|", "\\|") for c in r) + " |" for r in rows])
 
 
 # ---- the run report -------------------------------------------------------------------------
-
-Plotter = Callable[[Mapping[str, Any], Path], Iterable[tuple[str, Path]]]
-
-
-def plot_ceilings(results: Mapping[str, Any], out: Path) -> Iterable[tuple[str, Path]]:
-    """Measured ceilings beside the datasheet figures: bandwidth and matmul rate per precision."""
-    info = perfkit_info(results)
-    measured = info.get("ceilings") or {}
-    if not measured:
-        return []
-    import matplotlib
-
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
-
-    spec = datasheet.by_key(info.get("fingerprint", {}).get("datasheet_key") or "")
-    keys = sorted(measured)
-    fig, axes = plt.subplots(1, 2, figsize=(11, 4))
-    for ax, want, unit in ((axes[0], datasheet.COPY, "GB/s"), (axes[1], "matmul", "TFLOP/s")):
-        names = [k for k in keys if k.startswith(want)]
-        xs = range(len(names))
-        ax.bar([x - 0.2 for x in xs], [measured[k] for k in names], width=0.4, label="measured")
-        if spec:
-            ax.bar([x + 0.2 for x in xs], [spec.ceiling(k) or 0 for k in names], width=0.4, label="datasheet")
-        ax.set_xticks(list(xs), [k.replace("matmul_tflops_", "").replace("_gbps", "") for k in names])
-        ax.set_ylabel(unit)
-        ax.set_yscale("log")
-        ax.legend()
-    fig.suptitle(f"Ceilings of {hardware_id_of(results)} (copy counts bytes read + written)")
-    path = out / "ceilings.png"
-    fig.tight_layout()
-    fig.savefig(path, dpi=110)
-    plt.close(fig)
-    return [("Measured ceilings vs datasheet", path)]
-
-
-def plot_vector_add(results: Mapping[str, Any], out: Path) -> Iterable[tuple[str, Path]]:
-    """The course's two charts: time vs K (log-log), one line per launch scenario plus the CPU loop."""
-    series: dict[tuple[str, str], dict[float, float]] = defaultdict(dict)
-    for bench in results["benchmarks"]:
-        case = bench.get("extra_info", {}).get("vector_add")
-        if case:
-            series[case["mode"], case["scenario"]][float(case["k"])] = bench["stats"]["median"]
-    if not any(mode != "cpu" for mode, _ in series):
-        return []
-    import matplotlib
-
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
-
-    charts = []
-    for title, modes in (("explicit copies (whole program step)", ("explicit",)),
-                         ("unified memory (solid: first launch, dashed: warm)", ("managed_first", "managed_warm"))):
-        fig, ax = plt.subplots(figsize=(7, 5))
-        for (mode, scenario), points in sorted(series.items()):
-            if mode in modes or mode == "cpu" and scenario == "cpu_loop":
-                ks = sorted(points)
-                style = "--" if mode == "managed_warm" else ("k:" if mode == "cpu" else "-")
-                label = "CPU (single-thread loop)" if mode == "cpu" else f"{scenario} {mode.removeprefix('managed_')}"
-                ax.plot(ks, [points[k] for k in ks], style, marker="o", label=label)
-        ax.set(xscale="log", yscale="log", xlabel="K (million float32 elements)", ylabel="time (s)",
-               title=f"Vector add, {title}")
-        ax.grid(True, which="both", alpha=0.3)
-        ax.legend(fontsize=8)
-        path = out / f"vector_add_{modes[0].split('_')[0]}.png"
-        fig.tight_layout()
-        fig.savefig(path, dpi=110)
-        plt.close(fig)
-        charts.append((f"Vector add: {title}", path))
-    return charts
-
-
-#: Benchmark families add their plots here.
-PLOTTERS: list[Plotter] = [plot_ceilings, plot_vector_add]
-
 
 def write_report(results: Mapping[str, Any], out: Path, comparison: Comparison | None = None,
                  baseline_name: str = "") -> Path:
@@ -183,8 +112,8 @@ def write_report(results: Mapping[str, Any], out: Path, comparison: Comparison |
     info = perfkit_info(results)
     fp = info.get("fingerprint", {})
     lines = [f"# perfkit report: {hardware_id_of(results)}", "",
-             f"profile `{info.get('profile')}`, device `{info.get('device')}`, "
-             f"{results.get('datetime', '')}", ""]
+             (f"profile `{info.get('profile')}`, device `{info.get('device')}`, "
+              f"{results.get('datetime', '')}"), ""]
     lines += [_markdown_table(["field", "value"], [[k, str(v)] for k, v in fp.items()]), ""]
     if comparison is not None:
         lines += ["## Regression summary", "", f"Against `{baseline_name}`.", "", render(comparison, "markdown",
@@ -245,3 +174,17 @@ def render_hardware(fingerprint: Mapping[str, Any], ceilings: Mapping[str, float
               _text_table(["key", "name", "GB", "GB/s"] + list(precisions), rows),
               "Sources:\n" + "\n".join(f"  {s.key}: {s.source}" for s in datasheet.GPUS)]
     return "\n\n".join(parts)
+
+
+def render_memory(estimate: MemoryEstimate, measured: PeakMemory | None) -> str:
+    """``perfkit memory``: the estimate term by term, and the measured peak beside it when there is one."""
+    rows = [[term, f"{nbytes / MiB:,.1f}"] for term, nbytes in estimate.terms().items()]
+    rows.append(["total estimate", f"{estimate.total / MiB:,.1f}"])
+    if measured is not None:
+        rows += [["measured peak allocated", f"{measured.allocated / MiB:,.1f}"],
+                 ["measured peak reserved", f"{measured.reserved / MiB:,.1f}"],
+                 ["allocated / estimate", f"{measured.allocated / estimate.total:.3f}"]]
+    shape = "x".join(map(str, estimate.input_shape))
+    title = (f"{estimate.model}, batch {estimate.batch}, input {shape}, float32, {estimate.optimizer} "
+             f"(activations: {estimate.to_json()['activations_method']})")
+    return title + "\n\n" + _text_table(["term", "MiB"], rows) + "\n"

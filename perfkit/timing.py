@@ -127,6 +127,26 @@ def time_cuda_events(
     return Samples(tuple(s.elapsed_time(e) / 1e3 / per_sample for s, e in zip(starts, ends)))
 
 
+def run_for(fn: Callable[[], Any], seconds: float, seconds_per_call: float,
+            clock: Callable[[], float] = synchronized_clock) -> tuple[int, float]:
+    """Call ``fn`` back to back for at least ``seconds``; returns (calls, elapsed seconds).
+
+    The clock (which synchronizes) is read only every ~50 ms of queued work, so the GPU stays busy
+    between checks: a loop for power readings must not idle the device it measures.
+    """
+    if seconds <= 0:
+        raise UsageError(f"seconds must be positive, not {seconds}")
+    chunk = max(1, int(0.05 / max(seconds_per_call, 1e-7)))
+    calls, start = 0, clock()
+    while True:
+        for _ in range(chunk):
+            fn()
+        calls += chunk
+        elapsed = clock() - start
+        if elapsed >= seconds:
+            return calls, elapsed
+
+
 def _repeat(fn: Callable[[], Any], times: int) -> Callable[[], None]:
     def body() -> None:
         for _ in range(times):

@@ -4,7 +4,7 @@ import pytest
 import torch
 
 from perfkit import ceilings
-from perfkit.errors import MeasurementError
+from perfkit.errors import MeasurementError, UsageError
 
 CPU = torch.device("cpu")
 
@@ -51,3 +51,24 @@ def test_store_prefers_this_run_over_the_baseline():
     assert store.resolve("a") == (5.0, "measured in this run")
     assert store.resolve("b") == (2.0, "stored baseline")
     assert store.resolve("c") is None
+
+
+def test_the_precision_in_use_follows_torchs_switches(monkeypatch):
+    gpu, cpu = torch.device("cuda"), torch.device("cpu")
+    monkeypatch.setattr(torch.backends.cudnn, "allow_tf32", True)
+    assert ceilings.precision_in_use("conv", gpu) == "tf32"
+    monkeypatch.setattr(torch.backends.cudnn, "allow_tf32", False)
+    assert ceilings.precision_in_use("conv", gpu) == "fp32"
+    with ceilings.float32_matmul("tf32"):
+        assert ceilings.precision_in_use("matmul", gpu) == "tf32"
+    with ceilings.float32_matmul("fp32"):
+        assert ceilings.precision_in_use("matmul", gpu) == "fp32"
+    assert ceilings.precision_in_use("conv", cpu) == "fp32"
+    assert ceilings.precision_in_use("matmul", gpu, torch.bfloat16) == "bf16"
+
+
+@pytest.mark.parametrize("op, dtype, match", [("attention", torch.float32, "unknown op kind"),
+                                              ("conv", torch.float64, "no ceiling for torch.float64")])
+def test_unknown_precisions_are_refused(op, dtype, match):
+    with pytest.raises(UsageError, match=match):
+        ceilings.precision_in_use(op, torch.device("cuda"), dtype)

@@ -61,7 +61,7 @@ def test_bad_input_is_one_line_exit_2_no_traceback(files, tmp_path, args, messag
     corrupt = tmp_path / "corrupt.json"
     corrupt.write_text("{")
     fill = {"base": base, "missing": tmp_path / "missing.json", "corrupt": corrupt, "tmp": tmp_path}
-    done = subprocess.run([sys.executable, "-m", "perfkit.cli", *[a.format(**fill) for a in args]],
+    done = subprocess.run(check=False, args=[sys.executable, "-m", "perfkit.cli", *[a.format(**fill) for a in args]],
                           capture_output=True, text=True, timeout=120)
     assert done.returncode == 2
     assert done.stderr.count("\n") == 1 and message in done.stderr and "Traceback" not in done.stderr
@@ -96,3 +96,30 @@ def test_hw_json_lists_fingerprint_and_datasheet(capsys):
     assert {"k80", "gtx-1080-ti", "v100-sxm2", "rtx-8000", "a100-40gb", "a100-80gb", "h100-sxm", "h200"} <= {
         row["key"] for row in payload["datasheet"]}
     assert all(row["source"] for row in payload["datasheet"])
+
+
+def test_memory_prints_the_estimate_terms(capsys):
+    assert cli.main(["memory", "resnet18", "--batch", "4", "--input", "3,64,64"]) == 0
+    out = capsys.readouterr().out
+    for term in ("params", "grads", "optimizer_state", "activations", "total estimate"):
+        assert term in out
+    assert "resnet18, batch 4, input 3x64x64" in out
+
+
+def test_memory_json_has_every_term_in_mib(capsys):
+    assert cli.main(["memory", "resnet18", "--batch", "4", "--input", "3,64,64", "--json"]) == 0
+    payload = json.loads(capsys.readouterr().out)
+    assert payload["params_mib"] == pytest.approx(11_689_512 * 4 / 2**20)
+    assert payload["total_mib"] == pytest.approx(sum(payload[f"{t}_mib"] for t in
+                                                     ("params", "grads", "optimizer_state", "activations")))
+
+
+@pytest.mark.parametrize("args, message", [
+    (["memory", "resnet19", "--batch", "2"], "unknown model 'resnet19'; choose one of alexnet"),
+    (["memory", "resnet18", "--batch", "2", "--input", "3,64"], "3 positive integers"),
+    (["memory", "resnet18", "--batch", "2", "--input", "1,64,64"], "does not fit the model: layer conv1"),
+])
+def test_memory_bad_input_is_one_line(args, message, capsys):
+    assert cli.main(args) == cli.EXIT_USAGE
+    err = capsys.readouterr().err
+    assert message in err and "Traceback" not in err and err.count("\n") == 1

@@ -90,3 +90,16 @@ def test_round_times_is_empty_when_benchmarks_are_disabled():
         stats = None
 
     assert timing.round_times(Disabled()) == ()
+
+
+def test_run_for_reads_the_clock_once_per_chunk_until_the_time_is_spent():
+    calls = []
+    clock = FakeClock([0.05])  # every read advances 50 ms
+    done, elapsed = timing.run_for(lambda: calls.append(1), seconds=0.2, seconds_per_call=0.001, clock=clock)
+    assert done == len(calls) == 4 * 50  # 50 calls of 1 ms per ~50 ms chunk, 4 chunks
+    assert elapsed == pytest.approx(0.2) and clock.reads == 5
+
+
+def test_run_for_needs_a_positive_duration():
+    with pytest.raises(UsageError, match="seconds must be positive"):
+        timing.run_for(lambda: None, 0, 1e-3)

@@ -79,7 +79,7 @@ def elements(k_millions: Any) -> int:
         raise UsageError(f"K must be a number of millions of elements, not {k_millions!r}") from None
     if not math.isfinite(k) or k <= 0:
         raise UsageError(f"K must be a positive number of millions of elements, not {k_millions!r}")
-    n = int(round(k * 1_000_000))
+    n = round(k * 1_000_000)
     if n < 1:
         raise UsageError(f"K={k_millions} million is less than one element")
     return n

@@ -14,9 +14,9 @@ from hypothesis import strategies as st
 if os.environ.get("NUMBA_ENABLE_CUDASIM") != "1":  # pragma: no cover - guarded by conftest
     pytest.skip("needs NUMBA_ENABLE_CUDASIM=1 before numba is imported", allow_module_level=True)
 
-from numba import cuda  # noqa: E402
+from numba import cuda
 
-from perfkit.kernels import vector_add  # noqa: E402
+from perfkit.kernels import vector_add
 
 SMS = 1  # a tiny simulated device keeps the tuned grid small, so its grid-stride loop really loops
 

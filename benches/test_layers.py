@@ -1,0 +1,45 @@
+"""Per-layer time, memory and power (seed 000, Task 2): ReLU, MaxPool2d, Conv2d and Linear on the
+course's inputs (batch 256; batch 8 in the quick profile), forward and forward + backward.
+
+Headline: pytest-benchmark's time of one call (5 warm-up rounds, then 20; 10 in the quick profile).
+Metrics: achieved TFLOP/s (conv, linear) or GB/s (ReLU, pool) and their share of the measured
+ceiling of the math actually used (cuDNN convolutions run TF32 for float32 by default), allocator
+peaks over one call, and NVML power and energy per call over a loop of power.POWER_WINDOW_S
+seconds after a power.POWER_LEAD_IN_S lead-in.
+"""
+from __future__ import annotations
+
+import statistics
+
+import pytest
+
+from perfkit import datasheet, layers, measure
+from perfkit.ceilings import precision_in_use
+from perfkit.timing import round_times
+
+WARMUP = 5
+QUICK_BATCH = 8
+
+
+@pytest.mark.parametrize("pass_", [pytest.param(p, id=p) for p in layers.PASSES])
+@pytest.mark.parametrize("case", [pytest.param(c, id=c.name) for c in layers.LAYERS])
+def test_layer(benchmark, case, pass_, perfkit_device, perfkit_profile, perfkit_metrics, perfkit_ceilings,
+               perfkit_datasheet):
+    shape = case.input_shape(perfkit_profile.pick(quick=QUICK_BATCH, full=None))
+    run = layers.LayerRun(case, shape, perfkit_device, pass_)
+    benchmark.pedantic(run, rounds=perfkit_profile.pick(quick=10, full=20), warmup_rounds=WARMUP)
+    run.check()
+    work = run.work()
+    perfkit_metrics.info("layer", {"name": case.name, "pass": pass_, "input": list(shape), "bound": case.bound,
+                                   "flops": work.flops, "min_bytes": work.min_bytes})
+    times = round_times(benchmark)
+    if case.bound == "compute":
+        key = datasheet.matmul_key(precision_in_use(case.op, perfkit_device))
+        measure.record_rate(perfkit_metrics, times, work.flops, compute=True, ceiling_key=key,
+                            ceilings=perfkit_ceilings, spec=perfkit_datasheet)
+    else:
+        measure.record_rate(perfkit_metrics, times, work.min_bytes, compute=False, ceiling_key=datasheet.COPY,
+                            ceilings=perfkit_ceilings, spec=perfkit_datasheet)
+    measure.record_peak_memory(perfkit_metrics, run, perfkit_device)
+    seconds_per_call = statistics.median(times) if times else 1e-3
+    measure.record_power(perfkit_metrics, run, seconds_per_call, perfkit_device)

@@ -1,0 +1,51 @@
+"""Parameter memory vs actual GPU memory (seed 001): ResNet-18 and ResNet-50 training steps.
+
+The estimate, term by term: parameters × 4 bytes, gradients, SGD-momentum state, and the
+activations autograd saves for backward (counted with saved-tensor hooks, perfkit.memory). The
+actual figure is the allocator's peak over one training step after warm-up (live tensors; the
+reserved peak and NVML's device-level figure are recorded beside it). Headline: the step's time.
+"""
+from __future__ import annotations
+
+import pytest
+
+from perfkit import measure, memory, models, training
+from perfkit.errors import MeasurementError
+from perfkit.plugin import profile_of
+from perfkit.timing import warmup
+
+MODEL_NAMES = ("resnet18", "resnet50")
+FULL = ((32, 128, 512), models.DEFAULT_INPUT)
+QUICK = ((4,), (3, 112, 112))
+ROUNDS, WARMUP = 10, 3
+
+
+def pytest_generate_tests(metafunc: pytest.Metafunc) -> None:
+    if "batch" in metafunc.fixturenames:
+        batches, _ = FULL if profile_of(metafunc.config).name == "full" else QUICK
+        metafunc.parametrize("batch", [pytest.param(b, id=f"b{b}") for b in batches])
+
+
+@pytest.mark.parametrize("model_name", [pytest.param(m, id=m) for m in MODEL_NAMES])
+def test_training_memory(benchmark, model_name, batch, perfkit_device, perfkit_profile, perfkit_metrics):
+    shape = perfkit_profile.pick(quick=QUICK[1], full=FULL[1])
+    estimate = memory.estimate_training_memory(model_name, batch, shape)
+    for term, nbytes in estimate.terms().items():
+        perfkit_metrics.record(f"{term}_mib", nbytes / memory.MiB, "MiB", "none")
+    perfkit_metrics.record("estimate_mib", estimate.total / memory.MiB, "MiB", "none")
+    perfkit_metrics.info("memory_estimate", estimate.to_json())
+
+    _, step = training.model_step(model_name, batch, shape, perfkit_device)
+    first = float(step())
+    warmup(step, WARMUP)
+    benchmark.pedantic(step, rounds=ROUNDS, warmup_rounds=0)
+    peak = measure.record_peak_memory(perfkit_metrics, step, perfkit_device)
+    last = float(step())
+    if not last < first:
+        raise MeasurementError(f"{model_name} training loss did not fall on a fixed batch ({first:.4f} -> {last:.4f})")
+    if peak is None:
+        for name in ("actual_over_params", "actual_over_estimate"):
+            perfkit_metrics.absent(name, "needs the CUDA allocator's peak; this run is on the CPU")
+        return
+    perfkit_metrics.record("actual_over_params", peak.allocated / estimate.params, "x", "lower")
+    perfkit_metrics.record("actual_over_estimate", peak.allocated / estimate.total, "ratio", "none")

@@ -1,0 +1,102 @@
+"""VGG16 with ReLU and MaxPool swapped (seed 000, Task 3), on the CPU and the GPU.
+
+max-pooling commutes with a monotone activation, so the swapped network computes the same function
+with its ReLUs on a quarter of the elements; each swapped benchmark checks its outputs against the
+normal network with the same weights and records its time and peak memory as ratios to the normal
+one measured in the same run. Input (128, 3, 224, 224) on the GPU in the full profile; on the CPU,
+(16, 3, 224, 224) in the full profile (a round at 128 costs minutes) and (2, 3, 64, 64) in quick.
+Forward runs under ``torch.no_grad`` in eval mode; forward + backward in training mode.
+"""
+from __future__ import annotations
+
+import functools
+import statistics
+
+import pytest
+import torch
+
+from perfkit import measure, models
+from perfkit.errors import MeasurementError
+from perfkit.timing import round_times
+
+VARIANTS = ("normal", "swapped")
+PASSES = ("forward", "forward_backward")
+SHAPES = {("cuda", "full"): (128, 3, 224, 224), ("cuda", "quick"): (8, 3, 224, 224),
+          ("cpu", "full"): (16, 3, 224, 224), ("cpu", "quick"): (2, 3, 64, 64)}
+ROUNDS = {"cuda": (10, 5), "cpu": (3, 1)}
+
+
+@functools.lru_cache(maxsize=2)
+def _pair(device: str) -> tuple[torch.nn.Module, torch.nn.Module]:
+    """Normal and swapped VGG16 on ``device`` holding the same weights."""
+    torch.manual_seed(0)
+    normal = models.vgg16().to(device)
+    swapped = models.vgg16(swapped=True).to(device)
+    swapped.load_state_dict(normal.state_dict())
+    return normal, swapped
+
+
+@pytest.fixture(scope="module")
+def normal_results() -> dict[tuple[str, str], dict[str, float]]:
+    """The normal network's median time and peak memory per (device, pass), for the swapped ratios."""
+    return {}
+
+
+def _step(model: torch.nn.Module, x: torch.Tensor, pass_: str):
+    if pass_ == "forward":
+        model.eval()
+
+        def forward() -> None:
+            with torch.no_grad():
+                model(x)
+        return forward
+    model.train()
+    model.zero_grad(set_to_none=True)
+
+    def forward_backward() -> None:
+        model.zero_grad(set_to_none=True)
+        model(x).sum().backward()
+    return forward_backward
+
+
+def _check_same_function(normal: torch.nn.Module, swapped: torch.nn.Module, x: torch.Tensor) -> None:
+    normal.eval()
+    swapped.eval()
+    with torch.no_grad():
+        a, b = normal(x[:2]), swapped(x[:2])
+    error = ((a - b).abs().max() / a.abs().max().clamp_min(1e-30)).item()
+    if error > 1e-4:
+        raise MeasurementError(f"the swapped VGG16 computes a different function: relative error {error:.2e}")
+
+
+@pytest.mark.parametrize("pass_", [pytest.param(p, id=p) for p in PASSES])
+@pytest.mark.parametrize("variant", [pytest.param(v, id=v) for v in VARIANTS])
+@pytest.mark.parametrize("where", [pytest.param("cpu", id="cpu"), pytest.param("cuda", id="gpu", marks=pytest.mark.gpu)])
+def test_vgg16(benchmark, where, variant, pass_, perfkit_profile, perfkit_metrics, normal_results):
+    device = torch.device(where)
+    shape = SHAPES[where, perfkit_profile.name]
+    normal, swapped = _pair(where)
+    model = swapped if variant == "swapped" else normal
+    x = torch.randn(shape, device=device, generator=torch.Generator(device=device).manual_seed(1))
+    if variant == "swapped":
+        _check_same_function(normal, swapped, x)
+    step = _step(model, x, pass_)
+    rounds, warmup = ROUNDS[where]
+    benchmark.pedantic(step, rounds=rounds, warmup_rounds=warmup)
+    perfkit_metrics.info("vgg_swap", {"variant": variant, "pass": pass_, "device": where, "input": list(shape)})
+    peak = measure.record_peak_memory(perfkit_metrics, step, device)
+    times = round_times(benchmark)
+    if not times:
+        return
+    mine = {"time": statistics.median(times)} | ({"memory": peak.allocated} if peak else {})
+    if variant == "normal":
+        normal_results[where, pass_] = mine
+        return
+    base = normal_results.get((where, pass_), {})
+    for what in ("time", "memory"):
+        name = f"{what}_ratio_vs_normal"
+        if what in mine and what in base:
+            perfkit_metrics.record(name, mine[what] / base[what], "ratio", "lower")
+        else:
+            perfkit_metrics.absent(name, f"needs the {what} of both networks ({where}, {pass_}) from this run; "
+                                         "peak memory is CUDA-only")

@@ -1,0 +1,84 @@
+"""Measure-and-record steps shared by benchmark families.
+
+Each takes the benchmark's ``MetricRecorder`` and records a metric, or its absence with the reason
+(a CPU run has no allocator peaks or NVML power; a run without the ceilings benchmark has no
+measured peak). Nothing is ever recorded as a zero in place of a measurement.
+"""
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from typing import Any
+
+import torch
+
+from perfkit import datasheet, memory, power, timing
+from perfkit.ceilings import CeilingStore
+from perfkit.errors import HardwareError
+from perfkit.metrics import MetricRecorder
+
+NO_TIMES = "benchmarks are disabled (--benchmark-disable): no timings to turn into a rate"
+
+
+def record_rate(metrics: MetricRecorder, times: Sequence[float], amount: float, *, compute: bool,
+                ceiling_key: str, ceilings: CeilingStore, spec: datasheet.GpuSpec | None) -> None:
+    """TFLOP/s (compute) or GB/s (memory) per timed round, and its share of the matching ceiling.
+
+    ``pct_of_peak`` is against the ceiling measured on this machine (this run's, else the stored
+    baseline's), ``pct_of_datasheet`` against the vendor figure; ``peak`` names the ceiling used.
+    """
+    name, unit, scale = ("tflops", "TFLOP/s", 1e12) if compute else ("bandwidth_gbps", "GB/s", 1e9)
+    pct = "pct_of_peak" if compute else "pct_of_copy_peak"
+    if not times:
+        metrics.absent(name, NO_TIMES)
+        return
+    if amount <= 0:
+        metrics.absent(name, "this operation does no counted work of that kind")
+        return
+    rate = metrics.record(name, unit=unit, better="higher", samples=[amount / t / scale for t in times])
+    measured = ceilings.resolve(ceiling_key)
+    if measured is None:
+        metrics.absent(pct, f"no measured {ceiling_key}: run benches/test_ceilings.py in the same run")
+    else:
+        metrics.record(pct, rate.value / measured[0], "ratio", "higher")
+    sheet = spec.ceiling(ceiling_key) if spec else None
+    if sheet:
+        metrics.record("pct_of_datasheet", rate.value / sheet, "ratio", "higher")
+    else:
+        metrics.absent("pct_of_datasheet", "no datasheet figure for this device")
+    metrics.info("peak", {"key": ceiling_key, "measured": measured and measured[0],
+                          "measured_source": measured and measured[1], "datasheet": sheet})
+
+
+def record_peak_memory(metrics: MetricRecorder, fn: Callable[[], Any], device: torch.device) -> memory.PeakMemory | None:
+    """``peak_allocated_mib`` (tensors) and ``peak_reserved_mib`` (allocator) over one call of ``fn``."""
+    try:
+        peak = memory.measure_peak(fn, device)
+    except HardwareError as exc:
+        for name in ("peak_allocated_mib", "peak_reserved_mib"):
+            metrics.absent(name, str(exc))
+        return None
+    metrics.record("peak_allocated_mib", peak.allocated / memory.MiB, "MiB", "lower")
+    metrics.record("peak_reserved_mib", peak.reserved / memory.MiB, "MiB", "lower")
+    return peak
+
+
+def record_power(metrics: MetricRecorder, fn: Callable[[], Any], seconds_per_call: float,
+                 device: torch.device) -> power.PowerTrace | None:
+    """``avg_power_w`` and ``energy_j`` (joules per call) over a loop of ``fn`` spanning the NVML window."""
+    names = ("avg_power_w", "energy_j")
+    reason = "NVML reads NVIDIA GPUs; this run is on the CPU" if device.type != "cuda" else power.unavailable_reason()
+    if reason:
+        for name in names:
+            metrics.absent(name, reason)
+        return None
+    timing.run_for(fn, power.POWER_LEAD_IN_S, seconds_per_call)
+    with power.PowerSampler(device.index or 0) as sampler:
+        calls, elapsed = timing.run_for(fn, power.POWER_WINDOW_S, seconds_per_call)
+    trace = sampler.trace
+    metrics.record("avg_power_w", trace.avg_power_w, "W", "lower")
+    metrics.record("energy_j", trace.energy_j / calls, "J", "lower")
+    metrics.info("power", {"window_s": elapsed, "calls": calls, "energy_source": trace.energy_source,
+                           "samples": len(trace.readings), "sampled_power_w": trace.mean("power_w"),
+                           "gpu_util_pct": trace.mean("gpu_util_pct"), "sm_clock_mhz": trace.mean("sm_clock_mhz"),
+                           "memory_used_mib": trace.peak("memory_used_mib")})
+    return trace

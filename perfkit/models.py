@@ -1,0 +1,142 @@
+"""Models by name: torchvision architectures with random weights (nothing downloads), any importable
+factory given as ``package.module:function``, and the course's VGG16 with ReLU and MaxPool swapped.
+
+Every forward that a user's shape could break goes through ``forward_checked``, which names the
+layer that rejected the input instead of surfacing a deep stack trace.
+"""
+from __future__ import annotations
+
+import contextlib
+import importlib
+from collections.abc import Callable, Iterator, Sequence
+from typing import Any, cast
+
+import torch
+from torch import nn
+
+from perfkit.errors import UsageError
+
+#: The course's image size: (channels, height, width).
+DEFAULT_INPUT: tuple[int, int, int] = (3, 224, 224)
+#: torchvision's VGG16 parameter count (ImageNet head), which the swap must keep.
+VGG16_PARAMETERS = 138_357_544
+
+
+def _torchvision(name: str, **kwargs: Any) -> Callable[[], nn.Module]:
+    def factory() -> nn.Module:
+        import torchvision.models
+
+        return getattr(torchvision.models, name)(weights=None, **kwargs)
+
+    return factory
+
+
+MODELS: dict[str, Callable[[], nn.Module]] = {
+    "alexnet": _torchvision("alexnet"),
+    "googlenet": _torchvision("googlenet", aux_logits=False, init_weights=True),
+    "resnet18": _torchvision("resnet18"),
+    "resnet50": _torchvision("resnet50"),
+    "vgg16": _torchvision("vgg16"),
+    "vgg19": _torchvision("vgg19"),
+}
+
+
+def build(name: str) -> nn.Module:
+    """A model with random weights from a registered name or an importable ``module:function`` factory."""
+    if ":" in name:
+        return _from_factory(name)
+    if name not in MODELS:
+        raise UsageError(f"unknown model {name!r}; choose one of {', '.join(sorted(MODELS))}, "
+                         "or give an importable factory as package.module:function")
+    return MODELS[name]()
+
+
+def _from_factory(spec: str) -> nn.Module:
+    module_name, _, attr = spec.partition(":")
+    try:
+        factory = getattr(importlib.import_module(module_name), attr)
+    except (ImportError, AttributeError) as exc:
+        raise UsageError(f"cannot import model factory {spec!r}: {exc}") from None
+    model = factory()
+    if not isinstance(model, nn.Module):
+        raise UsageError(f"{spec} returned a {type(model).__name__}, not a torch.nn.Module")
+    return model
+
+
+def parse_shape(text: str, dims: int) -> tuple[int, ...]:
+    """'3,224,224' -> (3, 224, 224), with a clear error for anything else."""
+    try:
+        shape = tuple(int(x) for x in text.split(","))
+    except ValueError:
+        shape = ()
+    if len(shape) != dims or min(shape) < 1:
+        raise UsageError(f"input shape {text!r} must be {dims} positive integers separated by commas")
+    return shape
+
+
+def parameter_count(model: nn.Module) -> int:
+    return sum(p.numel() for p in model.parameters())
+
+
+def swap_relu_maxpool(features: nn.Sequential) -> nn.Sequential:
+    """Each ReLU directly followed by a MaxPool2d becomes MaxPool2d -> ReLU.
+
+    max-pooling commutes with any monotone non-decreasing activation, so outputs are unchanged
+    while the ReLU runs on a quarter of the elements. Parameter-free layers only move, so the
+    state-dict keys (indices of the convolutions) stay the same.
+    """
+    layers = list(features)
+    for i in range(len(layers) - 1):
+        if isinstance(layers[i], nn.ReLU) and isinstance(layers[i + 1], nn.MaxPool2d):
+            layers[i], layers[i + 1] = layers[i + 1], layers[i]
+    return nn.Sequential(*layers)
+
+
+def vgg16(swapped: bool = False) -> nn.Module:
+    """torchvision's VGG16, optionally with every ReLU -> MaxPool pair swapped."""
+    model = MODELS["vgg16"]()
+    if swapped:
+        model.features = swap_relu_maxpool(cast(nn.Sequential, model.features))
+    return model
+
+
+def forward_checked(model: nn.Module, x: torch.Tensor) -> Any:
+    """``model(x)``, turning a shape error into one sentence that names the failing layer."""
+    with _innermost_module(model) as where:
+        try:
+            return model(x)
+        except RuntimeError as exc:
+            if "out of memory" in str(exc).lower():
+                raise
+            reason = str(exc).strip().splitlines()[0]
+            raise UsageError(f"input shape {tuple(x.shape)} does not fit the model: layer "
+                             f"{where[-1] if where else '(model)'} failed: {reason}") from None
+
+
+@contextlib.contextmanager
+def _innermost_module(model: nn.Module) -> Iterator[list[str]]:
+    """Tracks the name and type of the module currently running its forward."""
+    stack: list[str] = []
+
+    def leave(*_: Any) -> None:
+        stack.pop()
+
+    handles = []
+    for name, module in model.named_modules():
+        label = f"{name or '(model)'} ({type(module).__name__})"
+        handles.append(module.register_forward_pre_hook(lambda *_, label=label: stack.append(label)))
+        handles.append(module.register_forward_hook(leave))
+    try:
+        yield stack
+    finally:
+        for handle in handles:
+            handle.remove()
+
+
+def synthetic_batch(batch: int, shape: Sequence[int], device: torch.device | str,
+                    classes: int = 1000, seed: int = 0) -> tuple[torch.Tensor, torch.Tensor]:
+    """Random images and labels made on the device (no dataset needed for memory or speed)."""
+    gen = torch.Generator(device=device).manual_seed(seed)
+    x = torch.randn(batch, *shape, device=device, generator=gen)
+    y = torch.randint(0, classes, (batch,), device=device, generator=gen)
+    return x, y

@@ -1,0 +1,195 @@
+"""Plots of a results JSON, one plotter per benchmark family (rendering only; report.py calls them).
+
+Each plotter takes the results and an output folder and returns (title, png path) pairs; it returns
+nothing when the run holds none of its family's benchmarks.
+"""
+from __future__ import annotations
+
+from collections import defaultdict
+from collections.abc import Callable, Iterable, Mapping
+from pathlib import Path
+from typing import Any
+
+from perfkit import datasheet
+from perfkit.baselines import hardware_id_of, perfkit_info
+
+Plotter = Callable[[Mapping[str, Any], Path], Iterable[tuple[str, Path]]]
+
+
+def plot_ceilings(results: Mapping[str, Any], out: Path) -> Iterable[tuple[str, Path]]:
+    """Measured ceilings beside the datasheet figures: bandwidth and matmul rate per precision."""
+    info = perfkit_info(results)
+    measured = info.get("ceilings") or {}
+    if not measured:
+        return []
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    spec = datasheet.by_key(info.get("fingerprint", {}).get("datasheet_key") or "")
+    keys = sorted(measured)
+    fig, axes = plt.subplots(1, 2, figsize=(11, 4))
+    for ax, want, unit in ((axes[0], datasheet.COPY, "GB/s"), (axes[1], "matmul", "TFLOP/s")):
+        names = [k for k in keys if k.startswith(want)]
+        xs = range(len(names))
+        ax.bar([x - 0.2 for x in xs], [measured[k] for k in names], width=0.4, label="measured")
+        if spec:
+            ax.bar([x + 0.2 for x in xs], [spec.ceiling(k) or 0 for k in names], width=0.4, label="datasheet")
+        ax.set_xticks(list(xs), [k.replace("matmul_tflops_", "").replace("_gbps", "") for k in names])
+        ax.set_ylabel(unit)
+        ax.set_yscale("log")
+        ax.legend()
+    fig.suptitle(f"Ceilings of {hardware_id_of(results)} (copy counts bytes read + written)")
+    path = out / "ceilings.png"
+    fig.tight_layout()
+    fig.savefig(path, dpi=110)
+    plt.close(fig)
+    return [("Measured ceilings vs datasheet", path)]
+
+
+def plot_vector_add(results: Mapping[str, Any], out: Path) -> Iterable[tuple[str, Path]]:
+    """The course's two charts: time vs K (log-log), one line per launch scenario plus the CPU loop."""
+    series: dict[tuple[str, str], dict[float, float]] = defaultdict(dict)
+    for bench in results["benchmarks"]:
+        case = bench.get("extra_info", {}).get("vector_add")
+        if case:
+            series[case["mode"], case["scenario"]][float(case["k"])] = bench["stats"]["median"]
+    if not any(mode != "cpu" for mode, _ in series):
+        return []
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    charts = []
+    for title, modes in (("explicit copies (whole program step)", ("explicit",)),
+                         ("unified memory (solid: first launch, dashed: warm)", ("managed_first", "managed_warm"))):
+        fig, ax = plt.subplots(figsize=(7, 5))
+        for (mode, scenario), points in sorted(series.items()):
+            if mode in modes or mode == "cpu" and scenario == "cpu_loop":
+                ks = sorted(points)
+                style = "--" if mode == "managed_warm" else ("k:" if mode == "cpu" else "-")
+                label = "CPU (single-thread loop)" if mode == "cpu" else f"{scenario} {mode.removeprefix('managed_')}"
+                ax.plot(ks, [points[k] for k in ks], style, marker="o", label=label)
+        ax.set(xscale="log", yscale="log", xlabel="K (million float32 elements)", ylabel="time (s)",
+               title=f"Vector add, {title}")
+        ax.grid(True, which="both", alpha=0.3)
+        ax.legend(fontsize=8)
+        path = out / f"vector_add_{modes[0].split('_')[0]}.png"
+        fig.tight_layout()
+        fig.savefig(path, dpi=110)
+        plt.close(fig)
+        charts.append((f"Vector add: {title}", path))
+    return charts
+
+
+def _pyplot() -> Any:
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    return plt
+
+
+def _save(fig: Any, path: Path) -> Path:
+    fig.tight_layout()
+    fig.savefig(path, dpi=110)
+    fig.clf()
+    _pyplot().close(fig)
+    return path
+
+
+def _metric(bench: Mapping[str, Any], name: str) -> float | None:
+    raw = (bench.get("extra_info", {}).get("metrics") or {}).get(name)
+    return None if raw is None else float(raw["value"])
+
+
+def _tagged(results: Mapping[str, Any], tag: str) -> list[tuple[Mapping[str, Any], Mapping[str, Any]]]:
+    """(benchmark, its extra_info[tag]) for the benchmarks of one family."""
+    return [(b, b["extra_info"][tag]) for b in results["benchmarks"] if tag in b.get("extra_info", {})]
+
+
+def _grouped_bars(ax: Any, groups: list[str], series: dict[str, list[float | None]], ylabel: str) -> None:
+    width = 0.8 / max(len(series), 1)
+    for i, (label, values) in enumerate(series.items()):
+        xs = [g + (i - (len(series) - 1) / 2) * width for g in range(len(groups))]
+        ax.bar(xs, [v if v is not None else 0 for v in values], width=width, label=label)
+    ax.set_xticks(range(len(groups)), groups)
+    ax.set_ylabel(ylabel)
+    ax.legend(fontsize=8)
+
+
+def plot_layers(results: Mapping[str, Any], out: Path) -> Iterable[tuple[str, Path]]:
+    """Per-layer bars: peak allocated memory, average power and energy per call, forward vs forward + backward."""
+    rows = _tagged(results, "layer")
+    if not rows:
+        return []
+    names = list(dict.fromkeys(case["name"] for _, case in rows))
+    passes = list(dict.fromkeys(case["pass"] for _, case in rows))
+    value = {(case["name"], case["pass"], m): _metric(b, m) for b, case in rows
+             for m in ("peak_allocated_mib", "avg_power_w", "energy_j")}
+    panels = [(m, label) for m, label in (("peak_allocated_mib", "peak allocated (MiB)"),
+                                          ("avg_power_w", "average power (W)"), ("energy_j", "energy per call (J)"))
+              if any(value[n, p, m] is not None for n in names for p in passes)]
+    if not panels:
+        return []
+    plt = _pyplot()
+    fig, axes = plt.subplots(1, len(panels), figsize=(5 * len(panels), 4), squeeze=False)
+    for ax, (metric, label) in zip(axes[0], panels):
+        _grouped_bars(ax, names, {p: [value[n, p, metric] for n in names] for p in passes}, label)
+        if metric == "energy_j":
+            ax.set_yscale("log")
+    shape = rows[0][1]["input"]
+    fig.suptitle(f"Single layers on {hardware_id_of(results)}, input batch {shape[0]} (NVML power over a loop)")
+    return [("Per-layer memory and power", _save(fig, out / "layers.png"))]
+
+
+def plot_vgg_swap(results: Mapping[str, Any], out: Path) -> Iterable[tuple[str, Path]]:
+    """VGG16 normal vs ReLU/MaxPool swapped: time and peak memory per device and pass."""
+    rows = _tagged(results, "vgg_swap")
+    if not rows:
+        return []
+    cases = list(dict.fromkeys(f"{c['device']} {c['pass']}" for _, c in rows))
+    time = {(f"{c['device']} {c['pass']}", c["variant"]): b["stats"]["median"] for b, c in rows}
+    memory = {(f"{c['device']} {c['pass']}", c["variant"]): _metric(b, "peak_allocated_mib") for b, c in rows}
+    plt = _pyplot()
+    fig, axes = plt.subplots(1, 2, figsize=(12, 4))
+    for ax, values, label in ((axes[0], time, "median time (s)"), (axes[1], memory, "peak allocated (MiB)")):
+        _grouped_bars(ax, cases, {v: [values.get((c, v)) for c in cases] for v in ("normal", "swapped")}, label)
+        ax.tick_params(axis="x", labelsize=8)
+    axes[0].set_yscale("log")
+    fig.suptitle("VGG16: ReLU -> MaxPool (normal) vs MaxPool -> ReLU (swapped); memory is CUDA-only")
+    return [("VGG16 ReLU/MaxPool swap", _save(fig, out / "vgg_swap.png"))]
+
+
+_ESTIMATE_TERMS = ("params", "grads", "optimizer_state", "activations")
+
+
+def plot_memory_breakdown(results: Mapping[str, Any], out: Path) -> Iterable[tuple[str, Path]]:
+    """Stacked estimate terms beside the measured peak, per model and batch."""
+    rows = _tagged(results, "memory_estimate")
+    if not rows:
+        return []
+    plt = _pyplot()
+    fig, ax = plt.subplots(figsize=(max(6, 1.6 * len(rows)), 4.5))
+    labels = [f"{e['model']}\nb{e['batch']}" for _, e in rows]
+    bottom = [0.0] * len(rows)
+    for term in _ESTIMATE_TERMS:
+        heights = [e[f"{term}_mib"] for _, e in rows]
+        ax.bar([i - 0.2 for i in range(len(rows))], heights, width=0.4, bottom=bottom, label=f"estimate: {term}")
+        bottom = [b + h for b, h in zip(bottom, heights)]
+    measured = [_metric(b, "peak_allocated_mib") for b, _ in rows]
+    if any(m is not None for m in measured):
+        ax.bar([i + 0.2 for i in range(len(rows))], [m or 0 for m in measured], width=0.4, color="black",
+               label="measured peak allocated")
+    ax.set_xticks(range(len(rows)), labels)
+    ax.set_ylabel("MiB")
+    ax.legend(fontsize=8)
+    ax.set_title("Training-step memory: estimate terms (stacked) vs measured peak")
+    return [("Parameter memory vs actual GPU memory", _save(fig, out / "memory_breakdown.png"))]
+
+
+#: Benchmark families add their plots here.
+PLOTTERS: list[Plotter] = [plot_ceilings, plot_vector_add, plot_layers, plot_vgg_swap, plot_memory_breakdown]
