@@ -1,4 +1,4 @@
-"""The ``perfkit`` command: hw, compare, baseline save, report, memory.
+"""The ``perfkit`` command: hw, compare, baseline save, report, memory, flops, predict, roofline.
 
 Exit codes: 0 fine, 1 a significant regression with ``compare --fail``, 2 bad input
 (usage, a missing or corrupt file); errors are one line, never a traceback.
@@ -12,7 +12,7 @@ from collections.abc import Sequence
 from pathlib import Path
 
 from perfkit import baselines, compare, datasheet, report
-from perfkit.errors import PerfkitError
+from perfkit.errors import PerfkitError, UsageError
 
 EXIT_REGRESSION = 1
 EXIT_USAGE = 2
@@ -70,6 +70,28 @@ def _parser() -> argparse.ArgumentParser:
     mem.add_argument("--measure", action="store_true", help="also measure a training step's peak on the GPU")
     mem.add_argument("--json", action="store_true", help="machine-readable output")
     mem.set_defaults(func=_memory)
+
+    fl = sub.add_parser("flops", help="per-layer FLOPs and MACs of a model (FlopCounterMode + PALEO formulas)")
+    fl.add_argument("model", help="a registered model name or package.module:function")
+    fl.add_argument("--input", default="1,3,224,224", metavar="N,C,H,W", help="input shape (default 1,3,224,224)")
+    fl.add_argument("--per-layer", action="store_true", help="print every layer, not only the totals")
+    fl.add_argument("--json", action="store_true", help="machine-readable output (always per layer)")
+    fl.set_defaults(func=_flops)
+
+    pr = sub.add_parser("predict", help="PALEO-style inference time from FLOPs and datasheet peaks")
+    pr.add_argument("model", help="a registered model name or package.module:function")
+    pr.add_argument("--gpu", required=True, help="datasheet key or device name, e.g. k80, v100-sxm2, h200")
+    pr.add_argument("--precision", default="fp32", help="fp32 or fp64 (or tf32/bf16/fp16 where listed)")
+    pr.add_argument("--ppp", type=float, default=1.0, help="platform percent of peak in (0, 1] (default 1.0)")
+    pr.add_argument("--batch", type=int, default=1)
+    pr.add_argument("--input", default="3,224,224", metavar="C,H,W")
+    pr.add_argument("--json", action="store_true", help="machine-readable output")
+    pr.set_defaults(func=_predict)
+
+    roof = sub.add_parser("roofline", help="draw the roofline chart of a results JSON's PPP benchmarks")
+    roof.add_argument("results", type=Path)
+    roof.add_argument("--out", type=Path, required=True, help="PNG file to write")
+    roof.set_defaults(func=_roofline)
     return parser
 
 
@@ -131,6 +153,42 @@ def _memory(args: argparse.Namespace) -> int:
         print(json.dumps(payload, indent=2))
     else:
         print(report.render_memory(estimate, measured))
+    return 0
+
+
+def _flops(args: argparse.Namespace) -> int:
+    from perfkit import flops, models
+
+    table = flops.flop_table(args.model, models.parse_shape(args.input, 4))
+    if args.json:
+        print(json.dumps(table.to_json(per_layer=True), indent=2))
+    else:
+        print(report.render_flops(table, args.per_layer))
+    return 0
+
+
+def _predict(args: argparse.Namespace) -> int:
+    from perfkit import flops, models, paleo
+
+    if args.batch < 1:
+        raise UsageError(f"batch must be at least 1, not {args.batch}")
+    spec = paleo.gpu_spec(args.gpu)
+    table = flops.flop_table(args.model, (args.batch, *models.parse_shape(args.input, 3)))
+    prediction = paleo.predict(table, spec, args.precision, args.ppp)
+    if args.json:
+        print(json.dumps(prediction.to_json(per_layer=True), indent=2))
+    else:
+        print(report.render_prediction(prediction))
+    return 0
+
+
+def _roofline(args: argparse.Namespace) -> int:
+    from perfkit import plots
+
+    path = plots.roofline_chart(baselines.load_results(args.results), args.out)
+    if path is None:
+        raise UsageError(f"{args.results} holds no roofline points; run benches/test_ppp.py on a GPU first")
+    print(f"perfkit: wrote {path}")
     return 0
 
 

@@ -106,7 +106,7 @@ def _metric(bench: Mapping[str, Any], name: str) -> float | None:
     return None if raw is None else float(raw["value"])
 
 
-def _tagged(results: Mapping[str, Any], tag: str) -> list[tuple[Mapping[str, Any], Mapping[str, Any]]]:
+def _tagged(results: Mapping[str, Any], tag: str) -> list[tuple[Mapping[str, Any], Any]]:
     """(benchmark, its extra_info[tag]) for the benchmarks of one family."""
     return [(b, b["extra_info"][tag]) for b in results["benchmarks"] if tag in b.get("extra_info", {})]
 
@@ -191,5 +191,52 @@ def plot_memory_breakdown(results: Mapping[str, Any], out: Path) -> Iterable[tup
     return [("Parameter memory vs actual GPU memory", _save(fig, out / "memory_breakdown.png"))]
 
 
+_ROOF_PRECISIONS = ("fp32", "tf32", "bf16")
+
+
+def roofline_chart(results: Mapping[str, Any], path: Path) -> Path | None:
+    """The course's roofline: log-log, measured (solid) and datasheet (dashed) roofs for fp32/tf32/bf16 with the
+    bandwidth slope, one labelled point per model and batch (hollow where bytes came from ncu)."""
+    points = [(b, p) for b, entries in _tagged(results, "roofline") for p in entries]
+    if not points:
+        return None
+    info = perfkit_info(results)
+    measured = info.get("ceilings") or {}
+    spec = datasheet.by_key(info.get("fingerprint", {}).get("datasheet_key") or "")
+    plt = _pyplot()
+    fig, ax = plt.subplots(figsize=(9, 6))
+    xs = [2.0**e for e in range(-4, 14)]
+    roofs = [("measured", measured.get(datasheet.COPY), {k: measured.get(datasheet.matmul_key(k))
+                                                          for k in _ROOF_PRECISIONS}, "-")]
+    if spec:
+        roofs.append(("datasheet", spec.bandwidth_gbps, {k: spec.tflops.get(k) for k in _ROOF_PRECISIONS}, "--"))
+    for source, bandwidth, peaks, style in roofs:
+        if not bandwidth:
+            continue
+        for precision, peak in peaks.items():
+            if peak:
+                ax.plot(xs, [min(peak, x * bandwidth / 1e3) for x in xs], style, lw=1,
+                        label=f"{source} {precision} ({peak:.0f} TFLOP/s, {bandwidth:.0f} GB/s)")
+    for bench, p in points:
+        batch = bench["extra_info"].get("ppp", {}).get("batch", "?")
+        hollow = p["bytes_source"] != "analytic minimum"
+        ax.scatter([p["intensity"]], [p["attained_tflops"]], s=40, facecolors="none" if hollow else None,
+                   edgecolors="black")
+        ax.annotate(f"{p['label']} b{batch}{' (ncu)' if hollow else ''}", (p["intensity"], p["attained_tflops"]),
+                    fontsize=7, xytext=(4, 2), textcoords="offset points")
+    ax.set(xscale="log", yscale="log", xlabel="arithmetic intensity (FLOP/byte)", ylabel="attained TFLOP/s",
+           title=f"Roofline on {hardware_id_of(results)}: forward passes (filled: analytic bytes, hollow: ncu DRAM)")
+    ax.grid(True, which="both", alpha=0.3)
+    ax.legend(fontsize=7, loc="lower right")
+    path.parent.mkdir(parents=True, exist_ok=True)
+    return _save(fig, path)
+
+
+def plot_roofline(results: Mapping[str, Any], out: Path) -> Iterable[tuple[str, Path]]:
+    path = roofline_chart(results, out / "roofline.png")
+    return [("Roofline", path)] if path else []
+
+
 #: Benchmark families add their plots here.
-PLOTTERS: list[Plotter] = [plot_ceilings, plot_vector_add, plot_layers, plot_vgg_swap, plot_memory_breakdown]
+PLOTTERS: list[Plotter] = [plot_ceilings, plot_vector_add, plot_layers, plot_vgg_swap, plot_memory_breakdown,
+                           plot_roofline]

@@ -14,8 +14,10 @@ from typing import Any
 from perfkit import datasheet
 from perfkit.baselines import hardware_id_of, perfkit_info
 from perfkit.compare import Comparison, Row
+from perfkit.flops import CONVENTION, FlopTable
 from perfkit.memory import MemoryEstimate, MiB, PeakMemory
 from perfkit.metrics import metrics_of
+from perfkit.paleo import Prediction
 from perfkit.plots import PLOTTERS
 
 FORMATS = ("table", "markdown", "json")
@@ -122,12 +124,42 @@ def write_report(results: Mapping[str, Any], out: Path, comparison: Comparison |
     for plotter in PLOTTERS:
         for title, path in plotter(results, out):
             lines += [f"## {title}", "", f"![{title}]({path.name})", ""]
+    lines += _ppp_section(results)
     for group, benches in _groups(results).items():
         lines += [f"## {group}", "", _markdown_table(["benchmark", "median", "IQR/median", "rounds", "metrics"],
                                                      [_bench_cells(b) for b in benches]), ""]
     path = out / "report.md"
     path.write_text("\n".join(lines), encoding="utf-8")
     return path
+
+
+def _ppp_section(results: Mapping[str, Any], top: int = 8) -> list[str]:
+    """Platform percent of peak per model and batch, then each model's slowest layers."""
+    runs = [(b, b["extra_info"]["ppp"]) for b in results["benchmarks"] if "ppp" in b.get("extra_info", {})]
+    if not runs:
+        return []
+
+    def cell(bench: Mapping[str, Any], name: str, fmt: str = "{:.3g}") -> str:
+        metric = metrics_of(bench).get(name)
+        return "-" if metric is None else (fmt_time(metric.value) if metric.unit == "s" else fmt.format(metric.value))
+
+    summary = [[p["model"], str(p["batch"]), fmt_time(b["stats"]["median"]), cell(b, "tflops"),
+                cell(b, "pct_of_peak", "{:.1%}"), cell(b, "predicted_s"), cell(b, "sum_of_layers_s"),
+                cell(b, "launch_overhead_s"), cell(b, "conv_flop_share", "{:.2%}")] for b, p in runs]
+    lines = ["## Platform percent of peak (forward)", "",
+             (f"Convolutions run {runs[0][1]['precision']}, linear layers {runs[0][1]['linear_precision']}; "
+             "PPP = time at the measured peaks of that math / measured time. PALEO prediction at the datasheet "
+             f"peak (PPP 1). {runs[0][1]['convention']}."), "",
+             _markdown_table(["model", "batch", "measured", "TFLOP/s", "PPP", "PALEO predicted", "sum of layers",
+                              "launch overhead", "conv share"], summary), ""]
+    for _, p in runs:
+        slow = sorted(p["layers"], key=lambda r: -r["seconds"])[:top]
+        rows = [[r["name"], r["type"], fmt_time(r["seconds"]), f"{r['tflops']:.3g}",
+                 "-" if r["pct_of_peak"] is None else f"{r['pct_of_peak']:.1%}",
+                 fmt_time(r["predicted_s"])] for r in slow]
+        lines += [f"### {p['model']} batch {p['batch']}: the {top} slowest layers", "",
+                  _markdown_table(["layer", "type", "time", "TFLOP/s", "PPP", "PALEO predicted"], rows), ""]
+    return lines
 
 
 def _ceilings_section(info: Mapping[str, Any]) -> list[str]:
@@ -188,3 +220,32 @@ def render_memory(estimate: MemoryEstimate, measured: PeakMemory | None) -> str:
     title = (f"{estimate.model}, batch {estimate.batch}, input {shape}, float32, {estimate.optimizer} "
              f"(activations: {estimate.to_json()['activations_method']})")
     return title + "\n\n" + _text_table(["term", "MiB"], rows) + "\n"
+
+
+def render_flops(table: FlopTable, per_layer: bool) -> str:
+    """``perfkit flops``: totals with the convention, optionally every layer with its source."""
+    head = [f"{table.model}, input {'x'.join(map(str, table.input_shape))}: {CONVENTION}", "",
+            _text_table(["total", "value"], [
+                ["forward FLOPs", f"{table.total_flops:,}"], ["forward MACs", f"{table.total_macs:,}"],
+                ["counted by FlopCounterMode (FLOPs)", f"{table.counted_flops:,}"],
+                ["analytic only (ReLU, pooling, batch-norm)", f"{table.uncounted_flops:,}"],
+                ["forward + backward FLOPs", f"{table.forward_backward_flops:,}"],
+                ["parameters", f"{table.params:,}"], ["convolution share", f"{table.conv_flop_share:.2%}"]])]
+    if per_layer:
+        rows = [[r.name, r.type, "x".join(map(str, r.output_shape)), f"{r.params:,}", f"{r.flops:,}",
+                 f"{r.macs:,}", f"{r.share:.2%}", r.source] for r in table.rows]
+        head += ["", _text_table(["layer", "type", "output", "params", "FLOPs", "MACs", "share", "counted by"], rows)]
+    return "\n".join(head) + "\n"
+
+
+def render_prediction(prediction: Prediction) -> str:
+    """``perfkit predict``: the predicted time with the peaks and their source."""
+    p = prediction.to_json()
+    lines = [(f"{p['model']} on {p['gpu_name']} ({p['precision']}, PPP {p['ppp']:g}), input "
+             f"{'x'.join(map(str, p['input_shape']))}"),
+             (f"  predicted forward time: {fmt_time(p['predicted_s'])} (pipelined: max of compute and memory "
+             f"per layer); serial bound {fmt_time(p['predicted_serial_s'])}"),
+             f"  {p['total_flops']:,} FLOPs at {p['peak_tflops']:g} TFLOP/s, {p['bandwidth_gbps']:g} GB/s",
+             f"  peaks from: {p['source']}",
+             f"  {CONVENTION}"]
+    return "\n".join(lines) + "\n"

@@ -1,0 +1,26 @@
+"""FLOP accounting (seed 002, Problem 1.2): totals and the convolution share of forward FLOPs.
+
+Counts, not speeds: every metric is a count that should not change (better "none"), so a change in
+torchvision's architectures or in FlopCounterMode shows up as a "changed" row. Headline: the time to
+count (a meta-device forward, no arithmetic). Lu et al. found ~99% of VGG16's forward FLOPs in
+convolutions; the course asks the same of VGG19.
+"""
+from __future__ import annotations
+
+import pytest
+
+from perfkit import flops, models
+
+MODEL_NAMES = ("vgg16", "vgg19", "resnet18", "resnet50", "googlenet", "alexnet")
+
+
+@pytest.mark.parametrize("name", [pytest.param(n, id=n) for n in MODEL_NAMES])
+def test_flop_count(benchmark, name, perfkit_metrics):
+    shape = (1, *models.DEFAULT_INPUT)
+    table = benchmark.pedantic(flops.flop_table, args=(name, shape), rounds=3, warmup_rounds=1)
+    for metric, value, unit in (("total_flops", table.total_flops, "FLOP"), ("total_macs", table.total_macs, "MAC"),
+                                ("counted_flops", table.counted_flops, "FLOP"), ("params", table.params, ""),
+                                ("forward_backward_flops", table.forward_backward_flops, "FLOP"),
+                                ("conv_flop_share", table.conv_flop_share, "ratio")):
+        perfkit_metrics.record(metric, value, unit, "none")
+    perfkit_metrics.info("flops", table.to_json(per_layer=False))
