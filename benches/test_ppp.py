@@ -57,7 +57,8 @@ def _ideal_seconds(table: flops.FlopTable, peaks, which: int) -> float | None:
 
 @pytest.mark.gpu
 @pytest.mark.parametrize("name", [pytest.param(n, id=n) for n in MODEL_NAMES])
-def test_layerwise_ppp(benchmark, name, batch, perfkit_device, perfkit_metrics, perfkit_ceilings, perfkit_datasheet):
+def test_layerwise_ppp(benchmark, name, batch, perfkit_device, perfkit_profile, perfkit_metrics, perfkit_ceilings,
+                       perfkit_datasheet):
     shape = (batch, *models.DEFAULT_INPUT)
     table = flops.flop_table(name, shape)
     torch.manual_seed(0)
@@ -116,16 +117,17 @@ def test_layerwise_ppp(benchmark, name, batch, perfkit_device, perfkit_metrics, 
                      else None,
                      "bytes": paleo.layer_bytes(row, "fp32") if row else None,
                      "predicted_s": predicted[t.name].pipelined_s if t.name in predicted else None})
-    _record_roofline(perfkit_metrics, name, table, measured_s, conv_precision, perfkit_ceilings, shape)
+    with_ncu = perfkit_profile.name == "full" and name in NCU_MODELS
+    _record_roofline(perfkit_metrics, name, table, measured_s, conv_precision, perfkit_ceilings, shape, with_ncu)
     perfkit_metrics.info("ppp", {"model": name, "batch": batch, "precision": conv_precision,
                                  "linear_precision": precision_in_use("matmul", perfkit_device),
                                  "layers": rows, "convention": flops.CONVENTION})
 
 
-def _record_roofline(metrics, name, table, seconds, precision, ceilings: CeilingStore, shape) -> None:
+def _record_roofline(metrics, name, table, seconds, precision, ceilings: CeilingStore, shape, with_ncu) -> None:
     analytic = sum((r.input_elems + r.params + r.output_elems) * 4 for r in table.rows)
     points = [roofline.Point(name, table.total_flops, analytic, seconds, precision)]
-    if name in NCU_MODELS:
+    if with_ncu:
         try:
             dram = roofline.measure_dram_bytes(name, shape)
             points.append(roofline.Point(name, table.total_flops, dram, seconds, precision, "ncu dram"))
@@ -133,7 +135,7 @@ def _record_roofline(metrics, name, table, seconds, precision, ceilings: Ceiling
         except PerfkitError as exc:
             metrics.absent("dram_bytes", str(exc))
     else:
-        metrics.absent("dram_bytes", "ncu runs for ResNet-18/50 only (each run replays every kernel)")
+        metrics.absent("dram_bytes", "ncu runs for ResNet-18/50 in the full profile only (it replays every kernel)")
     peak, bandwidth = ceilings.resolve(datasheet.matmul_key(precision)), ceilings.resolve(datasheet.COPY)
     placed = []
     for point in points:
