@@ -150,7 +150,7 @@ class PowerSampler:
     def _device_handle(self) -> Any:
         bus_id = _cuda_pci_bus_id(self._cuda_index)
         if bus_id is not None:
-            return self._nvml.nvmlDeviceGetHandleByPciBusId_v2(bus_id)
+            return self._nvml.nvmlDeviceGetHandleByPciBusId(bus_id)
         return self._nvml.nvmlDeviceGetHandleByIndex(self._cuda_index)
 
     def _run(self) -> None:
