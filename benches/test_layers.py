@@ -4,7 +4,7 @@ course's inputs (batch 256; batch 8 in the quick profile), forward and forward +
 Headline: pytest-benchmark's time of one call (5 warm-up rounds, then 20; 10 in the quick profile).
 Metrics: achieved TFLOP/s (conv, linear) or GB/s (ReLU, pool) and their share of the measured
 ceiling of the math actually used (cuDNN convolutions run TF32 for float32 by default), allocator
-peaks over one call, and NVML power and energy per call over a loop of power.POWER_WINDOW_S
+peaks over one call (input, weights and output included; earlier benchmarks' tensors excluded), and NVML power and energy per call over a loop of power.POWER_WINDOW_S
 seconds after a power.POWER_LEAD_IN_S lead-in.
 """
 from __future__ import annotations
@@ -13,7 +13,7 @@ import statistics
 
 import pytest
 
-from perfkit import datasheet, layers, measure
+from perfkit import datasheet, layers, measure, memory
 from perfkit.ceilings import precision_in_use
 from perfkit.timing import round_times
 
@@ -26,6 +26,7 @@ QUICK_BATCH = 8
 def test_layer(benchmark, case, pass_, perfkit_device, perfkit_profile, perfkit_metrics, perfkit_ceilings,
                perfkit_datasheet):
     shape = case.input_shape(perfkit_profile.pick(quick=QUICK_BATCH, full=None))
+    since = memory.allocated_bytes(perfkit_device)
     run = layers.LayerRun(case, shape, perfkit_device, pass_)
     benchmark.pedantic(run, rounds=perfkit_profile.pick(quick=10, full=20), warmup_rounds=WARMUP)
     run.check()
@@ -40,6 +41,6 @@ def test_layer(benchmark, case, pass_, perfkit_device, perfkit_profile, perfkit_
     else:
         measure.record_rate(perfkit_metrics, times, work.min_bytes, compute=False, ceiling_key=datasheet.COPY,
                             ceilings=perfkit_ceilings, spec=perfkit_datasheet)
-    measure.record_peak_memory(perfkit_metrics, run, perfkit_device)
+    measure.record_peak_memory(perfkit_metrics, run, perfkit_device, since)
     seconds_per_call = statistics.median(times) if times else 1e-3
     measure.record_power(perfkit_metrics, run, seconds_per_call, perfkit_device)

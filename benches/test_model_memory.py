@@ -2,8 +2,8 @@
 
 The estimate, term by term: parameters × 4 bytes, gradients, SGD-momentum state, and the
 activations autograd saves for backward (counted with saved-tensor hooks, perfkit.memory). The
-actual figure is the allocator's peak over one training step after warm-up (live tensors; the
-reserved peak and NVML's device-level figure are recorded beside it). Headline: the step's time.
+actual figure is the allocator's peak over one training step after warm-up (live tensors, net of
+what earlier benchmarks left allocated; the reserved peak is recorded beside it). Headline: the step's time.
 """
 from __future__ import annotations
 
@@ -35,11 +35,12 @@ def test_training_memory(benchmark, model_name, batch, perfkit_device, perfkit_p
     perfkit_metrics.record("estimate_mib", estimate.total / memory.MiB, "MiB", "none")
     perfkit_metrics.info("memory_estimate", estimate.to_json())
 
+    since = memory.allocated_bytes(perfkit_device)
     _, step = training.model_step(model_name, batch, shape, perfkit_device)
     first = float(step())
     warmup(step, WARMUP)
     benchmark.pedantic(step, rounds=ROUNDS, warmup_rounds=0)
-    peak = measure.record_peak_memory(perfkit_metrics, step, perfkit_device)
+    peak = measure.record_peak_memory(perfkit_metrics, step, perfkit_device, since)
     last = float(step())
     if not last < first:
         raise MeasurementError(f"{model_name} training loss did not fall on a fixed batch ({first:.4f} -> {last:.4f})")

@@ -29,21 +29,35 @@ OPTIMIZER_STATE_COPIES = {"sgd": 0, "sgd-momentum": 1, "adam": 2}
 
 @dataclass(frozen=True)
 class PeakMemory:
-    """Allocator peaks over a region, in bytes."""
+    """Allocator peaks over a region, in bytes, net of what was allocated before ``since`` was read.
+
+    A pytest process keeps tensors of earlier benchmarks (caches, fixtures) alive; subtracting the
+    allocation read before a benchmark built its inputs keeps those out of its figure.
+    """
 
     allocated: int
     reserved: int
+    residue: int = 0
 
 
-def measure_peak(fn: Callable[[], Any], device: torch.device) -> PeakMemory:
-    """Run ``fn`` once with the allocator's peak statistics reset just before it."""
+def allocated_bytes(device: torch.device) -> int:
+    """Bytes the CUDA allocator holds in live tensors now (0 on the CPU): read it before building inputs."""
+    return torch.cuda.memory_allocated(device) if device.type == "cuda" else 0
+
+
+def measure_peak(fn: Callable[[], Any], device: torch.device, since: int = 0) -> PeakMemory:
+    """Run ``fn`` once with the allocator's peak statistics reset just before it.
+
+    ``since`` is ``allocated_bytes`` read before the region's inputs were created; it is subtracted
+    from the allocated peak (the reserved peak is the allocator's total and stays absolute).
+    """
     if device.type != "cuda":
         raise HardwareError("peak memory comes from PyTorch's CUDA allocator; this run is on the CPU")
     timing.synchronize()
     torch.cuda.reset_peak_memory_stats(device)
     fn()
     timing.synchronize()
-    return PeakMemory(torch.cuda.max_memory_allocated(device), torch.cuda.max_memory_reserved(device))
+    return PeakMemory(torch.cuda.max_memory_allocated(device) - since, torch.cuda.max_memory_reserved(device), since)
 
 
 def saved_activation_bytes(model: nn.Module, x: torch.Tensor) -> int:
@@ -127,9 +141,10 @@ def measure_training_peak(name: str, batch: int, input_shape: Sequence[int]) -> 
         raise HardwareError("--measure needs a CUDA GPU; without one, perfkit memory prints the estimate only")
     device = torch.device("cuda")
     try:
+        since = allocated_bytes(device)
         _, step = training.model_step(name, batch, tuple(input_shape), device)
         timing.warmup(step, 2)
-        return measure_peak(step, device)
+        return measure_peak(step, device, since)
     except torch.cuda.OutOfMemoryError:
         total = torch.cuda.get_device_properties(device).total_memory / 2**30
         raise UsageError(f"batch {batch} of {name} does not fit on {torch.cuda.get_device_name(device)} "
