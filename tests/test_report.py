@@ -1,0 +1,49 @@
+"""The run report on the committed H200 baseline: every family's plot and the PPP table."""
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from perfkit import cli, plots, report
+
+
+def test_the_h200_report_has_every_familys_chart(tmp_path, h200_results):
+    path = report.write_report(h200_results, tmp_path)
+    text = path.read_text()
+    for png in ("layers.png", "vgg_swap.png", "memory_breakdown.png", "roofline.png", "ceilings.png"):
+        assert (tmp_path / png).stat().st_size > 10_000 and f"]({png})" in text
+
+
+def test_the_ppp_table_lists_every_model_and_batch(tmp_path, h200_results):
+    text = report.write_report(h200_results, tmp_path).read_text()
+    section = text.split("## Platform percent of peak (forward)")[1].split("\n## ")[0]
+    for model in ("vgg16", "vgg19", "resnet18", "resnet50"):
+        assert f"| {model} | 1 |" in section and f"| {model} | 64 |" in section
+    assert "the 8 slowest layers" in section and "multiply-add as 2" in section
+
+
+def test_roofline_points_carry_their_bound_and_the_ncu_bytes(h200_results):
+    points = [p for b in h200_results["benchmarks"] for p in b["extra_info"].get("roofline", [])]
+    sources = {p["bytes_source"] for p in points}
+    assert sources == {"analytic minimum", "ncu dram"}
+    assert all(p["bound"] in ("memory", "compute") and 0 < p["of_roof"] <= 1 for p in points)
+
+
+def test_roofline_cli_draws_the_chart(tmp_path, h200_results):
+    results = tmp_path / "h200.json"
+    results.write_text(json.dumps(h200_results))
+    assert cli.main(["roofline", str(results), "--out", str(tmp_path / "r" / "roof.png")]) == 0
+    assert (tmp_path / "r" / "roof.png").stat().st_size > 10_000
+
+
+def test_roofline_cli_without_ppp_results_says_what_to_run(tmp_path, cpu_results, capsys):
+    results = tmp_path / "cpu.json"
+    results.write_text(json.dumps(cpu_results))
+    assert cli.main(["roofline", str(results), "--out", str(tmp_path / "roof.png")]) == cli.EXIT_USAGE
+    assert "run benches/test_ppp.py on a GPU" in capsys.readouterr().err
+
+
+@pytest.mark.parametrize("plotter", plots.PLOTTERS)
+def test_plotters_draw_nothing_for_a_run_without_their_family(tmp_path, plotter):
+    assert list(plotter({"benchmarks": [], "machine_info": {"perfkit": {}}}, tmp_path)) == []
