@@ -12,6 +12,8 @@ forward (ResNet-18/50) give the measured arithmetic intensity.
 """
 from __future__ import annotations
 
+import statistics
+
 import pytest
 import torch
 
@@ -76,7 +78,7 @@ def test_layerwise_ppp(benchmark, name, batch, perfkit_device, perfkit_profile, 
     if not times:
         perfkit_metrics.absent("pct_of_peak", "benchmarks are disabled: no model time")
         return
-    measured_s = sorted(times)[len(times) // 2]
+    measured_s = statistics.median(times)
     layers = layerwise.time_layers(model, x)
     whole = layerwise.time_model(model, x)
     peaks = _peaks(perfkit_device, perfkit_ceilings, perfkit_datasheet)
@@ -125,7 +127,7 @@ def test_layerwise_ppp(benchmark, name, batch, perfkit_device, perfkit_profile, 
 
 
 def _record_roofline(metrics, name, table, seconds, precision, ceilings: CeilingStore, shape, with_ncu) -> None:
-    analytic = sum((r.input_elems + r.params + r.output_elems) * 4 for r in table.rows)
+    analytic = sum(paleo.layer_bytes(r, "fp32") for r in table.rows)
     points = [roofline.Point(name, table.total_flops, analytic, seconds, precision)]
     if with_ncu:
         try:

@@ -33,7 +33,7 @@ def _operation(kind: str, device: torch.device, full: bool) -> ceilings.Workload
         if x.item() < 1:
             raise MeasurementError("the tiny kernel never ran")
 
-    return ceilings.Workload(lambda: x.add_(1), 1.0, "element", check)
+    return ceilings.Workload(lambda: x.add_(1), 1.0, check)
 
 
 @pytest.mark.parametrize("kind", [pytest.param(k, id=k) for k in ("copy", "gemm", "tiny")])

@@ -57,7 +57,6 @@ def _step(model: torch.nn.Module, x: torch.Tensor, pass_: str):
                 model(x)
         return forward
     model.train()
-    model.zero_grad(set_to_none=True)
 
     def forward_backward() -> None:
         model.zero_grad(set_to_none=True)

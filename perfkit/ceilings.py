@@ -31,7 +31,6 @@ class Workload:
 
     run: Callable[[], Any]
     amount: float
-    unit: str
     check: Callable[[], None]
 
 
@@ -44,7 +43,7 @@ def copy_workload(device: torch.device, nbytes: int) -> Workload:
         if not torch.equal(dst, src):
             raise MeasurementError("the copy's destination differs from its source")
 
-    return Workload(lambda: dst.copy_(src), 2.0 * src.numel() * 4, "bytes", check)
+    return Workload(lambda: dst.copy_(src), 2.0 * src.numel() * 4, check)
 
 
 def matmul_workload(device: torch.device, n: int, precision: str) -> Workload:
@@ -63,7 +62,7 @@ def matmul_workload(device: torch.device, n: int, precision: str) -> Workload:
         if error > _MATMUL_TOLERANCE[precision]:
             raise MeasurementError(f"{precision} matmul is wrong: relative error {error:.2e}")
 
-    return Workload(lambda: torch.mm(a, b, out=out), 2.0 * n**3, "flop", check)
+    return Workload(lambda: torch.mm(a, b, out=out), 2.0 * n**3, check)
 
 
 @contextlib.contextmanager

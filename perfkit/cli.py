@@ -8,8 +8,9 @@ from __future__ import annotations
 import argparse
 import json
 import sys
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from pathlib import Path
+from typing import Any
 
 from perfkit import baselines, compare, datasheet, report
 from perfkit.errors import PerfkitError, UsageError
@@ -63,35 +64,37 @@ def _parser() -> argparse.ArgumentParser:
     rep.add_argument("--baseline", type=Path, help="also compare with this baseline")
     rep.set_defaults(func=_report)
 
-    mem = sub.add_parser("memory", help="training-memory estimate of a model, term by term (no GPU needed)")
-    mem.add_argument("model", help="a registered model name or package.module:function")
+    mem = _model_command(sub, "memory", "training-memory estimate of a model, term by term (no GPU needed)",
+                         _memory, "3,224,224", "C,H,W")
     mem.add_argument("--batch", type=int, required=True)
-    mem.add_argument("--input", default="3,224,224", metavar="C,H,W", help="one sample's shape (default 3,224,224)")
     mem.add_argument("--measure", action="store_true", help="also measure a training step's peak on the GPU")
-    mem.add_argument("--json", action="store_true", help="machine-readable output")
-    mem.set_defaults(func=_memory)
 
-    fl = sub.add_parser("flops", help="per-layer FLOPs and MACs of a model (FlopCounterMode + PALEO formulas)")
-    fl.add_argument("model", help="a registered model name or package.module:function")
-    fl.add_argument("--input", default="1,3,224,224", metavar="N,C,H,W", help="input shape (default 1,3,224,224)")
-    fl.add_argument("--per-layer", action="store_true", help="print every layer, not only the totals")
-    fl.add_argument("--json", action="store_true", help="machine-readable output (always per layer)")
-    fl.set_defaults(func=_flops)
+    fl = _model_command(sub, "flops", "per-layer FLOPs and MACs of a model (FlopCounterMode + PALEO formulas)",
+                        _flops, "1,3,224,224", "N,C,H,W")
+    fl.add_argument("--per-layer", action="store_true", help="print every layer, not only the totals (--json always)")
 
-    pr = sub.add_parser("predict", help="PALEO-style inference time from FLOPs and datasheet peaks")
-    pr.add_argument("model", help="a registered model name or package.module:function")
+    pr = _model_command(sub, "predict", "PALEO-style inference time from FLOPs and datasheet peaks",
+                        _predict, "3,224,224", "C,H,W")
     pr.add_argument("--gpu", required=True, help="datasheet key or device name, e.g. k80, v100-sxm2, h200")
     pr.add_argument("--precision", default="fp32", help="fp32 or fp64 (or tf32/bf16/fp16 where listed)")
     pr.add_argument("--ppp", type=float, default=1.0, help="platform percent of peak in (0, 1] (default 1.0)")
     pr.add_argument("--batch", type=int, default=1)
-    pr.add_argument("--input", default="3,224,224", metavar="C,H,W")
-    pr.add_argument("--json", action="store_true", help="machine-readable output")
-    pr.set_defaults(func=_predict)
 
     roof = sub.add_parser("roofline", help="draw the roofline chart of a results JSON's PPP benchmarks")
     roof.add_argument("results", type=Path)
     roof.add_argument("--out", type=Path, required=True, help="PNG file to write")
     roof.set_defaults(func=_roofline)
+    return parser
+
+
+def _model_command(sub: Any, name: str, help_text: str, func: Callable[[argparse.Namespace], int],
+                   default_input: str, dims: str) -> argparse.ArgumentParser:
+    """A subcommand about one model: the model argument, its input shape and --json."""
+    parser = sub.add_parser(name, help=help_text)
+    parser.add_argument("model", help="a registered model name or package.module:function")
+    parser.add_argument("--input", default=default_input, metavar=dims, help=f"input shape (default {default_input})")
+    parser.add_argument("--json", action="store_true", help="machine-readable output")
+    parser.set_defaults(func=func)
     return parser
 
 

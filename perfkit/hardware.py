@@ -16,7 +16,7 @@ from typing import Any
 
 import torch
 
-from perfkit import datasheet
+from perfkit import datasheet, power
 from perfkit.errors import HardwareError, UsageError
 
 
@@ -80,17 +80,15 @@ def _version(package: str) -> str | None:
 def _driver_version() -> str | None:
     """The NVIDIA driver version from NVML; None where NVML or the driver is missing."""
     try:
-        import pynvml
-    except ImportError:
+        nvml = power.load_nvml()
+    except HardwareError:
         return None
     try:
-        pynvml.nvmlInit()
-        try:
-            version = pynvml.nvmlSystemGetDriverVersion()
-        finally:
-            pynvml.nvmlShutdown()
-    except pynvml.NVMLError:
+        version = nvml.nvmlSystemGetDriverVersion()
+    except nvml.NVMLError:
         return None
+    finally:
+        nvml.nvmlShutdown()
     return version.decode() if isinstance(version, bytes) else str(version)
 
 

@@ -110,12 +110,12 @@ _COUNT_BATCHES = (2, 4)
 
 
 @functools.lru_cache(maxsize=16)
-def _activation_line(name: str, input_shape: tuple[int, ...]) -> tuple[float, float]:
-    """(bytes at batch 0, bytes per sample) of the saved activations, counted on the CPU."""
+def _counted(name: str, input_shape: tuple[int, ...]) -> tuple[int, float, float]:
+    """(parameters, activation bytes at batch 0, activation bytes per sample), counted on the CPU."""
     model = models.build(name).train()
     small, large = (saved_activation_bytes(model, torch.randn(b, *input_shape)) for b in _COUNT_BATCHES)
     per_sample = (large - small) / (_COUNT_BATCHES[1] - _COUNT_BATCHES[0])
-    return small - per_sample * _COUNT_BATCHES[0], per_sample
+    return models.parameter_count(model), small - per_sample * _COUNT_BATCHES[0], per_sample
 
 
 def estimate_training_memory(name: str, batch: int, input_shape: Sequence[int] = models.DEFAULT_INPUT,
@@ -129,8 +129,8 @@ def estimate_training_memory(name: str, batch: int, input_shape: Sequence[int] =
         raise UsageError(f"batch must be at least 1, not {batch}")
     if optimizer not in OPTIMIZER_STATE_COPIES:
         raise UsageError(f"unknown optimizer {optimizer!r}; choose one of {', '.join(OPTIMIZER_STATE_COPIES)}")
-    param_bytes = models.parameter_count(models.build(name)) * FLOAT32_BYTES
-    fixed, per_sample = _activation_line(name, tuple(input_shape))
+    params, fixed, per_sample = _counted(name, tuple(input_shape))
+    param_bytes = params * FLOAT32_BYTES
     return MemoryEstimate(name, batch, tuple(input_shape), optimizer, param_bytes, param_bytes,
                           param_bytes * OPTIMIZER_STATE_COPIES[optimizer], round(fixed + per_sample * batch))
 

@@ -16,17 +16,29 @@ from perfkit.baselines import hardware_id_of, perfkit_info
 Plotter = Callable[[Mapping[str, Any], Path], Iterable[tuple[str, Path]]]
 
 
+def _pyplot() -> Any:
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    return plt
+
+
+def _save(fig: Any, path: Path) -> Path:
+    fig.tight_layout()
+    fig.savefig(path, dpi=110)
+    _pyplot().close(fig)
+    return path
+
+
 def plot_ceilings(results: Mapping[str, Any], out: Path) -> Iterable[tuple[str, Path]]:
     """Measured ceilings beside the datasheet figures: bandwidth and matmul rate per precision."""
     info = perfkit_info(results)
     measured = info.get("ceilings") or {}
     if not measured:
         return []
-    import matplotlib
-
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
-
+    plt = _pyplot()
     spec = datasheet.by_key(info.get("fingerprint", {}).get("datasheet_key") or "")
     keys = sorted(measured)
     fig, axes = plt.subplots(1, 2, figsize=(11, 4))
@@ -41,11 +53,7 @@ def plot_ceilings(results: Mapping[str, Any], out: Path) -> Iterable[tuple[str, 
         ax.set_yscale("log")
         ax.legend()
     fig.suptitle(f"Ceilings of {hardware_id_of(results)} (copy counts bytes read + written)")
-    path = out / "ceilings.png"
-    fig.tight_layout()
-    fig.savefig(path, dpi=110)
-    plt.close(fig)
-    return [("Measured ceilings vs datasheet", path)]
+    return [("Measured ceilings vs datasheet", _save(fig, out / "ceilings.png"))]
 
 
 def plot_vector_add(results: Mapping[str, Any], out: Path) -> Iterable[tuple[str, Path]]:
@@ -57,11 +65,7 @@ def plot_vector_add(results: Mapping[str, Any], out: Path) -> Iterable[tuple[str
             series[case["mode"], case["scenario"]][float(case["k"])] = bench["stats"]["median"]
     if not any(mode != "cpu" for mode, _ in series):
         return []
-    import matplotlib
-
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
-
+    plt = _pyplot()
     charts = []
     for title, modes in (("explicit copies (whole program step)", ("explicit",)),
                          ("unified memory (solid: first launch, dashed: warm)", ("managed_first", "managed_warm"))):
@@ -76,29 +80,8 @@ def plot_vector_add(results: Mapping[str, Any], out: Path) -> Iterable[tuple[str
                title=f"Vector add, {title}")
         ax.grid(True, which="both", alpha=0.3)
         ax.legend(fontsize=8)
-        path = out / f"vector_add_{modes[0].split('_')[0]}.png"
-        fig.tight_layout()
-        fig.savefig(path, dpi=110)
-        plt.close(fig)
-        charts.append((f"Vector add: {title}", path))
+        charts.append((f"Vector add: {title}", _save(fig, out / f"vector_add_{modes[0].split('_')[0]}.png")))
     return charts
-
-
-def _pyplot() -> Any:
-    import matplotlib
-
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
-
-    return plt
-
-
-def _save(fig: Any, path: Path) -> Path:
-    fig.tight_layout()
-    fig.savefig(path, dpi=110)
-    fig.clf()
-    _pyplot().close(fig)
-    return path
 
 
 def _metric(bench: Mapping[str, Any], name: str) -> float | None:
