@@ -84,3 +84,25 @@ def record_power(metrics: MetricRecorder, fn: Callable[[], Any], seconds_per_cal
                            "gpu_util_pct": trace.mean("gpu_util_pct"), "sm_clock_mhz": trace.mean("sm_clock_mhz"),
                            "memory_used_mib": trace.peak("memory_used_mib")})
     return trace
+
+
+def record_scaling(metrics: MetricRecorder, reference: dict[str, float], key: str, gpus: int,
+                   images_per_s: float) -> float | None:
+    """``speedup`` (throughput over the 1-GPU run of ``key`` in this pytest run) and ``scaling_efficiency``.
+
+    Throughput, not time, so weak scaling (batch per GPU fixed) and strong scaling (global batch
+    fixed) share one definition: efficiency = speedup / GPUs. A 1-GPU run stores itself as the reference.
+    """
+    if gpus == 1:
+        reference[key] = images_per_s
+        metrics.info("scaling_reference", "this run is the 1-GPU reference")
+        return None
+    base = reference.get(key)
+    if base is None:
+        for name in ("speedup", "scaling_efficiency"):
+            metrics.absent(name, f"no 1-GPU run of {key} earlier in this pytest run (select it too)")
+        return None
+    speedup = images_per_s / base
+    metrics.record("speedup", speedup, "x", "higher")
+    metrics.record("scaling_efficiency", speedup / gpus, "ratio", "higher")
+    return speedup

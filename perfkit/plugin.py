@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import json
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -10,7 +11,7 @@ import pytest
 import torch
 from pytest_benchmark.utils import safe_dumps
 
-from perfkit import SCHEMA_VERSION, baselines, compare, datasheet, hardware, report, timing
+from perfkit import SCHEMA_VERSION, baselines, compare, data, datasheet, distributed, hardware, report, timing
 from perfkit.ceilings import CeilingStore
 from perfkit.errors import PerfkitError
 from perfkit.metrics import MetricRecorder
@@ -40,6 +41,8 @@ class RunState:
     baseline: dict[str, Any] | None = None
     comparison: compare.Comparison | None = None
     messages: list[str] = field(default_factory=list)
+    torchrun_args: tuple[str, ...] = ()
+    scaling_reference: dict[str, float] = field(default_factory=dict)
 
 
 _STATE = pytest.StashKey[RunState]()
@@ -58,6 +61,13 @@ def pytest_addoption(parser: pytest.Parser) -> None:
     group.addoption("--perfkit-save-baseline", nargs="?", const="new", default=None, choices=("new", "merge", "force"),
                     help="save this run as baselines/<hardware-id>.json; 'merge' updates an existing one, "
                          "'force' replaces it (default: refuse to overwrite)")
+    group.addoption("--perfkit-data-root", default=None, metavar="DIR",
+                    help=f"folder holding a local CIFAR-10 in torchvision's format (cifar-10-batches-py/); "
+                         f"default ${data.DATA_ROOT_ENV}, else learnable synthetic data (nothing is downloaded)")
+    group.addoption("--perfkit-torchrun-args", default=None, metavar="ARGS",
+                    help="torchrun rendezvous options for the multi-GPU benchmarks, e.g. "
+                         "\"--nnodes 2 --rdzv-backend c10d --rdzv-endpoint host:29500 --rdzv-id job1\" "
+                         "(default: one machine, --standalone)")
 
 
 def pytest_configure(config: pytest.Config) -> None:
@@ -76,7 +86,8 @@ def _run_state(config: pytest.Config) -> RunState:
     gpu_count = hardware.gpu_count()
     device = torch.device(hardware.resolve_device(config.getoption("perfkit_device")))
     profile = Profile(config.getoption("perfkit_profile") or ("full" if device.type == "cuda" else "quick"))
-    state = RunState(device, profile, gpu_count, hardware.fingerprint(device.type), CeilingStore())
+    state = RunState(device, profile, gpu_count, hardware.fingerprint(device.type), CeilingStore(),
+                     torchrun_args=distributed.parse_torchrun_args(config.getoption("perfkit_torchrun_args")))
     choice = config.getoption("perfkit_baseline")
     if choice != "none":
         path = (baselines.baseline_path(config.rootpath / "baselines", state.fingerprint.hardware_id)
@@ -134,6 +145,40 @@ def perfkit_datasheet(request: pytest.FixtureRequest) -> datasheet.GpuSpec | Non
     """The datasheet entry of the GPU under test, or None (a CPU run or an unlisted GPU)."""
     state = request.config.stash[_STATE]
     return datasheet.by_key(state.fingerprint.datasheet_key or "") if state.device.type == "cuda" else None
+
+
+@pytest.fixture(scope="session")
+def perfkit_data_root(request: pytest.FixtureRequest) -> str | None:
+    """``--perfkit-data-root`` (else ``$PERFKIT_DATA_ROOT``, else None: synthetic data), as given."""
+    root = data.data_root(request.config.getoption("perfkit_data_root"))
+    return str(root) if root else None
+
+
+@pytest.fixture(scope="session")
+def perfkit_torchrun(request: pytest.FixtureRequest) -> Callable[..., dict[str, Any]]:
+    """``perfkit_torchrun(job, gpus)``: rank 0's result of a perfkit.ddp job on ``gpus`` processes per machine.
+
+    Uses ``--perfkit-torchrun-args`` when given. A failed rank fails the benchmark with its own
+    message (no stack trace of the launcher); a machine that did not hold rank 0 skips.
+    """
+    torchrun_args = request.config.stash[_STATE].torchrun_args
+
+    def run(job: dict[str, Any], gpus: int, module: str = "perfkit.ddp") -> dict[str, Any]:
+        try:
+            return distributed.launch(module, job, gpus, torchrun_args=torchrun_args)
+        except distributed.NotRankZero as exc:
+            pytest.skip(str(exc))
+        except distributed.DistributedError as exc:
+            hint = "; lower the batch" if "out of memory" in str(exc).lower() else ""
+            pytest.fail(f"{exc}{hint}", pytrace=False)
+
+    return run
+
+
+@pytest.fixture(scope="session")
+def perfkit_scaling_reference(request: pytest.FixtureRequest) -> dict[str, float]:
+    """1-GPU throughputs measured earlier in this run, by benchmark key: what speedups divide by."""
+    return request.config.stash[_STATE].scaling_reference
 
 
 @pytest.fixture

@@ -12,7 +12,7 @@ from __future__ import annotations
 import contextlib
 import statistics
 import time
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
 from typing import Any, Literal
 
@@ -218,3 +218,40 @@ def time_do_bench(fn: Callable[[], Any]) -> Samples | None:
     except ImportError:
         return None
     return Samples(tuple(t / 1e3 for t in do_bench(fn, warmup=25, rep=100, return_mode="all")))
+
+
+class HostSpans:
+    """``EventSpans`` for the CPU: the same interface over a synchronizing host clock."""
+
+    def __init__(self, clock: Callable[[], float] = synchronized_clock) -> None:
+        self._clock = clock
+        self._seconds: list[float] = []
+
+    @contextlib.contextmanager
+    def region(self) -> Iterator[None]:
+        start = self._clock()
+        yield
+        self._seconds.append(self._clock() - start)
+
+    def samples(self) -> Samples:
+        return Samples(tuple(self._seconds))
+
+
+def spans(device: torch.device) -> EventSpans | HostSpans:
+    """Per-region times that do not stall the GPU between regions: CUDA events there, a host clock on CPU."""
+    return EventSpans() if device.type == "cuda" else HostSpans()
+
+
+def inject_samples(benchmark: Any, seconds: Sequence[float]) -> None:
+    """Make times measured elsewhere (another process, a worker rank) the benchmark's own stats.
+
+    pytest-benchmark times only code that runs in the pytest process and has no public way to take
+    external samples; this feeds each one through the fixture's stats as its pedantic mode does, so
+    the JSON, ``--benchmark-compare`` and perfkit's comparison treat them like any other timing.
+    """
+    if getattr(benchmark, "disabled", False) or not seconds:
+        return
+    benchmark._mode = "perfkit.timing.inject_samples(...)"
+    stats = benchmark._make_stats(1)
+    for second in seconds:
+        stats.update(float(second))

@@ -1,0 +1,98 @@
+"""Data-parallel scaling on 1, 2 and 4 GPUs (seed 000 Task 4, seed 003 Q2-Q3, seed 004 2.2-2.4).
+
+DDP runs launch ``torchrun`` (one process per GPU, NCCL) through perfkit.distributed; each rank
+measures (perfkit.ddp) and rank 0's per-step CUDA-event times of the timed epoch become the
+benchmark's own stats. ``speedup`` and ``scaling_efficiency`` divide by the 1-GPU run of the same
+job earlier in this pytest run. Communication is measured three ways (perfkit.scaling explains);
+all-reduce bandwidth follows nccl-tests and is also given as a ratio to a raw all_reduce of the
+same bytes in the same job. ``nn.DataParallel`` (seed 004's choice) runs the same models and GPU
+counts in this process, beside DDP. Data: CIFAR-10 from ``--perfkit-data-root`` or learnable
+synthetic images of its shape; ResNet-50 and VGG16 take random 224² images as the seed did.
+"""
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+import torch
+from torch import nn
+
+from perfkit import ddp, models, scaling, training
+from perfkit.distributed import Worker
+from perfkit.plugin import profile_of
+from perfkit.scaling import Workload
+from perfkit.timing import inject_samples
+
+CIFAR, IMAGENET = (3, 32, 32), (3, 224, 224)
+GPU_COUNTS = (1, 2, 4)
+FULL = [
+    *(Workload(f"resnet18-cifar-b{b}-weak", "resnet18", "cifar10", CIFAR, b) for b in (32, 128, 512)),
+    *(Workload(f"resnet18-cifar-B{b}-strong", "resnet18", "cifar10", CIFAR, b, "strong") for b in (32, 128, 512)),
+    Workload("resnet50-224-b64", "resnet50", "random", IMAGENET, 64, epoch=False),
+    Workload("vgg16-224-b64", "vgg16", "random", IMAGENET, 64, dataset_size=8192),
+]
+QUICK = [
+    Workload("resnet18-cifar-b128-weak", "resnet18", "cifar10", CIFAR, 128, dataset_size=8192),
+    Workload("resnet18-cifar-B128-strong", "resnet18", "cifar10", CIFAR, 128, "strong", dataset_size=8192),
+    Workload("resnet50-224-b16", "resnet50", "random", IMAGENET, 16, epoch=False, steps=10),
+]
+SWEEP_SIZES = {"full": [2**k for k in range(12, 31, 2)], "quick": [2**k for k in range(12, 25, 4)]}
+
+
+def _cases(workloads: list[Workload], weak_only: bool = False) -> list[Any]:
+    return [pytest.param((w, n), id=f"{w.name}-gpus{n}", marks=pytest.mark.gpus(n))
+            for w in workloads if not (weak_only and w.scaling == "strong")
+            for n in GPU_COUNTS if not (w.scaling == "strong" and n == 1)]  # strong on 1 GPU is weak's run
+
+
+def pytest_generate_tests(metafunc: pytest.Metafunc) -> None:
+    workloads = FULL if profile_of(metafunc.config).name == "full" else QUICK
+    if "ddp_case" in metafunc.fixturenames:
+        metafunc.parametrize("ddp_case", _cases(workloads))
+    if "dp_case" in metafunc.fixturenames:
+        metafunc.parametrize("dp_case", _cases(workloads, weak_only=True))
+
+
+def test_ddp(benchmark, ddp_case, perfkit_metrics, perfkit_data_root, perfkit_torchrun, perfkit_scaling_reference):
+    workload, gpus = ddp_case
+    result = perfkit_torchrun(workload.spec(gpus, perfkit_data_root), gpus)
+    inject_samples(benchmark, result["step_s"])
+    scaling.record_ddp(perfkit_metrics, result, perfkit_scaling_reference, workload)
+
+
+def test_dataparallel(benchmark, dp_case, perfkit_metrics, perfkit_data_root, perfkit_scaling_reference):
+    """nn.DataParallel: one process scatters each global batch (per-GPU batch × GPUs) from GPU 0."""
+    workload, gpus = dp_case
+    device = torch.device("cuda", 0)
+    spec = {**workload.spec(gpus, perfkit_data_root), "batch": workload.per_gpu(gpus) * gpus}
+    model = nn.DataParallel(models.build(workload.model).to(device).train(), device_ids=list(range(gpus)))
+    step = ddp.train_step(model, training.sgd_momentum(model))
+    epochs, steps_per_epoch = ddp.batches(Worker(0, 0, 1, device), spec)
+    first = ddp.timed(step, epochs(0), device, spec["warmup"])[2][0]
+    for index in range(gpus):
+        torch.cuda.reset_peak_memory_stats(index)
+    step_s, epoch_s, losses = ddp.timed(step, epochs(1), device, None if workload.epoch else workload.steps)
+    result = {"world": gpus, "global_batch": spec["batch"], "batch_per_gpu": workload.per_gpu(gpus),
+              "step_s": step_s, "epoch_s": epoch_s if workload.epoch else None, "steps_per_epoch": steps_per_epoch,
+              "loss_first": first, "loss_last": losses[-1], "replicas_max_abs_diff": 0.0}
+    scaling.check_training(result)
+    inject_samples(benchmark, step_s)
+    key = workload.reference_key()
+    throughput = scaling.record_throughput(perfkit_metrics, result, perfkit_scaling_reference, f"dp:{key}", gpus)
+    scaling.record_peaks(perfkit_metrics, [torch.cuda.max_memory_allocated(i) for i in range(gpus)])
+    on_ddp = perfkit_scaling_reference.get(f"ddp:{key}:gpus{gpus}")
+    if on_ddp:
+        perfkit_metrics.record("throughput_vs_ddp", throughput / on_ddp, "ratio", "higher")
+    else:
+        perfkit_metrics.absent("throughput_vs_ddp", f"no DDP run of {workload.name} on {gpus} GPUs in this pytest run")
+    del model, step
+    torch.cuda.empty_cache()
+
+
+@pytest.mark.parametrize("gpus", [pytest.param(n, id=f"gpus{n}", marks=pytest.mark.gpus(n)) for n in (2, 4)])
+def test_allreduce_busbw(benchmark, gpus, perfkit_metrics, perfkit_profile, perfkit_torchrun):
+    """nccl-tests' all_reduce_perf in miniature: in-place float32 sum, 4 KiB to 1 GiB, busbw per size."""
+    sizes = SWEEP_SIZES[perfkit_profile.name]
+    result = perfkit_torchrun({"kind": "allreduce", "device": "cuda", "sizes": sizes, "repetitions": 5}, gpus)
+    inject_samples(benchmark, result["rows"][-1]["op_s"])
+    scaling.record_sweep(perfkit_metrics, result)

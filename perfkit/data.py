@@ -1,0 +1,146 @@
+"""Training data without downloads: CIFAR-10 from a local folder in torchvision's on-disk format, or
+learnable synthetic images of the same shape that perfkit makes itself.
+
+The whole set is held as one uint8 tensor (150 MB for CIFAR-10) and moved to the GPU once, so the
+scaling and time-to-accuracy families time training, not a Python data loader. The seeds' random
+crop and flip are left out for the same reason; the course's normalisation is kept. Shuffling and
+sharding across ranks use torch's own ``DistributedSampler`` (with ``set_epoch``, seed 003 Q6).
+"""
+from __future__ import annotations
+
+import os
+import pickle
+from collections.abc import Iterator
+from dataclasses import dataclass
+from pathlib import Path
+from typing import cast
+
+import torch
+from torch.nn import functional
+from torch.utils.data import Dataset, DistributedSampler
+
+from perfkit.errors import UsageError
+
+#: Where a user's local CIFAR-10 lives when ``--perfkit-data-root`` is not given.
+DATA_ROOT_ENV = "PERFKIT_DATA_ROOT"
+CIFAR10_FOLDER = "cifar-10-batches-py"
+CIFAR10_TRAIN_FILES = tuple(f"data_batch_{i}" for i in range(1, 6))
+CIFAR10_TEST_FILES = ("test_batch",)
+CIFAR10_SHAPE = (3, 32, 32)
+CIFAR10_CLASSES = 10
+CIFAR10_TRAIN_SIZE, CIFAR10_TEST_SIZE = 50_000, 10_000
+#: The seeds' normalisation (seed 004): per-channel mean and standard deviation of CIFAR-10.
+CIFAR10_MEAN = (0.4914, 0.4822, 0.4465)
+CIFAR10_STD = (0.2023, 0.1994, 0.2010)
+
+
+@dataclass(frozen=True)
+class ImageSet:
+    """Images as uint8 (N, C, H, W) and int64 labels, on one device; ``source`` says where they came from."""
+
+    images: torch.Tensor
+    labels: torch.Tensor
+    classes: int
+    source: str
+
+    def __len__(self) -> int:
+        return int(self.labels.shape[0])
+
+    def to(self, device: torch.device | str) -> ImageSet:
+        return ImageSet(self.images.to(device), self.labels.to(device), self.classes, self.source)
+
+    def batch(self, index: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
+        """Normalised float images and labels at ``index`` (on the set's device)."""
+        mean = torch.tensor(CIFAR10_MEAN, device=self.images.device).view(1, -1, 1, 1)
+        std = torch.tensor(CIFAR10_STD, device=self.images.device).view(1, -1, 1, 1)
+        x = self.images[index].float().div_(255)
+        return (x - mean) / std, self.labels[index]
+
+
+def data_root(option: str | None) -> Path | None:
+    """The local data folder: the command-line option, else ``$PERFKIT_DATA_ROOT``, else None (synthetic)."""
+    chosen = option or os.environ.get(DATA_ROOT_ENV)
+    return Path(chosen).expanduser() if chosen else None
+
+
+def cifar10(root: Path | None, train: bool = True, synthetic_size: int | None = None) -> ImageSet:
+    """CIFAR-10 from ``root`` when given (it must be there: no silent fallback), else the synthetic stand-in."""
+    if root is not None:
+        return load_cifar10(root, train)
+    size = synthetic_size or (CIFAR10_TRAIN_SIZE if train else CIFAR10_TEST_SIZE)
+    return synthetic_cifar10(size, seed=0 if train else 1)
+
+
+def load_cifar10(root: Path, train: bool = True) -> ImageSet:
+    """Read torchvision's CIFAR-10 python pickles (what ``CIFAR10(root, download=True)`` leaves on disk).
+
+    Read directly rather than through ``torchvision.datasets.CIFAR10``: torchvision checks each
+    file's md5 against the official release, so it cannot read a subset, and it yields PIL images
+    one at a time where a benchmark wants one tensor.
+    """
+    folder = Path(root) / CIFAR10_FOLDER
+    names = CIFAR10_TRAIN_FILES if train else CIFAR10_TEST_FILES
+    missing = [n for n in names if not (folder / n).is_file()]
+    if missing:
+        raise UsageError(
+            f"no CIFAR-10 at {folder} (missing {', '.join(missing)}): give the folder that holds "
+            f"{CIFAR10_FOLDER}/ (torchvision's format: torchvision.datasets.CIFAR10(root, download=True) on a "
+            f"machine with internet), or leave --perfkit-data-root and ${DATA_ROOT_ENV} unset for synthetic data"
+        )
+    images, labels = [], []
+    for name in names:
+        try:
+            with open(folder / name, "rb") as handle:
+                entry = pickle.load(handle, encoding="latin1")
+            images.append(torch.as_tensor(entry["data"], dtype=torch.uint8).reshape(-1, *CIFAR10_SHAPE))
+            labels.append(torch.as_tensor(entry.get("labels", entry.get("fine_labels")), dtype=torch.int64))
+        except (OSError, pickle.UnpicklingError, EOFError, KeyError, TypeError, RuntimeError, ValueError) as exc:
+            raise UsageError(f"{folder / name} is not a CIFAR-10 batch file ({exc}); re-download it") from None
+    return ImageSet(torch.cat(images), torch.cat(labels), CIFAR10_CLASSES, f"cifar10:{folder}")
+
+
+def synthetic_cifar10(size: int, seed: int = 0, signal: tuple[float, float] = (0.15, 0.45)) -> ImageSet:
+    """CIFAR-shaped images a network can learn, but only over several epochs.
+
+    Each class has a fixed low-frequency colour pattern (8×8 noise upsampled to 32×32). An image is
+    its class's pattern at a faint random contrast (``signal``), under a stronger nuisance pattern
+    drawn from a pool that carries no label, plus per-pixel noise. Train
+    and test sets share the patterns and differ in their draws (``seed``).
+    """
+    patterns = _smooth_patterns(CIFAR10_CLASSES, pattern_seed=12345)
+    nuisance = _smooth_patterns(64, pattern_seed=54321)
+    gen = torch.Generator().manual_seed(1000 + seed)
+    labels = torch.randint(0, CIFAR10_CLASSES, (size,), generator=gen)
+    images = torch.empty(size, *CIFAR10_SHAPE, dtype=torch.uint8)
+    for start in range(0, size, 1024):
+        part = labels[start:start + 1024]
+        n = len(part)
+        contrast = torch.empty(n, 1, 1, 1).uniform_(*signal, generator=gen)
+        clutter = nuisance[torch.randint(0, len(nuisance), (n,), generator=gen)]
+        mixed = contrast * patterns[part] + 0.8 * clutter + 0.5 * torch.randn(n, *CIFAR10_SHAPE, generator=gen)
+        images[start:start + n] = (mixed * 48 + 128).clamp_(0, 255).to(torch.uint8)
+    return ImageSet(images, labels, CIFAR10_CLASSES, f"synthetic:seed={seed}")
+
+
+def _smooth_patterns(count: int, pattern_seed: int) -> torch.Tensor:
+    gen = torch.Generator().manual_seed(pattern_seed)
+    coarse = torch.randn(count, CIFAR10_SHAPE[0], 8, 8, generator=gen)
+    smooth = functional.interpolate(coarse, size=CIFAR10_SHAPE[1:], mode="bilinear", align_corners=False)
+    return smooth / smooth.std()
+
+
+def epoch_batches(data: ImageSet, batch: int, epoch: int, rank: int = 0, world: int = 1,
+                  seed: int = 0) -> Iterator[tuple[torch.Tensor, torch.Tensor]]:
+    """This rank's shuffled shard of one epoch in full batches (a partial last batch is dropped, so
+    every step has the shape the timing warmed up for)."""
+    sampler: DistributedSampler[int] = DistributedSampler(
+        cast(Dataset[int], range(len(data))), num_replicas=world, rank=rank, shuffle=True, seed=seed)
+    sampler.set_epoch(epoch)
+    order = torch.tensor(list(sampler), device=data.images.device)
+    for start in range(0, len(order) - batch + 1, batch):
+        yield data.batch(order[start:start + batch])
+
+
+def steps_per_epoch(size: int, batch: int, world: int = 1) -> int:
+    """Full batches per rank in one epoch (``DistributedSampler`` pads the shards to equal length)."""
+    return -(-size // world) // batch

@@ -1,0 +1,198 @@
+"""Run a measurement on one process per GPU through torchrun, from inside a benchmark.
+
+The launcher side (``launch``) starts ``python -m torch.distributed.run`` in its own session with a
+job spec in a private folder, waits with a timeout, and collects the JSON that global rank 0 wrote
+(the ranks gather their figures to it). A failing rank's error text becomes the benchmark's
+failure; on timeout or any exception every process is stopped: torchrun gets SIGTERM (it stops its
+workers), then anything still alive, workers included, gets SIGKILL. Without rendezvous arguments
+torchrun runs ``--standalone``, which takes a free port, so a busy 29500 does not matter; with
+``--perfkit-torchrun-args`` the same benchmark spans several machines.
+
+The worker side (``worker_main``) joins the process group (NCCL on GPUs, gloo on CPU), runs the
+job and writes its result or its error where the launcher looks.
+"""
+from __future__ import annotations
+
+import contextlib
+import json
+import os
+import shlex
+import signal
+import subprocess
+import sys
+import tempfile
+import time
+import traceback
+from collections.abc import Callable, Iterator, Mapping, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import torch
+import torch.distributed as dist
+
+from perfkit.errors import PerfkitError, UsageError
+
+DEFAULT_TIMEOUT_S = 900.0
+#: How long torchrun gets to stop its workers after SIGTERM before everything is killed.
+STOP_GRACE_S = 10.0
+RESULT_FILE = "result.json"
+LOG_TAIL_LINES = 15
+
+
+class DistributedError(PerfkitError):
+    """A distributed job failed: a rank raised, a process died, or the job ran past its timeout."""
+
+
+class NotRankZero(PerfkitError):
+    """This machine ran only ranks other than 0; the node holding rank 0 reports the results."""
+
+
+def parse_torchrun_args(text: str | None) -> tuple[str, ...]:
+    """``--perfkit-torchrun-args`` split like a shell would; torchrun's own options only."""
+    args = tuple(shlex.split(text or ""))
+    if any(a in ("-m", "--module", "--no-python") or a.endswith(".py") for a in args):
+        raise UsageError("--perfkit-torchrun-args takes torchrun's rendezvous options (--nnodes, --rdzv-endpoint, "
+                         "--rdzv-id, --node-rank ...); the program to run is the benchmark's")
+    return args
+
+
+def torchrun_command(entry: Sequence[str], nproc: int, torchrun_args: Sequence[str] = ()) -> list[str]:
+    """The torchrun command line: ``--standalone`` unless rendezvous arguments are given."""
+    if nproc < 1:
+        raise UsageError(f"a distributed job needs at least one process, not {nproc}")
+    command = [sys.executable, "-m", "torch.distributed.run", *(torchrun_args or ("--standalone",))]
+    if not any(a.split("=")[0] in ("--nproc-per-node", "--nproc_per_node") for a in torchrun_args):
+        command += ["--nproc-per-node", str(nproc)]
+    return command + list(entry)
+
+
+def launch(module: str, job: Mapping[str, Any], nproc: int, *, torchrun_args: Sequence[str] = (),
+           timeout_s: float = DEFAULT_TIMEOUT_S, env: Mapping[str, str] | None = None) -> dict[str, Any]:
+    """Run ``python -m module SPEC OUTDIR`` on ``nproc`` local ranks and return rank 0's result."""
+    with tempfile.TemporaryDirectory(prefix="perfkit-torchrun-") as folder:
+        out = Path(folder)
+        spec = out / "job.json"
+        spec.write_text(json.dumps(dict(job)))
+        command = torchrun_command(["-m", module, str(spec), str(out)], nproc, torchrun_args)
+        log_path = out / "torchrun.log"
+        with open(log_path, "w") as log, _running(command, log, {**os.environ, **(env or {})}, out) as process:
+            try:
+                code = process.wait(timeout=timeout_s)
+            except subprocess.TimeoutExpired:
+                raise DistributedError(
+                    f"{module} on {nproc} processes ran past {timeout_s:.0f} s and was stopped (all ranks killed); "
+                    f"last output: {_tail(log_path)}") from None
+        errors = sorted((json.loads(p.read_text()) for p in out.glob("error.*.json")), key=lambda e: e["time"])
+        if errors:  # the earliest: ranks that fail later usually fail because their peer died
+            first = errors[0]
+            raise DistributedError(f"rank {first['rank']} of {first['world']} failed: {first['error']}"
+                                   f" (at {first['where']})")
+        result = out / RESULT_FILE
+        if code != 0:
+            raise DistributedError(f"torchrun exited with code {code} and no rank reported an error "
+                                   f"(a rank crashed or was killed); last output: {_tail(log_path)}")
+        if not result.exists():
+            raise NotRankZero("this machine did not hold rank 0; the node that did records the results")
+        payload: dict[str, Any] = json.loads(result.read_text())
+        return payload
+
+
+@contextlib.contextmanager
+def _running(command: list[str], log: Any, env: Mapping[str, str], out: Path) -> Iterator[subprocess.Popen[bytes]]:
+    process = subprocess.Popen(command, stdout=log, stderr=subprocess.STDOUT, env=dict(env),
+                               start_new_session=True)
+    try:
+        yield process
+    finally:
+        _stop(process, out)
+
+
+def _stop(process: subprocess.Popen[bytes], out: Path) -> None:
+    """SIGTERM torchrun's session (torchrun then stops its workers), then SIGKILL whatever is left."""
+    workers = [int(p.read_text()) for p in out.glob("pid.*") if p.read_text().strip().isdigit()]
+    if process.poll() is None:
+        with contextlib.suppress(ProcessLookupError):
+            os.killpg(process.pid, signal.SIGTERM)
+        try:
+            process.wait(timeout=STOP_GRACE_S)
+        except subprocess.TimeoutExpired:
+            with contextlib.suppress(ProcessLookupError):
+                os.killpg(process.pid, signal.SIGKILL)
+            process.wait()
+    deadline = time.monotonic() + STOP_GRACE_S
+    while any(_alive(pid) for pid in workers) and time.monotonic() < deadline:
+        time.sleep(0.1)
+    for pid in workers:
+        with contextlib.suppress(ProcessLookupError, PermissionError):
+            os.kill(pid, signal.SIGKILL)
+
+
+def _alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except (ProcessLookupError, PermissionError):
+        return False
+    return True
+
+
+def _tail(path: Path) -> str:
+    lines = [line for line in path.read_text(errors="replace").splitlines() if line.strip()]
+    return " | ".join(lines[-LOG_TAIL_LINES:]) or "(none)"
+
+
+@dataclass(frozen=True)
+class Worker:
+    """This process's place in the job: global rank, world size and the device it drives."""
+
+    rank: int
+    local_rank: int
+    world: int
+    device: torch.device
+
+    @property
+    def is_root(self) -> bool:
+        return self.rank == 0
+
+
+def worker_main(job: Callable[[Worker, dict[str, Any]], dict[str, Any] | None],
+                argv: Sequence[str] | None = None) -> None:
+    """Entry point of a worker module: ``python -m module SPEC OUTDIR`` under torchrun.
+
+    Writes this process's pid (so the launcher can always kill it), joins the process group, runs
+    ``job`` and has rank 0 write what ``job`` returned; any exception is written for the launcher.
+    """
+    spec_path, out_dir = (argv or sys.argv[1:])[:2]
+    out = Path(out_dir)
+    rank, world = int(os.environ.get("RANK", "0")), int(os.environ.get("WORLD_SIZE", "1"))
+    local_rank = int(os.environ.get("LOCAL_RANK", "0"))
+    (out / f"pid.{rank}").write_text(str(os.getpid()))
+    try:
+        spec = json.loads(Path(spec_path).read_text())
+        device = _device(spec.get("device", "cuda"), local_rank)
+        backend = "nccl" if device.type == "cuda" else "gloo"
+        if device.type == "cuda":
+            torch.cuda.set_device(device)
+        dist.init_process_group(backend, device_id=device if device.type == "cuda" else None)
+        result = job(Worker(rank, local_rank, world, device), spec)
+        if rank == 0 and result is not None:
+            tmp = out / f"{RESULT_FILE}.tmp"
+            tmp.write_text(json.dumps(result))
+            tmp.replace(out / RESULT_FILE)
+        dist.destroy_process_group()
+    except BaseException as exc:
+        frame = traceback.extract_tb(exc.__traceback__)[-1] if exc.__traceback__ else None
+        where = f"{Path(frame.filename).name}:{frame.lineno}" if frame else "?"
+        message = str(exc).strip().splitlines()[0] if str(exc).strip() else ""
+        record = {"rank": rank, "world": world, "time": time.time(), "error": f"{type(exc).__name__}: {message}", "where": where,
+                  "traceback": traceback.format_exc()}
+        (out / f"error.{rank}.json").write_text(json.dumps(record))
+        raise
+
+
+def _device(kind: str, local_rank: int) -> torch.device:
+    if kind == "cuda":
+        if torch.cuda.device_count() <= local_rank:
+            raise DistributedError(f"local rank {local_rank} has no GPU ({torch.cuda.device_count()} visible)")
+        return torch.device("cuda", local_rank)
+    return torch.device("cpu")

@@ -1,0 +1,85 @@
+"""Metrics of data-parallel runs from canned rank-0 results (the shapes perfkit.ddp returns)."""
+from __future__ import annotations
+
+import pytest
+
+from perfkit import scaling
+from perfkit.errors import MeasurementError
+from perfkit.metrics import MetricRecorder
+from perfkit.scaling import Workload
+
+WEAK = Workload("r18", "resnet18", "cifar10", (3, 32, 32), 128)
+
+
+def _result(world: int, step_s: float, **overrides) -> dict:
+    result = {"world": world, "batch_per_gpu": 128, "global_batch": 128 * world, "parameters": 1_000_000,
+              "grad_bytes": 4_000_000, "step_s": [step_s] * 5, "steps_per_epoch": 10, "epoch_s": 10 * step_s,
+              "loss_first": 2.3, "loss_last": 2.0, "replicas_max_abs_diff": 0.0,
+              "nosync_step_s": [0.008] * 5, "allreduce_op_s": [0.001] * 3 if world > 1 else None,
+              "profile": {"steps": 5, "nccl_s": 0.002, "nccl_overlapped_s": 0.0015, "compute_s": 0.008,
+                          "nccl_kernels": 10} if world > 1 else None,
+              "ranks": [{"rank": r, "peak_allocated": (r + 1) * 2**20, "peak_reserved": 0} for r in range(world)]}
+    return {**result, **overrides}
+
+
+def _record(result: dict, reference: dict, workload: Workload = WEAK) -> dict:
+    extra: dict = {}
+    scaling.record_ddp(MetricRecorder(extra), result, reference, workload)
+    return extra
+
+
+def test_weak_scaling_speedup_and_communication_split():
+    reference: dict[str, float] = {}
+    one = _record(_result(1, 0.010), reference)
+    assert "speedup" not in one["metrics"] and "one GPU" in one["metrics_absent"]["busbw_ratio"]
+    two = _record(_result(2, 0.0125), reference)["metrics"]
+    assert two["speedup"]["value"] == pytest.approx(2 * 0.010 / 0.0125)
+    assert two["scaling_efficiency"]["value"] == pytest.approx(0.8)
+    assert two["comm_exposed_ms"]["value"] == pytest.approx(12.5 - 8.0)
+    assert two["comm_subtraction_ms"]["value"] == pytest.approx(12.5 - 10.0)
+    assert two["nccl_exposed_ms"]["value"] == pytest.approx(0.5)
+    assert two["nccl_overlap_fraction"]["value"] == pytest.approx(0.75)
+    assert two["ddp_busbw_gbps"]["value"] == pytest.approx(4e6 / 0.002 / 1e9)  # 2(n-1)/n = 1
+    assert two["busbw_ratio"]["value"] == pytest.approx(0.001 / 0.002)
+    assert two["course_bandwidth_gbps"]["value"] == pytest.approx(4e6 / 0.0025 / 1e9)
+    assert two["peak_allocated_mib"]["value"] == pytest.approx(2.0)
+
+
+def test_strong_scaling_shares_the_weak_1gpu_reference():
+    reference: dict[str, float] = {}
+    _record(_result(1, 0.010), reference)
+    strong = Workload("r18s", "resnet18", "cifar10", (3, 32, 32), 128, "strong")
+    four = _record(_result(4, 0.004, batch_per_gpu=32, global_batch=128), reference, strong)["metrics"]
+    assert four["speedup"]["value"] == pytest.approx(2.5)
+    assert four["comm_subtraction_ms"]["value"] == pytest.approx(4.0 - 10.0 * 32 / 128)
+
+
+def test_missing_reference_is_absent_with_a_reason():
+    absent = _record(_result(2, 0.0125), {})["metrics_absent"]
+    assert "no 1-GPU run" in absent["speedup"] and "no 1-GPU run" in absent["comm_subtraction_ms"]
+
+
+def test_disagreeing_replicas_or_a_flat_loss_fail_the_benchmark():
+    with pytest.raises(MeasurementError, match="replicas disagree"):
+        _record(_result(2, 0.01, replicas_max_abs_diff=1e-3), {})
+    with pytest.raises(MeasurementError, match="loss did not fall"):
+        _record(_result(2, 0.01, loss_last=2.5), {})
+
+
+def test_sweep_reports_nccl_tests_columns():
+    extra: dict = {}
+    rows = scaling.record_sweep(MetricRecorder(extra), {"world": 4, "rows": [
+        {"bytes": 1024, "op_s": [1e-5] * 3}, {"bytes": 2**30, "op_s": [0.004, 0.005, 0.006]}]})
+    assert rows[1]["algbw_gbps"] == pytest.approx(2**30 / 0.005 / 1e9)
+    assert extra["metrics"]["busbw_gbps"]["value"] == pytest.approx(1.5 * 2**30 / 0.005 / 1e9)
+
+
+def test_a_diverged_large_batch_run_reports_absence_not_nan():
+    extra: dict = {}
+    result = {"world": 4, "global_batch": 2048, "batch_per_gpu": 512, "lr": 1.6, "rule": "linear-warmup",
+              "steps_per_epoch": 24, "warmup_steps": 24, "data": "synthetic", "train_s": 9.0,
+              "history": [{"epoch": 0, "train_loss": float("nan"), "train_accuracy": 0.1, "seconds": 2.0}],
+              "test_loss": float("nan"), "test_accuracy": 0.1, "replicas_max_abs_diff": float("nan")}
+    scaling.record_accuracy(MetricRecorder(extra), result)
+    assert "diverged" in extra["metrics_absent"]["train_loss"]
+    assert extra["metrics"]["test_accuracy"]["value"] == 0.1
