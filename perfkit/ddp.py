@@ -60,7 +60,8 @@ def batches(worker: Worker, spec: dict[str, Any]) -> tuple[Callable[[int], Itera
         steps = data.steps_per_epoch(len(images), batch, worker.world)
         return (lambda epoch: data.epoch_batches(images, batch, epoch, worker.rank, worker.world)), steps
     x, y = models.synthetic_batch(batch, spec["input"], worker.device, seed=worker.rank)
-    steps = data.steps_per_epoch(spec["dataset_size"], batch, worker.world)
+    size = spec.get("dataset_size")
+    steps = data.steps_per_epoch(size, batch, worker.world) if size else max(spec["steps"], spec["warmup"])
     return (lambda _: iter([(x, y)] * steps)), steps
 
 
