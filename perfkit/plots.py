@@ -10,7 +10,7 @@ from collections.abc import Callable, Iterable, Mapping
 from pathlib import Path
 from typing import Any
 
-from perfkit import datasheet
+from perfkit import datasheet, scaling
 from perfkit.baselines import hardware_id_of, perfkit_info
 
 Plotter = Callable[[Mapping[str, Any], Path], Iterable[tuple[str, Path]]]
@@ -221,5 +221,71 @@ def plot_roofline(results: Mapping[str, Any], out: Path) -> Iterable[tuple[str, 
 
 
 #: Benchmark families add their plots here.
+def plot_speedup(results: Mapping[str, Any], out: Path) -> Iterable[tuple[str, Path]]:
+    """Speedup vs GPUs per workload, DDP beside DataParallel, with the ideal (linear) line."""
+    runs = scaling.runs_of(results)
+    if not any(r.gpus > 1 and r.metric("speedup") for r in runs):
+        return []
+    plt = _pyplot()
+    methods = sorted({r.method for r in runs})
+    most = max(r.gpus for r in runs)
+    fig, axes = plt.subplots(1, len(methods), figsize=(6 * len(methods), 4.5), sharey=True, squeeze=False)
+    for ax, method in zip(axes[0], methods):
+        lines: dict[str, dict[int, float]] = defaultdict(dict)
+        for run in runs:
+            value = 1.0 if run.gpus == 1 else run.metric("speedup")
+            if run.method == method and value is not None:
+                lines[run.workload][run.gpus] = value
+        for workload, points in sorted(lines.items()):
+            gpus = sorted(points)
+            ax.plot(gpus, [points[g] for g in gpus], marker="o", label=workload)
+        ax.plot([1, most], [1, most], "k--", label="ideal")
+        ax.set(xlabel="GPUs", ylabel="speedup over 1 GPU (images/s)", title=method, xticks=sorted({r.gpus for r in runs}))
+        ax.legend(fontsize=7)
+    fig.suptitle(f"Data-parallel speedup on {hardware_id_of(results)} (weak: batch per GPU fixed; strong: global)")
+    return [("Data-parallel speedup vs GPUs", _save(fig, out / "speedup.png"))]
+
+
+def plot_compute_comm(results: Mapping[str, Any], out: Path) -> Iterable[tuple[str, Path]]:
+    """Each multi-GPU DDP step as 100%: compute (the no_sync step) and exposed communication, with the
+    profiler's NCCL kernel time and the course's subtraction estimate marked on the same scale."""
+    runs = [r for r in scaling.runs_of(results) if r.method == "DDP" and r.gpus > 1
+            and r.metric("compute_ms") is not None and r.metric("comm_exposed_ms") is not None]
+    if not runs:
+        return []
+    plt = _pyplot()
+    labels = [f"{r.workload} ×{r.gpus}" for r in runs]
+    steps = [(r.metric("compute_ms") or 0.0) + (r.metric("comm_exposed_ms") or 0.0) for r in runs]
+    compute = [100 * min((r.metric("compute_ms") or 0.0) / s, 1.0) for r, s in zip(runs, steps)]
+    fig, ax = plt.subplots(figsize=(9, 0.35 * len(runs) + 1.8))
+    ax.barh(labels, compute, label="compute (step under no_sync)")
+    ax.barh(labels, [100 - c for c in compute], left=compute, label="exposed communication (step - no_sync)")
+    for series, marker, color, label in (("nccl_kernel_ms", "|", "k", "NCCL kernel time (profiler)"),
+                                         ("comm_subtraction_ms", "x", "r", "course's subtraction estimate")):
+        points = [(100 * max(value, 0.0) / s, i) for i, (r, s) in enumerate(zip(runs, steps))
+                  if (value := r.metric(series)) is not None]
+        ax.scatter([x for x, _ in points], [i for _, i in points], marker=marker, color=color, s=80, zorder=3,
+                   label=label)
+    ax.set(xlabel="% of the step time (rank 0)", title="DDP step: compute vs communication, measured three ways")
+    ax.legend(fontsize=7, loc="upper center", bbox_to_anchor=(0.5, -0.1), ncol=2)
+    return [("DDP compute vs communication", _save(fig, out / "compute_comm.png"))]
+
+
+def plot_busbw(results: Mapping[str, Any], out: Path) -> Iterable[tuple[str, Path]]:
+    """nccl-tests' busbw of in-place all-reduce vs message size, one line per GPU count."""
+    sweeps = _tagged(results, "allreduce_sweep")
+    if not sweeps:
+        return []
+    plt = _pyplot()
+    fig, ax = plt.subplots(figsize=(7, 4.5))
+    for _, sweep in sorted(sweeps, key=lambda pair: pair[1]["gpus"]):
+        rows = sweep["rows"]
+        ax.plot([r["bytes"] for r in rows], [r["busbw_gbps"] for r in rows], marker="o", label=f"{sweep['gpus']} GPUs")
+    ax.set(xscale="log", xlabel="message size (bytes)", ylabel="busbw (GB/s)",
+           title=f"All-reduce busbw on {hardware_id_of(results)} (busbw = algbw·2(n-1)/n)")
+    ax.legend()
+    return [("All-reduce bus bandwidth vs message size", _save(fig, out / "busbw.png"))]
+
+
 PLOTTERS: list[Plotter] = [plot_ceilings, plot_vector_add, plot_layers, plot_vgg_swap, plot_memory_breakdown,
-                           plot_roofline]
+                           plot_roofline, plot_speedup, plot_compute_comm, plot_busbw]

@@ -11,7 +11,7 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
-from perfkit import datasheet
+from perfkit import datasheet, scaling
 from perfkit.baselines import hardware_id_of, perfkit_info
 from perfkit.compare import Comparison, Row
 from perfkit.flops import CONVENTION, FlopTable
@@ -125,6 +125,8 @@ def write_report(results: Mapping[str, Any], out: Path, comparison: Comparison |
         for title, path in plotter(results, out):
             lines += [f"## {title}", "", f"![{title}]({path.name})", ""]
     lines += _ppp_section(results)
+    lines += _scaling_section(results)
+    lines += _large_batch_section(results)
     for group, benches in _groups(results).items():
         lines += [f"## {group}", "", _markdown_table(["benchmark", "median", "IQR/median", "rounds", "metrics"],
                                                      [_bench_cells(b) for b in benches]), ""]
@@ -160,6 +162,48 @@ def _ppp_section(results: Mapping[str, Any], top: int = 8) -> list[str]:
         lines += [f"### {p['model']} batch {p['batch']}: the {top} slowest layers", "",
                   _markdown_table(["layer", "type", "time", "TFLOP/s", "PPP", "PALEO predicted"], rows), ""]
     return lines
+
+
+def _scaling_section(results: Mapping[str, Any]) -> list[str]:
+    """DDP and DataParallel per workload and GPU count, with the three communication figures side by side."""
+    runs = scaling.runs_of(results)
+    if not runs:
+        return []
+
+    def cell(run: scaling.ScalingRun, name: str, fmt: str = "{:.3g}") -> str:
+        value = run.metric(name)
+        return "-" if value is None else fmt.format(value)
+
+    rows = [[r.method, r.workload, str(r.gpus), fmt_time(r.bench["stats"]["median"]), cell(r, "images_per_s", "{:,.0f}"),
+             cell(r, "speedup", "{:.2f}"), cell(r, "scaling_efficiency", "{:.1%}"), cell(r, "compute_ms"),
+             cell(r, "comm_exposed_ms"), cell(r, "nccl_kernel_ms"), cell(r, "nccl_exposed_ms"),
+             cell(r, "comm_subtraction_ms"), cell(r, "busbw_ratio", "{:.2f}"), cell(r, "peak_allocated_mib", "{:,.0f}")]
+            for r in runs]
+    head = ["method", "workload", "GPUs", "step", "img/s", "speedup", "efficiency", "compute ms (no_sync)",
+            "exposed comm ms (step - no_sync)", "NCCL kernel ms", "NCCL exposed ms", "course subtraction ms",
+            "DDP busbw / raw", "peak MiB per GPU"]
+    return ["## Data-parallel scaling", "",
+            ("Speedup = images/s over the 1-GPU run of the same job in the same pytest run; efficiency = speedup / "
+            "GPUs. Communication three ways: the step minus the same step under `no_sync`; torch.profiler's NCCL "
+            "kernel time per step and the part no compute kernel overlapped; the course's subtraction (n-GPU step "
+            "minus the 1-GPU time for the same per-GPU batch)."), "", _markdown_table(head, rows), ""]
+
+
+def _large_batch_section(results: Mapping[str, Any]) -> list[str]:
+    runs = [(b, b["extra_info"]["large_batch"]) for b in results["benchmarks"] if "large_batch" in b.get("extra_info", {})]
+    if not runs:
+        return []
+    rows = []
+    for bench, run in runs:
+        metrics = metrics_of(bench)
+        final = run["history"][-1]
+        rows.append([str(run["world"]), str(run["global_batch"]), run["rule"], f"{run['lr']:g}", str(len(run["history"])),
+                     f"{final['train_loss']:.4g}", f"{final['train_accuracy']:.1%}",
+                     f"{metrics['test_accuracy'].value:.1%}" if "test_accuracy" in metrics else "-",
+                     fmt_time(metrics["train_s"].value) if "train_s" in metrics else "-"])
+    return ["## Large-batch training (same epochs)", "", f"Data: `{runs[0][1]['data']}`.", "",
+            _markdown_table(["GPUs", "global batch", "rule", "lr", "epochs", "train loss", "train accuracy",
+                             "test accuracy", "train time"], rows), ""]
 
 
 def _ceilings_section(info: Mapping[str, Any]) -> list[str]:

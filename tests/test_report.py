@@ -5,7 +5,8 @@ import json
 
 import pytest
 
-from perfkit import cli, plots, report
+from perfkit import cli, plots, report, scaling
+from tests.conftest import ROOT
 
 
 def test_the_h200_report_has_every_familys_chart(tmp_path, h200_results):
@@ -47,3 +48,24 @@ def test_roofline_cli_without_ppp_results_says_what_to_run(tmp_path, cpu_results
 @pytest.mark.parametrize("plotter", plots.PLOTTERS)
 def test_plotters_draw_nothing_for_a_run_without_their_family(tmp_path, plotter):
     assert list(plotter({"benchmarks": [], "machine_info": {"perfkit": {}}}, tmp_path)) == []
+
+
+def test_the_4gpu_report_draws_scaling_and_tabulates_ddp_beside_dataparallel(tmp_path):
+    results = json.loads((ROOT / "baselines" / "nvidia-h200-x4.json").read_text())
+    text = report.write_report(results, tmp_path).read_text()
+    for png in ("speedup.png", "compute_comm.png", "busbw.png"):
+        assert (tmp_path / png).stat().st_size > 10_000 and f"]({png})" in text
+    section = text.split("## Data-parallel scaling")[1].split("\n## ")[0]
+    for method in ("DDP", "DataParallel"):
+        for gpus in (1, 2, 4):
+            assert f"| {method} | resnet50-224-b64 | {gpus} |" in section
+    table = text.split("## Large-batch training (same epochs)")[1].split("\n## ")[0]
+    assert "| 1 | 128 | same | 0.1 |" in table and "| 4 | 2048 | linear-warmup | 1.6 |" in table
+
+
+def test_scaling_runs_are_read_back_from_their_benchmark_ids():
+    results = json.loads((ROOT / "baselines" / "nvidia-h200-x2.json").read_text())
+    runs = scaling.runs_of(results)
+    assert {(r.method, r.gpus) for r in runs} == {(m, n) for m in ("DDP", "DataParallel") for n in (1, 2)}
+    two = next(r for r in runs if r.method == "DDP" and r.workload == "resnet50-224-b64" and r.gpus == 2)
+    assert two.metric("scaling_efficiency") and two.metric("speedup") == pytest.approx(2 * two.metric("scaling_efficiency"))
