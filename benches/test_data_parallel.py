@@ -32,15 +32,17 @@ FULL = [
     Workload("vgg16-224-b64", "vgg16", "random", IMAGENET, 64, dataset_size=8192),
 ]
 QUICK = [
-    Workload("resnet18-cifar-b128-weak", "resnet18", "cifar10", CIFAR, 128, dataset_size=8192),
-    Workload("resnet18-cifar-B128-strong", "resnet18", "cifar10", CIFAR, 128, "strong", dataset_size=8192),
+    Workload("resnet18-cifar8k-b128-weak", "resnet18", "cifar10", CIFAR, 128, dataset_size=8192),
+    Workload("resnet18-cifar8k-B128-strong", "resnet18", "cifar10", CIFAR, 128, "strong", dataset_size=8192),
     Workload("resnet50-224-b16", "resnet50", "random", IMAGENET, 16, epoch=False, steps=10),
 ]
+WORKLOADS = {w.name: w for w in FULL + QUICK}  # names are unique across profiles
 SWEEP_SIZES = {"full": [2**k for k in range(12, 31, 2)], "quick": [2**k for k in range(12, 25, 4)]}
 
 
 def _cases(workloads: list[Workload], weak_only: bool = False) -> list[Any]:
-    return [pytest.param((w, n), id=f"{w.name}-gpus{n}", marks=pytest.mark.gpus(n))
+    """(workload name, GPUs) pairs: plain values, so the JSON's ``params`` stay readable."""
+    return [pytest.param((w.name, n), id=f"{w.name}-gpus{n}", marks=pytest.mark.gpus(n))
             for w in workloads if not (weak_only and w.scaling == "strong")
             for n in GPU_COUNTS if not (w.scaling == "strong" and n == 1)]  # strong on 1 GPU is weak's run
 
@@ -54,7 +56,7 @@ def pytest_generate_tests(metafunc: pytest.Metafunc) -> None:
 
 
 def test_ddp(benchmark, ddp_case, perfkit_metrics, perfkit_data_root, perfkit_torchrun, perfkit_scaling_reference):
-    workload, gpus = ddp_case
+    workload, gpus = WORKLOADS[ddp_case[0]], ddp_case[1]
     result = perfkit_torchrun(workload.spec(gpus, perfkit_data_root), gpus)
     inject_samples(benchmark, result["step_s"])
     scaling.record_ddp(perfkit_metrics, result, perfkit_scaling_reference, workload)
@@ -62,7 +64,7 @@ def test_ddp(benchmark, ddp_case, perfkit_metrics, perfkit_data_root, perfkit_to
 
 def test_dataparallel(benchmark, dp_case, perfkit_metrics, perfkit_data_root, perfkit_scaling_reference):
     """nn.DataParallel: one process scatters each global batch (per-GPU batch × GPUs) from GPU 0."""
-    workload, gpus = dp_case
+    workload, gpus = WORKLOADS[dp_case[0]], dp_case[1]
     device = torch.device("cuda", 0)
     spec = {**workload.spec(gpus, perfkit_data_root), "batch": workload.per_gpu(gpus) * gpus}
     model = nn.DataParallel(models.build(workload.model).to(device).train(), device_ids=list(range(gpus)))

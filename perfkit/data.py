@@ -63,12 +63,16 @@ def data_root(option: str | None) -> Path | None:
     return Path(chosen).expanduser() if chosen else None
 
 
-def cifar10(root: Path | None, train: bool = True, synthetic_size: int | None = None) -> ImageSet:
-    """CIFAR-10 from ``root`` when given (it must be there: no silent fallback), else the synthetic stand-in."""
-    if root is not None:
-        return load_cifar10(root, train)
-    size = synthetic_size or (CIFAR10_TRAIN_SIZE if train else CIFAR10_TEST_SIZE)
-    return synthetic_cifar10(size, seed=0 if train else 1)
+def cifar10(root: Path | None, train: bool = True, size: int | None = None) -> ImageSet:
+    """CIFAR-10 from ``root`` when given (it must be there: no silent fallback), else the synthetic
+    stand-in; ``size`` keeps the first images (a quick profile), None keeps the whole split."""
+    if root is None:
+        default = CIFAR10_TRAIN_SIZE if train else CIFAR10_TEST_SIZE
+        return synthetic_cifar10(size or default, seed=0 if train else 1)
+    images = load_cifar10(root, train)
+    if size is None or size >= len(images):
+        return images
+    return ImageSet(images.images[:size], images.labels[:size], images.classes, f"{images.source}[:{size}]")
 
 
 def load_cifar10(root: Path, train: bool = True) -> ImageSet:

@@ -56,7 +56,7 @@ def batches(worker: Worker, spec: dict[str, Any]) -> tuple[Callable[[int], Itera
     batch = spec["batch"]
     if spec["data"] == "cifar10":
         root = data.data_root(spec.get("data_root"))
-        images = data.cifar10(root, train=True, synthetic_size=spec.get("dataset_size")).to(worker.device)
+        images = data.cifar10(root, train=True, size=spec.get("dataset_size")).to(worker.device)
         steps = data.steps_per_epoch(len(images), batch, worker.world)
         return (lambda epoch: data.epoch_batches(images, batch, epoch, worker.rank, worker.world)), steps
     x, y = models.synthetic_batch(batch, spec["input"], worker.device, seed=worker.rank)
@@ -198,8 +198,8 @@ def train_to_accuracy(worker: Worker, spec: dict[str, Any]) -> dict[str, Any]:
     torch.backends.cudnn.benchmark = True
     torch.manual_seed(spec.get("seed", 0))
     root = data.data_root(spec.get("data_root"))
-    train = data.cifar10(root, train=True, synthetic_size=spec.get("train_size")).to(worker.device)
-    test = data.cifar10(root, train=False, synthetic_size=spec.get("test_size")).to(worker.device)
+    train = data.cifar10(root, train=True, size=spec.get("train_size")).to(worker.device)
+    test = data.cifar10(root, train=False, size=spec.get("test_size")).to(worker.device)
     model = models.build(spec["model"])
     ddp = _wrap(model, worker)
     scale = global_batch / spec["base_batch"] if spec["rule"] == "linear-warmup" else 1.0

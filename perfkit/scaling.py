@@ -180,3 +180,31 @@ def record_accuracy(metrics: MetricRecorder, result: Mapping[str, Any]) -> None:
             metrics.record(name, value, unit, better)
         else:
             metrics.absent(name, f"training diverged at learning rate {result['lr']:g} (the value is {value})")
+
+
+@dataclass(frozen=True)
+class ScalingRun:
+    """One data-parallel benchmark of a results file, for tables and plots."""
+
+    method: str  # "DDP" or "DataParallel"
+    workload: str
+    gpus: int
+    bench: Mapping[str, Any]
+
+    def metric(self, name: str) -> float | None:
+        raw = (self.bench.get("extra_info", {}).get("metrics") or {}).get(name)
+        return None if raw is None else float(raw["value"])
+
+
+METHODS = {"test_ddp": "DDP", "test_dataparallel": "DataParallel"}
+
+
+def runs_of(results: Mapping[str, Any]) -> list[ScalingRun]:
+    """The DDP and DataParallel runs of a results file, keyed by the benchmark's parameter id."""
+    runs = []
+    for bench in results.get("benchmarks", []):
+        info = bench.get("extra_info", {}).get("scaling")
+        method = METHODS.get(bench["name"].split("[")[0])
+        if info and method and bench.get("param"):
+            runs.append(ScalingRun(method, bench["param"].rsplit("-gpus", 1)[0], int(info["gpus"]), bench))
+    return sorted(runs, key=lambda r: (r.method, r.workload, r.gpus))

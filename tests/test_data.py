@@ -79,3 +79,10 @@ def test_synthetic_data_is_learnable_not_noise():
     accuracy = float((model(x).argmax(1) == y).float().mean())
     assert accuracy > 0.5  # chance is 0.1
     assert not torch.equal(train.images[:500], test.images)
+
+
+def test_a_size_keeps_the_first_images_of_real_or_synthetic_data(tmp_path):
+    write_cifar10(tmp_path)
+    assert len(data.cifar10(tmp_path, size=30)) == 30 and data.cifar10(tmp_path, size=30).source.endswith("[:30]")
+    assert len(data.cifar10(tmp_path, size=10_000)) == 100
+    assert len(data.cifar10(None, size=64)) == 64
