@@ -111,7 +111,7 @@ def record_ddp(metrics: MetricRecorder, result: Mapping[str, Any], reference: di
     grad_bytes = result["grad_bytes"]
     metrics.record("gradient_mib", grad_bytes / MiB, "MiB", "none")
     names = ("comm_exposed_ms", "comm_subtraction_ms", "nccl_kernel_ms", "nccl_exposed_ms", "nccl_overlap_fraction",
-             "ddp_busbw_gbps", "raw_allreduce_busbw_gbps", "busbw_ratio", "course_bandwidth_gbps")
+             "ddp_algbw_gbps", "ddp_busbw_gbps", "raw_allreduce_busbw_gbps", "busbw_ratio", "course_bandwidth_gbps")
     if gpus == 1:
         for name in names:
             metrics.absent(name, "one GPU: there is nothing to all-reduce")
@@ -129,11 +129,12 @@ def record_ddp(metrics: MetricRecorder, result: Mapping[str, Any], reference: di
         metrics.record("nccl_kernel_ms", profile["nccl_s"] * 1e3, "ms", "lower")
         metrics.record("nccl_exposed_ms", (profile["nccl_s"] - profile["nccl_overlapped_s"]) * 1e3, "ms", "lower")
         metrics.record("nccl_overlap_fraction", profile["nccl_overlapped_s"] / profile["nccl_s"], "ratio", "higher")
+        metrics.record("ddp_algbw_gbps", comm.algbw(grad_bytes, profile["nccl_s"]) / GB, "GB/s", "higher")
         ddp_busbw = metrics.record("ddp_busbw_gbps", comm.busbw(grad_bytes, profile["nccl_s"], gpus) / GB,
                                    "GB/s", "higher").value
         metrics.info("profile", dict(profile))
     else:
-        for name in ("nccl_kernel_ms", "nccl_exposed_ms", "nccl_overlap_fraction", "ddp_busbw_gbps"):
+        for name in ("nccl_kernel_ms", "nccl_exposed_ms", "nccl_overlap_fraction", "ddp_algbw_gbps", "ddp_busbw_gbps"):
             metrics.absent(name, "no NCCL kernels profiled (torch.profiler sees CUDA kernels only)")
     raw = metrics.record("raw_allreduce_busbw_gbps", unit="GB/s", better="higher",
                          samples=[comm.busbw(grad_bytes, t, gpus) / GB for t in result["allreduce_op_s"]]).value

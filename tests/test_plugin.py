@@ -7,6 +7,7 @@ import pytest
 import torch
 
 from perfkit import SCHEMA_VERSION
+from tests.conftest import ROOT
 
 PLUGIN = ("-p", "perfkit.plugin")
 
@@ -146,3 +147,28 @@ def test_a_baseline_of_other_hardware_is_refused(pytester, run, h200_results):
     result = run(f"--perfkit-baseline={other}")
     assert result.ret == pytest.ExitCode.USAGE_ERROR
     result.stderr.fnmatch_lines(["*is from nvidia-h200-x1*perfkit compare*"])
+
+
+def test_a_crashing_rank_fails_its_benchmark_in_one_sentence_and_external_times_become_its_stats(
+        pytester, run, monkeypatch):
+    monkeypatch.setenv("PYTHONPATH", str(ROOT))  # the workers import tests.dist_workers
+    pytester.makepyfile("""
+        from perfkit.timing import inject_samples
+        def test_crash(perfkit_torchrun):
+            perfkit_torchrun({"action": "crash", "device": "cpu"}, 2, module="tests.dist_workers")
+        def test_external(benchmark):
+            inject_samples(benchmark, [0.25, 0.5, 0.75])
+    """)
+    result = run("--benchmark-json=out.json")
+    result.assert_outcomes(passed=1, failed=1)
+    result.stdout.fnmatch_lines(["*rank 1 of 2 failed: ValueError: boom on rank 1 (at dist_workers.py:*)"])
+    result.stdout.no_fnmatch_line("*Traceback*")
+    stats = json.loads((pytester.path / "out.json").read_text())["benchmarks"][0]["stats"]
+    assert stats["median"] == 0.5 and stats["rounds"] == 3
+
+
+def test_torchrun_args_naming_a_program_are_a_usage_error(pytester):
+    pytester.makepyfile("def test_x(): pass")
+    result = pytester.runpytest(*PLUGIN, "--perfkit-device=cpu", "--perfkit-torchrun-args=--nnodes 2 -m evil")
+    assert result.ret == pytest.ExitCode.USAGE_ERROR
+    result.stderr.fnmatch_lines(["*takes torchrun's rendezvous options*"])

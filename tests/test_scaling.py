@@ -40,6 +40,7 @@ def test_weak_scaling_speedup_and_communication_split():
     assert two["nccl_exposed_ms"]["value"] == pytest.approx(0.5)
     assert two["nccl_overlap_fraction"]["value"] == pytest.approx(0.75)
     assert two["ddp_busbw_gbps"]["value"] == pytest.approx(4e6 / 0.002 / 1e9)  # 2(n-1)/n = 1
+    assert two["ddp_algbw_gbps"]["value"] == pytest.approx(two["ddp_busbw_gbps"]["value"])
     assert two["busbw_ratio"]["value"] == pytest.approx(0.001 / 0.002)
     assert two["course_bandwidth_gbps"]["value"] == pytest.approx(4e6 / 0.0025 / 1e9)
     assert two["peak_allocated_mib"]["value"] == pytest.approx(2.0)
