@@ -197,12 +197,12 @@ def _large_batch_section(results: Mapping[str, Any]) -> list[str]:
     for bench, run in runs:
         metrics = metrics_of(bench)
         final = run["history"][-1]
-        rows.append([str(run["world"]), str(run["global_batch"]), run["rule"], f"{run['lr']:g}", str(len(run["history"])),
+        rows.append([str(run["world"]), str(run["global_batch"]), run["rule"], f"{run['lr']:g}", str(len(run["history"])), str(run["warmup_steps"]),
                      f"{final['train_loss']:.4g}", f"{final['train_accuracy']:.1%}",
                      f"{metrics['test_accuracy'].value:.1%}" if "test_accuracy" in metrics else "-",
                      fmt_time(metrics["train_s"].value) if "train_s" in metrics else "-"])
     return ["## Large-batch training (same epochs)", "", f"Data: `{runs[0][1]['data']}`.", "",
-            _markdown_table(["GPUs", "global batch", "rule", "lr", "epochs", "train loss", "train accuracy",
+            _markdown_table(["GPUs", "global batch", "rule", "lr", "epochs", "warm-up steps", "train loss", "train accuracy",
                              "test accuracy", "train time"], rows), ""]
 
 
