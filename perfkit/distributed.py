@@ -150,10 +150,6 @@ class Worker:
     world: int
     device: torch.device
 
-    @property
-    def is_root(self) -> bool:
-        return self.rank == 0
-
 
 def worker_main(job: Callable[[Worker, dict[str, Any]], dict[str, Any] | None],
                 argv: Sequence[str] | None = None) -> None:

@@ -1,6 +1,7 @@
 from __future__ import annotations
 
 import itertools
+import time
 
 import pytest
 import torch
@@ -103,3 +104,12 @@ def test_run_for_reads_the_clock_once_per_chunk_until_the_time_is_spent():
 def test_run_for_needs_a_positive_duration():
     with pytest.raises(UsageError, match="seconds must be positive"):
         timing.run_for(lambda: None, 0, 1e-3)
+
+
+def test_host_spans_time_each_region_on_the_cpu():
+    regions = timing.spans(torch.device("cpu"))
+    for seconds in (0.01, 0.03):
+        with regions.region():
+            time.sleep(seconds)
+    first, second = regions.samples().seconds
+    assert 0.01 <= first < second and second >= 0.03
