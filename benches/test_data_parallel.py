@@ -76,7 +76,7 @@ def test_dataparallel(benchmark, dp_case, perfkit_metrics, perfkit_data_root, pe
     step_s, epoch_s, losses = ddp.timed(step, epochs(1), device, None if workload.epoch else workload.steps)
     result = {"world": gpus, "global_batch": spec["batch"], "batch_per_gpu": workload.per_gpu(gpus),
               "step_s": step_s, "epoch_s": epoch_s if workload.epoch else None, "steps_per_epoch": steps_per_epoch,
-              "loss_first": first, "loss_last": losses[-1], "replicas_max_abs_diff": 0.0}
+              "loss_first": first, "loss_last": losses[-1]}
     scaling.check_training(result)
     inject_samples(benchmark, step_s)
     key = workload.reference_key()

@@ -110,7 +110,7 @@ def _running(command: list[str], log: Any, env: Mapping[str, str], out: Path) ->
 
 def _stop(process: subprocess.Popen[bytes], out: Path) -> None:
     """SIGTERM torchrun's session (torchrun then stops its workers), then SIGKILL whatever is left."""
-    workers = [int(p.read_text()) for p in out.glob("pid.*") if p.read_text().strip().isdigit()]
+    workers = [int(text) for p in out.glob("pid.*") if (text := p.read_text().strip()).isdigit()]
     if process.poll() is None:
         with contextlib.suppress(ProcessLookupError):
             os.killpg(process.pid, signal.SIGTERM)
@@ -123,7 +123,7 @@ def _stop(process: subprocess.Popen[bytes], out: Path) -> None:
     deadline = time.monotonic() + STOP_GRACE_S
     while any(_alive(pid) for pid in workers) and time.monotonic() < deadline:
         time.sleep(0.1)
-    for pid in workers:
+    for pid in filter(_alive, workers):
         with contextlib.suppress(ProcessLookupError, PermissionError):
             os.kill(pid, signal.SIGKILL)
 

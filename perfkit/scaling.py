@@ -19,7 +19,7 @@ from typing import Any, Literal
 from perfkit import comm, measure
 from perfkit.errors import MeasurementError
 from perfkit.memory import MiB
-from perfkit.metrics import Better, MetricRecorder
+from perfkit.metrics import Better, MetricRecorder, metrics_of
 
 GB = 1e9
 Scaling = Literal["weak", "strong"]
@@ -62,8 +62,8 @@ def _ms(seconds: Sequence[float]) -> list[float]:
 
 
 def check_training(result: Mapping[str, Any]) -> None:
-    """A scaling run counts only if replicas agree and the loss fell: a fast wrong answer is a failure."""
-    if result["replicas_max_abs_diff"] > 0:  # NaN (a diverged run) is reported by its loss instead
+    """A scaling run counts only if replicas agree (where there are several) and the loss fell."""
+    if result.get("replicas_max_abs_diff", 0.0) > 0:  # NaN (a diverged run) is reported by its loss instead
         raise MeasurementError(f"replicas disagree after training: parameters differ by up to "
                                f"{result['replicas_max_abs_diff']:.3g} between ranks")
     if "loss_first" in result and not result["loss_last"] < result["loss_first"]:
@@ -193,8 +193,8 @@ class ScalingRun:
     bench: Mapping[str, Any]
 
     def metric(self, name: str) -> float | None:
-        raw = (self.bench.get("extra_info", {}).get("metrics") or {}).get(name)
-        return None if raw is None else float(raw["value"])
+        found = metrics_of(self.bench).get(name)
+        return None if found is None else found.value
 
 
 METHODS = {"test_ddp": "DDP", "test_dataparallel": "DataParallel"}

@@ -18,7 +18,7 @@ def _result(world: int, step_s: float, **overrides) -> dict:
               "nosync_step_s": [0.008] * 5, "allreduce_op_s": [0.001] * 3 if world > 1 else None,
               "profile": {"steps": 5, "nccl_s": 0.002, "nccl_overlapped_s": 0.0015, "compute_s": 0.008,
                           "nccl_kernels": 10} if world > 1 else None,
-              "ranks": [{"rank": r, "peak_allocated": (r + 1) * 2**20, "peak_reserved": 0} for r in range(world)]}
+              "ranks": [{"rank": r, "peak_allocated": (r + 1) * 2**20} for r in range(world)]}
     return {**result, **overrides}
 
 
