@@ -7,8 +7,9 @@ from __future__ import annotations
 
 import pytest
 
-from perfkit import ceilings, datasheet
-from perfkit.timing import round_times
+from perfkit.measure import ceilings
+from perfkit.measure.timing import round_times
+from perfkit.results import datasheet
 
 ROUNDS, WARMUP = 20, 5
 GiB, MiB = 2**30, 2**20
@@ -30,7 +31,7 @@ def _record_ceiling(benchmark, metrics, store, spec, key: str, amount: float, sc
         metrics.record("of_datasheet", rate.value / sheet, "ratio", "higher")
         metrics.info("datasheet", {"value": sheet, "unit": unit, "source": spec.source})
     else:
-        metrics.absent("of_datasheet", "no datasheet figure for this device (CPU, or a GPU not in perfkit.datasheet)")
+        metrics.absent("of_datasheet", "no datasheet figure for this device (CPU, or a GPU not in perfkit.results.datasheet)")
 
 
 def test_copy_bandwidth(benchmark, perfkit_device, perfkit_profile, perfkit_metrics, perfkit_ceilings,

@@ -1,9 +1,9 @@
 """Data-parallel scaling on 1, 2 and 4 GPUs (seed 000 Task 4, seed 003 Q2-Q3, seed 004 2.2-2.4).
 
-DDP runs launch ``torchrun`` (one process per GPU, NCCL) through perfkit.distributed; each rank
-measures (perfkit.ddp) and rank 0's per-step CUDA-event times of the timed epoch become the
+DDP runs launch ``torchrun`` (one process per GPU, NCCL) through perfkit.parallel.launch; each rank
+measures (perfkit.parallel.ddp) and rank 0's per-step CUDA-event times of the timed epoch become the
 benchmark's own stats. ``speedup`` and ``scaling_efficiency`` divide by the 1-GPU run of the same
-job earlier in this pytest run. Communication is measured three ways (perfkit.scaling explains);
+job earlier in this pytest run. Communication is measured three ways (perfkit.parallel.scaling explains);
 all-reduce bandwidth follows nccl-tests and is also given as a ratio to a raw all_reduce of the
 same bytes in the same job. ``nn.DataParallel`` (seed 004's choice) runs the same models and GPU
 counts in this process, beside DDP. Data: CIFAR-10 from ``--perfkit-data-root`` or learnable
@@ -17,11 +17,12 @@ import pytest
 import torch
 from torch import nn
 
-from perfkit import ddp, models, scaling, training
-from perfkit.distributed import Worker
+from perfkit.measure.timing import inject_samples
+from perfkit.parallel import ddp, scaling
+from perfkit.parallel.launch import Worker
+from perfkit.parallel.scaling import Workload
 from perfkit.plugin import profile_of
-from perfkit.scaling import Workload
-from perfkit.timing import inject_samples
+from perfkit.workloads import models, training
 
 CIFAR, IMAGENET = (3, 32, 32), (3, 224, 224)
 GPU_COUNTS = (1, 2, 4)

@@ -4,15 +4,15 @@ With the same learning rate, 16× fewer updates leave the large batch behind; Go
 linear scaling rule (learning rate × 2048/128) with a linear warm-up (one epoch, and two: at 2048 an
 epoch is only 24 updates) is the usual fix.
 Seed 004's optimiser: SGD, lr 0.1, momentum 0.9, weight decay 5e-4, on ResNet-18. CIFAR-10 from
-``--perfkit-data-root``, else perfkit's learnable synthetic set of the same shape (perfkit.data).
+``--perfkit-data-root``, else perfkit's learnable synthetic set of the same shape (perfkit.workloads.data).
 Final train loss/accuracy and test accuracy are metrics; the headline time is one epoch.
 """
 from __future__ import annotations
 
 import pytest
 
-from perfkit import scaling
-from perfkit.timing import inject_samples
+from perfkit.measure.timing import inject_samples
+from perfkit.parallel import scaling
 
 CASES = [  # (GPUs, global batch, rule, warm-up epochs)
     pytest.param((1, 128, "same", 0), id="gpus1-B128", marks=pytest.mark.gpus(1)),

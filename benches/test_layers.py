@@ -13,9 +13,11 @@ import statistics
 
 import pytest
 
-from perfkit import datasheet, layers, measure, memory
-from perfkit.ceilings import precision_in_use
-from perfkit.timing import round_times
+from perfkit.measure import memory, record
+from perfkit.measure.ceilings import precision_in_use
+from perfkit.measure.timing import round_times
+from perfkit.results import datasheet
+from perfkit.workloads import layers
 
 WARMUP = 5
 QUICK_BATCH = 8
@@ -36,11 +38,11 @@ def test_layer(benchmark, case, pass_, perfkit_device, perfkit_profile, perfkit_
     times = round_times(benchmark)
     if case.bound == "compute":
         key = datasheet.matmul_key(precision_in_use(case.op, perfkit_device))
-        measure.record_rate(perfkit_metrics, times, work.flops, compute=True, ceiling_key=key,
+        record.record_rate(perfkit_metrics, times, work.flops, compute=True, ceiling_key=key,
                             ceilings=perfkit_ceilings, spec=perfkit_datasheet)
     else:
-        measure.record_rate(perfkit_metrics, times, work.min_bytes, compute=False, ceiling_key=datasheet.COPY,
+        record.record_rate(perfkit_metrics, times, work.min_bytes, compute=False, ceiling_key=datasheet.COPY,
                             ceilings=perfkit_ceilings, spec=perfkit_datasheet)
-    measure.record_peak_memory(perfkit_metrics, run, perfkit_device, since)
+    record.record_peak_memory(perfkit_metrics, run, perfkit_device, since)
     seconds_per_call = statistics.median(times) if times else 1e-3
-    measure.record_power(perfkit_metrics, run, seconds_per_call, perfkit_device)
+    record.record_power(perfkit_metrics, run, seconds_per_call, perfkit_device)

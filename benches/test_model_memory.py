@@ -1,7 +1,7 @@
 """Parameter memory vs actual GPU memory (seed 001): ResNet-18 and ResNet-50 training steps.
 
 The estimate, term by term: parameters × 4 bytes, gradients, SGD-momentum state, and the
-activations autograd saves for backward (counted with saved-tensor hooks, perfkit.memory). The
+activations autograd saves for backward (counted with saved-tensor hooks, perfkit.measure.memory). The
 actual figure is the allocator's peak over one training step after warm-up (live tensors, net of
 what earlier benchmarks left allocated; the reserved peak is recorded beside it). Headline: the step's time.
 """
@@ -9,10 +9,11 @@ from __future__ import annotations
 
 import pytest
 
-from perfkit import measure, memory, models, training
 from perfkit.errors import MeasurementError
+from perfkit.measure import memory, record
+from perfkit.measure.timing import warmup
 from perfkit.plugin import profile_of
-from perfkit.timing import warmup
+from perfkit.workloads import models, training
 
 MODEL_NAMES = ("resnet18", "resnet50")
 FULL = ((32, 128, 512), models.DEFAULT_INPUT)
@@ -40,7 +41,7 @@ def test_training_memory(benchmark, model_name, batch, perfkit_device, perfkit_p
     first = float(step())
     warmup(step, WARMUP)
     benchmark.pedantic(step, rounds=ROUNDS, warmup_rounds=0)
-    peak = measure.record_peak_memory(perfkit_metrics, step, perfkit_device, since)
+    peak = record.record_peak_memory(perfkit_metrics, step, perfkit_device, since)
     last = float(step())
     if not last < first:
         raise MeasurementError(f"{model_name} training loss did not fall on a fixed batch ({first:.4f} -> {last:.4f})")

@@ -17,11 +17,12 @@ import statistics
 import pytest
 import torch
 
-from perfkit import datasheet, flops, layerwise, models, paleo, roofline
-from perfkit.ceilings import CeilingStore, precision_in_use
 from perfkit.errors import PerfkitError
+from perfkit.measure.ceilings import CeilingStore, precision_in_use
+from perfkit.measure.timing import round_times
 from perfkit.plugin import profile_of
-from perfkit.timing import round_times
+from perfkit.results import datasheet
+from perfkit.workloads import flops, layer_times, models, paleo, roofline
 
 MODEL_NAMES = ("vgg16", "vgg19", "resnet18", "resnet50")
 NCU_MODELS = ("resnet18", "resnet50")
@@ -79,8 +80,8 @@ def test_layerwise_ppp(benchmark, name, batch, perfkit_device, perfkit_profile, 
         perfkit_metrics.absent("pct_of_peak", "benchmarks are disabled: no model time")
         return
     measured_s = statistics.median(times)
-    layers = layerwise.time_layers(model, x)
-    whole = layerwise.time_model(model, x)
+    layers = layer_times.time_layers(model, x)
+    whole = layer_times.time_model(model, x)
     peaks = _peaks(perfkit_device, perfkit_ceilings, perfkit_datasheet)
     conv_precision = precision_in_use("conv", perfkit_device)
     rec = perfkit_metrics.record

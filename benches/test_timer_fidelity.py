@@ -13,8 +13,8 @@ import statistics
 import pytest
 import torch
 
-from perfkit import ceilings, timing
 from perfkit.errors import MeasurementError
+from perfkit.measure import ceilings, timing
 
 GiB, MiB = 2**30, 2**20
 #: A launch-bound kernel's time moves ~10% between runs of the same machine (seen on an H200).

@@ -13,12 +13,12 @@ import functools
 import numpy as np
 import pytest
 
-from perfkit import datasheet
 from perfkit.errors import MeasurementError
-from perfkit.kernels import cpu_add
-from perfkit.measure import record_rate
+from perfkit.measure.record import record_rate
+from perfkit.measure.timing import EventSpans, round_times, time_cuda_events
 from perfkit.plugin import profile_of
-from perfkit.timing import EventSpans, round_times, time_cuda_events
+from perfkit.results import datasheet
+from perfkit.workloads.kernels import cpu_add
 
 K_FULL = (1, 5, 10, 50, 100)
 K_QUICK = (1,)
@@ -42,7 +42,7 @@ def _vectors(n: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
 
 @pytest.fixture
 def vectors(k):
-    from perfkit.kernels.vector_add import elements
+    from perfkit.workloads.kernels.vector_add import elements
 
     return _vectors(elements(k))
 
@@ -93,7 +93,7 @@ def test_cpu_numpy(benchmark, k, vectors, perfkit_metrics):
 def gpu():
     """numba.cuda with every kernel compiled once on a tiny input, so no timed round compiles."""
     cuda = pytest.importorskip("numba.cuda", reason="numba-cuda is not installed (pip install -e '.[cuda]')")
-    from perfkit.kernels import vector_add
+    from perfkit.workloads.kernels import vector_add
 
     small = cuda.to_device(np.ones(300, dtype=np.float32))
     out = cuda.device_array_like(small)

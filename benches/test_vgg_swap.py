@@ -15,9 +15,10 @@ import statistics
 import pytest
 import torch
 
-from perfkit import measure, memory, models
 from perfkit.errors import MeasurementError
-from perfkit.timing import round_times
+from perfkit.measure import memory, record
+from perfkit.measure.timing import round_times
+from perfkit.workloads import models
 
 VARIANTS = ("normal", "swapped")
 PASSES = ("forward", "forward_backward")
@@ -90,7 +91,7 @@ def test_vgg16(benchmark, where, variant, pass_, perfkit_profile, perfkit_metric
     rounds, warmup = ROUNDS[where]
     benchmark.pedantic(step, rounds=rounds, warmup_rounds=warmup)
     perfkit_metrics.info("vgg_swap", {"variant": variant, "pass": pass_, "device": where, "input": list(shape)})
-    peak = measure.record_peak_memory(perfkit_metrics, step, device, since)
+    peak = record.record_peak_memory(perfkit_metrics, step, device, since)
     times = round_times(benchmark)
     if not times:
         return

@@ -12,8 +12,8 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
 
-from perfkit import baselines, compare, datasheet, report
 from perfkit.errors import PerfkitError, UsageError
+from perfkit.results import baselines, compare, datasheet, report
 
 EXIT_REGRESSION = 1
 EXIT_USAGE = 2
@@ -99,7 +99,7 @@ def _model_command(sub: Any, name: str, help_text: str, func: Callable[[argparse
 
 
 def _hw(args: argparse.Namespace) -> int:
-    from perfkit import hardware  # imports torch (seconds); only this command needs it
+    from perfkit.measure import hardware  # imports torch (seconds); only this command needs it
 
     fp = hardware.fingerprint(hardware.resolve_device(args.device))
     if args.id:
@@ -143,7 +143,8 @@ def _report(args: argparse.Namespace) -> int:
 
 
 def _memory(args: argparse.Namespace) -> int:
-    from perfkit import memory, models  # imports torch (seconds)
+    from perfkit.measure import memory
+    from perfkit.workloads import models  # imports torch (seconds)
 
     estimate = memory.estimate_training_memory(args.model, args.batch, models.parse_shape(args.input, 3))
     measured = memory.measure_training_peak(args.model, args.batch, estimate.input_shape) if args.measure else None
@@ -160,7 +161,7 @@ def _memory(args: argparse.Namespace) -> int:
 
 
 def _flops(args: argparse.Namespace) -> int:
-    from perfkit import flops, models
+    from perfkit.workloads import flops, models
 
     table = flops.flop_table(args.model, models.parse_shape(args.input, 4))
     if args.json:
@@ -171,7 +172,7 @@ def _flops(args: argparse.Namespace) -> int:
 
 
 def _predict(args: argparse.Namespace) -> int:
-    from perfkit import flops, models, paleo
+    from perfkit.workloads import flops, models, paleo
 
     if args.batch < 1:
         raise UsageError(f"batch must be at least 1, not {args.batch}")
@@ -186,7 +187,7 @@ def _predict(args: argparse.Namespace) -> int:
 
 
 def _roofline(args: argparse.Namespace) -> int:
-    from perfkit import plots
+    from perfkit.results import plots
 
     path = plots.roofline_chart(baselines.load_results(args.results), args.out)
     if path is None:

@@ -11,13 +11,17 @@ import pytest
 import torch
 from pytest_benchmark.utils import safe_dumps
 
-from perfkit import SCHEMA_VERSION, baselines, compare, data, datasheet, distributed, hardware, report, timing
-from perfkit.ceilings import CeilingStore
+from perfkit import SCHEMA_VERSION
 from perfkit.errors import PerfkitError
-from perfkit.metrics import MetricRecorder
+from perfkit.measure import hardware, timing
+from perfkit.measure.ceilings import CeilingStore
+from perfkit.parallel import launch
+from perfkit.results import baselines, compare, datasheet, report
+from perfkit.results.metrics import MetricRecorder
+from perfkit.workloads import data
 
 DEFAULT_TIMER = "time.perf_counter"
-PERFKIT_TIMER = "perfkit.timing.synchronized_clock"
+PERFKIT_TIMER = "perfkit.measure.timing.synchronized_clock"
 
 
 @dataclass(frozen=True)
@@ -87,7 +91,7 @@ def _run_state(config: pytest.Config) -> RunState:
     device = torch.device(hardware.resolve_device(config.getoption("perfkit_device")))
     profile = Profile(config.getoption("perfkit_profile") or ("full" if device.type == "cuda" else "quick"))
     state = RunState(device, profile, gpu_count, hardware.fingerprint(device.type), CeilingStore(),
-                     torchrun_args=distributed.parse_torchrun_args(config.getoption("perfkit_torchrun_args")))
+                     torchrun_args=launch.parse_torchrun_args(config.getoption("perfkit_torchrun_args")))
     choice = config.getoption("perfkit_baseline")
     if choice != "none":
         path = (baselines.baseline_path(config.rootpath / "baselines", state.fingerprint.hardware_id)
@@ -156,19 +160,19 @@ def perfkit_data_root(request: pytest.FixtureRequest) -> str | None:
 
 @pytest.fixture(scope="session")
 def perfkit_torchrun(request: pytest.FixtureRequest) -> Callable[..., dict[str, Any]]:
-    """``perfkit_torchrun(job, gpus)``: rank 0's result of a perfkit.ddp job on ``gpus`` processes per machine.
+    """``perfkit_torchrun(job, gpus)``: rank 0's result of a perfkit.parallel.ddp job on ``gpus`` processes per machine.
 
     Uses ``--perfkit-torchrun-args`` when given. A failed rank fails the benchmark with its own
     message (no stack trace of the launcher); a machine that did not hold rank 0 skips.
     """
     torchrun_args = request.config.stash[_STATE].torchrun_args
 
-    def run(job: dict[str, Any], gpus: int, module: str = "perfkit.ddp") -> dict[str, Any]:
+    def run(job: dict[str, Any], gpus: int, module: str = "perfkit.parallel.ddp") -> dict[str, Any]:
         try:
-            return distributed.launch(module, job, gpus, torchrun_args=torchrun_args)
-        except distributed.NotRankZero as exc:
+            return launch.launch(module, job, gpus, torchrun_args=torchrun_args)
+        except launch.NotRankZero as exc:
             pytest.skip(str(exc))
-        except distributed.DistributedError as exc:
+        except launch.DistributedError as exc:
             hint = "; lower the batch" if "out of memory" in str(exc).lower() else ""
             pytest.fail(f"{exc}{hint}", pytrace=False)
 
@@ -189,7 +193,7 @@ def perfkit_warmup() -> Any:
 
 @pytest.fixture
 def perfkit_metrics(benchmark: Any) -> MetricRecorder:
-    """Records declared metrics into this benchmark's ``extra_info`` (see perfkit.metrics)."""
+    """Records declared metrics into this benchmark's ``extra_info`` (see perfkit.results.metrics)."""
     return MetricRecorder(benchmark.extra_info)
 
 

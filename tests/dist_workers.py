@@ -9,8 +9,8 @@ from typing import Any
 import torch
 from torch import nn
 
-from perfkit import ddp
-from perfkit.distributed import Worker, worker_main
+from perfkit.parallel import ddp
+from perfkit.parallel.launch import Worker, worker_main
 
 
 def tiny() -> nn.Module:

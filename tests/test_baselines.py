@@ -7,8 +7,8 @@ import sys
 
 import pytest
 
-from perfkit import baselines
 from perfkit.errors import BaselineError
+from perfkit.results import baselines
 
 
 def _write(path, data) -> None:

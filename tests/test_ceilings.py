@@ -3,8 +3,8 @@ from __future__ import annotations
 import pytest
 import torch
 
-from perfkit import ceilings
 from perfkit.errors import MeasurementError, UsageError
+from perfkit.measure import ceilings
 
 CPU = torch.device("cpu")
 

@@ -4,8 +4,8 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from perfkit import comm
 from perfkit.errors import UsageError
+from perfkit.parallel import comm
 
 
 def test_busbw_follows_nccl_tests():

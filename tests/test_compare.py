@@ -8,8 +8,8 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from perfkit import SCHEMA_VERSION
-from perfkit.compare import compare, parse_threshold
 from perfkit.errors import UsageError
+from perfkit.results.compare import compare, parse_threshold
 from tests.conftest import slowed
 
 COPY = "benches/test_ceilings.py::test_copy_bandwidth"

@@ -9,8 +9,8 @@ import pytest
 import torch
 from torch import nn
 
-from perfkit import data
 from perfkit.errors import UsageError
+from perfkit.workloads import data
 
 
 def write_cifar10(root: Path, per_file: int = 20) -> np.ndarray:

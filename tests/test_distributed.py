@@ -9,9 +9,9 @@ from pathlib import Path
 
 import pytest
 
-from perfkit import distributed
 from perfkit.errors import UsageError
-from perfkit.scaling import Workload
+from perfkit.parallel import launch
+from perfkit.parallel.scaling import Workload
 
 ROOT = Path(__file__).parent.parent
 ENV = {"PYTHONPATH": os.pathsep.join(filter(None, [str(ROOT), os.environ.get("PYTHONPATH")]))}
@@ -19,7 +19,7 @@ TINY = "tests.dist_workers:tiny"
 
 
 def _launch(job: dict, nproc: int = 2, **kwargs) -> dict:
-    return distributed.launch(kwargs.pop("module", "tests.dist_workers"), {"device": "cpu", **job}, nproc,
+    return launch.launch(kwargs.pop("module", "tests.dist_workers"), {"device": "cpu", **job}, nproc,
                               env=ENV, **kwargs)
 
 
@@ -32,16 +32,16 @@ def _alive(pid: int) -> bool:
 
 
 def test_torchrun_command_is_standalone_unless_rendezvous_is_given():
-    plain = distributed.torchrun_command(["-m", "job"], 4)
+    plain = launch.torchrun_command(["-m", "job"], 4)
     assert "--standalone" in plain and plain[-4:] == ["--nproc-per-node", "4", "-m", "job"]
-    args = distributed.parse_torchrun_args("--nnodes 2 --rdzv-endpoint host:29500 --nproc-per-node 8")
-    multi = distributed.torchrun_command(["-m", "job"], 4, args)
+    args = launch.parse_torchrun_args("--nnodes 2 --rdzv-endpoint host:29500 --nproc-per-node 8")
+    multi = launch.torchrun_command(["-m", "job"], 4, args)
     assert "--standalone" not in multi and multi.count("--nproc-per-node") == 1 and "8" in multi
 
 
 def test_torchrun_args_must_not_name_a_program():
     with pytest.raises(UsageError, match="rendezvous options"):
-        distributed.parse_torchrun_args("--nnodes 1 -m mymodule")
+        launch.parse_torchrun_args("--nnodes 1 -m mymodule")
 
 
 def test_ddp_replicas_agree_over_gloo_even_with_the_default_port_taken():
@@ -55,7 +55,7 @@ def test_ddp_replicas_agree_over_gloo_even_with_the_default_port_taken():
         spec = Workload("tiny", TINY, "cifar10", (3, 32, 32), 16, dataset_size=512).spec(2, None, device="cpu",
                                                                                           warmup=2)
         result = _launch({**spec, "profile_steps": 2, "nosync_steps": 3, "allreduce_reps": 3},
-                         module="perfkit.ddp")
+                         module="perfkit.parallel.ddp")
     finally:
         busy.close()
     assert result["world"] == 2 and result["global_batch"] == 32
@@ -70,15 +70,15 @@ def test_replica_check_sees_a_perturbed_rank():
 
 
 def test_a_crashing_rank_fails_with_its_own_message():
-    with pytest.raises(distributed.DistributedError, match=r"rank 1 of 2 failed: ValueError: boom on rank 1"):
+    with pytest.raises(launch.DistributedError, match=r"rank 1 of 2 failed: ValueError: boom on rank 1"):
         _launch({"action": "crash"})
 
 
 def test_a_hung_job_times_out_and_leaves_no_process(tmp_path):
     started = time.monotonic()
-    with pytest.raises(distributed.DistributedError, match="ran past 20 s and was stopped"):
+    with pytest.raises(launch.DistributedError, match="ran past 20 s and was stopped"):
         _launch({"action": "hang", "pid_dir": str(tmp_path)}, timeout_s=20)
-    assert time.monotonic() - started < 20 + 2 * distributed.STOP_GRACE_S + 5
+    assert time.monotonic() - started < 20 + 2 * launch.STOP_GRACE_S + 5
     pids = [int(p.read_text()) for p in tmp_path.glob("*.pid")]
     assert len(pids) == 2 and not any(_alive(pid) for pid in pids)
 
@@ -87,7 +87,7 @@ def test_rendezvous_arguments_reach_torchrun():
     with socket.socket() as probe:
         probe.bind(("127.0.0.1", 0))
         port = probe.getsockname()[1]
-    args = distributed.parse_torchrun_args(f"--nnodes 1 --rdzv-backend c10d --rdzv-endpoint 127.0.0.1:{port} "
+    args = launch.parse_torchrun_args(f"--nnodes 1 --rdzv-backend c10d --rdzv-endpoint 127.0.0.1:{port} "
                                            "--rdzv-id perfkit-test")
     assert _launch({"action": "hello"}, torchrun_args=args) == {"world": 2}
 
@@ -95,7 +95,7 @@ def test_rendezvous_arguments_reach_torchrun():
 def test_large_batch_job_trains_and_reports_accuracy():
     job = {"kind": "accuracy", "model": TINY, "data_root": None, "train_size": 512, "test_size": 256, "epochs": 2,
            "global_batch": 64, "base_batch": 32, "base_lr": 0.05, "rule": "linear-warmup", "warmup_epochs": 1}
-    result = _launch(job, module="perfkit.ddp")
+    result = _launch(job, module="perfkit.parallel.ddp")
     assert result["lr"] == pytest.approx(0.1) and result["warmup_steps"] == 512 // 2 // 32
     assert [h["epoch"] for h in result["history"]] == [0, 1] and 0 <= result["test_accuracy"] <= 1
     assert result["replicas_max_abs_diff"] == 0.0 and result["data"].startswith("synthetic")

@@ -9,8 +9,9 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from torch import nn
 
-from perfkit import cli, flops
+from perfkit import cli
 from perfkit.errors import UsageError
+from perfkit.workloads import flops
 
 #: torchvision's documented "GFLOPS" (multiply-accumulates) at 224x224.
 TORCHVISION_GMACS = {"resnet18": 1.814, "resnet50": 4.089, "vgg16": 15.47, "vgg19": 19.63}

@@ -3,8 +3,9 @@ from __future__ import annotations
 import pytest
 import torch
 
-from perfkit import datasheet, hardware
 from perfkit.errors import HardwareError, UsageError
+from perfkit.measure import hardware
+from perfkit.results import datasheet
 
 
 @pytest.mark.parametrize("model, expected", [

@@ -5,8 +5,8 @@ import pytest
 import torch
 from torch import nn
 
-from perfkit import layers
 from perfkit.errors import MeasurementError, UsageError
+from perfkit.workloads import layers
 
 CPU = torch.device("cpu")
 N = 2

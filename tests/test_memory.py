@@ -5,8 +5,9 @@ import pytest
 import torch
 from torch import nn
 
-from perfkit import memory, models
 from perfkit.errors import HardwareError, UsageError
+from perfkit.measure import memory
+from perfkit.workloads import models
 
 
 def test_saved_activations_of_a_linear_relu_stack_are_counted_exactly():

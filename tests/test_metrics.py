@@ -3,7 +3,7 @@ from __future__ import annotations
 import pytest
 
 from perfkit.errors import BaselineError, UsageError
-from perfkit.metrics import Metric, MetricRecorder, metrics_of
+from perfkit.results.metrics import Metric, MetricRecorder, metrics_of
 
 
 def test_recorded_metrics_follow_the_json_contract():

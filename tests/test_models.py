@@ -5,8 +5,8 @@ import pytest
 import torch
 from torch import nn
 
-from perfkit import models
 from perfkit.errors import UsageError
+from perfkit.workloads import models
 
 
 def tiny_model() -> nn.Module:

@@ -5,8 +5,10 @@ import json
 
 import pytest
 
-from perfkit import cli, datasheet, flops, paleo
+from perfkit import cli
 from perfkit.errors import UsageError
+from perfkit.results import datasheet
+from perfkit.workloads import flops, paleo
 
 K80 = datasheet.by_key("k80")
 

@@ -7,10 +7,10 @@ from types import SimpleNamespace
 import pytest
 import torch
 
-from perfkit import power
 from perfkit.errors import UsageError
-from perfkit.measure import record_power
-from perfkit.metrics import MetricRecorder
+from perfkit.measure import power
+from perfkit.measure.record import record_power
+from perfkit.results.metrics import MetricRecorder
 
 
 class FakeNvml:

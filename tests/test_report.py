@@ -5,7 +5,9 @@ import json
 
 import pytest
 
-from perfkit import cli, plots, report, scaling
+from perfkit import cli
+from perfkit.parallel import scaling
+from perfkit.results import plots, report
 from tests.conftest import ROOT
 
 

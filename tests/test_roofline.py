@@ -3,8 +3,8 @@ from __future__ import annotations
 
 import pytest
 
-from perfkit import roofline
 from perfkit.errors import HardwareError, MeasurementError
+from perfkit.workloads import roofline
 
 NCU_CSV = '''==PROF== Connected to process 123
 "ID","Process ID","Process Name","Host Name","Kernel Name","Context","Stream","Block Size","Grid Size","Device","CC","Section Name","Metric Name","Metric Unit","Metric Value"

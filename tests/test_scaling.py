@@ -1,12 +1,12 @@
-"""Metrics of data-parallel runs from canned rank-0 results (the shapes perfkit.ddp returns)."""
+"""Metrics of data-parallel runs from canned rank-0 results (the shapes perfkit.parallel.ddp returns)."""
 from __future__ import annotations
 
 import pytest
 
-from perfkit import scaling
 from perfkit.errors import MeasurementError
-from perfkit.metrics import MetricRecorder
-from perfkit.scaling import Workload
+from perfkit.parallel import scaling
+from perfkit.parallel.scaling import Workload
+from perfkit.results.metrics import MetricRecorder
 
 WEAK = Workload("r18", "resnet18", "cifar10", (3, 32, 32), 128)
 

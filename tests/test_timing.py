@@ -6,8 +6,8 @@ import time
 import pytest
 import torch
 
-from perfkit import timing
 from perfkit.errors import HardwareError, UsageError
+from perfkit.measure import timing
 
 
 class FakeClock:

@@ -9,7 +9,7 @@ import pytest
 
 from perfkit.errors import UsageError
 
-vector_add = pytest.importorskip("perfkit.kernels.vector_add", reason="numba-cuda is not installed")
+vector_add = pytest.importorskip("perfkit.workloads.kernels.vector_add", reason="numba-cuda is not installed")
 
 
 def test_kernels_are_correct_under_the_cuda_simulator():

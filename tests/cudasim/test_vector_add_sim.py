@@ -16,7 +16,7 @@ if os.environ.get("NUMBA_ENABLE_CUDASIM") != "1":  # pragma: no cover - guarded 
 
 from numba import cuda
 
-from perfkit.kernels import vector_add
+from perfkit.workloads.kernels import vector_add
 
 SMS = 1  # a tiny simulated device keeps the tuned grid small, so its grid-stride loop really loops
 

@@ -21,7 +21,7 @@ import torch
 from torch import nn
 from torch.utils.flop_counter import FlopCounterMode
 
-from perfkit import models
+from perfkit.workloads import models
 
 CONVENTION = ("FLOPs count a multiply-add as 2 (FlopCounterMode, PALEO); MACs = FLOPs / 2, the unit "
               "torchvision documents as GFLOPS")

@@ -10,8 +10,9 @@ from collections.abc import Callable, Iterable, Mapping
 from pathlib import Path
 from typing import Any
 
-from perfkit import datasheet, scaling
-from perfkit.baselines import hardware_id_of, perfkit_info
+from perfkit.parallel import scaling
+from perfkit.results import datasheet
+from perfkit.results.baselines import hardware_id_of, perfkit_info
 
 Plotter = Callable[[Mapping[str, Any], Path], Iterable[tuple[str, Path]]]
 

@@ -19,7 +19,7 @@ from typing import Any, Literal
 import torch
 
 from perfkit.errors import HardwareError, UsageError
-from perfkit.metrics import relative_iqr
+from perfkit.results.metrics import relative_iqr
 
 #: The course's procedure: 5 warm-up iterations, then the mean of 10 (we report the median).
 WARMUP_ITERATIONS = 5
@@ -251,7 +251,7 @@ def inject_samples(benchmark: Any, seconds: Sequence[float]) -> None:
     """
     if getattr(benchmark, "disabled", False) or not seconds:
         return
-    benchmark._mode = "perfkit.timing.inject_samples(...)"
+    benchmark._mode = "perfkit.measure.timing.inject_samples(...)"
     stats = benchmark._make_stats(1)
     for second in seconds:
         stats.update(float(second))

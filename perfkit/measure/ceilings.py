@@ -13,8 +13,8 @@ from typing import Any
 
 import torch
 
-from perfkit.datasheet import PRECISIONS
 from perfkit.errors import MeasurementError, UsageError
+from perfkit.results.datasheet import PRECISIONS
 
 _DTYPES = {"fp32": torch.float32, "tf32": torch.float32, "bf16": torch.bfloat16, "fp16": torch.float16}
 #: torch.set_float32_matmul_precision: "highest" is IEEE fp32, "high" lets cuBLAS use TF32.

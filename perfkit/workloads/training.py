@@ -6,7 +6,7 @@ from collections.abc import Callable
 import torch
 from torch import nn
 
-from perfkit import models
+from perfkit.workloads import models
 
 
 def sgd_momentum(model: nn.Module, lr: float = 0.01) -> torch.optim.Optimizer:

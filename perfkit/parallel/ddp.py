@@ -1,4 +1,4 @@
-"""What each rank measures in the data-parallel families; run under torchrun by perfkit.distributed.
+"""What each rank measures in the data-parallel families; run under torchrun by perfkit.parallel.launch.
 
 Job kinds (``spec["kind"]``):
 
@@ -24,9 +24,11 @@ from torch import nn
 from torch.nn.parallel import DistributedDataParallel
 from torch.profiler import ProfilerActivity, profile
 
-from perfkit import comm, data, models, timing, training
-from perfkit.distributed import Worker, worker_main
 from perfkit.errors import UsageError
+from perfkit.measure import timing
+from perfkit.parallel import comm
+from perfkit.parallel.launch import Worker, worker_main
+from perfkit.workloads import data, models, training
 
 Batch = tuple[torch.Tensor, torch.Tensor]
 #: The seeds' optimiser for CIFAR training (seed 004): SGD, momentum 0.9, weight decay 5e-4.

@@ -17,7 +17,7 @@ from typing import Any
 import torch
 from torch import nn
 
-from perfkit import timing
+from perfkit.measure import timing
 
 REPETITIONS, WARMUP = 10, 3
 

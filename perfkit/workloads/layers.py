@@ -22,7 +22,7 @@ import torch
 from torch import nn
 
 from perfkit.errors import MeasurementError, UsageError
-from perfkit.flops import count_flops
+from perfkit.workloads.flops import count_flops
 
 Pass = Literal["forward", "forward_backward"]
 PASSES: tuple[Pass, ...] = ("forward", "forward_backward")

@@ -1,4 +1,4 @@
-"""Turn what the ranks of a data-parallel job measured (perfkit.ddp) into declared metrics.
+"""Turn what the ranks of a data-parallel job measured (perfkit.parallel.ddp) into declared metrics.
 
 Communication is reported three ways, side by side, because they answer different questions:
 ``nccl_kernel_ms`` and ``nccl_exposed_ms`` come from torch.profiler (NCCL kernel time per step,
@@ -16,10 +16,11 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, Literal
 
-from perfkit import comm, measure
 from perfkit.errors import MeasurementError
-from perfkit.memory import MiB
-from perfkit.metrics import Better, MetricRecorder, metrics_of
+from perfkit.measure import record
+from perfkit.measure.memory import MiB
+from perfkit.parallel import comm
+from perfkit.results.metrics import Better, MetricRecorder, metrics_of
 
 GB = 1e9
 Scaling = Literal["weak", "strong"]
@@ -80,7 +81,7 @@ def record_throughput(metrics: MetricRecorder, result: Mapping[str, Any], refere
     images = result["global_batch"]
     throughput = metrics.record("images_per_s", unit="img/s", better="higher",
                                 samples=[images / s for s in result["step_s"]]).value
-    measure.record_scaling(metrics, reference, key, gpus, throughput)
+    record.record_scaling(metrics, reference, key, gpus, throughput)
     metrics.info("scaling", {"gpus": gpus, "global_batch": images, "batch_per_gpu": result["batch_per_gpu"],
                              "steps_per_epoch": result.get("steps_per_epoch"), "timed_steps": len(result["step_s"])})
     return throughput

@@ -16,8 +16,9 @@ from typing import Any
 
 import torch
 
-from perfkit import datasheet, power
 from perfkit.errors import HardwareError, UsageError
+from perfkit.measure import power
+from perfkit.results import datasheet
 
 
 @dataclass(frozen=True)

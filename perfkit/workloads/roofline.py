@@ -1,9 +1,9 @@
 """The roofline: arithmetic intensity, attained FLOP/s, and which roof bounds a model or layer.
 
 Intensity is FLOPs over bytes moved: an analytic minimum (inputs, weights and outputs once, as
-perfkit.paleo counts them) and, where Nsight Compute can read the counters, the measured DRAM
+perfkit.workloads.paleo counts them) and, where Nsight Compute can read the counters, the measured DRAM
 traffic ``dram__bytes_read.sum + dram__bytes_write.sum`` of the region. The ncu path runs this
-module as a child process (``python -m perfkit.roofline MODEL N,C,H,W``) that wraps one forward pass
+module as a child process (``python -m perfkit.workloads.roofline MODEL N,C,H,W``) that wraps one forward pass
 in an NVTX range, so only that region's kernels are profiled.
 """
 from __future__ import annotations
@@ -89,7 +89,7 @@ def measure_dram_bytes(model: str, input_shape: tuple[int, ...], timeout_s: floa
         raise HardwareError(reason)
     command = ["ncu", "--csv", "--print-units", "base", "--metrics", ",".join(NCU_METRICS),
                "--nvtx", "--nvtx-include", f"{NVTX_RANGE}/",
-               sys.executable, "-m", "perfkit.roofline", model, ",".join(map(str, input_shape))]
+               sys.executable, "-m", "perfkit.workloads.roofline", model, ",".join(map(str, input_shape))]
     try:
         done = subprocess.run(command, capture_output=True, text=True, timeout=timeout_s, check=False)
     except subprocess.TimeoutExpired:
@@ -108,7 +108,7 @@ def _profiled_region(model_name: str, shape_text: str) -> None:
     """The child process ncu runs: warm up, then one forward pass inside the NVTX range."""
     import torch
 
-    from perfkit import models
+    from perfkit.workloads import models
 
     shape = models.parse_shape(shape_text, 4)
     model = models.build(model_name).cuda().eval()

@@ -11,10 +11,11 @@ from typing import Any
 
 import torch
 
-from perfkit import datasheet, memory, power, timing
-from perfkit.ceilings import CeilingStore
 from perfkit.errors import HardwareError
-from perfkit.metrics import MetricRecorder
+from perfkit.measure import memory, power, timing
+from perfkit.measure.ceilings import CeilingStore
+from perfkit.results import datasheet
+from perfkit.results.metrics import MetricRecorder
 
 NO_TIMES = "benchmarks are disabled (--benchmark-disable): no timings to turn into a rate"
 

@@ -10,9 +10,9 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
-from perfkit import datasheet
 from perfkit.errors import UsageError
-from perfkit.flops import CONVENTION, FlopTable, LayerRow
+from perfkit.results import datasheet
+from perfkit.workloads.flops import CONVENTION, FlopTable, LayerRow
 
 BYTES = {"fp64": 8, "fp32": 4, "tf32": 4, "bf16": 2, "fp16": 2}
 

@@ -11,14 +11,15 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
-from perfkit import datasheet, scaling
-from perfkit.baselines import hardware_id_of, perfkit_info
-from perfkit.compare import Comparison, Row
-from perfkit.flops import CONVENTION, FlopTable
-from perfkit.memory import MemoryEstimate, MiB, PeakMemory
-from perfkit.metrics import metrics_of
-from perfkit.paleo import Prediction
-from perfkit.plots import PLOTTERS
+from perfkit.measure.memory import MemoryEstimate, MiB, PeakMemory
+from perfkit.parallel import scaling
+from perfkit.results import datasheet
+from perfkit.results.baselines import hardware_id_of, perfkit_info
+from perfkit.results.compare import Comparison, Row
+from perfkit.results.metrics import metrics_of
+from perfkit.results.plots import PLOTTERS
+from perfkit.workloads.flops import CONVENTION, FlopTable
+from perfkit.workloads.paleo import Prediction
 
 FORMATS = ("table", "markdown", "json")
 _QUIET = {"unchanged"}

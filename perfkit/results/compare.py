@@ -17,10 +17,10 @@ from typing import Any
 
 from scipy.stats import mannwhitneyu
 
-from perfkit import datasheet
-from perfkit.baselines import hardware_id_of, perfkit_info
 from perfkit.errors import UsageError
-from perfkit.metrics import metrics_of, relative_iqr
+from perfkit.results import datasheet
+from perfkit.results.baselines import hardware_id_of, perfkit_info
+from perfkit.results.metrics import metrics_of, relative_iqr
 
 VERDICTS: tuple[str, ...] = (
     "regressed", "improved", "unchanged", "noisy", "unconfirmed", "changed", "new", "missing",

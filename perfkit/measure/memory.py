@@ -1,7 +1,7 @@
 """GPU memory: the allocator's peak over a region, and the training-memory estimate it is compared with.
 
 Which memory a figure is matters: ``allocated`` counts live tensors (what the estimate predicts),
-``reserved`` adds the caching allocator's slack, and NVML's used memory (perfkit.power) further
+``reserved`` adds the caching allocator's slack, and NVML's used memory (perfkit.measure.power) further
 counts the CUDA context, cuBLAS/cuDNN workspaces and other processes.
 
 The estimate's activation term is counted, not guessed: a forward pass runs under
@@ -18,8 +18,9 @@ from typing import Any
 import torch
 from torch import nn
 
-from perfkit import models, timing, training
 from perfkit.errors import HardwareError, UsageError
+from perfkit.measure import timing
+from perfkit.workloads import models, training
 
 MiB = 2**20
 FLOAT32_BYTES = 4

@@ -1,0 +1,1 @@
+"""How perfkit measures: clocks and events, allocator peaks, NVML power, the hardware fingerprint, ceilings."""

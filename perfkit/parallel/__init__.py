@@ -1,0 +1,1 @@
+"""Several GPUs: the torchrun launcher, what each rank measures, collectives and scaling figures."""

@@ -1,0 +1,1 @@
+"""What perfkit measures: models, data, training steps, layers, FLOP accounting, PALEO, kernels."""
