@@ -8,7 +8,7 @@ from __future__ import annotations
 import pytest
 
 from perfkit.measure import ceilings
-from perfkit.measure.timing import round_times
+from perfkit.pbench import round_times
 from perfkit.results import datasheet
 
 ROUNDS, WARMUP = 20, 5

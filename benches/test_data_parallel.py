@@ -17,10 +17,10 @@ import pytest
 import torch
 from torch import nn
 
-from perfkit.measure.timing import inject_samples
 from perfkit.parallel import ddp, scaling
 from perfkit.parallel.launch import Worker
 from perfkit.parallel.scaling import Workload
+from perfkit.pbench import inject_samples
 from perfkit.plugin import profile_of
 from perfkit.workloads import models, training
 

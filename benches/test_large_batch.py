@@ -11,8 +11,8 @@ from __future__ import annotations
 
 import pytest
 
-from perfkit.measure.timing import inject_samples
 from perfkit.parallel import scaling
+from perfkit.pbench import inject_samples
 
 CASES = [  # (GPUs, global batch, rule, warm-up epochs)
     pytest.param((1, 128, "same", 0), id="gpus1-B128", marks=pytest.mark.gpus(1)),

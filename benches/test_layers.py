@@ -15,7 +15,7 @@ import pytest
 
 from perfkit.measure import memory, record
 from perfkit.measure.ceilings import precision_in_use
-from perfkit.measure.timing import round_times
+from perfkit.pbench import round_times
 from perfkit.results import datasheet
 from perfkit.workloads import layers
 

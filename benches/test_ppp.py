@@ -19,7 +19,7 @@ import torch
 
 from perfkit.errors import PerfkitError
 from perfkit.measure.ceilings import CeilingStore, precision_in_use
-from perfkit.measure.timing import round_times
+from perfkit.pbench import round_times
 from perfkit.plugin import profile_of
 from perfkit.results import datasheet
 from perfkit.workloads import flops, layer_times, models, paleo, roofline

@@ -15,6 +15,7 @@ import torch
 
 from perfkit.errors import MeasurementError
 from perfkit.measure import ceilings, timing
+from perfkit.pbench import round_times
 
 GiB, MiB = 2**30, 2**20
 #: A launch-bound kernel's time moves ~10% between runs of the same machine (seen on an H200).
@@ -66,7 +67,7 @@ def test_timer_fidelity(benchmark, kind, perfkit_device, perfkit_profile, perfki
         perfkit_metrics.absent("do_bench_s", "triton.testing.do_bench needs a GPU")
     for name, samples in references.items():
         perfkit_metrics.record(f"{name}_s", unit="s", better="lower", samples=samples.seconds)
-    clock = timing.round_times(benchmark)
+    clock = round_times(benchmark)
     if clock:
         ours["clock"] = statistics.median(clock)
     else:

@@ -15,7 +15,8 @@ import pytest
 
 from perfkit.errors import MeasurementError
 from perfkit.measure.record import record_rate
-from perfkit.measure.timing import EventSpans, round_times, time_cuda_events
+from perfkit.measure.timing import EventSpans, time_cuda_events
+from perfkit.pbench import round_times
 from perfkit.plugin import profile_of
 from perfkit.results import datasheet
 from perfkit.workloads.kernels import cpu_add

@@ -17,7 +17,7 @@ import torch
 
 from perfkit.errors import MeasurementError
 from perfkit.measure import memory, record
-from perfkit.measure.timing import round_times
+from perfkit.pbench import round_times
 from perfkit.workloads import models
 
 VARIANTS = ("normal", "swapped")

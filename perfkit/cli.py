@@ -99,6 +99,7 @@ def _model_command(sub: Any, name: str, help_text: str, func: Callable[[argparse
 
 
 def _hw(args: argparse.Namespace) -> int:
+    from perfkit import console  # renders torch-side objects: imported only by the commands that need them
     from perfkit.measure import hardware  # imports torch (seconds); only this command needs it
 
     fp = hardware.fingerprint(hardware.resolve_device(args.device))
@@ -111,7 +112,7 @@ def _hw(args: argparse.Namespace) -> int:
     if args.json:
         print(json.dumps({"fingerprint": fp.to_json(), "stored_ceilings": ceilings, "datasheet": table}, indent=2))
         return 0
-    print(report.render_hardware(fp.to_json(), ceilings, str(stored)))
+    print(console.render_hardware(fp.to_json(), ceilings, str(stored)))
     return 0
 
 
@@ -143,6 +144,7 @@ def _report(args: argparse.Namespace) -> int:
 
 
 def _memory(args: argparse.Namespace) -> int:
+    from perfkit import console  # renders torch-side objects: imported only by the commands that need them
     from perfkit.measure import memory
     from perfkit.workloads import models  # imports torch (seconds)
 
@@ -156,22 +158,24 @@ def _memory(args: argparse.Namespace) -> int:
                                    "actual_over_estimate": measured.allocated / estimate.total}
         print(json.dumps(payload, indent=2))
     else:
-        print(report.render_memory(estimate, measured))
+        print(console.render_memory(estimate, measured))
     return 0
 
 
 def _flops(args: argparse.Namespace) -> int:
+    from perfkit import console  # renders torch-side objects: imported only by the commands that need them
     from perfkit.workloads import flops, models
 
     table = flops.flop_table(args.model, models.parse_shape(args.input, 4))
     if args.json:
         print(json.dumps(table.to_json(per_layer=True), indent=2))
     else:
-        print(report.render_flops(table, args.per_layer))
+        print(console.render_flops(table, args.per_layer))
     return 0
 
 
 def _predict(args: argparse.Namespace) -> int:
+    from perfkit import console  # renders torch-side objects: imported only by the commands that need them
     from perfkit.workloads import flops, models, paleo
 
     if args.batch < 1:
@@ -182,7 +186,7 @@ def _predict(args: argparse.Namespace) -> int:
     if args.json:
         print(json.dumps(prediction.to_json(per_layer=True), indent=2))
     else:
-        print(report.render_prediction(prediction))
+        print(console.render_prediction(prediction))
     return 0
 
 

@@ -153,7 +153,7 @@ def test_a_crashing_rank_fails_its_benchmark_in_one_sentence_and_external_times_
         pytester, run, monkeypatch):
     monkeypatch.setenv("PYTHONPATH", str(ROOT))  # the workers import tests.dist_workers
     pytester.makepyfile("""
-        from perfkit.measure.timing import inject_samples
+        from perfkit.pbench import inject_samples
         def test_crash(perfkit_torchrun):
             perfkit_torchrun({"action": "crash", "device": "cpu"}, 2, module="tests.dist_workers")
         def test_external(benchmark):

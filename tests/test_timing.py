@@ -86,13 +86,6 @@ def test_cuda_event_timing_without_a_gpu_is_a_clear_error():
         timing.time_cuda_events(lambda: None)
 
 
-def test_round_times_is_empty_when_benchmarks_are_disabled():
-    class Disabled:
-        stats = None
-
-    assert timing.round_times(Disabled()) == ()
-
-
 def test_run_for_reads_the_clock_once_per_chunk_until_the_time_is_spent():
     calls = []
     clock = FakeClock([0.05])  # every read advances 50 ms

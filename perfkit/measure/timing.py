@@ -12,7 +12,7 @@ from __future__ import annotations
 import contextlib
 import statistics
 import time
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from typing import Any, Literal
 
@@ -193,11 +193,6 @@ class EventSpans:
         return Samples(tuple(s.elapsed_time(e) / 1e3 for s, e in self._pairs))
 
 
-def round_times(benchmark: Any) -> tuple[float, ...]:
-    """Per-iteration seconds of each round pytest-benchmark timed; empty when benchmarks are disabled."""
-    stats = getattr(benchmark, "stats", None)
-    return tuple(stats.stats.data) if stats is not None else ()
-
 
 def time_torch_timer(fn: Callable[[], Any], min_run_time: float = 0.5) -> Samples:
     """Seconds per call from torch.utils.benchmark.Timer, an independent reference (one sample per block).
@@ -241,17 +236,3 @@ def spans(device: torch.device) -> EventSpans | HostSpans:
     """Per-region times that do not stall the GPU between regions: CUDA events there, a host clock on CPU."""
     return EventSpans() if device.type == "cuda" else HostSpans()
 
-
-def inject_samples(benchmark: Any, seconds: Sequence[float]) -> None:
-    """Make times measured elsewhere (another process, a worker rank) the benchmark's own stats.
-
-    pytest-benchmark times only code that runs in the pytest process and has no public way to take
-    external samples; this feeds each one through the fixture's stats as its pedantic mode does, so
-    the JSON, ``--benchmark-compare`` and perfkit's comparison treat them like any other timing.
-    """
-    if getattr(benchmark, "disabled", False) or not seconds:
-        return
-    benchmark._mode = "perfkit.measure.timing.inject_samples(...)"
-    stats = benchmark._make_stats(1)
-    for second in seconds:
-        stats.update(float(second))
