@@ -3,7 +3,7 @@
 DDP runs launch ``torchrun`` (one process per GPU, NCCL) through perfkit.parallel.launch; each rank
 measures (perfkit.parallel.ddp) and rank 0's per-step CUDA-event times of the timed epoch become the
 benchmark's own stats. ``speedup`` and ``scaling_efficiency`` divide by the 1-GPU run of the same
-job earlier in this pytest run. Communication is measured three ways (perfkit.parallel.scaling explains);
+job in the same results (perfkit.results.derived). Communication is measured three ways (perfkit.parallel.scaling explains);
 all-reduce bandwidth follows nccl-tests and is also given as a ratio to a raw all_reduce of the
 same bytes in the same job. ``nn.DataParallel`` (seed 004's choice) runs the same models and GPU
 counts in this process, beside DDP. Data: CIFAR-10 from ``--perfkit-data-root`` or learnable
@@ -14,34 +14,30 @@ from __future__ import annotations
 from typing import Any
 
 import pytest
-import torch
-from torch import nn
 
-from perfkit.parallel import ddp, scaling
-from perfkit.parallel.launch import Worker
-from perfkit.parallel.scaling import Workload
+from perfkit.parallel import dataparallel, scaling
+from perfkit.parallel.scaling import ScalingWorkload
 from perfkit.pbench import inject_samples
 from perfkit.plugin import profile_of
-from perfkit.workloads import models, training
 
 CIFAR, IMAGENET = (3, 32, 32), (3, 224, 224)
 GPU_COUNTS = (1, 2, 4)
 FULL = [
-    *(Workload(f"resnet18-cifar-b{b}-weak", "resnet18", "cifar10", CIFAR, b) for b in (32, 128, 512)),
-    *(Workload(f"resnet18-cifar-B{b}-strong", "resnet18", "cifar10", CIFAR, b, "strong") for b in (32, 128, 512)),
-    Workload("resnet50-224-b64", "resnet50", "random", IMAGENET, 64, epoch=False),
-    Workload("vgg16-224-b64", "vgg16", "random", IMAGENET, 64, dataset_size=8192),
+    *(ScalingWorkload(f"resnet18-cifar-b{b}-weak", "resnet18", "cifar10", CIFAR, b) for b in (32, 128, 512)),
+    *(ScalingWorkload(f"resnet18-cifar-B{b}-strong", "resnet18", "cifar10", CIFAR, b, "strong") for b in (32, 128, 512)),
+    ScalingWorkload("resnet50-224-b64", "resnet50", "random", IMAGENET, 64, epoch=False),
+    ScalingWorkload("vgg16-224-b64", "vgg16", "random", IMAGENET, 64, dataset_size=8192),
 ]
 QUICK = [
-    Workload("resnet18-cifar8k-b128-weak", "resnet18", "cifar10", CIFAR, 128, dataset_size=8192),
-    Workload("resnet18-cifar8k-B128-strong", "resnet18", "cifar10", CIFAR, 128, "strong", dataset_size=8192),
-    Workload("resnet50-224-b16", "resnet50", "random", IMAGENET, 16, epoch=False, steps=10),
+    ScalingWorkload("resnet18-cifar8k-b128-weak", "resnet18", "cifar10", CIFAR, 128, dataset_size=8192),
+    ScalingWorkload("resnet18-cifar8k-B128-strong", "resnet18", "cifar10", CIFAR, 128, "strong", dataset_size=8192),
+    ScalingWorkload("resnet50-224-b16", "resnet50", "random", IMAGENET, 16, epoch=False, steps=10),
 ]
 WORKLOADS = {w.name: w for w in FULL + QUICK}  # names are unique across profiles
 SWEEP_SIZES = {"full": [2**k for k in range(12, 31, 2)], "quick": [2**k for k in range(12, 25, 4)]}
 
 
-def _cases(workloads: list[Workload], weak_only: bool = False) -> list[Any]:
+def _cases(workloads: list[ScalingWorkload], weak_only: bool = False) -> list[Any]:
     """(workload name, GPUs) pairs: plain values, so the JSON's ``params`` stay readable."""
     return [pytest.param((w.name, n), id=f"{w.name}-gpus{n}", marks=pytest.mark.gpus(n))
             for w in workloads if not (weak_only and w.scaling == "strong")
@@ -56,40 +52,18 @@ def pytest_generate_tests(metafunc: pytest.Metafunc) -> None:
         metafunc.parametrize("dp_case", _cases(workloads, weak_only=True))
 
 
-def test_ddp(benchmark, ddp_case, perfkit_metrics, perfkit_data_root, perfkit_torchrun, perfkit_scaling_reference):
+def test_ddp(benchmark, ddp_case, perfkit_metrics, perfkit_data_root, perfkit_torchrun):
     workload, gpus = WORKLOADS[ddp_case[0]], ddp_case[1]
     result = perfkit_torchrun(workload.spec(gpus, perfkit_data_root), gpus)
     inject_samples(benchmark, result["step_s"])
-    scaling.record_ddp(perfkit_metrics, result, perfkit_scaling_reference, workload)
+    scaling.record_ddp(perfkit_metrics, result, workload)
 
 
-def test_dataparallel(benchmark, dp_case, perfkit_metrics, perfkit_data_root, perfkit_scaling_reference):
-    """nn.DataParallel: one process scatters each global batch (per-GPU batch × GPUs) from GPU 0."""
+def test_dataparallel(benchmark, dp_case, perfkit_metrics, perfkit_data_root):
     workload, gpus = WORKLOADS[dp_case[0]], dp_case[1]
-    device = torch.device("cuda", 0)
-    spec = {**workload.spec(gpus, perfkit_data_root), "batch": workload.per_gpu(gpus) * gpus}
-    model = nn.DataParallel(models.build(workload.model).to(device).train(), device_ids=list(range(gpus)))
-    step = ddp.train_step(model, training.sgd_momentum(model))
-    epochs, steps_per_epoch = ddp.batches(Worker(0, 0, 1, device), spec)
-    first = ddp.timed(step, epochs(0), device, spec["warmup"])[2][0]
-    for index in range(gpus):
-        torch.cuda.reset_peak_memory_stats(index)
-    step_s, epoch_s, losses = ddp.timed(step, epochs(1), device, None if workload.epoch else workload.steps)
-    result = {"world": gpus, "global_batch": spec["batch"], "batch_per_gpu": workload.per_gpu(gpus),
-              "step_s": step_s, "epoch_s": epoch_s if workload.epoch else None, "steps_per_epoch": steps_per_epoch,
-              "loss_first": first, "loss_last": losses[-1]}
-    scaling.check_training(result)
-    inject_samples(benchmark, step_s)
-    key = workload.reference_key()
-    throughput = scaling.record_throughput(perfkit_metrics, result, perfkit_scaling_reference, f"dp:{key}", gpus)
-    scaling.record_peaks(perfkit_metrics, [torch.cuda.max_memory_allocated(i) for i in range(gpus)])
-    on_ddp = perfkit_scaling_reference.get(f"ddp:{key}:gpus{gpus}")
-    if on_ddp:
-        perfkit_metrics.record("throughput_vs_ddp", throughput / on_ddp, "ratio", "higher")
-    else:
-        perfkit_metrics.absent("throughput_vs_ddp", f"no DDP run of {workload.name} on {gpus} GPUs in this pytest run")
-    del model, step
-    torch.cuda.empty_cache()
+    result = dataparallel.run(workload, gpus, perfkit_data_root)
+    inject_samples(benchmark, result["step_s"])
+    scaling.record_dataparallel(perfkit_metrics, result, workload)
 
 
 @pytest.mark.parametrize("gpus", [pytest.param(n, id=f"gpus{n}", marks=pytest.mark.gpus(n)) for n in (2, 4)])

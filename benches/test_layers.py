@@ -17,6 +17,7 @@ from perfkit.measure import memory, record
 from perfkit.measure.ceilings import precision_in_use
 from perfkit.pbench import round_times
 from perfkit.results import datasheet
+from perfkit.results.payloads import Layer
 from perfkit.workloads import layers
 
 WARMUP = 5
@@ -25,24 +26,19 @@ QUICK_BATCH = 8
 
 @pytest.mark.parametrize("pass_", [pytest.param(p, id=p) for p in layers.PASSES])
 @pytest.mark.parametrize("case", [pytest.param(c, id=c.name) for c in layers.LAYERS])
-def test_layer(benchmark, case, pass_, perfkit_device, perfkit_profile, perfkit_metrics, perfkit_ceilings,
-               perfkit_datasheet):
+def test_layer(benchmark, case, pass_, perfkit_device, perfkit_profile, perfkit_metrics, perfkit_datasheet):
     shape = case.input_shape(perfkit_profile.pick(quick=QUICK_BATCH, full=None))
     since = memory.allocated_bytes(perfkit_device)
     run = layers.LayerRun(case, shape, perfkit_device, pass_)
     benchmark.pedantic(run, rounds=perfkit_profile.pick(quick=10, full=20), warmup_rounds=WARMUP)
     run.check()
     work = run.work()
-    perfkit_metrics.info("layer", {"name": case.name, "pass": pass_, "input": list(shape), "bound": case.bound,
-                                   "flops": work.flops, "min_bytes": work.min_bytes})
+    perfkit_metrics.payload(Layer(case.name, pass_, shape, case.bound, work.flops, work.min_bytes))
     times = round_times(benchmark)
-    if case.bound == "compute":
-        key = datasheet.matmul_key(precision_in_use(case.op, perfkit_device))
-        record.record_rate(perfkit_metrics, times, work.flops, compute=True, ceiling_key=key,
-                            ceilings=perfkit_ceilings, spec=perfkit_datasheet)
-    else:
-        record.record_rate(perfkit_metrics, times, work.min_bytes, compute=False, ceiling_key=datasheet.COPY,
-                            ceilings=perfkit_ceilings, spec=perfkit_datasheet)
+    compute = case.bound == "compute"
+    key = datasheet.matmul_key(precision_in_use(case.op, perfkit_device)) if compute else datasheet.COPY
+    record.record_rate(perfkit_metrics, times, work.flops if compute else work.min_bytes, compute=compute,
+                       ceiling_key=key, spec=perfkit_datasheet)
     record.record_peak_memory(perfkit_metrics, run, perfkit_device, since)
     seconds_per_call = statistics.median(times) if times else 1e-3
     record.record_power(perfkit_metrics, run, seconds_per_call, perfkit_device)

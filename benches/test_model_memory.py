@@ -34,7 +34,7 @@ def test_training_memory(benchmark, model_name, batch, perfkit_device, perfkit_p
     for term, nbytes in estimate.terms().items():
         perfkit_metrics.record(f"{term}_mib", nbytes / memory.MiB, "MiB", "none")
     perfkit_metrics.record("estimate_mib", estimate.total / memory.MiB, "MiB", "none")
-    perfkit_metrics.info("memory_estimate", estimate.to_json())
+    perfkit_metrics.payload(estimate.record())
 
     since = memory.allocated_bytes(perfkit_device)
     _, step = training.model_step(model_name, batch, shape, perfkit_device)

@@ -22,7 +22,7 @@ GiB, MiB = 2**30, 2**20
 LAUNCH_BOUND_TOLERANCE = 0.15
 
 
-def _operation(kind: str, device: torch.device, full: bool) -> ceilings.Workload:
+def _operation(kind: str, device: torch.device, full: bool) -> ceilings.Operation:
     gpu = device.type == "cuda"
     if kind == "copy":
         return ceilings.copy_workload(device, (4 * GiB if full else GiB) if gpu else 64 * MiB)
@@ -34,7 +34,7 @@ def _operation(kind: str, device: torch.device, full: bool) -> ceilings.Workload
         if x.item() < 1:
             raise MeasurementError("the tiny kernel never ran")
 
-    return ceilings.Workload(lambda: x.add_(1), 1.0, check)
+    return ceilings.Operation(lambda: x.add_(1), 1.0, check)
 
 
 @pytest.mark.parametrize("kind", [pytest.param(k, id=k) for k in ("copy", "gemm", "tiny")])

@@ -19,6 +19,8 @@ from perfkit.measure.timing import EventSpans, time_cuda_events
 from perfkit.pbench import round_times
 from perfkit.plugin import profile_of
 from perfkit.results import datasheet
+from perfkit.results.metrics import rates
+from perfkit.results.payloads import VectorAdd
 from perfkit.workloads.kernels import cpu_add
 
 K_FULL = (1, 5, 10, 50, 100)
@@ -48,12 +50,6 @@ def vectors(k):
     return _vectors(elements(k))
 
 
-@pytest.fixture(scope="module")
-def cpu_seconds() -> dict[int, float]:
-    """Median time of the single-threaded CPU loop per K, for speedup_vs_cpu."""
-    return {}
-
-
 def _check(out: np.ndarray, expected: np.ndarray, what: str) -> None:
     if not np.array_equal(out, expected):
         wrong = int(np.count_nonzero(out != expected))
@@ -64,18 +60,20 @@ def _rounds(scenario: str, n: int) -> tuple[int, int]:
     return SLOW_ROUNDS if scenario == "one_thread" and n > 5_000_000 else ROUNDS
 
 
-def test_cpu_loop(benchmark, k, vectors, perfkit_metrics, cpu_seconds):
+def _record_cpu(benchmark, metrics, scenario: str, k: int, n: int) -> None:
+    metrics.payload(VectorAdd(scenario, "cpu", k))
+    times = round_times(benchmark)
+    if times:
+        metrics.record("bandwidth_gbps", unit="GB/s", better="higher", samples=rates(12 * n, times, 1e9))
+
+
+def test_cpu_loop(benchmark, k, vectors, perfkit_metrics):
     x, y, expected = vectors
     out = np.empty_like(x)
     cpu_add.add_loop(x[:16], y[:16], out[:16])  # compile outside the timing
     benchmark.pedantic(cpu_add.add_loop, args=(x, y, out), rounds=ROUNDS[0], warmup_rounds=ROUNDS[1])
     _check(out, expected, "numba @njit loop")
-    perfkit_metrics.info("vector_add", {"scenario": "cpu_loop", "mode": "cpu", "k": k})
-    times = round_times(benchmark)
-    if times:
-        cpu_seconds[k] = float(np.median(times))
-        perfkit_metrics.record("bandwidth_gbps", unit="GB/s", better="higher",
-                               samples=[12 * x.size / t / 1e9 for t in times])
+    _record_cpu(benchmark, perfkit_metrics, "cpu_loop", k, x.size)
 
 
 def test_cpu_numpy(benchmark, k, vectors, perfkit_metrics):
@@ -83,11 +81,7 @@ def test_cpu_numpy(benchmark, k, vectors, perfkit_metrics):
     out = np.empty_like(x)
     benchmark.pedantic(np.add, args=(x, y), kwargs={"out": out}, rounds=ROUNDS[0], warmup_rounds=ROUNDS[1])
     _check(out, expected, "numpy add")
-    perfkit_metrics.info("vector_add", {"scenario": "cpu_numpy", "mode": "cpu", "k": k})
-    times = round_times(benchmark)
-    if times:
-        perfkit_metrics.record("bandwidth_gbps", unit="GB/s", better="higher",
-                               samples=[12 * x.size / t / 1e9 for t in times])
+    _record_cpu(benchmark, perfkit_metrics, "cpu_numpy", k, x.size)
 
 
 @pytest.fixture(scope="module")
@@ -104,20 +98,18 @@ def gpu():
     return cuda, vector_add
 
 
-def _record_gpu(metrics, ceilings, spec, n: int, kernel_seconds, headline: float, cpu: float | None) -> None:
-    """bandwidth_gbps and pct_of_copy_peak from the kernel's own time; speedup_vs_cpu from the headline."""
-    record_rate(metrics, kernel_seconds, 12 * n, compute=False, ceiling_key=datasheet.COPY, ceilings=ceilings,
-                spec=spec)
-    if cpu is None:
-        metrics.absent("speedup_vs_cpu", "the CPU loop at this K did not run in this session")
-    else:
-        metrics.record("speedup_vs_cpu", cpu / headline, "x", "higher")
+def _record_gpu(metrics, spec, case: VectorAdd, n: int, kernel_seconds) -> None:
+    """bandwidth_gbps from the kernel's own time (its share of the copy ceiling and ``speedup_vs_cpu``
+    over the CPU loop at the same K are added by the derived pass)."""
+    metrics.payload(case)
+    metrics.info("bound", datasheet.COPY)
+    if kernel_seconds:
+        record_rate(metrics, kernel_seconds, 12 * n, compute=False, ceiling_key=datasheet.COPY, spec=spec)
 
 
 @pytest.mark.gpu
 @pytest.mark.parametrize("scenario", [pytest.param(s, id=s) for s in SCENARIOS])
-def test_gpu_explicit(benchmark, scenario, k, vectors, gpu, perfkit_metrics, perfkit_ceilings,
-                      perfkit_datasheet, cpu_seconds):
+def test_gpu_explicit(benchmark, scenario, k, vectors, gpu, perfkit_metrics, perfkit_datasheet):
     """The whole program step (allocate, copy in, launch, copy out) is the headline time; the kernel
     alone is then timed on the resident device arrays with CUDA events around queued launches, so
     numba's per-launch host overhead stays out of the kernel time."""
@@ -135,9 +127,6 @@ def test_gpu_explicit(benchmark, scenario, k, vectors, gpu, perfkit_metrics, per
     rounds, warmup = _rounds(scenario, x.size)
     out = benchmark.pedantic(program, rounds=rounds, warmup_rounds=warmup)
     _check(out, expected, f"{scenario} kernel, explicit copies")
-    perfkit_metrics.info("vector_add", {"scenario": scenario, "mode": "explicit", "k": k,
-                                        "launch": vector_add.launch_shape(scenario, x.size, sms)})
-    perfkit_metrics.info("bound", datasheet.COPY)
     dx, dy = cuda.to_device(x), cuda.to_device(y)
     dout = cuda.device_array_like(dx)
     slow = scenario in ("one_thread", "one_block")
@@ -146,17 +135,14 @@ def test_gpu_explicit(benchmark, scenario, k, vectors, gpu, perfkit_metrics, per
                               mode="plain" if slow else "batched", batch=20)
     _check(dout.copy_to_host(), expected, f"{scenario} kernel, resident arrays")
     perfkit_metrics.record("kernel_s", unit="s", better="lower", samples=kernel.seconds)
-    times = round_times(benchmark)
-    if times:
-        _record_gpu(perfkit_metrics, perfkit_ceilings, perfkit_datasheet, x.size, kernel.seconds,
-                    float(np.median(times)), cpu_seconds.get(k))
+    case = VectorAdd(scenario, "explicit", k, vector_add.launch_shape(scenario, x.size, sms))
+    _record_gpu(perfkit_metrics, perfkit_datasheet, case, x.size, kernel.seconds if round_times(benchmark) else ())
 
 
 @pytest.mark.gpu
 @pytest.mark.parametrize("phase", [pytest.param(p, id=p) for p in ("first", "warm")])
 @pytest.mark.parametrize("scenario", [pytest.param(s, id=s) for s in SCENARIOS])
-def test_gpu_managed(benchmark, scenario, phase, k, vectors, gpu, perfkit_metrics, perfkit_ceilings,
-                      perfkit_datasheet, cpu_seconds):
+def test_gpu_managed(benchmark, scenario, phase, k, vectors, gpu, perfkit_metrics, perfkit_datasheet):
     """Unified memory: ``first`` launches right after the host wrote the inputs (pages migrate to the
     GPU inside the timing); ``warm`` launches again with the pages already resident."""
     cuda, vector_add = gpu
@@ -184,11 +170,6 @@ def test_gpu_managed(benchmark, scenario, phase, k, vectors, gpu, perfkit_metric
         kernel()
         benchmark.pedantic(kernel, rounds=rounds, warmup_rounds=warmup)
     _check(np.asarray(mout), expected, f"{scenario} kernel, managed memory")
-    perfkit_metrics.info("vector_add", {"scenario": scenario, "mode": f"managed_{phase}", "k": k,
-                                        "launch": vector_add.launch_shape(scenario, x.size, sms)})
-    perfkit_metrics.info("bound", datasheet.COPY)
     times = round_times(benchmark)
-    seconds = spans.samples().seconds[-len(times):] if times else ()
-    if seconds:
-        _record_gpu(perfkit_metrics, perfkit_ceilings, perfkit_datasheet, x.size, seconds, float(np.median(times)),
-                    cpu_seconds.get(k))
+    case = VectorAdd(scenario, f"managed_{phase}", k, vector_add.launch_shape(scenario, x.size, sms))
+    _record_gpu(perfkit_metrics, perfkit_datasheet, case, x.size, spans.samples().seconds[-len(times):] if times else ())

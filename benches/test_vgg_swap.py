@@ -2,22 +2,20 @@
 
 max-pooling commutes with a monotone activation, so the swapped network computes the same function
 with its ReLUs on a quarter of the elements; each swapped benchmark checks its outputs against the
-normal network with the same weights and records its time and peak memory as ratios to the normal
-one measured in the same run. Input (128, 3, 224, 224) on the GPU in the full profile; on the CPU,
+normal network with the same weights. Its time and peak memory as ratios to the normal network's
+(``time_ratio_vs_normal``, ``memory_ratio_vs_normal``) are added by the derived pass. Input (128, 3, 224, 224) on the GPU in the full profile; on the CPU,
 (16, 3, 224, 224) in the full profile (a round at 128 costs minutes) and (2, 3, 64, 64) in quick.
 Forward runs under ``torch.no_grad`` in eval mode; forward + backward in training mode. Peak memory
 is net of what was allocated before the input was made (the weights), so it compares activations.
 """
 from __future__ import annotations
 
-import statistics
-
 import pytest
 import torch
 
 from perfkit.errors import MeasurementError
 from perfkit.measure import memory, record
-from perfkit.pbench import round_times
+from perfkit.results.payloads import VggSwap
 from perfkit.workloads import models
 
 VARIANTS = ("normal", "swapped")
@@ -41,12 +39,6 @@ def _pair(pairs, device: str) -> tuple[torch.nn.Module, torch.nn.Module]:
         swapped.load_state_dict(normal.state_dict())
         pairs[device] = normal, swapped
     return pairs[device]
-
-
-@pytest.fixture(scope="module")
-def normal_results() -> dict[tuple[str, str], dict[str, float]]:
-    """The normal network's median time and peak memory per (device, pass), for the swapped ratios."""
-    return {}
 
 
 def _step(model: torch.nn.Module, x: torch.Tensor, pass_: str):
@@ -78,7 +70,7 @@ def _check_same_function(normal: torch.nn.Module, swapped: torch.nn.Module, x: t
 @pytest.mark.parametrize("pass_", [pytest.param(p, id=p) for p in PASSES])
 @pytest.mark.parametrize("variant", [pytest.param(v, id=v) for v in VARIANTS])
 @pytest.mark.parametrize("where", [pytest.param("cpu", id="cpu"), pytest.param("cuda", id="gpu", marks=pytest.mark.gpu)])
-def test_vgg16(benchmark, where, variant, pass_, perfkit_profile, perfkit_metrics, normal_results, pairs):
+def test_vgg16(benchmark, where, variant, pass_, perfkit_profile, perfkit_metrics, pairs):
     device = torch.device(where)
     shape = SHAPES[where, perfkit_profile.name]
     normal, swapped = _pair(pairs, where)
@@ -90,20 +82,5 @@ def test_vgg16(benchmark, where, variant, pass_, perfkit_profile, perfkit_metric
     step = _step(model, x, pass_)
     rounds, warmup = ROUNDS[where]
     benchmark.pedantic(step, rounds=rounds, warmup_rounds=warmup)
-    perfkit_metrics.info("vgg_swap", {"variant": variant, "pass": pass_, "device": where, "input": list(shape)})
-    peak = record.record_peak_memory(perfkit_metrics, step, device, since)
-    times = round_times(benchmark)
-    if not times:
-        return
-    mine = {"time": statistics.median(times)} | ({"memory": peak.allocated} if peak else {})
-    if variant == "normal":
-        normal_results[where, pass_] = mine
-        return
-    base = normal_results.get((where, pass_), {})
-    for what in ("time", "memory"):
-        name = f"{what}_ratio_vs_normal"
-        if what in mine and what in base:
-            perfkit_metrics.record(name, mine[what] / base[what], "ratio", "lower")
-        else:
-            perfkit_metrics.absent(name, f"needs the {what} of both networks ({where}, {pass_}) from this run; "
-                                         "peak memory is CUDA-only")
+    perfkit_metrics.payload(VggSwap(variant, pass_, where, shape))
+    record.record_peak_memory(perfkit_metrics, step, device, since)

@@ -13,7 +13,7 @@ from pathlib import Path
 from typing import Any
 
 from perfkit.errors import PerfkitError, UsageError
-from perfkit.results import baselines, compare, datasheet, report
+from perfkit.results import baselines, compare, datasheet, derived, report
 
 EXIT_REGRESSION = 1
 EXIT_USAGE = 2
@@ -51,7 +51,8 @@ def _parser() -> argparse.ArgumentParser:
     base_sub = base.add_subparsers(dest="action", required=True)
     save = base_sub.add_parser("save", help="store a results JSON as the baseline of its hardware")
     save.add_argument("results", type=Path)
-    save.add_argument("--dir", type=Path, default=Path("baselines"), help="baseline folder (default baselines/)")
+    save.add_argument("--dir", type=Path, default=None,
+                      help="baseline folder (default: the project's baselines/, found from the current folder up)")
     mode = save.add_mutually_exclusive_group()
     mode.add_argument("--force", action="store_const", dest="mode", const="force", help="replace an existing one")
     mode.add_argument("--merge", action="store_const", dest="mode", const="merge",
@@ -106,8 +107,8 @@ def _hw(args: argparse.Namespace) -> int:
     if args.id:
         print(fp.hardware_id)
         return 0
-    stored = baselines.baseline_path("baselines", fp.hardware_id)
-    ceilings = baselines.perfkit_info(baselines.load_results(stored)).get("ceilings", {}) if stored.exists() else {}
+    store = baselines.BaselineStore.find(Path.cwd())
+    stored, ceilings = store.path_for(fp.hardware_id), store.ceilings(fp.hardware_id)
     table = [dict(vars(spec)) for spec in datasheet.GPUS]
     if args.json:
         print(json.dumps({"fingerprint": fp.to_json(), "stored_ceilings": ceilings, "datasheet": table}, indent=2))
@@ -116,9 +117,18 @@ def _hw(args: argparse.Namespace) -> int:
     return 0
 
 
+def _load(path: Path, baseline: dict[str, Any] | None = None) -> dict[str, Any]:
+    """A result file with its cross-benchmark figures derived as the run derives them (perfkit.results.derived);
+    a baseline of the same hardware lends the ceilings a run did not measure."""
+    results = baselines.load_results(path)
+    same = baseline is not None and baselines.hardware_id_of(baseline) == baselines.hardware_id_of(results)
+    return dict(derived.derive(results, derived.measured_ceilings(baseline) if same and baseline else None))
+
+
 def _compare(args: argparse.Namespace) -> int:
     policy = compare.Policy(threshold=compare.parse_threshold(args.threshold))
-    result = compare.compare(baselines.load_results(args.baseline), baselines.load_results(args.current), policy)
+    baseline = _load(args.baseline)
+    result = compare.compare(baseline, _load(args.current, baseline), policy)
     print(report.render(result, args.format), end="")
     if args.fail and result.regressions:
         names = sorted({r.benchmark for r in result.regressions})
@@ -128,16 +138,18 @@ def _compare(args: argparse.Namespace) -> int:
 
 
 def _baseline_save(args: argparse.Namespace) -> int:
-    path = baselines.save_baseline(baselines.load_results(args.results), args.dir, args.mode)
+    store = baselines.BaselineStore(args.dir) if args.dir else baselines.BaselineStore.find(Path.cwd())
+    path = store.save(baselines.load_results(args.results), args.mode)
     print(f"perfkit: saved {path}")
     return 0
 
 
 def _report(args: argparse.Namespace) -> int:
-    results = baselines.load_results(args.results)
+    baseline = _load(args.baseline) if args.baseline else None
+    results = _load(args.results, baseline)
     comparison = None
-    if args.baseline:
-        comparison = compare.compare(baselines.load_results(args.baseline), results)
+    if baseline is not None:
+        comparison = compare.compare(baseline, results)
     path = report.write_report(results, args.out, comparison, str(args.baseline or ""))
     print(f"perfkit: wrote {path}")
     return 0
@@ -193,7 +205,7 @@ def _predict(args: argparse.Namespace) -> int:
 def _roofline(args: argparse.Namespace) -> int:
     from perfkit.results import plots
 
-    path = plots.roofline_chart(baselines.load_results(args.results), args.out)
+    path = plots.roofline_chart(_load(args.results), args.out)
     if path is None:
         raise UsageError(f"{args.results} holds no roofline points; run benches/test_ppp.py on a GPU first")
     print(f"perfkit: wrote {path}")

@@ -1,14 +1,54 @@
 """The single adapter to pytest-benchmark's internals; nothing else in perfkit touches them.
 
 pytest-benchmark (pinned to the major version in pyproject.toml) has public hooks for the JSON,
-but no public way to read a fixture's round times, to take times measured in another process,
-or to build the run's JSON when ``--benchmark-json`` was not given. Those three live here, each
-pinned by a test, so an upgrade that changes them fails in one place.
+but no public way to change the default timer, to read a fixture's round times, to take times
+measured in another process, or to build the run's JSON when ``--benchmark-json`` was not given.
+Those live here, each pinned by a test, so an upgrade that changes them fails in one place.
 """
 from __future__ import annotations
 
+import json
 from collections.abc import Sequence
 from typing import Any
+
+import pytest
+from pytest_benchmark.timers import default_timer
+from pytest_benchmark.utils import NameWrapper, safe_dumps
+
+
+def use_timer(config: pytest.Config, dotted_name: str) -> None:
+    """Make ``dotted_name`` the timer of every benchmark unless ``--benchmark-timer`` chose another.
+
+    Must run in a ``pytest_configure`` that precedes pytest-benchmark's (which is ``trylast``):
+    its session reads the option once, when it is made. A ``--benchmark-timer`` equal to
+    pytest-benchmark's default cannot be told from no option, and is replaced too.
+    """
+    if config.getoption("benchmark_timer", None) == str(NameWrapper(default_timer)):
+        config.option.benchmark_timer = dotted_name
+
+
+def run_json(config: pytest.Config) -> dict[str, Any] | None:
+    """This run as the pytest-benchmark JSON (raw samples kept), whether or not --benchmark-json was given.
+
+    Built through the same hooks, in the same order, as pytest-benchmark's ``handle_saving``
+    (commit info, ``generate_json``, then ``update_json``), so every plugin's additions, perfkit's
+    derived figures included, are in it. None when no benchmark ran (or pytest-benchmark is off).
+    """
+    session = getattr(config, "_benchmarksession", None)
+    if session is None or not session.benchmarks:
+        return None
+    commit_info = config.hook.pytest_benchmark_generate_commit_info(config=config)
+    config.hook.pytest_benchmark_update_commit_info(config=config, commit_info=commit_info)
+    output = config.hook.pytest_benchmark_generate_json(
+        config=config,
+        benchmarks=session.benchmarks,
+        include_data=True,
+        machine_info=session.get_machine_info(),
+        commit_info=commit_info,
+    )
+    config.hook.pytest_benchmark_update_json(config=config, benchmarks=session.benchmarks, output_json=output)
+    result: dict[str, Any] = json.loads(safe_dumps(output))
+    return result
 
 
 def round_times(benchmark: Any) -> tuple[float, ...]:

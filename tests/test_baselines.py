@@ -110,3 +110,23 @@ def test_the_committed_h200_baseline_is_valid_and_keeps_raw_samples(h200_results
     baselines.validate(h200_results, "baselines/nvidia-h200-x1.json")
     assert baselines.hardware_id_of(h200_results) == "nvidia-h200-x1"
     assert all(len(b["stats"]["data"]) == b["stats"]["rounds"] >= 1 for b in h200_results["benchmarks"])
+
+
+def test_the_store_names_loads_and_saves_one_file_per_hardware_id(tmp_path, cpu_results):
+    store = baselines.BaselineStore(tmp_path / "baselines")
+    hardware_id = baselines.hardware_id_of(cpu_results)
+    assert store.path_for(hardware_id) == tmp_path / "baselines" / f"{hardware_id}.json"
+    assert store.load(hardware_id) is None and store.ceilings(hardware_id) == {}
+    assert store.save(cpu_results) == store.path_for(hardware_id)
+    assert store.load(hardware_id) == cpu_results
+    assert store.ceilings(hardware_id) == cpu_results["machine_info"]["perfkit"]["ceilings"]
+    with pytest.raises(BaselineError, match="--force"):
+        store.save(cpu_results)
+    store.save(cpu_results, "force")
+
+
+def test_a_damaged_stored_baseline_is_an_error_not_a_missing_one(tmp_path):
+    store = baselines.BaselineStore(tmp_path)
+    store.path_for("cpu-x").write_text("{")
+    with pytest.raises(BaselineError, match="not valid JSON"):
+        store.load("cpu-x")

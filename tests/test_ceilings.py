@@ -45,14 +45,6 @@ def test_float32_matmul_precision_is_restored():
     assert torch.get_float32_matmul_precision() == before
 
 
-def test_store_prefers_this_run_over_the_baseline():
-    store = ceilings.CeilingStore(stored={"a": 1.0, "b": 2.0})
-    store.record("a", 5.0)
-    assert store.resolve("a") == (5.0, "measured in this run")
-    assert store.resolve("b") == (2.0, "stored baseline")
-    assert store.resolve("c") is None
-
-
 def test_the_precision_in_use_follows_torchs_switches(monkeypatch):
     gpu, cpu = torch.device("cuda"), torch.device("cpu")
     monkeypatch.setattr(torch.backends.cudnn, "allow_tf32", True)

@@ -8,7 +8,7 @@ import sys
 import pytest
 
 from perfkit import cli
-from tests.conftest import slowed
+from tests.conftest import DATA, slowed
 
 MATMUL = "benches/test_ceilings.py::test_matmul_flops[fp32]"
 
@@ -123,3 +123,31 @@ def test_memory_bad_input_is_one_line(args, message, capsys):
     assert cli.main(args) == cli.EXIT_USAGE
     err = capsys.readouterr().err
     assert message in err and "Traceback" not in err and err.count("\n") == 1
+
+
+def test_hw_from_a_subfolder_finds_the_projects_stored_ceilings(tmp_path, monkeypatch, capsys):
+    from perfkit.measure import hardware
+
+    hardware_id = hardware.fingerprint("cpu").hardware_id
+    (tmp_path / "pyproject.toml").write_text("[project]\nname = 'x'\n")
+    stored = json.loads((DATA / "cpu-quick.json").read_text())
+    stored["machine_info"]["perfkit"]["hardware_id"] = hardware_id
+    stored["machine_info"]["perfkit"]["ceilings"] = {"copy_bandwidth_gbps": 12.5}
+    (tmp_path / "baselines").mkdir()
+    (tmp_path / "baselines" / f"{hardware_id}.json").write_text(json.dumps(stored))
+    sub = tmp_path / "benches" / "deeper"
+    sub.mkdir(parents=True)
+    monkeypatch.chdir(sub)
+    assert cli.main(["hw", "--json", "--device", "cpu"]) == 0
+    assert json.loads(capsys.readouterr().out)["stored_ceilings"] == {"copy_bandwidth_gbps": 12.5}
+
+
+def test_baseline_save_without_dir_uses_the_projects_folder(files, tmp_path, monkeypatch, capsys):
+    base = files[0]
+    (tmp_path / "pytest.ini").write_text("[pytest]\n")
+    sub = tmp_path / "sub"
+    sub.mkdir()
+    monkeypatch.chdir(sub)
+    assert cli.main(["baseline", "save", str(base)]) == 0
+    (saved,) = (tmp_path / "baselines").glob("*.json")
+    assert f"perfkit: saved {saved}" in capsys.readouterr().out

@@ -55,7 +55,7 @@ def test_ddp_replicas_agree_over_gloo_even_with_the_default_port_taken():
         spec = Workload("tiny", TINY, "cifar10", (3, 32, 32), 16, dataset_size=512).spec(2, None, device="cpu",
                                                                                           warmup=2)
         result = _launch({**spec, "profile_steps": 2, "nosync_steps": 3, "allreduce_reps": 3},
-                         module="perfkit.parallel.ddp")
+                         module="perfkit.parallel.jobs")
     finally:
         busy.close()
     assert result["world"] == 2 and result["global_batch"] == 32
@@ -95,7 +95,7 @@ def test_rendezvous_arguments_reach_torchrun():
 def test_large_batch_job_trains_and_reports_accuracy():
     job = {"kind": "accuracy", "model": TINY, "data_root": None, "train_size": 512, "test_size": 256, "epochs": 2,
            "global_batch": 64, "base_batch": 32, "base_lr": 0.05, "rule": "linear-warmup", "warmup_epochs": 1}
-    result = _launch(job, module="perfkit.parallel.ddp")
+    result = _launch(job, module="perfkit.parallel.jobs")
     assert result["lr"] == pytest.approx(0.1) and result["warmup_steps"] == 512 // 2 // 32
     assert [h["epoch"] for h in result["history"]] == [0, 1] and 0 <= result["test_accuracy"] <= 1
     assert result["replicas_max_abs_diff"] == 0.0 and result["data"].startswith("synthetic")

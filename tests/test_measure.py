@@ -1,36 +1,32 @@
-"""Recording rates against ceilings, and absences with reasons where a figure cannot be measured."""
+"""Recording rates with the ceiling they are a share of, and absences with reasons where a figure cannot be measured."""
 from __future__ import annotations
 
 import pytest
 import torch
 
 from perfkit.measure import record
-from perfkit.measure.ceilings import CeilingStore
 from perfkit.results import datasheet
 from perfkit.results.metrics import MetricRecorder
+from perfkit.results.payloads import RatePeak
 
 H200 = datasheet.by_key("h200")
 
 
-def test_a_compute_rate_is_recorded_with_its_share_of_the_measured_and_datasheet_peaks():
+def test_a_compute_rate_is_recorded_with_its_datasheet_share_and_the_ceiling_it_divides_by():
     extra: dict = {}
-    store = CeilingStore(measured={"matmul_tflops_tf32": 400.0})
     record.record_rate(MetricRecorder(extra), [0.001, 0.002, 0.001], 2e11, compute=True,
-                        ceiling_key="matmul_tflops_tf32", ceilings=store, spec=H200)
+                        ceiling_key="matmul_tflops_tf32", spec=H200)
     m = extra["metrics"]
     assert m["tflops"]["value"] == pytest.approx(200.0) and len(m["tflops"]["samples"]) == 3
-    assert m["pct_of_peak"]["value"] == pytest.approx(0.5)
     assert m["pct_of_datasheet"]["value"] == pytest.approx(200.0 / H200.tflops["tf32"])
-    assert extra["peak"] == {"key": "matmul_tflops_tf32", "measured": 400.0,
-                             "measured_source": "measured in this run", "datasheet": H200.tflops["tf32"]}
+    assert "pct_of_peak" not in m  # a share of this run's ceiling: added by the derived pass
+    assert RatePeak.from_json(extra["peak"]) == RatePeak("matmul_tflops_tf32", H200.tflops["tf32"])
 
 
-def test_a_bandwidth_without_a_measured_ceiling_records_why():
+def test_a_bandwidth_without_a_datasheet_records_why():
     extra: dict = {}
-    record.record_rate(MetricRecorder(extra), [0.5], 1e9, compute=False, ceiling_key=datasheet.COPY,
-                        ceilings=CeilingStore(), spec=None)
+    record.record_rate(MetricRecorder(extra), [0.5], 1e9, compute=False, ceiling_key=datasheet.COPY, spec=None)
     assert extra["metrics"]["bandwidth_gbps"]["value"] == pytest.approx(2.0)
-    assert "benches/test_ceilings.py" in extra["metrics_absent"]["pct_of_copy_peak"]
     assert "pct_of_datasheet" in extra["metrics_absent"]
 
 
@@ -38,7 +34,7 @@ def test_a_bandwidth_without_a_measured_ceiling_records_why():
 def test_no_rate_without_times_or_work(times, amount, reason):
     extra: dict = {}
     record.record_rate(MetricRecorder(extra), times, amount, compute=True, ceiling_key="matmul_tflops_fp32",
-                        ceilings=CeilingStore(), spec=None)
+                        spec=None)
     assert "metrics" not in extra and reason in extra["metrics_absent"]["tflops"]
 
 

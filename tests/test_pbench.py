@@ -1,6 +1,8 @@
 """The adapter to pytest-benchmark's internals (perfkit.pbench)."""
 from __future__ import annotations
 
+import json
+
 from perfkit import pbench
 
 
@@ -9,3 +11,65 @@ def test_round_times_is_empty_when_benchmarks_are_disabled():
         stats = None
 
     assert pbench.round_times(Disabled()) == ()
+
+
+SLEEPY = """
+import time
+def test_sleep(benchmark):
+    benchmark.pedantic(time.sleep, args=(0.001,), rounds=4)
+"""
+
+SEE_RUN_JSON = """
+import json
+import pytest
+from perfkit import pbench
+
+def pytest_benchmark_update_json(config, benchmarks, output_json):
+    output_json["updated"] = output_json.get("updated", 0) + 1
+
+@pytest.hookimpl(trylast=True)
+def pytest_sessionfinish(session):
+    with open("seen.json", "w") as fh:
+        json.dump(pbench.run_json(session.config), fh)
+"""
+
+
+def test_the_timer_is_perfkits_unless_another_was_asked_for(pytester):
+    pytester.makepyfile(SLEEPY)
+    pytester.runpytest("-p", "perfkit.plugin", "--perfkit-device=cpu", "--benchmark-json=a.json")
+    pytester.runpytest("-p", "perfkit.plugin", "--perfkit-device=cpu", "--benchmark-json=b.json",
+                       "--benchmark-timer=time.process_time")
+    timers = [json.loads((pytester.path / f"{n}.json").read_text())["benchmarks"][0]["options"]["timer"]
+              for n in "ab"]
+    assert timers == ["synchronized_clock", "process_time"]
+
+
+def test_run_json_keeps_raw_samples_and_runs_the_update_hooks_without_benchmark_json(pytester):
+    pytester.makeconftest(SEE_RUN_JSON)
+    pytester.makepyfile(SLEEPY)
+    pytester.runpytest("-p", "perfkit.plugin", "--perfkit-device=cpu").assert_outcomes(passed=1)
+    seen = json.loads((pytester.path / "seen.json").read_text())
+    assert seen["updated"] == 1
+    assert len(seen["benchmarks"][0]["stats"]["data"]) == 4
+    assert seen["machine_info"]["perfkit"]["device"] == "cpu"
+    assert "commit_info" in seen
+
+
+def test_run_json_is_none_when_no_benchmark_ran(pytester):
+    pytester.makeconftest(SEE_RUN_JSON)
+    pytester.makepyfile("def test_plain(): pass")
+    pytester.runpytest("-p", "perfkit.plugin", "--perfkit-device=cpu").assert_outcomes(passed=1)
+    assert json.loads((pytester.path / "seen.json").read_text()) is None
+
+
+def test_inject_samples_makes_external_times_the_benchmarks_stats(pytester):
+    pytester.makeconftest(SEE_RUN_JSON)
+    pytester.makepyfile("""
+        from perfkit.pbench import inject_samples, round_times
+        def test_external(benchmark):
+            inject_samples(benchmark, [0.25, 0.5, 0.75])
+            assert round_times(benchmark) == (0.25, 0.5, 0.75)
+    """)
+    pytester.runpytest("-p", "perfkit.plugin", "--perfkit-device=cpu").assert_outcomes(passed=1)
+    stats = json.loads((pytester.path / "seen.json").read_text())["benchmarks"][0]["stats"]
+    assert stats["median"] == 0.5 and stats["rounds"] == 3

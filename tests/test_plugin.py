@@ -172,3 +172,31 @@ def test_torchrun_args_naming_a_program_are_a_usage_error(pytester):
     result = pytester.runpytest(*PLUGIN, "--perfkit-device=cpu", "--perfkit-torchrun-args=--nnodes 2 -m evil")
     assert result.ret == pytest.ExitCode.USAGE_ERROR
     result.stderr.fnmatch_lines(["*takes torchrun's rendezvous options*"])
+
+
+def test_the_derived_pass_runs_on_the_json_with_the_baselines_ceilings_as_fallback(pytester, run, monkeypatch):
+    import perfkit.plugin
+
+    calls = []
+
+    def spy(results, fallback_ceilings=None):
+        calls.append(dict(fallback_ceilings or {}))
+        results["derived_by_spy"] = True
+        return results
+
+    monkeypatch.setattr(perfkit.plugin, "derive", spy)
+    path = _saved_baseline(pytester, run)
+    data = json.loads(path.read_text())
+    data["machine_info"]["perfkit"]["ceilings"] = {"matmul_tflops_fp32": 2.0}
+    path.write_text(json.dumps(data))
+    calls.clear()
+    run("--benchmark-json=r.json").assert_outcomes(passed=1)
+    assert calls == [{"matmul_tflops_fp32": 2.0}] * 2  # --benchmark-json's file, then the run perfkit compares
+    assert json.loads((pytester.path / "r.json").read_text())["derived_by_spy"] is True
+
+
+def test_the_ceilings_fixtures_are_gone(pytester, run):
+    pytester.makepyfile("""
+        def test_old(perfkit_ceilings): pass
+    """)
+    run().stdout.fnmatch_lines(["*fixture 'perfkit_ceilings' not found*"])

@@ -6,8 +6,8 @@ import json
 import pytest
 
 from perfkit import cli
-from perfkit.parallel import scaling
-from perfkit.results import plots, report
+from perfkit.results import derived, payloads, plots, report
+from perfkit.results.metrics import value_of
 from tests.conftest import ROOT
 
 
@@ -26,11 +26,10 @@ def test_the_ppp_table_lists_every_model_and_batch(tmp_path, h200_results):
     assert "the 8 slowest layers" in section and "multiply-add as 2" in section
 
 
-def test_roofline_points_carry_their_bound_and_the_ncu_bytes(h200_results):
-    points = [p for b in h200_results["benchmarks"] for p in b["extra_info"].get("roofline", [])]
-    sources = {p["bytes_source"] for p in points}
-    assert sources == {"analytic minimum", "ncu dram"}
-    assert all(p["bound"] in ("memory", "compute") and 0 < p["of_roof"] <= 1 for p in points)
+def test_roofline_points_carry_the_ncu_bytes_and_each_model_sits_under_its_roof(h200_results):
+    runs = list(payloads.family(derived.derive(h200_results), payloads.Roofline))
+    assert {p.bytes_source for _, rec in runs for p in rec.points} == {"analytic minimum", "ncu dram"}
+    assert all(0 < (bench["extra_info"]["metrics"]["of_roof"]["value"]) <= 1 for bench, _ in runs)
 
 
 def test_roofline_cli_draws_the_chart(tmp_path, h200_results):
@@ -65,9 +64,9 @@ def test_the_4gpu_report_draws_scaling_and_tabulates_ddp_beside_dataparallel(tmp
     assert "| 1 | 128 | same | 0.1 |" in table and "| 4 | 2048 | linear-warmup | 1.6 |" in table
 
 
-def test_scaling_runs_are_read_back_from_their_benchmark_ids():
-    results = json.loads((ROOT / "baselines" / "nvidia-h200-x2.json").read_text())
-    runs = scaling.runs_of(results)
-    assert {(r.method, r.gpus) for r in runs} == {(m, n) for m in ("DDP", "DataParallel") for n in (1, 2)}
-    two = next(r for r in runs if r.method == "DDP" and r.workload == "resnet50-224-b64" and r.gpus == 2)
-    assert two.metric("scaling_efficiency") and two.metric("speedup") == pytest.approx(2 * two.metric("scaling_efficiency"))
+def test_scaling_runs_are_read_back_from_their_records():
+    results = derived.derive(json.loads((ROOT / "baselines" / "nvidia-h200-x2.json").read_text()))
+    runs = derived.scaling_runs(results)
+    assert {(r.method, r.gpus) for _, r in runs} == {(m, n) for m in ("DDP", "DataParallel") for n in (1, 2)}
+    bench, _ = next((b, r) for b, r in runs if r.method == "DDP" and r.workload == "resnet50-224-b64" and r.gpus == 2)
+    assert value_of(bench, "speedup") == pytest.approx(2 * value_of(bench, "scaling_efficiency"))

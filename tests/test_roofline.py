@@ -4,7 +4,8 @@ from __future__ import annotations
 import pytest
 
 from perfkit.errors import HardwareError, MeasurementError
-from perfkit.workloads import roofline
+from perfkit.measure import ncu
+from perfkit.results import roofline
 
 NCU_CSV = '''==PROF== Connected to process 123
 "ID","Process ID","Process Name","Host Name","Kernel Name","Context","Stream","Block Size","Grid Size","Device","CC","Section Name","Metric Name","Metric Unit","Metric Value"
@@ -16,35 +17,33 @@ NCU_CSV = '''==PROF== Connected to process 123
 
 
 def test_a_point_below_the_ridge_is_memory_bound():
-    point = roofline.Point("x", flops=1e9, bytes=1e9, seconds=1e-3, precision="fp32")  # intensity 1
-    where = roofline.place(point, peak_tflops=50.0, bandwidth_gbps=4000.0)
+    where = roofline.place(intensity=1.0, attained_tflops=1.0, peak_tflops=50.0, bandwidth_gbps=4000.0)
     assert where.bound == "memory" and where.ridge_intensity == pytest.approx(12.5)
     assert where.roof_tflops == pytest.approx(4.0) and where.of_roof == pytest.approx(1.0 / 4.0)
 
 
 def test_a_point_past_the_ridge_is_compute_bound():
-    point = roofline.Point("x", flops=1e12, bytes=1e9, seconds=0.1, precision="tf32")  # intensity 1000
-    where = roofline.place(point, peak_tflops=400.0, bandwidth_gbps=4000.0)
+    where = roofline.place(intensity=1000.0, attained_tflops=10.0, peak_tflops=400.0, bandwidth_gbps=4000.0)
     assert where.bound == "compute" and where.roof_tflops == 400.0
     assert where.of_roof == pytest.approx(10.0 / 400.0)
 
 
 def test_ncu_csv_sums_read_and_write_bytes_over_kernels():
-    assert roofline.parse_ncu_csv(NCU_CSV) == 1_048_576 + 524_288 + 1000
+    assert ncu.parse_ncu_csv(NCU_CSV) == 1_048_576 + 524_288 + 1000
 
 
 def test_ncu_output_in_scaled_units_is_refused():
     with pytest.raises(MeasurementError, match="--print-units base"):
-        roofline.parse_ncu_csv(NCU_CSV.replace('"byte","524288"', '"Kbyte","512"'))
+        ncu.parse_ncu_csv(NCU_CSV.replace('"byte","524288"', '"Kbyte","512"'))
 
 
 def test_an_empty_ncu_report_is_an_error():
     with pytest.raises(MeasurementError, match="no DRAM byte counts"):
-        roofline.parse_ncu_csv("==PROF== nothing profiled\n")
+        ncu.parse_ncu_csv("==PROF== nothing profiled\n")
 
 
 def test_a_missing_ncu_is_a_clear_hardware_error(monkeypatch):
-    monkeypatch.setattr(roofline.shutil, "which", lambda _: None)
-    assert "not on the PATH" in roofline.ncu_unavailable_reason()
+    monkeypatch.setattr(ncu.shutil, "which", lambda _: None)
+    assert "not on the PATH" in ncu.ncu_unavailable_reason()
     with pytest.raises(HardwareError, match="Nsight Compute"):
-        roofline.measure_dram_bytes("resnet18", (1, 3, 224, 224))
+        ncu.measure_dram_bytes("resnet18", (1, 3, 224, 224))

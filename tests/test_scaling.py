@@ -5,10 +5,11 @@ import pytest
 
 from perfkit.errors import MeasurementError
 from perfkit.parallel import scaling
-from perfkit.parallel.scaling import Workload
-from perfkit.results.metrics import MetricRecorder
+from perfkit.parallel.scaling import ScalingWorkload
+from perfkit.results.derived import derive
+from perfkit.results.metrics import MetricRecorder, value_of
 
-WEAK = Workload("r18", "resnet18", "cifar10", (3, 32, 32), 128)
+WEAK = ScalingWorkload("r18", "resnet18", "cifar10", (3, 32, 32), 128)
 
 
 def _result(world: int, step_s: float, **overrides) -> dict:
@@ -22,17 +23,23 @@ def _result(world: int, step_s: float, **overrides) -> dict:
     return {**result, **overrides}
 
 
-def _record(result: dict, reference: dict, workload: Workload = WEAK) -> dict:
+def _record(result: dict, workload: ScalingWorkload = WEAK) -> dict:
+    """One benchmark entry as the plugin writes it: rank 0's step times as stats, the recorded metrics."""
     extra: dict = {}
-    scaling.record_ddp(MetricRecorder(extra), result, reference, workload)
-    return extra
+    scaling.record_ddp(MetricRecorder(extra), result, workload)
+    median = sorted(result["step_s"])[len(result["step_s"]) // 2]
+    return {"name": f"{workload.name}-gpus{result['world']}", "stats": {"median": median}, "extra_info": extra}
+
+
+def _derived(*benches: dict) -> list[dict]:
+    return derive({"benchmarks": list(benches), "machine_info": {"perfkit": {}}})["benchmarks"]
 
 
 def test_weak_scaling_speedup_and_communication_split():
-    reference: dict[str, float] = {}
-    one = _record(_result(1, 0.010), reference)
-    assert "speedup" not in one["metrics"] and "one GPU" in one["metrics_absent"]["busbw_ratio"]
-    two = _record(_result(2, 0.0125), reference)["metrics"]
+    one_gpu, two_gpus = _derived(_record(_result(1, 0.010)), _record(_result(2, 0.0125)))
+    assert "speedup" not in one_gpu["extra_info"]["metrics"]
+    assert "one GPU" in one_gpu["extra_info"]["metrics_absent"]["busbw_ratio"]
+    two = two_gpus["extra_info"]["metrics"]
     assert two["speedup"]["value"] == pytest.approx(2 * 0.010 / 0.0125)
     assert two["scaling_efficiency"]["value"] == pytest.approx(0.8)
     assert two["comm_exposed_ms"]["value"] == pytest.approx(12.5 - 8.0)
@@ -47,24 +54,23 @@ def test_weak_scaling_speedup_and_communication_split():
 
 
 def test_strong_scaling_shares_the_weak_1gpu_reference():
-    reference: dict[str, float] = {}
-    _record(_result(1, 0.010), reference)
-    strong = Workload("r18s", "resnet18", "cifar10", (3, 32, 32), 128, "strong")
-    four = _record(_result(4, 0.004, batch_per_gpu=32, global_batch=128), reference, strong)["metrics"]
-    assert four["speedup"]["value"] == pytest.approx(2.5)
-    assert four["comm_subtraction_ms"]["value"] == pytest.approx(4.0 - 10.0 * 32 / 128)
+    strong = ScalingWorkload("r18s", "resnet18", "cifar10", (3, 32, 32), 128, "strong")
+    _, four = _derived(_record(_result(1, 0.010)), _record(_result(4, 0.004, batch_per_gpu=32, global_batch=128), strong))
+    assert value_of(four, "speedup") == pytest.approx(2.5)
+    assert value_of(four, "comm_subtraction_ms") == pytest.approx(4.0 - 10.0 * 32 / 128)
 
 
 def test_missing_reference_is_absent_with_a_reason():
-    absent = _record(_result(2, 0.0125), {})["metrics_absent"]
-    assert "no 1-GPU run" in absent["speedup"] and "no 1-GPU run" in absent["comm_subtraction_ms"]
+    (two,) = _derived(_record(_result(2, 0.0125)))
+    absent = two["extra_info"]["metrics_absent"]
+    assert "no 1-GPU DDP run" in absent["speedup"] and "no 1-GPU run" in absent["comm_subtraction_ms"]
 
 
 def test_disagreeing_replicas_or_a_flat_loss_fail_the_benchmark():
     with pytest.raises(MeasurementError, match="replicas disagree"):
-        _record(_result(2, 0.01, replicas_max_abs_diff=1e-3), {})
+        _record(_result(2, 0.01, replicas_max_abs_diff=1e-3))
     with pytest.raises(MeasurementError, match="loss did not fall"):
-        _record(_result(2, 0.01, loss_last=2.5), {})
+        _record(_result(2, 0.01, loss_last=2.5))
 
 
 def test_sweep_reports_nccl_tests_columns():

@@ -1,14 +1,14 @@
 """The machine's own roofline ceilings: copy bandwidth and large-matmul FLOP/s per precision.
 
 Measured, then kept beside the datasheet values, never hard-coded as the only truth. Later
-benchmark families report "% of measured peak" through ``CeilingStore.resolve``, which prefers
-a ceiling measured in the same pytest run and falls back to the stored baseline's.
+benchmark families report "% of measured peak" against them (perfkit.results.derived: this run's
+ceilings, else the stored baseline's).
 """
 from __future__ import annotations
 
 import contextlib
-from collections.abc import Callable, Iterator, Mapping
-from dataclasses import dataclass, field
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass
 from typing import Any
 
 import torch
@@ -26,7 +26,7 @@ _MATMUL_TOLERANCE = {"fp32": 1e-4, "tf32": 1e-2, "bf16": 3e-2, "fp16": 1e-2}
 
 
 @dataclass(frozen=True)
-class Workload:
+class Operation:
     """A callable, how much it does per call (so rates follow from measured times) and its correctness check."""
 
     run: Callable[[], Any]
@@ -34,7 +34,7 @@ class Workload:
     check: Callable[[], None]
 
 
-def copy_workload(device: torch.device, nbytes: int) -> Workload:
+def copy_workload(device: torch.device, nbytes: int) -> Operation:
     """Device-to-device copy; counts bytes read + written (2 × nbytes), as nccl-tests and STREAM do."""
     src = torch.ones(nbytes // 4, dtype=torch.float32, device=device)
     dst = torch.zeros_like(src)
@@ -43,10 +43,10 @@ def copy_workload(device: torch.device, nbytes: int) -> Workload:
         if not torch.equal(dst, src):
             raise MeasurementError("the copy's destination differs from its source")
 
-    return Workload(lambda: dst.copy_(src), 2.0 * src.numel() * 4, check)
+    return Operation(lambda: dst.copy_(src), 2.0 * src.numel() * 4, check)
 
 
-def matmul_workload(device: torch.device, n: int, precision: str) -> Workload:
+def matmul_workload(device: torch.device, n: int, precision: str) -> Operation:
     """An n×n×n product on random data (zeros run faster on tensor cores); 2·n³ FLOPs (FMA = 2)."""
     if precision not in _DTYPES:
         raise UsageError(f"unknown precision {precision!r}; choose one of {PRECISIONS}")
@@ -62,7 +62,7 @@ def matmul_workload(device: torch.device, n: int, precision: str) -> Workload:
         if error > _MATMUL_TOLERANCE[precision]:
             raise MeasurementError(f"{precision} matmul is wrong: relative error {error:.2e}")
 
-    return Workload(lambda: torch.mm(a, b, out=out), 2.0 * n**3, check)
+    return Operation(lambda: torch.mm(a, b, out=out), 2.0 * n**3, check)
 
 
 @contextlib.contextmanager
@@ -96,22 +96,3 @@ def precision_in_use(op: str, device: torch.device, dtype: torch.dtype = torch.f
     if op == "matmul":
         return "fp32" if torch.get_float32_matmul_precision() == "highest" else "tf32"
     raise UsageError(f"unknown op kind {op!r}; use 'conv' or 'matmul'")
-
-
-@dataclass
-class CeilingStore:
-    """Ceilings measured in this run, falling back to those stored with the baseline."""
-
-    measured: dict[str, float] = field(default_factory=dict)
-    stored: Mapping[str, float] = field(default_factory=dict)
-
-    def record(self, key: str, value: float) -> None:
-        self.measured[key] = value
-
-    def resolve(self, key: str) -> tuple[float, str] | None:
-        """(value, where it came from) or None when neither this run nor the baseline has it."""
-        if key in self.measured:
-            return self.measured[key], "measured in this run"
-        if key in self.stored:
-            return float(self.stored[key]), "stored baseline"
-        return None

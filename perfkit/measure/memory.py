@@ -20,6 +20,7 @@ from torch import nn
 
 from perfkit.errors import HardwareError, UsageError
 from perfkit.measure import timing
+from perfkit.results import payloads
 from perfkit.workloads import models, training
 
 MiB = 2**20
@@ -98,12 +99,16 @@ class MemoryEstimate:
         return {"params": self.params, "grads": self.grads, "optimizer_state": self.optimizer_state,
                 "activations": self.activations}
 
+    def record(self) -> payloads.MemoryEstimate:
+        """The family record the training-memory benchmark stores and the report draws."""
+        mib = {f"{k}_mib": v / MiB for k, v in self.terms().items()}
+        return payloads.MemoryEstimate(
+            self.model, self.batch, self.input_shape, self.optimizer, "float32", total_mib=self.total / MiB,
+            activations_method="saved-tensor hooks on a CPU forward at batch 2 and 4, linear in the batch "
+                               "(per-sample activations scale exactly)", **mib)
+
     def to_json(self) -> dict[str, Any]:
-        return {"model": self.model, "batch": self.batch, "input_shape": list(self.input_shape),
-                "optimizer": self.optimizer, "dtype": "float32",
-                **{f"{k}_mib": v / MiB for k, v in self.terms().items()}, "total_mib": self.total / MiB,
-                "activations_method": "saved-tensor hooks on a CPU forward at batch 2 and 4, "
-                                      "linear in the batch (per-sample activations scale exactly)"}
+        return self.record().to_json()
 
 
 #: Batches the activations are counted at; two points fix the exact line a + b * batch.

@@ -1,8 +1,7 @@
 """Measure-and-record steps shared by benchmark families.
 
 Each takes the benchmark's ``MetricRecorder`` and records a metric, or its absence with the reason
-(a CPU run has no allocator peaks or NVML power; a run without the ceilings benchmark has no
-measured peak). Nothing is ever recorded as a zero in place of a measurement.
+(a CPU run has no allocator peaks or NVML power). Nothing is ever recorded as a zero in place of a measurement.
 """
 from __future__ import annotations
 
@@ -13,41 +12,33 @@ import torch
 
 from perfkit.errors import HardwareError
 from perfkit.measure import memory, power, timing
-from perfkit.measure.ceilings import CeilingStore
 from perfkit.results import datasheet
-from perfkit.results.metrics import MetricRecorder
+from perfkit.results.metrics import MetricRecorder, rates
+from perfkit.results.payloads import RatePeak
 
 NO_TIMES = "benchmarks are disabled (--benchmark-disable): no timings to turn into a rate"
 
 
 def record_rate(metrics: MetricRecorder, times: Sequence[float], amount: float, *, compute: bool,
-                ceiling_key: str, ceilings: CeilingStore, spec: datasheet.GpuSpec | None) -> None:
-    """TFLOP/s (compute) or GB/s (memory) per timed round, and its share of the matching ceiling.
-
-    ``pct_of_peak`` is against the ceiling measured on this machine (this run's, else the stored
-    baseline's), ``pct_of_datasheet`` against the vendor figure; ``peak`` names the ceiling used.
+                ceiling_key: str, spec: datasheet.GpuSpec | None) -> None:
+    """TFLOP/s (compute) or GB/s (memory) per timed round, its share of the datasheet figure, and the
+    ceiling it is a share of (``RatePeak``): the share of this run's measured ceiling, ``pct_of_peak`` or
+    ``pct_of_copy_peak``, is added when the run's results are complete (perfkit.results.derived).
     """
     name, unit, scale = ("tflops", "TFLOP/s", 1e12) if compute else ("bandwidth_gbps", "GB/s", 1e9)
-    pct = "pct_of_peak" if compute else "pct_of_copy_peak"
     if not times:
         metrics.absent(name, NO_TIMES)
         return
     if amount <= 0:
         metrics.absent(name, "this operation does no counted work of that kind")
         return
-    rate = metrics.record(name, unit=unit, better="higher", samples=[amount / t / scale for t in times])
-    measured = ceilings.resolve(ceiling_key)
-    if measured is None:
-        metrics.absent(pct, f"no measured {ceiling_key}: run benches/test_ceilings.py in the same run")
-    else:
-        metrics.record(pct, rate.value / measured[0], "ratio", "higher")
+    rate = metrics.record(name, unit=unit, better="higher", samples=rates(amount, times, scale))
     sheet = spec.ceiling(ceiling_key) if spec else None
     if sheet:
         metrics.record("pct_of_datasheet", rate.value / sheet, "ratio", "higher")
     else:
         metrics.absent("pct_of_datasheet", "no datasheet figure for this device")
-    metrics.info("peak", {"key": ceiling_key, "measured": measured and measured[0],
-                          "measured_source": measured and measured[1], "datasheet": sheet})
+    metrics.payload(RatePeak(ceiling_key, sheet))
 
 
 def record_peak_memory(metrics: MetricRecorder, fn: Callable[[], Any], device: torch.device,
@@ -85,25 +76,3 @@ def record_power(metrics: MetricRecorder, fn: Callable[[], Any], seconds_per_cal
                            "gpu_util_pct": trace.mean("gpu_util_pct"), "sm_clock_mhz": trace.mean("sm_clock_mhz"),
                            "memory_used_mib": trace.peak("memory_used_mib")})
     return trace
-
-
-def record_scaling(metrics: MetricRecorder, reference: dict[str, float], key: str, gpus: int,
-                   images_per_s: float) -> float | None:
-    """``speedup`` (throughput over the 1-GPU run of ``key`` in this pytest run) and ``scaling_efficiency``.
-
-    Throughput, not time, so weak scaling (batch per GPU fixed) and strong scaling (global batch
-    fixed) share one definition: efficiency = speedup / GPUs. A 1-GPU run stores itself as the reference.
-    """
-    if gpus == 1:
-        reference[key] = images_per_s
-        metrics.info("scaling_reference", "this run is the 1-GPU reference")
-        return None
-    base = reference.get(key)
-    if base is None:
-        for name in ("speedup", "scaling_efficiency"):
-            metrics.absent(name, f"no 1-GPU run of {key} earlier in this pytest run (select it too)")
-        return None
-    speedup = images_per_s / base
-    metrics.record("speedup", speedup, "x", "higher")
-    metrics.record("scaling_efficiency", speedup / gpus, "ratio", "higher")
-    return speedup

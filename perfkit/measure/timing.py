@@ -60,9 +60,6 @@ class Samples:
     def relative_iqr(self) -> float:
         return relative_iqr(self.seconds)
 
-    def rates(self, amount: float) -> tuple[float, ...]:
-        """``amount`` per second for each repetition (bytes/s, FLOP/s)."""
-        return tuple(amount / s for s in self.seconds)
 
 
 def warmup(fn: Callable[[], Any], iterations: int = WARMUP_ITERATIONS) -> None:

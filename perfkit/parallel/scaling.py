@@ -5,8 +5,8 @@ Communication is reported three ways, side by side, because they answer differen
 and the part of it no compute kernel overlapped; an NCCL kernel also counts time spent waiting for
 a slower peer); ``comm_exposed_ms`` is the step time minus the same step under DDP's ``no_sync``
 (what synchronising gradients adds to a step); ``comm_subtraction_ms`` is the course's estimate
-(the n-GPU step minus the 1-GPU time for the same per-GPU batch), which also charges any
-slow-down of the compute itself to communication.
+(the n-GPU step minus the 1-GPU time for the same per-GPU batch, added by the derived pass),
+which also charges any slow-down of the compute itself to communication.
 """
 from __future__ import annotations
 
@@ -17,17 +17,17 @@ from dataclasses import dataclass
 from typing import Any, Literal
 
 from perfkit.errors import MeasurementError
-from perfkit.measure import record
 from perfkit.measure.memory import MiB
-from perfkit.parallel import comm
-from perfkit.results.metrics import Better, MetricRecorder, metrics_of
+from perfkit.results import comm
+from perfkit.results.metrics import Better, MetricRecorder
+from perfkit.results.payloads import AllreduceSweep, EpochStats, LargeBatch, Scaling, SweepRow
 
 GB = 1e9
-Scaling = Literal["weak", "strong"]
+ScalingMode = Literal["weak", "strong"]
 
 
 @dataclass(frozen=True)
-class Workload:
+class ScalingWorkload:
     """A data-parallel training benchmark: model, data, and what stays fixed as GPUs are added.
 
     ``batch`` is per GPU for weak scaling (seed 004) and the global batch for strong scaling (seed 003).
@@ -39,7 +39,7 @@ class Workload:
     data: Literal["cifar10", "random"]
     input: tuple[int, int, int]
     batch: int
-    scaling: Scaling = "weak"
+    scaling: ScalingMode = "weak"
     dataset_size: int | None = None
     epoch: bool = True
     steps: int = 30
@@ -71,20 +71,21 @@ def check_training(result: Mapping[str, Any]) -> None:
         raise MeasurementError(f"training loss did not fall ({result['loss_first']:.4f} -> {result['loss_last']:.4f})")
 
 
-def record_throughput(metrics: MetricRecorder, result: Mapping[str, Any], reference: dict[str, float],
-                      key: str, gpus: int) -> float:
-    """``epoch_s``, ``images_per_s`` and the speedup over the 1-GPU run with the same key; returns images/s."""
+def record_throughput(metrics: MetricRecorder, result: Mapping[str, Any], workload: ScalingWorkload,
+                      method: str) -> None:
+    """``epoch_s``, ``images_per_s`` and the run's record; ``speedup`` over the 1-GPU run of the same job
+    is added by the derived pass (perfkit.results.derived)."""
     if result.get("epoch_s"):
         metrics.record("epoch_s", result["epoch_s"], "s", "lower")
     else:
         metrics.absent("epoch_s", "this benchmark times a fixed number of steps, not an epoch")
     images = result["global_batch"]
-    throughput = metrics.record("images_per_s", unit="img/s", better="higher",
-                                samples=[images / s for s in result["step_s"]]).value
-    record.record_scaling(metrics, reference, key, gpus, throughput)
-    metrics.info("scaling", {"gpus": gpus, "global_batch": images, "batch_per_gpu": result["batch_per_gpu"],
-                             "steps_per_epoch": result.get("steps_per_epoch"), "timed_steps": len(result["step_s"])})
-    return throughput
+    metrics.record("images_per_s", unit="img/s", better="higher", samples=[images / s for s in result["step_s"]])
+    metrics.payload(Scaling(method, workload.name, workload.reference_key(), result["world"], images,
+                            result["batch_per_gpu"], result.get("steps_per_epoch"), len(result["step_s"]),
+                            result.get("parameters")))
+    if result["world"] == 1:
+        metrics.info("scaling_reference", "this run is the 1-GPU reference")
 
 
 def record_peaks(metrics: MetricRecorder, peaks: Sequence[int | None]) -> None:
@@ -97,14 +98,12 @@ def record_peaks(metrics: MetricRecorder, peaks: Sequence[int | None]) -> None:
     metrics.info("per_gpu_peak_allocated_mib", mib)
 
 
-def record_ddp(metrics: MetricRecorder, result: Mapping[str, Any], reference: dict[str, float],
-               workload: Workload) -> None:
-    """Every metric of one DDP scaling run (the headline time is injected by the benchmark)."""
+def record_ddp(metrics: MetricRecorder, result: Mapping[str, Any], workload: ScalingWorkload) -> None:
+    """Every metric of one DDP scaling run measured by its ranks (the headline time is injected by the
+    benchmark; figures over the 1-GPU run are added by the derived pass)."""
     check_training(result)
     gpus = result["world"]
-    key = workload.reference_key()
-    throughput = record_throughput(metrics, result, reference, key, gpus)
-    reference[f"ddp:{key}:gpus{gpus}"] = throughput
+    record_throughput(metrics, result, workload, "DDP")
     record_peaks(metrics, [r["peak_allocated"] for r in result["ranks"]])
     metrics.info("replicas_equal", True)
     step_s = statistics.median(result["step_s"])
@@ -118,12 +117,6 @@ def record_ddp(metrics: MetricRecorder, result: Mapping[str, Any], reference: di
             metrics.absent(name, "one GPU: there is nothing to all-reduce")
         return
     metrics.record("comm_exposed_ms", (step_s - compute_s) * 1e3, "ms", "lower")
-    base = reference.get(key)
-    subtraction_s = step_s - result["batch_per_gpu"] / base if base else None
-    if subtraction_s is None:
-        metrics.absent("comm_subtraction_ms", f"no 1-GPU run of {key} earlier in this pytest run")
-    else:
-        metrics.record("comm_subtraction_ms", subtraction_s * 1e3, "ms", "lower")
     profile = result.get("profile")
     ddp_busbw = None
     if profile and profile["nccl_s"] > 0:
@@ -143,11 +136,13 @@ def record_ddp(metrics: MetricRecorder, result: Mapping[str, Any], reference: di
         metrics.absent("busbw_ratio", "needs DDP's NCCL kernel time from the profiler")
     else:
         metrics.record("busbw_ratio", ddp_busbw / raw, "ratio", "higher")
-    course = comm.course_allreduce_bytes(result["parameters"], gpus)
-    if subtraction_s is not None and subtraction_s > 0:
-        metrics.record("course_bandwidth_gbps", course / subtraction_s / GB, "GB/s", "none")
-    else:
-        metrics.absent("course_bandwidth_gbps", "the course's subtraction gave no positive communication time")
+
+
+def record_dataparallel(metrics: MetricRecorder, result: Mapping[str, Any], workload: ScalingWorkload) -> None:
+    """Throughput and per-GPU peaks of one nn.DataParallel run (perfkit.parallel.dataparallel)."""
+    check_training(result)
+    record_throughput(metrics, result, workload, "DataParallel")
+    record_peaks(metrics, result["peaks"])
 
 
 def record_sweep(metrics: MetricRecorder, result: Mapping[str, Any]) -> list[dict[str, float]]:
@@ -162,7 +157,7 @@ def record_sweep(metrics: MetricRecorder, result: Mapping[str, Any]) -> list[dic
     metrics.record("busbw_gbps", unit="GB/s", better="higher",
                    samples=[comm.busbw(largest["bytes"], t, gpus) / GB for t in largest["op_s"]])
     metrics.record("algbw_gbps", rows[-1]["algbw_gbps"], "GB/s", "higher")
-    metrics.info("allreduce_sweep", {"gpus": gpus, "rows": rows})
+    metrics.payload(AllreduceSweep(gpus, tuple(SweepRow(**row) for row in rows)))
     return rows
 
 
@@ -170,8 +165,9 @@ def record_accuracy(metrics: MetricRecorder, result: Mapping[str, Any]) -> None:
     """Final train loss/accuracy and test accuracy of a large-batch run; a diverged run says so."""
     check_training(result)
     last = result["history"][-1]
-    metrics.info("large_batch", {k: result[k] for k in ("world", "global_batch", "batch_per_gpu", "lr", "rule",
-                                                       "steps_per_epoch", "warmup_steps", "data", "history")})
+    metrics.payload(LargeBatch(result["world"], result["global_batch"], result["batch_per_gpu"], result["lr"],
+                               result["rule"], result["steps_per_epoch"], result["warmup_steps"], result["data"],
+                               tuple(EpochStats(**epoch) for epoch in result["history"])))
     metrics.record("train_s", result["train_s"], "s", "lower")
     finals: tuple[tuple[str, float, str, Better], ...] = (("train_loss", last["train_loss"], "nats", "lower"),
                                       ("train_accuracy", last["train_accuracy"], "ratio", "higher"),
@@ -182,31 +178,3 @@ def record_accuracy(metrics: MetricRecorder, result: Mapping[str, Any]) -> None:
             metrics.record(name, value, unit, better)
         else:
             metrics.absent(name, f"training diverged at learning rate {result['lr']:g} (the value is {value})")
-
-
-@dataclass(frozen=True)
-class ScalingRun:
-    """One data-parallel benchmark of a results file, for tables and plots."""
-
-    method: str  # "DDP" or "DataParallel"
-    workload: str
-    gpus: int
-    bench: Mapping[str, Any]
-
-    def metric(self, name: str) -> float | None:
-        found = metrics_of(self.bench).get(name)
-        return None if found is None else found.value
-
-
-METHODS = {"test_ddp": "DDP", "test_dataparallel": "DataParallel"}
-
-
-def runs_of(results: Mapping[str, Any]) -> list[ScalingRun]:
-    """The DDP and DataParallel runs of a results file, keyed by the benchmark's parameter id."""
-    runs = []
-    for bench in results.get("benchmarks", []):
-        info = bench.get("extra_info", {}).get("scaling")
-        method = METHODS.get(bench["name"].split("[")[0])
-        if info and method and bench.get("param"):
-            runs.append(ScalingRun(method, bench["param"].rsplit("-gpus", 1)[0], int(info["gpus"]), bench))
-    return sorted(runs, key=lambda r: (r.method, r.workload, r.gpus))

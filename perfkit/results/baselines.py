@@ -10,6 +10,7 @@ import json
 import os
 import tempfile
 from collections.abc import Mapping
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Literal
 
@@ -17,6 +18,10 @@ from perfkit import SCHEMA_VERSION
 from perfkit.errors import BaselineError
 
 SaveMode = Literal["new", "force", "merge"]
+
+#: Files whose directory is a project root: where ``baselines/`` belongs when there is none yet.
+PROJECT_MARKERS = ("pytest.ini", "pyproject.toml")
+BASELINES_DIR = "baselines"
 
 
 def load_results(path: str | os.PathLike[str]) -> dict[str, Any]:
@@ -120,3 +125,41 @@ def write_atomically(path: Path, data: Mapping[str, Any]) -> None:
     except BaseException:
         Path(tmp).unlink(missing_ok=True)
         raise
+
+
+@dataclass(frozen=True)
+class BaselineStore:
+    """The baselines folder, one ``<hardware-id>.json`` per machine.
+
+    The plugin and the CLI both find it with :meth:`find`, so a run from the project root and
+    ``perfkit hw`` from a subfolder read the same files.
+    """
+
+    directory: Path
+
+    @classmethod
+    def find(cls, start: str | os.PathLike[str]) -> BaselineStore:
+        """``<root>/baselines`` of the first directory from ``start`` up that holds ``baselines/``
+        or a ``pytest.ini``/``pyproject.toml``; ``start/baselines`` when none does."""
+        start = Path(start).resolve()
+        for folder in (start, *start.parents):
+            if (folder / BASELINES_DIR).is_dir() or any((folder / m).is_file() for m in PROJECT_MARKERS):
+                return cls(folder / BASELINES_DIR)
+        return cls(start / BASELINES_DIR)
+
+    def path_for(self, hardware_id: str) -> Path:
+        return baseline_path(self.directory, hardware_id)
+
+    def load(self, hardware_id: str) -> dict[str, Any] | None:
+        """The stored baseline of ``hardware_id``, or None when there is none; a damaged one is a BaselineError."""
+        path = self.path_for(hardware_id)
+        return load_results(path) if path.exists() else None
+
+    def ceilings(self, hardware_id: str) -> dict[str, float]:
+        """The machine ceilings stored with the baseline of ``hardware_id`` (empty without one)."""
+        stored = self.load(hardware_id)
+        return dict(perfkit_info(stored).get("ceilings", {})) if stored is not None else {}
+
+    def save(self, results: Mapping[str, Any], mode: SaveMode = "new") -> Path:
+        """Store ``results`` as the baseline of its hardware (see :func:`save_baseline`)."""
+        return save_baseline(results, self.directory, mode)

@@ -15,8 +15,6 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-from scipy.stats import mannwhitneyu
-
 from perfkit.errors import UsageError
 from perfkit.results import datasheet
 from perfkit.results.baselines import hardware_id_of, perfkit_info
@@ -171,6 +169,8 @@ def _judge(bench: str, metric: str, unit: str, better: str, base: _Observation, 
     n = min(len(base.samples), len(cur.samples))
     if n < policy.min_samples:
         return row("unconfirmed", note=f"too few samples ({n}) to test significance; need {policy.min_samples}")
+    from scipy.stats import mannwhitneyu  # ~1 s to import: only when a change beyond tolerance needs the test
+
     p_value = float(mannwhitneyu(base.samples, cur.samples, alternative="two-sided").pvalue)
     if p_value < policy.alpha:
         return row(direction, p_value)

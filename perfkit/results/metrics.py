@@ -21,6 +21,7 @@ from dataclasses import dataclass, field
 from typing import Any, Literal
 
 from perfkit.errors import BaselineError, UsageError
+from perfkit.results.payloads import Record
 
 Better = Literal["lower", "higher", "none"]
 BETTER_VALUES: tuple[str, ...] = ("lower", "higher", "none")
@@ -90,11 +91,17 @@ class MetricRecorder:
         else:
             raise UsageError(f"metric {name!r} needs a value or samples")
         self._extra_info.setdefault("metrics", {})[name] = metric.to_json()
+        self._extra_info.get("metrics_absent", {}).pop(name, None)
         return metric
 
     def absent(self, name: str, reason: str) -> None:
         """Record why a metric could not be measured here (never a zero in its place)."""
         self._extra_info.setdefault("metrics_absent", {})[name] = reason
+        self._extra_info.get("metrics", {}).pop(name, None)
+
+    def payload(self, record: Record) -> None:
+        """The family's typed record (perfkit.results.payloads), which the report reads back."""
+        self._extra_info[record.TAG] = record.to_json()
 
     def info(self, key: str, value: Any) -> None:
         """Context that is not a metric (sizes, dtype, the ceiling a percentage refers to)."""
@@ -115,3 +122,14 @@ def metrics_of(benchmark: Mapping[str, Any]) -> dict[str, Metric]:
     if not isinstance(raw, Mapping):
         raise BaselineError(f"benchmark {benchmark.get('fullname')!r}: extra_info.metrics is not an object")
     return {name: Metric.from_json(name, value) for name, value in raw.items()}
+
+
+def value_of(benchmark: Mapping[str, Any], name: str) -> float | None:
+    """One declared metric's headline value, or None where the benchmark did not record it."""
+    metric = metrics_of(benchmark).get(name)
+    return None if metric is None else metric.value
+
+
+def rates(amount: float, seconds: Sequence[float], scale: float = 1.0) -> list[float]:
+    """``amount`` per second for each timed repetition, in units of ``scale`` (1e9: GB/s, 1e12: TFLOP/s)."""
+    return [amount / s / scale for s in seconds]

@@ -10,9 +10,21 @@ from collections.abc import Callable, Iterable, Mapping
 from pathlib import Path
 from typing import Any
 
-from perfkit.parallel import scaling
 from perfkit.results import datasheet
 from perfkit.results.baselines import hardware_id_of, perfkit_info
+from perfkit.results.derived import scaling_runs
+from perfkit.results.metrics import value_of
+from perfkit.results.payloads import (
+    AllreduceSweep,
+    Layer,
+    MemoryEstimate,
+    Ppp,
+    Roofline,
+    VectorAdd,
+    VggSwap,
+    family,
+    read,
+)
 
 Plotter = Callable[[Mapping[str, Any], Path], Iterable[tuple[str, Path]]]
 
@@ -60,10 +72,8 @@ def plot_ceilings(results: Mapping[str, Any], out: Path) -> Iterable[tuple[str, 
 def plot_vector_add(results: Mapping[str, Any], out: Path) -> Iterable[tuple[str, Path]]:
     """The course's two charts: time vs K (log-log), one line per launch scenario plus the CPU loop."""
     series: dict[tuple[str, str], dict[float, float]] = defaultdict(dict)
-    for bench in results["benchmarks"]:
-        case = bench.get("extra_info", {}).get("vector_add")
-        if case:
-            series[case["mode"], case["scenario"]][float(case["k"])] = bench["stats"]["median"]
+    for bench, case in family(results, VectorAdd):
+        series[case.mode, case.scenario][float(case.k)] = bench["stats"]["median"]
     if not any(mode != "cpu" for mode, _ in series):
         return []
     plt = _pyplot()
@@ -85,16 +95,6 @@ def plot_vector_add(results: Mapping[str, Any], out: Path) -> Iterable[tuple[str
     return charts
 
 
-def _metric(bench: Mapping[str, Any], name: str) -> float | None:
-    raw = (bench.get("extra_info", {}).get("metrics") or {}).get(name)
-    return None if raw is None else float(raw["value"])
-
-
-def _tagged(results: Mapping[str, Any], tag: str) -> list[tuple[Mapping[str, Any], Any]]:
-    """(benchmark, its extra_info[tag]) for the benchmarks of one family."""
-    return [(b, b["extra_info"][tag]) for b in results["benchmarks"] if tag in b.get("extra_info", {})]
-
-
 def _grouped_bars(ax: Any, groups: list[str], series: dict[str, list[float | None]], ylabel: str) -> None:
     width = 0.8 / max(len(series), 1)
     for i, (label, values) in enumerate(series.items()):
@@ -107,12 +107,12 @@ def _grouped_bars(ax: Any, groups: list[str], series: dict[str, list[float | Non
 
 def plot_layers(results: Mapping[str, Any], out: Path) -> Iterable[tuple[str, Path]]:
     """Per-layer bars: peak allocated memory, average power and energy per call, forward vs forward + backward."""
-    rows = _tagged(results, "layer")
+    rows = list(family(results, Layer))
     if not rows:
         return []
-    names = list(dict.fromkeys(case["name"] for _, case in rows))
-    passes = list(dict.fromkeys(case["pass"] for _, case in rows))
-    value = {(case["name"], case["pass"], m): _metric(b, m) for b, case in rows
+    names = list(dict.fromkeys(case.name for _, case in rows))
+    passes = list(dict.fromkeys(case.pass_ for _, case in rows))
+    value = {(case.name, case.pass_, m): value_of(b, m) for b, case in rows
              for m in ("peak_allocated_mib", "avg_power_w", "energy_j")}
     panels = [(m, label) for m, label in (("peak_allocated_mib", "peak allocated (MiB)"),
                                           ("avg_power_w", "average power (W)"), ("energy_j", "energy per call (J)"))
@@ -125,19 +125,19 @@ def plot_layers(results: Mapping[str, Any], out: Path) -> Iterable[tuple[str, Pa
         _grouped_bars(ax, names, {p: [value[n, p, metric] for n in names] for p in passes}, label)
         if metric == "energy_j":
             ax.set_yscale("log")
-    shape = rows[0][1]["input"]
+    shape = rows[0][1].input
     fig.suptitle(f"Single layers on {hardware_id_of(results)}, input batch {shape[0]} (NVML power over a loop)")
     return [("Per-layer memory and power", _save(fig, out / "layers.png"))]
 
 
 def plot_vgg_swap(results: Mapping[str, Any], out: Path) -> Iterable[tuple[str, Path]]:
     """VGG16 normal vs ReLU/MaxPool swapped: time and peak memory per device and pass."""
-    rows = _tagged(results, "vgg_swap")
+    rows = list(family(results, VggSwap))
     if not rows:
         return []
-    cases = list(dict.fromkeys(f"{c['device']} {c['pass']}" for _, c in rows))
-    time = {(f"{c['device']} {c['pass']}", c["variant"]): b["stats"]["median"] for b, c in rows}
-    memory = {(f"{c['device']} {c['pass']}", c["variant"]): _metric(b, "peak_allocated_mib") for b, c in rows}
+    cases = list(dict.fromkeys(f"{c.device} {c.pass_}" for _, c in rows))
+    time = {(f"{c.device} {c.pass_}", c.variant): b["stats"]["median"] for b, c in rows}
+    memory = {(f"{c.device} {c.pass_}", c.variant): value_of(b, "peak_allocated_mib") for b, c in rows}
     plt = _pyplot()
     fig, axes = plt.subplots(1, 2, figsize=(12, 4))
     for ax, values, label in ((axes[0], time, "median time (s)"), (axes[1], memory, "peak allocated (MiB)")):
@@ -148,23 +148,20 @@ def plot_vgg_swap(results: Mapping[str, Any], out: Path) -> Iterable[tuple[str, 
     return [("VGG16 ReLU/MaxPool swap", _save(fig, out / "vgg_swap.png"))]
 
 
-_ESTIMATE_TERMS = ("params", "grads", "optimizer_state", "activations")
-
-
 def plot_memory_breakdown(results: Mapping[str, Any], out: Path) -> Iterable[tuple[str, Path]]:
     """Stacked estimate terms beside the measured peak, per model and batch."""
-    rows = _tagged(results, "memory_estimate")
+    rows = list(family(results, MemoryEstimate))
     if not rows:
         return []
     plt = _pyplot()
     fig, ax = plt.subplots(figsize=(max(6, 1.6 * len(rows)), 4.5))
-    labels = [f"{e['model']}\nb{e['batch']}" for _, e in rows]
+    labels = [f"{e.model}\nb{e.batch}" for _, e in rows]
     bottom = [0.0] * len(rows)
-    for term in _ESTIMATE_TERMS:
-        heights = [e[f"{term}_mib"] for _, e in rows]
+    for term in MemoryEstimate.TERMS:
+        heights = [e.term_mib(term) for _, e in rows]
         ax.bar([i - 0.2 for i in range(len(rows))], heights, width=0.4, bottom=bottom, label=f"estimate: {term}")
         bottom = [b + h for b, h in zip(bottom, heights)]
-    measured = [_metric(b, "peak_allocated_mib") for b, _ in rows]
+    measured = [value_of(b, "peak_allocated_mib") for b, _ in rows]
     if any(m is not None for m in measured):
         ax.bar([i + 0.2 for i in range(len(rows))], [m or 0 for m in measured], width=0.4, color="black",
                label="measured peak allocated")
@@ -181,7 +178,7 @@ _ROOF_PRECISIONS = ("fp32", "tf32", "bf16")
 def roofline_chart(results: Mapping[str, Any], path: Path) -> Path | None:
     """The course's roofline: log-log, measured (solid) and datasheet (dashed) roofs for fp32/tf32/bf16 with the
     bandwidth slope, one labelled point per model and batch (hollow where bytes came from ncu)."""
-    points = [(b, p) for b, entries in _tagged(results, "roofline") for p in entries]
+    points = [(b, p) for b, rec in family(results, Roofline) for p in rec.points]
     if not points:
         return None
     info = perfkit_info(results)
@@ -202,11 +199,11 @@ def roofline_chart(results: Mapping[str, Any], path: Path) -> Path | None:
                 ax.plot(xs, [min(peak, x * bandwidth / 1e3) for x in xs], style, lw=1,
                         label=f"{source} {precision} ({peak:.0f} TFLOP/s, {bandwidth:.0f} GB/s)")
     for bench, p in points:
-        batch = bench["extra_info"].get("ppp", {}).get("batch", "?")
-        hollow = p["bytes_source"] != "analytic minimum"
-        ax.scatter([p["intensity"]], [p["attained_tflops"]], s=40, facecolors="none" if hollow else None,
-                   edgecolors="black")
-        ax.annotate(f"{p['label']} b{batch}{' (ncu)' if hollow else ''}", (p["intensity"], p["attained_tflops"]),
+        ppp = read(bench, Ppp)
+        hollow = p.bytes_source != "analytic minimum"
+        attained = p.flops / bench["stats"]["median"] / 1e12
+        ax.scatter([p.intensity], [attained], s=40, facecolors="none" if hollow else None, edgecolors="black")
+        ax.annotate(f"{p.label} b{ppp.batch if ppp else '?'}{' (ncu)' if hollow else ''}", (p.intensity, attained),
                     fontsize=7, xytext=(4, 2), textcoords="offset points")
     ax.set(xscale="log", yscale="log", xlabel="arithmetic intensity (FLOP/byte)", ylabel="attained TFLOP/s",
            title=f"Roofline on {hardware_id_of(results)}: forward passes (filled: analytic bytes, hollow: ncu DRAM)")
@@ -224,24 +221,24 @@ def plot_roofline(results: Mapping[str, Any], out: Path) -> Iterable[tuple[str, 
 #: Benchmark families add their plots here.
 def plot_speedup(results: Mapping[str, Any], out: Path) -> Iterable[tuple[str, Path]]:
     """Speedup vs GPUs per workload, DDP beside DataParallel, with the ideal (linear) line."""
-    runs = scaling.runs_of(results)
-    if not any(r.gpus > 1 and r.metric("speedup") for r in runs):
+    runs = scaling_runs(results)
+    if not any(r.gpus > 1 and value_of(b, "speedup") for b, r in runs):
         return []
     plt = _pyplot()
-    methods = sorted({r.method for r in runs})
-    most = max(r.gpus for r in runs)
+    methods = sorted({r.method for _, r in runs})
+    most = max(r.gpus for _, r in runs)
     fig, axes = plt.subplots(1, len(methods), figsize=(6 * len(methods), 4.5), sharey=True, squeeze=False)
     for ax, method in zip(axes[0], methods):
         lines: dict[str, dict[int, float]] = defaultdict(dict)
-        for run in runs:
-            value = 1.0 if run.gpus == 1 else run.metric("speedup")
+        for bench, run in runs:
+            value = 1.0 if run.gpus == 1 else value_of(bench, "speedup")
             if run.method == method and value is not None:
                 lines[run.workload][run.gpus] = value
         for workload, points in sorted(lines.items()):
             gpus = sorted(points)
             ax.plot(gpus, [points[g] for g in gpus], marker="o", label=workload)
         ax.plot([1, most], [1, most], "k--", label="ideal")
-        ax.set(xlabel="GPUs", ylabel="speedup over 1 GPU (images/s)", title=method, xticks=sorted({r.gpus for r in runs}))
+        ax.set(xlabel="GPUs", ylabel="speedup over 1 GPU (images/s)", title=method, xticks=sorted({r.gpus for _, r in runs}))
         ax.legend(fontsize=7)
     fig.suptitle(f"Data-parallel speedup on {hardware_id_of(results)} (weak: batch per GPU fixed; strong: global)")
     return [("Data-parallel speedup vs GPUs", _save(fig, out / "speedup.png"))]
@@ -250,21 +247,21 @@ def plot_speedup(results: Mapping[str, Any], out: Path) -> Iterable[tuple[str, P
 def plot_compute_comm(results: Mapping[str, Any], out: Path) -> Iterable[tuple[str, Path]]:
     """Each multi-GPU DDP step as 100%: compute (the no_sync step) and exposed communication, with the
     profiler's NCCL kernel time and the course's subtraction estimate marked on the same scale."""
-    runs = [r for r in scaling.runs_of(results) if r.method == "DDP" and r.gpus > 1
-            and r.metric("compute_ms") is not None and r.metric("comm_exposed_ms") is not None]
+    runs = [(b, r) for b, r in scaling_runs(results) if r.method == "DDP" and r.gpus > 1
+            and value_of(b, "compute_ms") is not None and value_of(b, "comm_exposed_ms") is not None]
     if not runs:
         return []
     plt = _pyplot()
-    labels = [f"{r.workload} ×{r.gpus}" for r in runs]
-    steps = [(r.metric("compute_ms") or 0.0) + (r.metric("comm_exposed_ms") or 0.0) for r in runs]
-    compute = [100 * min((r.metric("compute_ms") or 0.0) / s, 1.0) for r, s in zip(runs, steps)]
+    labels = [f"{r.workload} ×{r.gpus}" for _, r in runs]
+    steps = [(value_of(b, "compute_ms") or 0.0) + (value_of(b, "comm_exposed_ms") or 0.0) for b, _ in runs]
+    compute = [100 * min((value_of(b, "compute_ms") or 0.0) / s, 1.0) for (b, _), s in zip(runs, steps)]
     fig, ax = plt.subplots(figsize=(9, 0.35 * len(runs) + 1.8))
     ax.barh(labels, compute, label="compute (step under no_sync)")
     ax.barh(labels, [100 - c for c in compute], left=compute, label="exposed communication (step - no_sync)")
     for series, marker, color, label in (("nccl_kernel_ms", "|", "k", "NCCL kernel time (profiler)"),
                                          ("comm_subtraction_ms", "x", "r", "course's subtraction estimate")):
-        points = [(100 * max(value, 0.0) / s, i) for i, (r, s) in enumerate(zip(runs, steps))
-                  if (value := r.metric(series)) is not None]
+        points = [(100 * max(value, 0.0) / s, i) for i, ((b, _), s) in enumerate(zip(runs, steps))
+                  if (value := value_of(b, series)) is not None]
         ax.scatter([x for x, _ in points], [i for _, i in points], marker=marker, color=color, s=80, zorder=3,
                    label=label)
     ax.set(xlabel="% of the step time (rank 0)", title="DDP step: compute vs communication, measured three ways")
@@ -274,14 +271,13 @@ def plot_compute_comm(results: Mapping[str, Any], out: Path) -> Iterable[tuple[s
 
 def plot_busbw(results: Mapping[str, Any], out: Path) -> Iterable[tuple[str, Path]]:
     """nccl-tests' busbw of in-place all-reduce vs message size, one line per GPU count."""
-    sweeps = _tagged(results, "allreduce_sweep")
+    sweeps = sorted((sweep for _, sweep in family(results, AllreduceSweep)), key=lambda s: s.gpus)
     if not sweeps:
         return []
     plt = _pyplot()
     fig, ax = plt.subplots(figsize=(7, 4.5))
-    for _, sweep in sorted(sweeps, key=lambda pair: pair[1]["gpus"]):
-        rows = sweep["rows"]
-        ax.plot([r["bytes"] for r in rows], [r["busbw_gbps"] for r in rows], marker="o", label=f"{sweep['gpus']} GPUs")
+    for sweep in sweeps:
+        ax.plot([r.bytes for r in sweep.rows], [r.busbw_gbps for r in sweep.rows], marker="o", label=f"{sweep.gpus} GPUs")
     ax.set(xscale="log", xlabel="message size (bytes)", ylabel="busbw (GB/s)",
            title=f"All-reduce busbw on {hardware_id_of(results)} (busbw = algbw·2(n-1)/n)")
     ax.legend()

@@ -11,11 +11,12 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
-from perfkit.parallel import scaling
 from perfkit.results import datasheet
 from perfkit.results.baselines import hardware_id_of, perfkit_info
 from perfkit.results.compare import Comparison, Row
+from perfkit.results.derived import ceilings_of, scaling_runs
 from perfkit.results.metrics import metrics_of
+from perfkit.results.payloads import LargeBatch, Ppp, family
 from perfkit.results.plots import PLOTTERS
 from perfkit.results.tables import fmt_change, fmt_time, fmt_value, markdown_table, text_table
 
@@ -101,75 +102,74 @@ def write_report(results: Mapping[str, Any], out: Path, comparison: Comparison |
     return path
 
 
+def _cell(bench: Mapping[str, Any], name: str, fmt: str = "{:.3g}") -> str:
+    """A metric as a table cell: times in their unit, other figures in ``fmt``; "-" where it is absent."""
+    metric = metrics_of(bench).get(name)
+    return "-" if metric is None else (fmt_time(metric.value) if metric.unit == "s" else fmt.format(metric.value))
+
+
 def _ppp_section(results: Mapping[str, Any], top: int = 8) -> list[str]:
     """Platform percent of peak per model and batch, then each model's slowest layers."""
-    runs = [(b, b["extra_info"]["ppp"]) for b in results["benchmarks"] if "ppp" in b.get("extra_info", {})]
+    runs = list(family(results, Ppp))
     if not runs:
         return []
-
-    def cell(bench: Mapping[str, Any], name: str, fmt: str = "{:.3g}") -> str:
-        metric = metrics_of(bench).get(name)
-        return "-" if metric is None else (fmt_time(metric.value) if metric.unit == "s" else fmt.format(metric.value))
-
-    summary = [[p["model"], str(p["batch"]), fmt_time(b["stats"]["median"]), cell(b, "tflops"),
-                cell(b, "pct_of_peak", "{:.1%}"), cell(b, "predicted_s"), cell(b, "sum_of_layers_s"),
-                cell(b, "launch_overhead_s"), cell(b, "conv_flop_share", "{:.2%}")] for b, p in runs]
+    ceilings = ceilings_of(results)
+    summary = [[p.model, str(p.batch), fmt_time(b["stats"]["median"]), _cell(b, "tflops"),
+                _cell(b, "pct_of_peak", "{:.1%}"), _cell(b, "predicted_s"), _cell(b, "sum_of_layers_s"),
+                _cell(b, "launch_overhead_s"), _cell(b, "conv_flop_share", "{:.2%}")] for b, p in runs]
+    first = runs[0][1]
     lines = ["## Platform percent of peak (forward)", "",
-             (f"Convolutions run {runs[0][1]['precision']}, linear layers {runs[0][1]['linear_precision']}; "
-             "PPP = time at the measured peaks of that math / measured time. PALEO prediction at the datasheet "
-             f"peak (PPP 1). {runs[0][1]['convention']}."), "",
+             (f"Convolutions run {first.precision}, linear layers {first.linear_precision}; "
+              "PPP = time at the measured peaks of that math / measured time. PALEO prediction at the datasheet "
+              f"peak (PPP 1). {first.convention}."), "",
              markdown_table(["model", "batch", "measured", "TFLOP/s", "PPP", "PALEO predicted", "sum of layers",
-                              "launch overhead", "conv share"], summary), ""]
+                             "launch overhead", "conv share"], summary), ""]
     for _, p in runs:
-        slow = sorted(p["layers"], key=lambda r: -r["seconds"])[:top]
-        rows = [[r["name"], r["type"], fmt_time(r["seconds"]), f"{r['tflops']:.3g}",
-                 "-" if r["pct_of_peak"] is None else f"{r['pct_of_peak']:.1%}",
-                 fmt_time(r["predicted_s"])] for r in slow]
-        lines += [f"### {p['model']} batch {p['batch']}: the {top} slowest layers", "",
+        rows = []
+        for layer in sorted(p.layers, key=lambda r: -r.seconds)[:top]:
+            tflops = layer.flops / layer.seconds / 1e12
+            precision = p.precision_of(layer.type)
+            peak = ceilings.get(datasheet.matmul_key(precision)) if precision and layer.flops else None
+            rows.append([layer.name, layer.type, fmt_time(layer.seconds), f"{tflops:.3g}",
+                         "-" if peak is None else f"{tflops / peak.value:.1%}", fmt_time(layer.predicted_s)])
+        lines += [f"### {p.model} batch {p.batch}: the {top} slowest layers", "",
                   markdown_table(["layer", "type", "time", "TFLOP/s", "PPP", "PALEO predicted"], rows), ""]
     return lines
 
 
 def _scaling_section(results: Mapping[str, Any]) -> list[str]:
     """DDP and DataParallel per workload and GPU count, with the three communication figures side by side."""
-    runs = scaling.runs_of(results)
+    runs = scaling_runs(results)
     if not runs:
         return []
-
-    def cell(run: scaling.ScalingRun, name: str, fmt: str = "{:.3g}") -> str:
-        value = run.metric(name)
-        return "-" if value is None else fmt.format(value)
-
-    rows = [[r.method, r.workload, str(r.gpus), fmt_time(r.bench["stats"]["median"]), cell(r, "images_per_s", "{:,.0f}"),
-             cell(r, "speedup", "{:.2f}"), cell(r, "scaling_efficiency", "{:.1%}"), cell(r, "compute_ms"),
-             cell(r, "comm_exposed_ms"), cell(r, "nccl_kernel_ms"), cell(r, "nccl_exposed_ms"),
-             cell(r, "comm_subtraction_ms"), cell(r, "busbw_ratio", "{:.2f}"), cell(r, "peak_allocated_mib", "{:,.0f}")]
-            for r in runs]
+    rows = [[r.method, r.workload, str(r.gpus), fmt_time(b["stats"]["median"]), _cell(b, "images_per_s", "{:,.0f}"),
+             _cell(b, "speedup", "{:.2f}"), _cell(b, "scaling_efficiency", "{:.1%}"), _cell(b, "compute_ms"),
+             _cell(b, "comm_exposed_ms"), _cell(b, "nccl_kernel_ms"), _cell(b, "nccl_exposed_ms"),
+             _cell(b, "comm_subtraction_ms"), _cell(b, "busbw_ratio", "{:.2f}"),
+             _cell(b, "peak_allocated_mib", "{:,.0f}")] for b, r in runs]
     head = ["method", "workload", "GPUs", "step", "img/s", "speedup", "efficiency", "compute ms (no_sync)",
             "exposed comm ms (step - no_sync)", "NCCL kernel ms", "NCCL exposed ms", "course subtraction ms",
             "DDP busbw / raw", "peak MiB per GPU"]
     return ["## Data-parallel scaling", "",
-            ("Speedup = images/s over the 1-GPU run of the same job in the same pytest run; efficiency = speedup / "
-            "GPUs. Communication three ways: the step minus the same step under `no_sync`; torch.profiler's NCCL "
-            "kernel time per step and the part no compute kernel overlapped; the course's subtraction (n-GPU step "
-            "minus the 1-GPU time for the same per-GPU batch)."), "", markdown_table(head, rows), ""]
+            ("Speedup = images/s over the 1-GPU run of the same job in the same results; efficiency = speedup / "
+             "GPUs. Communication three ways: the step minus the same step under `no_sync`; torch.profiler's NCCL "
+             "kernel time per step and the part no compute kernel overlapped; the course's subtraction (n-GPU step "
+             "minus the 1-GPU time for the same per-GPU batch)."), "", markdown_table(head, rows), ""]
 
 
 def _large_batch_section(results: Mapping[str, Any]) -> list[str]:
-    runs = [(b, b["extra_info"]["large_batch"]) for b in results["benchmarks"] if "large_batch" in b.get("extra_info", {})]
+    runs = list(family(results, LargeBatch))
     if not runs:
         return []
     rows = []
     for bench, run in runs:
-        metrics = metrics_of(bench)
-        final = run["history"][-1]
-        rows.append([str(run["world"]), str(run["global_batch"]), run["rule"], f"{run['lr']:g}", str(len(run["history"])), str(run["warmup_steps"]),
-                     f"{final['train_loss']:.4g}", f"{final['train_accuracy']:.1%}",
-                     f"{metrics['test_accuracy'].value:.1%}" if "test_accuracy" in metrics else "-",
-                     fmt_time(metrics["train_s"].value) if "train_s" in metrics else "-"])
-    return ["## Large-batch training (same epochs)", "", f"Data: `{runs[0][1]['data']}`.", "",
-            markdown_table(["GPUs", "global batch", "rule", "lr", "epochs", "warm-up steps", "train loss", "train accuracy",
-                             "test accuracy", "train time"], rows), ""]
+        final = run.history[-1]
+        rows.append([str(run.world), str(run.global_batch), run.rule, f"{run.lr:g}", str(len(run.history)),
+                     str(run.warmup_steps), f"{final.train_loss:.4g}", f"{final.train_accuracy:.1%}",
+                     _cell(bench, "test_accuracy", "{:.1%}"), _cell(bench, "train_s")])
+    return ["## Large-batch training (same epochs)", "", f"Data: `{runs[0][1].data}`.", "",
+            markdown_table(["GPUs", "global batch", "rule", "lr", "epochs", "warm-up steps", "train loss",
+                            "train accuracy", "test accuracy", "train time"], rows), ""]
 
 
 def _ceilings_section(info: Mapping[str, Any]) -> list[str]:

@@ -1,12 +1,18 @@
-"""Training steps shared by the memory, scaling and time-to-accuracy families."""
+"""The one training step every family uses (training memory, DDP, DataParallel, accuracy), and its timed loop."""
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
+from contextlib import nullcontext
 
 import torch
 from torch import nn
+from torch.nn.parallel import DistributedDataParallel
 
+from perfkit.measure import timing
 from perfkit.workloads import models
+
+Batch = tuple[torch.Tensor, torch.Tensor]
+Step = Callable[[Batch], tuple[torch.Tensor, torch.Tensor]]
 
 
 def sgd_momentum(model: nn.Module, lr: float = 0.01) -> torch.optim.Optimizer:
@@ -14,25 +20,54 @@ def sgd_momentum(model: nn.Module, lr: float = 0.01) -> torch.optim.Optimizer:
     return torch.optim.SGD(model.parameters(), lr=lr, momentum=0.9)
 
 
-def training_step(model: nn.Module, x: torch.Tensor, y: torch.Tensor,
-                  optimizer: torch.optim.Optimizer) -> Callable[[], torch.Tensor]:
-    """One step (zero grads, forward, cross-entropy, backward, update); returns the loss without syncing."""
-    loss_fn = nn.CrossEntropyLoss()
+def train_step(model: nn.Module, optimizer: torch.optim.Optimizer, *, sync: bool = True,
+               scheduler: torch.optim.lr_scheduler.LRScheduler | None = None) -> Step:
+    """One step: zero grads, forward, cross-entropy, backward, update (then the scheduler, if any).
 
-    def step() -> torch.Tensor:
+    Returns the loss and the logits, detached and still on the device (reading them would sync the
+    stream). ``sync=False`` runs a DDP model under ``no_sync``: no gradient all-reduce.
+    """
+    loss_fn = nn.CrossEntropyLoss()
+    skip_allreduce = not sync and isinstance(model, DistributedDataParallel)
+
+    def step(batch: Batch) -> tuple[torch.Tensor, torch.Tensor]:
         optimizer.zero_grad(set_to_none=True)
-        loss = loss_fn(model(x), y)
-        loss.backward()
+        with model.no_sync() if skip_allreduce else nullcontext():  # type: ignore[operator]
+            logits = model(batch[0])
+            loss = loss_fn(logits, batch[1])
+            loss.backward()
         optimizer.step()
-        return loss.detach()
+        if scheduler is not None:
+            scheduler.step()
+        return loss.detach(), logits.detach()
 
     return step
 
 
+def time_steps(step: Step, stream: Iterator[Batch], device: torch.device,
+               limit: int | None = None) -> tuple[list[float], float, list[float]]:
+    """(per-step seconds, whole-loop seconds on a synchronized host clock, losses) over ``stream``.
+
+    Steps are bracketed with CUDA events on a GPU (no stall between steps), a host clock on a CPU.
+    """
+    regions = timing.spans(device)
+    losses = []
+    start = timing.synchronized_clock()
+    for i, batch in enumerate(stream):
+        if limit is not None and i >= limit:
+            break
+        with regions.region():
+            losses.append(step(batch)[0])
+    elapsed = timing.synchronized_clock() - start
+    return list(regions.samples().seconds), elapsed, [float(v) for v in losses]
+
+
 def model_step(name: str, batch: int, input_shape: tuple[int, ...],
                device: torch.device) -> tuple[nn.Module, Callable[[], torch.Tensor]]:
-    """A registered model in training mode on ``device`` with a synthetic batch and SGD with momentum."""
+    """A registered model in training mode on ``device`` with a synthetic batch and SGD with momentum;
+    the returned callable runs one step on that batch and returns its loss without syncing."""
     model = models.build(name).to(device).train()
     x, y = models.synthetic_batch(batch, input_shape, device)
     models.forward_checked(model, x[:2])  # a shape the model cannot take fails here, in one sentence
-    return model, training_step(model, x, y, sgd_momentum(model))
+    step = train_step(model, sgd_momentum(model))
+    return model, lambda: step((x, y))[0]

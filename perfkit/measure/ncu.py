@@ -1,10 +1,8 @@
-"""The roofline: arithmetic intensity, attained FLOP/s, and which roof bounds a model or layer.
+"""DRAM bytes of a forward pass measured by Nsight Compute, for the roofline's measured intensity.
 
-Intensity is FLOPs over bytes moved: an analytic minimum (inputs, weights and outputs once, as
-perfkit.workloads.paleo counts them) and, where Nsight Compute can read the counters, the measured DRAM
-traffic ``dram__bytes_read.sum + dram__bytes_write.sum`` of the region. The ncu path runs this
-module as a child process (``python -m perfkit.workloads.roofline MODEL N,C,H,W``) that wraps one forward pass
-in an NVTX range, so only that region's kernels are profiled.
+The counters ``dram__bytes_read.sum + dram__bytes_write.sum`` are read over one region: ncu runs
+this module as a child process (``python -m perfkit.measure.ncu MODEL N,C,H,W``) that wraps one
+forward pass in an NVTX range, so only that region's kernels are profiled.
 """
 from __future__ import annotations
 
@@ -13,50 +11,12 @@ import io
 import shutil
 import subprocess
 import sys
-from dataclasses import dataclass
 
 from perfkit.errors import HardwareError, MeasurementError
 
 NCU_METRICS = ("dram__bytes_read.sum", "dram__bytes_write.sum")
 NVTX_RANGE = "perfkit-region"
 NCU_TIMEOUT_S = 300
-
-
-@dataclass(frozen=True)
-class Point:
-    """One model or layer on the chart."""
-
-    label: str
-    flops: float
-    bytes: float
-    seconds: float
-    precision: str
-    bytes_source: str = "analytic minimum"
-
-    @property
-    def intensity(self) -> float:
-        return self.flops / self.bytes
-
-    @property
-    def attained_tflops(self) -> float:
-        return self.flops / self.seconds / 1e12
-
-
-@dataclass(frozen=True)
-class Placement:
-    """Where a point sits under a roof: its bound and the fraction of the roof it attains."""
-
-    bound: str
-    roof_tflops: float
-    of_roof: float
-    ridge_intensity: float
-
-
-def place(point: Point, peak_tflops: float, bandwidth_gbps: float) -> Placement:
-    ridge = peak_tflops * 1e12 / (bandwidth_gbps * 1e9)
-    roof = min(peak_tflops, point.intensity * bandwidth_gbps / 1e3)
-    bound = "memory" if point.intensity < ridge else "compute"
-    return Placement(bound, roof, point.attained_tflops / roof, ridge)
 
 
 def ncu_unavailable_reason() -> str | None:
@@ -89,7 +49,7 @@ def measure_dram_bytes(model: str, input_shape: tuple[int, ...], timeout_s: floa
         raise HardwareError(reason)
     command = ["ncu", "--csv", "--print-units", "base", "--metrics", ",".join(NCU_METRICS),
                "--nvtx", "--nvtx-include", f"{NVTX_RANGE}/",
-               sys.executable, "-m", "perfkit.workloads.roofline", model, ",".join(map(str, input_shape))]
+               sys.executable, "-m", "perfkit.measure.ncu", model, ",".join(map(str, input_shape))]
     try:
         done = subprocess.run(command, capture_output=True, text=True, timeout=timeout_s, check=False)
     except subprocess.TimeoutExpired:

@@ -1,0 +1,283 @@
+"""One typed record per benchmark family: what a bench writes beside its metrics and the report reads.
+
+Each record is a frozen dataclass stored in ``extra_info[TAG]`` with a ``version``. Reading is strict:
+a field the record declares without a default must be there, so a bench that renames or drops a
+field fails a test instead of leaving a plot empty. Keys a record does not declare (context older
+runs stored beside the fields) are ignored. Reading a newer version than this perfkit knows is an
+error that says to upgrade.
+"""
+from __future__ import annotations
+
+import dataclasses
+import types
+import typing
+from collections.abc import Iterator, Mapping
+from dataclasses import dataclass
+from typing import Any, ClassVar, TypeVar, Union
+
+from perfkit.errors import BaselineError
+
+R = TypeVar("R", bound="Record")
+
+
+class Record:
+    """Base of every family record: ``to_json`` / ``from_json`` and where it is stored."""
+
+    TAG: ClassVar[str]
+    VERSION: ClassVar[int] = 1
+    #: JSON names that differ from field names (``pass`` is a Python keyword).
+    RENAMED: ClassVar[Mapping[str, str]] = {}
+
+    def to_json(self) -> dict[str, Any]:
+        out = {self.RENAMED.get(f.name, f.name): _plain(getattr(self, f.name))
+               for f in dataclasses.fields(self)}  # type: ignore[arg-type]
+        return out | {"version": self.VERSION}
+
+    @classmethod
+    def from_json(cls: type[R], raw: Any, where: str = "") -> R:  # noqa: PYI019 (Python 3.10 has no Self)
+        return typing.cast(R, _build(cls, raw, where or cls.TAG))
+
+
+def _plain(value: Any) -> Any:
+    if isinstance(value, Record):
+        return {k: v for k, v in value.to_json().items() if k != "version"}
+    if isinstance(value, (list, tuple)):
+        return [_plain(v) for v in value]
+    if isinstance(value, dict):
+        return {k: _plain(v) for k, v in value.items()}
+    return value
+
+
+def _build(kind: Any, raw: Any, where: str) -> Any:
+    """``raw`` (parsed JSON) as ``kind``: a Record, tuple[X, ...], X | None, dict or a plain value."""
+    origin = typing.get_origin(kind)
+    if origin in (Union, types.UnionType):
+        options = [a for a in typing.get_args(kind) if a is not type(None)]
+        return None if raw is None else _build(options[0], raw, where)
+    if origin is tuple:
+        if not isinstance(raw, list):
+            raise BaselineError(f"{where}: expected a list, found {type(raw).__name__}")
+        (item, _) = typing.get_args(kind)
+        return tuple(_build(item, v, f"{where}[{i}]") for i, v in enumerate(raw))
+    if isinstance(kind, type) and issubclass(kind, Record):
+        return _record(kind, raw, where)
+    if kind is float and isinstance(raw, (int, float)) and not isinstance(raw, bool):
+        return float(raw)
+    if kind is Any or origin is dict or isinstance(raw, kind):
+        return raw
+    raise BaselineError(f"{where}: expected {getattr(kind, '__name__', kind)}, found {raw!r}")
+
+
+def _record(kind: type[Record], raw: Any, where: str) -> Record:
+    if not isinstance(raw, Mapping):
+        raise BaselineError(f"{where}: expected an object, found {type(raw).__name__}")
+    version = raw.get("version", 1)
+    if isinstance(version, int) and version > kind.VERSION:
+        raise BaselineError(f"{where}: version {version} is newer than this perfkit reads ({kind.VERSION}); "
+                            "upgrade perfkit")
+    hints = typing.get_type_hints(kind)
+    values = {}
+    for field in dataclasses.fields(kind):  # type: ignore[arg-type]
+        name = kind.RENAMED.get(field.name, field.name)
+        if name not in raw:
+            if field.default is dataclasses.MISSING:
+                raise BaselineError(f"{where}: field {name!r} is missing; the file was written by another "
+                                    "version of its benchmark: re-run it")
+            continue
+        values[field.name] = _build(hints[field.name], raw[name], f"{where}.{name}")
+    return kind(**values)
+
+
+def read(bench: Mapping[str, Any], kind: type[R]) -> R | None:
+    """The ``kind`` record of one benchmark entry, or None when the benchmark is of another family."""
+    raw = (bench.get("extra_info") or {}).get(kind.TAG)
+    return None if raw is None else kind.from_json(raw, f"{bench.get('fullname', '?')}: {kind.TAG}")
+
+
+def family(results: Mapping[str, Any], kind: type[R]) -> Iterator[tuple[Mapping[str, Any], R]]:
+    """(benchmark entry, its record) for every benchmark of the family in a result set."""
+    for bench in results.get("benchmarks", []):
+        record = read(bench, kind)
+        if record is not None:
+            yield bench, record
+
+
+@dataclass(frozen=True)
+class RatePeak(Record):
+    """Which ceiling a rate metric (``tflops`` or ``bandwidth_gbps``) is a share of, and its datasheet value."""
+
+    TAG: ClassVar[str] = "peak"
+    key: str
+    datasheet: float | None = None
+
+
+@dataclass(frozen=True)
+class VectorAdd(Record):
+    TAG: ClassVar[str] = "vector_add"
+    scenario: str  # cpu_loop, cpu_numpy, one_thread, one_block, grid, tuned
+    mode: str  # cpu, explicit, managed_first, managed_warm
+    k: int  # millions of float32 elements
+    launch: tuple[int, ...] | None = None  # (blocks, threads per block)
+
+
+@dataclass(frozen=True)
+class Layer(Record):
+    TAG: ClassVar[str] = "layer"
+    RENAMED: ClassVar[Mapping[str, str]] = {"pass_": "pass"}
+    name: str
+    pass_: str
+    input: tuple[int, ...]
+    bound: str  # "compute" or "memory"
+    flops: int
+    min_bytes: int
+
+
+@dataclass(frozen=True)
+class VggSwap(Record):
+    TAG: ClassVar[str] = "vgg_swap"
+    RENAMED: ClassVar[Mapping[str, str]] = {"pass_": "pass"}
+    variant: str  # normal or swapped
+    pass_: str
+    device: str
+    input: tuple[int, ...]
+
+
+@dataclass(frozen=True)
+class MemoryEstimate(Record):
+    """The training-memory estimate, term by term, in MiB (perfkit.workloads.estimate writes it)."""
+
+    TAG: ClassVar[str] = "memory_estimate"
+    model: str
+    batch: int
+    input_shape: tuple[int, ...]
+    optimizer: str
+    dtype: str
+    params_mib: float
+    grads_mib: float
+    optimizer_state_mib: float
+    activations_mib: float
+    total_mib: float
+    activations_method: str
+
+    TERMS: ClassVar[tuple[str, ...]] = ("params", "grads", "optimizer_state", "activations")
+
+    def term_mib(self, term: str) -> float:
+        return float(getattr(self, f"{term}_mib"))
+
+
+@dataclass(frozen=True)
+class PppLayer(Record):
+    """One leaf module of a model timed alone on its captured input (summed over its calls)."""
+
+    TAG: ClassVar[str] = "ppp_layer"
+    name: str
+    type: str
+    calls: int
+    seconds: float
+    flops: int
+    bytes: int | None
+    predicted_s: float | None
+
+
+@dataclass(frozen=True)
+class Ppp(Record):
+    """A model's forward, layer by layer; ``precision`` is the convolutions' math, ``linear_precision`` the
+    linear layers' (a percent of peak divides by the ceiling of the math actually used)."""
+
+    TAG: ClassVar[str] = "ppp"
+    model: str
+    batch: int
+    precision: str
+    linear_precision: str
+    layers: tuple[PppLayer, ...]
+    convention: str
+
+    def precision_of(self, layer_type: str) -> str | None:
+        """The precision a counted layer type runs in; None for layers no ceiling applies to."""
+        return {"Conv2d": self.precision, "Linear": self.linear_precision}.get(layer_type)
+
+
+@dataclass(frozen=True)
+class RooflinePoint(Record):
+    TAG: ClassVar[str] = "roofline_point"
+    label: str
+    flops: float
+    bytes: float
+    bytes_source: str  # "analytic minimum" or "ncu dram"
+    precision: str
+
+    @property
+    def intensity(self) -> float:
+        return self.flops / self.bytes
+
+
+@dataclass(frozen=True)
+class Roofline(Record):
+    """A model's forward on the roofline; its time is the benchmark's headline median."""
+
+    TAG: ClassVar[str] = "roofline"
+    points: tuple[RooflinePoint, ...]
+
+
+@dataclass(frozen=True)
+class Scaling(Record):
+    """One data-parallel training run: which job, how many GPUs, and what its figures divide by.
+
+    ``reference_key`` names the job: the 1-GPU run of the same method with the same key is what
+    ``speedup`` divides by (weak b128 and strong B128 share it); ``workload`` and ``gpus`` pair a
+    DataParallel run with the DDP run of the same workload.
+    """
+
+    TAG: ClassVar[str] = "scaling"
+    method: str  # "DDP" or "DataParallel"
+    workload: str
+    reference_key: str
+    gpus: int
+    global_batch: int
+    batch_per_gpu: int
+    steps_per_epoch: int | None
+    timed_steps: int
+    parameters: int | None = None
+
+
+@dataclass(frozen=True)
+class SweepRow(Record):
+    TAG: ClassVar[str] = "sweep_row"
+    bytes: int
+    time_us: float
+    algbw_gbps: float
+    busbw_gbps: float
+
+
+@dataclass(frozen=True)
+class AllreduceSweep(Record):
+    TAG: ClassVar[str] = "allreduce_sweep"
+    gpus: int
+    rows: tuple[SweepRow, ...]
+
+
+@dataclass(frozen=True)
+class EpochStats(Record):
+    TAG: ClassVar[str] = "epoch"
+    epoch: int
+    train_loss: float
+    train_accuracy: float
+    seconds: float
+
+
+@dataclass(frozen=True)
+class LargeBatch(Record):
+    TAG: ClassVar[str] = "large_batch"
+    world: int
+    global_batch: int
+    batch_per_gpu: int
+    lr: float
+    rule: str
+    steps_per_epoch: int
+    warmup_steps: int
+    data: str
+    history: tuple[EpochStats, ...]
+
+
+FAMILIES: tuple[type[Record], ...] = (RatePeak, VectorAdd, Layer, VggSwap, MemoryEstimate, Ppp, Roofline, Scaling,
+                                      AllreduceSweep, LargeBatch)

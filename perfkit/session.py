@@ -1,0 +1,188 @@
+"""One run of the suite as an object: what it measures on, which baseline it answers to, its verdict.
+
+The pytest plugin only translates options into a :class:`Session` and hooks into it; everything
+a run decides (which tests the machine cannot run, which baseline applies and whether it is of
+this hardware, the end-of-run comparison, the exit status, saving) is here, so it can be built
+from plain values and tested without pytest.
+"""
+from __future__ import annotations
+
+import enum
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, cast, get_args
+
+import torch
+
+from perfkit import SCHEMA_VERSION
+from perfkit.errors import BaselineError, PerfkitError, UsageError
+from perfkit.measure import hardware
+from perfkit.parallel import launch
+from perfkit.results import compare, datasheet, report
+from perfkit.results.baselines import BaselineStore, SaveMode, hardware_id_of, load_results, perfkit_info
+
+PROFILES = ("quick", "full")
+
+
+@dataclass(frozen=True)
+class Profile:
+    """quick (a CPU box, minutes) or full (the course's sizes)."""
+
+    name: str
+
+    def __post_init__(self) -> None:
+        if self.name not in PROFILES:
+            raise UsageError(f"unknown profile {self.name!r}; choose quick or full")
+
+    def pick(self, quick: Any, full: Any) -> Any:
+        return full if self.name == "full" else quick
+
+
+@dataclass(frozen=True)
+class Settings:
+    """What this run measures on: fixed before the first test, the same for every benchmark."""
+
+    device: torch.device
+    profile: Profile
+    gpu_count: int
+    fingerprint: hardware.Fingerprint
+    torchrun_args: tuple[str, ...] = ()
+
+    @classmethod
+    def detect(cls, device: str = "auto", profile: str | None = None,
+               torchrun_args: str | None = None) -> Settings:
+        """Read the machine (torch, NVML). The profile defaults to full with a GPU: a CPU box
+        would take hours at the course's sizes."""
+        gpu_count = hardware.gpu_count()
+        resolved = torch.device(hardware.resolve_device(device))
+        chosen = Profile(profile or ("full" if resolved.type == "cuda" else "quick"))
+        return cls(resolved, chosen, gpu_count, hardware.fingerprint(resolved.type),
+                   torchrun_args=launch.parse_torchrun_args(torchrun_args))
+
+    @property
+    def hardware_id(self) -> str:
+        return self.fingerprint.hardware_id
+
+    def skip_reason(self, gpus_needed: Sequence[int], full_only: bool) -> str | None:
+        """Why a test that needs these GPUs (or the full profile) cannot run here; None if it can.
+
+        ``gpus_needed`` holds one count per GPU marker (``gpu`` counts as 1); empty: no GPU needed.
+        """
+        if gpus_needed and self.device.type != "cuda":
+            reason = "no CUDA GPU is visible" if not self.gpu_count else "this run uses --perfkit-device=cpu"
+            return f"needs a CUDA GPU: {reason}"
+        if gpus_needed and max(gpus_needed) > self.gpu_count:
+            return f"needs {max(gpus_needed)} GPUs, {self.gpu_count} visible"
+        if full_only and self.profile.name != "full":
+            return "full profile only (--perfkit-profile=full)"
+        return None
+
+    def gpu_spec(self) -> datasheet.GpuSpec | None:
+        """The datasheet entry of the GPU under test; None on a CPU run or an unlisted GPU."""
+        if self.device.type != "cuda":
+            return None
+        return datasheet.by_key(self.fingerprint.datasheet_key or "")
+
+
+class Outcome(enum.Enum):
+    """What the end of a run means for its exit status (the plugin maps it to pytest's codes)."""
+
+    OK = "ok"  # leave the exit status as the tests made it
+    REGRESSED = "regressed"  # a significant regression, and the run was asked to fail on one
+    NOT_SAVED = "not_saved"  # the baseline asked for could not be saved: a usage error
+
+
+@dataclass
+class Session:
+    """A run's baseline policy and verdict, on top of its :class:`Settings`.
+
+    ``baseline`` is ``"auto"`` (the store's file for this hardware, if there is one), ``"none"``,
+    or a path. The baseline is loaded and checked when the session is made, so a corrupt one or
+    one of other hardware stops the run before anything is measured.
+    """
+
+    settings: Settings
+    store: BaselineStore
+    baseline_choice: str = "auto"
+    fail_on_regression: bool = False
+    save_mode: SaveMode | None = None
+    baseline_path: Path | None = field(init=False, default=None)
+    baseline: dict[str, Any] | None = field(init=False, default=None)
+    comparison: compare.Comparison | None = field(init=False, default=None)
+    messages: list[str] = field(init=False, default_factory=list)
+
+    def __post_init__(self) -> None:
+        if self.save_mode is not None and self.save_mode not in get_args(SaveMode):
+            raise UsageError(f"unknown save mode {self.save_mode!r}; choose new, merge or force")
+        self.baseline_path, self.baseline = self._load_baseline()
+
+    @classmethod
+    def open(cls, root: str | Path, *, device: str = "auto", profile: str | None = None,
+             baseline: str = "auto", fail_on_regression: bool = False, save_mode: str | None = None,
+             torchrun_args: str | None = None) -> Session:
+        """A session on this machine, with the baselines folder found from ``root`` up."""
+        return cls(Settings.detect(device, profile, torchrun_args), BaselineStore.find(root), baseline,
+                   fail_on_regression, cast("SaveMode | None", save_mode))
+
+    def _load_baseline(self) -> tuple[Path | None, dict[str, Any] | None]:
+        choice, hardware_id = self.baseline_choice, self.settings.hardware_id
+        if choice == "none":
+            return None, None
+        path = self.store.path_for(hardware_id) if choice == "auto" else Path(choice)
+        if choice == "auto" and not path.exists():
+            return None, None
+        loaded = load_results(path)
+        other = hardware_id_of(loaded)
+        if other != hardware_id:
+            raise BaselineError(
+                f"baseline {path} is from {other}, this run is {hardware_id}; "
+                f"compare across hardware afterwards with `perfkit compare {path} results.json`"
+            )
+        return path, loaded
+
+    def machine_info(self) -> dict[str, Any]:
+        """perfkit's section of the run's ``machine_info``; ceilings are filled by the derived pass."""
+        return {
+            "schema_version": SCHEMA_VERSION,
+            "hardware_id": self.settings.hardware_id,
+            "device": self.settings.device.type,
+            "profile": self.settings.profile.name,
+            "fingerprint": self.settings.fingerprint.to_json(),
+            "ceilings": {},
+        }
+
+    def fallback_ceilings(self) -> dict[str, float]:
+        """The baseline's measured ceilings: what "% of measured peak" divides by when this run
+        did not measure a ceiling itself (e.g. ``-k`` selected only the workloads)."""
+        if self.baseline is None:
+            return {}
+        return dict(perfkit_info(self.baseline).get("ceilings") or {})
+
+    def finish(self, results: Mapping[str, Any] | None) -> Outcome:
+        """Compare the finished run with the baseline and save it if asked; None: no benchmark ran."""
+        if results is None:
+            return Outcome.OK
+        outcome = Outcome.OK
+        if self.baseline is not None:
+            self.comparison = compare.compare(self.baseline, results)
+            if self.fail_on_regression and self.comparison.regressions:
+                outcome = Outcome.REGRESSED
+        elif self.baseline_choice == "auto":
+            self.messages.append(f"perfkit: no baseline for {self.settings.hardware_id} in baselines/; "
+                                 "nothing compared (save one with --perfkit-save-baseline)")
+        if self.save_mode:
+            try:
+                path = self.store.save(results, self.save_mode)
+                self.messages.append(f"perfkit: saved baseline {path}")
+            except PerfkitError as exc:
+                self.messages.append(f"perfkit: baseline not saved: {exc}")
+                outcome = Outcome.NOT_SAVED
+        return outcome
+
+    def summary_lines(self) -> list[str]:
+        """What the terminal summary shows: the comparison first, then the other messages."""
+        lines = list(self.messages)
+        if self.comparison is not None:
+            lines[:0] = report.summary_lines(self.comparison, str(self.baseline_path))
+        return lines

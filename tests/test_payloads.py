@@ -1,0 +1,59 @@
+"""Family records: written by benches, read back by the report; a missing field is an error, not an empty plot."""
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from perfkit.errors import BaselineError
+from perfkit.results import payloads
+from perfkit.results.payloads import EpochStats, LargeBatch, Layer, RooflinePoint, VectorAdd
+from tests.conftest import ROOT
+
+BASELINES = sorted((ROOT / "baselines").glob("*.json"))
+
+
+def test_a_record_round_trips_through_json():
+    layer = Layer("relu", "forward", (256, 3, 224, 224), "memory", 0, 123)
+    raw = json.loads(json.dumps(layer.to_json()))
+    assert raw["pass"] == "forward" and raw["version"] == Layer.VERSION
+    assert Layer.from_json(raw) == layer
+    batch = LargeBatch(4, 2048, 512, 1.6, "linear-warmup", 24, 24, "synthetic",
+                       (EpochStats(0, 2.1, 0.2, 3.5), EpochStats(1, 1.7, 0.4, 1.9)))
+    assert LargeBatch.from_json(json.loads(json.dumps(batch.to_json()))) == batch
+
+
+def test_a_missing_field_names_the_field_and_the_benchmark():
+    raw = VectorAdd("grid", "explicit", 100, (390625, 256)).to_json()
+    del raw["k"]
+    bench = {"fullname": "benches/test_vector_add.py::test_gpu_explicit[K100-grid]", "extra_info": {"vector_add": raw}}
+    with pytest.raises(BaselineError, match=r"test_gpu_explicit\[K100-grid\]: vector_add: field 'k' is missing"):
+        payloads.read(bench, VectorAdd)
+
+
+def test_a_wrong_type_or_a_newer_version_is_refused():
+    with pytest.raises(BaselineError, match="expected int"):
+        VectorAdd.from_json({"scenario": "grid", "mode": "cpu", "k": "ten"})
+    with pytest.raises(BaselineError, match="upgrade perfkit"):
+        VectorAdd.from_json({"scenario": "grid", "mode": "cpu", "k": 1, "version": VectorAdd.VERSION + 1})
+
+
+def test_context_that_older_runs_stored_beside_the_fields_is_ignored():
+    point = RooflinePoint.from_json({"label": "vgg16", "flops": 2e9, "bytes": 1e8, "bytes_source": "ncu dram",
+                                     "precision": "tf32", "attained_tflops": 3.0})
+    assert point.intensity == pytest.approx(20.0)
+
+
+def test_a_benchmark_of_another_family_has_no_record():
+    assert payloads.read({"extra_info": {"layer": {}}}, VectorAdd) is None
+
+
+@pytest.mark.parametrize("path", BASELINES, ids=[p.stem for p in BASELINES])
+def test_every_record_in_the_committed_baselines_reads(path):
+    results = json.loads(path.read_text())
+    found = {kind.TAG: len(list(payloads.family(results, kind))) for kind in payloads.FAMILIES}
+    assert sum(found.values()) > 0
+    if path.stem == "nvidia-h200-x1":
+        assert all(found[k] for k in ("vector_add", "layer", "vgg_swap", "memory_estimate", "ppp", "roofline", "peak"))
+    else:
+        assert found["scaling"] and found["allreduce_sweep"] and found["large_batch"]

@@ -1,0 +1,188 @@
+"""A run's settings, baseline policy, verdict and saving (perfkit.session), without pytest."""
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+import pytest
+import torch
+
+from perfkit import SCHEMA_VERSION
+from perfkit.errors import BaselineError, UsageError
+from perfkit.measure.hardware import Fingerprint
+from perfkit.results.baselines import BaselineStore
+from perfkit.session import Outcome, Profile, Session, Settings
+from tests.conftest import slowed
+
+MATMUL = "benches/test_ceilings.py::test_matmul_flops[fp32]"
+
+
+def _settings(fingerprint: dict[str, Any], device: str = "cpu", profile: str = "quick", gpus: int = 0) -> Settings:
+    return Settings(torch.device(device), Profile(profile), gpus, Fingerprint(**fingerprint))
+
+
+@pytest.fixture
+def settings(cpu_results) -> Settings:
+    """The settings of the machine that measured tests/data/cpu-quick.json."""
+    return _settings(cpu_results["machine_info"]["perfkit"]["fingerprint"])
+
+
+@pytest.fixture
+def store(tmp_path) -> BaselineStore:
+    return BaselineStore(tmp_path / "baselines")
+
+
+def _stored(store: BaselineStore, results: dict[str, Any]) -> Path:
+    return store.save(results)
+
+
+def test_without_a_stored_baseline_auto_compares_nothing_and_says_so(settings, store, cpu_results):
+    session = Session(settings, store)
+    assert session.baseline is None and session.baseline_path is None
+    assert session.finish(cpu_results) is Outcome.OK
+    assert session.comparison is None
+    assert session.summary_lines() == [
+        "perfkit: no baseline for cpu-amd-epyc in baselines/; nothing compared (save one with --perfkit-save-baseline)"]
+
+
+def test_auto_compares_with_the_stored_baseline_of_this_hardware(settings, store, cpu_results):
+    path = _stored(store, cpu_results)
+    session = Session(settings, store)
+    assert session.baseline_path == path
+    assert session.finish(cpu_results) is Outcome.OK
+    assert session.comparison is not None and not session.comparison.regressions
+    assert session.summary_lines()[0].startswith(f"perfkit: compared with {path}: same hardware (cpu-amd-epyc)")
+
+
+def test_none_loads_nothing_and_says_nothing(settings, store, cpu_results):
+    _stored(store, cpu_results)
+    session = Session(settings, store, baseline_choice="none")
+    assert session.baseline is None
+    assert session.finish(cpu_results) is Outcome.OK
+    assert session.summary_lines() == []
+
+
+def test_an_explicit_baseline_path_is_used_and_must_exist(settings, store, cpu_results, tmp_path):
+    explicit = tmp_path / "elsewhere.json"
+    explicit.write_text(json.dumps(cpu_results))
+    assert Session(settings, store, baseline_choice=str(explicit)).baseline_path == explicit
+    with pytest.raises(BaselineError, match="no such file"):
+        Session(settings, store, baseline_choice=str(tmp_path / "missing.json"))
+
+
+def test_a_baseline_of_other_hardware_is_refused_with_the_command_that_compares_across(
+        settings, store, h200_results, tmp_path):
+    other = tmp_path / "h200.json"
+    other.write_text(json.dumps(h200_results))
+    with pytest.raises(BaselineError) as caught:
+        Session(settings, store, baseline_choice=str(other))
+    assert str(caught.value) == (
+        f"baseline {other} is from nvidia-h200-x1, this run is cpu-amd-epyc; "
+        f"compare across hardware afterwards with `perfkit compare {other} results.json`")
+
+
+def test_a_corrupt_stored_baseline_stops_the_session_before_it_starts(settings, store, cpu_results):
+    path = _stored(store, cpu_results)
+    path.write_text("{ not json")
+    with pytest.raises(BaselineError, match="not valid JSON"):
+        Session(settings, store)
+    assert path.read_text() == "{ not json"
+
+
+def test_a_regression_fails_the_run_only_when_asked(settings, store, cpu_results):
+    _stored(store, cpu_results)
+    current = slowed(cpu_results, MATMUL, 1.3)
+    relaxed = Session(settings, store)
+    assert relaxed.finish(current) is Outcome.OK
+    assert relaxed.comparison is not None and relaxed.comparison.regressions
+    strict = Session(settings, store, fail_on_regression=True)
+    assert strict.finish(current) is Outcome.REGRESSED
+    assert any(MATMUL in line for line in strict.summary_lines())
+
+
+def test_a_run_where_no_benchmark_ran_decides_nothing(settings, store):
+    session = Session(settings, store, fail_on_regression=True, save_mode="new")
+    assert session.finish(None) is Outcome.OK
+    assert session.summary_lines() == [] and not store.directory.exists()
+
+
+def test_save_new_then_refuse_then_merge_then_force(settings, store, cpu_results):
+    first = Session(settings, store, save_mode="new")
+    assert first.finish(cpu_results) is Outcome.OK
+    path = store.path_for("cpu-amd-epyc")
+    assert first.summary_lines()[-1] == f"perfkit: saved baseline {path}"
+    before = path.read_bytes()
+
+    again = Session(settings, store, save_mode="new")
+    assert again.finish(cpu_results) is Outcome.NOT_SAVED
+    assert again.summary_lines()[-1].startswith("perfkit: baseline not saved:")
+    assert "--force" in again.summary_lines()[-1] and "--merge" in again.summary_lines()[-1]
+    assert path.read_bytes() == before
+
+    one = dict(cpu_results, benchmarks=cpu_results["benchmarks"][:1])
+    assert Session(settings, store, save_mode="merge").finish(one) is Outcome.OK
+    assert len(store.load("cpu-amd-epyc")["benchmarks"]) == len(cpu_results["benchmarks"])
+    assert Session(settings, store, save_mode="force").finish(one) is Outcome.OK
+    assert len(store.load("cpu-amd-epyc")["benchmarks"]) == 1
+
+
+def test_a_failed_save_wins_over_a_regression(settings, store, cpu_results):
+    _stored(store, cpu_results)
+    session = Session(settings, store, fail_on_regression=True, save_mode="new")
+    assert session.finish(slowed(cpu_results, MATMUL, 1.3)) is Outcome.NOT_SAVED
+
+
+def test_machine_info_leaves_ceilings_to_the_derived_pass_and_falls_back_to_the_baselines(
+        settings, store, cpu_results):
+    assert Session(settings, store).fallback_ceilings() == {}
+    _stored(store, cpu_results)
+    session = Session(settings, store)
+    info = session.machine_info()
+    assert info == {"schema_version": SCHEMA_VERSION, "hardware_id": "cpu-amd-epyc", "device": "cpu",
+                    "profile": "quick", "fingerprint": settings.fingerprint.to_json(), "ceilings": {}}
+    assert session.fallback_ceilings() == cpu_results["machine_info"]["perfkit"]["ceilings"]
+
+
+@pytest.mark.parametrize("device, gpus, needs, full_only, reason", [
+    ("cpu", 0, [1], False, "needs a CUDA GPU: no CUDA GPU is visible"),
+    ("cpu", 2, [2], False, "needs a CUDA GPU: this run uses --perfkit-device=cpu"),
+    ("cuda", 1, [1, 4], False, "needs 4 GPUs, 1 visible"),
+    ("cuda", 4, [1, 4], False, None),
+    ("cuda", 1, [], True, "full profile only (--perfkit-profile=full)"),
+    ("cpu", 0, [], False, None),
+])
+def test_skip_reasons(cpu_results, device, gpus, needs, full_only, reason):
+    settings = _settings(cpu_results["machine_info"]["perfkit"]["fingerprint"], device, "quick", gpus)
+    assert settings.skip_reason(needs, full_only) == reason
+
+
+def test_the_full_profile_runs_full_only_tests_and_picks_full_sizes(cpu_results):
+    settings = _settings(cpu_results["machine_info"]["perfkit"]["fingerprint"], profile="full")
+    assert settings.skip_reason([], full_only=True) is None
+    assert settings.profile.pick(quick=1, full=2) == 2
+
+
+def test_only_the_cuda_device_has_a_datasheet_entry(cpu_results):
+    fingerprint = dict(cpu_results["machine_info"]["perfkit"]["fingerprint"], datasheet_key="h200")
+    assert _settings(fingerprint).gpu_spec() is None
+    spec = _settings(fingerprint, device="cuda", gpus=1).gpu_spec()
+    assert spec is not None and spec.key == "h200"
+
+
+def test_unknown_profiles_and_save_modes_are_usage_errors(settings, store):
+    with pytest.raises(UsageError, match="unknown profile 'medium'"):
+        Profile("medium")
+    with pytest.raises(UsageError, match="unknown save mode 'append'"):
+        Session(settings, store, save_mode="append")  # type: ignore[arg-type]
+
+
+def test_open_reads_this_machine_and_finds_the_store_from_a_subfolder(tmp_path):
+    (tmp_path / "pytest.ini").write_text("[pytest]\n")
+    sub = tmp_path / "benches" / "deeper"
+    sub.mkdir(parents=True)
+    session = Session.open(sub, device="cpu", baseline="none", torchrun_args="--nnodes 2")
+    assert session.store.directory == tmp_path.resolve() / "baselines"
+    assert session.settings.device.type == "cpu" and session.settings.profile.name == "quick"
+    assert session.settings.torchrun_args == ("--nnodes", "2")
+    assert session.settings.hardware_id.startswith("cpu-")
