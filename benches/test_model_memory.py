@@ -1,7 +1,7 @@
 """Parameter memory vs actual GPU memory (seed 001): ResNet-18 and ResNet-50 training steps.
 
 The estimate, term by term: parameters × 4 bytes, gradients, SGD-momentum state, and the
-activations autograd saves for backward (counted with saved-tensor hooks, perfkit.measure.memory). The
+activations autograd saves for backward (counted with saved-tensor hooks, perfkit.workloads.estimate). The
 actual figure is the allocator's peak over one training step after warm-up (live tensors, net of
 what earlier benchmarks left allocated; the reserved peak is recorded beside it). Headline: the step's time.
 """
@@ -14,6 +14,7 @@ from perfkit.measure import memory, record
 from perfkit.measure.timing import warmup
 from perfkit.plugin import profile_of
 from perfkit.workloads import models, training
+from perfkit.workloads.estimate import estimate_training_memory
 
 MODEL_NAMES = ("resnet18", "resnet50")
 FULL = ((32, 128, 512), models.DEFAULT_INPUT)
@@ -30,7 +31,7 @@ def pytest_generate_tests(metafunc: pytest.Metafunc) -> None:
 @pytest.mark.parametrize("model_name", [pytest.param(m, id=m) for m in MODEL_NAMES])
 def test_training_memory(benchmark, model_name, batch, perfkit_device, perfkit_profile, perfkit_metrics):
     shape = perfkit_profile.pick(quick=QUICK[1], full=FULL[1])
-    estimate = memory.estimate_training_memory(model_name, batch, shape)
+    estimate = estimate_training_memory(model_name, batch, shape)
     for term, nbytes in estimate.terms().items():
         perfkit_metrics.record(f"{term}_mib", nbytes / memory.MiB, "MiB", "none")
     perfkit_metrics.record("estimate_mib", estimate.total / memory.MiB, "MiB", "none")

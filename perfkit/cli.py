@@ -157,16 +157,17 @@ def _report(args: argparse.Namespace) -> int:
 
 def _memory(args: argparse.Namespace) -> int:
     from perfkit import console  # renders torch-side objects: imported only by the commands that need them
-    from perfkit.measure import memory
+    from perfkit.measure.memory import MiB
     from perfkit.workloads import models  # imports torch (seconds)
+    from perfkit.workloads.estimate import estimate_training_memory, measure_training_peak
 
-    estimate = memory.estimate_training_memory(args.model, args.batch, models.parse_shape(args.input, 3))
-    measured = memory.measure_training_peak(args.model, args.batch, estimate.input_shape) if args.measure else None
+    estimate = estimate_training_memory(args.model, args.batch, models.parse_shape(args.input, 3))
+    measured = measure_training_peak(args.model, args.batch, estimate.input_shape) if args.measure else None
     if args.json:
         payload = estimate.to_json()
         if measured is not None:
-            payload["measured"] = {"peak_allocated_mib": measured.allocated / memory.MiB,
-                                   "peak_reserved_mib": measured.reserved / memory.MiB,
+            payload["measured"] = {"peak_allocated_mib": measured.allocated / MiB,
+                                   "peak_reserved_mib": measured.reserved / MiB,
                                    "actual_over_estimate": measured.allocated / estimate.total}
         print(json.dumps(payload, indent=2))
     else:

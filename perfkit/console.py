@@ -8,9 +8,10 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from perfkit.measure.memory import MemoryEstimate, MiB, PeakMemory
+from perfkit.measure.memory import MiB, PeakMemory
 from perfkit.results import datasheet
 from perfkit.results.tables import fmt_time, text_table
+from perfkit.workloads.estimate import MemoryEstimate
 from perfkit.workloads.flops import CONVENTION, FlopTable
 from perfkit.workloads.paleo import Prediction
 

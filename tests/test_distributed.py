@@ -11,7 +11,7 @@ import pytest
 
 from perfkit.errors import UsageError
 from perfkit.parallel import launch
-from perfkit.parallel.scaling import Workload
+from perfkit.parallel.scaling import ScalingWorkload
 
 ROOT = Path(__file__).parent.parent
 ENV = {"PYTHONPATH": os.pathsep.join(filter(None, [str(ROOT), os.environ.get("PYTHONPATH")]))}
@@ -52,7 +52,7 @@ def test_ddp_replicas_agree_over_gloo_even_with_the_default_port_taken():
     except OSError:
         pass  # already taken by someone else: just as good
     try:
-        spec = Workload("tiny", TINY, "cifar10", (3, 32, 32), 16, dataset_size=512).spec(2, None, device="cpu",
+        spec = ScalingWorkload("tiny", TINY, "cifar10", (3, 32, 32), 16, dataset_size=512).spec(2, None, device="cpu",
                                                                                           warmup=2)
         result = _launch({**spec, "profile_steps": 2, "nosync_steps": 3, "allreduce_reps": 3},
                          module="perfkit.parallel.jobs")

@@ -7,28 +7,28 @@ from torch import nn
 
 from perfkit.errors import HardwareError, UsageError
 from perfkit.measure import memory
-from perfkit.workloads import models
+from perfkit.workloads import estimate, models
 
 
 def test_saved_activations_of_a_linear_relu_stack_are_counted_exactly():
     model = nn.Sequential(nn.Linear(16, 32), nn.ReLU(), nn.Linear(32, 8))
     # saved: the input (Linear 1), the ReLU output (ReLU and Linear 2 share it); weights excluded
-    assert memory.saved_activation_bytes(model, torch.randn(5, 16)) == 4 * (5 * 16 + 5 * 32)
+    assert estimate.saved_activation_bytes(model, torch.randn(5, 16)) == 4 * (5 * 16 + 5 * 32)
 
 
 def test_parameters_are_never_counted_as_activations():
     model = nn.Linear(1000, 1000)
-    assert memory.saved_activation_bytes(model, torch.randn(1, 1000)) == 4 * 1000
+    assert estimate.saved_activation_bytes(model, torch.randn(1, 1000)) == 4 * 1000
 
 
 def test_the_linear_extension_matches_a_direct_count():
     shape = (3, 64, 64)
-    direct = memory.saved_activation_bytes(models.build("resnet18").train(), torch.randn(7, *shape))
-    assert memory.estimate_training_memory("resnet18", 7, shape).activations == direct
+    direct = estimate.saved_activation_bytes(models.build("resnet18").train(), torch.randn(7, *shape))
+    assert estimate.estimate_training_memory("resnet18", 7, shape).activations == direct
 
 
 def test_resnet18_estimate_terms():
-    est = memory.estimate_training_memory("resnet18", 32)
+    est = estimate.estimate_training_memory("resnet18", 32)
     assert est.params == 11_689_512 * 4 == est.grads == est.optimizer_state
     assert est.total == sum(est.terms().values())
     # ResNet-18 at 224x224 keeps ~20 MiB of activations per image for backward (counted, not assumed)
@@ -37,8 +37,8 @@ def test_resnet18_estimate_terms():
 
 
 def test_optimizer_state_follows_the_optimizer():
-    plain = memory.estimate_training_memory("resnet18", 2, (3, 32, 32), optimizer="sgd")
-    adam = memory.estimate_training_memory("resnet18", 2, (3, 32, 32), optimizer="adam")
+    plain = estimate.estimate_training_memory("resnet18", 2, (3, 32, 32), optimizer="sgd")
+    adam = estimate.estimate_training_memory("resnet18", 2, (3, 32, 32), optimizer="adam")
     assert plain.optimizer_state == 0 and adam.optimizer_state == 2 * adam.params
 
 
@@ -50,7 +50,7 @@ def test_optimizer_state_follows_the_optimizer():
 ])
 def test_bad_estimate_requests_are_clear(kwargs, match):
     with pytest.raises(UsageError, match=match):
-        memory.estimate_training_memory(**kwargs)
+        estimate.estimate_training_memory(**kwargs)
 
 
 def test_peak_memory_is_cuda_only():
@@ -61,4 +61,4 @@ def test_peak_memory_is_cuda_only():
 @pytest.mark.skipif(torch.cuda.is_available(), reason="checks the CPU-only error")
 def test_measuring_without_a_gpu_says_what_to_do():
     with pytest.raises(HardwareError, match="--measure needs a CUDA GPU"):
-        memory.measure_training_peak("resnet18", 2, (3, 32, 32))
+        estimate.measure_training_peak("resnet18", 2, (3, 32, 32))
