@@ -8,13 +8,11 @@ not the launch. The tiny launch-bound kernel shows how far the methods honestly 
 """
 from __future__ import annotations
 
-import statistics
-
 import pytest
 import torch
 
 from perfkit.errors import MeasurementError
-from perfkit.measure import ceilings, timing
+from perfkit.measure import ceilings, fidelity
 from perfkit.pbench import round_times
 
 GiB, MiB = 2**30, 2**20
@@ -44,34 +42,5 @@ def test_timer_fidelity(benchmark, kind, perfkit_device, perfkit_profile, perfki
         perfkit_metrics.info("tolerance", LAUNCH_BOUND_TOLERANCE)
     benchmark(work.run)
     work.check()
-    references = {"torch_timer": timing.time_torch_timer(work.run)}
-    ours: dict[str, float] = {}
-    if perfkit_device.type == "cuda":
-        events = timing.time_cuda_events(work.run, repetitions=50)
-        flushed = timing.time_cuda_events(work.run, repetitions=50, flush_l2=True)
-        batched = timing.time_cuda_events(work.run, repetitions=20, mode="batched", batch=50)
-        for name, samples in (("events", events), ("events_l2_flushed", flushed), ("events_batched", batched)):
-            perfkit_metrics.record(f"{name}_s", unit="s", better="lower", samples=samples.seconds)
-            ours[name] = samples.median
-        do_bench = timing.time_do_bench(work.run)
-        if do_bench is None:
-            perfkit_metrics.absent("do_bench_s", "triton is not installed")
-        else:
-            references["do_bench"] = do_bench
-        if kind == "tiny":
-            graph = timing.time_cuda_events(work.run, repetitions=20, mode="graph", batch=200)
-            perfkit_metrics.record("graph_replay_s", unit="s", better="lower", samples=graph.seconds)
-            perfkit_metrics.record("launch_overhead_s", max(events.median - graph.median, 0.0), "s", "lower")
-    else:
-        perfkit_metrics.absent("events_s", "CUDA events need a GPU")
-        perfkit_metrics.absent("do_bench_s", "triton.testing.do_bench needs a GPU")
-    for name, samples in references.items():
-        perfkit_metrics.record(f"{name}_s", unit="s", better="lower", samples=samples.seconds)
-    clock = round_times(benchmark)
-    if clock:
-        ours["clock"] = statistics.median(clock)
-    else:
-        perfkit_metrics.absent("clock_over_torch_timer", "benchmarks are disabled")
-    for mine, value in ours.items():
-        for name, samples in references.items():
-            perfkit_metrics.record(f"{mine}_over_{name}", value / samples.median, "ratio", "none")
+    fidelity.record_agreement(perfkit_metrics, work.run, perfkit_device, round_times(benchmark),
+                              launch_bound=kind == "tiny")

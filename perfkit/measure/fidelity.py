@@ -1,0 +1,51 @@
+"""Does perfkit's timing agree with independent timers on the same operation?
+
+perfkit's clock (pytest-benchmark's rounds) and CUDA-event timer (plain, L2-flushed, batched; a
+CUDA-graph replay for launch-bound work) against torch.utils.benchmark.Timer and
+triton.testing.do_bench: each time as a metric and every ratio of ours over a reference.
+"""
+from __future__ import annotations
+
+import statistics
+from collections.abc import Callable, Sequence
+from typing import Any
+
+import torch
+
+from perfkit.measure import timing
+from perfkit.results.metrics import MetricRecorder
+
+
+def record_agreement(metrics: MetricRecorder, run: Callable[[], Any], device: torch.device,
+                     clock_seconds: Sequence[float], launch_bound: bool) -> None:
+    """Time ``run`` with every method and record the times and ours-over-reference ratios."""
+    references = {"torch_timer": timing.time_torch_timer(run)}
+    ours: dict[str, float] = {}
+    if device.type == "cuda":
+        events = timing.time_cuda_events(run, repetitions=50)
+        flushed = timing.time_cuda_events(run, repetitions=50, flush_l2=True)
+        batched = timing.time_cuda_events(run, repetitions=20, mode="batched", batch=50)
+        for name, samples in (("events", events), ("events_l2_flushed", flushed), ("events_batched", batched)):
+            metrics.record(f"{name}_s", unit="s", better="lower", samples=samples.seconds)
+            ours[name] = samples.median
+        do_bench = timing.time_do_bench(run)
+        if do_bench is None:
+            metrics.absent("do_bench_s", "triton is not installed")
+        else:
+            references["do_bench"] = do_bench
+        if launch_bound:
+            graph = timing.time_cuda_events(run, repetitions=20, mode="graph", batch=200)
+            metrics.record("graph_replay_s", unit="s", better="lower", samples=graph.seconds)
+            metrics.record("launch_overhead_s", max(events.median - graph.median, 0.0), "s", "lower")
+    else:
+        metrics.absent("events_s", "CUDA events need a GPU")
+        metrics.absent("do_bench_s", "triton.testing.do_bench needs a GPU")
+    for name, samples in references.items():
+        metrics.record(f"{name}_s", unit="s", better="lower", samples=samples.seconds)
+    if clock_seconds:
+        ours["clock"] = statistics.median(clock_seconds)
+    else:
+        metrics.absent("clock_over_torch_timer", "benchmarks are disabled")
+    for mine, value in ours.items():
+        for name, samples in references.items():
+            metrics.record(f"{mine}_over_{name}", value / samples.median, "ratio", "none")
