@@ -50,7 +50,9 @@ def _parser() -> argparse.ArgumentParser:
     base = sub.add_parser("baseline", help="manage baselines/<hardware-id>.json")
     base_sub = base.add_subparsers(dest="action", required=True)
     save = base_sub.add_parser("save", help="store a results JSON as the baseline of its hardware")
-    save.add_argument("results", type=Path)
+    save.add_argument("results", type=Path, nargs="+",
+                      help="the JSON of one run, or of several runs of the same code (fresh processes): their spread "
+                           "sets each figure's noise band")
     save.add_argument("--dir", type=Path, default=None,
                       help="baseline folder (default: the project's baselines/, found from the current folder up)")
     mode = save.add_mutually_exclusive_group()
@@ -125,10 +127,19 @@ def _load(path: Path, baseline: dict[str, Any] | None = None) -> dict[str, Any]:
     return dict(derived.derive(results, derived.measured_ceilings(baseline) if same and baseline else None))
 
 
+def _noise_for(baseline: dict[str, Any], current: dict[str, Any]) -> dict[str, Any] | None:
+    """Where the baseline file holds no between-run spread, the stored baseline of that hardware lends its own."""
+    if baselines.perfkit_info(baseline).get("noise") or baselines.hardware_id_of(baseline) != baselines.hardware_id_of(
+            current):
+        return None
+    return baselines.BaselineStore.find(Path.cwd()).load(baselines.hardware_id_of(baseline))
+
+
 def _compare(args: argparse.Namespace) -> int:
     policy = compare.Policy(threshold=compare.parse_threshold(args.threshold))
     baseline = _load(args.baseline)
-    result = compare.compare(baseline, _load(args.current, baseline), policy)
+    current = _load(args.current, baseline)
+    result = compare.compare(baseline, current, policy, noise=_noise_for(baseline, current))
     print(report.render(result, args.format), end="")
     if args.fail and result.regressions:
         names = sorted({r.benchmark for r in result.regressions})
@@ -139,8 +150,9 @@ def _compare(args: argparse.Namespace) -> int:
 
 def _baseline_save(args: argparse.Namespace) -> int:
     store = baselines.BaselineStore(args.dir) if args.dir else baselines.BaselineStore.find(Path.cwd())
-    path = store.save(baselines.load_results(args.results), args.mode)
-    print(f"perfkit: saved {path}")
+    results = [baselines.load_results(path) for path in args.results]
+    path = store.save(baselines.from_runs(results) if len(results) > 1 else results[0], args.mode)
+    print(f"perfkit: saved {path} ({len(results)} run{'s' if len(results) > 1 else ''})")
     return 0
 
 

@@ -38,6 +38,19 @@ def slowed(results: dict[str, Any], fullname: str, factor: float) -> dict[str, A
     return out
 
 
+def three_runs(results: dict[str, Any], spread: float = 0.004) -> dict[str, Any]:
+    """A baseline of three runs: ``results`` and two copies with every time moved by ±``spread``."""
+    from perfkit.results.baselines import from_runs
+
+    copies = [copy.deepcopy(results)]
+    for factor in (1 + spread, 1 - spread):
+        out = copy.deepcopy(results)
+        for bench in out["benchmarks"]:
+            out = slowed(out, bench["fullname"], factor)
+        copies.append(out)
+    return from_runs(copies)
+
+
 # The simulator tests need NUMBA_ENABLE_CUDASIM=1 before numba is imported; test_vector_add.py
 # runs them in a process of their own.
 collect_ignore = [] if os.environ.get("NUMBA_ENABLE_CUDASIM") == "1" else ["cudasim"]

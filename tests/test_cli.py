@@ -8,7 +8,7 @@ import sys
 import pytest
 
 from perfkit import cli
-from tests.conftest import DATA, slowed
+from tests.conftest import DATA, slowed, three_runs
 
 MATMUL = "benches/test_ceilings.py::test_matmul_flops[fp32]"
 
@@ -16,7 +16,7 @@ MATMUL = "benches/test_ceilings.py::test_matmul_flops[fp32]"
 @pytest.fixture
 def files(tmp_path, cpu_results):
     base, same, slow = tmp_path / "base.json", tmp_path / "same.json", tmp_path / "slow.json"
-    base.write_text(json.dumps(cpu_results))
+    base.write_text(json.dumps(three_runs(cpu_results)))
     same.write_text(json.dumps(cpu_results))
     slow.write_text(json.dumps(slowed(cpu_results, MATMUL, 1.3)))
     return base, same, slow

@@ -13,7 +13,7 @@ from perfkit.errors import BaselineError, UsageError
 from perfkit.measure.hardware import Fingerprint
 from perfkit.results.baselines import BaselineStore
 from perfkit.session import Outcome, Profile, Session, Settings
-from tests.conftest import slowed
+from tests.conftest import slowed, three_runs
 
 MATMUL = "benches/test_ceilings.py::test_matmul_flops[fp32]"
 
@@ -91,7 +91,7 @@ def test_a_corrupt_stored_baseline_stops_the_session_before_it_starts(settings, 
 
 
 def test_a_regression_fails_the_run_only_when_asked(settings, store, cpu_results):
-    _stored(store, cpu_results)
+    _stored(store, three_runs(cpu_results))
     current = slowed(cpu_results, MATMUL, 1.3)
     relaxed = Session(settings, store)
     assert relaxed.finish(current) is Outcome.OK

@@ -37,15 +37,20 @@ def allocated_bytes(device: torch.device) -> int:
 
 
 def measure_peak(fn: Callable[[], Any], device: torch.device, since: int = 0) -> PeakMemory:
-    """Run ``fn`` once with the allocator's peak statistics reset just before it.
+    """Run ``fn`` once with the allocator's cache emptied and its peak statistics reset just before it.
 
     ``since`` is ``allocated_bytes`` read before the region's inputs were created; it is subtracted
-    from the allocated peak (the reserved peak is the allocator's total and stays absolute).
+    from the allocated peak. The reserved peak counts the segments the call had to reserve beyond
+    those live tensors already held: what the caching allocator kept from earlier benchmarks is
+    released first, so neither figure depends on what ran before.
     """
     if device.type != "cuda":
         raise HardwareError("peak memory comes from PyTorch's CUDA allocator; this run is on the CPU")
     timing.synchronize()
+    torch.cuda.empty_cache()
+    held = torch.cuda.memory_reserved(device)
     torch.cuda.reset_peak_memory_stats(device)
     fn()
     timing.synchronize()
-    return PeakMemory(torch.cuda.max_memory_allocated(device) - since, torch.cuda.max_memory_reserved(device), since)
+    return PeakMemory(torch.cuda.max_memory_allocated(device) - since,
+                      torch.cuda.max_memory_reserved(device) - held, since)

@@ -43,14 +43,15 @@ def record_rate(metrics: MetricRecorder, times: Sequence[float], amount: float, 
 
 def record_peak_memory(metrics: MetricRecorder, fn: Callable[[], Any], device: torch.device,
                        since: int = 0) -> memory.PeakMemory | None:
-    """``peak_allocated_mib`` (tensors, net of ``since``) and ``peak_reserved_mib`` (allocator) over one call."""
+    """``peak_allocated_mib`` (tensors, net of ``since``; a gating figure: it does not follow from the time)
+    and ``peak_reserved_mib`` (segments the call reserved) over one call."""
     try:
         peak = memory.measure_peak(fn, device, since)
     except HardwareError as exc:
         for name in ("peak_allocated_mib", "peak_reserved_mib"):
             metrics.absent(name, str(exc))
         return None
-    metrics.record("peak_allocated_mib", peak.allocated / memory.MiB, "MiB", "lower")
+    metrics.record("peak_allocated_mib", peak.allocated / memory.MiB, "MiB", "lower", gate=True)
     metrics.record("peak_reserved_mib", peak.reserved / memory.MiB, "MiB", "lower")
     metrics.info("memory_residue_mib", peak.residue / memory.MiB)
     return peak

@@ -94,7 +94,7 @@ def record_peaks(metrics: MetricRecorder, peaks: Sequence[int | None]) -> None:
         metrics.absent("peak_allocated_mib", "peak memory comes from PyTorch's CUDA allocator; this run is on the CPU")
         return
     mib = [p / MiB for p in peaks if p is not None]
-    metrics.record("peak_allocated_mib", max(mib), "MiB", "lower")
+    metrics.record("peak_allocated_mib", max(mib), "MiB", "lower", gate=True)
     metrics.info("per_gpu_peak_allocated_mib", mib)
 
 

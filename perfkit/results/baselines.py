@@ -9,13 +9,14 @@ from __future__ import annotations
 import json
 import os
 import tempfile
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Literal
 
 from perfkit import SCHEMA_VERSION
 from perfkit.errors import BaselineError
+from perfkit.results import runs
 
 SaveMode = Literal["new", "force", "merge"]
 
@@ -72,6 +73,27 @@ def baseline_path(directory: str | os.PathLike[str], hardware_id: str) -> Path:
     return Path(directory) / f"{hardware_id}.json"
 
 
+def from_runs(results: Sequence[Mapping[str, Any]]) -> dict[str, Any]:
+    """One baseline from several runs of the same hardware (each a fresh process; three or more).
+
+    The last run is kept whole (so ``pytest-benchmark compare`` reads the file); every run's median of
+    every figure goes into ``machine_info["perfkit"]["runs"]`` and their spread into ``["noise"]``.
+    """
+    if not results:
+        raise BaselineError("no result files given; pass the JSON of each run")
+    ids = {hardware_id_of(r) for r in results}
+    if len(ids) > 1:
+        raise BaselineError(f"the runs come from different hardware ({', '.join(sorted(ids))}); "
+                            "a baseline holds runs of one hardware id")
+    baseline = json.loads(json.dumps(results[-1]))
+    measured = runs.combine(results)
+    info = perfkit_info(baseline)
+    info["runs"] = measured
+    info["noise"] = runs.noise(measured)
+    info["run_dates"] = [str(r.get("datetime", "")) for r in results]
+    return baseline
+
+
 def merge(old: Mapping[str, Any], new: Mapping[str, Any]) -> dict[str, Any]:
     """``new`` over ``old``: benchmarks of the same fullname are replaced, the rest kept.
 
@@ -89,6 +111,10 @@ def merge(old: Mapping[str, Any], new: Mapping[str, Any]) -> dict[str, Any]:
     ceilings = dict(perfkit_info(old).get("ceilings", {}))
     ceilings.update(perfkit_info(new).get("ceilings", {}))
     merged["machine_info"]["perfkit"]["ceilings"] = ceilings
+    kept = {name: figures for name, figures in runs.runs_of(old).items() if name not in fresh}
+    merged_runs = kept | runs.runs_of(new)
+    merged["machine_info"]["perfkit"]["runs"] = merged_runs
+    merged["machine_info"]["perfkit"]["noise"] = runs.noise(merged_runs)
     return merged
 
 

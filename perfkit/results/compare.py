@@ -1,16 +1,33 @@
 """Comparison of two result sets as a pure function: no I/O, no printing (``report`` renders it).
 
-A metric regresses when it is worse than the baseline by more than its tolerance (default 5%,
-``extra_info["tolerance"]`` overrides per benchmark) AND, where both sides have samples, a
-Mann-Whitney U test calls the difference significant. With fewer than ``min_samples`` on a
-side perfkit refuses to call significance (as google/benchmark's compare.py does) and says
-"unconfirmed". A side whose IQR/median exceeds the noise limit makes the verdict "noisy".
-Figures with no better direction (``better: none``) are "changed" when they move: integer
-counts (FLOPs, parameters) at all, other figures (ratios) beyond the tolerance.
+The run is the unit of replication (perfkit.results.runs). For each gating figure perfkit takes every
+run's median on each side and the between-run spread ``s`` (the SD of log run values, pooled over the
+sides that have several runs, else the spread stored with the hardware's baseline). A figure
+
+- is **unchanged** when it moved less than its band, ``max(threshold, k·s)``: the minimum effect
+  worth a verdict (5% by default, ``extra_info["tolerance"]`` per benchmark) or ``k`` (3) times the
+  spread, whichever is larger;
+- **regressed** / **improved** beyond the band *and* when a t-test on the log run medians is
+  significant after Holm's correction for the number of gating figures compared (family-wise
+  false-alarm rate ``alpha``, 5%);
+- **unknown** beyond the band but without that evidence (too few runs, or not significant):
+  more runs decide it (``--perfkit-confirm``), as Chromium's Pinpoint and nvbench answer
+  "ambiguous" rather than guess;
+- **not gated** when its runs spread by more than ``unstable`` (max-min over median, 10%), the
+  TorchBench stability check: reported with its change, never a failure.
+
+Only gating figures get those verdicts: a benchmark gates on its time unless it names another
+figure (``extra_info["gate"]``: a metric, or ``"none"``), plus metrics recorded with ``gate=True``
+(allocator peaks). Figures derived from the time (bandwidth, % of peak, speedups, energy) follow
+it and are shown as ``info``; counts that should not change (FLOPs, parameters) as ``changed``.
+Each gating figure carries its minimum detectable effect (MDE): the smallest change this policy
+and these runs would call significant.
 """
 from __future__ import annotations
 
+import dataclasses
 import math
+import statistics
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
@@ -18,11 +35,11 @@ from typing import Any
 from perfkit.errors import UsageError
 from perfkit.results import datasheet
 from perfkit.results.baselines import hardware_id_of, perfkit_info
-from perfkit.results.metrics import metrics_of, relative_iqr
+from perfkit.results.metrics import metrics_of
+from perfkit.results.runs import TIME, Spread, runs_of, stored_noise
 
-VERDICTS: tuple[str, ...] = (
-    "regressed", "improved", "unchanged", "noisy", "unconfirmed", "changed", "new", "missing",
-)
+#: Benchmark verdicts, worst first: a benchmark takes the worst verdict of its gating figures.
+VERDICTS: tuple[str, ...] = ("regressed", "unknown", "improved", "not gated", "unchanged", "new", "missing")
 #: Fingerprint fields whose change is shown beside the verdicts.
 FINGERPRINT_FIELDS: tuple[str, ...] = (
     "gpu_name", "gpu_count", "driver", "cuda", "cudnn", "torch", "torchvision", "numba", "numba_cuda",
@@ -32,10 +49,10 @@ FINGERPRINT_FIELDS: tuple[str, ...] = (
 
 @dataclass(frozen=True)
 class Policy:
-    threshold: float = 0.05
-    noise: float = 0.10
-    alpha: float = 0.05
-    min_samples: int = 5
+    threshold: float = 0.05  # minimum effect: smaller changes are never a verdict
+    k: float = 3.0  # the band is max(threshold, k × between-run spread)
+    alpha: float = 0.05  # family-wise false-alarm rate over the gating figures compared (Holm)
+    unstable: float = 0.10  # between-run (max-min)/median above which a figure is reported, not gated
 
 
 @dataclass(frozen=True)
@@ -50,6 +67,9 @@ class Row:
     verdict: str
     p_value: float | None = None
     note: str = ""
+    gating: bool = False
+    mde: float | None = None  # relative; None where no run-level spread is known
+    runs: tuple[int, int] = (1, 1)
 
 
 @dataclass(frozen=True)
@@ -70,6 +90,7 @@ class Comparison:
     fingerprint_changes: tuple[tuple[str, Any, Any], ...] = ()
     geomean_time_ratio: float | None = None
     hardware_rows: tuple[HardwareRow, ...] = field(default=())
+    alpha: float = Policy.alpha
 
     @property
     def same_hardware(self) -> bool:
@@ -79,102 +100,187 @@ class Comparison:
     def regressions(self) -> tuple[Row, ...]:
         return tuple(r for r in self.rows if r.verdict == "regressed")
 
+    def benchmark_verdicts(self) -> dict[str, str]:
+        """One verdict per benchmark: the worst of its gating figures (``unchanged`` if it has none)."""
+        out: dict[str, str] = {}
+        for row in self.rows:
+            if row.gating or row.verdict in ("new", "missing"):
+                now = out.get(row.benchmark)
+                out[row.benchmark] = row.verdict if now is None else min(now, row.verdict, key=VERDICTS.index)
+            else:
+                out.setdefault(row.benchmark, "unchanged")
+        return out
+
     def counts(self) -> dict[str, int]:
-        return {v: n for v in VERDICTS if (n := sum(r.verdict == v for r in self.rows))}
+        verdicts = list(self.benchmark_verdicts().values())
+        return {v: n for v in VERDICTS if (n := verdicts.count(v))}
+
+    def weak(self, limit: float = 0.10) -> tuple[Row, ...]:
+        """Gating figures whose minimum detectable effect exceeds ``limit`` (or is unknown)."""
+        return tuple(r for r in self.rows if r.gating and r.verdict != "not gated" and (r.mde is None or r.mde > limit))
 
 
-@dataclass(frozen=True)
-class _Observation:
-    value: float
-    samples: tuple[float, ...]
-    distribution: bool  # True: repeated measurements of one quantity; False: a single figure
+def compare(baseline: Mapping[str, Any], current: Mapping[str, Any], policy: Policy = Policy(),
+            noise: Mapping[str, Any] | None = None) -> Comparison:
+    """Compare every benchmark of ``current`` with ``baseline``, run by run.
 
-    @property
-    def noise(self) -> float:
-        return relative_iqr(self.samples)
-
-
-def compare(baseline: Mapping[str, Any], current: Mapping[str, Any], policy: Policy = Policy()) -> Comparison:
-    """Compare every benchmark's time and declared metrics in ``current`` against ``baseline``."""
+    ``noise``: a baseline file of the same hardware whose stored spreads stand in where neither side
+    holds several runs (default: ``baseline`` itself).
+    """
     base = {b["fullname"]: b for b in baseline["benchmarks"]}
     cur = {b["fullname"]: b for b in current["benchmarks"]}
+    base_runs, cur_runs = runs_of(baseline), runs_of(current)
+    spreads = stored_noise(noise if noise is not None else baseline)
+    judged: list[_Judged] = []
     rows: list[Row] = []
     for name in sorted(base.keys() | cur.keys()):
-        if name not in cur:
-            rows.append(Row(name, "time", "s", "lower", _time(base[name]).value, None, None, "missing"))
-        elif name not in base:
-            rows.append(Row(name, "time", "s", "lower", None, _time(cur[name]).value, None, "new"))
-        else:
-            rows.extend(_compare_benchmark(name, base[name], cur[name], policy))
+        if name not in cur or name not in base:
+            known = base.get(name) or cur[name]
+            value = float(known["stats"]["median"])
+            rows.append(Row(name, TIME, "s", "lower", value if name in base else None,
+                            value if name in cur else None, None, "missing" if name not in cur else "new"))
+            continue
+        judged.extend(_benchmark(name, base[name], cur[name], base_runs[name], cur_runs[name],
+                                 spreads.get(name, {}), policy))
+    rows.extend(_holm(judged, policy))
+    rows.sort(key=lambda r: (r.benchmark, not r.gating, r.metric))
     common = sorted(base.keys() & cur.keys())
-    ratios = [_time(cur[n]).value / _time(base[n]).value for n in common if _time(base[n]).value > 0]
+    ratios = [statistics.fmean(cur_runs[n][TIME]) / statistics.fmean(base_runs[n][TIME])
+              for n in common if statistics.fmean(base_runs[n][TIME]) > 0]
     geomean = math.exp(sum(map(math.log, ratios)) / len(ratios)) if ratios else None
     base_id, cur_id = hardware_id_of(baseline), hardware_id_of(current)
     hardware_rows = () if base_id == cur_id else tuple(
-        _hardware_row(n, base[n], cur[n], baseline, current) for n in common
-    )
-    return Comparison(base_id, cur_id, tuple(rows), _fingerprint_changes(baseline, current), geomean, hardware_rows)
+        _hardware_row(n, base[n], cur[n], baseline, current) for n in common)
+    return Comparison(base_id, cur_id, tuple(rows), _fingerprint_changes(baseline, current), geomean, hardware_rows,
+                      policy.alpha)
 
 
-def _compare_benchmark(name: str, base: Mapping[str, Any], cur: Mapping[str, Any], policy: Policy) -> list[Row]:
-    tolerance = float(cur.get("extra_info", {}).get("tolerance", base.get("extra_info", {}).get("tolerance",
-                                                                                             policy.threshold)))
-    rows = [_judge(name, "time", "s", "lower", _time(base), _time(cur), tolerance, policy)]
-    base_metrics, cur_metrics = metrics_of(base), metrics_of(cur)
-    for metric in sorted(base_metrics.keys() | cur_metrics.keys()):
-        b, c = base_metrics.get(metric), cur_metrics.get(metric)
+@dataclass(frozen=True)
+class _Judged:
+    """A row before Holm's correction: gating rows beyond their band carry a p-value to correct."""
+
+    row: Row
+    p_value: float | None = None
+    evidence: Any = None  # (df, se) for the MDE at the corrected level
+
+
+def gating_figures(bench: Mapping[str, Any]) -> set[str]:
+    """The figures a benchmark's verdict rests on: its gate (the time by default) and metrics marked to gate."""
+    gate = (bench.get("extra_info") or {}).get("gate", TIME)
+    figures = {gate} if gate != "none" else set()
+    return figures | {name for name, metric in metrics_of(bench).items() if metric.gate}
+
+
+def _benchmark(name: str, base: Mapping[str, Any], cur: Mapping[str, Any], base_runs: Mapping[str, list[float]],
+               cur_runs: Mapping[str, list[float]], spreads: Mapping[str, Spread], policy: Policy) -> list[_Judged]:
+    threshold = float((cur.get("extra_info") or {}).get("tolerance",
+                                                        (base.get("extra_info") or {}).get("tolerance", policy.threshold)))
+    gates = gating_figures(cur) | gating_figures(base)
+    kinds = {TIME: ("s", "lower")}
+    for bench in (base, cur):
+        kinds.update({n: (m.unit, m.better) for n, m in metrics_of(bench).items()})
+    out = []
+    for figure in sorted(base_runs.keys() | cur_runs.keys()):
+        unit, better = kinds.get(figure, ("", "none"))
+        b, c = base_runs.get(figure), cur_runs.get(figure)
         if b is None or c is None:
-            known = c if b is None else b
-            if known is not None:
-                rows.append(Row(name, metric, known.unit, known.better, b.value if b else None,
-                                c.value if c else None, None,
-                                "new" if b is None else "missing"))
-            continue
-        rows.append(_judge(name, metric, c.unit, c.better, _metric(b), _metric(c), tolerance, policy))
+            out.append(_Judged(Row(name, figure, unit, better, statistics.fmean(b) if b else None,
+                                   statistics.fmean(c) if c else None, None, "new" if b is None else "missing")))
+        elif figure in gates and better != "none":
+            out.append(_gate(name, figure, unit, better, b, c, spreads.get(figure), threshold, policy))
+        else:
+            out.append(_Judged(_informational(name, figure, unit, better, b, c, threshold)))
+    return out
+
+
+def _informational(name: str, figure: str, unit: str, better: str, b: list[float], c: list[float],
+                   threshold: float) -> Row:
+    base, cur = statistics.fmean(b), statistics.fmean(c)
+    change = _relative_change(base, cur)
+    if better == "none":
+        counts = base.is_integer() and cur.is_integer()
+        moved = abs(change) > (0.0 if counts else threshold)
+        note = ("a count that should not change" if counts else "a figure that should stay put") if moved else ""
+        return Row(name, figure, unit, better, base, cur, change, "changed" if moved else "info", note=note)
+    return Row(name, figure, unit, better, base, cur, change, "info")
+
+
+def _gate(name: str, figure: str, unit: str, better: str, b: list[float], c: list[float], stored: Spread | None,
+          threshold: float, policy: Policy) -> _Judged:
+    base, cur = statistics.fmean(b), statistics.fmean(c)
+    change = _relative_change(base, cur)
+
+    def row(verdict: str, note: str = "") -> Row:
+        return Row(name, figure, unit, better, base, cur, change, verdict, None, note, True, None, (len(b), len(c)))
+
+    spread, df = _pooled(b, c, stored)
+    ranges = [s.range for s in (Spread.of(b), Spread.of(c), stored) if s is not None]
+    if ranges and max(ranges) > policy.unstable:
+        return _Judged(row("not gated", f"runs spread {max(ranges):.0%} (max-min) > {policy.unstable:.0%}: "
+                                        "too noisy to gate; reported only"))
+    if min(b + c) <= 0:
+        return _Judged(row("unchanged" if base == cur else "unknown", "a zero or negative figure: no log scale"))
+    d = math.log(cur / base)
+    band = max(math.log1p(threshold), policy.k * spread) if spread is not None else math.log1p(threshold)
+    se = spread * math.sqrt(1 / len(b) + 1 / len(c)) if spread is not None else None
+    worse = d if better == "lower" else -d
+    if abs(d) <= band:
+        return _Judged(row("unchanged"), evidence=(df, se, band))
+    if se is None or df < 1:
+        return _Judged(row("unknown", "needs more runs: no between-run spread is known for this figure"),
+                       evidence=(df, se, band))
+    p_value = 0.0 if se == 0 else 2.0 * _t_sf(abs(d) / se, df)
+    direction = "regressed" if worse > 0 else "improved"
+    return _Judged(row(direction), p_value, (df, se, band))
+
+
+def _pooled(b: list[float], c: list[float], stored: Spread | None) -> tuple[float | None, int]:
+    """Between-run SD of the log values pooled over the sides with several runs, else the stored spread."""
+    sides = [[math.log(v) for v in side] for side in (b, c) if len(side) > 1 and min(side) > 0]
+    df = sum(len(side) - 1 for side in sides)
+    if df:
+        return math.sqrt(sum(statistics.variance(side) * (len(side) - 1) for side in sides) / df), df
+    if stored is not None and stored.df > 0:
+        return stored.sd, stored.df
+    return None, 0
+
+
+def _holm(judged: list[_Judged], policy: Policy) -> list[Row]:
+    """Holm's step-down correction over every gating figure compared; then each gating row's MDE."""
+    m = sum(1 for j in judged if j.row.gating and j.row.verdict != "not gated")
+    tested = sorted((j for j in judged if j.p_value is not None), key=lambda j: j.p_value or 0.0)
+    significant, still = set(), True
+    for i, j in enumerate(tested):
+        still = still and (j.p_value or 0.0) <= policy.alpha / (m - i)
+        if still:
+            significant.add(id(j))
+    rows = []
+    for j in judged:
+        row = j.row
+        if j.evidence is not None:
+            df, se, band = j.evidence
+            mde = (None if se is None or df < 1
+                   else max(math.expm1(band), math.expm1(_t_isf(policy.alpha / (2 * m), df) * se)))
+            row = dataclasses.replace(row, mde=mde)
+        if j.p_value is not None:
+            verdict = row.verdict if id(j) in significant else "unknown"
+            note = "" if id(j) in significant else (f"beyond the band but not significant after correcting for "
+                                                     f"{m} figures (p={j.p_value:.2g}); more runs decide")
+            row = dataclasses.replace(row, verdict=verdict, p_value=j.p_value, note=note)
+        rows.append(row)
     return rows
 
 
-def _time(bench: Mapping[str, Any]) -> _Observation:
-    stats = bench["stats"]
-    data = tuple(float(x) for x in stats.get("data") or ())
-    return _Observation(float(stats["median"]), data, True)
+def _t_sf(t: float, df: int) -> float:
+    from scipy.stats import t as student  # ~1 s to import: only when a figure moved beyond its band
+
+    return float(student.sf(t, df))
 
 
-def _metric(metric: Any) -> _Observation:
-    return _Observation(metric.value, metric.samples, len(metric.samples) > 1)
+def _t_isf(p: float, df: int) -> float:
+    from scipy.stats import t as student
 
-
-def _judge(bench: str, metric: str, unit: str, better: str, base: _Observation, cur: _Observation,
-           tolerance: float, policy: Policy) -> Row:
-    change = _relative_change(base.value, cur.value)
-
-    def row(verdict: str, p_value: float | None = None, note: str = "") -> Row:
-        return Row(bench, metric, unit, better, base.value, cur.value, change, verdict, p_value, note)
-
-    if better == "none":
-        counts = base.value.is_integer() and cur.value.is_integer()
-        limit = 0.0 if counts else tolerance
-        moved = abs(change) > limit
-        note = "a count that should not change" if counts else "a figure that should stay put"
-        return row("changed" if moved else "unchanged", note=note if moved else "")
-    noisiest = max(base.noise, cur.noise)
-    if noisiest > policy.noise:
-        return row("noisy", note=f"IQR/median {noisiest:.0%} > {policy.noise:.0%}")
-    worse = change if better == "lower" else -change
-    if abs(worse) <= tolerance:
-        return row("unchanged")
-    direction = "regressed" if worse > 0 else "improved"
-    if not (base.distribution and cur.distribution):
-        return row(direction, note="single values: no significance test")
-    n = min(len(base.samples), len(cur.samples))
-    if n < policy.min_samples:
-        return row("unconfirmed", note=f"too few samples ({n}) to test significance; need {policy.min_samples}")
-    from scipy.stats import mannwhitneyu  # ~1 s to import: only when a change beyond tolerance needs the test
-
-    p_value = float(mannwhitneyu(base.samples, cur.samples, alternative="two-sided").pvalue)
-    if p_value < policy.alpha:
-        return row(direction, p_value)
-    return row("unconfirmed", p_value, f"not significant (p={p_value:.3f})")
+    return float(student.isf(p, df))
 
 
 def _relative_change(base: float, cur: float) -> float:
@@ -201,7 +307,7 @@ def ceiling_of(results: Mapping[str, Any], key: str) -> float | None:
 
 def _hardware_row(name: str, base: Mapping[str, Any], cur: Mapping[str, Any],
                   baseline: Mapping[str, Any], current: Mapping[str, Any]) -> HardwareRow:
-    speedup = _time(base).value / _time(cur).value
+    speedup = float(base["stats"]["median"]) / float(cur["stats"]["median"])
     bound = cur.get("extra_info", {}).get("bound") or base.get("extra_info", {}).get("bound")
     expected = None
     if bound:

@@ -35,6 +35,7 @@ class Metric:
     unit: str
     better: Better
     samples: tuple[float, ...] = field(default=())
+    gate: bool = False  # a figure the benchmark's verdict rests on (see perfkit.results.compare)
 
     def __post_init__(self) -> None:
         if self.better not in BETTER_VALUES:
@@ -53,6 +54,8 @@ class Metric:
         out: dict[str, Any] = {"value": float(self.value), "unit": self.unit, "better": self.better}
         if len(self.samples) > 1:
             out["samples"] = [float(s) for s in self.samples]
+        if self.gate:
+            out["gate"] = True
         return out
 
     @classmethod
@@ -63,6 +66,7 @@ class Metric:
                 str(raw["unit"]),
                 raw["better"],
                 tuple(float(s) for s in raw.get("samples", ())),
+                bool(raw.get("gate", False)),
             )
         except (KeyError, TypeError, ValueError, UsageError) as exc:
             raise BaselineError(f"metric {name!r} is malformed ({exc}); re-run the benchmark to rewrite it") from exc
@@ -81,13 +85,15 @@ class MetricRecorder:
         unit: str = "",
         better: Better = "none",
         samples: Sequence[float] | None = None,
+        gate: bool = False,
     ) -> Metric:
+        """``gate=True``: the benchmark's verdict also rests on this figure (one that does not follow from
+        its time, such as an allocator peak)."""
         if samples:
             metric = Metric.from_samples(samples, unit, better)
-            if value is not None:
-                metric = Metric(float(value), unit, better, metric.samples)
+            metric = Metric(metric.value if value is None else float(value), unit, better, metric.samples, gate)
         elif value is not None:
-            metric = Metric(float(value), unit, better)
+            metric = Metric(float(value), unit, better, gate=gate)
         else:
             raise UsageError(f"metric {name!r} needs a value or samples")
         self._extra_info.setdefault("metrics", {})[name] = metric.to_json()
@@ -98,6 +104,11 @@ class MetricRecorder:
         """Record why a metric could not be measured here (never a zero in its place)."""
         self._extra_info.setdefault("metrics_absent", {})[name] = reason
         self._extra_info.get("metrics", {}).pop(name, None)
+
+    def gate_on(self, figure: str) -> None:
+        """Rest the benchmark's verdict on ``figure`` (a metric name, or ``"none"``) instead of its time, where
+        the time is not the figure worth gating (a whole program step dominated by host copies)."""
+        self._extra_info["gate"] = figure
 
     def payload(self, record: Record) -> None:
         """The family's typed record (perfkit.results.payloads), which the report reads back."""

@@ -21,17 +21,26 @@ from perfkit.results.plots import PLOTTERS
 from perfkit.results.tables import fmt_change, fmt_time, fmt_value, markdown_table, text_table
 
 FORMATS = ("table", "markdown", "json")
-_QUIET = {"unchanged"}
+_QUIET = {"unchanged", "info"}
+#: What each verdict word means, printed under every comparison.
+VERDICT_MEANINGS = (
+    "regressed/improved: beyond max(threshold, 3 x between-run spread) and significant over runs after Holm's "
+    "correction; unknown: beyond that band without enough evidence (more runs decide: --perfkit-confirm); "
+    "not gated: runs spread > 10%, reported only; info: a figure derived from the time, shown not judged; "
+    "changed: a count that should not move did; MDE: the smallest change these runs could call significant."
+)
 
 
 def _row_cells(row: Row) -> list[str]:
     p = "" if row.p_value is None else f"p={row.p_value:.3g}"
     note = "; ".join(x for x in (p, row.note) if x)
+    mde = "" if not row.gating else ("-" if row.mde is None else f"{row.mde:.1%}")
+    runs = f"{row.runs[0]}/{row.runs[1]}" if row.gating else ""
     return [row.verdict, row.benchmark, row.metric, fmt_value(row.baseline, row.unit),
-            fmt_value(row.current, row.unit), fmt_change(row.change), note]
+            fmt_value(row.current, row.unit), fmt_change(row.change), mde, runs, note]
 
 
-_HEAD = ["verdict", "benchmark", "metric", "baseline", "current", "change", "note"]
+_HEAD = ["verdict", "benchmark", "figure", "baseline", "current", "change", "MDE", "runs b/c", "note"]
 
 
 def headline(cmp: Comparison) -> str:
@@ -39,24 +48,34 @@ def headline(cmp: Comparison) -> str:
     geo = "" if cmp.geomean_time_ratio is None else f"; geomean time ratio {cmp.geomean_time_ratio:.3f}"
     hw = (f"same hardware ({cmp.current_id})" if cmp.same_hardware
           else f"DIFFERENT hardware: baseline {cmp.baseline_id}, current {cmp.current_id}")
-    return f"{hw}: {counts}{geo}"
+    return f"{hw}: {counts} (benchmarks){geo}"
 
 
 def summary_lines(cmp: Comparison, baseline_name: str, limit: int = 40) -> list[str]:
-    """What the terminal shows at the end of a run: the headline, then every row that moved."""
+    """What the terminal shows at the end of a run: the headline, then every gating figure that moved."""
     lines = [f"perfkit: compared with {baseline_name}: {headline(cmp)}"]
-    moved = [r for r in cmp.rows if r.verdict not in _QUIET]
+    moved = [r for r in cmp.rows if r.verdict not in _QUIET and r.verdict != "not gated"]
     for row in moved[:limit]:
         lines.append("  " + "  ".join(c for c in _row_cells(row) if c and c != "-"))
     if len(moved) > limit:
         lines.append(f"  ... and {len(moved) - limit} more; run `perfkit compare` for the whole table")
+    ungated = sorted({r.benchmark for r in cmp.rows if r.verdict == "not gated"})
+    if ungated:
+        lines.append(f"  not gated (runs spread > 10%): {len(ungated)} benchmark(s); `perfkit compare` lists them")
+    weak = cmp.weak()
+    if weak:
+        lines.append(f"  {len(weak)} gating figure(s) cannot detect a 10% change with these runs (MDE > 10%); "
+                     "more baseline runs or --perfkit-confirm tighten them")
     lines += [f"  fingerprint changed: {f} {old} -> {new}" for f, old, new in cmp.fingerprint_changes]
+    if moved:
+        lines.append("  " + VERDICT_MEANINGS)
     return lines
 
 
 def render(cmp: Comparison, fmt: str, show_unchanged: bool = True) -> str:
     if fmt == "json":
-        payload = dataclasses.asdict(cmp) | {"same_hardware": cmp.same_hardware, "counts": cmp.counts()}
+        payload = dataclasses.asdict(cmp) | {"same_hardware": cmp.same_hardware, "counts": cmp.counts(),
+                                            "benchmarks": cmp.benchmark_verdicts()}
         return json.dumps(payload, indent=2)
     rows = [_row_cells(r) for r in cmp.rows if show_unchanged or r.verdict not in _QUIET]
     hw_rows = [[h.benchmark, f"{h.speedup:.3g}x", h.bound or "-", "-" if h.expected is None else f"{h.expected:.3g}x"]
@@ -69,7 +88,21 @@ def render(cmp: Comparison, fmt: str, show_unchanged: bool = True) -> str:
                   render_table(["benchmark", "speedup", "bound", "ceiling ratio"], hw_rows)]
     if changes:
         parts += ["Fingerprint differences", render_table(["field", "baseline", "current"], changes)]
+    weak = [[r.benchmark, r.metric, "-" if r.mde is None else f"{r.mde:.1%}", _tighten(r)] for r in cmp.weak()]
+    if weak:
+        parts += ["Weak gating figures (MDE > 10%) and what would tighten them",
+                  render_table(["benchmark", "figure", "MDE", "to tighten"], weak)]
+    parts.append(VERDICT_MEANINGS)
     return "\n\n".join(parts) + "\n"
+
+
+def _tighten(row: Row) -> str:
+    """What would lower a figure's minimum detectable effect."""
+    if row.mde is None:
+        return "save a baseline from several runs (perfkit baseline save r1.json r2.json r3.json)"
+    if row.runs[0] < 5:
+        return f"more baseline runs ({row.runs[0]} now) and --perfkit-confirm"
+    return "a longer timed region, CUDA-graph or batched timing, or SM-clock-normalised time"
 
 
 # ---- the run report -------------------------------------------------------------------------
