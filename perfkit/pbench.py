@@ -2,13 +2,16 @@
 
 pytest-benchmark (pinned to the major version in pyproject.toml) has public hooks for the JSON,
 but no public way to change the default timer, to read a fixture's round times, to take times
-measured in another process, or to build the run's JSON when ``--benchmark-json`` was not given.
+measured in another process, to build the run's JSON when ``--benchmark-json`` was not given, or
+to read each benchmark as soon as it finishes (for the partial results file).
 Those live here, each pinned by a test, so an upgrade that changes them fails in one place.
 """
 from __future__ import annotations
 
 import json
 from collections.abc import Sequence
+from datetime import datetime, timezone
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -49,6 +52,38 @@ def run_json(config: pytest.Config) -> dict[str, Any] | None:
     config.hook.pytest_benchmark_update_json(config=config, benchmarks=session.benchmarks, output_json=output)
     result: dict[str, Any] = json.loads(safe_dumps(output))
     return result
+
+
+_TAKEN = pytest.StashKey[int]()
+
+
+def json_path(config: pytest.Config) -> Path | None:
+    """The ``--benchmark-json`` path, or None."""
+    path = config.getoption("benchmark_json", None)
+    return Path(path) if path else None
+
+
+def take_finished(config: pytest.Config) -> list[dict[str, Any]]:
+    """Benchmark entries finished since the last call, as the final JSON will hold them (raw samples kept).
+
+    pytest-benchmark adds an entry when its timing starts; called after a test's teardown, every entry
+    added so far is complete. Entries of failed tests are left out, as in the final JSON.
+    """
+    session = getattr(config, "_benchmarksession", None)
+    if session is None:
+        return []
+    start = config.stash.get(_TAKEN, 0)
+    config.stash[_TAKEN] = len(session.benchmarks)
+    return [json.loads(safe_dumps(bench.as_dict(include_data=True)))
+            for bench in session.benchmarks[start:] if bench and not bench.has_error]
+
+
+def run_header(config: pytest.Config) -> dict[str, Any]:
+    """The run's machine and commit info, as the final JSON will hold them."""
+    session = config._benchmarksession  # type: ignore[attr-defined]
+    commit_info = config.hook.pytest_benchmark_generate_commit_info(config=config)
+    return json.loads(safe_dumps({"machine_info": session.get_machine_info(), "commit_info": commit_info,
+                                  "datetime": datetime.now(timezone.utc).isoformat()}))
 
 
 def round_times(benchmark: Any) -> tuple[float, ...]:

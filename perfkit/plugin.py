@@ -1,23 +1,28 @@
 """The perfkit pytest plugin: options, markers, fixtures and hooks only; the logic lives in modules."""
 from __future__ import annotations
 
-from collections.abc import Callable
+import copy
+import time
+from collections.abc import Callable, Generator
 from typing import Any
 
 import pytest
 import torch
 
-from perfkit import pbench
+from perfkit import confirm, limits, pbench
 from perfkit.errors import PerfkitError
 from perfkit.measure import timing
 from perfkit.parallel import launch
-from perfkit.results import datasheet
+from perfkit.results import datasheet, inject, partial
 from perfkit.results.derived import derive
 from perfkit.results.metrics import MetricRecorder
+from perfkit.results.partial import PartialFile
 from perfkit.session import Outcome, Profile, Session
 from perfkit.workloads import data
 
 PERFKIT_TIMER = "perfkit.measure.timing.synchronized_clock"
+#: Per benchmark; the longest nightly benchmark takes well under a minute, a weekly one a few.
+DEFAULT_TIMEOUT_S = 1800.0
 
 _SESSION = pytest.StashKey[Session]()
 _EXIT_STATUS = {Outcome.REGRESSED: pytest.ExitCode.TESTS_FAILED, Outcome.NOT_SAVED: pytest.ExitCode.USAGE_ERROR}
@@ -39,6 +44,12 @@ def pytest_addoption(parser: pytest.Parser) -> None:
     group.addoption("--perfkit-data-root", default=None, metavar="DIR",
                     help=f"folder holding a local CIFAR-10 in torchvision's format (cifar-10-batches-py/); "
                          f"default ${data.DATA_ROOT_ENV}, else learnable synthetic data (nothing is downloaded)")
+    group.addoption("--perfkit-confirm", type=int, default=0, metavar="N",
+                    help="re-run benchmarks flagged against the baseline N times, each in a fresh process, and judge "
+                         "again with every run (default 0: no re-runs); the nightly uses 3")
+    group.addoption("--perfkit-timeout", type=float, default=DEFAULT_TIMEOUT_S, metavar="SECONDS",
+                    help=f"wall-clock limit per benchmark: a stuck one fails with that reason and the run goes on "
+                         f"(default {DEFAULT_TIMEOUT_S:.0f}; 0: none)")
     group.addoption("--perfkit-torchrun-args", default=None, metavar="ARGS",
                     help="torchrun rendezvous options for the multi-GPU benchmarks, e.g. "
                          "\"--nnodes 2 --rdzv-backend c10d --rdzv-endpoint host:29500 --rdzv-id job1\" "
@@ -49,8 +60,10 @@ def pytest_configure(config: pytest.Config) -> None:
     config.addinivalue_line("markers", "gpu: needs a CUDA GPU; skipped with a reason where none is present")
     config.addinivalue_line("markers", "gpus(n): needs at least n CUDA GPUs; skipped with a reason otherwise")
     config.addinivalue_line("markers", "full_only: runs only in the full profile (--perfkit-profile=full)")
+    config.addinivalue_line("markers", "weekly: outside the nightly selection of the full profile; run with -m weekly")
     pbench.use_timer(config, PERFKIT_TIMER)
     try:
+        inject.rules()  # a malformed testing aid stops the run before it starts
         config.stash[_SESSION] = Session.open(
             config.rootpath,
             device=config.getoption("perfkit_device"),
@@ -62,6 +75,16 @@ def pytest_configure(config: pytest.Config) -> None:
         )
     except PerfkitError as exc:
         raise pytest.UsageError(str(exc)) from None
+    session = config.stash[_SESSION]
+    json_path = pbench.json_path(config)
+    if json_path is not None:
+        session.partial = PartialFile(partial.path_for(json_path))
+    session.confirm_runs = config.getoption("perfkit_confirm")
+    options = [f"--perfkit-device={session.settings.device.type}", f"--perfkit-profile={session.settings.profile.name}",
+               f"--perfkit-timeout={config.getoption('perfkit_timeout')}"]
+    options += [f"{name}={value}" for name, value in (("--perfkit-data-root", config.getoption("perfkit_data_root")),
+                ("--perfkit-torchrun-args", config.getoption("perfkit_torchrun_args"))) if value]
+    session.rerun = lambda nodeids, times: confirm.rerun(nodeids, times, options, config.rootpath)
 
 
 def session_of(config: pytest.Config) -> Session:
@@ -72,6 +95,49 @@ def session_of(config: pytest.Config) -> Session:
 def profile_of(config: pytest.Config) -> Profile:
     """The run's profile, for ``pytest_generate_tests`` hooks that size parameters by it."""
     return config.stash[_SESSION].settings.profile
+
+
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    if not session_of(config).weekly_skipped(config.getoption("markexpr", "")):
+        return
+    weekly = [item for item in items if item.get_closest_marker("weekly")]
+    if weekly:
+        items[:] = [item for item in items if not item.get_closest_marker("weekly")]
+        config.hook.pytest_deselected(items=weekly)
+        session_of(config).messages.append(f"perfkit: {len(weekly)} weekly benchmark(s) left out of this nightly "
+                                           "selection; run them with -m weekly")
+
+
+@pytest.hookimpl(wrapper=True)
+def pytest_runtest_call(item: pytest.Item) -> Any:
+    seconds = item.config.getoption("perfkit_timeout")
+    with limits.time_limit(seconds, f"stopped after {seconds:.0f} s (--perfkit-timeout); the other benchmarks go on"):
+        return (yield)
+
+
+@pytest.hookimpl(wrapper=True)
+def pytest_runtest_makereport(item: pytest.Item,
+                              call: pytest.CallInfo[None]) -> Generator[None, pytest.TestReport, pytest.TestReport]:
+    report = yield
+    if call.excinfo is not None and call.excinfo.errisinstance(PerfkitError):
+        report.longrepr = f"{item.nodeid}: {call.excinfo.value}"  # a sentence, not a stack trace
+    return report
+
+
+@pytest.hookimpl(wrapper=True)
+def pytest_runtest_teardown(item: pytest.Item, nextitem: pytest.Item | None) -> Any:
+    result = yield
+    session_of(item.config).keep_finished(pbench.take_finished(item.config), lambda: pbench.run_header(item.config))
+    return result
+
+
+@pytest.hookimpl(wrapper=True)
+def pytest_runtest_protocol(item: pytest.Item, nextitem: pytest.Item | None) -> Any:
+    start = time.monotonic()
+    try:
+        return (yield)
+    finally:
+        session_of(item.config).add_wall_time(item.nodeid, time.monotonic() - start)
 
 
 def pytest_runtest_setup(item: pytest.Item) -> None:
@@ -150,6 +216,9 @@ def pytest_benchmark_update_json(config: pytest.Config, benchmarks: Any, output_
     """Cross-benchmark figures, computed once the run is over (for --benchmark-json/-save and perfkit's own)."""
     session = config.stash.get(_SESSION, None)
     if session is not None:
+        for bench in output_json["benchmarks"]:
+            bench["extra_info"] = copy.deepcopy(bench.get("extra_info") or {})  # not the live fixture's dict
+            inject.apply(bench)
         derive(output_json, fallback_ceilings=session.fallback_ceilings())
 
 

@@ -8,19 +8,28 @@ from plain values and tested without pytest.
 from __future__ import annotations
 
 import enum
-from collections.abc import Mapping, Sequence
+import time
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, cast, get_args
 
 import torch
 
-from perfkit import SCHEMA_VERSION
+from perfkit import SCHEMA_VERSION, confirm
 from perfkit.errors import BaselineError, PerfkitError, UsageError
 from perfkit.measure import hardware
 from perfkit.parallel import launch
-from perfkit.results import compare, datasheet, report
-from perfkit.results.baselines import BaselineStore, SaveMode, hardware_id_of, load_results, perfkit_info
+from perfkit.results import compare, datasheet, inject, report
+from perfkit.results.baselines import (
+    BaselineStore,
+    SaveMode,
+    from_runs,
+    hardware_id_of,
+    load_results,
+    perfkit_info,
+)
+from perfkit.results.partial import PartialFile
 
 PROFILES = ("quick", "full")
 
@@ -111,6 +120,11 @@ class Session:
     baseline: dict[str, Any] | None = field(init=False, default=None)
     comparison: compare.Comparison | None = field(init=False, default=None)
     messages: list[str] = field(init=False, default_factory=list)
+    partial: PartialFile | None = None
+    confirm_runs: int = 0
+    rerun: Callable[[list[str], int], list[dict[str, Any]]] | None = None
+    family_seconds: dict[str, float] = field(init=False, default_factory=dict)
+    started: float = field(init=False, default_factory=time.monotonic)
 
     def __post_init__(self) -> None:
         if self.save_mode is not None and self.save_mode not in get_args(SaveMode):
@@ -150,7 +164,26 @@ class Session:
             "profile": self.settings.profile.name,
             "fingerprint": self.settings.fingerprint.to_json(),
             "ceilings": {},
+            "family_wall_s": dict(self.family_seconds),
+            "wall_s": time.monotonic() - self.started,
         }
+
+    def keep_finished(self, benchmarks: list[dict[str, Any]], header: Callable[[], dict[str, Any]]) -> None:
+        """Append benchmarks that just finished to the partial results file, if the run writes one."""
+        if self.partial is not None:
+            for bench in benchmarks:
+                inject.apply(bench)
+                self.partial.append(bench, header())
+
+    def add_wall_time(self, nodeid: str, seconds: float) -> None:
+        """Charge a test phase's wall time to its family (the bench file)."""
+        family = nodeid.split("::")[0].rsplit("/", 1)[-1].removesuffix(".py")
+        self.family_seconds[family] = self.family_seconds.get(family, 0.0) + seconds
+
+    def weekly_skipped(self, markexpr: str) -> bool:
+        """Whether benchmarks marked ``weekly`` stay out of this run: the nightly selection is the default
+        in the full profile; any ``-m`` expression (``-m weekly``, ``-m "weekly or not weekly"``) decides instead."""
+        return self.settings.profile.name == "full" and not markexpr
 
     def fallback_ceilings(self) -> dict[str, float]:
         """The baseline's measured ceilings: what "% of measured peak" divides by when this run
@@ -166,11 +199,14 @@ class Session:
         outcome = Outcome.OK
         if self.baseline is not None:
             self.comparison = compare.compare(self.baseline, results)
+            self._confirm(results)
             if self.fail_on_regression and self.comparison.regressions:
                 outcome = Outcome.REGRESSED
         elif self.baseline_choice == "auto":
             self.messages.append(f"perfkit: no baseline for {self.settings.hardware_id} in baselines/; "
                                  "nothing compared (save one with --perfkit-save-baseline)")
+        if self.partial is not None:
+            self.partial.remove_if_complete()  # pytest-benchmark wrote the final JSON before this runs
         if self.save_mode:
             try:
                 path = self.store.save(results, self.save_mode)
@@ -180,9 +216,26 @@ class Session:
                 outcome = Outcome.NOT_SAVED
         return outcome
 
+    def _confirm(self, results: Mapping[str, Any]) -> None:
+        """Re-run the flagged benchmarks in fresh processes and judge again with every run (``--perfkit-confirm``)."""
+        names = confirm.suspects(self.comparison) if self.comparison and self.confirm_runs and self.rerun else []
+        if not names or self.rerun is None or self.baseline is None:
+            return
+        again = self.rerun(names, self.confirm_runs)
+        self.comparison = compare.compare(self.baseline, from_runs([*again, results]))  # this run stays the record
+        held = sorted({r.benchmark for r in self.comparison.regressions} & set(names))
+        self.messages.append(f"perfkit: confirmation: {len(names)} flagged benchmark(s) re-run {self.confirm_runs} "
+                             f"time(s) in fresh processes ({len(again)} run(s) finished); {len(held)} regression(s) "
+                             f"held{': ' + ', '.join(held) if held else ''}")
+
     def summary_lines(self) -> list[str]:
-        """What the terminal summary shows: the comparison first, then the other messages."""
+        """What the terminal summary shows: the comparison first, then the other messages and the wall times."""
         lines = list(self.messages)
+        if self.family_seconds:
+            families = ", ".join(f"{name} {s:.0f} s" for name, s in sorted(self.family_seconds.items(),
+                                                                           key=lambda kv: -kv[1]) if s >= 0.5)
+            lines.append(f"perfkit: wall time {time.monotonic() - self.started:.0f} s from start-up; per family: "
+                         f"{families}")
         if self.comparison is not None:
             lines[:0] = report.summary_lines(self.comparison, str(self.baseline_path))
         return lines

@@ -16,7 +16,7 @@ from typing import Any, Literal
 
 from perfkit import SCHEMA_VERSION
 from perfkit.errors import BaselineError
-from perfkit.results import runs
+from perfkit.results import partial, runs
 
 SaveMode = Literal["new", "force", "merge"]
 
@@ -28,9 +28,17 @@ BASELINES_DIR = "baselines"
 def load_results(path: str | os.PathLike[str]) -> dict[str, Any]:
     """Read and validate a result or baseline file; every failure is one BaselineError line."""
     path = Path(path)
+    if path.name.endswith(partial.SUFFIX) and path.exists():
+        results = partial.load(path)
+        validate(results, str(path))
+        return results
     try:
         text = path.read_text(encoding="utf-8")
     except FileNotFoundError:
+        unfinished = partial.path_for(path)
+        if unfinished.exists():
+            raise BaselineError(f"{path}: no such file: that run did not finish; {unfinished} holds the benchmarks "
+                                "it finished: pass that file instead") from None
         raise BaselineError(f"{path}: no such file; run `pytest benches/ --benchmark-json={path}` first") from None
     except OSError as exc:
         raise BaselineError(f"{path}: cannot be read ({exc.strerror})") from None

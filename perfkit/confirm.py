@@ -1,0 +1,44 @@
+"""Confirmation by re-run: benchmarks flagged against the baseline run again, each time in a fresh process.
+
+A nightly fails only on a regression that holds over several runs (Perfherder's retriggers, Chromium
+Pinpoint's repeats): ``--perfkit-confirm N`` re-runs every benchmark whose verdict was ``regressed``,
+or ``unknown`` in the worse direction, N times with ``python -m pytest NODEID...`` in fresh processes
+(new CUDA context, new allocator, clocks re-settled), then compares again with all the runs on the
+current side. The baseline's code is not at hand in a run, so re-runs are not interleaved with it;
+interleaving (RMIT, duet benchmarking) needs two checkouts and is left to the CI job.
+"""
+from __future__ import annotations
+
+import subprocess
+import sys
+import tempfile
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+from perfkit.results.baselines import load_results
+from perfkit.results.compare import Comparison
+
+
+def suspects(comparison: Comparison) -> list[str]:
+    """Benchmarks worth re-running: regressed, or beyond their band in the worse direction without proof."""
+    out = set()
+    for row in comparison.rows:
+        worse = row.change is not None and (row.change > 0) == (row.better == "lower")
+        if row.gating and (row.verdict == "regressed" or (row.verdict == "unknown" and worse)):
+            out.add(row.benchmark)
+    return sorted(out)
+
+
+def rerun(nodeids: Sequence[str], times: int, options: Sequence[str], root: Path) -> list[dict[str, Any]]:
+    """The result sets of ``times`` fresh-process runs of ``nodeids`` (a run that wrote nothing is left out)."""
+    results = []
+    with tempfile.TemporaryDirectory(prefix="perfkit-confirm-") as folder:
+        for i in range(times):
+            out = Path(folder) / f"confirm-{i}.json"
+            command = [sys.executable, "-m", "pytest", *nodeids, "-q", "-p", "perfkit.plugin", "-p", "no:cacheprovider",
+                       "--perfkit-baseline=none", "-m", "weekly or not weekly", f"--benchmark-json={out}", *options]
+            subprocess.run(command, cwd=root, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, check=False)
+            if out.exists():
+                results.append(load_results(out))
+    return results

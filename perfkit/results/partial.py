@@ -1,0 +1,69 @@
+"""Nothing lost when a run dies: each finished benchmark is appended to ``RESULTS.json.partial`` at once.
+
+pytest-benchmark writes its JSON only when the session ends, so a run stopped at a time limit, killed
+or crashed used to leave nothing. Beside the ``--benchmark-json`` path perfkit keeps a JSON-lines file:
+the first line holds the run's ``machine_info`` and ``commit_info``, each further line one finished
+benchmark entry exactly as the final JSON will hold it; every line is flushed and fsynced as it is
+written. The file is removed once the final JSON is written. ``load`` turns it back into a result
+set (a half-written last line, from a kill mid-write, is dropped), which ``perfkit compare`` and
+``report`` read like any result file.
+"""
+from __future__ import annotations
+
+import json
+import os
+from collections.abc import Mapping
+from pathlib import Path
+from typing import Any
+
+from perfkit.errors import BaselineError
+
+SUFFIX = ".partial"
+
+
+def path_for(json_path: str | os.PathLike[str]) -> Path:
+    """``results.json`` -> ``results.json.partial``."""
+    return Path(f"{os.fspath(json_path)}{SUFFIX}")
+
+
+class PartialFile:
+    """Appends finished benchmarks to the partial file of one run (created at the first one)."""
+
+    def __init__(self, path: Path) -> None:
+        self.path = path
+        self._started = False
+
+    def append(self, bench: Mapping[str, Any], header: Mapping[str, Any]) -> None:
+        """Write ``bench`` as one line; the first call truncates the file and writes ``header`` before it."""
+        mode = "a" if self._started else "w"
+        with open(self.path, mode, encoding="utf-8") as fh:
+            if not self._started:
+                fh.write(json.dumps({"perfkit_partial": 1, **header}) + "\n")
+            fh.write(json.dumps(bench) + "\n")
+            fh.flush()
+            os.fsync(fh.fileno())
+        self._started = True
+
+    def remove_if_complete(self) -> None:
+        """Remove the partial file once the final JSON beside it exists."""
+        if Path(os.fspath(self.path).removesuffix(SUFFIX)).exists():
+            self.path.unlink(missing_ok=True)
+
+
+def load(path: str | os.PathLike[str]) -> dict[str, Any]:
+    """The result set a partial file holds: its header's machine and commit info and every complete line."""
+    lines = Path(path).read_text(encoding="utf-8").splitlines()
+    try:
+        header = json.loads(lines[0]) if lines else {}
+    except json.JSONDecodeError:
+        header = {}
+    if not isinstance(header, dict) or header.get("perfkit_partial") != 1:
+        raise BaselineError(f"{path}: not a perfkit partial results file (no header line)")
+    benchmarks = []
+    for line in lines[1:]:
+        try:
+            benchmarks.append(json.loads(line))
+        except json.JSONDecodeError:
+            break  # the line being written when the run was killed
+    return {"machine_info": header.get("machine_info", {}), "commit_info": header.get("commit_info", {}),
+            "datetime": header.get("datetime", ""), "benchmarks": benchmarks, "partial": True}

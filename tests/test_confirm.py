@@ -1,0 +1,78 @@
+"""Confirmation by re-run in fresh processes, and the injected-slowdown testing aid."""
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from perfkit.errors import UsageError
+from perfkit.results import inject
+from tests.conftest import three_runs
+
+PLUGIN = ("-p", "perfkit.plugin", "--perfkit-device=cpu")
+SLEEPY = """
+import os, time
+from pathlib import Path
+def test_steady(benchmark):
+    benchmark.pedantic(time.sleep, args=(0.005,), rounds=7, warmup_rounds=1)
+def test_once_slow(benchmark):
+    flag = Path("slow-once")
+    seconds = 0.010 if flag.exists() else 0.005
+    flag.unlink(missing_ok=True)
+    benchmark.pedantic(time.sleep, args=(seconds,), rounds=7, warmup_rounds=1)
+"""
+
+
+def _baseline(pytester) -> None:
+    """A three-run baseline of this machine, stored where the plugin looks for it."""
+    pytester.makepyfile(test_sleepy=SLEEPY)
+    pytester.runpytest_subprocess(*PLUGIN, "--perfkit-baseline=none", "--benchmark-json=one.json").assert_outcomes(
+        passed=2)
+    one = json.loads((pytester.path / "one.json").read_text())
+    hardware_id = one["machine_info"]["perfkit"]["hardware_id"]
+    (pytester.path / "baselines").mkdir()
+    (pytester.path / "baselines" / f"{hardware_id}.json").write_text(json.dumps(three_runs(one)))
+
+
+def test_an_injected_slowdown_is_flagged_and_holds_over_fresh_process_reruns(pytester, monkeypatch):
+    _baseline(pytester)
+    monkeypatch.setenv(inject.ENV, "*test_steady=1.5")
+    result = pytester.runpytest_subprocess(*PLUGIN, "--perfkit-confirm=2", "--perfkit-fail-on-regression",
+                                           "--benchmark-json=now.json")
+    assert result.ret == pytest.ExitCode.TESTS_FAILED
+    result.stdout.fnmatch_lines(["*regressed*test_steady*time*+*%*3/3*",
+                                 ("*confirmation: 1 flagged benchmark(s) re-run 2 time(s) in fresh processes "
+                                 "(2 run(s) finished); 1 regression(s) held: *test_steady*")])
+    steady = next(b for b in json.loads((pytester.path / "now.json").read_text())["benchmarks"]
+                  if b["name"] == "test_steady")
+    assert steady["extra_info"]["injected_slowdown"] == 1.5
+
+
+def test_a_slow_first_run_that_the_reruns_do_not_repeat_fails_nothing(pytester):
+    _baseline(pytester)
+    (pytester.path / "slow-once").write_text("")
+    result = pytester.runpytest_subprocess(*PLUGIN, "--perfkit-confirm=2", "--perfkit-fail-on-regression")
+    assert result.ret == pytest.ExitCode.OK
+    result.stdout.fnmatch_lines(["*confirmation: 1 flagged benchmark(s) re-run 2 time(s)*0 regression(s) held*"])
+
+
+@pytest.mark.parametrize("text", ["*copy*", "*copy*=fast", "=1.1", "*copy*=-2"])
+def test_a_malformed_injection_is_a_usage_error_that_shows_the_form(text):
+    with pytest.raises(UsageError, match="PATTERN=FACTOR"):
+        inject.rules({inject.ENV: text})
+
+
+def test_injection_scales_times_up_and_rates_down_once():
+    bench = {"fullname": "benches/test_ceilings.py::test_copy_bandwidth",
+             "stats": {"median": 2.0, "data": [2.0, 2.0], "ops": 0.5},
+             "extra_info": {"metrics": {"copy_bandwidth_gbps": {"value": 100.0, "unit": "GB/s", "better": "higher"},
+                                        "kernel_s": {"value": 1.0, "unit": "s", "better": "lower",
+                                                     "samples": [1.0, 1.0]},
+                                        "peak_allocated_mib": {"value": 5.0, "unit": "MiB", "better": "lower"}}}}
+    env = {inject.ENV: "*test_copy*=1.25"}
+    inject.apply(bench, env)
+    inject.apply(bench, env)
+    metrics = bench["extra_info"]["metrics"]
+    assert bench["stats"]["median"] == 2.5 and bench["stats"]["data"] == [2.5, 2.5]
+    assert metrics["copy_bandwidth_gbps"]["value"] == 80.0 and metrics["kernel_s"]["samples"] == [1.25, 1.25]
+    assert metrics["peak_allocated_mib"]["value"] == 5.0

@@ -1,0 +1,103 @@
+"""Nothing lost when a run dies: the partial results file, a per-benchmark time limit, the nightly selection."""
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from perfkit import cli
+from perfkit.errors import BaselineError
+from perfkit.results import partial
+from perfkit.results.baselines import load_results
+
+PLUGIN = ("-p", "perfkit.plugin", "--perfkit-device=cpu", "--perfkit-baseline=none")
+THREE_THEN_KILLED = """
+import os, signal, time
+def test_a(benchmark):
+    benchmark.pedantic(time.sleep, args=(0.001,), rounds=5)
+def test_b(benchmark, perfkit_metrics):
+    benchmark.pedantic(time.sleep, args=(0.002,), rounds=5)
+    perfkit_metrics.record("items", 3, "count", "none")
+def test_killed(benchmark):
+    benchmark.pedantic(time.sleep, args=(0.001,), rounds=2)
+    os.kill(os.getpid(), signal.SIGKILL)
+"""
+
+
+def test_partial_lines_load_back_and_a_half_written_line_is_dropped(tmp_path):
+    path = partial.path_for(tmp_path / "r.json")
+    writer = partial.PartialFile(path)
+    header = {"machine_info": {"perfkit": {"hardware_id": "cpu-x"}}, "commit_info": {}}
+    for name in ("a", "b"):
+        writer.append({"fullname": name, "stats": {"median": 1.0}}, header)
+    path.write_text(path.read_text() + '{"fullname": "c", "sta')  # killed mid-write
+    results = partial.load(path)
+    assert [b["fullname"] for b in results["benchmarks"]] == ["a", "b"]
+    assert results["machine_info"]["perfkit"]["hardware_id"] == "cpu-x"
+    writer.remove_if_complete()
+    assert path.exists()  # no final JSON yet
+    (tmp_path / "r.json").write_text("{}")
+    writer.remove_if_complete()
+    assert not path.exists()
+
+
+def test_a_file_that_is_not_a_partial_file_says_so(tmp_path):
+    path = tmp_path / "x.json.partial"
+    path.write_text('{"benchmarks": []}\n')
+    with pytest.raises(BaselineError, match="not a perfkit partial results file"):
+        load_results(path)
+
+
+def test_a_run_killed_midway_keeps_every_finished_benchmark(pytester, capsys):
+    pytester.makepyfile(THREE_THEN_KILLED)
+    result = pytester.runpytest_subprocess(*PLUGIN, "--benchmark-json=out.json")
+    assert result.ret != 0
+    final, unfinished = pytester.path / "out.json", pytester.path / "out.json.partial"
+    assert not final.exists() and unfinished.exists()
+    results = load_results(unfinished)
+    assert [b["name"] for b in results["benchmarks"]] == ["test_a", "test_b"]
+    assert results["benchmarks"][1]["extra_info"]["metrics"]["items"]["value"] == 3
+    assert len(results["benchmarks"][0]["stats"]["data"]) == 5
+    with pytest.raises(BaselineError, match="did not finish.*out.json.partial"):
+        load_results(final)
+    assert cli.main(["compare", str(unfinished), str(unfinished)]) == 0
+    assert "2 unchanged" in capsys.readouterr().out
+
+
+def test_a_finished_run_leaves_no_partial_file_and_records_family_wall_time(pytester):
+    pytester.makepyfile(test_fam=THREE_THEN_KILLED.split("def test_killed")[0])
+    result = pytester.runpytest_subprocess(*PLUGIN, "--benchmark-json=out.json")
+    result.assert_outcomes(passed=2)
+    assert not (pytester.path / "out.json.partial").exists()
+    info = json.loads((pytester.path / "out.json").read_text())["machine_info"]["perfkit"]
+    assert info["family_wall_s"]["test_fam"] > 0.01 and info["wall_s"] >= info["family_wall_s"]["test_fam"]
+    result.stdout.fnmatch_lines(["*perfkit: wall time * s from start-up; per family: test_fam *"])
+
+
+def test_a_stuck_benchmark_fails_with_a_sentence_and_the_run_goes_on(pytester):
+    pytester.makepyfile("""
+        import time
+        def test_stuck(benchmark):
+            benchmark.pedantic(time.sleep, args=(30,), rounds=1)
+        def test_after(benchmark):
+            benchmark.pedantic(time.sleep, args=(0.001,), rounds=3)
+    """)
+    result = pytester.runpytest_subprocess(*PLUGIN, "--perfkit-timeout=1", "--benchmark-json=out.json")
+    result.assert_outcomes(passed=1, failed=1)
+    result.stdout.fnmatch_lines(["*stopped after 1 s (--perfkit-timeout); the other benchmarks go on*"])
+    assert [b["name"] for b in json.loads((pytester.path / "out.json").read_text())["benchmarks"]] == ["test_after"]
+
+
+def test_weekly_benchmarks_stay_out_of_the_nightly_selection_unless_asked(pytester):
+    pytester.makepyfile("""
+        import pytest
+        def test_nightly(): pass
+        @pytest.mark.weekly
+        def test_weekly(): pass
+    """)
+    full = pytester.runpytest_subprocess(*PLUGIN, "--perfkit-profile=full")
+    full.assert_outcomes(passed=1, deselected=1)
+    full.stdout.fnmatch_lines(["*1 weekly benchmark(s) left out of this nightly selection; run them with -m weekly*"])
+    pytester.runpytest_subprocess(*PLUGIN, "--perfkit-profile=full", "-m", "weekly").assert_outcomes(passed=1,
+                                                                                                    deselected=1)
+    pytester.runpytest_subprocess(*PLUGIN, "--perfkit-profile=quick").assert_outcomes(passed=2)
