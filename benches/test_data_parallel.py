@@ -37,9 +37,14 @@ WORKLOADS = {w.name: w for w in FULL + QUICK}  # names are unique across profile
 SWEEP_SIZES = {"full": [2**k for k in range(12, 31, 2)], "quick": [2**k for k in range(12, 25, 4)]}
 
 
+#: The nightly selection: one CIFAR batch (weak and strong) and ResNet-50; the rest runs weekly.
+NIGHTLY = ("resnet18-cifar-b128-weak", "resnet18-cifar-B128-strong", "resnet50-224-b64")
+
+
 def _cases(workloads: list[ScalingWorkload], weak_only: bool = False) -> list[Any]:
     """(workload name, GPUs) pairs: plain values, so the JSON's ``params`` stay readable."""
-    return [pytest.param((w.name, n), id=f"{w.name}-gpus{n}", marks=pytest.mark.gpus(n))
+    return [pytest.param((w.name, n), id=f"{w.name}-gpus{n}",
+                         marks=[pytest.mark.gpus(n)] + ([] if w.name in NIGHTLY or w in QUICK else [pytest.mark.weekly]))
             for w in workloads if not (weak_only and w.scaling == "strong")
             for n in GPU_COUNTS if not (w.scaling == "strong" and n == 1)]  # strong on 1 GPU is weak's run
 

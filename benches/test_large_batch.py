@@ -17,8 +17,10 @@ from perfkit.pbench import inject_samples
 CASES = [  # (GPUs, global batch, rule, warm-up epochs)
     pytest.param((1, 128, "same", 0), id="gpus1-B128", marks=pytest.mark.gpus(1)),
     pytest.param((4, 2048, "same", 0), id="gpus4-B2048-same-lr", marks=pytest.mark.gpus(4)),
-    pytest.param((4, 2048, "linear-warmup", 1), id="gpus4-B2048-linear-warmup", marks=pytest.mark.gpus(4)),
-    pytest.param((4, 2048, "linear-warmup", 2), id="gpus4-B2048-linear-warmup-2ep", marks=pytest.mark.gpus(4)),
+    pytest.param((4, 2048, "linear-warmup", 1), id="gpus4-B2048-linear-warmup",
+                 marks=[pytest.mark.gpus(4), pytest.mark.weekly]),
+    pytest.param((4, 2048, "linear-warmup", 2), id="gpus4-B2048-linear-warmup-2ep",
+                 marks=[pytest.mark.gpus(4), pytest.mark.weekly]),
 ]
 EPOCHS = {"full": 5, "quick": 2}
 SYNTHETIC_SIZES = {"full": (50_000, 10_000), "quick": (8192, 2048)}

@@ -29,8 +29,13 @@ def pytest_generate_tests(metafunc: pytest.Metafunc) -> None:
         metafunc.parametrize("batch", [pytest.param(b, id=f"b{b}") for b in batches])
 
 
+def _name(model: str) -> object:
+    """ResNet-18/50 also run Nsight Compute in the full profile (it replays every kernel): weekly."""
+    return pytest.param(model, id=model, marks=[pytest.mark.weekly] if model in NCU_MODELS else [])
+
+
 @pytest.mark.gpu
-@pytest.mark.parametrize("name", [pytest.param(n, id=n) for n in MODEL_NAMES])
+@pytest.mark.parametrize("name", [_name(n) for n in MODEL_NAMES])
 def test_layerwise_ppp(benchmark, name, batch, perfkit_device, perfkit_profile, perfkit_metrics, perfkit_datasheet):
     run = ppp.ModelForward(name, batch, perfkit_device)
     benchmark.pedantic(run, rounds=20, warmup_rounds=5)

@@ -25,16 +25,26 @@ from perfkit.workloads.kernels import cpu_add
 
 K_FULL = (1, 5, 10, 50, 100)
 K_QUICK = (1,)
+#: The nightly selection keeps the ends of the sweep; the middle sizes and one thread over millions of
+#: elements (seconds per launch) run weekly.
+K_NIGHTLY = (1, 100)
 SCENARIOS = ("one_thread", "one_block", "grid", "tuned")
 #: one_thread at large K is slow by design: one round, no warm-up (compilation happened already).
 SLOW_ROUNDS = (1, 0)
 ROUNDS = (10, 5)
 
 
+def _weekly(k: int, scenario: str = "") -> list[pytest.MarkDecorator]:
+    return [pytest.mark.weekly] if k not in K_NIGHTLY or (scenario == "one_thread" and k > 1) else []
+
+
 def pytest_generate_tests(metafunc: pytest.Metafunc) -> None:
-    if "k" in metafunc.fixturenames:
-        ks = K_FULL if profile_of(metafunc.config).name == "full" else K_QUICK
-        metafunc.parametrize("k", [pytest.param(k, id=f"K{k}") for k in ks])
+    ks = K_FULL if profile_of(metafunc.config).name == "full" else K_QUICK
+    if "scenario" in metafunc.fixturenames:  # together, so that one thread's slow sizes can be weekly
+        metafunc.parametrize("k,scenario", [pytest.param(k, s, id=f"K{k}-{s}", marks=_weekly(k, s))
+                                            for k in ks for s in SCENARIOS])
+    elif "k" in metafunc.fixturenames:
+        metafunc.parametrize("k", [pytest.param(k, id=f"K{k}", marks=_weekly(k)) for k in ks])
 
 
 @functools.lru_cache(maxsize=1)
@@ -108,7 +118,6 @@ def _record_gpu(metrics, spec, case: VectorAdd, n: int, kernel_seconds) -> None:
 
 
 @pytest.mark.gpu
-@pytest.mark.parametrize("scenario", [pytest.param(s, id=s) for s in SCENARIOS])
 def test_gpu_explicit(benchmark, scenario, k, vectors, gpu, perfkit_metrics, perfkit_datasheet):
     """The whole program step (allocate, copy in, launch, copy out) is the headline time; the kernel
     alone is then timed on the resident device arrays with CUDA events around queued launches, so
@@ -142,7 +151,6 @@ def test_gpu_explicit(benchmark, scenario, k, vectors, gpu, perfkit_metrics, per
 
 @pytest.mark.gpu
 @pytest.mark.parametrize("phase", [pytest.param(p, id=p) for p in ("first", "warm")])
-@pytest.mark.parametrize("scenario", [pytest.param(s, id=s) for s in SCENARIOS])
 def test_gpu_managed(benchmark, scenario, phase, k, vectors, gpu, perfkit_metrics, perfkit_datasheet):
     """Unified memory: ``first`` launches right after the host wrote the inputs (pages migrate to the
     GPU inside the timing); ``warm`` launches again with the pages already resident."""

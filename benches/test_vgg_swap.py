@@ -69,7 +69,8 @@ def _check_same_function(normal: torch.nn.Module, swapped: torch.nn.Module, x: t
 
 @pytest.mark.parametrize("pass_", [pytest.param(p, id=p) for p in PASSES])
 @pytest.mark.parametrize("variant", [pytest.param(v, id=v) for v in VARIANTS])
-@pytest.mark.parametrize("where", [pytest.param("cpu", id="cpu"), pytest.param("cuda", id="gpu", marks=pytest.mark.gpu)])
+@pytest.mark.parametrize("where", [pytest.param("cpu", id="cpu", marks=pytest.mark.weekly),  # a CPU VGG16: seconds a step
+                                   pytest.param("cuda", id="gpu", marks=pytest.mark.gpu)])
 def test_vgg16(benchmark, where, variant, pass_, perfkit_profile, perfkit_metrics, pairs):
     device = torch.device(where)
     shape = SHAPES[where, perfkit_profile.name]
