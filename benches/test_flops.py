@@ -17,7 +17,7 @@ MODEL_NAMES = ("vgg16", "vgg19", "resnet18", "resnet50", "googlenet", "alexnet")
 @pytest.mark.parametrize("name", [pytest.param(n, id=n) for n in MODEL_NAMES])
 def test_flop_count(benchmark, name, perfkit_metrics):
     shape = (1, *models.DEFAULT_INPUT)
-    table = benchmark.pedantic(flops.flop_table, args=(name, shape), rounds=3, warmup_rounds=1)
+    table = benchmark.pedantic(flops.flop_table, args=(name, shape), rounds=2, warmup_rounds=0)
     for metric, value, unit in (("total_flops", table.total_flops, "FLOP"), ("total_macs", table.total_macs, "MAC"),
                                 ("counted_flops", table.counted_flops, "FLOP"), ("params", table.params, ""),
                                 ("forward_backward_flops", table.forward_backward_flops, "FLOP"),

@@ -15,7 +15,7 @@ from perfkit.parallel import scaling
 from perfkit.pbench import inject_samples
 
 CASES = [  # (GPUs, global batch, rule, warm-up epochs)
-    pytest.param((1, 128, "same", 0), id="gpus1-B128", marks=pytest.mark.gpus(1)),
+    pytest.param((1, 128, "same", 0), id="gpus1-B128", marks=[pytest.mark.gpus(1), pytest.mark.weekly]),
     pytest.param((4, 2048, "same", 0), id="gpus4-B2048-same-lr", marks=pytest.mark.gpus(4)),
     pytest.param((4, 2048, "linear-warmup", 1), id="gpus4-B2048-linear-warmup",
                  marks=[pytest.mark.gpus(4), pytest.mark.weekly]),

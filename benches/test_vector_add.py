@@ -47,7 +47,7 @@ def pytest_generate_tests(metafunc: pytest.Metafunc) -> None:
         metafunc.parametrize("k", [pytest.param(k, id=f"K{k}", marks=_weekly(k)) for k in ks])
 
 
-@functools.lru_cache(maxsize=1)
+@functools.lru_cache(maxsize=2)  # both nightly sizes, built once each (100 M elements take seconds)
 def _vectors(n: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     x, y = cpu_add.host_vectors(n)
     return x, y, x + y

@@ -50,7 +50,7 @@ def _parser() -> argparse.ArgumentParser:
     base = sub.add_parser("baseline", help="manage baselines/<hardware-id>.json")
     base_sub = base.add_subparsers(dest="action", required=True)
     save = base_sub.add_parser("save", help="store a results JSON as the baseline of its hardware")
-    save.add_argument("results", type=Path, nargs="+",
+    save.add_argument("results", type=Path, nargs="*",
                       help="the JSON of one run, or of several runs of the same code (fresh processes): their spread "
                            "sets each figure's noise band")
     save.add_argument("--dir", type=Path, default=None,
@@ -60,6 +60,25 @@ def _parser() -> argparse.ArgumentParser:
     mode.add_argument("--merge", action="store_const", dest="mode", const="merge",
                       help="update an existing one: same-named benchmarks replaced, others kept")
     save.set_defaults(func=_baseline_save, mode="new")
+    save.add_argument("--from-history", type=int, metavar="N",
+                      help="build it from the last N runs kept by pytest --benchmark-autosave instead of files")
+    save.add_argument("--storage", default=None, metavar="DIR",
+                      help="with --from-history: pytest-benchmark's storage folder (default: .benchmarks, found from "
+                           "the current folder up)")
+    save.add_argument("--hardware-id", default=None,
+                      help="with --from-history: the machine whose runs to use (needed when the storage holds several)")
+
+    hist = sub.add_parser("history", help="trends and change points of the runs kept by pytest --benchmark-autosave")
+    hist.add_argument("--storage", default=None, metavar="DIR",
+                      help="pytest-benchmark's storage folder, DIR or file://DIR (default: .benchmarks, found from the "
+                           "current folder up)")
+    hist.add_argument("--hardware-id", default=None, help="only the runs of this machine (needed when there are several)")
+    hist.add_argument("-k", dest="pattern", default="*", metavar="PATTERN",
+                      help="benchmarks whose full name contains PATTERN, or matches it as a glob (default: all)")
+    hist.add_argument("--figure", default="time",
+                      help="time (each run's median) or a metric name, e.g. bandwidth_gbps (default: time)")
+    hist.add_argument("--out", type=Path, default=None, help="also write one PNG per benchmark into this folder")
+    hist.set_defaults(func=_history)
 
     rep = sub.add_parser("report", help="markdown report and PNG plots of a results JSON")
     rep.add_argument("results", type=Path)
@@ -150,9 +169,70 @@ def _compare(args: argparse.Namespace) -> int:
 
 def _baseline_save(args: argparse.Namespace) -> int:
     store = baselines.BaselineStore(args.dir) if args.dir else baselines.BaselineStore.find(Path.cwd())
+    if args.from_history is not None:
+        return _baseline_save_from_history(args, store)
+    if not args.results:
+        raise UsageError("baseline save needs the result JSON of one or more runs, or --from-history N")
     results = [baselines.load_results(path) for path in args.results]
     path = store.save(baselines.from_runs(results) if len(results) > 1 else results[0], args.mode)
     print(f"perfkit: saved {path} ({len(results)} run{'s' if len(results) > 1 else ''})")
+    return 0
+
+
+def _baseline_save_from_history(args: argparse.Namespace, store: baselines.BaselineStore) -> int:
+    from perfkit.results import history
+
+    if args.results:
+        raise UsageError("pass result files or --from-history N, not both")
+    storage = history.storage_path(args.storage) if args.storage else history.find_storage(Path.cwd())
+    path = store.save(history.baseline_from_history(storage, args.hardware_id, args.from_history), args.mode)
+    print(f"perfkit: saved {path} (the last {args.from_history} runs in {storage})")
+    return 0
+
+
+def _history(args: argparse.Namespace) -> int:
+    """Per benchmark: first and last run value, the number of runs and each change point (e-divisive means)."""
+    from perfkit.errors import BaselineError
+    from perfkit.results import changepoints, history, plots, tables
+
+    storage = history.storage_path(args.storage) if args.storage else history.find_storage(Path.cwd())
+    kept = history.load_history(storage, args.hardware_id)
+    for line in kept.skipped:
+        print(f"perfkit: skipped {line}", file=sys.stderr)
+    if not kept.runs:
+        raise BaselineError(f"{storage} holds no perfkit runs{f' of {args.hardware_id}' if args.hardware_id else ''}; "
+                            "run pytest with --benchmark-autosave first")
+    if args.hardware_id is None and len(kept.hardware_ids()) > 1:
+        raise UsageError(f"{storage} holds runs of several machines ({', '.join(kept.hardware_ids())}); "
+                         "pass --hardware-id to choose one")
+    found = history.series(kept, args.pattern, args.figure)
+    if not found:
+        raise UsageError(f"no stored benchmark matches -k {args.pattern!r} with a figure {args.figure!r}")
+    runs = {str(r.get("datetime", "")): (number, str((r.get("commit_info") or {}).get("id", ""))[:10])
+            for number, r in enumerate(kept.runs, 1)}
+
+    def where(when: str) -> str:
+        """Run number among the stored runs, date and commit: what a reader looks up next."""
+        number, commit = runs.get(when, (0, ""))
+        return f"run {number} ({when[:16].replace('T', ' ')}{', ' + commit if commit else ''})"
+
+    rows, charts = [], set[Path]()
+    for name, points in sorted(found.items()):
+        unit = history.unit_of(kept, name, args.figure)
+        changes = changepoints.change_points([v for _, v in points])
+        marks = [f"{where(points[c.index][0])} {c.change:+.1%}" for c in changes]
+        rows.append([name, str(len(points)), tables.fmt_value(points[0][1], unit),
+                     tables.fmt_value(points[-1][1], unit), "; ".join(marks) or "none"])
+        if args.out is not None:
+            slug = "".join(ch if ch.isalnum() or ch in "-." else "_" for ch in name.removeprefix("benches/"))[:150]
+            png = next(p for i in range(len(charts) + 1)
+                       if (p := args.out / f"history_{slug}{f'_{i}' if i else ''}.png") not in charts)
+            charts.add(plots.history_chart(name, points, [c.index for c in changes], png, args.figure, unit))
+    print(f"{args.figure} over {len(kept)} stored run(s) of {', '.join(kept.hardware_ids())} in {storage} "
+          f"(change points: e-divisive means on log values, permutation test p <= {changepoints.ALPHA})")
+    print(tables.text_table(["benchmark", "runs", "first", "last", "change points"], rows))
+    if args.out is not None:
+        print(f"perfkit: wrote {len(charts)} chart(s) to {args.out}")
     return 0
 
 

@@ -58,9 +58,11 @@ _TAKEN = pytest.StashKey[int]()
 
 
 def json_path(config: pytest.Config) -> Path | None:
-    """The ``--benchmark-json`` path, or None."""
-    path = config.getoption("benchmark_json", None)
-    return Path(path) if path else None
+    """The ``--benchmark-json`` path, or None (pytest-benchmark 5.2 hands an open file, 5.3 a path)."""
+    option = config.getoption("benchmark_json", None)
+    if not option:
+        return None
+    return Path(getattr(option, "name", option))
 
 
 def take_finished(config: pytest.Config) -> list[dict[str, Any]]:

@@ -42,6 +42,10 @@ def load_results(path: str | os.PathLike[str]) -> dict[str, Any]:
         raise BaselineError(f"{path}: no such file; run `pytest benches/ --benchmark-json={path}` first") from None
     except OSError as exc:
         raise BaselineError(f"{path}: cannot be read ({exc.strerror})") from None
+    unfinished = partial.path_for(path)
+    if not text.strip() and unfinished.exists():  # pytest-benchmark 5.2 creates the file when the run starts
+        raise BaselineError(f"{path}: empty: that run did not finish; {unfinished} holds the benchmarks it "
+                            "finished: pass that file instead")
     try:
         results = json.loads(text)
     except json.JSONDecodeError as exc:

@@ -286,3 +286,42 @@ def plot_busbw(results: Mapping[str, Any], out: Path) -> Iterable[tuple[str, Pat
 
 PLOTTERS: list[Plotter] = [plot_ceilings, plot_vector_add, plot_layers, plot_vgg_swap, plot_memory_breakdown,
                            plot_roofline, plot_speedup, plot_compute_comm, plot_busbw]
+
+
+def history_chart(name: str, series: Iterable[tuple[str, float]], change_indices: Iterable[int], path: Path,
+                  figure: str = "time", unit: str = "s") -> Path:
+    """One benchmark's figure over its stored runs (oldest first), change points as vertical lines and each
+    segment's median as a horizontal one: the shift is read off the medians, not off single noisy runs."""
+    import statistics
+    from itertools import pairwise
+
+    points, changes = list(series), sorted(change_indices)
+    values = [v for _, v in points]
+    scale = 1.0
+    if unit == "s" and values:
+        scale, unit = next(((s, u) for s, u in ((1.0, "s"), (1e-3, "ms"), (1e-6, "us"))
+                            if statistics.median(values) >= s), (1e-9, "ns"))
+    shown = [v / scale for v in values]
+    runs = list(range(1, len(shown) + 1))
+    plt = _pyplot()
+    fig, ax = plt.subplots(figsize=(9, 4.5))
+    ax.plot(runs, shown, marker="o", ms=4, lw=1, color="tab:blue", label=f"{figure} (one point per run)")
+    segments = [(a, b) for a, b in pairwise([0, *changes, len(shown)]) if b > a]
+    medians = [statistics.median(shown[a:b]) for a, b in segments]
+    for (a, b), median in zip(segments, medians):
+        ax.hlines(median, a + 0.5, b + 0.5, colors="tab:orange", lw=2,
+                  label="segment median" if a == 0 else None)
+    for i, index in enumerate(changes):
+        change = medians[i + 1] / medians[i] - 1 if medians[i] else float("nan")
+        ax.axvline(index + 0.5, color="tab:red", ls="--", lw=1.2, label="change point" if i == 0 else None)
+        ax.annotate(f"{change:+.1%}", (index + 0.5, max(shown)), xytext=(3, -12), textcoords="offset points",
+                    color="tab:red", fontsize=8)
+    step = max(1, len(runs) // 8)
+    ax.set_xticks(runs[::step], [d[:10] or str(r) for (d, _), r in zip(points[::step], runs[::step])],
+                  rotation=30, ha="right", fontsize=7)
+    ax.set(xlabel="stored run, oldest first (date of the run)", ylabel=f"{figure} ({unit})" if unit else figure,
+           title=name if len(name) <= 90 else "..." + name[-87:])
+    ax.grid(True, alpha=0.3)
+    ax.legend(fontsize=8)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    return _save(fig, path)

@@ -1,0 +1,168 @@
+"""Every run kept in pytest-benchmark's own storage, read back as per-benchmark series.
+
+``pytest benches/ --benchmark-autosave [--benchmark-storage=file://DIR]`` writes each run to
+``DIR/<machine-id>/NNNN_<commit>_<date>.json`` (default ``DIR`` = ``.benchmarks``): the same JSON as
+``--benchmark-json``, with perfkit's ``machine_info["perfkit"]``, but without raw samples unless
+``--benchmark-save-data`` is given. A series needs only each run's median and metric values
+(:func:`perfkit.results.runs.figures_of`), so the default autosave is enough for trends; a baseline
+keeps the raw samples of its newest run, so ``baseline save --from-history`` needs that run saved with
+``--benchmark-save-data``. pytest-benchmark's machine-id folder names the Python, not the box, so runs
+are told apart by perfkit's hardware id.
+"""
+from __future__ import annotations
+
+import fnmatch
+import json
+import os
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from perfkit.errors import BaselineError, UsageError
+from perfkit.results import baselines, runs
+
+#: pytest-benchmark's default ``--benchmark-storage``.
+DEFAULT_STORAGE = ".benchmarks"
+#: pytest-benchmark names stored runs ``NNNN_<name>.json``.
+RUN_GLOB = "[0-9][0-9][0-9][0-9]_*.json"
+
+#: A series: one (run datetime, value) per run that holds the benchmark and figure, oldest first.
+Series = list[tuple[str, float]]
+
+
+@dataclass(frozen=True)
+class History:
+    """The stored perfkit runs, oldest first, with the file of each; damaged files are skipped, each with a reason.
+
+    One damaged file (a run killed while pytest-benchmark wrote it) should not hide months of history,
+    so it is reported, not raised (pytest-benchmark's own loader skips such files too).
+    """
+
+    runs: tuple[dict[str, Any], ...]
+    paths: tuple[Path, ...]
+    skipped: tuple[str, ...] = ()
+
+    def __len__(self) -> int:
+        return len(self.runs)
+
+    def hardware_ids(self) -> list[str]:
+        return sorted({baselines.hardware_id_of(r) for r in self.runs})
+
+
+def storage_path(text: str | os.PathLike[str]) -> Path:
+    """A folder from ``DIR`` or pytest-benchmark's ``file://DIR`` form (other storages cannot be read here)."""
+    text = str(text)
+    if text.startswith("file://"):
+        return Path(text[len("file://"):])
+    if "://" in text:
+        raise UsageError(f"{text}: only file:// storage can be read; copy the runs to a folder first")
+    return Path(text)
+
+
+def find_storage(start: str | os.PathLike[str]) -> Path:
+    """The ``.benchmarks`` of the first folder from ``start`` up that has one, stopping at the project root
+    (as :meth:`perfkit.results.baselines.BaselineStore.find`); ``start/.benchmarks`` when none does."""
+    start = Path(start).resolve()
+    for folder in (start, *start.parents):
+        if (folder / DEFAULT_STORAGE).is_dir():
+            return folder / DEFAULT_STORAGE
+        if any((folder / m).is_file() for m in baselines.PROJECT_MARKERS):
+            break
+    return start / DEFAULT_STORAGE
+
+
+def _number(path: Path) -> int:
+    return int(path.name[:4])
+
+
+def load_history(storage: str | os.PathLike[str], hardware_id: str | None = None) -> History:
+    """Every perfkit run stored under ``storage`` (of ``hardware_id`` only, when given), oldest first.
+
+    Order is the run's own ``datetime`` (sequence numbers restart in each machine-id folder, e.g. after a
+    Python upgrade), then the sequence number. Runs written by plain pytest-benchmark are left out.
+    """
+    folder = storage_path(storage)
+    if not folder.is_dir():
+        raise BaselineError(f"{folder}: no such storage folder; run pytest with --benchmark-autosave "
+                            f"(and --benchmark-storage=file://{folder}) first")
+    found: list[tuple[tuple[str, int, str], dict[str, Any], Path]] = []
+    skipped: list[str] = []
+    for path in sorted({*folder.glob(RUN_GLOB), *folder.glob(f"*/{RUN_GLOB}")}):
+        try:
+            results = json.loads(path.read_text(encoding="utf-8"))
+        except (OSError, UnicodeDecodeError, json.JSONDecodeError) as exc:
+            skipped.append(f"{path}: unreadable ({exc})")
+            continue
+        if not isinstance(results, dict) or "perfkit" not in (results.get("machine_info") or {}):
+            continue  # not a perfkit run
+        try:
+            baselines.validate(results, str(path))
+        except BaselineError as exc:
+            skipped.append(str(exc))
+            continue
+        if hardware_id is None or baselines.hardware_id_of(results) == hardware_id:
+            found.append(((str(results.get("datetime", "")), _number(path), str(path.parent)), results, path))
+    found.sort(key=lambda item: item[0])
+    return History(tuple(r for _, r, _ in found), tuple(p for _, _, p in found), tuple(skipped))
+
+
+def matches(name: str, pattern: str) -> bool:
+    """``pattern`` is a glob of the benchmark's full name; without glob characters, a substring of it."""
+    if not any(c in pattern for c in "*?["):
+        return pattern in name
+    return fnmatch.fnmatchcase(name, pattern)
+
+
+def series(history: History | list[dict[str, Any]] | tuple[dict[str, Any], ...], benchmark_pattern: str = "*",
+           figure: str = runs.TIME) -> dict[str, Series]:
+    """Per matching benchmark, its ``figure`` in every run that has it: (run datetime, value), oldest first.
+
+    A value is the run-level figure (median time, or the metric's value), the unit of replication.
+    """
+    out: dict[str, Series] = {}
+    for results in history.runs if isinstance(history, History) else history:
+        when = str(results.get("datetime", ""))
+        for bench in results.get("benchmarks", []):
+            name = bench["fullname"]
+            if not matches(name, benchmark_pattern):
+                continue
+            value = runs.figures_of(bench).get(figure)
+            if value is not None:
+                out.setdefault(name, []).append((when, value))
+    return out
+
+
+def unit_of(history: History, benchmark: str, figure: str = runs.TIME) -> str:
+    """The unit of ``figure`` as the newest run that has it declares it (seconds for the time)."""
+    if figure == runs.TIME:
+        return "s"
+    for results in reversed(history.runs):
+        for bench in results.get("benchmarks", []):
+            metric = (bench.get("extra_info") or {}).get("metrics", {}).get(figure)
+            if bench["fullname"] == benchmark and isinstance(metric, dict):
+                return str(metric.get("unit", ""))
+    return ""
+
+
+def baseline_from_history(storage: str | os.PathLike[str], hardware_id: str | None, n: int) -> dict[str, Any]:
+    """A baseline of the last ``n`` stored runs of one hardware id (:func:`perfkit.results.baselines.from_runs`).
+
+    Without ``hardware_id`` the runs name it; runs of several machines in one storage need it said.
+    """
+    if n < 2:
+        raise UsageError(f"a baseline from history needs at least 2 runs (their spread sets each figure's band), not {n}")
+    history = load_history(storage, hardware_id)
+    ids = history.hardware_ids()
+    if hardware_id is None and len(ids) > 1:
+        raise UsageError(f"{storage_path(storage)} holds runs of several machines ({', '.join(ids)}); "
+                         "pass --hardware-id to choose one")
+    if len(history) < n:
+        which = f" of {hardware_id or ids[0]}" if (hardware_id or ids) else ""
+        raise BaselineError(f"{storage_path(storage)} holds {len(history)} perfkit run(s){which}, fewer than the {n} "
+                            f"asked for; run pytest with --benchmark-autosave {n - len(history)} more time(s)")
+    bare = [b["fullname"] for b in history.runs[-1]["benchmarks"] if not b["stats"].get("data")]
+    if bare:
+        raise BaselineError(f"{history.paths[-1]}: the newest stored run has no raw samples (e.g. {bare[0]}), which a "
+                            "baseline keeps; pytest-benchmark's autosave leaves them out unless --benchmark-save-data "
+                            "is given: run once more with it")
+    return baselines.from_runs(list(history.runs[-n:]))

@@ -1,0 +1,239 @@
+"""History: pytest-benchmark's own storage read back as series, trends with change points, baselines from it."""
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import pytest
+
+from perfkit import SCHEMA_VERSION, cli
+from perfkit.errors import BaselineError, UsageError
+from perfkit.results import history
+
+MACHINE = "Linux-CPython-3.11-64bit"
+COPY = "benches/test_ceilings.py::test_copy_bandwidth"
+ADD = "benches/test_vector_add.py::test_vector_add[explicit-1M]"
+
+
+def _run(times: dict[str, float], when: str, hardware_id: str = "cpu-test", data: bool = True,
+         gbps: float | None = None) -> dict[str, Any]:
+    """One stored perfkit run as autosave writes it: each benchmark's median ``times[name]``."""
+    benches = []
+    for name, median in times.items():
+        stats: dict[str, Any] = {"median": median, "mean": median, "min": median, "max": median, "rounds": 5}
+        if data:
+            stats["data"] = [median] * 5
+        extra = {"metrics": {"bandwidth_gbps": {"value": gbps, "unit": "GB/s", "better": "higher"}}} if gbps else {}
+        benches.append({"fullname": name, "name": name.split("::")[-1], "group": None, "extra_info": extra,
+                        "stats": stats})
+    info = {"schema_version": SCHEMA_VERSION, "hardware_id": hardware_id, "fingerprint": {}, "ceilings": {}}
+    return {"machine_info": {"perfkit": info}, "commit_info": {"id": f"c{when[8:10]}{when[11:13]}abcdef"},
+            "benchmarks": benches, "datetime": when, "version": "5.3.1"}
+
+
+def _store(storage: Path, runs: list[dict[str, Any]], machine: str = MACHINE, first: int = 1) -> list[Path]:
+    """Write runs where ``--benchmark-autosave`` puts them: ``<storage>/<machine-id>/NNNN_<commit>_<date>.json``."""
+    folder = storage / machine
+    folder.mkdir(parents=True, exist_ok=True)
+    paths = []
+    for number, run in enumerate(runs, first):
+        stamp = run.get("datetime", "2026-01-01T00:00:00")[:19].replace("-", "").replace(":", "").replace("T", "_")
+        path = folder / f"{number:04d}_{run.get('commit_info', {}).get('id', 'unversioned')}_{stamp}.json"
+        path.write_text(json.dumps(run, indent=4))
+        paths.append(path)
+    return paths
+
+
+def _day(i: int) -> str:
+    return f"2026-01-{i + 1:02d}T02:00:00.000000+00:00"
+
+
+def _stepped(storage: Path, n: int = 24, at: int = 12, factor: float = 1.10, seed: int = 4) -> None:
+    """``n`` nightly runs of two benchmarks; ``ADD`` gets ``factor`` slower from run ``at`` (0-based) on."""
+    rng = np.random.default_rng(seed)
+    runs = [_run({COPY: 1e-3 * (1 + 0.01 * rng.standard_normal()),
+                  ADD: 2e-4 * (factor if i >= at else 1.0) * (1 + 0.01 * rng.standard_normal())},
+                 _day(i), gbps=4200 * (1 + 0.01 * rng.standard_normal())) for i in range(n)]
+    _store(storage, runs)
+
+
+def test_runs_are_read_oldest_first_across_machine_id_folders_and_other_tools_left_out(tmp_path):
+    _store(tmp_path, [_run({COPY: 1.0}, _day(0)), _run({COPY: 2.0}, _day(2))], machine="Linux-CPython-3.10-64bit")
+    _store(tmp_path, [_run({COPY: 1.5}, _day(1)), _run({COPY: 3.0}, _day(3))])  # numbering restarts: 0001, 0002
+    plain = {"machine_info": {"node": "x"}, "benchmarks": [], "datetime": _day(4)}
+    (tmp_path / MACHINE / "0003_other_20260105_020000.json").write_text(json.dumps(plain))
+    (tmp_path / MACHINE / "notes.json").write_text("{}")
+    kept = history.load_history(tmp_path)
+    assert [r["benchmarks"][0]["stats"]["median"] for r in kept.runs] == [1.0, 1.5, 2.0, 3.0]
+    assert [p.parent.name for p in kept.paths] == ["Linux-CPython-3.10-64bit", MACHINE] * 2
+    assert kept.skipped == () and kept.hardware_ids() == ["cpu-test"]
+
+
+def test_a_damaged_run_is_skipped_with_its_reason_and_the_rest_still_read(tmp_path):
+    paths = _store(tmp_path, [_run({COPY: 1.0}, _day(0)), _run({COPY: 2.0}, _day(1)), _run({COPY: 3.0}, _day(2))])
+    paths[1].write_text('{"benchmarks": [')  # a run killed while it was written
+    old = _run({COPY: 4.0}, _day(3))
+    old["machine_info"]["perfkit"]["schema_version"] = 0
+    _store(tmp_path, [old], first=4)
+    kept = history.load_history(tmp_path)
+    assert len(kept) == 2
+    assert len(kept.skipped) == 2
+    assert str(paths[1]) in kept.skipped[0] and "unreadable" in kept.skipped[0]
+    assert "perfkit schema 0" in kept.skipped[1]
+
+
+def test_only_the_runs_of_the_hardware_asked_for(tmp_path):
+    _store(tmp_path, [_run({COPY: 1.0}, _day(0), "nvidia-h200-x1"), _run({COPY: 2.0}, _day(1), "cpu-test")])
+    assert history.load_history(tmp_path).hardware_ids() == ["cpu-test", "nvidia-h200-x1"]
+    assert [history.load_history(tmp_path, "nvidia-h200-x1").runs[0]["benchmarks"][0]["stats"]["median"]] == [1.0]
+
+
+def test_series_of_the_time_and_of_a_metric_per_matching_benchmark(tmp_path):
+    _store(tmp_path, [_run({COPY: 1.0, ADD: 5.0}, _day(0), gbps=4000.0), _run({COPY: 1.1}, _day(1), gbps=4100.0)])
+    kept = history.load_history(tmp_path)
+    assert history.series(kept) == {COPY: [(_day(0), 1.0), (_day(1), 1.1)], ADD: [(_day(0), 5.0)]}
+    assert history.series(kept, "*copy*", "bandwidth_gbps") == {COPY: [(_day(0), 4000.0), (_day(1), 4100.0)]}
+    assert list(history.series(kept, "vector_add")) == [ADD]  # no glob characters: a substring
+    assert history.series(kept, "*", "no_such_metric") == {}
+    assert history.unit_of(kept, COPY, "bandwidth_gbps") == "GB/s" and history.unit_of(kept, COPY) == "s"
+
+
+def test_storage_given_as_pytest_benchmarks_url_or_found_from_a_subfolder(tmp_path):
+    assert history.storage_path(f"file://{tmp_path}") == tmp_path
+    with pytest.raises(UsageError, match="only file://"):
+        history.storage_path("elasticsearch+https://host/index")
+    (tmp_path / "pytest.ini").write_text("[pytest]\n")
+    (tmp_path / ".benchmarks").mkdir()
+    (tmp_path / "benches" / "deep").mkdir(parents=True)
+    assert history.find_storage(tmp_path / "benches" / "deep") == tmp_path / ".benchmarks"
+
+
+def test_no_storage_folder_is_one_error_that_says_what_to_run(tmp_path):
+    with pytest.raises(BaselineError, match="--benchmark-autosave"):
+        history.load_history(tmp_path / "missing")
+
+
+def test_a_baseline_from_history_takes_the_last_n_runs(tmp_path):
+    _store(tmp_path, [_run({COPY: v}, _day(i)) for i, v in enumerate((9.0, 1.0, 1.01, 0.99))])
+    baseline = history.baseline_from_history(tmp_path, None, 3)
+    assert baseline["machine_info"]["perfkit"]["runs"][COPY]["time"] == [1.0, 1.01, 0.99]
+    assert baseline["machine_info"]["perfkit"]["run_dates"] == [_day(1), _day(2), _day(3)]
+
+
+@pytest.mark.parametrize(("runs", "n", "hardware_id", "error", "message"), [
+    (2, 3, None, BaselineError, "holds 2 perfkit run(s) of cpu-test, fewer than the 3 asked for"),
+    (3, 1, None, UsageError, "at least 2 runs"),
+    (3, 3, "nvidia-h200-x1", BaselineError, "holds 0 perfkit run(s) of nvidia-h200-x1"),
+])
+def test_a_baseline_from_too_few_runs_is_refused(tmp_path, runs, n, hardware_id, error, message):
+    _store(tmp_path, [_run({COPY: 1.0}, _day(i)) for i in range(runs)])
+    with pytest.raises(error) as raised:
+        history.baseline_from_history(tmp_path, hardware_id, n)
+    assert message in str(raised.value)
+
+
+def test_a_baseline_from_runs_of_several_machines_needs_the_hardware_id(tmp_path):
+    _store(tmp_path, [_run({COPY: 1.0}, _day(i), hw) for i, hw in enumerate(("cpu-a", "cpu-b", "cpu-a", "cpu-a"))])
+    with pytest.raises(UsageError, match=r"several machines \(cpu-a, cpu-b\); pass --hardware-id"):
+        history.baseline_from_history(tmp_path, None, 3)
+    assert history.baseline_from_history(tmp_path, "cpu-a", 3)["machine_info"]["perfkit"]["hardware_id"] == "cpu-a"
+
+
+def test_a_baseline_needs_the_raw_samples_of_its_newest_run(tmp_path):
+    _store(tmp_path, [_run({COPY: 1.0}, _day(i), data=i < 2) for i in range(3)])
+    with pytest.raises(BaselineError, match="no raw samples .*--benchmark-save-data"):
+        history.baseline_from_history(tmp_path, None, 3)
+
+
+def test_history_prints_each_benchmarks_trend_and_the_step_with_its_run_and_size(tmp_path, capsys):
+    _stepped(tmp_path)
+    assert cli.main(["history", "--storage", str(tmp_path)]) == 0
+    out = capsys.readouterr().out
+    assert "24 stored run(s) of cpu-test" in out
+    add = next(line for line in out.splitlines() if line.startswith(ADD))
+    assert " 24 " in add and "run 13 (2026-01-13 02:00, c1302abcde) +" in add
+    assert float(add.split(") +")[1].split("%")[0]) == pytest.approx(10.0, abs=1.5)
+    copy = next(line for line in out.splitlines() if line.startswith(COPY))
+    assert copy.rstrip().endswith("none")
+
+
+def test_history_of_a_metric_selected_with_k(tmp_path, capsys):
+    _stepped(tmp_path)
+    assert cli.main(["history", "--storage", f"file://{tmp_path}", "-k", "*copy*", "--figure", "bandwidth_gbps"]) == 0
+    out = capsys.readouterr().out
+    assert COPY in out and ADD not in out and "GB/s" in out
+
+
+def test_history_out_writes_a_chart_per_benchmark(tmp_path, capsys):
+    _stepped(tmp_path / "store")
+    assert cli.main(["history", "--storage", str(tmp_path / "store"), "--out", str(tmp_path / "charts")]) == 0
+    charts = sorted((tmp_path / "charts").glob("*.png"))
+    assert [p.name for p in charts] == ["history_test_ceilings.py__test_copy_bandwidth.png",
+                                        "history_test_vector_add.py__test_vector_add_explicit-1M_.png"]
+    assert all(p.stat().st_size > 10_000 for p in charts)
+    assert "wrote 2 chart(s)" in capsys.readouterr().out
+
+
+@pytest.mark.parametrize(("setup", "args", "message"), [
+    ("none", ["history", "--storage", "{tmp}/missing"], "no such storage folder"),
+    ("empty", ["history", "--storage", "{tmp}"], "holds no perfkit runs"),
+    ("mixed", ["history", "--storage", "{tmp}"], "several machines (cpu-a, cpu-b)"),
+    ("two", ["history", "--storage", "{tmp}", "-k", "nothing"], "no stored benchmark matches"),
+    ("two", ["baseline", "save", "--from-history", "3", "--storage", "{tmp}", "--dir", "{tmp}/b"],
+     "fewer than the 3 asked for"),
+    ("two", ["baseline", "save", "{tmp}/x.json", "--from-history", "2", "--storage", "{tmp}"], "not both"),
+    ("two", ["baseline", "save"], "or --from-history N"),
+])
+def test_history_errors_are_one_line_exit_2(tmp_path, setup, args, message):
+    if setup == "mixed":
+        _store(tmp_path, [_run({COPY: 1.0}, _day(0), "cpu-a"), _run({COPY: 1.0}, _day(1), "cpu-b")])
+    elif setup == "two":
+        _store(tmp_path, [_run({COPY: 1.0}, _day(i)) for i in range(2)])
+    done = subprocess.run([sys.executable, "-m", "perfkit.cli", *[a.format(tmp=tmp_path) for a in args]],
+                          capture_output=True, text=True, timeout=120, check=False, cwd=tmp_path)
+    assert done.returncode == 2, done.stderr
+    assert done.stderr.count("\n") == 1 and message in done.stderr and "Traceback" not in done.stderr
+
+
+TINY = """
+import time
+def test_sleep(benchmark, perfkit_metrics):
+    benchmark.pedantic(time.sleep, args=(0.002,), rounds=5, warmup_rounds=1)
+    perfkit_metrics.record("naps_per_s", 500.0, "1/s", "higher")
+"""
+
+
+@pytest.fixture(scope="module")
+def autosaved(tmp_path_factory) -> Path:
+    """Three real runs kept by pytest-benchmark's autosave (fresh processes: torch is imported once per process)."""
+    root = tmp_path_factory.mktemp("autosaved")
+    (root / "test_tiny.py").write_text(TINY)
+    for _ in range(3):
+        done = subprocess.run([sys.executable, "-m", "pytest", "-p", "perfkit.plugin", "--perfkit-device=cpu",
+                               "--perfkit-baseline=none", "-p", "no:cacheprovider", "--benchmark-autosave",
+                               "--benchmark-save-data", f"--benchmark-storage=file://{root / 'store'}", "test_tiny.py"],
+                              cwd=root, capture_output=True, text=True, timeout=300, check=False)
+        assert done.returncode == 0, done.stdout[-3000:] + done.stderr[-3000:]
+    return root
+
+
+def test_runs_kept_by_autosave_are_read_back(autosaved):
+    kept = history.load_history(autosaved / "store")
+    assert len(kept) == 3 and kept.skipped == ()
+    assert [p.name[:4] for p in kept.paths] == ["0001", "0002", "0003"]
+    ((name, points),) = history.series(kept).items()
+    assert name == "test_tiny.py::test_sleep" and len(points) == 3 and all(0.002 <= v < 0.05 for _, v in points)
+
+
+def test_baseline_save_from_history_of_three_autosaved_runs(autosaved, tmp_path, capsys):
+    args = ["baseline", "save", "--from-history", "3", "--storage", str(autosaved / "store"), "--dir", str(tmp_path)]
+    assert cli.main(args) == 0
+    assert "the last 3 runs" in capsys.readouterr().out
+    (saved,) = tmp_path.glob("*.json")
+    runs = json.loads(saved.read_text())["machine_info"]["perfkit"]["runs"]["test_tiny.py::test_sleep"]
+    assert set(runs) == {"time", "naps_per_s"} and all(len(values) == 3 for values in runs.values())
+    assert cli.main([*args, "--force"]) == 0  # the usual save modes apply
