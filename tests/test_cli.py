@@ -151,3 +151,16 @@ def test_baseline_save_without_dir_uses_the_projects_folder(files, tmp_path, mon
     assert cli.main(["baseline", "save", str(base)]) == 0
     (saved,) = (tmp_path / "baselines").glob("*.json")
     assert f"perfkit: saved {saved}" in capsys.readouterr().out
+
+
+def test_baseline_save_of_several_runs_keeps_every_runs_figures_and_their_spread(tmp_path, cpu_results, capsys):
+    paths = []
+    for i, factor in enumerate((1.0, 1.01, 0.99)):
+        path = tmp_path / f"run{i}.json"
+        path.write_text(json.dumps(slowed(cpu_results, MATMUL, factor)))
+        paths.append(str(path))
+    assert cli.main(["baseline", "save", *paths, "--dir", str(tmp_path / "b")]) == 0
+    assert "(3 runs)" in capsys.readouterr().out
+    (saved,) = (tmp_path / "b").glob("*.json")
+    info = json.loads(saved.read_text())["machine_info"]["perfkit"]
+    assert len(info["runs"][MATMUL]["time"]) == 3 and info["noise"][MATMUL]["time"]["runs"] == 3

@@ -70,3 +70,17 @@ def test_scaling_runs_are_read_back_from_their_records():
     assert {(r.method, r.gpus) for _, r in runs} == {(m, n) for m in ("DDP", "DataParallel") for n in (1, 2)}
     bench, _ = next((b, r) for b, r in runs if r.method == "DDP" and r.workload == "resnet50-224-b64" and r.gpus == 2)
     assert value_of(bench, "speedup") == pytest.approx(2 * value_of(bench, "scaling_efficiency"))
+
+
+def test_the_end_of_run_summary_lists_verdicts_worth_reading_and_counts_the_rest(cpu_results):
+    from perfkit.results.compare import compare
+    from tests.conftest import slowed, three_runs
+
+    matmul = "benches/test_ceilings.py::test_matmul_flops[fp32]"
+    current = slowed(cpu_results, matmul, 1.5)
+    current["benchmarks"] = [b for b in current["benchmarks"] if "copy" not in b["fullname"]]
+    lines = report.summary_lines(compare(three_runs(cpu_results), current), "baselines/x.json")
+    assert "1 regressed" in lines[0] and any(line.strip().startswith("regressed") and matmul in line for line in lines)
+    assert any("2 missing benchmark(s): in the baseline, not in this run" in line for line in lines)
+    assert not any(line.strip().startswith(("missing", "info")) for line in lines)
+    assert any(line.strip().startswith("regressed/improved:") for line in lines)

@@ -52,16 +52,21 @@ def headline(cmp: Comparison) -> str:
 
 
 def summary_lines(cmp: Comparison, baseline_name: str, limit: int = 40) -> list[str]:
-    """What the terminal shows at the end of a run: the headline, then every gating figure that moved."""
+    """What the terminal shows at the end of a run: the headline, then every gating figure with a verdict worth
+    reading and every count that moved; benchmarks not run, informational figures and the ungated are counted."""
     lines = [f"perfkit: compared with {baseline_name}: {headline(cmp)}"]
-    moved = [r for r in cmp.rows if r.verdict not in _QUIET and r.verdict != "not gated"]
+    moved = [r for r in cmp.rows if r.verdict in ("regressed", "improved", "unknown")
+             or (r.verdict == "changed" and r.note.startswith("a count"))]
     for row in moved[:limit]:
         lines.append("  " + "  ".join(c for c in _row_cells(row) if c and c != "-"))
     if len(moved) > limit:
         lines.append(f"  ... and {len(moved) - limit} more; run `perfkit compare` for the whole table")
-    ungated = sorted({r.benchmark for r in cmp.rows if r.verdict == "not gated"})
-    if ungated:
-        lines.append(f"  not gated (runs spread > 10%): {len(ungated)} benchmark(s); `perfkit compare` lists them")
+    counts = cmp.counts()
+    for verdict, meaning in (("not gated", "runs spread > 10%: reported, not gated"),
+                             ("missing", "in the baseline, not in this run (deselected or weekly)"),
+                             ("new", "not in the baseline yet")):
+        if counts.get(verdict):
+            lines.append(f"  {counts[verdict]} {verdict} benchmark(s): {meaning}; `perfkit compare` lists them")
     weak = cmp.weak()
     if weak:
         lines.append(f"  {len(weak)} gating figure(s) cannot detect a 10% change with these runs (MDE > 10%); "
