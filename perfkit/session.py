@@ -234,8 +234,8 @@ class Session:
         if self.family_seconds:
             families = ", ".join(f"{name} {s:.0f} s" for name, s in sorted(self.family_seconds.items(),
                                                                            key=lambda kv: -kv[1]) if s >= 0.5)
-            lines.append(f"perfkit: wall time {time.monotonic() - self.started:.0f} s from start-up; per family: "
-                         f"{families}")
+            lines.append(f"perfkit: wall time {time.monotonic() - self.started:.0f} s from start-up"
+                         + (f"; per family: {families}" if families else ""))
         if self.comparison is not None:
             lines[:0] = report.summary_lines(self.comparison, str(self.baseline_path))
         return lines
