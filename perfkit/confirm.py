@@ -16,6 +16,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
+from perfkit.errors import PerfkitError
 from perfkit.results.baselines import load_results
 from perfkit.results.compare import Comparison
 
@@ -30,15 +31,23 @@ def suspects(comparison: Comparison) -> list[str]:
     return sorted(out)
 
 
-def rerun(nodeids: Sequence[str], times: int, options: Sequence[str], root: Path) -> list[dict[str, Any]]:
-    """The result sets of ``times`` fresh-process runs of ``nodeids`` (a run that wrote nothing is left out)."""
+def rerun(nodeids: Sequence[str], times: int, options: Sequence[str], root: Path,
+          timeout_s: float | None = None) -> list[dict[str, Any]]:
+    """The result sets of ``times`` fresh-process runs of ``nodeids``; a re-run that crashed, timed out or
+    wrote nothing raises PerfkitError with the end of its output (the caller keeps the first run's verdicts)."""
     results = []
     with tempfile.TemporaryDirectory(prefix="perfkit-confirm-") as folder:
         for i in range(times):
             out = Path(folder) / f"confirm-{i}.json"
             command = [sys.executable, "-m", "pytest", *nodeids, "-q", "-p", "perfkit.plugin", "-p", "no:cacheprovider",
                        "--perfkit-baseline=none", "-m", "weekly or not weekly", f"--benchmark-json={out}", *options]
-            subprocess.run(command, cwd=root, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, check=False)
-            if out.exists():
-                results.append(load_results(out))
+            try:
+                done = subprocess.run(command, cwd=root, capture_output=True, text=True, check=False,
+                                      timeout=timeout_s)
+            except subprocess.TimeoutExpired:
+                raise PerfkitError(f"re-run {i + 1} ran past {timeout_s:.0f} s and was stopped") from None
+            if not out.exists() or not out.stat().st_size:
+                tail = " | ".join((done.stdout + done.stderr).strip().splitlines()[-3:])
+                raise PerfkitError(f"re-run {i + 1} wrote no results (exit {done.returncode}): {tail}")
+            results.append(load_results(out))
     return results

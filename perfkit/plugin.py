@@ -84,7 +84,9 @@ def pytest_configure(config: pytest.Config) -> None:
                f"--perfkit-timeout={config.getoption('perfkit_timeout')}"]
     options += [f"{name}={value}" for name, value in (("--perfkit-data-root", config.getoption("perfkit_data_root")),
                 ("--perfkit-torchrun-args", config.getoption("perfkit_torchrun_args"))) if value]
-    session.rerun = lambda nodeids, times: confirm.rerun(nodeids, times, options, config.rootpath)
+    limit = config.getoption("perfkit_timeout")
+    session.rerun = lambda nodeids, times: confirm.rerun(nodeids, times, options, config.rootpath,
+                                                         limit * len(nodeids) + 300 if limit > 0 else None)
 
 
 def session_of(config: pytest.Config) -> Session:

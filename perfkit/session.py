@@ -173,7 +173,7 @@ class Session:
         if self.partial is not None:
             for bench in benchmarks:
                 inject.apply(bench)
-                self.partial.append(bench, header())
+                self.partial.append(bench, header)
 
     def add_wall_time(self, nodeid: str, seconds: float) -> None:
         """Charge a test phase's wall time to its family (the bench file)."""
@@ -221,8 +221,12 @@ class Session:
         names = confirm.suspects(self.comparison) if self.comparison and self.confirm_runs and self.rerun else []
         if not names or self.rerun is None or self.baseline is None:
             return
-        again = self.rerun(names, self.confirm_runs)
-        self.comparison = compare.compare(self.baseline, from_runs([*again, results]))  # this run stays the record
+        try:
+            again = self.rerun(names, self.confirm_runs)
+            self.comparison = compare.compare(self.baseline, from_runs([*again, results]))  # this run stays the record
+        except PerfkitError as exc:
+            self.messages.append(f"perfkit: confirmation failed, the verdicts are this run's alone: {exc}")
+            return
         held = sorted({r.benchmark for r in self.comparison.regressions} & set(names))
         self.messages.append(f"perfkit: confirmation: {len(names)} flagged benchmark(s) re-run {self.confirm_runs} "
                              f"time(s) in fresh processes ({len(again)} run(s) finished); {len(held)} regression(s) "

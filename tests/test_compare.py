@@ -8,7 +8,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from perfkit import SCHEMA_VERSION
-from perfkit.errors import UsageError
+from perfkit.errors import BaselineError, UsageError
 from perfkit.results.baselines import from_runs
 from perfkit.results.compare import Policy, compare, parse_threshold
 
@@ -186,3 +186,19 @@ def test_threshold_forms(text, value):
 def test_malformed_thresholds_say_how_to_write_one(text):
     with pytest.raises(UsageError, match=r"5% or 0.05"):
         parse_threshold(text)
+
+
+def test_a_gating_figure_that_disappears_makes_the_benchmark_unknown_and_an_info_one_does_not():
+    base = _with_metric(10.0, "lower", gate=True)
+    cur = _results({"b": [1.0] * 5})
+    assert compare(base, cur).benchmark_verdicts() == {"b": "unknown"}
+    assert compare(_with_metric(10.0, "higher"), cur).benchmark_verdicts() == {"b": "unchanged"}
+
+
+def test_a_zero_time_does_not_break_the_geomean_and_a_non_finite_stored_run_is_refused():
+    cmp = compare(_results({"b": [1.0] * 5, "z": [1.0] * 5}), _results({"b": [1.0] * 5, "z": [0.0] * 5}))
+    assert cmp.geomean_time_ratio == pytest.approx(1.0)
+    broken = _runs([1.0, 1.01, 0.99])
+    broken["machine_info"]["perfkit"]["runs"]["b"]["time"][0] = float("nan")
+    with pytest.raises(BaselineError, match="not a finite number"):
+        compare(broken, _runs([1.0]))

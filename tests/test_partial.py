@@ -29,7 +29,7 @@ def test_partial_lines_load_back_and_a_half_written_line_is_dropped(tmp_path):
     writer = partial.PartialFile(path)
     header = {"machine_info": {"perfkit": {"hardware_id": "cpu-x"}}, "commit_info": {}}
     for name in ("a", "b"):
-        writer.append({"fullname": name, "stats": {"median": 1.0}}, header)
+        writer.append({"fullname": name, "stats": {"median": 1.0}}, lambda: header)
     path.write_text(path.read_text() + '{"fullname": "c", "sta')  # killed mid-write
     results = partial.load(path)
     assert [b["fullname"] for b in results["benchmarks"]] == ["a", "b"]

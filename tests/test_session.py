@@ -9,7 +9,7 @@ import pytest
 import torch
 
 from perfkit import SCHEMA_VERSION
-from perfkit.errors import BaselineError, UsageError
+from perfkit.errors import BaselineError, PerfkitError, UsageError
 from perfkit.measure.hardware import Fingerprint
 from perfkit.results.baselines import BaselineStore
 from perfkit.session import Outcome, Profile, Session, Settings
@@ -188,3 +188,16 @@ def test_open_reads_this_machine_and_finds_the_store_from_a_subfolder(tmp_path):
     assert session.settings.device.type == "cpu" and session.settings.profile.name == "quick"
     assert session.settings.torchrun_args == ("--nnodes", "2")
     assert session.settings.hardware_id.startswith("cpu-")
+
+
+def test_a_confirmation_that_cannot_run_keeps_the_first_verdicts_and_says_why(settings, store, cpu_results):
+    _stored(store, three_runs(cpu_results))
+
+    def broken(nodeids, times):
+        raise PerfkitError("re-run 1 wrote no results (exit 4): no such benchmark")
+
+    session = Session(settings, store, fail_on_regression=True)
+    session.confirm_runs, session.rerun = 2, broken
+    assert session.finish(slowed(cpu_results, MATMUL, 1.3)) is Outcome.REGRESSED
+    assert any("confirmation failed, the verdicts are this run's alone: re-run 1 wrote no results" in line
+               for line in session.summary_lines())

@@ -104,7 +104,7 @@ class Comparison:
         """One verdict per benchmark: the worst of its gating figures (``unchanged`` if it has none)."""
         out: dict[str, str] = {}
         for row in self.rows:
-            if row.gating or row.verdict in ("new", "missing"):
+            if row.gating:
                 now = out.get(row.benchmark)
                 out[row.benchmark] = row.verdict if now is None else min(now, row.verdict, key=VERDICTS.index)
             else:
@@ -117,7 +117,8 @@ class Comparison:
 
     def weak(self, limit: float = 0.10) -> tuple[Row, ...]:
         """Gating figures whose minimum detectable effect exceeds ``limit`` (or is unknown)."""
-        return tuple(r for r in self.rows if r.gating and r.verdict != "not gated" and (r.mde is None or r.mde > limit))
+        return tuple(r for r in self.rows if r.gating and r.verdict not in ("not gated", "new", "missing")
+                     and (r.mde is None or r.mde > limit))
 
 
 def compare(baseline: Mapping[str, Any], current: Mapping[str, Any], policy: Policy = Policy(),
@@ -138,15 +139,16 @@ def compare(baseline: Mapping[str, Any], current: Mapping[str, Any], policy: Pol
             known = base.get(name) or cur[name]
             value = float(known["stats"]["median"])
             rows.append(Row(name, TIME, "s", "lower", value if name in base else None,
-                            value if name in cur else None, None, "missing" if name not in cur else "new"))
+                            value if name in cur else None, None, "missing" if name not in cur else "new",
+                            gating=True))
             continue
         judged.extend(_benchmark(name, base[name], cur[name], base_runs[name], cur_runs[name],
                                  spreads.get(name, {}), policy))
     rows.extend(_holm(judged, policy))
     rows.sort(key=lambda r: (r.benchmark, not r.gating, r.metric))
     common = sorted(base.keys() & cur.keys())
-    ratios = [statistics.fmean(cur_runs[n][TIME]) / statistics.fmean(base_runs[n][TIME])
-              for n in common if statistics.fmean(base_runs[n][TIME]) > 0]
+    ratios = [statistics.fmean(cur_runs[n][TIME]) / statistics.fmean(base_runs[n][TIME]) for n in common
+              if statistics.fmean(base_runs[n][TIME]) > 0 and statistics.fmean(cur_runs[n][TIME]) > 0]
     geomean = math.exp(sum(map(math.log, ratios)) / len(ratios)) if ratios else None
     base_id, cur_id = hardware_id_of(baseline), hardware_id_of(current)
     hardware_rows = () if base_id == cur_id else tuple(
@@ -184,8 +186,11 @@ def _benchmark(name: str, base: Mapping[str, Any], cur: Mapping[str, Any], base_
         unit, better = kinds.get(figure, ("", "none"))
         b, c = base_runs.get(figure), cur_runs.get(figure)
         if b is None or c is None:
+            gate = figure in gates and better != "none"
+            verdict = "unknown" if gate else ("new" if b is None else "missing")
+            note = f"a gating figure only {'this run' if b is None else 'the baseline'} has" if gate else ""
             out.append(_Judged(Row(name, figure, unit, better, statistics.fmean(b) if b else None,
-                                   statistics.fmean(c) if c else None, None, "new" if b is None else "missing")))
+                                   statistics.fmean(c) if c else None, None, verdict, note=note, gating=gate)))
         elif figure in gates and better != "none":
             out.append(_gate(name, figure, unit, better, b, c, spreads.get(figure), threshold, policy))
         else:
@@ -220,7 +225,7 @@ def _gate(name: str, figure: str, unit: str, better: str, b: list[float], c: lis
                                         "too noisy to gate; reported only"))
     if min(b + c) <= 0:
         return _Judged(row("unchanged" if base == cur else "unknown", "a zero or negative figure: no log scale"))
-    d = math.log(cur / base)
+    d = statistics.fmean(math.log(v) for v in c) - statistics.fmean(math.log(v) for v in b)
     band = max(math.log1p(threshold), policy.k * spread) if spread is not None else math.log1p(threshold)
     se = spread * math.sqrt(1 / len(b) + 1 / len(c)) if spread is not None else None
     worse = d if better == "lower" else -d
@@ -307,7 +312,8 @@ def ceiling_of(results: Mapping[str, Any], key: str) -> float | None:
 
 def _hardware_row(name: str, base: Mapping[str, Any], cur: Mapping[str, Any],
                   baseline: Mapping[str, Any], current: Mapping[str, Any]) -> HardwareRow:
-    speedup = float(base["stats"]["median"]) / float(cur["stats"]["median"])
+    now = float(cur["stats"]["median"])
+    speedup = float(base["stats"]["median"]) / now if now > 0 else math.inf
     bound = cur.get("extra_info", {}).get("bound") or base.get("extra_info", {}).get("bound")
     expected = None
     if bound:

@@ -93,9 +93,10 @@ def _share_of_ceiling(bench: Mapping[str, Any], ceilings: Mapping[str, Ceiling])
     copy = peak.key == datasheet.COPY
     rate, share = ("bandwidth_gbps", "pct_of_copy_peak") if copy else ("tflops", "pct_of_peak")
     value = value_of(bench, rate)
-    if value is None:
-        return
     record, ceiling = _recorder(bench), ceilings.get(peak.key)
+    if value is None:
+        record.absent(share, f"no {rate} was measured to share")
+        return
     if ceiling is None:
         record.absent(share, f"no measured {peak.key}: run benches/test_ceilings.py in the same run")
         return
@@ -206,8 +207,11 @@ def _scaling(results: Mapping[str, Any]) -> None:
         record, throughput = _recorder(bench), value_of(bench, "images_per_s")
         base = one_gpu.get((rec.method, rec.reference_key))
         base_throughput = value_of(base, "images_per_s") if base is not None else None
-        if rec.gpus > 1 and throughput is not None:
-            if base_throughput:
+        if rec.gpus > 1:
+            if throughput is None:
+                for name in SCALING_FIGURES:
+                    record.absent(name, "no images_per_s was measured")
+            elif base_throughput:
                 speedup = throughput / base_throughput
                 record.record("speedup", speedup, "x", "higher")
                 record.record("scaling_efficiency", speedup / rec.gpus, "ratio", "higher")
@@ -217,10 +221,10 @@ def _scaling(results: Mapping[str, Any]) -> None:
                                         "(select it too)")
         if rec.method == "DDP" and rec.gpus > 1:
             _course_communication(record, rec, _median(bench), base_throughput)
-        if rec.method == "DataParallel" and throughput is not None:
+        if rec.method == "DataParallel":
             partner = ddp.get((rec.workload, rec.gpus))
             on_ddp = value_of(partner, "images_per_s") if partner is not None else None
-            if on_ddp:
+            if on_ddp and throughput is not None:
                 record.record("throughput_vs_ddp", throughput / on_ddp, "ratio", "higher")
             else:
                 record.absent("throughput_vs_ddp", f"no DDP run of {rec.workload} on {rec.gpus} GPUs in this "

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import json
 import os
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import Any
 
@@ -33,12 +33,13 @@ class PartialFile:
         self.path = path
         self._started = False
 
-    def append(self, bench: Mapping[str, Any], header: Mapping[str, Any]) -> None:
-        """Write ``bench`` as one line; the first call truncates the file and writes ``header`` before it."""
+    def append(self, bench: Mapping[str, Any], header: Callable[[], Mapping[str, Any]]) -> None:
+        """Write ``bench`` as one line; the first call truncates the file and writes ``header()`` before it
+        (machine and commit info: read once, when the first benchmark finishes)."""
         mode = "a" if self._started else "w"
         with open(self.path, mode, encoding="utf-8") as fh:
             if not self._started:
-                fh.write(json.dumps({"perfkit_partial": 1, **header}) + "\n")
+                fh.write(json.dumps({"perfkit_partial": 1, **header()}) + "\n")
             fh.write(json.dumps(bench) + "\n")
             fh.flush()
             os.fsync(fh.fileno())

@@ -15,6 +15,7 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
+from perfkit.errors import BaselineError
 from perfkit.results.metrics import metrics_of
 
 #: figure -> one value per run
@@ -66,6 +67,9 @@ def runs_of(results: Mapping[str, Any]) -> dict[str, Figures]:
         kept = (stored or {}).get(name)
         out[name] = ({fig: [float(v) for v in values] for fig, values in kept.items()} if kept
                      else {fig: [value] for fig, value in figures_of(bench).items()})
+        if not all(math.isfinite(v) for values in out[name].values() for v in values):
+            raise BaselineError(f"{name}: a stored run value is not a finite number; re-save the baseline from "
+                                "its result files")
     return out
 
 
