@@ -4,6 +4,7 @@ from __future__ import annotations
 import copy
 import time
 from collections.abc import Callable, Generator
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -47,6 +48,9 @@ def pytest_addoption(parser: pytest.Parser) -> None:
     group.addoption("--perfkit-confirm", type=int, default=0, metavar="N",
                     help="re-run benchmarks flagged against the baseline N times, each in a fresh process, and judge "
                          "again with every run (default 0: no re-runs); the nightly uses 3")
+    group.addoption("--perfkit-summary", default=None, metavar="PATH",
+                    help="also write the final comparison (after any confirmation) as markdown to PATH, "
+                         "e.g. for a CI job summary")
     group.addoption("--perfkit-timeout", type=float, default=DEFAULT_TIMEOUT_S, metavar="SECONDS",
                     help=f"wall-clock limit per benchmark: a stuck one fails with that reason and the run goes on "
                          f"(default {DEFAULT_TIMEOUT_S:.0f}; 0: none)")
@@ -80,6 +84,8 @@ def pytest_configure(config: pytest.Config) -> None:
     if json_path is not None:
         session.partial = PartialFile(partial.path_for(json_path))
     session.confirm_runs = config.getoption("perfkit_confirm")
+    summary = config.getoption("perfkit_summary")
+    session.summary_path = Path(summary) if summary else None
     options = [f"--perfkit-device={session.settings.device.type}", f"--perfkit-profile={session.settings.profile.name}",
                f"--perfkit-timeout={config.getoption('perfkit_timeout')}"]
     options += [f"{name}={value}" for name, value in (("--perfkit-data-root", config.getoption("perfkit_data_root")),

@@ -122,6 +122,7 @@ class Session:
     messages: list[str] = field(init=False, default_factory=list)
     partial: PartialFile | None = None
     confirm_runs: int = 0
+    summary_path: Path | None = None
     rerun: Callable[[list[str], int], list[dict[str, Any]]] | None = None
     family_seconds: dict[str, float] = field(init=False, default_factory=dict)
     started: float = field(init=False, default_factory=time.monotonic)
@@ -205,6 +206,8 @@ class Session:
         elif self.baseline_choice == "auto":
             self.messages.append(f"perfkit: no baseline for {self.settings.hardware_id} in baselines/; "
                                  "nothing compared (save one with --perfkit-save-baseline)")
+        if self.summary_path is not None and self.comparison is not None:
+            self.summary_path.write_text(self._markdown(self.comparison), encoding="utf-8")
         if self.partial is not None:
             self.partial.remove_if_complete()  # pytest-benchmark wrote the final JSON before this runs
         if self.save_mode:
@@ -231,6 +234,11 @@ class Session:
         self.messages.append(f"perfkit: confirmation: {len(names)} flagged benchmark(s) re-run {self.confirm_runs} "
                              f"time(s) in fresh processes ({len(again)} run(s) finished); {len(held)} regression(s) "
                              f"held{': ' + ', '.join(held) if held else ''}")
+
+    def _markdown(self, comparison: compare.Comparison) -> str:
+        """The final verdict (after confirmation) as markdown, for a CI job summary."""
+        notes = [m for m in self.messages if m.startswith("perfkit: confirmation")]
+        return report.render(comparison, "markdown", show_unchanged=False) + "".join(f"\n{n}\n" for n in notes)
 
     def summary_lines(self) -> list[str]:
         """What the terminal summary shows: the comparison first, then the other messages and the wall times."""

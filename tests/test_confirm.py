@@ -76,3 +76,12 @@ def test_injection_scales_times_up_and_rates_down_once():
     assert bench["stats"]["median"] == 2.5 and bench["stats"]["data"] == [2.5, 2.5]
     assert metrics["copy_bandwidth_gbps"]["value"] == 80.0 and metrics["kernel_s"]["samples"] == [1.25, 1.25]
     assert metrics["peak_allocated_mib"]["value"] == 5.0
+
+
+def test_the_final_verdict_is_written_as_markdown_for_a_job_summary(pytester, monkeypatch):
+    _baseline(pytester)
+    monkeypatch.setenv(inject.ENV, "*test_steady=1.5")
+    pytester.runpytest_subprocess(*PLUGIN, "--perfkit-confirm=1", "--perfkit-summary=summary.md")
+    text = (pytester.path / "summary.md").read_text()
+    assert text.startswith("## same hardware") and "1 regressed" in text
+    assert "| regressed | test_sleepy.py::test_steady | time |" in text and "confirmation: 1 flagged" in text
