@@ -9,6 +9,7 @@ Those live here, each pinned by a test, so an upgrade that changes them fails in
 from __future__ import annotations
 
 import json
+import os
 from collections.abc import Sequence
 from datetime import datetime, timezone
 from pathlib import Path
@@ -62,7 +63,9 @@ def json_path(config: pytest.Config) -> Path | None:
     option = config.getoption("benchmark_json", None)
     if not option:
         return None
-    return Path(getattr(option, "name", option))
+    if isinstance(option, (str, os.PathLike)):  # a Path has a .name too: the file's base name, not its path
+        return Path(option)
+    return Path(option.name)
 
 
 def take_finished(config: pytest.Config) -> list[dict[str, Any]]:

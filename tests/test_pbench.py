@@ -73,3 +73,18 @@ def test_inject_samples_makes_external_times_the_benchmarks_stats(pytester):
     pytester.runpytest("-p", "perfkit.plugin", "--perfkit-device=cpu").assert_outcomes(passed=1)
     stats = json.loads((pytester.path / "seen.json").read_text())["benchmarks"][0]["stats"]
     assert stats["median"] == 0.5 and stats["rounds"] == 3
+
+
+def test_the_json_path_is_the_whole_path_in_either_pytest_benchmark(tmp_path):
+    class Config:
+        def __init__(self, value):
+            self.value = value
+
+        def getoption(self, name, default=None):
+            return self.value
+
+    target = tmp_path / "out" / "results.json"
+    assert pbench.json_path(Config(target)) == target  # 5.3: a Path (whose .name is only the base name)
+    with open(tmp_path / "r.json", "wb") as handle:  # 5.2: an open file
+        assert pbench.json_path(Config(handle)) == tmp_path / "r.json"
+    assert pbench.json_path(Config(None)) is None
