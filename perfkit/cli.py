@@ -173,7 +173,12 @@ def _baseline_save(args: argparse.Namespace) -> int:
         return _baseline_save_from_history(args, store)
     if not args.results:
         raise UsageError("baseline save needs the result JSON of one or more runs, or --from-history N")
-    results = [baselines.load_results(path) for path in args.results]
+    results = []
+    for path in args.results:
+        kept, injected = baselines.without_injected(baselines.load_results(path))
+        if injected:
+            print(f"perfkit: left out {len(injected)} benchmark(s) of {path} that carry an injected slowdown")
+        results.append(kept)
     path = store.save(baselines.from_runs(results) if len(results) > 1 else results[0], args.mode)
     print(f"perfkit: saved {path} ({len(results)} run{'s' if len(results) > 1 else ''})")
     return 0

@@ -130,3 +130,21 @@ def test_a_damaged_stored_baseline_is_an_error_not_a_missing_one(tmp_path):
     store.path_for("cpu-x").write_text("{")
     with pytest.raises(BaselineError, match="not valid JSON"):
         store.load("cpu-x")
+
+
+def test_an_injected_slowdown_never_becomes_a_baseline(tmp_path, cpu_results):
+    slowed = copy.deepcopy(cpu_results)
+    slowed["benchmarks"][0]["extra_info"]["injected_slowdown"] = 1.1
+    with pytest.raises(BaselineError, match="injected"):
+        baselines.save_baseline(slowed, tmp_path)
+    kept, injected = baselines.without_injected(slowed)
+    assert injected == [slowed["benchmarks"][0]["fullname"]]
+    assert [b["fullname"] for b in kept["benchmarks"]] == [b["fullname"] for b in slowed["benchmarks"][1:]]
+
+
+def test_a_baseline_of_runs_keeps_a_benchmark_only_an_earlier_run_holds(cpu_results):
+    later = copy.deepcopy(cpu_results)
+    dropped = later["benchmarks"].pop(0)
+    combined = baselines.from_runs([cpu_results, later])
+    assert dropped["fullname"] in {b["fullname"] for b in combined["benchmarks"]}
+    assert len(combined["benchmarks"]) == len(cpu_results["benchmarks"])

@@ -242,7 +242,7 @@ def _course_communication(record: MetricRecorder, rec: Scaling, step_s: float, b
     record.record("comm_subtraction_ms", subtraction_s * 1e3, "ms", "lower")
     if rec.parameters is not None and subtraction_s > 0:
         course = comm.course_allreduce_bytes(rec.parameters, rec.gpus)
-        record.record("course_bandwidth_gbps", course / subtraction_s / GB, "GB/s", "none")
+        record.record("course_bandwidth_gbps", course / subtraction_s / GB, "GB/s", "higher")
     else:
         record.absent("course_bandwidth_gbps", "the course's subtraction gave no positive communication time")
 
