@@ -54,6 +54,9 @@ def pytest_addoption(parser: pytest.Parser) -> None:
     group.addoption("--perfkit-timeout", type=float, default=DEFAULT_TIMEOUT_S, metavar="SECONDS",
                     help=f"wall-clock limit per benchmark: a stuck one fails with that reason and the run goes on "
                          f"(default {DEFAULT_TIMEOUT_S:.0f}; 0: none)")
+    group.addoption("--perfkit-memory-cap", default=None, metavar="SIZE",
+                    help="let PyTorch's allocator use at most SIZE of each GPU, e.g. 10.91GiB (the course's "
+                         "GTX 1080 Ti), so a large card reproduces a small one's limits; recorded in the results")
     group.addoption("--perfkit-torchrun-args", default=None, metavar="ARGS",
                     help="torchrun rendezvous options for the multi-GPU benchmarks, e.g. "
                          "\"--nnodes 2 --rdzv-backend c10d --rdzv-endpoint host:29500 --rdzv-id job1\" "
@@ -76,6 +79,7 @@ def pytest_configure(config: pytest.Config) -> None:
             fail_on_regression=config.getoption("perfkit_fail_on_regression"),
             save_mode=config.getoption("perfkit_save_baseline"),
             torchrun_args=config.getoption("perfkit_torchrun_args"),
+            memory_cap=config.getoption("perfkit_memory_cap"),
         )
     except PerfkitError as exc:
         raise pytest.UsageError(str(exc)) from None
@@ -89,7 +93,8 @@ def pytest_configure(config: pytest.Config) -> None:
     options = [f"--perfkit-device={session.settings.device.type}", f"--perfkit-profile={session.settings.profile.name}",
                f"--perfkit-timeout={config.getoption('perfkit_timeout')}"]
     options += [f"{name}={value}" for name, value in (("--perfkit-data-root", config.getoption("perfkit_data_root")),
-                ("--perfkit-torchrun-args", config.getoption("perfkit_torchrun_args"))) if value]
+                ("--perfkit-torchrun-args", config.getoption("perfkit_torchrun_args")),
+                ("--perfkit-memory-cap", config.getoption("perfkit_memory_cap"))) if value]
     limit = config.getoption("perfkit_timeout")
     session.rerun = lambda nodeids, times: confirm.rerun(nodeids, times, options, config.rootpath,
                                                          limit * len(nodeids) + 300 if limit > 0 else None)
@@ -200,6 +205,12 @@ def perfkit_torchrun(request: pytest.FixtureRequest) -> Callable[..., dict[str, 
             pytest.fail(f"{exc}{hint}", pytrace=False)
 
     return run
+
+
+@pytest.fixture(scope="session")
+def perfkit_memory_cap(request: pytest.FixtureRequest) -> int | None:
+    """``--perfkit-memory-cap`` in bytes (applied to every GPU at start-up), or None: the whole card."""
+    return session_of(request.config).settings.memory_cap
 
 
 @pytest.fixture

@@ -18,7 +18,7 @@ import torch
 
 from perfkit import SCHEMA_VERSION, confirm
 from perfkit.errors import BaselineError, PerfkitError, UsageError
-from perfkit.measure import hardware
+from perfkit.measure import capacity, hardware
 from perfkit.parallel import launch
 from perfkit.results import compare, datasheet, inject, report
 from perfkit.results.baselines import (
@@ -57,17 +57,27 @@ class Settings:
     gpu_count: int
     fingerprint: hardware.Fingerprint
     torchrun_args: tuple[str, ...] = ()
+    memory_cap: int | None = None
 
     @classmethod
     def detect(cls, device: str = "auto", profile: str | None = None,
-               torchrun_args: str | None = None) -> Settings:
+               torchrun_args: str | None = None, memory_cap: str | None = None) -> Settings:
         """Read the machine (torch, NVML). The profile defaults to full with a GPU: a CPU box
-        would take hours at the course's sizes."""
+        would take hours at the course's sizes. A memory cap is checked against every GPU and applied."""
         gpu_count = hardware.gpu_count()
         resolved = torch.device(hardware.resolve_device(device))
         chosen = Profile(profile or ("full" if resolved.type == "cuda" else "quick"))
-        return cls(resolved, chosen, gpu_count, hardware.fingerprint(resolved.type),
-                   torchrun_args=launch.parse_torchrun_args(torchrun_args))
+        cap = capacity.parse_bytes(memory_cap) if memory_cap is not None else None
+        if cap is not None:
+            if resolved.type != "cuda":
+                raise UsageError("--perfkit-memory-cap caps the CUDA allocator; this run is on the CPU")
+            capacity.apply_cap(cap, [torch.device("cuda", i) for i in range(gpu_count)])
+        return cls(resolved, chosen, gpu_count, hardware.fingerprint(resolved.type, cap),
+                   torchrun_args=launch.parse_torchrun_args(torchrun_args), memory_cap=cap)
+
+    @property
+    def gpus(self) -> list[torch.device]:
+        return [torch.device("cuda", i) for i in range(self.gpu_count)] if self.device.type == "cuda" else []
 
     @property
     def hardware_id(self) -> str:
@@ -135,9 +145,9 @@ class Session:
     @classmethod
     def open(cls, root: str | Path, *, device: str = "auto", profile: str | None = None,
              baseline: str = "auto", fail_on_regression: bool = False, save_mode: str | None = None,
-             torchrun_args: str | None = None) -> Session:
+             torchrun_args: str | None = None, memory_cap: str | None = None) -> Session:
         """A session on this machine, with the baselines folder found from ``root`` up."""
-        return cls(Settings.detect(device, profile, torchrun_args), BaselineStore.find(root), baseline,
+        return cls(Settings.detect(device, profile, torchrun_args, memory_cap), BaselineStore.find(root), baseline,
                    fail_on_regression, cast("SaveMode | None", save_mode))
 
     def _load_baseline(self) -> tuple[Path | None, dict[str, Any] | None]:

@@ -40,6 +40,7 @@ class Fingerprint:
     python: str
     cpu_model: str
     cpu_count: int
+    memory_cap_gib: float | None = None  # --perfkit-memory-cap: the card made to look smaller
 
     def to_json(self) -> dict[str, Any]:
         return asdict(self)
@@ -106,8 +107,9 @@ def resolve_device(wanted: str) -> str:
     return "cuda" if wanted == "cuda" or (wanted == "auto" and gpu_count()) else "cpu"
 
 
-def fingerprint(device: str) -> Fingerprint:
-    """Read the machine; ``device`` is the one this run measures ('cuda' or 'cpu')."""
+def fingerprint(device: str, memory_cap: int | None = None) -> Fingerprint:
+    """Read the machine; ``device`` is the one this run measures ('cuda' or 'cpu'), ``memory_cap`` the
+    allocator cap in bytes (perfkit.measure.capacity), if any."""
     cpu = cpu_model()
     gpu_name = memory = capability = spec_key = None
     count = gpu_count()
@@ -137,4 +139,5 @@ def fingerprint(device: str) -> Fingerprint:
         python=sys.version.split()[0],
         cpu_model=cpu,
         cpu_count=os.cpu_count() or 1,
+        memory_cap_gib=round(memory_cap / 2**30, 2) if memory_cap is not None else None,
     )

@@ -6,7 +6,8 @@ predicts), ``reserved`` adds the caching allocator's slack, and NVML's used memo
 """
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Iterable, Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass
 from typing import Any
 
@@ -54,3 +55,36 @@ def measure_peak(fn: Callable[[], Any], device: torch.device, since: int = 0) ->
     timing.synchronize()
     return PeakMemory(torch.cuda.max_memory_allocated(device) - since,
                       torch.cuda.max_memory_reserved(device) - held, since)
+
+
+class SavedStorages:
+    """The distinct storages autograd keeps for the backward pass while :meth:`watch` is active, parameters
+    excluded: the activation memory that grows with depth and batch, counted on any device (the meta
+    device too). ``limit`` turns it into a synthetic memory budget: the tensor that takes the total past
+    it raises PyTorch's own out-of-memory error, as the CUDA allocator would.
+    """
+
+    def __init__(self, exclude: Iterable[torch.Tensor] = (), limit: int | None = None) -> None:
+        self._excluded = {t.untyped_storage().data_ptr() for t in exclude}
+        self._saved: dict[int, int] = {}
+        self.limit = limit
+        self.peak = 0
+
+    @property
+    def total(self) -> int:
+        return sum(self._saved.values())
+
+    @contextmanager
+    def watch(self) -> Iterator[SavedStorages]:
+        with torch.autograd.graph.saved_tensors_hooks(self._pack, lambda t: t):
+            yield self
+
+    def _pack(self, tensor: torch.Tensor) -> torch.Tensor:
+        storage = tensor.untyped_storage()
+        if storage.data_ptr() not in self._excluded:
+            self._saved[storage.data_ptr()] = storage.nbytes()
+            self.peak = max(self.peak, self.total)
+            if self.limit is not None and self.total > self.limit:
+                raise torch.OutOfMemoryError(f"synthetic budget: Tried to allocate {storage.nbytes()} B beyond a "
+                                             f"budget of {self.limit} B for the tensors autograd keeps")
+        return tensor

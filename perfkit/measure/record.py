@@ -11,7 +11,7 @@ from typing import Any
 import torch
 
 from perfkit.errors import HardwareError
-from perfkit.measure import memory, power, timing
+from perfkit.measure import capacity, memory, power, timing
 from perfkit.results import datasheet
 from perfkit.results.metrics import MetricRecorder, rates
 from perfkit.results.payloads import RatePeak
@@ -77,3 +77,12 @@ def record_power(metrics: MetricRecorder, fn: Callable[[], Any], seconds_per_cal
                            "gpu_util_pct": trace.mean("gpu_util_pct"), "sm_clock_mhz": trace.mean("sm_clock_mhz"),
                            "memory_used_mib": trace.peak("memory_used_mib")})
     return trace
+
+
+def record_capacity(metrics: MetricRecorder, found: capacity.Capacity, name: str, value: int, unit: str) -> None:
+    """What every capacity search leaves: its answer ``name`` (a gating figure: a change in memory use moves
+    it), how many probes and seconds it took, and the most memory a probe left behind (always 0: a leak fails)."""
+    metrics.record(name, value, unit, "higher", gate=True)
+    metrics.record("probes", len(found.probes), "probes", "none")
+    metrics.record("search_s", sum(p.seconds for p in found.probes), "s", "lower")
+    metrics.record("leaked_mib", max(p.leaked_bytes for p in found.probes) / memory.MiB, "MiB", "lower")

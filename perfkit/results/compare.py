@@ -43,7 +43,7 @@ VERDICTS: tuple[str, ...] = ("regressed", "unknown", "improved", "not gated", "u
 #: Fingerprint fields whose change is shown beside the verdicts.
 FINGERPRINT_FIELDS: tuple[str, ...] = (
     "gpu_name", "gpu_count", "driver", "cuda", "cudnn", "torch", "torchvision", "numba", "numba_cuda",
-    "python", "cpu_model",
+    "python", "cpu_model", "memory_cap_gib",
 )
 
 

@@ -279,5 +279,72 @@ class LargeBatch(Record):
     history: tuple[EpochStats, ...]
 
 
+@dataclass(frozen=True)
+class CapacityProbe(Record):
+    """One try of a capacity search (perfkit.measure.capacity): the knob's value, whether it fitted, the
+    allocator peak per device (MiB) and how long the try took."""
+
+    TAG: ClassVar[str] = "capacity_probe"
+    value: int
+    fits: bool
+    peak_mib: tuple[float, ...]
+    seconds: float
+    leaked_mib: float = 0.0
+
+
+@dataclass(frozen=True)
+class LayerCapacity(Record):
+    """The largest layer stack that fits (seed 000 Task 1): which knob was searched, under which cap."""
+
+    TAG: ClassVar[str] = "layer_capacity"
+    knob: str  # "balanced" (num_conv = num_fc), "conv" (num_fc fixed), "fc" (num_conv fixed), "split" (two GPUs)
+    input_shape: tuple[int, ...]
+    cap_gib: float | None  # None: the whole card
+    num_conv: int
+    num_fc: int
+    stopped_by: str
+    kept_mib_per_layer: float
+    probes: tuple[CapacityProbe, ...]
+    split_at: int | None = None
+    peak_mib_per_device: tuple[float, ...] = ()
+    failed_gpu: int | None = None  # the GPU that ran out at the first size that did not fit
+    room: str = ""  # the memory the search had, in words ("10.91 GiB per GPU (capped)", "a 2 MiB synthetic budget")
+
+    @property
+    def memory(self) -> str:
+        return self.room or (f"{self.cap_gib:.2f} GiB per GPU (capped)" if self.cap_gib else "whole card")
+
+
+@dataclass(frozen=True)
+class BatchEpoch(Record):
+    """One timed epoch at one batch size (seeds 003 Q1, 004 2.1), after a warm-up epoch."""
+
+    TAG: ClassVar[str] = "batch_epoch"
+    variant: str  # "resident" (data on the GPU) or "loader" (a DataLoader from host memory)
+    model: str
+    batch: int
+    dataset: int
+    steps: int
+    epoch_s: float
+    images_per_s: float
+    peak_mib: float | None
+    data: str
+    workers: int = 0
+    pin_memory: bool = False
+
+
+@dataclass(frozen=True)
+class BatchCapacity(Record):
+    """The largest training batch that fits, found by a capacity search up to the dataset's size."""
+
+    TAG: ClassVar[str] = "batch_capacity"
+    model: str
+    largest: int
+    stopped_by: str
+    dataset: int
+    cap_gib: float | None
+    probes: tuple[CapacityProbe, ...]
+
+
 FAMILIES: tuple[type[Record], ...] = (RatePeak, VectorAdd, Layer, VggSwap, MemoryEstimate, Ppp, Roofline, Scaling,
-                                      AllreduceSweep, LargeBatch)
+                                      AllreduceSweep, LargeBatch, LayerCapacity, BatchEpoch, BatchCapacity)

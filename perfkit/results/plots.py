@@ -10,12 +10,15 @@ from collections.abc import Callable, Iterable, Mapping
 from pathlib import Path
 from typing import Any
 
-from perfkit.results import datasheet
+from perfkit.results import datasheet, seeds
 from perfkit.results.baselines import hardware_id_of, perfkit_info
 from perfkit.results.derived import scaling_runs
 from perfkit.results.metrics import value_of
 from perfkit.results.payloads import (
     AllreduceSweep,
+    BatchCapacity,
+    BatchEpoch,
+    LayerCapacity,
     Layer,
     MemoryEstimate,
     Ppp,
@@ -284,8 +287,69 @@ def plot_busbw(results: Mapping[str, Any], out: Path) -> Iterable[tuple[str, Pat
     return [("All-reduce bus bandwidth vs message size", _save(fig, out / "busbw.png"))]
 
 
+def plot_batch_sweep(results: Mapping[str, Any], out: Path) -> Iterable[tuple[str, Path]]:
+    """Epoch time and images/s vs batch size (log x), one line per way of feeding the data, with the largest
+    batch that fits marked and seed 003's V100 epochs beside them."""
+    epochs = sorted((rec for _, rec in family(results, BatchEpoch)), key=lambda r: r.batch)
+    if not epochs:
+        return []
+    plt = _pyplot()
+    fig, (left, right) = plt.subplots(1, 2, figsize=(11, 4.2))
+    for variant in sorted({r.variant for r in epochs}):
+        rows = [r for r in epochs if r.variant == variant]
+        left.plot([r.batch for r in rows], [r.epoch_s for r in rows], marker="o", label=variant)
+        right.plot([r.batch for r in rows], [r.images_per_s for r in rows], marker="o", label=variant)
+    left.scatter(list(seeds.BATCH_EPOCH_V100), list(seeds.BATCH_EPOCH_V100.values()), marker="x", color="grey",
+                 label=f"seed 003 V100 (out of memory at {seeds.BATCH_OOM_V100})")
+    for _, cap in family(results, BatchCapacity):
+        for ax in (left, right):
+            ax.axvline(cap.largest, color="r", linestyle="--",
+                       label=f"largest batch that fits: {cap.largest}" + (" (out of memory above)"
+                                                                          if cap.stopped_by == "out of memory"
+                                                                          else " (the whole dataset)"))
+    left.set(xscale="log", yscale="log", xlabel="batch size", ylabel="epoch time (s)", title="one epoch")
+    right.set(xscale="log", xlabel="batch size", ylabel="images/s", title="throughput")
+    left.legend(fontsize=7)
+    fig.suptitle(f"{epochs[0].model} on {epochs[0].dataset} images, {hardware_id_of(results)}")
+    return [("Epoch time vs batch size", _save(fig, out / "batch_sweep.png"))]
+
+
+def plot_layer_capacity(results: Mapping[str, Any], out: Path) -> Iterable[tuple[str, Path]]:
+    """How many layers of the course's stack fit, per search and cap, with the seed's GTX 1080 Ti answer; and
+    for the two-GPU split, each device's peak memory."""
+    records = [rec for _, rec in family(results, LayerCapacity)]
+    if not records:
+        return []
+    plt = _pyplot()
+    split = [r for r in records if r.knob == "split"]
+    fig, axes = plt.subplots(1, 2 if split else 1, figsize=(11 if split else 6.5, 4.2), squeeze=False)
+    ax = axes[0][0]
+    labels = [f"{r.knob}\n{r.memory}" for r in records]
+    ax.bar(labels, [r.num_conv for r in records], label="conv layers")
+    ax.bar(labels, [r.num_fc for r in records], bottom=[r.num_conv for r in records], label="fc layers")
+    fitted = max((c + f for (c, f), ms in seeds.LAYER_STACK_1080TI.items() if ms is not None), default=0)
+    ax.axhline(fitted, color="grey", linestyle="--", label=f"seed 000 GTX 1080 Ti: {fitted} layers")
+    ax.set(yscale="log", ylabel="layers that fit", title="largest stack before out-of-memory")
+    ax.tick_params(axis="x", labelsize=7)
+    ax.legend(fontsize=7)
+    if split:
+        right = axes[0][1]
+        for i, rec in enumerate(split):
+            gpus = [f"GPU {g}" for g in range(len(rec.peak_mib_per_device))]
+            right.bar([f"{g}\n{'%.2f GiB' % rec.cap_gib if rec.cap_gib else 'whole'}" for g in gpus],
+                      [m / 1024 for m in rec.peak_mib_per_device], label=f"split at layer {rec.split_at} of "
+                      f"{rec.num_conv + rec.num_fc}" + (f"; GPU {rec.failed_gpu} ran out first" if rec.failed_gpu
+                                                          is not None else ""))
+            if rec.cap_gib:
+                right.axhline(rec.cap_gib, color=f"C{i}", linestyle=":")
+        right.set(ylabel="peak allocated (GiB)", title="two-GPU split: memory per device at the largest stack")
+        right.legend(fontsize=7)
+    return [("Layer-stack capacity", _save(fig, out / "layer_capacity.png"))]
+
+
 PLOTTERS: list[Plotter] = [plot_ceilings, plot_vector_add, plot_layers, plot_vgg_swap, plot_memory_breakdown,
-                           plot_roofline, plot_speedup, plot_compute_comm, plot_busbw]
+                           plot_roofline, plot_speedup, plot_compute_comm, plot_busbw, plot_layer_capacity,
+                           plot_batch_sweep]
 
 
 def history_chart(name: str, series: Iterable[tuple[str, float]], change_indices: Iterable[int], path: Path,

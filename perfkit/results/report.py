@@ -11,12 +11,12 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
-from perfkit.results import datasheet
+from perfkit.results import datasheet, seeds
 from perfkit.results.baselines import hardware_id_of, perfkit_info
 from perfkit.results.compare import Comparison, Row
 from perfkit.results.derived import ceilings_of, scaling_runs
 from perfkit.results.metrics import metrics_of
-from perfkit.results.payloads import LargeBatch, Ppp, family
+from perfkit.results.payloads import BatchCapacity, BatchEpoch, LargeBatch, LayerCapacity, Ppp, family
 from perfkit.results.plots import PLOTTERS
 from perfkit.results.tables import fmt_change, fmt_time, fmt_value, markdown_table, text_table
 
@@ -132,6 +132,8 @@ def write_report(results: Mapping[str, Any], out: Path, comparison: Comparison |
     lines += _ppp_section(results)
     lines += _scaling_section(results)
     lines += _large_batch_section(results)
+    lines += _capacity_section(results)
+    lines += _batch_sweep_section(results)
     for group, benches in _groups(results).items():
         lines += [f"## {group}", "", markdown_table(["benchmark", "median", "IQR/median", "rounds", "metrics"],
                                                      [_bench_cells(b) for b in benches]), ""]
@@ -208,6 +210,37 @@ def _large_batch_section(results: Mapping[str, Any]) -> list[str]:
     return ["## Large-batch training (same epochs)", "", f"Data: `{runs[0][1].data}`.", "",
             markdown_table(["GPUs", "global batch", "rule", "lr", "epochs", "warm-up steps", "train loss",
                             "train accuracy", "test accuracy", "train time"], rows), ""]
+
+
+def _capacity_section(results: Mapping[str, Any]) -> list[str]:
+    found = list(family(results, LayerCapacity))
+    if not found:
+        return []
+    rows = [[rec.knob, rec.memory, str(rec.num_conv), str(rec.num_fc),
+             rec.stopped_by, str(len(rec.probes)), _cell(bench, "forward_mean_ms"),
+             "-" if rec.split_at is None else f"layer {rec.split_at}; peaks " +
+             " / ".join(f"{m / 1024:.2f}" for m in rec.peak_mib_per_device) + " GiB"] for bench, rec in found]
+    seed = ", ".join(f"{c} conv + {f} fc: " + (f"{ms} ms" if ms else "out of memory")
+                     for (c, f), ms in seeds.LAYER_STACK_1080TI.items())
+    return ["## Layer-stack capacity (seed 000 Task 1)", "",
+            f"Input {list(found[0][1].input_shape)}; each layer keeps {found[0][1].kept_mib_per_layer:.3g} MiB for "
+            f"backward. Seed 000 on a GTX 1080 Ti (10.91 GiB): {seed}.", "",
+            markdown_table(["search", "memory", "conv", "fc", "stopped by", "probes", "forward mean (ms)", "split"], rows), ""]
+
+
+def _batch_sweep_section(results: Mapping[str, Any]) -> list[str]:
+    epochs = sorted(family(results, BatchEpoch), key=lambda item: (item[1].variant, item[1].batch))
+    if not epochs:
+        return []
+    rows = [[rec.variant, str(rec.batch), f"{rec.epoch_s:.3g} s", f"{rec.images_per_s:,.0f}",
+             "-" if rec.peak_mib is None else f"{rec.peak_mib:,.0f} MiB",
+             f"{seeds.BATCH_EPOCH_V100[rec.batch]} s" if rec.batch in seeds.BATCH_EPOCH_V100 else "-"]
+            for _, rec in epochs]
+    largest = [f"largest batch that fits: {cap.largest} ({cap.stopped_by})" for _, cap in family(results, BatchCapacity)]
+    return ["## Epoch time vs batch size (seeds 003 Q1, 004 2.1)", "",
+            f"{epochs[0][1].model} on `{epochs[0][1].data}`; " + ("; ".join(largest) or "largest batch not searched")
+            + f". Seed 003's V100 ran out of memory at {seeds.BATCH_OOM_V100}.", "",
+            markdown_table(["variant", "batch", "epoch", "images/s", "peak", "seed 003 V100 epoch"], rows), ""]
 
 
 def _ceilings_section(info: Mapping[str, Any]) -> list[str]:

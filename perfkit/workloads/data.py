@@ -18,7 +18,7 @@ from typing import cast
 
 import torch
 from torch.nn import functional
-from torch.utils.data import Dataset, DistributedSampler
+from torch.utils.data import DataLoader, Dataset, DistributedSampler, TensorDataset
 
 from perfkit.errors import UsageError
 
@@ -50,17 +50,22 @@ class ImageSet:
     def to(self, device: torch.device | str) -> ImageSet:
         return ImageSet(self.images.to(device), self.labels.to(device), self.classes, self.source)
 
-    @functools.cached_property
-    def _normalisation(self) -> tuple[torch.Tensor, torch.Tensor]:
-        """Mean and std on the set's device, made once: a host-to-device copy per batch would sync the stream."""
-        return (torch.tensor(CIFAR10_MEAN, device=self.images.device).view(1, -1, 1, 1),
-                torch.tensor(CIFAR10_STD, device=self.images.device).view(1, -1, 1, 1))
-
     def batch(self, index: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
         """Normalised float images and labels at ``index`` (on the set's device)."""
-        mean, std = self._normalisation
-        x = self.images[index].float().div_(255)
-        return (x - mean) / std, self.labels[index]
+        return normalise(self.images[index]), self.labels[index]
+
+
+@functools.lru_cache(maxsize=None)
+def _normalisation(device: torch.device) -> tuple[torch.Tensor, torch.Tensor]:
+    """Mean and std on ``device``, made once: a host-to-device copy per batch would sync the stream."""
+    return (torch.tensor(CIFAR10_MEAN, device=device).view(1, -1, 1, 1),
+            torch.tensor(CIFAR10_STD, device=device).view(1, -1, 1, 1))
+
+
+def normalise(images: torch.Tensor) -> torch.Tensor:
+    """uint8 images as the course's normalised floats, on their own device."""
+    mean, std = _normalisation(images.device)
+    return (images.float().div_(255) - mean) / std
 
 
 def data_root(option: str | None) -> Path | None:
@@ -149,6 +154,18 @@ def epoch_batches(data: ImageSet, batch: int, epoch: int, rank: int = 0, world: 
     order = torch.tensor(list(sampler), device=data.images.device)
     for start in range(0, len(order) - batch + 1, batch):
         yield data.batch(order[start:start + batch])
+
+
+def loader_batches(data: ImageSet, batch: int, epoch: int, device: torch.device, workers: int = 4,
+                   pin_memory: bool = True, seed: int = 0) -> Iterator[tuple[torch.Tensor, torch.Tensor]]:
+    """One epoch through a ``DataLoader`` from host memory (seed 004's path: per-image indexing, collation in
+    ``workers`` processes, optionally pinned pages), each batch copied to ``device`` and normalised there;
+    full batches only, as :func:`epoch_batches`."""
+    loader = DataLoader(TensorDataset(data.images, data.labels), batch_size=batch, shuffle=True, drop_last=True,
+                        num_workers=workers, pin_memory=pin_memory and device.type == "cuda",
+                        generator=torch.Generator().manual_seed(seed + epoch))
+    for images, labels in loader:
+        yield normalise(images.to(device, non_blocking=True)), labels.to(device, non_blocking=True)
 
 
 def steps_per_epoch(size: int, batch: int, world: int = 1) -> int:

@@ -17,7 +17,7 @@ from torch import nn
 
 from perfkit.errors import HardwareError, UsageError
 from perfkit.measure import timing
-from perfkit.measure.memory import MiB, PeakMemory, allocated_bytes, measure_peak
+from perfkit.measure.memory import MiB, PeakMemory, SavedStorages, allocated_bytes, measure_peak
 from perfkit.results import payloads
 from perfkit.workloads import models, training
 
@@ -28,18 +28,9 @@ OPTIMIZER_STATE_COPIES = {"sgd": 0, "sgd-momentum": 1, "adam": 2}
 
 def saved_activation_bytes(model: nn.Module, x: torch.Tensor) -> int:
     """Bytes of the distinct non-parameter storages autograd saves for backward in ``model(x)``."""
-    params = {p.untyped_storage().data_ptr() for p in model.parameters()}
-    saved: dict[int, int] = {}
-
-    def pack(t: torch.Tensor) -> torch.Tensor:
-        storage = t.untyped_storage()
-        if storage.data_ptr() not in params:
-            saved[storage.data_ptr()] = storage.nbytes()
-        return t
-
-    with torch.autograd.graph.saved_tensors_hooks(pack, lambda t: t):
+    with SavedStorages(exclude=model.parameters()).watch() as saved:
         models.forward_checked(model, x)
-    return sum(saved.values())
+    return saved.total
 
 
 @dataclass(frozen=True)

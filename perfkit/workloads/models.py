@@ -31,10 +31,22 @@ def _torchvision(name: str, **kwargs: Any) -> Callable[[], nn.Module]:
     return factory
 
 
+def resnet18_cifar() -> nn.Module:
+    """ResNet-18 as CIFAR-10 work usually adapts it (and seed 003's V100 figures imply): a 3×3 stride-1 stem
+    and no max-pool, so the first stage runs at 32×32 instead of 8×8; ten classes."""
+    import torchvision.models
+
+    model = torchvision.models.resnet18(weights=None, num_classes=10)
+    model.conv1 = nn.Conv2d(3, 64, kernel_size=3, stride=1, padding=1, bias=False)
+    model.maxpool = nn.Identity()
+    return model
+
+
 MODELS: dict[str, Callable[[], nn.Module]] = {
     "alexnet": _torchvision("alexnet"),
     "googlenet": _torchvision("googlenet", aux_logits=False, init_weights=True),
     "resnet18": _torchvision("resnet18"),
+    "resnet18-cifar": resnet18_cifar,
     "resnet50": _torchvision("resnet50"),
     "vgg16": _torchvision("vgg16"),
     "vgg19": _torchvision("vgg19"),

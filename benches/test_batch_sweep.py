@@ -1,0 +1,79 @@
+"""Epoch time vs batch size until out-of-memory (seeds 003 Q1 and 004 2.1): ResNet-18 (CIFAR stem, see
+perfkit.workloads.models.resnet18_cifar) on CIFAR-10-shaped data, 50,000 training images; batch 32, 128,
+512, … (×4) until the batch runs out of memory or exceeds the dataset, each said in the skip reason.
+
+Two variants: ``resident`` (the set on the GPU: seed 003's "w/o data-loading") and ``loader-w4-pinned``
+(a DataLoader from host memory with 4 workers and pinned pages; perfkit.workloads.batch_sweep.Loader).
+Per batch: one warm-up epoch, then the timed epoch (the headline), images/s and the allocator peak.
+``test_largest_batch`` searches the largest batch one training step fits (×2 growth then bisection, up to
+the dataset's size). Data: CIFAR-10 from ``--perfkit-data-root``, else perfkit's synthetic set. Weekly.
+"""
+from __future__ import annotations
+
+import pytest
+
+from perfkit.errors import UsageError
+from perfkit.measure import capacity, memory, record
+from perfkit.pbench import inject_samples
+from perfkit.plugin import profile_of
+from perfkit.results.payloads import BatchCapacity, BatchEpoch
+from perfkit.workloads import batch_sweep, data
+
+SIZES = {"full": data.CIFAR10_TRAIN_SIZE, "quick": 256}
+VARIANTS = {"resident": None, "loader-w4-pinned": batch_sweep.Loader(workers=4, pin_memory=True)}
+QUICK_BUDGET = 256 * memory.MiB  # on a CPU, what autograd may keep: about 56 images of this model
+
+
+def pytest_generate_tests(metafunc: pytest.Metafunc) -> None:
+    if "batch" in metafunc.fixturenames:
+        batches = batch_sweep.series(SIZES[profile_of(metafunc.config).name])
+        metafunc.parametrize("batch", [pytest.param(b, id=f"b{b}") for b in batches])
+
+
+def _train_set(profile: str, root: str | None) -> data.ImageSet:
+    return data.cifar10(data.data_root(root), train=True, size=None if profile == "full" else SIZES["quick"])
+
+
+@pytest.mark.weekly
+@pytest.mark.parametrize("variant", list(VARIANTS))
+def test_batch_sweep(benchmark, variant, batch, perfkit_device, perfkit_profile, perfkit_data_root, perfkit_metrics,
+                     perfkit_memory_cap):
+    train = _train_set(perfkit_profile.name, perfkit_data_root)
+    try:
+        batch_sweep.check_fits_dataset(batch, len(train))
+    except UsageError as exc:
+        pytest.skip(str(exc))
+    loader = VARIANTS[variant]
+    way = "resident" if loader is None else "loader"
+    budget = capacity.Budget([perfkit_device], cap_bytes=perfkit_memory_cap)
+    epoch, failure = capacity.attempt(
+        lambda: batch_sweep.train_epochs(train, batch, way, perfkit_device, loader or batch_sweep.Loader()), budget)
+    if epoch is None:
+        pytest.skip(f"batch {batch} runs out of memory with {budget.room()} ({failure}); "
+                    "test_largest_batch finds the largest batch that fits")
+    inject_samples(benchmark, [epoch.seconds])
+    perfkit_metrics.record("images_per_s", epoch.images_per_s, "images/s", "higher")
+    perfkit_metrics.record("step_ms", unit="ms", better="lower", samples=[s * 1e3 for s in epoch.step_seconds])
+    if epoch.peak_bytes is None:
+        perfkit_metrics.absent("peak_allocated_mib", "needs the CUDA allocator's peak; this run is on the CPU")
+    else:
+        perfkit_metrics.record("peak_allocated_mib", epoch.peak_bytes / memory.MiB, "MiB", "lower", gate=True)
+    perfkit_metrics.payload(BatchEpoch(
+        way, batch_sweep.MODEL, batch, len(train), epoch.steps, epoch.seconds, epoch.images_per_s,
+        None if epoch.peak_bytes is None else epoch.peak_bytes / memory.MiB, train.source,
+        loader.workers if loader else 0, bool(loader and loader.pin_memory)))
+
+
+@pytest.mark.weekly
+def test_largest_batch(benchmark, perfkit_device, perfkit_profile, perfkit_metrics, perfkit_memory_cap):
+    size = SIZES[perfkit_profile.name]
+    on_cpu = perfkit_device.type != "cuda"
+    budget = capacity.Budget([perfkit_device], host_bytes=QUICK_BUDGET if on_cpu else None,
+                             cap_bytes=perfkit_memory_cap)
+    found = capacity.search(lambda b: batch_sweep.training_step(b, perfkit_device)(), budget,
+                            start=batch_sweep.FIRST_BATCH, limit=size)
+    benchmark.pedantic(batch_sweep.training_step(found.largest, perfkit_device), rounds=3, warmup_rounds=1)
+    record.record_capacity(perfkit_metrics, found, "largest_batch", found.largest, "images")
+    cap = None if perfkit_memory_cap is None else round(perfkit_memory_cap / capacity.GiB, 2)
+    perfkit_metrics.payload(BatchCapacity(batch_sweep.MODEL, found.largest, found.stopped_by, size, cap,
+                                          capacity.probe_records(found)))

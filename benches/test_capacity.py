@@ -1,0 +1,142 @@
+"""Capacity (seed 000, Task 1): how many layers of the course's stack fit before out-of-memory, on one GPU
+and split across two, on the whole card and capped at the course's GTX 1080 Ti (10.91 GiB).
+
+The stack and its exact layer shapes: perfkit.workloads.layer_stack. The search: perfkit.measure.capacity
+(×2 growth, then bisection; every probe cleaned up and checked). ``balanced`` searches num_conv = num_fc = n
+(the seed's table: 61 + 62 fit, 62 + 62 do not); ``conv`` then grows num_conv with num_fc fixed at that n,
+``fc`` the reverse. ``split`` puts the first layers on GPU 0 and the rest on GPU 1 at the point that
+balances what each keeps, and searches the largest n across both.
+
+Headline: the forward at the largest size that fits (the seed's 5 warm-ups and mean of 10; pytest-benchmark's
+full statistics beside it). The capacity itself gates too (``largest_layers``, higher is better), so a
+change in memory use is caught. Nightly: the capped balanced search (seconds); the rest runs weekly.
+On a CPU (quick profile) each cap becomes a small synthetic budget over what autograd keeps.
+"""
+from __future__ import annotations
+
+import math
+from collections.abc import Iterator
+from contextlib import contextmanager
+
+import pytest
+import torch
+
+from perfkit.measure import capacity, memory, record
+from perfkit.pbench import round_times
+from perfkit.results.payloads import LayerCapacity
+from perfkit.workloads import layer_stack
+
+COURSE_CARD = "10.91GiB"  # seed 000's GTX 1080 Ti
+CAPS = {"cap10.91GiB": COURSE_CARD, "nocap": None}
+QUICK_BUDGETS = {"cap10.91GiB": 2 * memory.MiB, "nocap": 8 * memory.MiB}
+WARMUP, ROUNDS = 5, 10  # the seed's
+KNOBS = ("balanced", "conv", "fc")
+NIGHTLY = {("cap10.91GiB", "balanced")}
+
+
+def _case(cap: str, knob: str) -> object:
+    return pytest.param((cap, knob), id=f"{cap}-{knob}", marks=[] if (cap, knob) in NIGHTLY else [pytest.mark.weekly])
+
+
+@contextmanager
+def budget_for(cap_name: str, devices: list[torch.device], profile: str,
+               session_cap: int | None) -> Iterator[capacity.Budget]:
+    """The memory the searches may use: the case's cap on every device (the run's own cap restored after),
+    the whole card (or ``--perfkit-memory-cap``), or on a CPU a synthetic budget."""
+    if devices[0].type != "cuda":
+        if profile == "full":
+            pytest.skip("the course's sizes need a GPU; the quick profile runs the search on a CPU with a synthetic "
+                        "budget")
+        yield capacity.Budget(devices, host_bytes=QUICK_BUDGETS[cap_name])
+        return
+    text = CAPS[cap_name]
+    if text is None:
+        yield capacity.Budget(devices, cap_bytes=session_cap)
+        return
+    cap = capacity.parse_bytes(text)
+    with capacity.memory_cap(cap, devices, restore=session_cap):
+        yield capacity.Budget(devices, cap_bytes=cap)
+
+
+def _cap_gib(budget: capacity.Budget) -> float | None:
+    return None if budget.cap_bytes is None else round(budget.cap_bytes / capacity.GiB, 2)
+
+
+@pytest.mark.parametrize("case", [_case(cap, knob) for cap in CAPS for knob in KNOBS])
+def test_layer_stack_capacity(benchmark, case, perfkit_device, perfkit_profile, perfkit_metrics, perfkit_memory_cap):
+    cap_name, knob = case
+    shape = perfkit_profile.pick(quick=layer_stack.QUICK_INPUT, full=layer_stack.FULL_INPUT)
+
+    def forward(num_conv: int, num_fc: int) -> None:
+        layer_stack.build(num_conv, num_fc, shape, perfkit_device)(torch.randn(*shape, device=perfkit_device))
+
+    with budget_for(cap_name, [perfkit_device], perfkit_profile.name, perfkit_memory_cap) as budget:
+        found = capacity.search(lambda n: forward(n, n), budget)
+        num_conv = num_fc = found.largest
+        if knob == "conv":
+            found = capacity.search(lambda c: forward(c, num_fc), budget, start=num_fc)
+            num_conv = found.largest
+        elif knob == "fc":
+            found = capacity.search(lambda f: forward(num_conv, f), budget, start=num_conv)
+            num_fc = found.largest
+        model = layer_stack.build(num_conv, num_fc, shape, perfkit_device)
+        x = torch.randn(*shape, device=perfkit_device)
+
+        def timed_forward() -> None:  # returns nothing: the graph is freed before the next round starts
+            model(x)
+
+        benchmark.pedantic(timed_forward, rounds=ROUNDS, warmup_rounds=WARMUP)
+        del model, x
+
+    kept = layer_stack.kept_bytes_per_layer(shape)
+    record.record_capacity(perfkit_metrics, found, "largest_layers", num_conv + num_fc, "layers")
+    perfkit_metrics.record("num_conv", num_conv, "layers", "none")
+    perfkit_metrics.record("num_fc", num_fc, "layers", "none")
+    times = round_times(benchmark)
+    if times:
+        perfkit_metrics.record("forward_mean_ms", sum(times) / len(times) * 1e3, "ms", "lower")  # the seed's figure
+    perfkit_metrics.payload(LayerCapacity(knob, tuple(shape), _cap_gib(budget), num_conv, num_fc, found.stopped_by,
+                                          kept["conv"] / memory.MiB, capacity.probe_records(found), room=budget.room()))
+
+
+@pytest.mark.gpus(2)
+@pytest.mark.parametrize("cap_name", [pytest.param(c, id=c, marks=pytest.mark.weekly) for c in CAPS])
+def test_layer_stack_split(benchmark, cap_name, perfkit_profile, perfkit_metrics, perfkit_memory_cap):
+    devices = [torch.device("cuda", 0), torch.device("cuda", 1)]
+    shape = perfkit_profile.pick(quick=layer_stack.QUICK_INPUT, full=layer_stack.FULL_INPUT)
+    kept = layer_stack.kept_bytes_per_layer(shape)
+    activation = math.prod(shape) * 4
+
+    def split_at(n: int) -> int:
+        # GPU 0 also holds the input; GPU 1 the copy it receives and the output
+        return layer_stack.balanced_split([kept[k] for k in layer_stack.kinds(n, n)], activation, 2 * activation)
+
+    def forward(n: int) -> None:
+        stack = layer_stack.TwoDeviceStack(n, n, split_at(n), shape, (devices[0], devices[1]))
+        stack.forward(torch.randn(*shape, device=devices[0]))
+
+    with budget_for(cap_name, devices, perfkit_profile.name, perfkit_memory_cap) as budget:
+        found = capacity.search(forward, budget)
+        n = found.largest
+        stack = layer_stack.TwoDeviceStack(n, n, split_at(n), shape, (devices[0], devices[1]))
+        x = torch.randn(*shape, device=devices[0])
+        parts: list[layer_stack.SplitTimes] = []
+        benchmark.pedantic(lambda: parts.append(stack.forward(x)[1]), rounds=ROUNDS, warmup_rounds=WARMUP)
+        del stack, x
+
+    record.record_capacity(perfkit_metrics, found, "largest_layers", 2 * n, "layers")
+    timed = parts[-ROUNDS:]
+    for name, values in (("gpu0_forward_ms", [t.first for t in timed]), ("transfer_ms", [t.transfer for t in timed]),
+                         ("gpu1_forward_ms", [t.second for t in timed])):
+        perfkit_metrics.record(name, unit="ms", better="lower", samples=[v * 1e3 for v in values])
+    at_largest = next(p for p in found.probes if p.value == n)
+    for gpu, peak in enumerate(at_largest.peaks):
+        perfkit_metrics.record(f"gpu{gpu}_peak_mib", peak / memory.MiB, "MiB", "none")
+    failure = found.first_failure
+    perfkit_metrics.info("ran_out_first", f"GPU {failure.failed_gpu}" if failure and failure.failed_gpu is not None
+                         else "unknown")
+    perfkit_metrics.payload(LayerCapacity(
+        "split", tuple(shape), _cap_gib(budget), n, n, found.stopped_by, kept["conv"] / memory.MiB,
+        capacity.probe_records(found), split_at=split_at(n),
+        peak_mib_per_device=tuple(p / memory.MiB for p in at_largest.peaks),
+        failed_gpu=failure.failed_gpu if failure else None, room=budget.room()))

@@ -1,0 +1,126 @@
+"""The course's layer stack (seed 000, Task 1): ``num_conv`` convolutions, then ``num_fc`` fully-connected
+layers, on a (16, 64, 112, 112) input; how many fit on one GPU, and split across two.
+
+The seed names the input and the layer kinds, not their shapes. perfkit uses the smallest choice that
+keeps every activation the input's shape, so any mix of the two kinds chains:
+
+- conv layer: ``Conv2d(64, 64, kernel_size=3, padding=1)`` then ``ReLU(inplace=True)``;
+  (16, 64, 112, 112) → (16, 64, 112, 112); 36,928 parameters; 14.8 GFLOP.
+- fc layer: ``Linear(112, 112)`` over the last dimension then ``ReLU(inplace=True)``; the same shape;
+  12,656 parameters; 2.9 GFLOP.
+
+By FLOPs this reproduces the seed's time: 61 conv + 62 fc is 1.08 TFLOP, 98 ms at a GTX 1080 Ti's
+11 TFLOP/s, against the 109 ms it measured. The forward runs with autograd on, like the seed's plain
+``model(x)``: every layer keeps its input (51.4 MB in fp32) for a backward pass, and that is what fills
+memory as the stack grows; the weights are a few MB in all.
+"""
+from __future__ import annotations
+
+import time
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+
+import torch
+from torch import nn
+
+from perfkit.measure.memory import SavedStorages
+
+FULL_INPUT = (16, 64, 112, 112)
+QUICK_INPUT = (2, 8, 28, 28)
+
+
+def kinds(num_conv: int, num_fc: int) -> list[str]:
+    """The stack's layers in order: ``num_conv`` times "conv", then ``num_fc`` times "fc"."""
+    return ["conv"] * num_conv + ["fc"] * num_fc
+
+
+def layer(kind: str, shape: Sequence[int], device: torch.device | str | None = None) -> nn.Sequential:
+    """One layer for an input of ``shape`` (batch, channels, height, width), built on ``device`` directly."""
+    if kind == "conv":
+        return nn.Sequential(nn.Conv2d(shape[1], shape[1], kernel_size=3, padding=1, device=device),
+                             nn.ReLU(inplace=True))
+    return nn.Sequential(nn.Linear(shape[3], shape[3], device=device), nn.ReLU(inplace=True))
+
+
+def build(num_conv: int, num_fc: int, shape: Sequence[int] = FULL_INPUT,
+          device: torch.device | str | None = None) -> nn.Sequential:
+    return nn.Sequential(*(layer(kind, shape, device) for kind in kinds(num_conv, num_fc)))
+
+
+def kept_bytes_per_layer(shape: Sequence[int]) -> dict[str, int]:
+    """What one more layer of each kind adds to what the stack keeps for backward (a layer's output is the
+    next one's saved input, so it is counted once): measured on the CPU for one sample and scaled to the
+    batch, which it is linear in."""
+    x = torch.randn(1, *shape[1:])
+
+    def kept(stack: nn.Sequential) -> int:
+        with SavedStorages(exclude=stack.parameters()).watch() as saved:
+            stack(x.clone())
+        return saved.total
+
+    out = {}
+    for kind in ("conv", "fc"):
+        one, two = (nn.Sequential(*(layer(kind, shape) for _ in range(n))) for n in (1, 2))
+        out[kind] = (kept(two) - kept(one)) * shape[0]
+    return out
+
+
+def balanced_split(kept: Sequence[int], first_extra: int = 0, second_extra: int = 0) -> int:
+    """The layer index that divides a stack whose layers keep ``kept`` bytes so that the fuller device holds
+    as little as possible; ``first_extra`` / ``second_extra`` are held beside the layers (the input on the
+    first device, the activation copied across and the output on the second)."""
+    total, best, best_at, before = sum(kept), None, 1, 0
+    for at in range(1, len(kept)):
+        before += kept[at - 1]
+        fuller = max(first_extra + before, second_extra + total - before)
+        if best is None or fuller < best:
+            best, best_at = fuller, at
+    return best_at
+
+
+@dataclass(frozen=True)
+class SplitTimes:
+    """One forward of a two-device stack: each part's time and the device-to-device copy between them (seconds)."""
+
+    first: float
+    transfer: float
+    second: float
+
+    @property
+    def total(self) -> float:
+        return self.first + self.transfer + self.second
+
+
+class TwoDeviceStack:
+    """A pipeline split of the stack: layers before ``at`` on the first device, the rest on the second.
+
+    The forward is sequential (one micro-batch, as the seed ran it), so each part is timed by
+    synchronizing its device: the two parts and the copy never overlap.
+    """
+
+    def __init__(self, num_conv: int, num_fc: int, at: int, shape: Sequence[int],
+                 devices: tuple[torch.device, torch.device]) -> None:
+        order = kinds(num_conv, num_fc)
+        self.first = nn.Sequential(*(layer(kind, shape, devices[0]) for kind in order[:at]))
+        self.second = nn.Sequential(*(layer(kind, shape, devices[1]) for kind in order[at:]))
+        self.devices = devices
+
+    def forward(self, x: torch.Tensor, clock: Callable[[], float] = time.perf_counter
+                ) -> tuple[torch.Tensor, SplitTimes]:
+        _synchronize(self.devices[0])
+        marks = [clock()]
+        hidden = self.first(x)
+        _synchronize(self.devices[0])
+        marks.append(clock())
+        moved = hidden.to(self.devices[1])
+        _synchronize(self.devices[1])
+        marks.append(clock())
+        out = self.second(moved)
+        _synchronize(self.devices[1])
+        marks.append(clock())
+        return out, SplitTimes(marks[1] - marks[0], marks[2] - marks[1], marks[3] - marks[2])
+
+
+def _synchronize(device: torch.device) -> None:
+    if device.type == "cuda":
+        torch.cuda.synchronize(device)
