@@ -41,19 +41,19 @@ def _case(cap: str, knob: str) -> object:
 @contextmanager
 def budget_for(cap_name: str, devices: list[torch.device], profile: str,
                session_cap: int | None) -> Iterator[capacity.Budget]:
-    """The memory the searches may use: the case's cap on every device (the run's own cap restored after),
-    the whole card (or ``--perfkit-memory-cap``), or on a CPU a synthetic budget."""
-    if devices[0].type != "cuda":
-        if profile == "full":
-            pytest.skip("the course's sizes need a GPU; the quick profile runs the search on a CPU with a synthetic "
-                        "budget")
+    """The memory the searches may use: the case's cap on every device (or ``--perfkit-memory-cap`` where that
+    is smaller; the run's own cap restored after), the whole card, or in the quick profile a synthetic budget
+    (its small layers would make stacks of a million layers on a real card)."""
+    if profile == "quick":
         yield capacity.Budget(devices, host_bytes=QUICK_BUDGETS[cap_name])
         return
+    if devices[0].type != "cuda":
+        pytest.skip("the course's sizes need a GPU; the quick profile runs the search with a synthetic budget")
     text = CAPS[cap_name]
     if text is None:
         yield capacity.Budget(devices, cap_bytes=session_cap)
         return
-    cap = capacity.parse_bytes(text)
+    cap = min(capacity.parse_bytes(text), session_cap or capacity.parse_bytes(text))
     with capacity.memory_cap(cap, devices, restore=session_cap):
         yield capacity.Budget(devices, cap_bytes=cap)
 
@@ -79,14 +79,8 @@ def test_layer_stack_capacity(benchmark, case, perfkit_device, perfkit_profile, 
         elif knob == "fc":
             found = capacity.search(lambda f: forward(num_conv, f), budget, start=num_conv)
             num_fc = found.largest
-        model = layer_stack.build(num_conv, num_fc, shape, perfkit_device)
-        x = torch.randn(*shape, device=perfkit_device)
-
-        def timed_forward() -> None:  # returns nothing: the graph is freed before the next round starts
-            model(x)
-
-        benchmark.pedantic(timed_forward, rounds=ROUNDS, warmup_rounds=WARMUP)
-        del model, x
+        _time_forward(benchmark, layer_stack.build(num_conv, num_fc, shape, perfkit_device),
+                      torch.randn(*shape, device=perfkit_device))
 
     kept = layer_stack.kept_bytes_per_layer(shape)
     record.record_capacity(perfkit_metrics, found, "largest_layers", num_conv + num_fc, "layers")
@@ -108,8 +102,8 @@ def test_layer_stack_split(benchmark, cap_name, perfkit_profile, perfkit_metrics
     activation = math.prod(shape) * 4
 
     def split_at(n: int) -> int:
-        # GPU 0 also holds the input; GPU 1 the copy it receives and the output
-        return layer_stack.balanced_split([kept[k] for k in layer_stack.kinds(n, n)], activation, 2 * activation)
+        # beside what its layers keep, GPU 0 holds its last output until it is copied, GPU 1 the final output
+        return layer_stack.balanced_split([kept[k] for k in layer_stack.kinds(n, n)], activation, activation)
 
     def forward(n: int) -> None:
         stack = layer_stack.TwoDeviceStack(n, n, split_at(n), shape, (devices[0], devices[1]))
@@ -118,16 +112,12 @@ def test_layer_stack_split(benchmark, cap_name, perfkit_profile, perfkit_metrics
     with budget_for(cap_name, devices, perfkit_profile.name, perfkit_memory_cap) as budget:
         found = capacity.search(forward, budget)
         n = found.largest
-        stack = layer_stack.TwoDeviceStack(n, n, split_at(n), shape, (devices[0], devices[1]))
-        x = torch.randn(*shape, device=devices[0])
-        parts: list[layer_stack.SplitTimes] = []
-        benchmark.pedantic(lambda: parts.append(stack.forward(x)[1]), rounds=ROUNDS, warmup_rounds=WARMUP)
-        del stack, x
+        parts = _time_split(benchmark, layer_stack.TwoDeviceStack(n, n, split_at(n), shape, (devices[0], devices[1])),
+                            torch.randn(*shape, device=devices[0]))
 
     record.record_capacity(perfkit_metrics, found, "largest_layers", 2 * n, "layers")
-    timed = parts[-ROUNDS:]
-    for name, values in (("gpu0_forward_ms", [t.first for t in timed]), ("transfer_ms", [t.transfer for t in timed]),
-                         ("gpu1_forward_ms", [t.second for t in timed])):
+    for name, values in (("gpu0_forward_ms", [t.first for t in parts]), ("transfer_ms", [t.transfer for t in parts]),
+                         ("gpu1_forward_ms", [t.second for t in parts])):
         perfkit_metrics.record(name, unit="ms", better="lower", samples=[v * 1e3 for v in values])
     at_largest = next(p for p in found.probes if p.value == n)
     for gpu, peak in enumerate(at_largest.peaks):
@@ -140,3 +130,18 @@ def test_layer_stack_split(benchmark, cap_name, perfkit_profile, perfkit_metrics
         capacity.probe_records(found), split_at=split_at(n),
         peak_mib_per_device=tuple(p / memory.MiB for p in at_largest.peaks),
         failed_gpu=failure.failed_gpu if failure else None, room=budget.room()))
+
+
+def _time_forward(benchmark, model: torch.nn.Module, x: torch.Tensor) -> None:
+    """The seed's timing at the largest size; the model and input go when this returns, inside the cap."""
+    def forward() -> None:  # returns nothing: each round's graph is freed before the next starts
+        model(x)
+
+    benchmark.pedantic(forward, rounds=ROUNDS, warmup_rounds=WARMUP)
+
+
+def _time_split(benchmark, stack: layer_stack.TwoDeviceStack, x: torch.Tensor) -> list[layer_stack.SplitTimes]:
+    """The split stack's forward, timed as a whole by pytest-benchmark and by part; the parts of the timed rounds."""
+    parts: list[layer_stack.SplitTimes] = []
+    benchmark.pedantic(lambda: parts.append(stack.forward(x)[1]), rounds=ROUNDS, warmup_rounds=WARMUP)
+    return parts[-ROUNDS:]

@@ -190,14 +190,15 @@ def perfkit_data_root(request: pytest.FixtureRequest) -> str | None:
 def perfkit_torchrun(request: pytest.FixtureRequest) -> Callable[..., dict[str, Any]]:
     """``perfkit_torchrun(job, gpus)``: rank 0's result of a perfkit.parallel.jobs job on ``gpus`` processes per machine.
 
-    Uses ``--perfkit-torchrun-args`` when given. A failed rank fails the benchmark with its own
+    Uses ``--perfkit-torchrun-args`` when given; ``--perfkit-memory-cap`` reaches every rank. A failed rank fails the benchmark with its own
     message (no stack trace of the launcher); a machine that did not hold rank 0 skips.
     """
-    torchrun_args = session_of(request.config).settings.torchrun_args
+    settings = session_of(request.config).settings
 
     def run(job: dict[str, Any], gpus: int, module: str = "perfkit.parallel.jobs") -> dict[str, Any]:
+        spec = job if settings.memory_cap is None else {**job, "memory_cap": settings.memory_cap}
         try:
-            return launch.launch(module, job, gpus, torchrun_args=torchrun_args)
+            return launch.launch(module, spec, gpus, torchrun_args=settings.torchrun_args)
         except launch.NotRankZero as exc:
             pytest.skip(str(exc))
         except launch.DistributedError as exc:

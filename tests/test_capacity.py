@@ -48,23 +48,26 @@ def test_the_knobs_own_limit_ends_the_search(largest, limit):
     assert found.stopped_by == ("limit" if limit <= largest else "out of memory")
 
 
-def test_a_synthetic_budget_finds_the_deepest_stack_a_linear_walk_finds():
+@settings(max_examples=15, deadline=None)
+@given(budget_bytes=st.integers(250_000, 1_500_000))
+def test_a_synthetic_budget_finds_the_deepest_stack_a_linear_walk_finds(budget_bytes):
     shape = layer_stack.QUICK_INPUT
-    budget = capacity.Budget(CPU, host_bytes=600_000)
+    budget = capacity.Budget(CPU, host_bytes=budget_bytes)
+    outputs: list[weakref.ref] = []
 
     def forward(n: int) -> None:
-        layer_stack.build(n, n, shape)(torch.randn(*shape))
+        outputs.append(weakref.ref(layer_stack.build(n, n, shape)(torch.randn(*shape))))
 
     def fits(n: int) -> bool:
         with SavedStorages().watch() as saved:
-            forward(n)
-        return saved.peak <= budget.host_bytes
+            layer_stack.build(n, n, shape)(torch.randn(*shape))
+        return saved.peak <= budget_bytes
 
     walked = next(n for n in range(1, 100) if not fits(n + 1))
     found = capacity.search(forward, budget)
     assert found.largest == walked
     assert found.first_failure is not None and found.first_failure.value == walked + 1
-    assert all(p.leaked_bytes == 0 for p in found.probes)
+    assert all(ref() is None for ref in outputs)  # no probe's activations outlive it (no reference cycle)
 
 
 def test_a_failed_probe_frees_what_it_held():
@@ -98,7 +101,7 @@ def test_a_probe_that_keeps_memory_stops_the_search():
 
 
 def test_never_fitting_says_what_the_smallest_size_needs():
-    with pytest.raises(capacity.CapacityError, match=r"needs more than 2\.00 GiB, with a 1 MiB synthetic budget"):
+    with pytest.raises(capacity.CapacityError, match=r"needs more than 2\.00 GiB, with 1 MiB synthetic budget"):
         capacity.search(lambda n: (_ for _ in ()).throw(torch.OutOfMemoryError("Tried to allocate 2.00 GiB")),
                         capacity.Budget(CPU, host_bytes=2**20))
 
@@ -144,3 +147,52 @@ def test_the_memory_cap_option_is_refused_on_a_cpu_run(pytester):
     result = pytester.runpytest("-p", "perfkit.plugin", "--perfkit-device=cpu", "--perfkit-memory-cap=10.91GiB")
     assert result.ret == pytest.ExitCode.USAGE_ERROR
     result.stderr.fnmatch_lines(["*--perfkit-memory-cap caps the CUDA allocator; this run is on the CPU*"])
+
+
+def test_a_cap_larger_than_the_card_is_a_usage_error(monkeypatch):
+    monkeypatch.setattr(capacity, "_total_memory", lambda device: 8 * 2**30)
+    with pytest.raises(UsageError, match=r"memory cap 10\.91 GiB is more than cuda:0 has \(8\.00 GiB\)"):
+        capacity.check_cap(capacity.parse_bytes("10.91GiB"), torch.device("cuda", 0))
+
+
+def test_a_region_cap_is_applied_to_every_gpu_and_the_runs_own_cap_restored(monkeypatch):
+    calls: list[tuple[float, int]] = []
+    monkeypatch.setattr(capacity, "_total_memory", lambda device: 100 * 2**30)
+    monkeypatch.setattr(torch.cuda, "set_per_process_memory_fraction", lambda f, i: calls.append((f, i)))
+    monkeypatch.setattr(torch.cuda, "current_device", lambda: 0)
+    monkeypatch.setattr(torch.cuda, "empty_cache", lambda: None)
+    monkeypatch.setattr(capacity.timing, "synchronize", lambda: None)
+    gpus = [torch.device("cuda"), torch.device("cuda", 1)]
+    with capacity.memory_cap(10 * 2**30, gpus, restore=50 * 2**30):
+        assert calls == [(0.1, 0), (0.1, 1)]  # "cuda" alone is the current device
+    assert calls[2:] == [(0.5, 0), (0.5, 1)]
+    with pytest.raises(RuntimeError), capacity.memory_cap(10 * 2**30, gpus, restore=None):
+        raise RuntimeError("the region failed")
+    assert calls[-2:] == [(1.0, 0), (1.0, 1)]
+
+
+def test_only_out_of_memory_is_an_answer_other_errors_propagate():
+    def broken(_: int) -> None:
+        raise RuntimeError("mat1 and mat2 shapes cannot be multiplied")
+
+    with pytest.raises(RuntimeError, match="shapes"):
+        capacity.search(broken, ROOMY)
+
+    def cublas(value: int) -> None:
+        if value > 3:
+            raise RuntimeError("CUDA error: CUBLAS_STATUS_ALLOC_FAILED when calling `cublasCreate(handle)`")
+
+    assert capacity.search(cublas, ROOMY).largest == 3
+
+
+@pytest.mark.gpu
+def test_a_real_out_of_memory_under_a_cap_leaves_the_gpu_as_it_was():
+    gpu = torch.device("cuda", torch.cuda.current_device())
+    before = torch.cuda.memory_allocated(gpu)
+    with capacity.memory_cap(2**30, [gpu], restore=None):
+        found = capacity.search(lambda mib: torch.empty(mib * 2**20, dtype=torch.uint8, device=gpu),
+                                capacity.Budget([gpu], cap_bytes=2**30))
+    assert 512 <= found.largest < 1024 and found.stopped_by == "out of memory"
+    assert all(p.leaked_bytes == 0 for p in found.probes)
+    assert torch.cuda.memory_allocated(gpu) == before
+    assert torch.empty(2 * 2**30, dtype=torch.uint8, device=gpu).numel()  # the cap is gone again

@@ -84,3 +84,15 @@ def test_the_end_of_run_summary_lists_verdicts_worth_reading_and_counts_the_rest
     assert any("2 missing benchmark(s): in the baseline, not in this run" in line for line in lines)
     assert not any(line.strip().startswith(("missing", "info")) for line in lines)
     assert any(line.strip().startswith("regressed/improved:") for line in lines)
+
+
+def test_capacity_and_batch_sweep_from_an_h200_run_are_tabulated_and_drawn(tmp_path):
+    results = json.loads((ROOT / "tests" / "data" / "h200-x4-capacity.json").read_text())
+    text = report.write_report(results, tmp_path).read_text()
+    capacity = text.split("## Layer-stack capacity (seed 000 Task 1)")[1].split("\n## ")[0]
+    assert "| split | whole card | 2838 | 2838 | out of memory | 24 |" in capacity
+    assert "61 conv + 62 fc: 109.2 ms" in capacity
+    sweep = text.split("## Epoch time vs batch size (seeds 003 Q1, 004 2.1)")[1].split("\n## ")[0]
+    assert "| resident | 32 | 13.4 s |" in sweep and "| 14.2 s |" in sweep and "| resident | 8192 |" in sweep
+    for png in ("layer_capacity.png", "batch_sweep.png"):
+        assert (tmp_path / png).stat().st_size > 10_000 and f"]({png})" in text

@@ -33,6 +33,8 @@ _UNITS = {"": 1, "b": 1, "kib": 2**10, "mib": 2**20, "gib": 2**30, "tib": 2**40,
 _SIZE = re.compile(r"^\s*([0-9]*\.?[0-9]+)\s*([a-zA-Z]*)\s*$")
 _TRIED = re.compile(r"Tried to allocate ([0-9.]+) (B|KiB|MiB|GiB|TiB)")
 _GPU = re.compile(r"\bGPU (\d+)\b")
+#: Out-of-memory failures PyTorch raises as a plain RuntimeError (a library's own allocation, a lazy module load).
+_OTHER_OOM = re.compile(r"CUDA error: out of memory|CUBLAS_STATUS_ALLOC_FAILED|CUDNN_STATUS_ALLOC_FAILED")
 log = logging.getLogger("perfkit.capacity")
 T = TypeVar("T")
 
@@ -73,7 +75,9 @@ def apply_cap(cap_bytes: int | None, devices: list[torch.device]) -> None:
     """
     for device in devices:
         fraction = 1.0 if cap_bytes is None else check_cap(cap_bytes, device)
-        torch.cuda.set_per_process_memory_fraction(fraction, device)
+        # the fraction wants an index: "cuda" alone (the run's device) means the current one
+        index = device.index if device.index is not None else torch.cuda.current_device()
+        torch.cuda.set_per_process_memory_fraction(fraction, index)
 
 
 @contextmanager
@@ -98,6 +102,7 @@ class Probe:
     leaked_bytes: int
     seconds: float
     failure: str = ""  # the first line of the out-of-memory message
+    before_bytes: int = 0  # allocated when the probe started (what the peaks include from earlier)
 
     @property
     def failed_gpu(self) -> int | None:
@@ -122,14 +127,14 @@ class Capacity:
 
 
 class Budget:
-    """Where a probe's memory is counted: the CUDA allocator of each device, or on a CPU a synthetic budget
-    over the tensors autograd keeps for backward (:class:`~perfkit.measure.memory.SavedStorages`: what grows
-    with depth and batch), which raises PyTorch's own out-of-memory error when exceeded, so the same
-    search runs in the CPU quick profile and in tests."""
+    """Where a probe's memory is counted: the CUDA allocator of each device, or a synthetic budget over the
+    tensors autograd keeps for backward (:class:`~perfkit.measure.memory.SavedStorages`: what grows with depth
+    and batch) that raises PyTorch's own out-of-memory error when exceeded, so the same search runs on a CPU,
+    in the quick profile and in tests."""
 
     def __init__(self, devices: Sequence[torch.device], host_bytes: int | None = None,
                  cap_bytes: int | None = None) -> None:
-        """``host_bytes``: the synthetic budget on a CPU; ``cap_bytes``: the GPUs' cap, if any (for messages)."""
+        """``host_bytes``: a synthetic budget (any device); ``cap_bytes``: the GPUs' cap, if any (for messages)."""
         self.devices = tuple(devices)
         self.on_gpu = all(d.type == "cuda" for d in self.devices)
         self.host_bytes, self.cap_bytes = host_bytes, cap_bytes
@@ -141,41 +146,48 @@ class Budget:
 
     def room(self) -> str:
         """The memory a probe may use, in words, for messages."""
+        if self.host_bytes is not None:
+            return f"{size_text(self.host_bytes)} synthetic budget"
         if not self.on_gpu:
-            return f"{size_text(self.host_bytes)} synthetic budget" if self.host_bytes is not None else "host memory"
+            return "host memory"
         each = self.cap_bytes if self.cap_bytes is not None else _total_memory(self.devices[0])
         return f"{size_text(each)} per GPU" + (" (capped)" if self.cap_bytes is not None else "")
 
     @contextmanager
     def region(self) -> Iterator[None]:
-        """Count one probe: the allocators' peaks on GPUs; on a CPU, what autograd keeps, against the budget."""
-        if self.on_gpu:
-            for device in self.devices:
-                torch.cuda.reset_peak_memory_stats(device)
+        """Count one try: against the synthetic budget if there is one, else the allocators' peaks on GPUs."""
+        if self.host_bytes is not None:
+            saved = SavedStorages(limit=self.host_bytes)
             try:
-                yield
-                for device in self.devices:
-                    torch.cuda.synchronize(device)  # the probe's time includes its kernels
+                with saved.watch():
+                    yield
             finally:
-                self.peaks = tuple(torch.cuda.max_memory_allocated(d) for d in self.devices)
+                self.peaks = (saved.peak,)
             return
-        saved = SavedStorages(limit=self.host_bytes)
+        if not self.on_gpu:
+            yield
+            return
+        for device in self.devices:
+            torch.cuda.reset_peak_memory_stats(device)
         try:
-            with saved.watch():
-                yield
+            yield
+            for device in self.devices:
+                torch.cuda.synchronize(device)  # the probe's time includes its kernels
         finally:
-            self.peaks = (saved.peak,)
+            self.peaks = tuple(torch.cuda.max_memory_allocated(d) for d in self.devices)
 
 
 def attempt(run: Callable[[], T], budget: Budget) -> tuple[T | None, str]:
     """``run()`` and its result, or None and the first line of the out-of-memory message it raised. Either
-    way, what it allocated is released before this returns."""
+    way, what it allocated (and did not return) is released before this returns."""
     _release(budget)
     result, failure = None, ""
     try:
         with budget.region():
             result = run()
-    except torch.OutOfMemoryError as exc:
+    except (torch.OutOfMemoryError, RuntimeError) as exc:
+        if not isinstance(exc, torch.OutOfMemoryError) and not _OTHER_OOM.search(str(exc)):
+            raise
         failure = str(exc).strip().splitlines()[0] if str(exc).strip() else "out of memory"
         traceback.clear_frames(exc.__traceback__)  # the frames hold the tensors of the failed try
         del exc
@@ -188,9 +200,13 @@ def probe(run: Callable[[int], Any], value: int, budget: Budget) -> Probe:
     probe allocated is released before this returns, and what was not is reported."""
     before = budget.allocated()
     start = time.perf_counter()
-    _, failure = attempt(lambda: run(value), budget)
+
+    def call() -> None:  # the workload's return value is dropped, so only what it kept elsewhere counts
+        run(value)
+
+    _, failure = attempt(call, budget)
     found = Probe(value, not failure, budget.peaks, max(0, budget.allocated() - before),
-                  time.perf_counter() - start, failure)
+                  time.perf_counter() - start, failure, before)
     log.info("capacity probe %d: %s (%.1f s)", value, "fits" if found.fits else "out of memory", found.seconds)
     return found
 
@@ -206,6 +222,9 @@ def _release(budget: Budget) -> None:
 def search(run: Callable[[int], Any], budget: Budget, start: int = 1, limit: int | None = None,
            grow: int = 2) -> Capacity:
     """The largest knob value in [start, limit] for which ``run`` fits (see the module's docstring).
+
+    ``start`` runs once untracked first: the first matmul allocates a cuBLAS workspace through the caching
+    allocator that stays for the process, and would otherwise count as the first probe's leak.
 
     Raises :class:`CapacityError` when ``start`` itself does not fit, with the memory it needed, and
     :class:`~perfkit.errors.MeasurementError` when a probe leaks memory.
@@ -225,6 +244,7 @@ def search(run: Callable[[int], Any], budget: Budget, start: int = 1, limit: int
                                    "finished; the workload keeps references to its tensors")
         return found.fits
 
+    attempt(lambda: run(start), budget)  # first use creates library state PyTorch keeps (cuBLAS workspaces)
     if not fits(start):
         raise CapacityError.never_fits(start, probes[-1], budget)
     good, bad = start, None
@@ -251,7 +271,8 @@ class CapacityError(MeasurementError):
     @classmethod
     def never_fits(cls, value: int, failed: Probe, budget: Budget) -> CapacityError:
         tried = _TRIED.search(failed.failure)
-        need = sum(failed.peaks) + (int(float(tried.group(1)) * _UNITS[tried.group(2).lower()]) if tried else 0)
+        own = max(failed.peaks, default=0) - (failed.before_bytes if budget.host_bytes is None else 0)
+        need = max(own, 0) + (int(float(tried.group(1)) * _UNITS[tried.group(2).lower()]) if tried else 0)
         return cls(f"even the smallest size ({value}) runs out of memory: it needs more than {size_text(need)}, "
                    f"with {budget.room()}; raise --perfkit-memory-cap (or drop it), or choose a smaller workload")
 

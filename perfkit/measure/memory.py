@@ -6,6 +6,7 @@ predicts), ``reserved`` adds the caching allocator's slack, and NVML's used memo
 """
 from __future__ import annotations
 
+import weakref
 from collections.abc import Callable, Iterable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
@@ -59,20 +60,21 @@ def measure_peak(fn: Callable[[], Any], device: torch.device, since: int = 0) ->
 
 class SavedStorages:
     """The distinct storages autograd keeps for the backward pass while :meth:`watch` is active, parameters
-    excluded: the activation memory that grows with depth and batch, counted on any device (the meta
-    device too). ``limit`` turns it into a synthetic memory budget: the tensor that takes the total past
-    it raises PyTorch's own out-of-memory error, as the CUDA allocator would.
+    excluded: the activation memory that grows with depth and batch. A storage counts while a tensor saved
+    on it lives (a backward pass, or dropping the output, frees them); ``peak`` is the most held at once.
+    ``limit`` turns it into a synthetic memory budget: the tensor that takes the total past it raises
+    PyTorch's own out-of-memory error, as the CUDA allocator would.
     """
 
     def __init__(self, exclude: Iterable[torch.Tensor] = (), limit: int | None = None) -> None:
         self._excluded = {t.untyped_storage().data_ptr() for t in exclude}
-        self._saved: dict[int, int] = {}
+        self._saved: dict[int, list[int]] = {}  # storage -> [bytes, saved tensors alive on it]
         self.limit = limit
         self.peak = 0
 
     @property
     def total(self) -> int:
-        return sum(self._saved.values())
+        return sum(nbytes for nbytes, _ in self._saved.values())
 
     @contextmanager
     def watch(self) -> Iterator[SavedStorages]:
@@ -81,10 +83,22 @@ class SavedStorages:
 
     def _pack(self, tensor: torch.Tensor) -> torch.Tensor:
         storage = tensor.untyped_storage()
-        if storage.data_ptr() not in self._excluded:
-            self._saved[storage.data_ptr()] = storage.nbytes()
-            self.peak = max(self.peak, self.total)
-            if self.limit is not None and self.total > self.limit:
-                raise torch.OutOfMemoryError(f"synthetic budget: Tried to allocate {storage.nbytes()} B beyond a "
-                                             f"budget of {self.limit} B for the tensors autograd keeps")
-        return tensor
+        key = storage.data_ptr()
+        if key in self._excluded:
+            return tensor
+        # a detached view: the tensor itself would tie its grad_fn into a cycle that frees nothing
+        kept = tensor.detach()
+        self._saved.setdefault(key, [storage.nbytes(), 0])[1] += 1
+        weakref.finalize(kept, self._drop, key)
+        self.peak = max(self.peak, self.total)
+        if self.limit is not None and self.total > self.limit:
+            raise torch.OutOfMemoryError(f"synthetic budget: Tried to allocate {storage.nbytes()} B beyond a "
+                                         f"budget of {self.limit} B for the tensors autograd keeps")
+        return kept
+
+    def _drop(self, key: int) -> None:
+        entry = self._saved.get(key)
+        if entry is not None:
+            entry[1] -= 1
+            if not entry[1]:
+                del self._saved[key]

@@ -18,8 +18,8 @@ from perfkit.results.payloads import (
     AllreduceSweep,
     BatchCapacity,
     BatchEpoch,
-    LayerCapacity,
     Layer,
+    LayerCapacity,
     MemoryEstimate,
     Ppp,
     Roofline,
@@ -329,14 +329,14 @@ def plot_layer_capacity(results: Mapping[str, Any], out: Path) -> Iterable[tuple
     ax.bar(labels, [r.num_fc for r in records], bottom=[r.num_conv for r in records], label="fc layers")
     fitted = max((c + f for (c, f), ms in seeds.LAYER_STACK_1080TI.items() if ms is not None), default=0)
     ax.axhline(fitted, color="grey", linestyle="--", label=f"seed 000 GTX 1080 Ti: {fitted} layers")
-    ax.set(yscale="log", ylabel="layers that fit", title="largest stack before out-of-memory")
-    ax.tick_params(axis="x", labelsize=7)
+    ax.set(ylabel="layers that fit", title="largest stack before out-of-memory")
+    ax.tick_params(axis="x", labelsize=7, labelrotation=30)
     ax.legend(fontsize=7)
     if split:
         right = axes[0][1]
         for i, rec in enumerate(split):
             gpus = [f"GPU {g}" for g in range(len(rec.peak_mib_per_device))]
-            right.bar([f"{g}\n{'%.2f GiB' % rec.cap_gib if rec.cap_gib else 'whole'}" for g in gpus],
+            right.bar([f"{g}\n{f'{rec.cap_gib:.2f} GiB' if rec.cap_gib else 'whole'}" for g in gpus],
                       [m / 1024 for m in rec.peak_mib_per_device], label=f"split at layer {rec.split_at} of "
                       f"{rec.num_conv + rec.num_fc}" + (f"; GPU {rec.failed_gpu} ran out first" if rec.failed_gpu
                                                           is not None else ""))

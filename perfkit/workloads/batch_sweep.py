@@ -69,11 +69,10 @@ def train_epochs(train: data.ImageSet, batch: int, variant: str, device: torch.d
         raise UsageError(f"unknown variant {variant!r}; choose {' or '.join(VARIANTS)}")
     check_fits_dataset(batch, len(train))
     resident = train.to(device) if variant == "resident" else train
+    host = data.HostLoader(train, batch, device, loader.workers, loader.pin_memory) if variant == "loader" else None
 
     def stream(epoch: int) -> Iterator[training.Batch]:
-        if variant == "resident":
-            return data.epoch_batches(resident, batch, epoch)
-        return data.loader_batches(train, batch, epoch, device, loader.workers, loader.pin_memory)
+        return data.epoch_batches(resident, batch, epoch) if host is None else host.epoch()
 
     model = models.build(MODEL).to(device).train()
     step = training.train_step(model, training.sgd_momentum(model))

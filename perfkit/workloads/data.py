@@ -55,7 +55,7 @@ class ImageSet:
         return normalise(self.images[index]), self.labels[index]
 
 
-@functools.lru_cache(maxsize=None)
+@functools.cache
 def _normalisation(device: torch.device) -> tuple[torch.Tensor, torch.Tensor]:
     """Mean and std on ``device``, made once: a host-to-device copy per batch would sync the stream."""
     return (torch.tensor(CIFAR10_MEAN, device=device).view(1, -1, 1, 1),
@@ -156,16 +156,23 @@ def epoch_batches(data: ImageSet, batch: int, epoch: int, rank: int = 0, world: 
         yield data.batch(order[start:start + batch])
 
 
-def loader_batches(data: ImageSet, batch: int, epoch: int, device: torch.device, workers: int = 4,
-                   pin_memory: bool = True, seed: int = 0) -> Iterator[tuple[torch.Tensor, torch.Tensor]]:
-    """One epoch through a ``DataLoader`` from host memory (seed 004's path: per-image indexing, collation in
+class HostLoader:
+    """Epochs through one ``DataLoader`` from host memory (seed 004's path: per-image indexing, collation in
     ``workers`` processes, optionally pinned pages), each batch copied to ``device`` and normalised there;
-    full batches only, as :func:`epoch_batches`."""
-    loader = DataLoader(TensorDataset(data.images, data.labels), batch_size=batch, shuffle=True, drop_last=True,
-                        num_workers=workers, pin_memory=pin_memory and device.type == "cuda",
-                        generator=torch.Generator().manual_seed(seed + epoch))
-    for images, labels in loader:
-        yield normalise(images.to(device, non_blocking=True)), labels.to(device, non_blocking=True)
+    full batches only, as :func:`epoch_batches`. The workers persist across epochs, so their start-up
+    is not inside a timed epoch; each epoch is a new shuffle."""
+
+    def __init__(self, data: ImageSet, batch: int, device: torch.device, workers: int = 4, pin_memory: bool = True,
+                 seed: int = 0) -> None:
+        self.device = device
+        self.loader = DataLoader(TensorDataset(data.images, data.labels), batch_size=batch, shuffle=True,
+                                 drop_last=True, num_workers=workers, persistent_workers=workers > 0,
+                                 pin_memory=pin_memory and device.type == "cuda",
+                                 generator=torch.Generator().manual_seed(seed))
+
+    def epoch(self) -> Iterator[tuple[torch.Tensor, torch.Tensor]]:
+        for images, labels in self.loader:
+            yield normalise(images.to(self.device, non_blocking=True)), labels.to(self.device, non_blocking=True)
 
 
 def steps_per_epoch(size: int, batch: int, world: int = 1) -> int:

@@ -30,7 +30,7 @@ def saved_activation_bytes(model: nn.Module, x: torch.Tensor) -> int:
     """Bytes of the distinct non-parameter storages autograd saves for backward in ``model(x)``."""
     with SavedStorages(exclude=model.parameters()).watch() as saved:
         models.forward_checked(model, x)
-    return saved.total
+    return saved.peak
 
 
 @dataclass(frozen=True)

@@ -56,7 +56,7 @@ def kept_bytes_per_layer(shape: Sequence[int]) -> dict[str, int]:
     def kept(stack: nn.Sequential) -> int:
         with SavedStorages(exclude=stack.parameters()).watch() as saved:
             stack(x.clone())
-        return saved.total
+        return saved.peak
 
     out = {}
     for kind in ("conv", "fc"):
