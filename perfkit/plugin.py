@@ -45,6 +45,10 @@ def pytest_addoption(parser: pytest.Parser) -> None:
     group.addoption("--perfkit-data-root", default=None, metavar="DIR",
                     help=f"folder holding a local CIFAR-10 in torchvision's format (cifar-10-batches-py/); "
                          f"default ${data.DATA_ROOT_ENV}, else learnable synthetic data (nothing is downloaded)")
+    group.addoption("--perfkit-shifted-root", default=None, metavar="DIR",
+                    help="your own labelled images for the generalisation check of time-to-accuracy: CIFAR-10's "
+                         "layout or one folder per CIFAR-10 class (default: with synthetic data, a shifted synthetic "
+                         "set; with real CIFAR-10, no check)")
     group.addoption("--perfkit-confirm", type=int, default=0, metavar="N",
                     help="re-run benchmarks flagged against the baseline N times, each in a fresh process, and judge "
                          "again with every run (default 0: no re-runs); the nightly uses 3")
@@ -93,6 +97,7 @@ def pytest_configure(config: pytest.Config) -> None:
     options = [f"--perfkit-device={session.settings.device.type}", f"--perfkit-profile={session.settings.profile.name}",
                f"--perfkit-timeout={config.getoption('perfkit_timeout')}"]
     options += [f"{name}={value}" for name, value in (("--perfkit-data-root", config.getoption("perfkit_data_root")),
+                ("--perfkit-shifted-root", config.getoption("perfkit_shifted_root")),
                 ("--perfkit-torchrun-args", config.getoption("perfkit_torchrun_args")),
                 ("--perfkit-memory-cap", config.getoption("perfkit_memory_cap"))) if value]
     limit = config.getoption("perfkit_timeout")
@@ -206,6 +211,12 @@ def perfkit_torchrun(request: pytest.FixtureRequest) -> Callable[..., dict[str, 
             pytest.fail(f"{exc}{hint}", pytrace=False)
 
     return run
+
+
+@pytest.fixture(scope="session")
+def perfkit_shifted_root(request: pytest.FixtureRequest) -> str | None:
+    """``--perfkit-shifted-root``: a folder of the user's own labelled images, or None."""
+    return request.config.getoption("perfkit_shifted_root")
 
 
 @pytest.fixture(scope="session")

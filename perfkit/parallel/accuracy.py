@@ -5,14 +5,13 @@ from typing import Any
 
 import torch
 import torch.distributed as dist
-from torch import nn
 
 from perfkit.errors import UsageError
 from perfkit.measure import timing
 from perfkit.parallel.ddp import replica_difference, wrap
 from perfkit.parallel.launch import Worker
 from perfkit.workloads import data, models
-from perfkit.workloads.training import train_step
+from perfkit.workloads.training import evaluate, train_step
 
 #: The seeds' optimiser for CIFAR training (seed 004): SGD, momentum 0.9, weight decay 5e-4.
 WEIGHT_DECAY = 5e-4
@@ -64,17 +63,3 @@ def train_to_accuracy(worker: Worker, spec: dict[str, Any]) -> dict[str, Any]:
             "steps_per_epoch": steps, "warmup_steps": warmup_steps, "history": history, "train_s": train_s,
             "test_loss": test_loss, "test_accuracy": test_accuracy, "data": train.source,
             "replicas_max_abs_diff": replica_difference(model)}
-
-
-@torch.no_grad()
-def evaluate(model: nn.Module, test: data.ImageSet, chunk: int = 1000) -> tuple[float, float]:
-    """Mean cross-entropy and accuracy over the whole test set (every rank computes the same)."""
-    model.eval()
-    loss, correct = 0.0, 0
-    for start in range(0, len(test), chunk):
-        x, y = test.batch(torch.arange(start, min(len(test), start + chunk), device=test.images.device))
-        out = model(x)
-        loss += float(nn.functional.cross_entropy(out, y, reduction="sum"))
-        correct += int((out.argmax(1) == y).sum())
-    model.train()
-    return loss / len(test), correct / len(test)

@@ -18,7 +18,17 @@ from typing import Any
 
 from perfkit.results import comm, datasheet
 from perfkit.results.metrics import MetricRecorder, metrics_of, value_of
-from perfkit.results.payloads import Ppp, RatePeak, Roofline, Scaling, VectorAdd, VggSwap, family, read
+from perfkit.results.payloads import (
+    Ppp,
+    RatePeak,
+    Roofline,
+    Scaling,
+    TimeToAccuracy,
+    VectorAdd,
+    VggSwap,
+    family,
+    read,
+)
 from perfkit.results.roofline import place
 
 Bench = MutableMapping[str, Any]
@@ -73,6 +83,7 @@ def derive(results: MutableMapping[str, Any],
     _ppp(results, ceilings, spec)
     _roofline(results, ceilings)
     _scaling(results)
+    _tta_variants(results)
     return results
 
 
@@ -152,6 +163,23 @@ def ideal_seconds(ppp: Ppp, peak_tflops: Callable[[str], float | None]) -> float
             return None
         total += layer.flops / (peak * 1e12)
     return total
+
+
+def _tta_variants(results: Mapping[str, Any]) -> None:
+    """Each time-to-accuracy variant's images/s over the naive loop's for the same model, data and target
+    (Problem 2.4: what a trick bought)."""
+    runs = list(family(results, TimeToAccuracy))
+    naive = {(rec.model, rec.data, rec.target): bench for bench, rec in runs if rec.variant == "naive"}
+    for bench, rec in runs:
+        if rec.variant == "naive":
+            continue
+        base = naive.get((rec.model, rec.data, rec.target))
+        mine, theirs = value_of(bench, "images_per_s"), value_of(base, "images_per_s") if base else None
+        if mine is None or not theirs:
+            _recorder(bench).absent("images_per_s_vs_naive", f"the naive loop of {rec.model} on the same data is not "
+                                                            "in this result set (select it too)")
+        else:
+            _recorder(bench).record("images_per_s_vs_naive", mine / theirs, "x", "higher")
 
 
 def _ppp(results: Mapping[str, Any], ceilings: Mapping[str, Ceiling], spec: datasheet.GpuSpec | None) -> None:

@@ -346,5 +346,40 @@ class BatchCapacity(Record):
     probes: tuple[CapacityProbe, ...]
 
 
+@dataclass(frozen=True)
+class TtaRun(Record):
+    """One training run to the target (perfkit.workloads.tta.Run)."""
+
+    TAG: ClassVar[str] = "tta_run"
+    seed: int
+    reached: bool
+    tta_s: float | None
+    train_s: float
+    eval_s: float
+    epochs: int
+    accuracies: tuple[float, ...]
+    images_per_s: float
+    shifted_accuracy: float | None
+
+
+@dataclass(frozen=True)
+class TimeToAccuracy(Record):
+    """R runs of one training to one target (seed 002 Problem 2), with the GPU's utilisation while they ran."""
+
+    TAG: ClassVar[str] = "time_to_accuracy"
+    model: str
+    variant: str
+    batch: int
+    data: str
+    shifted_data: str
+    target: float
+    epoch_cap: int
+    runs: tuple[TtaRun, ...]
+    util_t: tuple[float, ...] = ()  # seconds from the first run's start
+    gpu_util_pct: tuple[float, ...] = ()
+    memory_util_pct: tuple[float, ...] = ()
+
+
 FAMILIES: tuple[type[Record], ...] = (RatePeak, VectorAdd, Layer, VggSwap, MemoryEstimate, Ppp, Roofline, Scaling,
-                                      AllreduceSweep, LargeBatch, LayerCapacity, BatchEpoch, BatchCapacity)
+                                      AllreduceSweep, LargeBatch, LayerCapacity, BatchEpoch, BatchCapacity,
+                                      TimeToAccuracy)

@@ -23,6 +23,7 @@ from perfkit.results.payloads import (
     MemoryEstimate,
     Ppp,
     Roofline,
+    TimeToAccuracy,
     VectorAdd,
     VggSwap,
     family,
@@ -347,9 +348,42 @@ def plot_layer_capacity(results: Mapping[str, Any], out: Path) -> Iterable[tuple
     return [("Layer-stack capacity", _save(fig, out / "layer_capacity.png"))]
 
 
+def plot_time_to_accuracy(results: Mapping[str, Any], out: Path) -> Iterable[tuple[str, Path]]:
+    """Validation accuracy per epoch of every run against its target, and the GPU and memory utilisation
+    over the runs (a 1 s moving average; the mean in the legend)."""
+    records = [rec for _, rec in family(results, TimeToAccuracy)]
+    if not records:
+        return []
+    plt = _pyplot()
+    traced = [r for r in records if r.gpu_util_pct]
+    fig, axes = plt.subplots(1, 2 if traced else 1, figsize=(12 if traced else 6.5, 4.2), squeeze=False)
+    left = axes[0][0]
+    for i, rec in enumerate(records):
+        for j, run in enumerate(rec.runs):
+            left.plot(range(1, len(run.accuracies) + 1), run.accuracies, color=f"C{i}", alpha=0.6,
+                      label=f"{rec.model} {rec.variant} (batch {rec.batch})" if j == 0 else None)
+    for target in sorted({r.target for r in records}):
+        left.axhline(target, color="grey", linestyle="--", label=f"target {target:.0%}")
+    left.set(xlabel="epoch", ylabel="validation accuracy", title="every run to its target")
+    left.legend(fontsize=7)
+    if traced:
+        right = axes[0][1]
+        for i, rec in enumerate(traced):
+            window = max(1, round(len(rec.util_t) / max(rec.util_t[-1], 1e-9)))  # samples per second
+            for series, style, name in ((rec.gpu_util_pct, "-", "GPU"), (rec.memory_util_pct, ":", "memory")):
+                smooth = [sum(series[max(0, k - window + 1):k + 1]) / len(series[max(0, k - window + 1):k + 1])
+                          for k in range(len(series))]
+                right.plot(rec.util_t, smooth, style, color=f"C{records.index(rec)}",
+                           label=f"{rec.variant} {name} (mean {sum(series) / len(series):.0f}%)")
+        right.set(xlabel="seconds", ylabel="utilisation (%)", ylim=(0, 105), title="NVML utilisation while training")
+        right.legend(fontsize=7)
+    fig.suptitle(f"Time to accuracy on {hardware_id_of(results)}")
+    return [("Time to accuracy and GPU utilisation", _save(fig, out / "time_to_accuracy.png"))]
+
+
 PLOTTERS: list[Plotter] = [plot_ceilings, plot_vector_add, plot_layers, plot_vgg_swap, plot_memory_breakdown,
                            plot_roofline, plot_speedup, plot_compute_comm, plot_busbw, plot_layer_capacity,
-                           plot_batch_sweep]
+                           plot_batch_sweep, plot_time_to_accuracy]
 
 
 def history_chart(name: str, series: Iterable[tuple[str, float]], change_indices: Iterable[int], path: Path,

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import dataclasses
 import json
+import statistics
 from collections import defaultdict
 from collections.abc import Mapping
 from pathlib import Path
@@ -15,8 +16,16 @@ from perfkit.results import datasheet, seeds
 from perfkit.results.baselines import hardware_id_of, perfkit_info
 from perfkit.results.compare import Comparison, Row
 from perfkit.results.derived import ceilings_of, scaling_runs
-from perfkit.results.metrics import metrics_of
-from perfkit.results.payloads import BatchCapacity, BatchEpoch, LargeBatch, LayerCapacity, Ppp, family
+from perfkit.results.metrics import metrics_of, value_of
+from perfkit.results.payloads import (
+    BatchCapacity,
+    BatchEpoch,
+    LargeBatch,
+    LayerCapacity,
+    Ppp,
+    TimeToAccuracy,
+    family,
+)
 from perfkit.results.plots import PLOTTERS
 from perfkit.results.tables import fmt_change, fmt_time, fmt_value, markdown_table, text_table
 
@@ -134,6 +143,7 @@ def write_report(results: Mapping[str, Any], out: Path, comparison: Comparison |
     lines += _large_batch_section(results)
     lines += _capacity_section(results)
     lines += _batch_sweep_section(results)
+    lines += _tta_section(results)
     for group, benches in _groups(results).items():
         lines += [f"## {group}", "", markdown_table(["benchmark", "median", "IQR/median", "rounds", "metrics"],
                                                      [_bench_cells(b) for b in benches]), ""]
@@ -241,6 +251,27 @@ def _batch_sweep_section(results: Mapping[str, Any]) -> list[str]:
             f"{epochs[0][1].model} on `{epochs[0][1].data}`; " + ("; ".join(largest) or "largest batch not searched")
             + f". Seed 003's V100 ran out of memory at {seeds.BATCH_OOM_V100}.", "",
             markdown_table(["variant", "batch", "epoch", "images/s", "peak", "seed 003 V100 epoch"], rows), ""]
+
+
+def _tta_section(results: Mapping[str, Any]) -> list[str]:
+    found = list(family(results, TimeToAccuracy))
+    if not found:
+        return []
+    rows = []
+    for bench, rec in found:
+        reached = [r.tta_s for r in rec.runs if r.reached and r.tta_s is not None]
+        median = f"{statistics.median(reached):.3g} s" if reached else "-"
+        rows.append([rec.model, rec.variant, str(rec.batch), f"{len(reached)}/{len(rec.runs)}", median,
+                     _cell(bench, "tta_cov", "{:.1%}"), _cell(bench, "epochs_to_target", "{:.3g}"),
+                     _cell(bench, "images_per_s", "{:,.0f}"), _cell(bench, "images_per_s_vs_naive", "{:.2f}x"),
+                     _cell(bench, "gpu_util_pct", "{:.0f}%"), _cell(bench, "shifted_accuracy", "{:.1%}")
+                     + (f" ± {value:.1%}" if (value := value_of(bench, "shifted_accuracy_sd")) is not None else "")])
+    first = found[0][1]
+    return ["## Time to accuracy (seed 002 Problem 2)", "",
+            (f"Data `{first.data}`, target {first.target:.0%}, at most {first.epoch_cap} epochs; shifted set "
+            f"`{first.shifted_data or 'none'}`. TTA: first step to the end of the evaluation that reached the target."),
+            "", markdown_table(["model", "variant", "batch", "reached", "TTA median", "CoV", "epochs", "images/s",
+                                "vs naive", "GPU util", "shifted accuracy"], rows), ""]
 
 
 def _ceilings_section(info: Mapping[str, Any]) -> list[str]:

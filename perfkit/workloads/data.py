@@ -29,6 +29,7 @@ CIFAR10_TRAIN_FILES = tuple(f"data_batch_{i}" for i in range(1, 6))
 CIFAR10_TEST_FILES = ("test_batch",)
 CIFAR10_SHAPE = (3, 32, 32)
 CIFAR10_CLASSES = 10
+CIFAR10_CLASS_NAMES = ("airplane", "automobile", "bird", "cat", "deer", "dog", "frog", "horse", "ship", "truck")
 CIFAR10_TRAIN_SIZE, CIFAR10_TEST_SIZE = 50_000, 10_000
 #: The seeds' normalisation (seed 004): per-channel mean and standard deviation of CIFAR-10.
 CIFAR10_MEAN = (0.4914, 0.4822, 0.4465)
@@ -74,12 +75,13 @@ def data_root(option: str | None) -> Path | None:
     return Path(chosen).expanduser() if chosen else None
 
 
-def cifar10(root: Path | None, train: bool = True, size: int | None = None) -> ImageSet:
+def cifar10(root: Path | None, train: bool = True, size: int | None = None, recipe: Recipe | None = None) -> ImageSet:
     """CIFAR-10 from ``root`` when given (it must be there: no silent fallback), else the synthetic
-    stand-in; ``size`` keeps the first images (a quick profile), None keeps the whole split."""
+    stand-in drawn by ``recipe`` (default :data:`EASY`); ``size`` keeps the first images (a quick
+    profile), None keeps the whole split."""
     if root is None:
         default = CIFAR10_TRAIN_SIZE if train else CIFAR10_TEST_SIZE
-        return synthetic_cifar10(size or default, seed=0 if train else 1)
+        return synthetic_cifar10(size or default, seed=0 if train else 1, recipe=recipe or EASY)
     images = load_cifar10(root, train)
     if size is None or size >= len(images):
         return images
@@ -114,27 +116,87 @@ def load_cifar10(root: Path, train: bool = True) -> ImageSet:
     return ImageSet(torch.cat(images), torch.cat(labels), CIFAR10_CLASSES, f"cifar10:{folder}")
 
 
-def synthetic_cifar10(size: int, seed: int = 0, signal: tuple[float, float] = (0.15, 0.45)) -> ImageSet:
+def labelled_folder(root: Path) -> ImageSet:
+    """A user's own labelled images (Problem 2.2's held-out set): CIFAR-10's layout (its test batch), or
+    one folder per CIFAR-10 class named as the class (``cat/``, ``ship/``, …) of image files Pillow reads,
+    resized to 32×32."""
+    from PIL import Image, UnidentifiedImageError  # torchvision's own dependency; imported where it is used
+
+    root = Path(root)
+    if (root / CIFAR10_FOLDER).is_dir():
+        return load_cifar10(root, train=False)
+    folders = sorted(p for p in root.iterdir() if p.is_dir()) if root.is_dir() else []
+    unknown = [p.name for p in folders if p.name not in CIFAR10_CLASS_NAMES]
+    if not folders or unknown:
+        raise UsageError(f"{root} holds neither {CIFAR10_FOLDER}/ nor one folder per CIFAR-10 class"
+                         + (f" (unknown: {', '.join(unknown)})" if unknown else "")
+                         + f"; name the folders {', '.join(CIFAR10_CLASS_NAMES)}")
+    images, labels = [], []
+    for folder in folders:
+        for path in sorted(folder.iterdir()):
+            try:
+                with Image.open(path) as image:
+                    small = image.convert("RGB").resize(CIFAR10_SHAPE[:0:-1], Image.Resampling.BILINEAR)
+            except (OSError, UnidentifiedImageError) as exc:
+                raise UsageError(f"{path} is not an image Pillow can read ({exc})") from None
+            pixels = torch.frombuffer(bytearray(small.tobytes()), dtype=torch.uint8)
+            images.append(pixels.view(CIFAR10_SHAPE[1], CIFAR10_SHAPE[2], 3).permute(2, 0, 1))
+            labels.append(CIFAR10_CLASS_NAMES.index(folder.name))
+    if not images:
+        raise UsageError(f"no images under {root}'s class folders")
+    return ImageSet(torch.stack(images), torch.tensor(labels), CIFAR10_CLASSES, f"folder:{root}")
+
+
+@dataclass(frozen=True)
+class Recipe:
+    """How perfkit's synthetic CIFAR-shaped set is drawn (see :func:`synthetic_cifar10`)."""
+
+    name: str
+    signal: tuple[float, float] = (0.15, 0.45)  # the class pattern's contrast, drawn per image
+    clutter: float = 0.8  # weight of the label-free nuisance pattern
+    noise: float = 0.5  # per-pixel noise
+    nuisance_seed: int = 54321  # which pool of nuisance patterns
+    channel_gain: tuple[float, float, float] = (1.0, 1.0, 1.0)  # a colour cast over the whole image
+
+
+#: The default set (scaling, memory and batch benchmarks: the data's values do not matter there).
+EASY = Recipe("synthetic")
+#: Harder: fainter class patterns under more clutter, so reaching a target takes several epochs
+#: (the time-to-accuracy and large-batch families measure training, not start-up).
+HARD = Recipe("synthetic-hard", signal=(0.05, 0.25), clutter=1.0, noise=0.7)
+
+
+def shifted(recipe: Recipe) -> Recipe:
+    """The same classes under another distribution (Problem 2.2's held-out set): nuisance patterns the
+    model never saw, more noise and a colour cast."""
+    return Recipe(f"{recipe.name}-shifted", recipe.signal, recipe.clutter, recipe.noise * 1.3, 777,
+                  (1.15, 0.95, 0.85))
+
+
+def synthetic_cifar10(size: int, seed: int = 0, recipe: Recipe = EASY) -> ImageSet:
     """CIFAR-shaped images a network can learn, but only over several epochs.
 
     Each class has a fixed low-frequency colour pattern (8×8 noise upsampled to 32×32). An image is
-    its class's pattern at a faint random contrast (``signal``), under a stronger nuisance pattern
-    drawn from a pool that carries no label, plus per-pixel noise. Train
-    and test sets share the patterns and differ in their draws (``seed``).
+    its class's pattern at a faint random contrast (``recipe.signal``), under a stronger nuisance pattern
+    drawn from a pool that carries no label, plus per-pixel noise. Train and test sets share the
+    patterns and differ in their draws (``seed``).
     """
     patterns = _smooth_patterns(CIFAR10_CLASSES, pattern_seed=12345)
-    nuisance = _smooth_patterns(64, pattern_seed=54321)
+    nuisance = _smooth_patterns(64, pattern_seed=recipe.nuisance_seed)
+    gain = torch.tensor(recipe.channel_gain).view(1, -1, 1, 1)
     gen = torch.Generator().manual_seed(1000 + seed)
     labels = torch.randint(0, CIFAR10_CLASSES, (size,), generator=gen)
     images = torch.empty(size, *CIFAR10_SHAPE, dtype=torch.uint8)
     for start in range(0, size, 1024):
         part = labels[start:start + 1024]
         n = len(part)
-        contrast = torch.empty(n, 1, 1, 1).uniform_(*signal, generator=gen)
+        contrast = torch.empty(n, 1, 1, 1).uniform_(*recipe.signal, generator=gen)
         clutter = nuisance[torch.randint(0, len(nuisance), (n,), generator=gen)]
-        mixed = contrast * patterns[part] + 0.8 * clutter + 0.5 * torch.randn(n, *CIFAR10_SHAPE, generator=gen)
+        mixed = (contrast * patterns[part] + recipe.clutter * clutter
+                 + recipe.noise * torch.randn(n, *CIFAR10_SHAPE, generator=gen)) * gain
         images[start:start + n] = (mixed * 48 + 128).clamp_(0, 255).to(torch.uint8)
-    return ImageSet(images, labels, CIFAR10_CLASSES, f"synthetic:seed={seed}")
+    source = f"{recipe.name}:seed={seed}" if recipe != EASY else f"synthetic:seed={seed}"
+    return ImageSet(images, labels, CIFAR10_CLASSES, source)
 
 
 def _smooth_patterns(count: int, pattern_seed: int) -> torch.Tensor:

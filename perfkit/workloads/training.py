@@ -9,7 +9,7 @@ from torch import nn
 from torch.nn.parallel import DistributedDataParallel
 
 from perfkit.measure import timing
-from perfkit.workloads import models
+from perfkit.workloads import data, models
 
 Batch = tuple[torch.Tensor, torch.Tensor]
 Step = Callable[[Batch], tuple[torch.Tensor, torch.Tensor]]
@@ -71,3 +71,17 @@ def model_step(name: str, batch: int, input_shape: tuple[int, ...],
     models.forward_checked(model, x[:2])  # a shape the model cannot take fails here, in one sentence
     step = train_step(model, sgd_momentum(model))
     return model, lambda: step((x, y))[0]
+
+
+@torch.no_grad()
+def evaluate(model: nn.Module, test: data.ImageSet, chunk: int = 1000) -> tuple[float, float]:
+    """Mean cross-entropy and accuracy over the whole test set (every rank computes the same)."""
+    model.eval()
+    loss, correct = 0.0, 0
+    for start in range(0, len(test), chunk):
+        x, y = test.batch(torch.arange(start, min(len(test), start + chunk), device=test.images.device))
+        out = model(x)
+        loss += float(nn.functional.cross_entropy(out, y, reduction="sum"))
+        correct += int((out.argmax(1) == y).sum())
+    model.train()
+    return loss / len(test), correct / len(test)

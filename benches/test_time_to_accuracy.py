@@ -1,0 +1,122 @@
+"""Time to accuracy, its stability and generalisation, and GPU utilisation while training (seed 002 Problem 2,
+after Coleman et al.'s analysis of DAWNBench).
+
+R runs (5; 3 in the quick profile) of the same training, differing only in their seed, each until the
+validation accuracy reaches the target or the epoch cap: the headline is each run's time (TTA where it
+reached the target, the time to the cap where it did not; ``runs_reached`` says how many did), with
+``tta_cov`` (Coleman et al.'s coefficient of variation), epochs to the target, training and evaluation time
+apart, images/s, the final models' accuracy on a distribution-shifted set (mean and standard deviation),
+and NVML's GPU and memory utilisation sampled at 20 Hz over the runs (the series is kept in the record and
+drawn by ``perfkit report``). Data and target are in the id: CIFAR-10 from ``--perfkit-data-root`` with the
+course's 92%, else perfkit's harder synthetic set (perfkit.workloads.data.HARD) with its own target. The
+variants (perfkit.workloads.tta.VARIANTS) run the same training fed and executed differently (Problem 2.4).
+Nightly: ResNet-18, data resident on the GPU; the naive loop, the other variants and ResNet-50 (the course's
+model) weekly. Progress (epoch, accuracy, elapsed, ETA) goes to the ``perfkit.tta`` logger:
+``-o log_cli=true --log-cli-level=INFO`` shows it live.
+"""
+from __future__ import annotations
+
+import statistics
+from pathlib import Path
+
+import pytest
+import torch
+
+from perfkit.measure import power
+from perfkit.pbench import inject_samples
+from perfkit.plugin import profile_of
+from perfkit.results.metrics import MetricRecorder
+from perfkit.results.payloads import TimeToAccuracy, TtaRun
+from perfkit.workloads import data, tta
+
+RUNS = {"full": 5, "quick": 3}
+#: (model, train images, validation images, epoch cap) per profile; None: the whole split
+SIZES = {"full": (None, None, 40), "quick": (2048, 512, 8)}
+TARGETS = {"cifar10": 0.92, "synthetic-hard": 0.90, "quick": 0.5}
+NIGHTLY = {("resnet18", "resident")}
+SAMPLE_INTERVAL_S = 0.05  # 20 Hz
+MAX_SERIES = 4000  # utilisation points kept in the record (evenly thinned beyond this)
+
+
+def pytest_generate_tests(metafunc: pytest.Metafunc) -> None:
+    if "tta_case" not in metafunc.fixturenames:
+        return
+    profile = profile_of(metafunc.config).name
+    real = data.data_root(metafunc.config.getoption("perfkit_data_root")) is not None
+    source = "cifar10" if real else "synthetic-hard"
+    target = TARGETS["quick"] if profile == "quick" and not real else TARGETS[source]
+    models = ("tiny-cnn",) if profile == "quick" else ("resnet18", "resnet50")
+    variants = ("naive", "resident") if profile == "quick" else tuple(tta.VARIANTS)
+    metafunc.parametrize("tta_case", [
+        pytest.param((model, source, target, variant), id=f"{model}-{source}-top1_{target:.2f}-{variant}",
+                     marks=[] if (model, variant) in NIGHTLY or profile == "quick" else [pytest.mark.weekly])
+        for model in models for variant in variants if model == "resnet18" or variant in ("naive", "resident")
+        or profile == "quick"])
+
+
+def test_time_to_accuracy(benchmark, tta_case, perfkit_device, perfkit_profile, perfkit_data_root,
+                          perfkit_shifted_root, perfkit_metrics):
+    model, _, target, variant_name = tta_case
+    variant = tta.VARIANTS[variant_name]
+    train_size, valid_size, epoch_cap = SIZES[perfkit_profile.name]
+    root = data.data_root(perfkit_data_root)
+    train = data.cifar10(root, train=True, size=train_size, recipe=data.HARD)
+    valid = data.cifar10(root, train=False, size=valid_size, recipe=data.HARD)
+    shifted = (data.labelled_folder(Path(perfkit_shifted_root)) if perfkit_shifted_root
+               else None if root is not None else data.synthetic_cifar10(len(valid), seed=2, recipe=data.shifted(data.HARD)))
+    runs, trace = _train_runs(model, train, valid, shifted, target, epoch_cap, variant, perfkit_device,
+                              RUNS[perfkit_profile.name])
+
+    inject_samples(benchmark, [r.tta_s if r.reached and r.tta_s is not None else r.train_s + r.eval_s for r in runs])
+    reached = [r for r in runs if r.reached and r.tta_s is not None]
+    perfkit_metrics.record("runs_reached", len(reached), "runs", "higher", gate=True)
+    if len(reached) >= 2:
+        perfkit_metrics.record("tta_cov", tta.cov([r.tta_s for r in reached]), "ratio", "lower")
+    else:
+        perfkit_metrics.absent("tta_cov", f"{len(reached)} of {len(runs)} runs reached {target:.0%}: a CoV needs two")
+    if reached:
+        perfkit_metrics.record("epochs_to_target", unit="epochs", better="lower", samples=[r.epochs for r in reached])
+    perfkit_metrics.record("eval_s", unit="s", better="lower", samples=[r.eval_s for r in runs])
+    perfkit_metrics.record("images_per_s", unit="images/s", better="higher", samples=[r.images_per_s for r in runs])
+    shifted_accuracy = [r.shifted_accuracy for r in runs if r.shifted_accuracy is not None]
+    if shifted_accuracy:
+        perfkit_metrics.record("shifted_accuracy", statistics.fmean(shifted_accuracy), "ratio", "higher")
+        perfkit_metrics.record("shifted_accuracy_sd", statistics.stdev(shifted_accuracy), "ratio", "lower")
+    else:
+        for name in ("shifted_accuracy", "shifted_accuracy_sd"):
+            perfkit_metrics.absent(name, "no shifted set: give your own labelled images with --perfkit-shifted-root")
+    util = _record_utilisation(perfkit_metrics, perfkit_device, trace)
+    perfkit_metrics.payload(TimeToAccuracy(
+        model, variant.name, variant.batch, train.source, shifted.source if shifted else "", target, epoch_cap,
+        tuple(TtaRun(r.seed, r.reached, r.tta_s, r.train_s, r.eval_s, r.epochs, r.accuracies, r.images_per_s,
+                     r.shifted_accuracy) for r in runs), *util))
+
+
+def _train_runs(model: str, train: data.ImageSet, valid: data.ImageSet, shifted: data.ImageSet | None,
+                target: float, epoch_cap: int, variant: tta.Variant, device: torch.device,
+                count: int) -> tuple[list[tta.Run], power.PowerTrace | None]:
+    """``count`` seeded runs, under the NVML sampler where the device has one (else no trace)."""
+    def all_runs() -> list[tta.Run]:
+        return [tta.train_to_target(model, train, valid, target, epoch_cap, device, seed=seed, variant=variant,
+                                    shifted=shifted) for seed in range(count)]
+
+    if device.type != "cuda" or power.unavailable_reason() is not None:
+        return all_runs(), None  # _record_utilisation says why
+    with power.PowerSampler(device.index or 0, interval_s=SAMPLE_INTERVAL_S) as sampler:
+        runs = all_runs()
+    return runs, sampler.trace
+
+
+def _record_utilisation(metrics: MetricRecorder, device: torch.device, trace: power.PowerTrace | None) -> tuple[tuple[float, ...], ...]:
+    """Mean GPU and memory utilisation over the runs; the series, thinned to at most MAX_SERIES points."""
+    if trace is None:
+        reason = ("utilisation comes from NVML on a GPU; this run is on the CPU" if device.type != "cuda"
+                  else power.unavailable_reason() or "NVML gave no samples")
+        for name in ("gpu_util_pct", "memory_util_pct"):
+            metrics.absent(name, reason)
+        return (), (), ()
+    metrics.record("gpu_util_pct", trace.mean("gpu_util_pct"), "%", "higher")
+    metrics.record("memory_util_pct", trace.mean("memory_util_pct"), "%", "none")
+    step = max(1, len(trace.readings) // MAX_SERIES)
+    kept = trace.readings[::step]
+    return (tuple(r.t for r in kept), tuple(r.gpu_util_pct for r in kept), tuple(r.memory_util_pct for r in kept))

@@ -1,0 +1,147 @@
+"""Time to accuracy (seed 002 Problem 2, after Coleman et al.'s analysis of DAWNBench): train until the
+validation accuracy reaches a target, and how stable that time is over runs that differ only in their seed.
+
+TTA is wall-clock from the first training step to the end of the evaluation that first reaches the
+target: evaluation included, as DAWNBench counts it, and also reported alone. A run that does not reach
+the target within its epoch cap is a result too (``reached`` False), never dropped or left hanging.
+The optimiser is seed 004's (SGD, momentum 0.9, weight decay 5e-4) with a one-cycle learning rate over
+the epoch cap, as DAWNBench's CIFAR entries train.
+
+:class:`Variant` names one way to run the same training (Problem 2.4, raising GPU utilisation):
+DataLoader workers and pinned memory, the set resident on the GPU, channels_last, bf16 autocast,
+``torch.compile`` (``reduce-overhead``: CUDA graphs), a larger batch.
+"""
+from __future__ import annotations
+
+import logging
+import statistics
+from collections.abc import Callable, Iterator
+from contextlib import nullcontext
+from dataclasses import dataclass, replace
+
+import torch
+from torch import nn
+
+from perfkit.errors import UsageError
+from perfkit.measure import timing
+from perfkit.workloads import data, models, training
+
+log = logging.getLogger("perfkit.tta")
+#: Seed 004's optimiser settings for CIFAR-10.
+LR, MOMENTUM, WEIGHT_DECAY = 0.1, 0.9, 5e-4
+
+
+@dataclass(frozen=True)
+class Variant:
+    """How the training is fed and run; the default is the naive loop (a DataLoader from host memory, fp32,
+    no workers), the reference every other variant is compared with."""
+
+    name: str = "naive"
+    resident: bool = False
+    workers: int = 0
+    pin_memory: bool = False
+    channels_last: bool = False
+    bf16: bool = False
+    compile_mode: str | None = None  # torch.compile mode: "default", or "reduce-overhead" (CUDA graphs)
+    batch: int = 128
+
+
+NAIVE = Variant()
+VARIANTS: dict[str, Variant] = {v.name: v for v in (
+    NAIVE,
+    replace(NAIVE, name="workers4-pinned", workers=4, pin_memory=True),
+    replace(NAIVE, name="resident", resident=True),
+    replace(NAIVE, name="resident-channels-last", resident=True, channels_last=True),
+    replace(NAIVE, name="resident-bf16", resident=True, bf16=True),
+    replace(NAIVE, name="resident-compile", resident=True, compile_mode="default"),
+    replace(NAIVE, name="resident-cuda-graphs", resident=True, compile_mode="reduce-overhead"),
+    replace(NAIVE, name="resident-batch512", resident=True, batch=512),
+    replace(NAIVE, name="best", resident=True, channels_last=True, bf16=True, compile_mode="default"),
+)}
+
+
+@dataclass(frozen=True)
+class Run:
+    """One training run to the target (or to the epoch cap)."""
+
+    seed: int
+    reached: bool
+    tta_s: float | None  # first step to the end of the evaluation that reached the target
+    train_s: float  # training alone, over the epochs run
+    eval_s: float  # evaluations alone
+    epochs: int  # epochs run: to the target, or the cap
+    accuracies: tuple[float, ...]  # validation accuracy after each epoch
+    images: int  # training images processed
+    shifted_accuracy: float | None  # the final model on the distribution-shifted set
+
+    @property
+    def images_per_s(self) -> float:
+        return self.images / self.train_s if self.train_s > 0 else 0.0
+
+
+def cov(values: list[float]) -> float:
+    """Coefficient of variation (sample standard deviation over mean), Coleman et al.'s stability figure."""
+    if len(values) < 2:
+        raise UsageError("a coefficient of variation needs at least two runs")
+    return statistics.stdev(values) / statistics.fmean(values)
+
+
+def train_to_target(model_name: str, train: data.ImageSet, valid: data.ImageSet, target: float, epoch_cap: int,
+                    device: torch.device, seed: int = 0, variant: Variant = NAIVE,
+                    shifted: data.ImageSet | None = None, progress: Callable[[str], None] = log.info) -> Run:
+    """Train a fresh ``model_name`` from ``seed`` until ``valid`` accuracy reaches ``target`` or ``epoch_cap``."""
+    if not 0 < target <= 1:
+        raise UsageError(f"target accuracy {target} must be a fraction in (0, 1]")
+    if variant.batch > len(train):
+        raise UsageError(f"batch {variant.batch} exceeds the training set ({len(train)} images)")
+    torch.manual_seed(seed)
+    model = models.build(model_name).to(device).train()
+    memory_format = torch.channels_last if variant.channels_last else torch.contiguous_format
+    model = model.to(memory_format=memory_format)
+    forward = torch.compile(model, mode=variant.compile_mode) if variant.compile_mode else model
+    optimizer = torch.optim.SGD(model.parameters(), lr=LR, momentum=MOMENTUM, weight_decay=WEIGHT_DECAY)
+    steps = len(train) // variant.batch
+    schedule = torch.optim.lr_scheduler.OneCycleLR(optimizer, max_lr=LR, total_steps=steps * epoch_cap)
+    loss_fn = nn.CrossEntropyLoss()
+    autocast = torch.autocast(device.type, dtype=torch.bfloat16) if variant.bf16 else nullcontext()
+    batches = _feed(train, variant, device, seed)
+    valid, shifted = valid.to(device), shifted.to(device) if shifted is not None else None
+
+    accuracies: list[float] = []
+    train_s = eval_s = 0.0
+    images = 0
+    start = timing.synchronized_clock()
+    reached_at = None
+    for epoch in range(epoch_cap):
+        epoch_start = timing.synchronized_clock()
+        for x, y in batches(epoch):
+            optimizer.zero_grad(set_to_none=True)
+            with autocast:
+                loss = loss_fn(forward(x.contiguous(memory_format=memory_format)), y)
+            loss.backward()
+            optimizer.step()
+            schedule.step()
+            images += len(y)
+        eval_start = timing.synchronized_clock()
+        train_s += eval_start - epoch_start
+        accuracies.append(training.evaluate(model, valid)[1])
+        eval_s += timing.synchronized_clock() - eval_start
+        elapsed = timing.synchronized_clock() - start
+        progress(f"seed {seed} epoch {epoch + 1}/{epoch_cap}: validation {accuracies[-1]:.1%} "
+                 f"(target {target:.0%}), {elapsed:.0f} s, ETA ≤ {elapsed / (epoch + 1) * (epoch_cap - epoch - 1):.0f} s")
+        if accuracies[-1] >= target:
+            reached_at = elapsed
+            break
+    final_shifted = training.evaluate(model, shifted)[1] if shifted is not None else None
+    return Run(seed, reached_at is not None, reached_at, train_s, eval_s, len(accuracies), tuple(accuracies), images,
+               final_shifted)
+
+
+def _feed(train: data.ImageSet, variant: Variant, device: torch.device,
+          seed: int) -> Callable[[int], Iterator[tuple[torch.Tensor, torch.Tensor]]]:
+    """Epoch streams as the variant feeds them: from the GPU-resident set, or through a DataLoader."""
+    if variant.resident:
+        on_device = train.to(device)
+        return lambda epoch: data.epoch_batches(on_device, variant.batch, epoch, seed=seed)
+    host = data.HostLoader(train, variant.batch, device, variant.workers, variant.pin_memory, seed=seed)
+    return lambda epoch: host.epoch()

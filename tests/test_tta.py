@@ -1,0 +1,93 @@
+"""Time to accuracy (perfkit.workloads.tta), its data (hard and shifted synthetic sets, a user's folder) and report."""
+from __future__ import annotations
+
+import json
+
+import pytest
+import torch
+from PIL import Image
+
+from perfkit.errors import UsageError
+from perfkit.results import derived, report
+from perfkit.results.metrics import value_of
+from perfkit.workloads import data, tta
+from tests.conftest import ROOT
+
+CPU = torch.device("cpu")
+QUICK = tta.Variant(batch=64)
+
+
+@pytest.fixture(scope="module")
+def sets():
+    return (data.synthetic_cifar10(1024, seed=0, recipe=data.HARD), data.synthetic_cifar10(256, seed=1, recipe=data.HARD),
+            data.synthetic_cifar10(256, seed=2, recipe=data.shifted(data.HARD)))
+
+
+def test_a_reached_target_counts_training_and_evaluation(sets):
+    train, valid, shifted = sets
+    lines: list[str] = []
+    run = tta.train_to_target("tiny-cnn", train, valid, 0.3, 10, CPU, variant=QUICK, shifted=shifted,
+                              progress=lines.append)
+    assert run.reached and run.accuracies[-1] >= 0.3 > max(run.accuracies[:-1], default=0)
+    assert run.tta_s == pytest.approx(run.train_s + run.eval_s, abs=0.5) and run.eval_s > 0
+    assert run.epochs == len(lines) and "ETA" in lines[-1] and "target 30%" in lines[-1]
+    assert run.images == run.epochs * (len(train) // 64) * 64 and 0 <= run.shifted_accuracy <= 1
+
+
+def test_a_target_out_of_reach_is_recorded_not_hung(sets):
+    train, valid, _ = sets
+    run = tta.train_to_target("tiny-cnn", train, valid, 1.0, 2, CPU, variant=QUICK, progress=lambda _: None)
+    assert not run.reached and run.tta_s is None and run.epochs == 2 and run.shifted_accuracy is None
+
+
+@pytest.mark.parametrize(("target", "batch", "message"), [(1.5, 64, "fraction"), (0.5, 4096, "exceeds the training")])
+def test_bad_targets_and_batches_say_so(sets, target, batch, message):
+    with pytest.raises(UsageError, match=message):
+        tta.train_to_target("tiny-cnn", sets[0], sets[1], target, 1, CPU, variant=tta.Variant(batch=batch))
+
+
+def test_the_coefficient_of_variation_is_coleman_et_als():
+    assert tta.cov([9.0, 10.0, 11.0]) == pytest.approx(0.1)
+    with pytest.raises(UsageError, match="two runs"):
+        tta.cov([10.0])
+
+
+def test_the_hard_set_takes_longer_to_learn_and_the_shifted_one_is_another_distribution():
+    easy, hard = (data.synthetic_cifar10(1024, seed=0, recipe=r) for r in (data.EASY, data.HARD))
+    one_epoch = {}
+    for name, train in (("easy", easy), ("hard", hard)):
+        valid = data.synthetic_cifar10(256, seed=1, recipe=data.EASY if name == "easy" else data.HARD)
+        one_epoch[name] = tta.train_to_target("tiny-cnn", train, valid, 1.0, 2, CPU, variant=QUICK,
+                                              progress=lambda _: None).accuracies[-1]
+    assert one_epoch["hard"] < one_epoch["easy"]
+    shifted = data.synthetic_cifar10(256, seed=1, recipe=data.shifted(data.HARD))
+    same = data.synthetic_cifar10(256, seed=1, recipe=data.HARD)
+    assert torch.equal(shifted.labels, same.labels) and not torch.equal(shifted.images, same.images)
+    assert shifted.source.startswith("synthetic-hard-shifted")
+
+
+def test_a_folder_per_class_is_read_and_resized(tmp_path):
+    for name, colour in (("cat", 10), ("ship", 200)):
+        (tmp_path / name).mkdir()
+        Image.new("RGB", (48, 40), (colour, colour, colour)).save(tmp_path / name / "a.png")
+    images = data.labelled_folder(tmp_path)
+    assert images.images.shape == (2, 3, 32, 32) and images.labels.tolist() == [3, 8]
+    assert images.images[1].float().mean() == pytest.approx(200, abs=1)
+
+
+def test_a_folder_that_is_not_labelled_images_says_how_to_name_it(tmp_path):
+    (tmp_path / "kitten").mkdir()
+    with pytest.raises(UsageError, match="unknown: kitten.*airplane, automobile"):
+        data.labelled_folder(tmp_path)
+    with pytest.raises(UsageError, match="neither"):
+        data.labelled_folder(tmp_path / "missing")
+
+
+def test_a_quick_run_reports_each_variant_against_the_naive_loop(tmp_path):
+    results = derived.derive(json.loads((ROOT / "tests" / "data" / "cpu-tta.json").read_text()))
+    by_variant = {b["extra_info"]["time_to_accuracy"]["variant"]: b for b in results["benchmarks"]}
+    ratio = value_of(by_variant["naive"], "images_per_s") / value_of(by_variant["resident"], "images_per_s")
+    assert value_of(by_variant["resident"], "images_per_s_vs_naive") == pytest.approx(1 / ratio)
+    text = report.write_report(results, tmp_path).read_text()
+    assert "| tiny-cnn | resident | 128 | 3/3 |" in text and "## Time to accuracy (seed 002 Problem 2)" in text
+    assert (tmp_path / "time_to_accuracy.png").stat().st_size > 10_000
