@@ -1,5 +1,5 @@
 """Epoch time vs batch size until out-of-memory (seeds 003 Q1 and 004 2.1): ResNet-18 (CIFAR stem, see
-perfkit.workloads.models.resnet18_cifar) on CIFAR-10-shaped data, 50,000 training images; batch 32, 128,
+perfkit.workloads.models `resnet18-cifar`) on CIFAR-10-shaped data, 50,000 training images; batch 32, 128,
 512, … (×4) until the batch runs out of memory or exceeds the dataset, each said in the skip reason.
 
 Two variants: ``resident`` (the set on the GPU: seed 003's "w/o data-loading") and ``loader-w4-pinned``

@@ -33,7 +33,7 @@ RUNS = {"full": 5, "quick": 3}
 #: (model, train images, validation images, epoch cap) per profile; None: the whole split
 SIZES = {"full": (None, None, 40), "quick": (2048, 512, 8)}
 TARGETS = {"cifar10": 0.92, "synthetic-hard": 0.90, "quick": 0.5}
-NIGHTLY = {("resnet18", "resident")}
+NIGHTLY = {("resnet18-cifar", "resident")}
 SAMPLE_INTERVAL_S = 0.05  # 20 Hz
 MAX_SERIES = 4000  # utilisation points kept in the record (evenly thinned beyond this)
 
@@ -45,12 +45,12 @@ def pytest_generate_tests(metafunc: pytest.Metafunc) -> None:
     real = data.data_root(metafunc.config.getoption("perfkit_data_root")) is not None
     source = "cifar10" if real else "synthetic-hard"
     target = TARGETS["quick"] if profile == "quick" and not real else TARGETS[source]
-    models = ("tiny-cnn",) if profile == "quick" else ("resnet18", "resnet50")
+    models = ("tiny-cnn",) if profile == "quick" else ("resnet18-cifar", "resnet50-cifar")
     variants = ("naive", "resident") if profile == "quick" else tuple(tta.VARIANTS)
     metafunc.parametrize("tta_case", [
         pytest.param((model, source, target, variant), id=f"{model}-{source}-top1_{target:.2f}-{variant}",
                      marks=[] if (model, variant) in NIGHTLY or profile == "quick" else [pytest.mark.weekly])
-        for model in models for variant in variants if model == "resnet18" or variant in ("naive", "resident")
+        for model in models for variant in variants if model == "resnet18-cifar" or variant in ("naive", "resident")
         or profile == "quick"])
 
 

@@ -100,5 +100,5 @@ def test_cli_per_layer_table_states_the_convention(capsys):
 
 
 def test_unknown_model_lists_the_valid_ones():
-    with pytest.raises(UsageError, match="choose one of alexnet, googlenet, resnet18, resnet18-cifar, resnet50, tiny-cnn, vgg16, vgg19"):
+    with pytest.raises(UsageError, match="choose one of alexnet, googlenet, resnet18, resnet18-cifar, resnet50, resnet50-cifar, tiny-cnn, vgg16, vgg19"):
         flops.flop_table("lenet", (1, 3, 32, 32))
