@@ -87,20 +87,17 @@ def _parser() -> argparse.ArgumentParser:
     rep.set_defaults(func=_report)
 
     mem = _model_command(sub, "memory", "training-memory estimate of a model, term by term (no GPU needed)",
-                         _memory, "3,224,224", "C,H,W")
-    mem.add_argument("--batch", type=int, required=True)
+                         _memory, batch_required=True)
     mem.add_argument("--measure", action="store_true", help="also measure a training step's peak on the GPU")
 
     fl = _model_command(sub, "flops", "per-layer FLOPs and MACs of a model (FlopCounterMode + PALEO formulas)",
-                        _flops, "1,3,224,224", "N,C,H,W")
+                        _flops)
     fl.add_argument("--per-layer", action="store_true", help="print every layer, not only the totals (--json always)")
 
-    pr = _model_command(sub, "predict", "PALEO-style inference time from FLOPs and datasheet peaks",
-                        _predict, "3,224,224", "C,H,W")
+    pr = _model_command(sub, "predict", "PALEO-style inference time from FLOPs and datasheet peaks", _predict)
     pr.add_argument("--gpu", required=True, help="datasheet key or device name, e.g. k80, v100-sxm2, h200")
     pr.add_argument("--precision", default="fp32", help="fp32 or fp64 (or tf32/bf16/fp16 where listed)")
     pr.add_argument("--ppp", type=float, default=1.0, help="platform percent of peak in (0, 1] (default 1.0)")
-    pr.add_argument("--batch", type=int, default=1)
 
     roof = sub.add_parser("roofline", help="draw the roofline chart of a results JSON's PPP benchmarks")
     roof.add_argument("results", type=Path)
@@ -110,11 +107,15 @@ def _parser() -> argparse.ArgumentParser:
 
 
 def _model_command(sub: Any, name: str, help_text: str, func: Callable[[argparse.Namespace], int],
-                   default_input: str, dims: str) -> argparse.ArgumentParser:
-    """A subcommand about one model: the model argument, its input shape and --json."""
+                   batch_required: bool = False) -> argparse.ArgumentParser:
+    """A subcommand about one model: the model, one image's shape (C,H,W), the batch and --json; the same
+    convention for every model command."""
     parser = sub.add_parser(name, help=help_text)
     parser.add_argument("model", help="a registered model name or package.module:function")
-    parser.add_argument("--input", default=default_input, metavar=dims, help=f"input shape (default {default_input})")
+    parser.add_argument("--input", default="3,224,224", metavar="C,H,W",
+                        help="one image's shape, channels first (default 3,224,224); the batch is --batch")
+    parser.add_argument("--batch", type=int, required=batch_required, default=None if batch_required else 1,
+                        help="images per batch" + ("" if batch_required else " (default 1)"))
     parser.add_argument("--json", action="store_true", help="machine-readable output")
     parser.set_defaults(func=func)
     return parser
@@ -258,7 +259,7 @@ def _memory(args: argparse.Namespace) -> int:
     from perfkit.workloads import models  # imports torch (seconds)
     from perfkit.workloads.estimate import estimate_training_memory, measure_training_peak
 
-    estimate = estimate_training_memory(args.model, args.batch, models.parse_shape(args.input, 3))
+    estimate = estimate_training_memory(args.model, _batch(args), models.parse_shape(args.input, 3))
     measured = measure_training_peak(args.model, args.batch, estimate.input_shape) if args.measure else None
     if args.json:
         payload = estimate.to_json()
@@ -276,7 +277,7 @@ def _flops(args: argparse.Namespace) -> int:
     from perfkit import console  # renders torch-side objects: imported only by the commands that need them
     from perfkit.workloads import flops, models
 
-    table = flops.flop_table(args.model, models.parse_shape(args.input, 4))
+    table = flops.flop_table(args.model, (_batch(args), *models.parse_shape(args.input, 3)))
     if args.json:
         print(json.dumps(table.to_json(per_layer=True), indent=2))
     else:
@@ -288,16 +289,20 @@ def _predict(args: argparse.Namespace) -> int:
     from perfkit import console  # renders torch-side objects: imported only by the commands that need them
     from perfkit.workloads import flops, models, paleo
 
-    if args.batch < 1:
-        raise UsageError(f"batch must be at least 1, not {args.batch}")
     spec = paleo.gpu_spec(args.gpu)
-    table = flops.flop_table(args.model, (args.batch, *models.parse_shape(args.input, 3)))
+    table = flops.flop_table(args.model, (_batch(args), *models.parse_shape(args.input, 3)))
     prediction = paleo.predict(table, spec, args.precision, args.ppp)
     if args.json:
         print(json.dumps(prediction.to_json(per_layer=True), indent=2))
     else:
         print(console.render_prediction(prediction))
     return 0
+
+
+def _batch(args: argparse.Namespace) -> int:
+    if args.batch < 1:
+        raise UsageError(f"--batch must be at least 1, not {args.batch}")
+    return int(args.batch)
 
 
 def _roofline(args: argparse.Namespace) -> int:

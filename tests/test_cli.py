@@ -164,3 +164,21 @@ def test_baseline_save_of_several_runs_keeps_every_runs_figures_and_their_spread
     (saved,) = (tmp_path / "b").glob("*.json")
     info = json.loads(saved.read_text())["machine_info"]["perfkit"]
     assert len(info["runs"][MATMUL]["time"]) == 3 and info["noise"][MATMUL]["time"]["runs"] == 3
+
+
+@pytest.mark.parametrize("args", [
+    ["flops", "resnet50", "--input", "3,32,32"], ["flops", "resnet18", "--input", "3,32,32"],
+    ["predict", "resnet18", "--gpu", "k80", "--input", "3,32,32"],
+])
+def test_small_images_at_batch_one_are_counted_not_a_traceback(args, capsys):
+    assert cli.main(args) == 0
+    assert "FLOPs" in capsys.readouterr().out
+
+
+def test_every_model_command_takes_one_image_shape_and_the_batch_apart(capsys):
+    assert cli.main(["flops", "resnet18", "--input", "3,64,64", "--batch", "2", "--json"]) == 0
+    assert json.loads(capsys.readouterr().out)["input_shape"] == [2, 3, 64, 64]
+    assert cli.main(["flops", "resnet18", "--input", "1,3,64,64"]) == cli.EXIT_USAGE
+    assert "the batch is its own option, --batch" in capsys.readouterr().err
+    assert cli.main(["memory", "resnet18", "--input", "3,64,64", "--batch", "0"]) == cli.EXIT_USAGE
+    assert "--batch must be at least 1" in capsys.readouterr().err

@@ -185,10 +185,12 @@ def table_of(model: nn.Module, input_shape: tuple[int, ...], name: str) -> FlopT
     total = table.total_flops
     for row in table.rows:
         row.share = row.flops / total if total else 0.0
-    table.forward_backward_counted = _forward_backward_counted(model.train(), input_shape)
+    table.forward_backward_counted = _forward_backward_counted(model, input_shape)
     return table
 
 
 def _forward_backward_counted(model: nn.Module, input_shape: tuple[int, ...]) -> int:
+    """FLOPs of a forward and backward pass, counted in eval mode: FlopCounterMode counts the same matmuls and
+    convolutions in either mode, and training-mode BatchNorm cannot take one value per channel (batch 1 at 1×1)."""
     x = torch.empty(input_shape, device="meta")
-    return count_flops(lambda: model(x).sum().backward())
+    return count_flops(lambda: models.forward_checked(model.eval(), x).sum().backward())

@@ -95,7 +95,8 @@ def parse_shape(text: str, dims: int) -> tuple[int, ...]:
     except ValueError:
         shape = ()
     if len(shape) != dims or min(shape) < 1:
-        raise UsageError(f"input shape {text!r} must be {dims} positive integers separated by commas")
+        hint = "; the batch is its own option, --batch" if len(shape) == dims + 1 else ""
+        raise UsageError(f"input shape {text!r} must be {dims} positive integers separated by commas{hint}")
     return shape
 
 
@@ -130,7 +131,7 @@ def forward_checked(model: nn.Module, x: torch.Tensor) -> Any:
     with _innermost_module(model) as where:
         try:
             return model(x)
-        except RuntimeError as exc:
+        except (RuntimeError, ValueError) as exc:  # ValueError: e.g. BatchNorm given one value per channel
             if "out of memory" in str(exc).lower():
                 raise
             reason = str(exc).strip().splitlines()[0]
