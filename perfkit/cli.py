@@ -17,16 +17,32 @@ from perfkit.results import baselines, compare, datasheet, derived, report
 
 EXIT_REGRESSION = 1
 EXIT_USAGE = 2
+#: Options whose value may look like an option (a negative number).
+VALUE_OPTIONS = ("--threshold", "--ppp", "--batch")
 
 
 def main(argv: Sequence[str] | None = None) -> int:
     parser = _parser()
-    args = parser.parse_args(argv)
+    args = parser.parse_args(_values_may_start_with_minus(sys.argv[1:] if argv is None else list(argv)))
     try:
         return int(args.func(args))
     except PerfkitError as exc:
         print(f"perfkit: error: {exc}", file=sys.stderr)
-        return EXIT_USAGE
+    except OSError as exc:  # a folder that cannot be made, a file that cannot be written
+        print(f"perfkit: error: {exc.strerror or exc}: {exc.filename or ''}; choose another path", file=sys.stderr)
+    return EXIT_USAGE
+
+
+def _values_may_start_with_minus(argv: list[str]) -> list[str]:
+    """``--threshold -5%`` as ``--threshold=-5%``: argparse would take ``-5%`` for an option and say only
+    "expected one argument"; joined, the value reaches its own check, which says what is wrong with it."""
+    out: list[str] = []
+    for arg in argv:
+        if out and out[-1] in VALUE_OPTIONS and arg.startswith("-") and arg not in VALUE_OPTIONS:
+            out[-1] = f"{out[-1]}={arg}"
+        else:
+            out.append(arg)
+    return out
 
 
 def _parser() -> argparse.ArgumentParser:

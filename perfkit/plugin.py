@@ -75,6 +75,7 @@ def pytest_configure(config: pytest.Config) -> None:
     pbench.use_timer(config, PERFKIT_TIMER)
     try:
         inject.rules()  # a malformed testing aid stops the run before it starts
+        data.check_data_root(config.getoption("perfkit_data_root"))
         config.stash[_SESSION] = Session.open(
             config.rootpath,
             device=config.getoption("perfkit_device"),
@@ -91,6 +92,7 @@ def pytest_configure(config: pytest.Config) -> None:
     json_path = pbench.json_path(config)
     if json_path is not None:
         session.partial = PartialFile(partial.path_for(json_path))
+        session.results_path = json_path
     session.confirm_runs = config.getoption("perfkit_confirm")
     summary = config.getoption("perfkit_summary")
     session.summary_path = Path(summary) if summary else None
@@ -265,6 +267,10 @@ def pytest_sessionfinish(session: pytest.Session) -> None:
 @pytest.hookimpl(trylast=True)
 def pytest_terminal_summary(terminalreporter: Any, config: pytest.Config) -> None:
     session = config.stash.get(_SESSION, None)
+    if session is not None:
+        for report in terminalreporter.stats.get("skipped", []):  # the reasons, without -rs
+            if isinstance(report.longrepr, tuple):
+                session.add_skip(str(report.longrepr[2]).removeprefix("Skipped: "))
     lines = session.summary_lines() if session is not None else []
     if lines:
         terminalreporter.section("perfkit")

@@ -135,6 +135,8 @@ class Session:
     summary_path: Path | None = None
     rerun: Callable[[list[str], int], list[dict[str, Any]]] | None = None
     family_seconds: dict[str, float] = field(init=False, default_factory=dict)
+    skipped: dict[str, int] = field(init=False, default_factory=dict)  # reason -> how many tests
+    results_path: Path | None = None
     started: float = field(init=False, default_factory=time.monotonic)
 
     def __post_init__(self) -> None:
@@ -185,6 +187,10 @@ class Session:
             for bench in benchmarks:
                 inject.apply(bench)
                 self.partial.append(bench, header)
+
+    def add_skip(self, reason: str) -> None:
+        """Count a skipped test under its reason (the end of the run lists the reasons without ``-rs``)."""
+        self.skipped[reason] = self.skipped.get(reason, 0) + 1
 
     def add_wall_time(self, nodeid: str, seconds: float) -> None:
         """Charge a test phase's wall time to its family (the bench file)."""
@@ -258,6 +264,11 @@ class Session:
                                                                            key=lambda kv: -kv[1]) if s >= 0.5)
             lines.append(f"perfkit: wall time {time.monotonic() - self.started:.0f} s from start-up"
                          + (f"; per family: {families}" if families else ""))
+        for reason, count in sorted(self.skipped.items(), key=lambda kv: -kv[1]):
+            lines.append(f"perfkit: {count} skipped: {reason}")
+        if self.results_path is not None:
+            lines.append(f"perfkit: results in {self.results_path} (a run cut short keeps its finished benchmarks in "
+                         f"{self.results_path}.partial)")
         if self.comparison is not None:
             lines[:0] = report.summary_lines(self.comparison, str(self.baseline_path))
         return lines

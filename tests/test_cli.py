@@ -182,3 +182,14 @@ def test_every_model_command_takes_one_image_shape_and_the_batch_apart(capsys):
     assert "the batch is its own option, --batch" in capsys.readouterr().err
     assert cli.main(["memory", "resnet18", "--input", "3,64,64", "--batch", "0"]) == cli.EXIT_USAGE
     assert "--batch must be at least 1" in capsys.readouterr().err
+
+
+def test_a_negative_threshold_and_an_unwritable_report_folder_are_one_sentence(tmp_path, capsys):
+    results = str(DATA / "cpu-quick.json")
+    assert cli.main(["compare", results, results, "--threshold", "-5%"]) == cli.EXIT_USAGE
+    assert "threshold '-5%' is out of range" in capsys.readouterr().err
+    blocker = tmp_path / "file"
+    blocker.write_text("")
+    assert cli.main(["report", results, "--out", str(blocker / "x")]) == cli.EXIT_USAGE
+    err = capsys.readouterr().err
+    assert "Not a directory" in err and "choose another path" in err and "Traceback" not in err

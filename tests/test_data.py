@@ -86,3 +86,18 @@ def test_a_size_keeps_the_first_images_of_real_or_synthetic_data(tmp_path):
     assert len(data.cifar10(tmp_path, size=30)) == 30 and data.cifar10(tmp_path, size=30).source.endswith("[:30]")
     assert len(data.cifar10(tmp_path, size=10_000)) == 100
     assert len(data.cifar10(None, size=64)) == 64
+
+
+def test_a_data_folder_asked_for_and_not_there_stops_the_run_at_once(pytester, tmp_path, monkeypatch):
+    pytester.makepyfile("def test_nothing():\n    pass\n")
+    for args, env, message in (
+            (["--perfkit-data-root="], None, "--perfkit-data-root is empty"),
+            ([f"--perfkit-data-root={tmp_path / 'nowhere'}"], None, "holds no cifar-10-batches-py/"),
+            ([], str(tmp_path), f"$PERFKIT_DATA_ROOT={tmp_path} holds no cifar-10-batches-py/")):
+        if env is None:
+            monkeypatch.delenv(data.DATA_ROOT_ENV, raising=False)
+        else:
+            monkeypatch.setenv(data.DATA_ROOT_ENV, env)
+        result = pytester.runpytest("-p", "perfkit.plugin", "--perfkit-device=cpu", *args)
+        assert result.ret == pytest.ExitCode.USAGE_ERROR
+        assert message in result.stderr.str() and "Traceback" not in result.stderr.str()

@@ -84,6 +84,22 @@ def test_the_end_of_run_summary_lists_verdicts_worth_reading_and_counts_the_rest
     assert any("2 missing benchmark(s): in the baseline, not in this run" in line for line in lines)
     assert not any(line.strip().startswith(("missing", "info")) for line in lines)
     assert any(line.strip().startswith("regressed/improved:") for line in lines)
+    head = next(i for i, line in enumerate(lines) if line.strip().startswith("verdict"))
+    assert lines[head + 2].index(matmul) == lines[head].index("benchmark")  # the detail lines are columns
+
+
+def test_the_end_of_a_run_says_where_the_results_went_and_why_tests_skipped(pytester):
+    pytester.makepyfile("""
+import pytest
+def test_a(benchmark):
+    benchmark(lambda: None)
+@pytest.mark.gpus(8)
+def test_b():
+    pass
+""")
+    result = pytester.runpytest("-p", "perfkit.plugin", "--perfkit-device=cpu", "--benchmark-json=r.json")
+    result.stdout.fnmatch_lines(["perfkit: 1 skipped: needs a CUDA GPU*",
+                                 "perfkit: results in r.json (a run cut short keeps its finished benchmarks in*"])
 
 
 def test_capacity_and_batch_sweep_from_an_h200_run_are_tabulated_and_drawn(tmp_path):

@@ -332,5 +332,6 @@ def parse_threshold(text: str) -> float:
     if not raw.endswith("%") and value >= 1:
         raise UsageError(f"threshold {text!r} is ambiguous; write 5% or 0.05")
     if not 0 <= value < 10 or math.isnan(value):
-        raise UsageError(f"threshold {text!r} is out of range; use a fraction such as 5% or 0.05")
+        raise UsageError(f"threshold {text!r} is out of range: a tolerance is a size, not a direction; "
+                         "use a fraction such as 5% or 0.05")
     return value

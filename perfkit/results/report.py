@@ -66,8 +66,9 @@ def summary_lines(cmp: Comparison, baseline_name: str, limit: int = 40) -> list[
     lines = [f"perfkit: compared with {baseline_name}: {headline(cmp)}"]
     moved = [r for r in cmp.rows if r.verdict in ("regressed", "improved", "unknown")
              or (r.verdict == "changed" and r.note.startswith("a count"))]
-    for row in moved[:limit]:
-        lines.append("  " + "  ".join(c for c in _row_cells(row) if c and c != "-"))
+    if moved:
+        table = text_table(_HEAD, [_row_cells(row) for row in moved[:limit]])
+        lines += ["  " + line for line in table.splitlines()]
     if len(moved) > limit:
         lines.append(f"  ... and {len(moved) - limit} more; run `perfkit compare` for the whole table")
     counts = cmp.counts()

@@ -75,6 +75,19 @@ def data_root(option: str | None) -> Path | None:
     return Path(chosen).expanduser() if chosen else None
 
 
+def check_data_root(option: str | None) -> None:
+    """Refuse, before anything runs, a data folder that was asked for and is not there: an empty option or a
+    folder without CIFAR-10 would otherwise fall back to synthetic data without a word."""
+    if option is not None and not option.strip():
+        raise UsageError("--perfkit-data-root is empty: give the folder that holds "
+                         f"{CIFAR10_FOLDER}/, or leave the option out for synthetic data")
+    root = data_root(option)
+    where = "--perfkit-data-root" if option else f"${DATA_ROOT_ENV}"
+    if root is not None and not (root / CIFAR10_FOLDER).is_dir():
+        raise UsageError(f"{where}={root} holds no {CIFAR10_FOLDER}/: give the folder that holds it (torchvision's "
+                         f"layout), or unset {where} for synthetic data")
+
+
 def cifar10(root: Path | None, train: bool = True, size: int | None = None, recipe: Recipe | None = None) -> ImageSet:
     """CIFAR-10 from ``root`` when given (it must be there: no silent fallback), else the synthetic
     stand-in drawn by ``recipe`` (default :data:`EASY`); ``size`` keeps the first images (a quick
