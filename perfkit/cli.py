@@ -96,7 +96,7 @@ def _parser() -> argparse.ArgumentParser:
     hist.add_argument("--out", type=Path, default=None, help="also write one PNG per benchmark into this folder")
     hist.set_defaults(func=_history)
 
-    rep = sub.add_parser("report", help="markdown report and PNG plots of a results JSON")
+    rep = sub.add_parser("report", help="markdown report, PNG plots and one self-contained HTML page of a results JSON")
     rep.add_argument("results", type=Path)
     rep.add_argument("--out", type=Path, required=True, help="folder for report.md and plots")
     rep.add_argument("--baseline", type=Path, help="also compare with this baseline")
@@ -265,7 +265,7 @@ def _report(args: argparse.Namespace) -> int:
     if baseline is not None:
         comparison = compare.compare(baseline, results)
     path = report.write_report(results, args.out, comparison, str(args.baseline or ""))
-    print(f"perfkit: wrote {path}")
+    print(f"perfkit: wrote {path} and {path.with_suffix('.html')} (self-contained: opens offline)")
     return 0
 
 

@@ -12,7 +12,7 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
-from perfkit.results import datasheet, seeds
+from perfkit.results import datasheet, html, seeds
 from perfkit.results.baselines import hardware_id_of, perfkit_info
 from perfkit.results.compare import Comparison, Row
 from perfkit.results.derived import ceilings_of, scaling_runs
@@ -124,7 +124,8 @@ def _tighten(row: Row) -> str:
 
 def write_report(results: Mapping[str, Any], out: Path, comparison: Comparison | None = None,
                  baseline_name: str = "") -> Path:
-    """Write ``report.md`` and its PNG plots into ``out``; returns the markdown path."""
+    """Write ``report.md``, its PNG plots and ``report.html`` (the same, self-contained) into ``out``; returns the
+    markdown path."""
     out.mkdir(parents=True, exist_ok=True)
     info = perfkit_info(results)
     fp = info.get("fingerprint", {})
@@ -150,6 +151,7 @@ def write_report(results: Mapping[str, Any], out: Path, comparison: Comparison |
                                                      [_bench_cells(b) for b in benches]), ""]
     path = out / "report.md"
     path.write_text("\n".join(lines), encoding="utf-8")
+    html.write_html(path)
     return path
 
 

@@ -1,0 +1,56 @@
+"""The report's self-contained HTML page opens in a real browser: headless Chromium (Debian's package; CI
+installs it) loads it offline, every plot decodes and nothing errors."""
+from __future__ import annotations
+
+import html
+import json
+import re
+import shutil
+import subprocess
+
+import pytest
+
+from perfkit.results import report
+
+#: Injected into a copy of the page: records load errors and, once loaded, whether every image decoded.
+CHECK = """<script>
+window.perfkitErrors = [];
+window.addEventListener("error", e => window.perfkitErrors.push(String(e.message || (e.target && e.target.alt))), true);
+window.addEventListener("load", () => {
+  const bad = [...document.images].filter(i => !(i.complete && i.naturalWidth > 0)).map(i => i.alt);
+  document.body.setAttribute("data-check", JSON.stringify({images: document.images.length, bad,
+                                                           errors: window.perfkitErrors}));
+});
+</script>"""
+
+
+def _chromium() -> str:
+    found = shutil.which("chromium") or shutil.which("chromium-browser") or shutil.which("google-chrome")
+    if found is None:
+        pytest.skip("headless Chromium is not installed (Debian: apt-get install chromium; .ci/run installs it)")
+    return found
+
+
+def _render(text: str, tmp_path) -> dict:
+    """What headless Chromium saw of the page ``text``: how many images, which did not decode, the errors."""
+    chromium = _chromium()
+    checked = tmp_path / "checked.html"
+    checked.write_text(text.replace("</head>", CHECK + "</head>", 1))
+    done = subprocess.run([chromium, "--headless", "--no-sandbox", "--disable-gpu", "--virtual-time-budget=10000",
+                           "--dump-dom", checked.as_uri()], capture_output=True, text=True, timeout=120)
+    found = re.search(r'data-check="([^"]*)"', done.stdout)
+    assert found, f"Chromium rendered nothing (exit {done.returncode}): {done.stderr[-2000:]}"
+    return json.loads(html.unescape(found.group(1)))
+
+
+def test_the_html_report_renders_offline_with_every_plot(tmp_path, h200_results):
+    text = report.write_report(h200_results, tmp_path / "report").with_suffix(".html").read_text()
+    assert "http://" not in text and "https://" not in text and 'src="data:image/png;base64,' in text
+    pngs = len(list((tmp_path / "report").glob("*.png")))
+    assert _render(text, tmp_path) == {"images": pngs, "bad": [], "errors": []} and pngs >= 7
+    assert "<table>" in text and "<h2>" in text
+
+
+def test_the_browser_check_sees_a_plot_that_does_not_decode(tmp_path):
+    page = '<html><head></head><body><img alt="broken" src="data:image/png;base64,AAAA"></body></html>'
+    assert _render(page, tmp_path)["bad"] == ["broken"]
