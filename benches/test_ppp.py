@@ -41,7 +41,7 @@ def test_layerwise_ppp(benchmark, name, batch, perfkit_device, perfkit_profile, 
     benchmark.pedantic(run, rounds=20, warmup_rounds=5)
     times = round_times(benchmark)
     if not times:
-        perfkit_metrics.absent("pct_of_peak", "benchmarks are disabled: no model time")
+        perfkit_metrics.absent("share_of_peak", "benchmarks are disabled: no model time")
         return
     with_ncu = perfkit_profile.name == "full" and name in NCU_MODELS
     ppp.record_ppp(perfkit_metrics, run, statistics.median(times), perfkit_datasheet, with_ncu)

@@ -75,13 +75,13 @@ def test_a_rate_becomes_a_share_of_this_runs_ceiling_else_of_the_baselines():
     layer = _bench("relu", 1e-4, RatePeak("copy_bandwidth_gbps", 4800.0), metrics={"bandwidth_gbps": 3600.0})
     ceiling = _bench("copy", 2e-3, metrics={"copy_bandwidth_gbps": 4000.0})
     ran = derived.derive(_results(copy.deepcopy(layer), ceiling))
-    assert value_of(ran["benchmarks"][0], "pct_of_copy_peak") == pytest.approx(0.9)
+    assert value_of(ran["benchmarks"][0], "share_of_copy_peak") == pytest.approx(0.9)
     assert ran["machine_info"]["perfkit"]["ceilings"] == {"copy_bandwidth_gbps": 4000.0}
     alone = derived.derive(_results(copy.deepcopy(layer)), fallback_ceilings={"copy_bandwidth_gbps": 4500.0})
-    assert value_of(alone["benchmarks"][0], "pct_of_copy_peak") == pytest.approx(0.8)
+    assert value_of(alone["benchmarks"][0], "share_of_copy_peak") == pytest.approx(0.8)
     assert alone["benchmarks"][0]["extra_info"]["ceiling_used"]["source"] == "stored baseline"
     without = derived.derive(_results(copy.deepcopy(layer)))
-    assert "benches/test_ceilings.py" in without["benchmarks"][0]["extra_info"]["metrics_absent"]["pct_of_copy_peak"]
+    assert "benches/test_ceilings.py" in without["benchmarks"][0]["extra_info"]["metrics_absent"]["share_of_copy_peak"]
 
 
 def test_ppp_and_the_roofline_use_the_ceiling_of_each_layers_math():
@@ -92,8 +92,8 @@ def test_ppp_and_the_roofline_use_the_ceiling_of_each_layers_math():
     ceilings = {"matmul_tflops_tf32": 400.0, "matmul_tflops_fp32": 50.0, "copy_bandwidth_gbps": 4000.0}
     (bench,) = derived.derive(_results(_bench("ppp", 0.01, ppp, roof), ceilings=ceilings))["benchmarks"]
     ideal = 4e11 / 400e12 + 5e10 / 50e12  # 2 ms at the peaks, measured 10 ms
-    assert value_of(bench, "pct_of_peak") == pytest.approx(ideal / 0.01)
-    assert value_of(bench, "pct_of_datasheet") == pytest.approx((4e11 / 494.7e12 + 5e10 / 67e12) / 0.01)
+    assert value_of(bench, "share_of_peak") == pytest.approx(ideal / 0.01)
+    assert value_of(bench, "share_of_datasheet") == pytest.approx((4e11 / 494.7e12 + 5e10 / 67e12) / 0.01)
     # intensity 100 FLOP/B is below the tf32 ridge (100 = 400e12 / 4e12): memory roof at 400 TFLOP/s
     assert value_of(bench, "of_roof") == pytest.approx(45.0 / 400.0)
 
@@ -165,3 +165,13 @@ def test_a_real_run_gives_the_same_figures_in_either_order_and_says_why_one_is_m
     alone = _run_swap_bench(pytester, "cpu and swapped and forward and not backward")["benchmarks"]
     assert [b["name"] for b in alone] == ["test_vgg16[cpu-swapped-forward]"]
     assert "select it too" in alone[0]["extra_info"]["metrics_absent"]["time_ratio_vs_normal"]
+
+
+def test_older_files_pct_figures_read_as_the_shares_they_hold():
+    bench = {"fullname": "b", "stats": {"median": 1.0},
+             "extra_info": {"metrics": {"pct_of_copy_peak": {"value": 2.3, "unit": "ratio", "better": "higher"}},
+                            "metrics_absent": {"pct_of_datasheet": "no datasheet figure"}}}
+    derived.derive({"benchmarks": [bench], "machine_info": {}})
+    assert set(bench["extra_info"]["metrics"]) == {"share_of_copy_peak"}
+    assert bench["extra_info"]["metrics"]["share_of_copy_peak"]["value"] == 2.3
+    assert set(bench["extra_info"]["metrics_absent"]) == {"share_of_datasheet"}

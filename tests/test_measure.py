@@ -18,8 +18,8 @@ def test_a_compute_rate_is_recorded_with_its_datasheet_share_and_the_ceiling_it_
                         ceiling_key="matmul_tflops_tf32", spec=H200)
     m = extra["metrics"]
     assert m["tflops"]["value"] == pytest.approx(200.0) and len(m["tflops"]["samples"]) == 3
-    assert m["pct_of_datasheet"]["value"] == pytest.approx(200.0 / H200.tflops["tf32"])
-    assert "pct_of_peak" not in m  # a share of this run's ceiling: added by the derived pass
+    assert m["share_of_datasheet"]["value"] == pytest.approx(200.0 / H200.tflops["tf32"])
+    assert "share_of_peak" not in m  # a share of this run's ceiling: added by the derived pass
     assert RatePeak.from_json(extra["peak"]) == RatePeak("matmul_tflops_tf32", H200.tflops["tf32"])
 
 
@@ -27,7 +27,7 @@ def test_a_bandwidth_without_a_datasheet_records_why():
     extra: dict = {}
     record.record_rate(MetricRecorder(extra), [0.5], 1e9, compute=False, ceiling_key=datasheet.COPY, spec=None)
     assert extra["metrics"]["bandwidth_gbps"]["value"] == pytest.approx(2.0)
-    assert "pct_of_datasheet" in extra["metrics_absent"]
+    assert "share_of_datasheet" in extra["metrics_absent"]
 
 
 @pytest.mark.parametrize("times, amount, reason", [([], 1e9, "disabled"), ([0.1], 0, "no counted work")])

@@ -9,7 +9,7 @@ from tests.conftest import ROOT
 
 def test_the_worked_example_of_a_new_benchmark_runs_and_records_its_rate(pytester):
     readme = (ROOT / "README.md").read_text()
-    code = re.search(r"## Adding a benchmark.*?```python\n(.*?)```", readme, re.S)
+    code = re.search(r"## Adding a benchmark.*?```python\n(.*?)```", readme, re.DOTALL)
     assert code, "README lost its worked example"
     pytester.makepyfile(test_softmax=code.group(1))
     result = pytester.runpytest("-p", "perfkit.plugin", "--perfkit-device=cpu", "--perfkit-profile=quick",

@@ -22,8 +22,8 @@ NO_TIMES = "benchmarks are disabled (--benchmark-disable): no timings to turn in
 def record_rate(metrics: MetricRecorder, times: Sequence[float], amount: float, *, compute: bool,
                 ceiling_key: str, spec: datasheet.GpuSpec | None) -> None:
     """TFLOP/s (compute) or GB/s (memory) per timed round, its share of the datasheet figure, and the
-    ceiling it is a share of (``RatePeak``): the share of this run's measured ceiling, ``pct_of_peak`` or
-    ``pct_of_copy_peak``, is added when the run's results are complete (perfkit.results.derived).
+    ceiling it is a share of (``RatePeak``): the share of this run's measured ceiling, ``share_of_peak`` or
+    ``share_of_copy_peak``, is added when the run's results are complete (perfkit.results.derived).
     """
     name, unit, scale = ("tflops", "TFLOP/s", 1e12) if compute else ("bandwidth_gbps", "GB/s", 1e9)
     if not times:
@@ -35,9 +35,9 @@ def record_rate(metrics: MetricRecorder, times: Sequence[float], amount: float, 
     rate = metrics.record(name, unit=unit, better="higher", samples=rates(amount, times, scale))
     sheet = spec.ceiling(ceiling_key) if spec else None
     if sheet:
-        metrics.record("pct_of_datasheet", rate.value / sheet, "ratio", "higher")
+        metrics.record("share_of_datasheet", rate.value / sheet, "ratio", "higher")
     else:
-        metrics.absent("pct_of_datasheet", "no datasheet figure for this device")
+        metrics.absent("share_of_datasheet", "no datasheet figure for this device")
     metrics.payload(RatePeak(ceiling_key, sheet))
 
 

@@ -77,6 +77,7 @@ def derive(results: MutableMapping[str, Any],
     ceilings = ceilings_of(results, fallback_ceilings)
     spec = datasheet.by_key(((info or {}).get("fingerprint") or {}).get("datasheet_key") or "")
     for bench in results.get("benchmarks", []):
+        _rename_legacy(bench)
         _share_of_ceiling(bench, ceilings)
     _speedup_vs_cpu(results)
     _swap_ratios(results)
@@ -85,6 +86,21 @@ def derive(results: MutableMapping[str, Any],
     _scaling(results)
     _tta_variants(results)
     return results
+
+
+#: Shares that files written before 2026-11-22 named ``pct_of_*`` though they hold fractions (2.3, not 230%).
+RENAMED = {"pct_of_copy_peak": "share_of_copy_peak", "pct_of_peak": "share_of_peak",
+           "pct_of_datasheet": "share_of_datasheet"}
+
+
+def _rename_legacy(bench: Mapping[str, Any]) -> None:
+    """Rename an older file's ``pct_of_*`` figures to what they hold, so old and new runs compare."""
+    extra = typing.cast(Bench, bench).get("extra_info") or {}
+    for section in ("metrics", "metrics_absent"):
+        found = extra.get(section) or {}
+        for old, new in RENAMED.items():
+            if old in found:
+                found.setdefault(new, found.pop(old))
 
 
 def _median(bench: Mapping[str, Any]) -> float:
@@ -97,12 +113,12 @@ def _recorder(bench: Mapping[str, Any]) -> MetricRecorder:
 
 
 def _share_of_ceiling(bench: Mapping[str, Any], ceilings: Mapping[str, Ceiling]) -> None:
-    """``pct_of_peak`` (TFLOP/s) or ``pct_of_copy_peak`` (GB/s): the rate over the ceiling it names."""
+    """``share_of_peak`` (TFLOP/s) or ``share_of_copy_peak`` (GB/s): the rate over the ceiling it names."""
     peak = read(bench, RatePeak)
     if peak is None:
         return
     copy = peak.key == datasheet.COPY
-    rate, share = ("bandwidth_gbps", "pct_of_copy_peak") if copy else ("tflops", "pct_of_peak")
+    rate, share = ("bandwidth_gbps", "share_of_copy_peak") if copy else ("tflops", "share_of_peak")
     value = value_of(bench, rate)
     record, ceiling = _recorder(bench), ceilings.get(peak.key)
     if value is None:
@@ -194,9 +210,9 @@ def _ppp(results: Mapping[str, Any], ceilings: Mapping[str, Ceiling], spec: data
     for bench, rec in family(results, Ppp):
         record = _recorder(bench)
         for name, peak_of, missing in (
-                ("pct_of_peak", measured, ("no measured ceiling for a precision this model uses "
+                ("share_of_peak", measured, ("no measured ceiling for a precision this model uses "
                                            "(run benches/test_ceilings.py in the same run)")),
-                ("pct_of_datasheet", sheet, "no datasheet figure for a precision this model uses")):
+                ("share_of_datasheet", sheet, "no datasheet figure for a precision this model uses")):
             ideal = ideal_seconds(rec, peak_of)
             if ideal is None:
                 record.absent(name, missing)

@@ -168,7 +168,7 @@ def _ppp_section(results: Mapping[str, Any], top: int = 8) -> list[str]:
         return []
     ceilings = ceilings_of(results)
     summary = [[p.model, str(p.batch), fmt_time(b["stats"]["median"]), _cell(b, "tflops"),
-                _cell(b, "pct_of_peak", "{:.1%}"), _cell(b, "predicted_s"), _cell(b, "sum_of_layers_s"),
+                _cell(b, "share_of_peak", "{:.1%}"), _cell(b, "predicted_s"), _cell(b, "sum_of_layers_s"),
                 _cell(b, "launch_overhead_s"), _cell(b, "conv_flop_share", "{:.2%}")] for b, p in runs]
     first = runs[0][1]
     lines = ["## Platform percent of peak (forward)", "",
