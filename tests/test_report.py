@@ -112,3 +112,12 @@ def test_capacity_and_batch_sweep_from_an_h200_run_are_tabulated_and_drawn(tmp_p
     assert "| resident | 32 | 13.4 s |" in sweep and "| 14.2 s |" in sweep and "| resident | 8192 |" in sweep
     for png in ("layer_capacity.png", "batch_sweep.png"):
         assert (tmp_path / png).stat().st_size > 10_000 and f"]({png})" in text
+
+
+def test_a_cpu_run_draws_no_empty_memory_panel(tmp_path, cpu_results):
+    from matplotlib.image import imread
+
+    [(_, swap)] = plots.plot_vgg_swap(cpu_results, tmp_path)
+    assert imread(swap).shape[1] < 800  # one panel: the time; peak memory needs a GPU and is left out
+    [(_, breakdown)] = plots.plot_memory_breakdown(cpu_results, tmp_path)
+    assert breakdown.exists()
