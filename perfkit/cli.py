@@ -168,7 +168,8 @@ def _noise_for(baseline: dict[str, Any], current: dict[str, Any]) -> dict[str, A
     if baselines.perfkit_info(baseline).get("noise") or baselines.hardware_id_of(baseline) != baselines.hardware_id_of(
             current):
         return None
-    return baselines.BaselineStore.find(Path.cwd()).load(baselines.hardware_id_of(baseline))
+    return baselines.BaselineStore.find(Path.cwd()).load(baselines.hardware_id_of(baseline),
+                                                         baselines.profile_of(baseline))
 
 
 def _compare(args: argparse.Namespace) -> int:

@@ -28,6 +28,7 @@ from perfkit.results.baselines import (
     hardware_id_of,
     load_results,
     perfkit_info,
+    profile_of,
 )
 from perfkit.results.partial import PartialFile
 
@@ -156,7 +157,8 @@ class Session:
         choice, hardware_id = self.baseline_choice, self.settings.hardware_id
         if choice == "none":
             return None, None
-        path = self.store.path_for(hardware_id) if choice == "auto" else Path(choice)
+        profile = self.settings.profile.name
+        path = self.store.path_for(hardware_id, profile) if choice == "auto" else Path(choice)
         if choice == "auto" and not path.exists():
             return None, None
         loaded = load_results(path)
@@ -166,6 +168,9 @@ class Session:
                 f"baseline {path} is from {other}, this run is {hardware_id}; "
                 f"compare across hardware afterwards with `perfkit compare {path} results.json`"
             )
+        if profile_of(loaded) != profile:
+            raise BaselineError(f"baseline {path} holds the {profile_of(loaded)} profile's sizes, this run the "
+                                f"{profile} profile's; give a baseline of the same profile")
         return path, loaded
 
     def machine_info(self) -> dict[str, Any]:
@@ -220,7 +225,8 @@ class Session:
             if self.fail_on_regression and self.comparison.regressions:
                 outcome = Outcome.REGRESSED
         elif self.baseline_choice == "auto":
-            self.messages.append(f"perfkit: no baseline for {self.settings.hardware_id} in baselines/; "
+            expected = self.store.path_for(self.settings.hardware_id, self.settings.profile.name)
+            self.messages.append(f"perfkit: no baseline {expected.name} in baselines/; "
                                  "nothing compared (save one with --perfkit-save-baseline)")
         if self.summary_path is not None and self.comparison is not None:
             self.summary_path.write_text(self._markdown(self.comparison), encoding="utf-8")

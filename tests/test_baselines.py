@@ -1,6 +1,7 @@
 from __future__ import annotations
 
 import copy
+import dataclasses
 import json
 import subprocess
 import sys
@@ -49,7 +50,7 @@ def test_not_a_benchmark_file_at_all(tmp_path):
 
 def test_save_writes_the_hardware_id_file_and_refuses_to_overwrite(tmp_path, cpu_results):
     path = baselines.save_baseline(cpu_results, tmp_path)
-    assert path == tmp_path / f"{baselines.hardware_id_of(cpu_results)}.json"
+    assert path == tmp_path / f"{baselines.hardware_id_of(cpu_results)}-quick.json"  # a quick run's own file
     before = path.read_bytes()
     with pytest.raises(BaselineError, match="--force.*--merge"):
         baselines.save_baseline(cpu_results, tmp_path)
@@ -72,7 +73,7 @@ def test_force_replaces_and_merge_keeps_other_benchmarks(tmp_path, cpu_results):
 def test_merging_results_of_other_hardware_is_refused(tmp_path, cpu_results):
     other = copy.deepcopy(cpu_results)
     other["machine_info"]["perfkit"]["hardware_id"] = "nvidia-h200-x1"
-    target = tmp_path / "nvidia-h200-x1.json"
+    target = tmp_path / "nvidia-h200-x1-quick.json"
     _write(target, cpu_results)  # a file named for the H200 that holds CPU results
     with pytest.raises(BaselineError, match="cannot merge"):
         baselines.save_baseline(other, tmp_path, "merge")
@@ -115,11 +116,10 @@ def test_the_committed_h200_baseline_is_valid_and_keeps_raw_samples(h200_results
 def test_the_store_names_loads_and_saves_one_file_per_hardware_id(tmp_path, cpu_results):
     store = baselines.BaselineStore(tmp_path / "baselines")
     hardware_id = baselines.hardware_id_of(cpu_results)
-    assert store.path_for(hardware_id) == tmp_path / "baselines" / f"{hardware_id}.json"
-    assert store.load(hardware_id) is None and store.ceilings(hardware_id) == {}
-    assert store.save(cpu_results) == store.path_for(hardware_id)
-    assert store.load(hardware_id) == cpu_results
-    assert store.ceilings(hardware_id) == cpu_results["machine_info"]["perfkit"]["ceilings"]
+    assert store.path_for(hardware_id, "quick") == tmp_path / "baselines" / f"{hardware_id}-quick.json"
+    assert store.load(hardware_id, "quick") is None and store.ceilings(hardware_id) == {}
+    assert store.save(cpu_results) == store.path_for(hardware_id, "quick")
+    assert store.load(hardware_id, "quick") == cpu_results
     with pytest.raises(BaselineError, match="--force"):
         store.save(cpu_results)
     store.save(cpu_results, "force")
@@ -148,3 +148,23 @@ def test_a_baseline_of_runs_keeps_a_benchmark_only_an_earlier_run_holds(cpu_resu
     combined = baselines.from_runs([cpu_results, later])
     assert dropped["fullname"] in {b["fullname"] for b in combined["benchmarks"]}
     assert len(combined["benchmarks"]) == len(cpu_results["benchmarks"])
+
+
+def test_a_quick_run_has_its_own_baseline_file_and_is_never_judged_by_a_full_one(tmp_path, cpu_results):
+    from torch import device as torch_device
+
+    from perfkit.measure import hardware
+    from perfkit.session import Profile, Session, Settings
+
+    quick = copy.deepcopy(cpu_results)
+    quick["machine_info"]["perfkit"]["profile"] = "quick"
+    hwid = baselines.hardware_id_of(quick)
+    assert baselines.save_baseline(quick, tmp_path).name == f"{hwid}-quick.json"
+    full = copy.deepcopy(cpu_results)
+    full["machine_info"]["perfkit"]["profile"] = "full"
+    assert baselines.save_baseline(full, tmp_path).name == f"{hwid}.json"
+    settings = Settings(torch_device("cpu"), Profile("full"), 0, hardware.fingerprint("cpu"))
+    settings = dataclasses.replace(settings, fingerprint=dataclasses.replace(settings.fingerprint, hardware_id=hwid))
+    with pytest.raises(BaselineError, match="holds the quick profile's sizes, this run the full"):
+        Session(settings, baselines.BaselineStore(tmp_path), str(tmp_path / f"{hwid}-quick.json"))
+    assert Session(settings, baselines.BaselineStore(tmp_path)).baseline_path == tmp_path / f"{hwid}.json"

@@ -97,7 +97,7 @@ def test_the_json_holds_the_fingerprint_the_metrics_and_the_synchronizing_timer(
 
 def test_without_a_baseline_the_summary_says_so(pytester, run):
     pytester.makepyfile(SLEEPY)
-    run().stdout.fnmatch_lines(["*no baseline for cpu-*nothing compared*"])
+    run().stdout.fnmatch_lines(["*no baseline cpu-*-quick.json in baselines/; nothing compared*"])
 
 
 def _saved_baseline(pytester, run):

@@ -43,7 +43,8 @@ def test_without_a_stored_baseline_auto_compares_nothing_and_says_so(settings, s
     assert session.finish(cpu_results) is Outcome.OK
     assert session.comparison is None
     assert session.summary_lines() == [
-        "perfkit: no baseline for cpu-amd-epyc in baselines/; nothing compared (save one with --perfkit-save-baseline)"]
+        "perfkit: no baseline cpu-amd-epyc-quick.json in baselines/; nothing compared (save one with "
+        "--perfkit-save-baseline)"]
 
 
 def test_auto_compares_with_the_stored_baseline_of_this_hardware(settings, store, cpu_results):
@@ -110,7 +111,7 @@ def test_a_run_where_no_benchmark_ran_decides_nothing(settings, store):
 def test_save_new_then_refuse_then_merge_then_force(settings, store, cpu_results):
     first = Session(settings, store, save_mode="new")
     assert first.finish(cpu_results) is Outcome.OK
-    path = store.path_for("cpu-amd-epyc")
+    path = store.path_for("cpu-amd-epyc", "quick")
     assert first.summary_lines()[-1] == f"perfkit: saved baseline {path}"
     before = path.read_bytes()
 
@@ -122,9 +123,9 @@ def test_save_new_then_refuse_then_merge_then_force(settings, store, cpu_results
 
     one = dict(cpu_results, benchmarks=cpu_results["benchmarks"][:1])
     assert Session(settings, store, save_mode="merge").finish(one) is Outcome.OK
-    assert len(store.load("cpu-amd-epyc")["benchmarks"]) == len(cpu_results["benchmarks"])
+    assert len(store.load("cpu-amd-epyc", "quick")["benchmarks"]) == len(cpu_results["benchmarks"])
     assert Session(settings, store, save_mode="force").finish(one) is Outcome.OK
-    assert len(store.load("cpu-amd-epyc")["benchmarks"]) == 1
+    assert len(store.load("cpu-amd-epyc", "quick")["benchmarks"]) == 1
 
 
 def test_a_failed_save_wins_over_a_regression(settings, store, cpu_results):

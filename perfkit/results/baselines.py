@@ -81,8 +81,15 @@ def hardware_id_of(results: Mapping[str, Any]) -> str:
     return str(perfkit_info(results).get("hardware_id", "unknown"))
 
 
-def baseline_path(directory: str | os.PathLike[str], hardware_id: str) -> Path:
-    return Path(directory) / f"{hardware_id}.json"
+def profile_of(results: Mapping[str, Any]) -> str:
+    """The size profile a result file was measured in ("full", the course's sizes, or "quick")."""
+    return str(perfkit_info(results).get("profile") or "full")
+
+
+def baseline_path(directory: str | os.PathLike[str], hardware_id: str, profile: str = "full") -> Path:
+    """``<hardware-id>.json`` for the course's sizes, ``<hardware-id>-quick.json`` for the quick profile: a run
+    answers to a baseline of its own sizes."""
+    return Path(directory) / f"{hardware_id}{'' if profile == 'full' else '-' + profile}.json"
 
 
 def from_runs(results: Sequence[Mapping[str, Any]]) -> dict[str, Any]:
@@ -154,7 +161,7 @@ def save_baseline(results: Mapping[str, Any], directory: str | os.PathLike[str],
             f"{len(missing)} benchmark(s) have no raw samples (e.g. {missing[0]}); "
             "save the file written by --benchmark-json, which keeps them"
         )
-    target = baseline_path(directory, hardware_id_of(results))
+    target = baseline_path(directory, hardware_id_of(results), profile_of(results))
     if target.exists():
         if mode == "new":
             raise BaselineError(f"{target} exists; pass --force to replace it or --merge to update its benchmarks")
@@ -200,12 +207,13 @@ class BaselineStore:
                 return cls(folder / BASELINES_DIR)
         return cls(start / BASELINES_DIR)
 
-    def path_for(self, hardware_id: str) -> Path:
-        return baseline_path(self.directory, hardware_id)
+    def path_for(self, hardware_id: str, profile: str = "full") -> Path:
+        return baseline_path(self.directory, hardware_id, profile)
 
-    def load(self, hardware_id: str) -> dict[str, Any] | None:
-        """The stored baseline of ``hardware_id``, or None when there is none; a damaged one is a BaselineError."""
-        path = self.path_for(hardware_id)
+    def load(self, hardware_id: str, profile: str = "full") -> dict[str, Any] | None:
+        """The stored baseline of ``hardware_id`` at ``profile``'s sizes, or None when there is none; a damaged one
+        is a BaselineError."""
+        path = self.path_for(hardware_id, profile)
         return load_results(path) if path.exists() else None
 
     def ceilings(self, hardware_id: str) -> dict[str, float]:
