@@ -43,8 +43,8 @@ def test_without_a_stored_baseline_auto_compares_nothing_and_says_so(settings, s
     assert session.finish(cpu_results) is Outcome.OK
     assert session.comparison is None
     assert session.summary_lines() == [
-        "perfkit: no baseline cpu-amd-epyc-quick.json in baselines/; nothing compared (save one with "
-        "--perfkit-save-baseline)"]
+        ("perfkit: no baseline cpu-amd-epyc-quick.json in baselines/; nothing compared (save one with "
+        "--perfkit-save-baseline)")]
 
 
 def test_auto_compares_with_the_stored_baseline_of_this_hardware(settings, store, cpu_results):
