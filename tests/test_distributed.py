@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import os
 import socket
+import tempfile
 import time
 from pathlib import Path
 
@@ -37,6 +38,14 @@ def test_torchrun_command_is_standalone_unless_rendezvous_is_given():
     args = launch.parse_torchrun_args("--nnodes 2 --rdzv-endpoint host:29500 --nproc-per-node 8")
     multi = launch.torchrun_command(["-m", "job"], 4, args)
     assert "--standalone" not in multi and multi.count("--nproc-per-node") == 1 and "8" in multi
+
+
+def test_torch_elastics_logs_stay_in_the_launchs_own_folder(tmp_path):
+    command = launch.torchrun_command(["-m", "job"], 2, (), tmp_path / "elastic")
+    assert command[command.index("--log-dir") + 1] == str(tmp_path / "elastic") and command[-2:] == ["-m", "job"]
+    before = set(Path(tempfile.gettempdir()).glob("torchelastic_*"))
+    assert _launch({"action": "world"}, 2) == {"world": 2}
+    assert set(Path(tempfile.gettempdir()).glob("torchelastic_*")) == before  # nothing left in the temp dir
 
 
 def test_torchrun_args_must_not_name_a_program():

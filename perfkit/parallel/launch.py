@@ -57,13 +57,18 @@ def parse_torchrun_args(text: str | None) -> tuple[str, ...]:
     return args
 
 
-def torchrun_command(entry: Sequence[str], nproc: int, torchrun_args: Sequence[str] = ()) -> list[str]:
-    """The torchrun command line: ``--standalone`` unless rendezvous arguments are given."""
+def torchrun_command(entry: Sequence[str], nproc: int, torchrun_args: Sequence[str] = (),
+                     log_dir: Path | None = None) -> list[str]:
+    """The torchrun command line: ``--standalone`` unless rendezvous arguments are given; torch elastic's logs go
+    to ``log_dir`` (without one it leaves a ``torchelastic_*`` folder in the temp dir at every launch)."""
     if nproc < 1:
         raise UsageError(f"a distributed job needs at least one process, not {nproc}")
     command = [sys.executable, "-m", "torch.distributed.run", *(torchrun_args or ("--standalone",))]
-    if not any(a.split("=")[0] in ("--nproc-per-node", "--nproc_per_node") for a in torchrun_args):
+    given = {a.split("=")[0].replace("_", "-") for a in torchrun_args}
+    if "--nproc-per-node" not in given:
         command += ["--nproc-per-node", str(nproc)]
+    if log_dir is not None and "--log-dir" not in given:
+        command += ["--log-dir", str(log_dir)]
     return command + list(entry)
 
 
@@ -74,7 +79,7 @@ def launch(module: str, job: Mapping[str, Any], nproc: int, *, torchrun_args: Se
         out = Path(folder)
         spec = out / "job.json"
         spec.write_text(json.dumps(dict(job)))
-        command = torchrun_command(["-m", module, str(spec), str(out)], nproc, torchrun_args)
+        command = torchrun_command(["-m", module, str(spec), str(out)], nproc, torchrun_args, out / "elastic")
         log_path = out / "torchrun.log"
         with open(log_path, "w") as log, _running(command, log, {**os.environ, **(env or {})}, out) as process:
             try:
