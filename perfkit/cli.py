@@ -13,7 +13,7 @@ from pathlib import Path
 from typing import Any
 
 from perfkit.errors import PerfkitError, UsageError
-from perfkit.results import baselines, compare, datasheet, derived, report
+from perfkit.results import baselines, compare, datasheet, derived, history, report
 
 EXIT_REGRESSION = 1
 EXIT_USAGE = 2
@@ -100,6 +100,9 @@ def _parser() -> argparse.ArgumentParser:
     rep.add_argument("results", type=Path)
     rep.add_argument("--out", type=Path, required=True, help="folder for report.md and plots")
     rep.add_argument("--baseline", type=Path, help="also compare with this baseline")
+    rep.add_argument("--history", default=None, metavar="DIR",
+                     help="also the trends and change points of the runs kept in this pytest-benchmark storage "
+                          "(runs of the results' hardware)")
     rep.set_defaults(func=_report)
 
     mem = _model_command(sub, "memory", "training-memory estimate of a model, term by term (no GPU needed)",
@@ -203,8 +206,6 @@ def _baseline_save(args: argparse.Namespace) -> int:
 
 
 def _baseline_save_from_history(args: argparse.Namespace, store: baselines.BaselineStore) -> int:
-    from perfkit.results import history
-
     if args.results:
         raise UsageError("pass result files or --from-history N, not both")
     storage = history.storage_path(args.storage) if args.storage else history.find_storage(Path.cwd())
@@ -215,48 +216,36 @@ def _baseline_save_from_history(args: argparse.Namespace, store: baselines.Basel
 
 def _history(args: argparse.Namespace) -> int:
     """Per benchmark: first and last run value, the number of runs and each change point (e-divisive means)."""
-    from perfkit.errors import BaselineError
-    from perfkit.results import changepoints, history, plots, tables
+    from perfkit.results import changepoints, tables
 
-    storage = history.storage_path(args.storage) if args.storage else history.find_storage(Path.cwd())
-    kept = history.load_history(storage, args.hardware_id)
+    storage, kept = _kept_runs(args.storage, args.hardware_id)
+    found = history.trends(kept, args.pattern, args.figure)
+    if not found:
+        raise UsageError(f"no stored benchmark matches -k {args.pattern!r} with a figure {args.figure!r}")
+    print(f"{args.figure} over {len(kept)} stored run(s) of {', '.join(kept.hardware_ids())} in {storage} "
+          f"(change points: e-divisive means on log values, permutation test p <= {changepoints.ALPHA})")
+    print(tables.text_table(["benchmark", "runs", "first", "last", "change points"], report.trend_rows(kept, found)))
+    if args.out is not None:
+        charts = report.trend_charts(found, args.out, args.figure)
+        print(f"perfkit: wrote {len(charts)} chart(s) to {args.out}")
+    return 0
+
+
+def _kept_runs(storage_option: str | None, hardware_id: str | None) -> tuple[Path, history.History]:
+    """The runs kept in pytest-benchmark's storage, of one machine; skipped files are said on stderr."""
+    from perfkit.errors import BaselineError
+
+    storage = history.storage_path(storage_option) if storage_option else history.find_storage(Path.cwd())
+    kept = history.load_history(storage, hardware_id)
     for line in kept.skipped:
         print(f"perfkit: skipped {line}", file=sys.stderr)
     if not kept.runs:
-        raise BaselineError(f"{storage} holds no perfkit runs{f' of {args.hardware_id}' if args.hardware_id else ''}; "
+        raise BaselineError(f"{storage} holds no perfkit runs{f' of {hardware_id}' if hardware_id else ''}; "
                             "run pytest with --benchmark-autosave first")
-    if args.hardware_id is None and len(kept.hardware_ids()) > 1:
+    if hardware_id is None and len(kept.hardware_ids()) > 1:
         raise UsageError(f"{storage} holds runs of several machines ({', '.join(kept.hardware_ids())}); "
                          "pass --hardware-id to choose one")
-    found = history.series(kept, args.pattern, args.figure)
-    if not found:
-        raise UsageError(f"no stored benchmark matches -k {args.pattern!r} with a figure {args.figure!r}")
-    runs = {str(r.get("datetime", "")): (number, str((r.get("commit_info") or {}).get("id", ""))[:10])
-            for number, r in enumerate(kept.runs, 1)}
-
-    def where(when: str) -> str:
-        """Run number among the stored runs, date and commit: what a reader looks up next."""
-        number, commit = runs.get(when, (0, ""))
-        return f"run {number} ({when[:16].replace('T', ' ')}{', ' + commit if commit else ''})"
-
-    rows, charts = [], set[Path]()
-    for name, points in sorted(found.items()):
-        unit = history.unit_of(kept, name, args.figure)
-        changes = changepoints.change_points([v for _, v in points])
-        marks = [f"{where(points[c.index][0])} {c.change:+.1%}" for c in changes]
-        rows.append([name, str(len(points)), tables.fmt_value(points[0][1], unit),
-                     tables.fmt_value(points[-1][1], unit), "; ".join(marks) or "none"])
-        if args.out is not None:
-            slug = "".join(ch if ch.isalnum() or ch in "-." else "_" for ch in name.removeprefix("benches/"))[:150]
-            png = next(p for i in range(len(charts) + 1)
-                       if (p := args.out / f"history_{slug}{f'_{i}' if i else ''}.png") not in charts)
-            charts.add(plots.history_chart(name, points, [c.index for c in changes], png, args.figure, unit))
-    print(f"{args.figure} over {len(kept)} stored run(s) of {', '.join(kept.hardware_ids())} in {storage} "
-          f"(change points: e-divisive means on log values, permutation test p <= {changepoints.ALPHA})")
-    print(tables.text_table(["benchmark", "runs", "first", "last", "change points"], rows))
-    if args.out is not None:
-        print(f"perfkit: wrote {len(charts)} chart(s) to {args.out}")
-    return 0
+    return storage, kept
 
 
 def _report(args: argparse.Namespace) -> int:
@@ -265,7 +254,8 @@ def _report(args: argparse.Namespace) -> int:
     comparison = None
     if baseline is not None:
         comparison = compare.compare(baseline, results)
-    path = report.write_report(results, args.out, comparison, str(args.baseline or ""))
+    kept = _kept_runs(args.history, baselines.hardware_id_of(results))[1] if args.history else None
+    path = report.write_report(results, args.out, comparison, str(args.baseline or ""), kept)
     print(f"perfkit: wrote {path} and {path.with_suffix('.html')} (self-contained: opens offline)")
     return 0
 

@@ -237,3 +237,20 @@ def test_baseline_save_from_history_of_three_autosaved_runs(autosaved, tmp_path,
     runs = json.loads(saved.read_text())["machine_info"]["perfkit"]["runs"]["test_tiny.py::test_sleep"]
     assert set(runs) == {"time", "naps_per_s"} and all(len(values) == 3 for values in runs.values())
     assert cli.main([*args, "--force"]) == 0  # the usual save modes apply
+
+
+def test_the_report_shows_the_kept_runs_trends_and_charts_the_ones_that_changed(tmp_path, capsys):
+    _stepped(tmp_path / "store")
+    results = json.loads((Path(__file__).parent / "data" / "cpu-quick.json").read_text())
+    results["machine_info"]["perfkit"]["hardware_id"] = "cpu-test"  # the machine whose runs were kept
+    (tmp_path / "results.json").write_text(json.dumps(results))
+    assert cli.main(["report", str(tmp_path / "results.json"), "--out", str(tmp_path / "r"),
+                     "--history", str(tmp_path / "store")]) == 0
+    text = (tmp_path / "r" / "report.md").read_text()
+    section = text.split("## History: 24 kept run(s) of cpu-test")[1]
+    assert f"| {ADD} | 24 |" in section and "run 13 (2026-01-13 02:00, c1302abcde) +" in section
+    assert f"| {COPY} | 24 |" in section and "| none |" in section
+    assert [p.name for p in (tmp_path / "r").glob("history_*.png")] == [
+        "history_test_vector_add.py__test_vector_add_explicit-1M_.png"]  # only the benchmark that changed
+    page = (tmp_path / "r" / "report.html").read_text()
+    assert page.count('src="data:image/png;base64,') == text.count("](") and 'alt="' + ADD + '"' in page

@@ -19,7 +19,7 @@ from pathlib import Path
 from typing import Any
 
 from perfkit.errors import BaselineError, UsageError
-from perfkit.results import baselines, runs
+from perfkit.results import baselines, changepoints, runs
 
 #: pytest-benchmark's default ``--benchmark-storage``.
 DEFAULT_STORAGE = ".benchmarks"
@@ -166,3 +166,29 @@ def baseline_from_history(storage: str | os.PathLike[str], hardware_id: str | No
                             "baseline keeps; pytest-benchmark's autosave leaves them out unless --benchmark-save-data "
                             "is given: run once more with it")
     return baselines.from_runs(list(history.runs[-n:]))
+
+
+@dataclass(frozen=True)
+class Trend:
+    """One benchmark's figure over the kept runs and the change points e-divisive means found in it."""
+
+    benchmark: str
+    unit: str
+    points: Series
+    changes: tuple[changepoints.ChangePoint, ...]
+
+
+def trends(history: History, benchmark_pattern: str = "*", figure: str = runs.TIME) -> list[Trend]:
+    """Every matching benchmark's series with its change points, by name."""
+    return [Trend(name, unit_of(history, name, figure), points,
+                  tuple(changepoints.change_points([v for _, v in points])))
+            for name, points in sorted(series(history, benchmark_pattern, figure).items())]
+
+
+def run_label(history: History, when: str) -> str:
+    """Run number among the kept runs, date and commit: what a reader looks up next."""
+    for number, results in enumerate(history.runs, 1):
+        if str(results.get("datetime", "")) == when:
+            commit = str((results.get("commit_info") or {}).get("id", ""))[:10]
+            return f"run {number} ({when[:16].replace('T', ' ')}{', ' + commit if commit else ''})"
+    return f"run ({when[:16]})"

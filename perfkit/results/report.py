@@ -12,7 +12,7 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
-from perfkit.results import datasheet, html, seeds
+from perfkit.results import changepoints, datasheet, history, html, seeds
 from perfkit.results.baselines import hardware_id_of, perfkit_info
 from perfkit.results.compare import Comparison, Row
 from perfkit.results.derived import ceilings_of, scaling_runs
@@ -26,7 +26,7 @@ from perfkit.results.payloads import (
     TimeToAccuracy,
     family,
 )
-from perfkit.results.plots import PLOTTERS
+from perfkit.results.plots import PLOTTERS, history_chart
 from perfkit.results.tables import fmt_change, fmt_time, fmt_value, markdown_table, text_table
 
 FORMATS = ("table", "markdown", "json")
@@ -123,7 +123,7 @@ def _tighten(row: Row) -> str:
 # ---- the run report -------------------------------------------------------------------------
 
 def write_report(results: Mapping[str, Any], out: Path, comparison: Comparison | None = None,
-                 baseline_name: str = "") -> Path:
+                 baseline_name: str = "", kept: history.History | None = None) -> Path:
     """Write ``report.md``, its PNG plots and ``report.html`` (the same, self-contained) into ``out``; returns the
     markdown path."""
     out.mkdir(parents=True, exist_ok=True)
@@ -146,6 +146,8 @@ def write_report(results: Mapping[str, Any], out: Path, comparison: Comparison |
     lines += _capacity_section(results)
     lines += _batch_sweep_section(results)
     lines += _tta_section(results)
+    if kept is not None and len(kept):
+        lines += _history_section(kept, out)
     for group, benches in _groups(results).items():
         lines += [f"## {group}", "", markdown_table(["benchmark", "median", "IQR/median", "rounds", "metrics"],
                                                      [_bench_cells(b) for b in benches]), ""]
@@ -304,3 +306,35 @@ def _bench_cells(bench: Mapping[str, Any]) -> list[str]:
     noise = stats["iqr"] / stats["median"] if stats.get("median") else 0.0
     metrics = ", ".join(f"{n} {fmt_value(m.value, m.unit)}" for n, m in metrics_of(bench).items())
     return [bench["name"], fmt_time(stats["median"]), f"{noise:.1%}", str(stats["rounds"]), metrics]
+
+
+def trend_rows(kept: history.History, found: list[history.Trend]) -> list[list[str]]:
+    """benchmark, runs, first, last, change points (run, date, commit, size): the history table's rows."""
+    return [[t.benchmark, str(len(t.points)), fmt_value(t.points[0][1], t.unit), fmt_value(t.points[-1][1], t.unit),
+             "; ".join(f"{history.run_label(kept, t.points[c.index][0])} {c.change:+.1%}" for c in t.changes) or "none"]
+            for t in found]
+
+
+def trend_charts(found: list[history.Trend], out: Path, figure: str) -> list[Path]:
+    """One PNG per trend in ``out`` (names made unique and file-safe)."""
+    charts: list[Path] = []
+    for trend in found:
+        slug = "".join(ch if ch.isalnum() or ch in "-." else "_" for ch in trend.benchmark.removeprefix("benches/"))
+        png = next(p for i in range(len(charts) + 1)
+                   if (p := out / f"history_{slug[:150]}{f'_{i}' if i else ''}.png") not in charts)
+        charts.append(history_chart(trend.benchmark, trend.points, [c.index for c in trend.changes], png, figure,
+                                    trend.unit))
+    return charts
+
+
+def _history_section(kept: history.History, out: Path, limit: int = 12) -> list[str]:
+    """The kept runs' trends of this hardware: a table of every benchmark, charts of those that changed."""
+    found = history.trends(kept)
+    moved = [t for t in found if t.changes][:limit]
+    lines = [f"## History: {len(kept)} kept run(s) of {', '.join(kept.hardware_ids())}", "",
+             (f"Time (each run's median); change points by e-divisive means on log values (permutation test p <= "
+             f"{changepoints.ALPHA}); charts of the {len(moved)} benchmark(s) that changed."), "",
+             markdown_table(["benchmark", "runs", "first", "last", "change points"], trend_rows(kept, found)), ""]
+    for chart, trend in zip(trend_charts(moved, out, "time"), moved):
+        lines += [f"![{trend.benchmark}]({chart.name})", ""]
+    return lines
