@@ -254,7 +254,12 @@ def _report(args: argparse.Namespace) -> int:
     comparison = None
     if baseline is not None:
         comparison = compare.compare(baseline, results)
-    kept = _kept_runs(args.history, baselines.hardware_id_of(results))[1] if args.history else None
+    kept = None
+    if args.history:
+        try:
+            kept = _kept_runs(args.history, baselines.hardware_id_of(results))[1]
+        except PerfkitError as exc:  # the report is still worth writing: say why its history is left out
+            print(f"perfkit: report without history: {exc}", file=sys.stderr)
     path = report.write_report(results, args.out, comparison, str(args.baseline or ""), kept)
     print(f"perfkit: wrote {path} and {path.with_suffix('.html')} (self-contained: opens offline)")
     return 0

@@ -254,3 +254,11 @@ def test_the_report_shows_the_kept_runs_trends_and_charts_the_ones_that_changed(
         "history_test_vector_add.py__test_vector_add_explicit-1M_.png"]  # only the benchmark that changed
     page = (tmp_path / "r" / "report.html").read_text()
     assert page.count('src="data:image/png;base64,') == text.count("](") and 'alt="' + ADD + '"' in page
+
+
+def test_a_report_whose_history_is_empty_is_still_written_and_says_why(tmp_path, capsys):
+    results = tmp_path / "results.json"
+    results.write_text((Path(__file__).parent / "data" / "cpu-quick.json").read_text())
+    (tmp_path / "store").mkdir()
+    assert cli.main(["report", str(results), "--out", str(tmp_path / "r"), "--history", str(tmp_path / "store")]) == 0
+    assert "report without history" in capsys.readouterr().err and (tmp_path / "r" / "report.html").exists()
