@@ -123,3 +123,24 @@ def test_a_cpu_run_draws_no_empty_memory_panel(tmp_path):
     assert imread(swap).shape[1] < 800  # one panel: the time; peak memory needs a GPU and is left out
     text = report.write_report(results, tmp_path / "all").read_text()
     assert all((tmp_path / "all" / png).stat().st_size > 10_000 for png in re.findall(r"\]\(([^)]+\.png)\)", text))
+
+
+def test_across_hardware_the_report_draws_speedup_against_the_ceiling_ratio(tmp_path, h200_results):
+    from perfkit.results.compare import compare
+
+    other = json.loads(json.dumps(h200_results))  # a machine with 70% of the copy bandwidth, as an H100 has
+    info = other["machine_info"]["perfkit"]
+    info["hardware_id"] = "nvidia-h100-x1"
+    info["ceilings"] = {k: v * (0.7 if k == "copy_bandwidth_gbps" else 1.0) for k, v in info["ceilings"].items()}
+    for bench in other["benchmarks"]:
+        if (bench.get("extra_info") or {}).get("bound") == "copy_bandwidth_gbps":
+            bench["stats"]["median"] /= 0.7
+        measured = (bench.get("extra_info") or {}).get("metrics", {}).get("copy_bandwidth_gbps")
+        if measured:  # the copy ceiling this run measured
+            measured["value"] *= 0.7
+    comparison = compare(derived.derive(h200_results), derived.derive(other))
+    text = report.write_report(other, tmp_path, comparison, "baselines/nvidia-h200-x1.json").read_text()
+    assert "## Across hardware: measured vs expected speedup" in text
+    assert (tmp_path / "hardware.png").stat().st_size > 10_000
+    copies = [r for r in comparison.hardware_rows if r.bound == "copy_bandwidth_gbps"]
+    assert copies and all(r.speedup == pytest.approx(r.expected, rel=1e-6) for r in copies)

@@ -393,6 +393,39 @@ PLOTTERS: list[Plotter] = [plot_ceilings, plot_vector_add, plot_layers, plot_vgg
                            plot_batch_sweep, plot_time_to_accuracy]
 
 
+#: A measured speedup this far from its ceiling's ratio (either way) is worth explaining.
+FAR_FROM_EXPECTED = 1.25
+
+
+def hardware_chart(rows: Iterable[Any], baseline_id: str, current_id: str, path: Path) -> Path | None:
+    """Across two machines: each benchmark's measured speedup against the ratio of the ceiling that bounds it
+    (``compare.HardwareRow``), one colour per ceiling, the diagonal where they agree and a band of ×1.25 around it;
+    the benchmarks outside the band are named. None when no benchmark names its ceiling."""
+    points = [r for r in rows if r.expected and r.speedup > 0 and r.speedup != float("inf")]
+    if not points:
+        return None
+    plt = _pyplot()
+    fig, ax = plt.subplots(figsize=(7.5, 6))
+    for i, bound in enumerate(sorted({r.bound for r in points})):
+        mine = [r for r in points if r.bound == bound]
+        ax.scatter([r.expected for r in mine], [r.speedup for r in mine], color=f"C{i}", label=bound, s=18)
+    low = min(min(r.expected, r.speedup) for r in points) / 1.5
+    high = max(max(r.expected, r.speedup) for r in points) * 1.5
+    ax.plot([low, high], [low, high], "k--", lw=1, label="speedup = ceiling ratio")
+    ax.fill_between([low, high], [low / FAR_FROM_EXPECTED, high / FAR_FROM_EXPECTED],
+                    [low * FAR_FROM_EXPECTED, high * FAR_FROM_EXPECTED], color="grey", alpha=0.15,
+                    label=f"within ×{FAR_FROM_EXPECTED}")
+    for r in points:
+        if not 1 / FAR_FROM_EXPECTED <= r.speedup / r.expected <= FAR_FROM_EXPECTED:
+            ax.annotate(r.benchmark.split("::")[-1], (r.expected, r.speedup), fontsize=6, xytext=(3, 3),
+                        textcoords="offset points")
+    ax.set(xscale="log", yscale="log", xlabel=f"ceiling ratio {current_id} / {baseline_id}",
+           ylabel=f"measured speedup ({baseline_id} time / {current_id} time)",
+           title="Across hardware: measured speedup vs the bounding ceiling's ratio")
+    ax.legend(fontsize=7)
+    return _save(fig, path)
+
+
 def history_chart(name: str, series: Iterable[tuple[str, float]], change_indices: Iterable[int], path: Path,
                   figure: str = "time", unit: str = "s") -> Path:
     """One benchmark's figure over its stored runs (oldest first), change points as vertical lines and each

@@ -26,7 +26,7 @@ from perfkit.results.payloads import (
     TimeToAccuracy,
     family,
 )
-from perfkit.results.plots import PLOTTERS, history_chart
+from perfkit.results.plots import PLOTTERS, hardware_chart, history_chart
 from perfkit.results.tables import fmt_change, fmt_time, fmt_value, markdown_table, text_table
 
 FORMATS = ("table", "markdown", "json")
@@ -136,6 +136,11 @@ def write_report(results: Mapping[str, Any], out: Path, comparison: Comparison |
     if comparison is not None:
         lines += ["## Regression summary", "", f"Against `{baseline_name}`.", "", render(comparison, "markdown",
                                                                                   show_unchanged=False), ""]
+        chart = hardware_chart(comparison.hardware_rows, comparison.baseline_id, comparison.current_id,
+                               out / "hardware.png")
+        if chart is not None:
+            lines += ["## Across hardware: measured vs expected speedup", "", f"![speedup vs ceiling ratio]({chart.name})",
+                      ""]
     lines += _ceilings_section(info)
     for plotter in PLOTTERS:
         for title, path in plotter(results, out):
