@@ -11,12 +11,13 @@ drawn by ``perfkit report``). Data and target are in the id: CIFAR-10 from ``--p
 course's 92%, else perfkit's harder synthetic set (perfkit.workloads.data.HARD) with its own target. The
 variants (perfkit.workloads.tta.VARIANTS) run the same training fed and executed differently (Problem 2.4).
 All weekly for now (ResNet-18 resident joins the nightly once the synthetic target is calibrated on a GPU);
-ResNet-50 (the course's model) runs the naive loop and the resident variant. Progress (epoch, accuracy, elapsed, ETA) goes to the ``perfkit.tta`` logger:
-``-o log_cli=true --log-cli-level=INFO`` shows it live.
+ResNet-50 (the course's model) runs the naive loop and the resident variant. Progress (run, epoch, accuracy,
+elapsed, ETA) is a terminal line at most every 20 s (``perfkit_progress``).
 """
 from __future__ import annotations
 
 import statistics
+from collections.abc import Callable
 from pathlib import Path
 
 import pytest
@@ -57,7 +58,7 @@ def pytest_generate_tests(metafunc: pytest.Metafunc) -> None:
 
 
 def test_time_to_accuracy(benchmark, tta_case, perfkit_device, perfkit_profile, perfkit_data_root,
-                          perfkit_shifted_root, perfkit_metrics):
+                          perfkit_shifted_root, perfkit_metrics, perfkit_progress):
     model, _, target, variant_name = tta_case
     variant = tta.VARIANTS[variant_name]
     train_size, valid_size, epoch_cap = SIZES[perfkit_profile.name]
@@ -67,7 +68,7 @@ def test_time_to_accuracy(benchmark, tta_case, perfkit_device, perfkit_profile, 
     shifted = (data.labelled_folder(Path(perfkit_shifted_root)) if perfkit_shifted_root
                else None if root is not None else data.synthetic_cifar10(len(valid), seed=2, recipe=data.shifted(data.HARD)))
     runs, trace = _train_runs(model, train, valid, shifted, target, epoch_cap, variant, perfkit_device,
-                              RUNS[perfkit_profile.name])
+                              RUNS[perfkit_profile.name], perfkit_progress)
 
     inject_samples(benchmark, [r.tta_s if r.reached and r.tta_s is not None else r.train_s + r.eval_s for r in runs])
     reached = [r for r in runs if r.reached and r.tta_s is not None]
@@ -96,11 +97,12 @@ def test_time_to_accuracy(benchmark, tta_case, perfkit_device, perfkit_profile, 
 
 def _train_runs(model: str, train: data.ImageSet, valid: data.ImageSet, shifted: data.ImageSet | None,
                 target: float, epoch_cap: int, variant: tta.Variant, device: torch.device,
-                count: int) -> tuple[list[tta.Run], power.PowerTrace | None]:
+                count: int, progress: Callable[[str], None]) -> tuple[list[tta.Run], power.PowerTrace | None]:
     """``count`` seeded runs, under the NVML sampler where the device has one (else no trace)."""
     def all_runs() -> list[tta.Run]:
         return [tta.train_to_target(model, train, valid, target, epoch_cap, device, seed=seed, variant=variant,
-                                    shifted=shifted) for seed in range(count)]
+                                    shifted=shifted, progress=lambda line, s=seed: progress(f"run {s + 1}/{count}, {line}"))
+                for seed in range(count)]
 
     if device.type != "cuda" or power.unavailable_reason() is not None:
         return all_runs(), None  # _record_utilisation says why

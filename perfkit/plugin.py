@@ -1,6 +1,7 @@
 """The perfkit pytest plugin: options, markers, fixtures and hooks only; the logic lives in modules."""
 from __future__ import annotations
 
+import contextlib
 import copy
 import time
 from collections.abc import Callable, Generator
@@ -24,6 +25,8 @@ from perfkit.workloads import data
 PERFKIT_TIMER = "perfkit.measure.timing.synchronized_clock"
 #: Per benchmark; the longest nightly benchmark takes well under a minute, a weekly one a few.
 DEFAULT_TIMEOUT_S = 1800.0
+#: The shortest gap between two progress lines of one long benchmark.
+PROGRESS_EVERY_S = 20.0
 
 _SESSION = pytest.StashKey[Session]()
 _EXIT_STATUS = {Outcome.REGRESSED: pytest.ExitCode.TESTS_FAILED, Outcome.NOT_SAVED: pytest.ExitCode.USAGE_ERROR}
@@ -225,6 +228,26 @@ def perfkit_shifted_root(request: pytest.FixtureRequest) -> str | None:
 def perfkit_memory_cap(request: pytest.FixtureRequest) -> int | None:
     """``--perfkit-memory-cap`` in bytes (applied to every GPU at start-up), or None: the whole card."""
     return session_of(request.config).settings.memory_cap
+
+
+@pytest.fixture
+def perfkit_progress(request: pytest.FixtureRequest) -> Callable[[str], None]:
+    """``perfkit_progress(message)``: a line on the terminal while a long benchmark runs (past pytest's output
+    capture), at most one every ``PROGRESS_EVERY_S`` seconds so a long run is followed, not flooded; ``-q`` and
+    quieter keep it silent."""
+    reporter = request.config.pluginmanager.get_plugin("terminalreporter")
+    capture = request.config.pluginmanager.get_plugin("capturemanager")
+    last = [-PROGRESS_EVERY_S]
+
+    def say(message: str) -> None:
+        now = time.monotonic()
+        if reporter is None or request.config.get_verbosity() < 0 or now - last[0] < PROGRESS_EVERY_S:
+            return
+        last[0] = now
+        with capture.global_and_fixture_disabled() if capture is not None else contextlib.nullcontext():
+            reporter.write_line(f"perfkit: {request.node.name}: {message}")  # as pytest's live logging does
+
+    return say
 
 
 @pytest.fixture

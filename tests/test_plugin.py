@@ -198,3 +198,15 @@ def test_the_ceilings_fixtures_are_gone(pytester, run):
         def test_old(perfkit_ceilings): pass
     """)
     run().stdout.fnmatch_lines(["*fixture 'perfkit_ceilings' not found*"])
+
+
+def test_progress_of_a_long_benchmark_reaches_the_terminal_without_flooding_it(pytester):
+    pytester.makepyfile("""
+def test_long(perfkit_progress):
+    for epoch in range(50):
+        perfkit_progress(f"epoch {epoch}")
+""")
+    shown = pytester.runpytest("-p", "perfkit.plugin", "--perfkit-device=cpu").stdout.lines
+    assert [line for line in shown if "test_long: epoch" in line] == ["perfkit: test_long: epoch 0"]
+    quiet = pytester.runpytest("-p", "perfkit.plugin", "--perfkit-device=cpu", "-qq").stdout.lines
+    assert not [line for line in quiet if "test_long: epoch" in line]
