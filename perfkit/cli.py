@@ -175,10 +175,18 @@ def _noise_for(baseline: dict[str, Any], current: dict[str, Any]) -> dict[str, A
                                                          baselines.profile_of(baseline))
 
 
+def _same_profile(baseline: dict[str, Any], current: dict[str, Any]) -> None:
+    """Timings of the quick profile's sizes say nothing about the full profile's: such a pair is not compared."""
+    if baselines.profile_of(baseline) != baselines.profile_of(current):
+        raise UsageError(f"the baseline holds the {baselines.profile_of(baseline)} profile's sizes, the results the "
+                         f"{baselines.profile_of(current)} profile's; compare runs of the same profile")
+
+
 def _compare(args: argparse.Namespace) -> int:
     policy = compare.Policy(threshold=compare.parse_threshold(args.threshold))
     baseline = _load(args.baseline)
     current = _load(args.current, baseline)
+    _same_profile(baseline, current)
     result = compare.compare(baseline, current, policy, noise=_noise_for(baseline, current))
     print(report.render(result, args.format), end="")
     if args.fail and result.regressions:
@@ -253,6 +261,7 @@ def _report(args: argparse.Namespace) -> int:
     results = _load(args.results, baseline)
     comparison = None
     if baseline is not None:
+        _same_profile(baseline, results)
         comparison = compare.compare(baseline, results)
     kept = None
     if args.history:

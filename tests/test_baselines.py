@@ -168,3 +168,28 @@ def test_a_quick_run_has_its_own_baseline_file_and_is_never_judged_by_a_full_one
     with pytest.raises(BaselineError, match="holds the quick profile's sizes, this run the full"):
         Session(settings, baselines.BaselineStore(tmp_path), str(tmp_path / f"{hwid}-quick.json"))
     assert Session(settings, baselines.BaselineStore(tmp_path)).baseline_path == tmp_path / f"{hwid}.json"
+
+
+def test_an_older_files_pct_figures_load_as_the_shares_they_hold(tmp_path, cpu_results):
+    old = copy.deepcopy(cpu_results)
+    bench = old["benchmarks"][0]
+    bench["extra_info"]["metrics"] = {"pct_of_copy_peak": {"value": 2.3, "unit": "ratio", "better": "higher"}}
+    bench["extra_info"]["metrics_absent"] = {"pct_of_datasheet": "no datasheet figure"}
+    old["machine_info"]["perfkit"]["runs"] = {bench["fullname"]: {"time": [1.0, 1.1], "pct_of_peak": [0.5, 0.6]}}
+    old["machine_info"]["perfkit"]["noise"] = {bench["fullname"]: {"pct_of_peak": {"sd": 0.1, "range": 0.2, "runs": 2}}}
+    _write(tmp_path / "old.json", old)
+    loaded = baselines.load_results(tmp_path / "old.json")
+    extra, info = loaded["benchmarks"][0]["extra_info"], loaded["machine_info"]["perfkit"]
+    assert set(extra["metrics"]) == {"share_of_copy_peak"} and extra["metrics"]["share_of_copy_peak"]["value"] == 2.3
+    assert set(extra["metrics_absent"]) == {"share_of_datasheet"}
+    assert set(info["runs"][bench["fullname"]]) == {"time", "share_of_peak"}
+    assert set(info["noise"][bench["fullname"]]) == {"share_of_peak"}
+
+
+def test_runs_of_two_profiles_never_make_one_baseline(cpu_results):
+    full = copy.deepcopy(cpu_results)
+    full["machine_info"]["perfkit"]["profile"] = "full"
+    with pytest.raises(BaselineError, match="mix the full and quick profiles"):
+        baselines.from_runs([cpu_results, full])
+    with pytest.raises(BaselineError, match="cannot merge a run of the full profile"):
+        baselines.merge(cpu_results, full)

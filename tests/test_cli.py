@@ -193,3 +193,13 @@ def test_a_negative_threshold_and_an_unwritable_report_folder_are_one_sentence(t
     assert cli.main(["report", results, "--out", str(blocker / "x")]) == cli.EXIT_USAGE
     err = capsys.readouterr().err
     assert "Not a directory" in err and "choose another path" in err and "Traceback" not in err
+
+
+def test_runs_of_two_profiles_are_not_compared(tmp_path, capsys):
+    quick = json.loads((DATA / "cpu-quick.json").read_text())
+    full = json.loads(json.dumps(quick))
+    full["machine_info"]["perfkit"]["profile"] = "full"
+    (tmp_path / "q.json").write_text(json.dumps(quick))
+    (tmp_path / "f.json").write_text(json.dumps(full))
+    assert cli.main(["compare", str(tmp_path / "f.json"), str(tmp_path / "q.json")]) == cli.EXIT_USAGE
+    assert "the baseline holds the full profile's sizes, the results the quick profile's" in capsys.readouterr().err

@@ -165,13 +165,3 @@ def test_a_real_run_gives_the_same_figures_in_either_order_and_says_why_one_is_m
     alone = _run_swap_bench(pytester, "cpu and swapped and forward and not backward")["benchmarks"]
     assert [b["name"] for b in alone] == ["test_vgg16[cpu-swapped-forward]"]
     assert "select it too" in alone[0]["extra_info"]["metrics_absent"]["time_ratio_vs_normal"]
-
-
-def test_older_files_pct_figures_read_as_the_shares_they_hold():
-    bench = {"fullname": "b", "stats": {"median": 1.0},
-             "extra_info": {"metrics": {"pct_of_copy_peak": {"value": 2.3, "unit": "ratio", "better": "higher"}},
-                            "metrics_absent": {"pct_of_datasheet": "no datasheet figure"}}}
-    derived.derive({"benchmarks": [bench], "machine_info": {}})
-    assert set(bench["extra_info"]["metrics"]) == {"share_of_copy_peak"}
-    assert bench["extra_info"]["metrics"]["share_of_copy_peak"]["value"] == 2.3
-    assert set(bench["extra_info"]["metrics_absent"]) == {"share_of_datasheet"}

@@ -31,7 +31,7 @@ def load_results(path: str | os.PathLike[str]) -> dict[str, Any]:
     if path.name.endswith(partial.SUFFIX) and path.exists():
         results = partial.load(path)
         validate(results, str(path))
-        return results
+        return rename_legacy(results)
     try:
         text = path.read_text(encoding="utf-8")
     except FileNotFoundError:
@@ -53,6 +53,31 @@ def load_results(path: str | os.PathLike[str]) -> dict[str, Any]:
             f"{path}: not valid JSON (line {exc.lineno}: {exc.msg}); restore it from git or re-run the benchmarks"
         ) from None
     validate(results, str(path))
+    return rename_legacy(results)
+
+
+#: Shares that files written before 2026-11-22 named ``pct_of_*`` though they hold fractions (2.3, not 230%).
+RENAMED = {"pct_of_copy_peak": "share_of_copy_peak", "pct_of_peak": "share_of_peak",
+           "pct_of_datasheet": "share_of_datasheet"}
+
+
+def rename_legacy(results: dict[str, Any]) -> dict[str, Any]:
+    """An older file's ``pct_of_*`` figures under the names of what they hold, everywhere a figure is keyed
+    (each benchmark's metrics and absences, the stored runs and their spread), so old and new files compare."""
+    def renamed(figures: Any) -> None:
+        if isinstance(figures, dict):
+            for old, new in RENAMED.items():
+                if old in figures:
+                    figures.setdefault(new, figures.pop(old))
+
+    for bench in results.get("benchmarks", []):
+        extra = bench.get("extra_info") or {}
+        renamed(extra.get("metrics"))
+        renamed(extra.get("metrics_absent"))
+    info = (results.get("machine_info") or {}).get("perfkit") or {}
+    for section in ("runs", "noise"):
+        for figures in (info.get(section) or {}).values():
+            renamed(figures)
     return results
 
 
@@ -104,6 +129,10 @@ def from_runs(results: Sequence[Mapping[str, Any]]) -> dict[str, Any]:
     if len(ids) > 1:
         raise BaselineError(f"the runs come from different hardware ({', '.join(sorted(ids))}); "
                             "a baseline holds runs of one hardware id")
+    profiles = {profile_of(r) for r in results}
+    if len(profiles) > 1:
+        raise BaselineError(f"the runs mix the {' and '.join(sorted(profiles))} profiles' sizes; a baseline holds "
+                            "runs of one profile")
     baseline = json.loads(json.dumps(results[-1]))
     latest = {b["fullname"]: b for r in results for b in r["benchmarks"]}  # a benchmark only earlier runs hold stays
     baseline["benchmarks"] = json.loads(json.dumps(list(latest.values())))
@@ -133,6 +162,9 @@ def merge(old: Mapping[str, Any], new: Mapping[str, Any]) -> dict[str, Any]:
         raise BaselineError(
             f"cannot merge results of {hardware_id_of(new)} into a baseline of {hardware_id_of(old)}"
         )
+    if profile_of(old) != profile_of(new):
+        raise BaselineError(f"cannot merge a run of the {profile_of(new)} profile into a baseline of the "
+                            f"{profile_of(old)} profile")
     fresh = {b["fullname"] for b in new["benchmarks"]}
     merged = dict(new)
     merged["benchmarks"] = [b for b in old["benchmarks"] if b["fullname"] not in fresh] + list(new["benchmarks"])

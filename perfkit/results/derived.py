@@ -77,7 +77,6 @@ def derive(results: MutableMapping[str, Any],
     ceilings = ceilings_of(results, fallback_ceilings)
     spec = datasheet.by_key(((info or {}).get("fingerprint") or {}).get("datasheet_key") or "")
     for bench in results.get("benchmarks", []):
-        _rename_legacy(bench)
         _share_of_ceiling(bench, ceilings)
     _speedup_vs_cpu(results)
     _swap_ratios(results)
@@ -86,21 +85,6 @@ def derive(results: MutableMapping[str, Any],
     _scaling(results)
     _tta_variants(results)
     return results
-
-
-#: Shares that files written before 2026-11-22 named ``pct_of_*`` though they hold fractions (2.3, not 230%).
-RENAMED = {"pct_of_copy_peak": "share_of_copy_peak", "pct_of_peak": "share_of_peak",
-           "pct_of_datasheet": "share_of_datasheet"}
-
-
-def _rename_legacy(bench: Mapping[str, Any]) -> None:
-    """Rename an older file's ``pct_of_*`` figures to what they hold, so old and new runs compare."""
-    extra = typing.cast(Bench, bench).get("extra_info") or {}
-    for section in ("metrics", "metrics_absent"):
-        found = extra.get(section) or {}
-        for old, new in RENAMED.items():
-            if old in found:
-                found.setdefault(new, found.pop(old))
 
 
 def _median(bench: Mapping[str, Any]) -> float:
