@@ -91,3 +91,11 @@ def test_a_quick_run_reports_each_variant_against_the_naive_loop(tmp_path):
     text = report.write_report(results, tmp_path).read_text()
     assert "| tiny-cnn | resident | 128 | 3/3 |" in text and "## Time to accuracy (seed 002 Problem 2)" in text
     assert (tmp_path / "time_to_accuracy.png").stat().st_size > 10_000
+
+
+def test_a_run_past_its_schedule_keeps_the_last_rate_and_a_warm_up_trains_untimed(sets):
+    train, valid, _ = sets
+    tta.warm_up("tiny-cnn", QUICK, CPU, steps=2)
+    run = tta.train_to_target("tiny-cnn", train, valid, 1.0, 3, CPU, variant=QUICK, progress=lambda _: None,
+                              schedule_epochs=1)
+    assert run.epochs == 3 and not run.reached  # epochs 2 and 3 ran past the one-epoch schedule without error
