@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import re
 import sys
 from collections.abc import Callable, Sequence
 from pathlib import Path
@@ -19,6 +20,7 @@ EXIT_REGRESSION = 1
 EXIT_USAGE = 2
 #: Options whose value may look like an option (a negative number).
 VALUE_OPTIONS = ("--threshold", "--ppp", "--batch")
+NEGATIVE = re.compile(r"^-[0-9.]")
 
 
 def main(argv: Sequence[str] | None = None) -> int:
@@ -28,8 +30,9 @@ def main(argv: Sequence[str] | None = None) -> int:
         return int(args.func(args))
     except PerfkitError as exc:
         print(f"perfkit: error: {exc}", file=sys.stderr)
-    except OSError as exc:  # a folder that cannot be made, a file that cannot be written
-        print(f"perfkit: error: {exc.strerror or exc}: {exc.filename or ''}; choose another path", file=sys.stderr)
+    except OSError as exc:  # a folder that cannot be made, a file that cannot be written, a full disk
+        where = f": {exc.filename}; choose another path" if exc.filename else ""
+        print(f"perfkit: error: {exc.strerror or exc}{where}", file=sys.stderr)
     return EXIT_USAGE
 
 
@@ -38,7 +41,7 @@ def _values_may_start_with_minus(argv: list[str]) -> list[str]:
     "expected one argument"; joined, the value reaches its own check, which says what is wrong with it."""
     out: list[str] = []
     for arg in argv:
-        if out and out[-1] in VALUE_OPTIONS and arg.startswith("-") and arg not in VALUE_OPTIONS:
+        if out and out[-1] in VALUE_OPTIONS and NEGATIVE.match(arg):
             out[-1] = f"{out[-1]}={arg}"
         else:
             out.append(arg)
@@ -149,7 +152,7 @@ def _hw(args: argparse.Namespace) -> int:
         print(fp.hardware_id)
         return 0
     store = baselines.BaselineStore.find(Path.cwd())
-    stored, ceilings = store.path_for(fp.hardware_id), store.ceilings(fp.hardware_id)
+    stored, ceilings = store.stored_path(fp.hardware_id), store.ceilings(fp.hardware_id)
     table = [dict(vars(spec)) for spec in datasheet.GPUS]
     if args.json:
         print(json.dumps({"fingerprint": fp.to_json(), "stored_ceilings": ceilings, "datasheet": table}, indent=2))

@@ -79,6 +79,7 @@ def pytest_configure(config: pytest.Config) -> None:
     try:
         inject.rules()  # a malformed testing aid stops the run before it starts
         data.check_data_root(config.getoption("perfkit_data_root"))
+        data.check_shifted_root(config.getoption("perfkit_shifted_root"))
         config.stash[_SESSION] = Session.open(
             config.rootpath,
             device=config.getoption("perfkit_device"),

@@ -203,3 +203,25 @@ def test_runs_of_two_profiles_are_not_compared(tmp_path, capsys):
     (tmp_path / "f.json").write_text(json.dumps(full))
     assert cli.main(["compare", str(tmp_path / "f.json"), str(tmp_path / "q.json")]) == cli.EXIT_USAGE
     assert "the baseline holds the full profile's sizes, the results the quick profile's" in capsys.readouterr().err
+
+
+def test_only_a_negative_number_is_taken_as_an_options_value(capsys):
+    results = str(DATA / "cpu-quick.json")
+    with pytest.raises(SystemExit):
+        cli.main(["compare", results, results, "--threshold", "--fail"])  # argparse's own error: no value given
+    assert "expected one argument" in capsys.readouterr().err
+    assert cli._values_may_start_with_minus(["--batch", "-1", "--threshold", "-.5"]) == ["--batch=-1", "--threshold=-.5"]
+
+
+def test_stored_ceilings_come_from_a_quick_baseline_when_no_full_one_exists(tmp_path):
+    from perfkit.measure import hardware
+    from perfkit.results import baselines as store_module
+
+    hardware_id = hardware.fingerprint("cpu").hardware_id
+    stored = json.loads((DATA / "cpu-quick.json").read_text())
+    stored["machine_info"]["perfkit"].update(hardware_id=hardware_id, ceilings={"copy_bandwidth_gbps": 12.5})
+    (tmp_path / "baselines").mkdir()
+    (tmp_path / "baselines" / f"{hardware_id}-quick.json").write_text(json.dumps(stored))
+    store = store_module.BaselineStore(tmp_path / "baselines")
+    assert store.stored_path(hardware_id).name == f"{hardware_id}-quick.json"
+    assert store.ceilings(hardware_id) == {"copy_bandwidth_gbps": 12.5}

@@ -54,3 +54,11 @@ def test_the_html_report_renders_offline_with_every_plot(tmp_path, h200_results)
 def test_the_browser_check_sees_a_plot_that_does_not_decode(tmp_path):
     page = '<html><head></head><body><img alt="broken" src="data:image/png;base64,AAAA"></body></html>'
     assert _render(page, tmp_path)["bad"] == ["broken"]
+
+
+def test_a_table_row_of_dashes_is_data_not_the_separator(tmp_path):
+    from perfkit.results import html as page
+
+    (tmp_path / "report.md").write_text("# r\n\n| a | b |\n|---|---|\n| - | - |\n| x \\| y | 1 |\n")
+    text = page.write_html(tmp_path / "report.md").read_text()
+    assert text.count("<tr>") == 3 and "<td>x | y</td>" in text and "<td>-</td>" in text

@@ -99,3 +99,14 @@ def test_a_run_past_its_schedule_keeps_the_last_rate_and_a_warm_up_trains_untime
     run = tta.train_to_target("tiny-cnn", train, valid, 1.0, 3, CPU, variant=QUICK, progress=lambda _: None,
                               schedule_epochs=1)
     assert run.epochs == 3 and not run.reached  # epochs 2 and 3 ran past the one-epoch schedule without error
+
+
+def test_hidden_files_beside_the_images_are_left_alone_and_a_missing_folder_stops_the_run(tmp_path, pytester):
+    (tmp_path / "cat").mkdir()
+    Image.new("RGB", (32, 32)).save(tmp_path / "cat" / "a.png")
+    (tmp_path / "cat" / ".DS_Store").write_bytes(b"\0")
+    (tmp_path / ".cache").mkdir()
+    assert data.labelled_folder(tmp_path).labels.tolist() == [3]
+    pytester.makepyfile("def test_nothing():\n    pass\n")
+    result = pytester.runpytest("-p", "perfkit.plugin", "--perfkit-device=cpu", f"--perfkit-shifted-root={tmp_path}/no")
+    assert result.ret == pytest.ExitCode.USAGE_ERROR and "is not a folder" in result.stderr.str()

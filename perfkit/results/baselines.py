@@ -248,10 +248,16 @@ class BaselineStore:
         path = self.path_for(hardware_id, profile)
         return load_results(path) if path.exists() else None
 
+    def stored_path(self, hardware_id: str) -> Path:
+        """The baseline of ``hardware_id`` that exists, the course's sizes first, else the quick profile's; the
+        full profile's path when neither does."""
+        paths = [self.path_for(hardware_id, profile) for profile in ("full", "quick")]
+        return next((p for p in paths if p.exists()), paths[0])
+
     def ceilings(self, hardware_id: str) -> dict[str, float]:
-        """The machine ceilings stored with the baseline of ``hardware_id`` (empty without one)."""
-        stored = self.load(hardware_id)
-        return dict(perfkit_info(stored).get("ceilings", {})) if stored is not None else {}
+        """The machine ceilings stored with a baseline of ``hardware_id`` (see :meth:`stored_path`; empty without one)."""
+        path = self.stored_path(hardware_id)
+        return dict(perfkit_info(load_results(path)).get("ceilings", {})) if path.exists() else {}
 
     def save(self, results: Mapping[str, Any], mode: SaveMode = "new") -> Path:
         """Store ``results`` as the baseline of its hardware (see :func:`save_baseline`)."""

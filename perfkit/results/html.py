@@ -59,7 +59,8 @@ def _blocks(lines: list[str], folder: Path) -> list[str]:
 
 def _table(rows: list[str]) -> str:
     cells = [[c.strip().replace("\\|", "|") for c in re.split(r"(?<!\\)\|", row.strip())[1:-1]] for row in rows]
-    head, body = cells[0], [r for r in cells[1:] if not all(set(c) <= {"-", ":"} for c in r)]
+    separator = len(cells) > 1 and all(c and set(c) <= {"-", ":"} for c in cells[1])
+    head, body = cells[0], cells[2:] if separator else cells[1:]
     return ("<table><thead><tr>" + "".join(f"<th>{_inline(c)}</th>" for c in head) + "</tr></thead><tbody>"
             + "".join("<tr>" + "".join(f"<td>{_inline(c)}</td>" for c in r) + "</tr>" for r in body)
             + "</tbody></table>")

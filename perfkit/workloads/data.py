@@ -75,6 +75,13 @@ def data_root(option: str | None) -> Path | None:
     return Path(chosen).expanduser() if chosen else None
 
 
+def check_shifted_root(option: str | None) -> None:
+    """Refuse, before anything runs, a folder of labelled images that was asked for and is not there."""
+    if option is not None and not Path(option).expanduser().is_dir():
+        raise UsageError(f"--perfkit-shifted-root={option} is not a folder: give one that holds {CIFAR10_FOLDER}/ or "
+                         "one folder per CIFAR-10 class, or leave the option out")
+
+
 def check_data_root(option: str | None) -> None:
     """Refuse, before anything runs, a data folder that was asked for and is not there: an empty option or a
     folder without CIFAR-10 would otherwise fall back to synthetic data without a word."""
@@ -138,7 +145,7 @@ def labelled_folder(root: Path) -> ImageSet:
     root = Path(root)
     if (root / CIFAR10_FOLDER).is_dir():
         return load_cifar10(root, train=False)
-    folders = sorted(p for p in root.iterdir() if p.is_dir()) if root.is_dir() else []
+    folders = sorted(p for p in root.iterdir() if p.is_dir() and not p.name.startswith(".")) if root.is_dir() else []
     unknown = [p.name for p in folders if p.name not in CIFAR10_CLASS_NAMES]
     if not folders or unknown:
         raise UsageError(f"{root} holds neither {CIFAR10_FOLDER}/ nor one folder per CIFAR-10 class"
@@ -146,7 +153,7 @@ def labelled_folder(root: Path) -> ImageSet:
                          + f"; name the folders {', '.join(CIFAR10_CLASS_NAMES)}")
     images, labels = [], []
     for folder in folders:
-        for path in sorted(folder.iterdir()):
+        for path in sorted(p for p in folder.iterdir() if p.is_file() and not p.name.startswith(".")):
             try:
                 with Image.open(path) as image:
                     small = image.convert("RGB").resize(CIFAR10_SHAPE[:0:-1], Image.Resampling.BILINEAR)
