@@ -13,7 +13,7 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
 
-from perfkit.errors import PerfkitError, UsageError
+from perfkit.errors import BaselineError, PerfkitError, UsageError
 from perfkit.results import baselines, compare, datasheet, derived, history, report
 
 EXIT_REGRESSION = 1
@@ -244,8 +244,6 @@ def _history(args: argparse.Namespace) -> int:
 
 def _kept_runs(storage_option: str | None, hardware_id: str | None) -> tuple[Path, history.History]:
     """The runs kept in pytest-benchmark's storage, of one machine; skipped files are said on stderr."""
-    from perfkit.errors import BaselineError
-
     storage = history.storage_path(storage_option) if storage_option else history.find_storage(Path.cwd())
     kept = history.load_history(storage, hardware_id)
     for line in kept.skipped:
@@ -269,7 +267,10 @@ def _report(args: argparse.Namespace) -> int:
     kept = None
     if args.history:
         try:
-            kept = _kept_runs(args.history, baselines.hardware_id_of(results))[1]
+            profile = baselines.profile_of(results)
+            kept = _kept_runs(args.history, baselines.hardware_id_of(results))[1].of_profile(profile)
+            if not len(kept):
+                raise BaselineError(f"{args.history} holds no kept runs of the {profile} profile")
         except PerfkitError as exc:  # the report is still worth writing: say why its history is left out
             print(f"perfkit: report without history: {exc}", file=sys.stderr)
     path = report.write_report(results, args.out, comparison, str(args.baseline or ""), kept)

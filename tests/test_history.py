@@ -242,7 +242,7 @@ def test_baseline_save_from_history_of_three_autosaved_runs(autosaved, tmp_path,
 def test_the_report_shows_the_kept_runs_trends_and_charts_the_ones_that_changed(tmp_path, capsys):
     _stepped(tmp_path / "store")
     results = json.loads((Path(__file__).parent / "data" / "cpu-quick.json").read_text())
-    results["machine_info"]["perfkit"]["hardware_id"] = "cpu-test"  # the machine whose runs were kept
+    results["machine_info"]["perfkit"].update(hardware_id="cpu-test", profile="full")  # as the kept runs are
     (tmp_path / "results.json").write_text(json.dumps(results))
     assert cli.main(["report", str(tmp_path / "results.json"), "--out", str(tmp_path / "r"),
                      "--history", str(tmp_path / "store")]) == 0
@@ -262,3 +262,14 @@ def test_a_report_whose_history_is_empty_is_still_written_and_says_why(tmp_path,
     (tmp_path / "store").mkdir()
     assert cli.main(["report", str(results), "--out", str(tmp_path / "r"), "--history", str(tmp_path / "store")]) == 0
     assert "report without history" in capsys.readouterr().err and (tmp_path / "r" / "report.html").exists()
+
+
+def test_a_quick_runs_report_takes_no_trend_from_full_profile_runs(tmp_path, capsys):
+    _stepped(tmp_path / "store")  # full-profile runs
+    results = json.loads((Path(__file__).parent / "data" / "cpu-quick.json").read_text())
+    results["machine_info"]["perfkit"]["hardware_id"] = "cpu-test"
+    (tmp_path / "results.json").write_text(json.dumps(results))
+    assert cli.main(["report", str(tmp_path / "results.json"), "--out", str(tmp_path / "r"),
+                     "--history", str(tmp_path / "store")]) == 0
+    assert "holds no kept runs of the quick profile" in capsys.readouterr().err
+    assert "## History" not in (tmp_path / "r" / "report.md").read_text()

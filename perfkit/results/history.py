@@ -48,6 +48,11 @@ class History:
     def hardware_ids(self) -> list[str]:
         return sorted({baselines.hardware_id_of(r) for r in self.runs})
 
+    def of_profile(self, profile: str) -> History:
+        """Only the runs of one size profile: quick-profile timings do not belong in a full-profile trend."""
+        kept = [(r, p) for r, p in zip(self.runs, self.paths) if baselines.profile_of(r) == profile]
+        return History(tuple(r for r, _ in kept), tuple(p for _, p in kept), self.skipped)
+
 
 def storage_path(text: str | os.PathLike[str]) -> Path:
     """A folder from ``DIR`` or pytest-benchmark's ``file://DIR`` form (other storages cannot be read here)."""
