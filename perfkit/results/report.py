@@ -244,7 +244,9 @@ def _capacity_section(results: Mapping[str, Any]) -> list[str]:
                      for (c, f), ms in seeds.LAYER_STACK_1080TI.items())
     return ["## Layer-stack capacity (seed 000 Task 1)", "",
             (f"Input {list(found[0][1].input_shape)}; each layer keeps {found[0][1].kept_mib_per_layer:.3g} MiB for "
-            f"backward. Seed 000 on a GTX 1080 Ti (10.91 GiB): {seed}."), "",
+            f"backward. Seed 000 on a GTX 1080 Ti (10.91 GiB): {seed}; split across two: "
+            + ", ".join(f"{gpu} {c} conv + {f} fc ({ms} ms)" for gpu, (c, f, ms) in seeds.LAYER_SPLIT_1080TI.items())
+            + " (GPU1 ran out first)."), "",
             markdown_table(["search", "memory", "conv", "fc", "stopped by", "probes", "forward mean (ms)", "split"], rows), ""]
 
 
