@@ -6,8 +6,9 @@ Two variants: ``resident`` (the set on the GPU: seed 003's "w/o data-loading") a
 (a DataLoader from host memory with 4 workers and pinned pages; perfkit.workloads.batch_sweep.Loader).
 Per batch: one warm-up epoch, then the timed epoch (the headline), images/s and the allocator peak.
 ``test_largest_batch`` searches the largest batch that three training steps of a fresh model fit (×2 growth
-then bisection, up to the dataset's size; from the third step on the memory stays put) and times training
-steps there. Data: CIFAR-10 from ``--perfkit-data-root``, else perfkit's synthetic set. Weekly.
+then bisection, up to the dataset's size; from the third step on the memory stays put), in a fresh process
+(perfkit.measure.capacity.in_fresh_process: out-of-memory probes leave slower cuDNN plans cached), and
+times training steps there. Data: CIFAR-10 from ``--perfkit-data-root``, else perfkit's synthetic set. Weekly.
 """
 from __future__ import annotations
 
@@ -23,7 +24,6 @@ from perfkit.workloads import batch_sweep, data
 SIZES = {"full": data.CIFAR10_TRAIN_SIZE, "quick": 256}
 VARIANTS = {"resident": None, "loader-w4-pinned": batch_sweep.Loader(workers=4, pin_memory=True)}
 QUICK_BUDGET = 256 * memory.MiB  # on a CPU, what autograd may keep: about 56 images of this model
-STEPS = 3  # per probe of the largest batch: the second step onwards holds the momentum buffers too
 WARMUP, ROUNDS = 5, 10
 
 
@@ -73,13 +73,7 @@ def test_largest_batch(benchmark, perfkit_device, perfkit_profile, perfkit_metri
     on_cpu = perfkit_device.type != "cuda"
     budget = capacity.Budget([perfkit_device], host_bytes=QUICK_BUDGET if on_cpu else None,
                              cap_bytes=perfkit_memory_cap)
-
-    def steps(batch: int) -> None:  # what is timed at the largest batch, so the timing fits where the probe did
-        step = batch_sweep.training_step(batch, perfkit_device)
-        for _ in range(STEPS):
-            step()
-
-    found = capacity.search(steps, budget, start=batch_sweep.FIRST_BATCH, limit=size)
+    found = capacity.in_fresh_process(batch_sweep.largest_batch, budget, perfkit_device, size)
     step = batch_sweep.training_step(found.largest, perfkit_device)
     benchmark.pedantic(step, rounds=ROUNDS, warmup_rounds=WARMUP)  # past the second step the memory stays put
     del step

@@ -5,7 +5,10 @@ The stack and its exact layer shapes: perfkit.workloads.layer_stack. The search:
 (×2 growth, then bisection; every probe cleaned up and checked). ``balanced`` searches num_conv = num_fc = n
 (the seed's table: 61 + 62 fit, 62 + 62 do not); ``conv`` then grows num_conv with num_fc fixed at that n,
 ``fc`` the reverse. ``split`` puts the first layers on GPU 0 and the rest on GPU 1 at the point that
-balances what each keeps, and searches the largest n across both.
+balances what each keeps, and searches the largest n across both. Each test's searches run in a freshly
+spawned process (perfkit.measure.capacity.in_fresh_process): a probe that runs out of memory inside cuDNN
+leaves a slower convolution plan cached for the rest of its process, which made the timed forward 1.6×
+slower on an H200; the forward is timed here, in a process that never ran out of memory.
 
 Headline: the forward at the largest size that fits (the seed's 5 warm-ups and mean of 10; pytest-benchmark's
 full statistics beside it). The capacity itself gates too (``largest_layers``, higher is better), so a
@@ -14,7 +17,6 @@ On a CPU (quick profile) each cap becomes a small synthetic budget over what aut
 """
 from __future__ import annotations
 
-import math
 from collections.abc import Iterator
 from contextlib import contextmanager
 
@@ -66,19 +68,9 @@ def _cap_gib(budget: capacity.Budget) -> float | None:
 def test_layer_stack_capacity(benchmark, case, perfkit_device, perfkit_profile, perfkit_metrics, perfkit_memory_cap):
     cap_name, knob = case
     shape = perfkit_profile.pick(quick=layer_stack.QUICK_INPUT, full=layer_stack.FULL_INPUT)
-
-    def forward(num_conv: int, num_fc: int) -> None:
-        layer_stack.build(num_conv, num_fc, shape, perfkit_device)(torch.randn(*shape, device=perfkit_device))
-
     with budget_for(cap_name, [perfkit_device], perfkit_profile.name, perfkit_memory_cap) as budget:
-        found = capacity.search(lambda n: forward(n, n), budget)
-        num_conv = num_fc = found.largest
-        if knob == "conv":
-            found = capacity.search(lambda c: forward(c, num_fc), budget, start=num_fc)
-            num_conv = found.largest
-        elif knob == "fc":
-            found = capacity.search(lambda f: forward(num_conv, f), budget, start=num_conv)
-            num_fc = found.largest
+        num_conv, num_fc, found = capacity.in_fresh_process(layer_stack.largest_stack, budget, knob, shape,
+                                                            perfkit_device)
         _time_forward(benchmark, layer_stack.build(num_conv, num_fc, shape, perfkit_device),
                       torch.randn(*shape, device=perfkit_device))
 
@@ -96,23 +88,13 @@ def test_layer_stack_capacity(benchmark, case, perfkit_device, perfkit_profile, 
 @pytest.mark.gpus(2)
 @pytest.mark.parametrize("cap_name", [pytest.param(c, id=c, marks=pytest.mark.weekly) for c in CAPS])
 def test_layer_stack_split(benchmark, cap_name, perfkit_profile, perfkit_metrics, perfkit_memory_cap):
-    devices = [torch.device("cuda", 0), torch.device("cuda", 1)]
+    devices = (torch.device("cuda", 0), torch.device("cuda", 1))
     shape = perfkit_profile.pick(quick=layer_stack.QUICK_INPUT, full=layer_stack.FULL_INPUT)
-    kept = layer_stack.kept_bytes_per_layer(shape)
-    activation = math.prod(shape) * 4
-
-    def split_at(n: int) -> int:
-        # beside what its layers keep, GPU 0 holds its last output until it is copied, GPU 1 the final output
-        return layer_stack.balanced_split([kept[k] for k in layer_stack.kinds(n, n)], activation, activation)
-
-    def forward(n: int) -> None:
-        stack = layer_stack.TwoDeviceStack(n, n, split_at(n), shape, (devices[0], devices[1]))
-        stack.forward(torch.randn(*shape, device=devices[0]))
-
-    with budget_for(cap_name, devices, perfkit_profile.name, perfkit_memory_cap) as budget:
-        found = capacity.search(forward, budget)
+    with budget_for(cap_name, list(devices), perfkit_profile.name, perfkit_memory_cap) as budget:
+        found = capacity.in_fresh_process(layer_stack.largest_split, budget, shape, devices)
         n = found.largest
-        parts = _time_split(benchmark, layer_stack.TwoDeviceStack(n, n, split_at(n), shape, (devices[0], devices[1])),
+        at = layer_stack.split_point(n, shape)
+        parts = _time_split(benchmark, layer_stack.TwoDeviceStack(n, n, at, shape, devices),
                             torch.randn(*shape, device=devices[0]))
 
     record.record_capacity(perfkit_metrics, found, "largest_layers", 2 * n, "layers")
@@ -126,8 +108,8 @@ def test_layer_stack_split(benchmark, cap_name, perfkit_profile, perfkit_metrics
     perfkit_metrics.info("ran_out_first", f"GPU {failure.failed_gpu}" if failure and failure.failed_gpu is not None
                          else "unknown")
     perfkit_metrics.payload(LayerCapacity(
-        "split", tuple(shape), _cap_gib(budget), n, n, found.stopped_by, kept["conv"] / memory.MiB,
-        capacity.probe_records(found), split_at=split_at(n),
+        "split", tuple(shape), _cap_gib(budget), n, n, found.stopped_by,
+        layer_stack.kept_bytes_per_layer(shape)["conv"] / memory.MiB, capacity.probe_records(found), split_at=at,
         peak_mib_per_device=tuple(p / memory.MiB for p in at_largest.peaks),
         failed_gpu=failure.failed_gpu if failure else None, room=budget.room()))
 

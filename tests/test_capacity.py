@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import math
+import os
 import weakref
 
 import pytest
@@ -10,7 +11,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from perfkit.errors import MeasurementError, UsageError
-from perfkit.measure import capacity, hardware
+from perfkit.measure import capacity, fresh_process, hardware
 from perfkit.measure.memory import SavedStorages
 from perfkit.results.compare import FINGERPRINT_FIELDS
 from perfkit.session import Settings
@@ -196,3 +197,27 @@ def test_a_real_out_of_memory_under_a_cap_leaves_the_gpu_as_it_was():
     assert all(p.leaked_bytes == 0 for p in found.probes)
     assert torch.cuda.memory_allocated(gpu) == before
     assert torch.empty(2 * 2**30, dtype=torch.uint8, device=gpu).numel()  # the cap is gone again
+
+
+def test_a_search_in_a_fresh_process_answers_as_one_here():
+    budget = capacity.Budget(CPU, host_bytes=600_000)
+    here = layer_stack.largest_stack("conv", layer_stack.QUICK_INPUT, CPU[0], budget)
+    there = capacity.in_fresh_process(layer_stack.largest_stack, budget, "conv", layer_stack.QUICK_INPUT, CPU[0])
+    assert there[:2] == here[:2] and there[2].largest == here[2].largest
+    assert [(p.value, p.fits) for p in there[2].probes] == [(p.value, p.fits) for p in here[2].probes]
+    num_conv, num_fc, found = here
+    assert num_conv == found.largest >= num_fc  # the conv search starts at the balanced answer, fc fixed at it
+
+
+def _never_fits(budget: capacity.Budget) -> None:
+    capacity.search(boundary(0), budget)
+
+
+def test_a_fresh_process_raises_the_measurements_own_error():
+    with pytest.raises(capacity.CapacityError, match="even the smallest size"):
+        capacity.in_fresh_process(_never_fits, ROOMY)
+
+
+def test_a_fresh_process_that_dies_says_so_in_a_sentence():
+    with pytest.raises(MeasurementError, match="the fresh process running _exit died before it answered"):
+        fresh_process.run(os._exit, 3)

@@ -23,7 +23,7 @@ from typing import Any, TypeVar
 import torch
 
 from perfkit.errors import MeasurementError, UsageError
-from perfkit.measure import timing
+from perfkit.measure import fresh_process, timing
 from perfkit.measure.memory import SavedStorages
 from perfkit.results import payloads
 
@@ -263,6 +263,25 @@ def search(run: Callable[[int], Any], budget: Budget, start: int = 1, limit: int
         else:
             bad = mid
     return Capacity(good, "out of memory", tuple(probes))
+
+
+def in_fresh_process(measure: Callable[..., T], budget: Budget, *args: Any) -> T:
+    """``measure(*args, budget)``, searches and all, in a spawned process under the budget's cap.
+
+    A probe that runs out of memory inside cuDNN leaves the process with a slower convolution plan cached
+    (perfkit.measure.fresh_process says how), so the searches run apart and the process that times the
+    workload afterwards has never run out of memory. The spawned process's own CUDA context (a few
+    hundred MiB) sits beside this one's, outside any cap: uncapped, a search finds that much less room.
+    """
+    if budget.on_gpu:
+        torch.cuda.empty_cache()  # this process's cached segments would take the search's room
+    return fresh_process.run(_under_cap, measure, budget, *args)
+
+
+def _under_cap(measure: Callable[..., T], budget: Budget, *args: Any) -> T:
+    if budget.on_gpu and budget.cap_bytes is not None:
+        apply_cap(budget.cap_bytes, list(budget.devices))
+    return measure(*args, budget)
 
 
 class CapacityError(MeasurementError):

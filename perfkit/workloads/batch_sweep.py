@@ -15,7 +15,7 @@ from dataclasses import dataclass
 import torch
 
 from perfkit.errors import UsageError
-from perfkit.measure import memory
+from perfkit.measure import capacity, memory
 from perfkit.workloads import data, models, training
 
 MODEL = "resnet18-cifar"
@@ -96,3 +96,23 @@ def training_step(batch: int, device: torch.device) -> Callable[[], None]:
         step((x, y))
 
     return run
+
+
+@dataclass(frozen=True)
+class TrainingSteps:
+    """A probe of the largest-batch search: ``steps`` training steps of a fresh model at the probed batch (the
+    second step onwards holds the momentum buffers too, and from the third on the memory stays put). A
+    dataclass, so it can be sent to the fresh process the search runs in."""
+
+    device: torch.device
+    steps: int = 3
+
+    def __call__(self, batch: int) -> None:
+        step = training_step(batch, self.device)
+        for _ in range(self.steps):
+            step()
+
+
+def largest_batch(device: torch.device, dataset_size: int, budget: capacity.Budget) -> capacity.Capacity:
+    """The largest batch, from :data:`FIRST_BATCH` up to the dataset's size, that training steps fit."""
+    return capacity.search(TrainingSteps(device), budget, start=FIRST_BATCH, limit=dataset_size)

@@ -16,6 +16,7 @@ memory as the stack grows; the weights are a few MB in all.
 """
 from __future__ import annotations
 
+import math
 import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
@@ -23,6 +24,7 @@ from dataclasses import dataclass
 import torch
 from torch import nn
 
+from perfkit.measure import capacity
 from perfkit.measure.memory import SavedStorages
 
 FULL_INPUT = (16, 64, 112, 112)
@@ -76,6 +78,62 @@ def balanced_split(kept: Sequence[int], first_extra: int = 0, second_extra: int 
         if best is None or fuller < best:
             best, best_at = fuller, at
     return best_at
+
+
+@dataclass(frozen=True)
+class StackForward:
+    """A capacity probe: one forward of a freshly built stack with autograd on; ``knob`` says which counts
+    the probed value sets (both, or one kind with the other at ``fixed``). A dataclass, so it can be sent to
+    the fresh process a search runs in."""
+
+    knob: str  # "balanced": num_conv = num_fc = n; "conv": num_conv = n; "fc": num_fc = n
+    shape: tuple[int, ...]
+    device: torch.device
+    fixed: int = 0
+
+    def counts(self, n: int) -> tuple[int, int]:
+        return {"balanced": (n, n), "conv": (n, self.fixed), "fc": (self.fixed, n)}[self.knob]
+
+    def __call__(self, n: int) -> None:
+        build(*self.counts(n), self.shape, self.device)(torch.randn(*self.shape, device=self.device))
+
+
+def largest_stack(knob: str, shape: tuple[int, ...], device: torch.device,
+                  budget: capacity.Budget) -> tuple[int, int, capacity.Capacity]:
+    """The seed's searches: the largest num_conv = num_fc = n, then for ``knob`` "conv" or "fc" the largest
+    count of that kind with the other fixed at n. Returns (num_conv, num_fc) and the last search."""
+    found = capacity.search(StackForward("balanced", shape, device), budget)
+    if knob == "balanced":
+        return found.largest, found.largest, found
+    grow = StackForward(knob, shape, device, fixed=found.largest)
+    found = capacity.search(grow, budget, start=found.largest)
+    return (*grow.counts(found.largest), found)
+
+
+def split_point(n: int, shape: Sequence[int]) -> int:
+    """Where an n + n stack splits across two devices: beside what its layers keep, the first holds its last
+    output until it is copied, the second the final output (:func:`balanced_split`)."""
+    kept = kept_bytes_per_layer(shape)
+    activation = math.prod(shape) * 4
+    return balanced_split([kept[k] for k in kinds(n, n)], activation, activation)
+
+
+@dataclass(frozen=True)
+class SplitForward:
+    """A capacity probe of the two-device split: one forward of a fresh n + n :class:`TwoDeviceStack`."""
+
+    shape: tuple[int, ...]
+    devices: tuple[torch.device, torch.device]
+
+    def __call__(self, n: int) -> None:
+        stack = TwoDeviceStack(n, n, split_point(n, self.shape), self.shape, self.devices)
+        stack.forward(torch.randn(*self.shape, device=self.devices[0]))
+
+
+def largest_split(shape: tuple[int, ...], devices: tuple[torch.device, torch.device],
+                  budget: capacity.Budget) -> capacity.Capacity:
+    """The largest n + n stack that fits split across the two devices."""
+    return capacity.search(SplitForward(shape, devices), budget)
 
 
 @dataclass(frozen=True)
