@@ -103,8 +103,9 @@ def test_rendezvous_arguments_reach_torchrun():
 
 def test_large_batch_job_trains_and_reports_accuracy():
     job = {"kind": "accuracy", "model": TINY, "data_root": None, "train_size": 512, "test_size": 256, "epochs": 2,
-           "global_batch": 64, "base_batch": 32, "base_lr": 0.05, "rule": "linear-warmup", "warmup_epochs": 1}
+           "global_batch": 64, "base_batch": 32, "base_lr": 0.05, "rule": "linear-warmup", "warmup_epochs": 1,
+           "recipe": "synthetic-hard"}
     result = _launch(job, module="perfkit.parallel.jobs")
     assert result["lr"] == pytest.approx(0.1) and result["warmup_steps"] == 512 // 2 // 32
     assert [h["epoch"] for h in result["history"]] == [0, 1] and 0 <= result["test_accuracy"] <= 1
-    assert result["replicas_max_abs_diff"] == 0.0 and result["data"].startswith("synthetic")
+    assert result["replicas_max_abs_diff"] == 0.0 and result["data"].startswith("synthetic-hard:")

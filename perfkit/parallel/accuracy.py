@@ -31,8 +31,9 @@ def train_to_accuracy(worker: Worker, spec: dict[str, Any]) -> dict[str, Any]:
     torch.backends.cudnn.benchmark = True
     torch.manual_seed(spec.get("seed", 0))
     root = data.data_root(spec.get("data_root"))
-    train = data.cifar10(root, train=True, size=spec.get("train_size")).to(worker.device)
-    test = data.cifar10(root, train=False, size=spec.get("test_size")).to(worker.device)
+    recipe = data.RECIPES[spec.get("recipe", data.EASY.name)]  # the synthetic set's, when there is no root
+    train = data.cifar10(root, train=True, size=spec.get("train_size"), recipe=recipe).to(worker.device)
+    test = data.cifar10(root, train=False, size=spec.get("test_size"), recipe=recipe).to(worker.device)
     model = models.build(spec["model"])
     ddp = wrap(model, worker)
     scale = global_batch / spec["base_batch"] if spec["rule"] == "linear-warmup" else 1.0

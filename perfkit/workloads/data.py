@@ -184,6 +184,8 @@ EASY = Recipe("synthetic")
 #: Harder: fainter class patterns under more clutter, so reaching a target takes several epochs
 #: (the time-to-accuracy and large-batch families measure training, not start-up).
 HARD = Recipe("synthetic-hard", signal=(0.05, 0.25), clutter=1.0, noise=0.7)
+#: The recipes by name, for job specs that cross a process boundary as JSON.
+RECIPES = {recipe.name: recipe for recipe in (EASY, HARD)}
 
 
 def shifted(recipe: Recipe) -> Recipe:
