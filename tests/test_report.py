@@ -144,3 +144,8 @@ def test_across_hardware_the_report_draws_speedup_against_the_ceiling_ratio(tmp_
     assert (tmp_path / "hardware.png").stat().st_size > 10_000
     copies = [r for r in comparison.hardware_rows if r.bound == "copy_bandwidth_gbps"]
     assert copies and all(r.speedup == pytest.approx(r.expected, rel=1e-6) for r in copies)
+
+
+@pytest.mark.parametrize(("mde", "text"), [(None, "-"), (0.052, "5.2%"), (9.5, "950.0%"), (1.3e25, ">1000%")])
+def test_an_mde_past_a_thousand_percent_is_not_spelled_out(mde, text):
+    assert report.fmt_mde(mde) == text

@@ -40,10 +40,18 @@ VERDICT_MEANINGS = (
 )
 
 
+def fmt_mde(mde: float | None) -> str:
+    """An MDE as a percentage; past 1000% (two baseline runs leave one degree of freedom, whose t quantile
+    after Holm's correction is astronomical) the digits say nothing more."""
+    if mde is None:
+        return "-"
+    return f"{mde:.1%}" if mde <= 10 else ">1000%"
+
+
 def _row_cells(row: Row) -> list[str]:
     p = "" if row.p_value is None else f"p={row.p_value:.3g}"
     note = "; ".join(x for x in (p, row.note) if x)
-    mde = "" if not row.gating else ("-" if row.mde is None else f"{row.mde:.1%}")
+    mde = fmt_mde(row.mde) if row.gating else ""
     runs = f"{row.runs[0]}/{row.runs[1]}" if row.gating else ""
     return [row.verdict, row.benchmark, row.metric, fmt_value(row.baseline, row.unit),
             fmt_value(row.current, row.unit), fmt_change(row.change), mde, runs, note]
@@ -103,7 +111,7 @@ def render(cmp: Comparison, fmt: str, show_unchanged: bool = True) -> str:
                   render_table(["benchmark", "speedup", "bound", "ceiling ratio"], hw_rows)]
     if changes:
         parts += ["Fingerprint differences", render_table(["field", "baseline", "current"], changes)]
-    weak = [[r.benchmark, r.metric, "-" if r.mde is None else f"{r.mde:.1%}", _tighten(r)] for r in cmp.weak()]
+    weak = [[r.benchmark, r.metric, fmt_mde(r.mde), _tighten(r)] for r in cmp.weak()]
     if weak:
         parts += ["Weak gating figures (MDE > 10%) and what would tighten them",
                   render_table(["benchmark", "figure", "MDE", "to tighten"], weak)]
