@@ -108,6 +108,7 @@ def test_capacity_and_batch_sweep_from_an_h200_run_are_tabulated_and_drawn(tmp_p
     text = report.write_report(results, tmp_path).read_text()
     capacity = text.split("## Layer-stack capacity (seed 000 Task 1)")[1].split("\n## ")[0]
     assert "| split | whole card | 2838 | 2838 | out of memory | 24 |" in capacity
+    assert re.search(r"peaks [0-9.]+ / [0-9.]+ GiB; GPU 0 \+ copy \+ GPU 1: [0-9.e+]+ \+ [0-9.]+ \+ [0-9.e+]+ ms", capacity)
     assert "61 conv + 62 fc: 109.2 ms" in capacity
     sweep = text.split("## Epoch time vs batch size (seeds 003 Q1, 004 2.1)")[1].split("\n## ")[0]
     assert "| resident | 32 | 13.4 s |" in sweep and "| 14.2 s |" in sweep and "| resident | 8192 |" in sweep

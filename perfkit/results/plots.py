@@ -363,7 +363,8 @@ def plot_time_to_accuracy(results: Mapping[str, Any], out: Path) -> Iterable[tup
         return []
     plt = _pyplot()
     traced = [r for r in records if r.gpu_util_pct]
-    fig, axes = plt.subplots(1, 2 if traced else 1, figsize=(12 if traced else 6.5, 4.2), squeeze=False)
+    fig, axes = plt.subplots(1, 2 if traced else 1, figsize=(12 if traced else 6.5, 5.2 if traced else 4.2),
+                             squeeze=False)
     left = axes[0][0]
     for i, rec in enumerate(records):
         for j, run in enumerate(rec.runs):
@@ -383,7 +384,7 @@ def plot_time_to_accuracy(results: Mapping[str, Any], out: Path) -> Iterable[tup
                 right.plot(rec.util_t, smooth, style, color=f"C{records.index(rec)}",
                            label=f"{rec.variant} {name} (mean {sum(series) / len(series):.0f}%)")
         right.set(xlabel="seconds", ylabel="utilisation (%)", ylim=(0, 105), title="NVML utilisation while training")
-        right.legend(fontsize=7)
+        right.legend(fontsize=6, ncol=2, loc="upper center", bbox_to_anchor=(0.5, -0.17))  # below: the lines stay visible
     fig.suptitle(f"Time to accuracy on {hardware_id_of(results)}")
     return [("Time to accuracy and GPU utilisation", _save(fig, out / "time_to_accuracy.png"))]
 

@@ -246,8 +246,7 @@ def _capacity_section(results: Mapping[str, Any]) -> list[str]:
         return []
     rows = [[rec.knob, rec.memory, str(rec.num_conv), str(rec.num_fc),
              rec.stopped_by, str(len(rec.probes)), _cell(bench, "forward_mean_ms"),
-             "-" if rec.split_at is None else f"layer {rec.split_at}; peaks " +
-             " / ".join(f"{m / 1024:.2f}" for m in rec.peak_mib_per_device) + " GiB"] for bench, rec in found]
+             "-" if rec.split_at is None else _split_cell(bench, rec)] for bench, rec in found]
     seed = ", ".join(f"{c} conv + {f} fc: " + (f"{ms} ms" if ms else "out of memory")
                      for (c, f), ms in seeds.LAYER_STACK_1080TI.items())
     return ["## Layer-stack capacity (seed 000 Task 1)", "",
@@ -256,6 +255,13 @@ def _capacity_section(results: Mapping[str, Any]) -> list[str]:
             + ", ".join(f"{gpu} {c} conv + {f} fc ({ms} ms)" for gpu, (c, f, ms) in seeds.LAYER_SPLIT_1080TI.items())
             + " (GPU1 ran out first)."), "",
             markdown_table(["search", "memory", "conv", "fc", "stopped by", "probes", "forward mean (ms)", "split"], rows), ""]
+
+
+def _split_cell(bench: Mapping[str, Any], rec: LayerCapacity) -> str:
+    """Where the two-GPU stack splits, each device's peak, and the forward by part (GPU 0, the copy, GPU 1)."""
+    peaks = " / ".join(f"{m / 1024:.2f}" for m in rec.peak_mib_per_device)
+    parts = " + ".join(_cell(bench, name) for name in ("gpu0_forward_ms", "transfer_ms", "gpu1_forward_ms"))
+    return f"layer {rec.split_at}; peaks {peaks} GiB; GPU 0 + copy + GPU 1: {parts} ms"
 
 
 def _batch_sweep_section(results: Mapping[str, Any]) -> list[str]:
