@@ -150,3 +150,18 @@ def test_across_hardware_the_report_draws_speedup_against_the_ceiling_ratio(tmp_
 @pytest.mark.parametrize(("mde", "text"), [(None, "-"), (0.052, "5.2%"), (9.5, "950.0%"), (1.3e25, ">1000%")])
 def test_an_mde_past_a_thousand_percent_is_not_spelled_out(mde, text):
     assert report.fmt_mde(mde) == text
+
+
+def test_the_swap_memory_panel_leaves_out_the_cpu_cases_that_have_no_peak(tmp_path, monkeypatch):
+    drawn: dict[str, list[str]] = {}
+    real = plots._grouped_bars
+
+    def record(ax, cases, series, label):
+        drawn[label] = list(cases)
+        return real(ax, cases, series, label)
+
+    monkeypatch.setattr(plots, "_grouped_bars", record)
+    results = json.loads((ROOT / "baselines" / "nvidia-h200-x1.json").read_text())  # cpu and cuda cases
+    plots.plot_vgg_swap(results, tmp_path)
+    assert {case.split()[0] for case in drawn["median time (s)"]} == {"cpu", "cuda"}
+    assert drawn["peak allocated (MiB)"] == ["cuda forward", "cuda forward_backward"]
