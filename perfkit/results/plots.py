@@ -5,6 +5,7 @@ nothing when the run holds none of its family's benchmarks.
 """
 from __future__ import annotations
 
+import math
 from collections import defaultdict
 from collections.abc import Callable, Iterable, Mapping
 from pathlib import Path
@@ -212,13 +213,17 @@ def roofline_chart(results: Mapping[str, Any], path: Path) -> Path | None:
             if peak:
                 ax.plot(xs, [min(peak, x * bandwidth / 1e3) for x in xs], style, lw=1,
                         label=f"{source} {precision} ({peak:.0f} TFLOP/s, {bandwidth:.0f} GB/s)")
+    labelled: list[tuple[float, float]] = []
     for bench, p in points:
         ppp = read(bench, Ppp)
         hollow = p.bytes_source != "analytic minimum"
         attained = p.flops / bench["stats"]["median"] / 1e12
         ax.scatter([p.intensity], [attained], s=40, facecolors="none" if hollow else None, edgecolors="black")
+        # points of one model at one batch sit close together: each nearby label goes one line lower
+        near = sum(abs(math.log10(x / p.intensity)) < 0.2 and abs(math.log10(y / attained)) < 0.15 for x, y in labelled)
+        labelled.append((p.intensity, attained))
         ax.annotate(f"{p.label} b{ppp.batch if ppp else '?'}{' (ncu)' if hollow else ''}", (p.intensity, attained),
-                    fontsize=7, xytext=(4, 2), textcoords="offset points")
+                    fontsize=7, xytext=(4, 2 - 9 * near), textcoords="offset points")
     ax.set(xscale="log", yscale="log", xlabel="arithmetic intensity (FLOP/byte)", ylabel="attained TFLOP/s",
            title=f"Roofline on {hardware_id_of(results)}: forward passes (filled: analytic bytes, hollow: ncu DRAM)")
     ax.grid(True, which="both", alpha=0.3)
