@@ -39,6 +39,7 @@ def test_layer(benchmark, case, pass_, perfkit_device, perfkit_profile, perfkit_
     key = datasheet.matmul_key(precision_in_use(case.op, perfkit_device)) if compute else datasheet.COPY
     record.record_rate(perfkit_metrics, times, work.flops if compute else work.min_bytes, compute=compute,
                        ceiling_key=key, spec=perfkit_datasheet)
+    perfkit_metrics.info("bound", key)  # across hardware the time should move with this ceiling
     record.record_peak_memory(perfkit_metrics, run, perfkit_device, since)
     seconds_per_call = statistics.median(times) if times else 1e-3
     record.record_power(perfkit_metrics, run, seconds_per_call, perfkit_device)

@@ -14,8 +14,10 @@ import statistics
 
 import pytest
 
+from perfkit.measure.ceilings import precision_in_use
 from perfkit.pbench import round_times
 from perfkit.plugin import profile_of
+from perfkit.results import datasheet
 from perfkit.workloads import ppp
 
 MODEL_NAMES = ("vgg16", "vgg19", "resnet18", "resnet50")
@@ -45,3 +47,5 @@ def test_layerwise_ppp(benchmark, name, batch, perfkit_device, perfkit_profile, 
         return
     with_ncu = perfkit_profile.name == "full" and name in NCU_MODELS
     ppp.record_ppp(perfkit_metrics, run, statistics.median(times), perfkit_datasheet, with_ncu)
+    if batch >= 64:  # batch 1 is launch-bound (its layers' launch overhead is a third of the time or more)
+        perfkit_metrics.info("bound", datasheet.matmul_key(precision_in_use("conv", perfkit_device)))

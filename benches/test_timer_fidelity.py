@@ -14,6 +14,10 @@ import torch
 from perfkit.errors import MeasurementError
 from perfkit.measure import ceilings, fidelity
 from perfkit.pbench import round_times
+from perfkit.results import datasheet
+
+#: The ceiling each GPU workload's time follows across hardware; the one-element kernel is launch-bound.
+BOUNDS = {"copy": datasheet.COPY, "gemm": datasheet.matmul_key("bf16")}
 
 GiB, MiB = 2**30, 2**20
 
@@ -40,3 +44,5 @@ def test_timer_fidelity(benchmark, kind, perfkit_device, perfkit_profile, perfki
     work.check()
     fidelity.record_agreement(perfkit_metrics, work.run, perfkit_device, round_times(benchmark),
                               launch_bound=kind == "tiny")
+    if perfkit_device.type == "cuda" and kind in BOUNDS:
+        perfkit_metrics.info("bound", BOUNDS[kind])

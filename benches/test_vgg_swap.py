@@ -15,6 +15,8 @@ import torch
 
 from perfkit.errors import MeasurementError
 from perfkit.measure import memory, record
+from perfkit.measure.ceilings import precision_in_use
+from perfkit.results import datasheet
 from perfkit.results.payloads import VggSwap
 from perfkit.workloads import models
 
@@ -84,4 +86,5 @@ def test_vgg16(benchmark, where, variant, pass_, perfkit_profile, perfkit_metric
     rounds, warmup = ROUNDS[where]
     benchmark.pedantic(step, rounds=rounds, warmup_rounds=warmup)
     perfkit_metrics.payload(VggSwap(variant, pass_, where, shape))
+    perfkit_metrics.info("bound", datasheet.matmul_key(precision_in_use("conv", device)))  # 99% of its FLOPs
     record.record_peak_memory(perfkit_metrics, step, device, since)

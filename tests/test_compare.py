@@ -10,7 +10,7 @@ from hypothesis import strategies as st
 from perfkit import SCHEMA_VERSION
 from perfkit.errors import BaselineError, UsageError
 from perfkit.results.baselines import from_runs
-from perfkit.results.compare import Policy, compare, parse_threshold
+from perfkit.results.compare import HardwareRow, Policy, compare, parse_threshold
 
 COPY = "benches/test_ceilings.py::test_copy_bandwidth"
 MATMUL = "benches/test_ceilings.py::test_matmul_flops[fp32]"
@@ -202,3 +202,9 @@ def test_a_zero_time_does_not_break_the_geomean_and_a_non_finite_stored_run_is_r
     broken["machine_info"]["perfkit"]["runs"]["b"]["time"][0] = float("nan")
     with pytest.raises(BaselineError, match="not a finite number"):
         compare(broken, _runs([1.0]))
+
+
+@pytest.mark.parametrize(("speedup", "expected", "far"), [
+    (0.70, 0.707, False), (0.57, 0.707, False), (0.55, 0.707, True), (0.89, 0.707, True), (1.02, None, False)])
+def test_a_speedup_that_misses_its_ceiling_ratio_by_more_than_a_quarter_is_far(speedup, expected, far):
+    assert HardwareRow("b", speedup, None if expected is None else "copy_bandwidth_gbps", expected).far is far

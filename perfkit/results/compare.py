@@ -30,7 +30,7 @@ import math
 import statistics
 from collections.abc import Mapping
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, ClassVar
 
 from perfkit.errors import UsageError
 from perfkit.results import datasheet
@@ -80,6 +80,15 @@ class HardwareRow:
     speedup: float
     bound: str | None
     expected: float | None
+
+    #: The factor, either way, by which a speedup may miss its ceiling's ratio before it needs explaining
+    #: (run-to-run noise and the share of a step that is not the bound's kernel both move it).
+    FAR: ClassVar[float] = 1.25
+
+    @property
+    def far(self) -> bool:
+        """The speedup misses the ratio of the ceiling that bounds it by more than the factor FAR."""
+        return self.expected is not None and not 1 / self.FAR <= self.speedup / self.expected <= self.FAR
 
 
 @dataclass(frozen=True)

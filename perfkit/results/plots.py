@@ -402,10 +402,6 @@ PLOTTERS: list[Plotter] = [plot_ceilings, plot_vector_add, plot_layers, plot_vgg
                            plot_batch_sweep, plot_time_to_accuracy]
 
 
-#: A measured speedup this far from its ceiling's ratio (either way) is worth explaining.
-FAR_FROM_EXPECTED = 1.25
-
-
 def hardware_chart(rows: Iterable[Any], baseline_id: str, current_id: str, path: Path) -> Path | None:
     """Across two machines: each benchmark's measured speedup against the ratio of the ceiling that bounds it
     (``compare.HardwareRow``), one colour per ceiling, the diagonal where they agree and a band of ×1.25 around it;
@@ -421,11 +417,11 @@ def hardware_chart(rows: Iterable[Any], baseline_id: str, current_id: str, path:
     low = min(min(r.expected, r.speedup) for r in points) / 1.5
     high = max(max(r.expected, r.speedup) for r in points) * 1.5
     ax.plot([low, high], [low, high], "k--", lw=1, label="speedup = ceiling ratio")
-    ax.fill_between([low, high], [low / FAR_FROM_EXPECTED, high / FAR_FROM_EXPECTED],
-                    [low * FAR_FROM_EXPECTED, high * FAR_FROM_EXPECTED], color="grey", alpha=0.15,
-                    label=f"within ×{FAR_FROM_EXPECTED}")
+    far = points[0].FAR  # compare.HardwareRow.FAR, the band the verdict on each point uses
+    ax.fill_between([low, high], [low / far, high / far], [low * far, high * far], color="grey", alpha=0.15,
+                    label=f"within ×{far}")
     for r in points:
-        if not 1 / FAR_FROM_EXPECTED <= r.speedup / r.expected <= FAR_FROM_EXPECTED:
+        if r.far:
             ax.annotate(r.benchmark.split("::")[-1], (r.expected, r.speedup), fontsize=6, xytext=(3, 3),
                         textcoords="offset points")
     ax.set(xscale="log", yscale="log", xlabel=f"ceiling ratio {current_id} / {baseline_id}",

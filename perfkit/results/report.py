@@ -14,7 +14,7 @@ from typing import Any
 
 from perfkit.results import changepoints, datasheet, history, html, seeds
 from perfkit.results.baselines import hardware_id_of, perfkit_info
-from perfkit.results.compare import Comparison, Row
+from perfkit.results.compare import Comparison, HardwareRow, Row
 from perfkit.results.derived import ceilings_of, scaling_runs
 from perfkit.results.metrics import metrics_of, value_of
 from perfkit.results.payloads import (
@@ -101,14 +101,17 @@ def render(cmp: Comparison, fmt: str, show_unchanged: bool = True) -> str:
                                             "benchmarks": cmp.benchmark_verdicts()}
         return json.dumps(payload, indent=2)
     rows = [_row_cells(r) for r in cmp.rows if show_unchanged or r.verdict not in _QUIET]
-    hw_rows = [[h.benchmark, f"{h.speedup:.3g}x", h.bound or "-", "-" if h.expected is None else f"{h.expected:.3g}x"]
-               for h in cmp.hardware_rows]
+    hw_rows = [[h.benchmark, f"{h.speedup:.3g}x", h.bound or "-", "-" if h.expected is None else f"{h.expected:.3g}x",
+                "FAR from it" if h.far else ""] for h in cmp.hardware_rows]
     changes = [[f, str(o), str(n)] for f, o, n in cmp.fingerprint_changes]
     render_table = markdown_table if fmt == "markdown" else text_table
     parts = [("## " if fmt == "markdown" else "") + headline(cmp), render_table(_HEAD, rows)]
     if hw_rows:
-        parts += ["Across hardware: speedup (baseline time / current time) beside the ceiling ratio",
-                  render_table(["benchmark", "speedup", "bound", "ceiling ratio"], hw_rows)]
+        far = sum(h.far for h in cmp.hardware_rows)
+        parts += [("Across hardware: speedup (baseline time / current time) beside the ratio of the ceiling that "
+                   f"bounds it (none for launch-bound work and host links); {far} miss it by more than "
+                   f"x{HardwareRow.FAR}"),
+                  render_table(["benchmark", "speedup", "bound", "ceiling ratio", "expectation"], hw_rows)]
     if changes:
         parts += ["Fingerprint differences", render_table(["field", "baseline", "current"], changes)]
     weak = [[r.benchmark, r.metric, fmt_mde(r.mde), _tighten(r)] for r in cmp.weak()]
