@@ -53,6 +53,10 @@ def test_every_record_in_the_committed_baselines_reads(path):
     results = json.loads(path.read_text())
     found = {kind.TAG: len(list(payloads.family(results, kind))) for kind in payloads.FAMILIES}
     assert sum(found.values()) > 0
-    expected = {"nvidia-h200-x1": ("vector_add", "layer", "vgg_swap", "memory_estimate", "ppp", "roofline", "peak")}
+    one_gpu_nightly = ("vector_add", "layer", "vgg_swap", "memory_estimate", "ppp", "roofline", "peak", "layer_capacity",
+                       "time_to_accuracy")
+    expected = {"nvidia-h200-x1": (*one_gpu_nightly, "batch_epoch", "batch_capacity", "large_batch"),
+                "nvidia-h100-80gb-hbm3-x1": one_gpu_nightly,
+                "nvidia-h200-x2": ("scaling", "allreduce_sweep", "large_batch", "layer_capacity")}
     families = expected.get(path.stem, ("scaling", "allreduce_sweep", "large_batch"))
     assert all(found[k] for k in families), {k: found[k] for k in families}
