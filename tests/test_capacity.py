@@ -3,6 +3,7 @@ from __future__ import annotations
 
 import math
 import os
+import time
 import weakref
 
 import pytest
@@ -10,6 +11,7 @@ import torch
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from perfkit import limits
 from perfkit.errors import MeasurementError, UsageError
 from perfkit.measure import capacity, fresh_process, hardware
 from perfkit.measure.memory import SavedStorages
@@ -219,5 +221,12 @@ def test_a_fresh_process_raises_the_measurements_own_error():
 
 
 def test_a_fresh_process_that_dies_says_so_in_a_sentence():
-    with pytest.raises(MeasurementError, match="the fresh process running _exit died before it answered"):
-        fresh_process.run(os._exit, 3)
+    with pytest.raises(MeasurementError, match="the fresh process running the search died before it answered"):
+        fresh_process.run(os._exit, 3, label="the search")
+
+
+def test_a_timeout_while_a_fresh_process_measures_kills_it_at_once():
+    start = time.perf_counter()
+    with pytest.raises(limits.BenchmarkTimeout), limits.time_limit(2, "the search ran past 2 s"):
+        fresh_process.run(time.sleep, 60)
+    assert time.perf_counter() - start < 15  # not the child's 60 s: it was killed, not waited for

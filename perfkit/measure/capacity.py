@@ -275,7 +275,7 @@ def in_fresh_process(measure: Callable[..., T], budget: Budget, *args: Any) -> T
     """
     if budget.on_gpu:
         torch.cuda.empty_cache()  # this process's cached segments would take the search's room
-    return fresh_process.run(_under_cap, measure, budget, *args)
+    return fresh_process.run(_under_cap, measure, budget, *args, label=measure.__name__)
 
 
 def _under_cap(measure: Callable[..., T], budget: Budget, *args: Any) -> T:

@@ -70,7 +70,9 @@ def plot_ceilings(results: Mapping[str, Any], out: Path) -> Iterable[tuple[str, 
         ax.set_ylabel(unit)
         if unit == "TFLOP/s":  # fp32 to bf16 spans 20x; one bandwidth against its datasheet reads true from zero
             ax.set_yscale("log")
-        ax.legend(loc="lower right")
+        else:
+            ax.set_ylim(0, ax.get_ylim()[1] * 1.25)  # room above the bars for the legend
+        ax.legend(loc="upper right")
     fig.suptitle(f"Ceilings of {hardware_id_of(results)} (copy counts bytes read + written)")
     return [("Measured ceilings vs datasheet", _save(fig, out / "ceilings.png"))]
 

@@ -16,6 +16,7 @@ memory as the stack grows; the weights are a few MB in all.
 """
 from __future__ import annotations
 
+import functools
 import math
 import time
 from collections.abc import Callable, Sequence
@@ -49,7 +50,8 @@ def build(num_conv: int, num_fc: int, shape: Sequence[int] = FULL_INPUT,
     return nn.Sequential(*(layer(kind, shape, device) for kind in kinds(num_conv, num_fc)))
 
 
-def kept_bytes_per_layer(shape: Sequence[int]) -> dict[str, int]:
+@functools.cache  # every probe of the split asks again for the same shape
+def kept_bytes_per_layer(shape: tuple[int, ...]) -> dict[str, int]:
     """What one more layer of each kind adds to what the stack keeps for backward (a layer's output is the
     next one's saved input, so it is counted once): measured on the CPU for one sample and scaled to the
     batch, which it is linear in."""
@@ -110,7 +112,7 @@ def largest_stack(knob: str, shape: tuple[int, ...], device: torch.device,
     return (*grow.counts(found.largest), found)
 
 
-def split_point(n: int, shape: Sequence[int]) -> int:
+def split_point(n: int, shape: tuple[int, ...]) -> int:
     """Where an n + n stack splits across two devices: beside what its layers keep, the first holds its last
     output until it is copied, the second the final output (:func:`balanced_split`)."""
     kept = kept_bytes_per_layer(shape)
