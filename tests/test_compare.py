@@ -139,6 +139,15 @@ def test_a_benchmark_that_gates_on_another_figure_ignores_its_time():
     assert _verdict(cmp, "b", "time") == "info" and cmp.benchmark_verdicts() == {"b": "unchanged"}
 
 
+def test_a_ratio_whose_baseline_runs_already_spread_is_too_noisy_to_call_changed():
+    steady = from_runs([_with_metric(1.00 * v, "none") for v in (1.0, 1.01, 0.99)])
+    noisy = from_runs([_with_metric(1.00 * v, "none") for v in (0.8, 1.0, 1.2)])
+    current = _with_metric(1.4, "none")
+    assert _verdict(compare(steady, current), "b", "m") == "changed"
+    row = next(r for r in compare(noisy, current).rows if r.metric == "m")
+    assert row.verdict == "info" and "runs spread 40% (max-min) > 10%: too noisy to judge" in row.note
+
+
 def test_a_count_that_moves_at_all_is_changed_and_a_ratio_only_beyond_tolerance():
     assert _verdict(compare(_with_metric(1000, "none"), _with_metric(1001, "none")), "b", "m") == "changed"
     assert _verdict(compare(_with_metric(1.00, "none"), _with_metric(1.02, "none")), "b", "m") == "info"

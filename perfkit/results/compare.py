@@ -19,7 +19,9 @@ sides that have several runs, else the spread stored with the hardware's baselin
 Only gating figures get those verdicts: a benchmark gates on its time unless it names another
 figure (``extra_info["gate"]``: a metric, or ``"none"``), plus metrics recorded with ``gate=True``
 (allocator peaks). Figures derived from the time (bandwidth, % of peak, speedups, energy) follow
-it and are shown as ``info``; counts that should not change (FLOPs, parameters) as ``changed``.
+it and are shown as ``info``; counts that should not change (FLOPs, parameters) as ``changed``
+when they move at all, ratios that should stay put when they move beyond the threshold, unless their
+baseline runs already spread by more than ``unstable`` (then ``info``: too noisy to judge).
 Each gating figure carries its minimum detectable effect (MDE): the smallest change this policy
 and these runs would call significant.
 """
@@ -203,17 +205,23 @@ def _benchmark(name: str, base: Mapping[str, Any], cur: Mapping[str, Any], base_
         elif figure in gates and better != "none":
             out.append(_gate(name, figure, unit, better, b, c, spreads.get(figure), threshold, policy))
         else:
-            out.append(_Judged(_informational(name, figure, unit, better, b, c, threshold)))
+            out.append(_Judged(_informational(name, figure, unit, better, b, c, threshold, spreads.get(figure),
+                                              policy)))
     return out
 
 
 def _informational(name: str, figure: str, unit: str, better: str, b: list[float], c: list[float],
-                   threshold: float) -> Row:
+                   threshold: float, stored: Spread | None, policy: Policy) -> Row:
     base, cur = statistics.fmean(b), statistics.fmean(c)
     change = _relative_change(base, cur)
     if better == "none":
         counts = base.is_integer() and cur.is_integer()
         moved = abs(change) > (0.0 if counts else threshold)
+        ranges = [s.range for s in (Spread.of(b), stored) if s is not None]
+        if moved and not counts and ranges and max(ranges) > policy.unstable:
+            # the gating rule for noisy figures: a ratio whose baseline runs already spread this much says nothing
+            return Row(name, figure, unit, better, base, cur, change, "info",
+                       note=f"runs spread {max(ranges):.0%} (max-min) > {policy.unstable:.0%}: too noisy to judge")
         note = ("a count that should not change" if counts else "a figure that should stay put") if moved else ""
         return Row(name, figure, unit, better, base, cur, change, "changed" if moved else "info", note=note)
     return Row(name, figure, unit, better, base, cur, change, "info")
