@@ -87,6 +87,12 @@ def _parser() -> argparse.ArgumentParser:
     save.add_argument("--hardware-id", default=None,
                       help="with --from-history: the machine whose runs to use (needed when the storage holds several)")
 
+    drop = base_sub.add_parser("drop", help="retire benchmarks from a baseline: an id renamed or removed on purpose")
+    drop.add_argument("baseline", type=Path, help="the baseline file, e.g. baselines/nvidia-h200-x1.json")
+    drop.add_argument("names", nargs="+", metavar="NAME",
+                      help="a benchmark's full name as the verdict lists it, or a glob of full names")
+    drop.set_defaults(func=_baseline_drop)
+
     hist = sub.add_parser("history", help="trends and change points of the runs kept by pytest --benchmark-autosave")
     hist.add_argument("--storage", default=None, metavar="DIR",
                       help="pytest-benchmark's storage folder, DIR or file://DIR (default: .benchmarks, found from the "
@@ -222,6 +228,15 @@ def _baseline_save_from_history(args: argparse.Namespace, store: baselines.Basel
     storage = history.storage_path(args.storage) if args.storage else history.find_storage(Path.cwd())
     path = store.save(history.baseline_from_history(storage, args.hardware_id, args.from_history), args.mode)
     print(f"perfkit: saved {path} (the last {args.from_history} runs in {storage})")
+    return 0
+
+
+def _baseline_drop(args: argparse.Namespace) -> int:
+    kept, dropped = baselines.drop(baselines.load_results(args.baseline), args.names)
+    baselines.write_atomically(args.baseline, kept)
+    print(f"perfkit: dropped {len(dropped)} benchmark(s) from {args.baseline}; {len(kept['benchmarks'])} kept")
+    for name in dropped:
+        print(f"  {name}")
     return 0
 
 

@@ -225,3 +225,28 @@ def test_stored_ceilings_come_from_a_quick_baseline_when_no_full_one_exists(tmp_
     store = store_module.BaselineStore(tmp_path / "baselines")
     assert store.stored_path(hardware_id).name == f"{hardware_id}-quick.json"
     assert store.ceilings(hardware_id) == {"copy_bandwidth_gbps": 12.5}
+
+
+def test_baseline_drop_retires_a_renamed_id_with_its_runs_and_keeps_the_rest(files, capsys):
+    base = files[0]
+    before = json.loads(base.read_text())
+    assert cli.main(["baseline", "drop", str(base), MATMUL]) == 0
+    assert f"dropped 1 benchmark(s) from {base}" in capsys.readouterr().out
+    after = json.loads(base.read_text())
+    names = [b["fullname"] for b in after["benchmarks"]]
+    assert MATMUL not in names and len(names) == len(before["benchmarks"]) - 1
+    info = after["machine_info"]["perfkit"]
+    assert MATMUL not in info["runs"] and MATMUL not in info["noise"]
+    assert set(info["runs"]) == set(names)
+
+
+def test_baseline_drop_takes_a_glob_and_refuses_a_name_that_matches_nothing(files, capsys):
+    base = files[0]
+    untouched = base.read_text()
+    assert cli.main(["baseline", "drop", str(base), "benches/test_ceilings.py::test_matmul_flops[fp33]"]) \
+        == cli.EXIT_USAGE
+    err = capsys.readouterr().err
+    assert "no benchmark of the baseline is named" in err and "Traceback" not in err
+    assert base.read_text() == untouched
+    assert cli.main(["baseline", "drop", str(base), "*test_matmul_flops*"]) == 0
+    assert not [b for b in json.loads(base.read_text())["benchmarks"] if "test_matmul_flops" in b["fullname"]]

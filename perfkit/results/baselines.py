@@ -6,6 +6,7 @@ A baseline is exactly what ``pytest --benchmark-json`` wrote (raw samples kept),
 """
 from __future__ import annotations
 
+import fnmatch
 import json
 import os
 import tempfile
@@ -177,6 +178,30 @@ def merge(old: Mapping[str, Any], new: Mapping[str, Any]) -> dict[str, Any]:
     merged["machine_info"]["perfkit"]["runs"] = merged_runs
     merged["machine_info"]["perfkit"]["noise"] = runs.noise(merged_runs)
     return merged
+
+
+def drop(baseline: Mapping[str, Any], names: Sequence[str]) -> tuple[dict[str, Any], list[str]]:
+    """``baseline`` less the benchmarks ``names`` give (a full name, or a glob of full names), and those dropped.
+
+    For retiring an id that was renamed or removed on purpose: it would otherwise be listed as missing
+    from every later run. Its stored runs and spread go with it. A name that matches nothing is an error,
+    so a typo never passes for a drop.
+    """
+    present = [b["fullname"] for b in baseline["benchmarks"]]
+    dropped: list[str] = []
+    for pattern in names:
+        found = [n for n in present if n == pattern or fnmatch.fnmatchcase(n, pattern)]
+        if not found:
+            raise BaselineError(f"no benchmark of the baseline is named {pattern!r}; give a full name as the verdict "
+                                "lists it (benches/<file>.py::<test>[<id>]) or a glob such as '*[gpus4-*'")
+        dropped += [n for n in found if n not in dropped]
+    kept = json.loads(json.dumps(baseline))
+    kept["benchmarks"] = [b for b in kept["benchmarks"] if b["fullname"] not in dropped]
+    info = perfkit_info(kept)
+    if "runs" in info:
+        info["runs"] = {name: figures for name, figures in info["runs"].items() if name not in dropped}
+        info["noise"] = runs.noise(info["runs"])
+    return kept, dropped
 
 
 def save_baseline(results: Mapping[str, Any], directory: str | os.PathLike[str], mode: SaveMode = "new") -> Path:
