@@ -41,7 +41,11 @@ def test_a_step_of_five_noise_sds_or_more_is_found_where_it_is(at, step, down, s
     values = _noisy(3e-4, at, rng) + _noisy(3e-4 * factor, 40 - at, rng)
     near = [p for p in change_points(values) if abs(p.index - at) <= 1]
     assert len(near) == 1
-    assert near[0].change == pytest.approx(factor - 1, abs=0.02)
+    # Each side's median is the level it stands on. Not the change itself: at alpha = 0.01 the search may also
+    # cut a run of like-signed noise before the step (seed 2504202: a 1.7% cut at 17 of 40), and the step's
+    # change is then measured from that sub-segment's median, a noise-sized distance from the true level.
+    assert near[0].after == pytest.approx(3e-4 * factor, rel=0.02)
+    assert near[0].before == pytest.approx(3e-4, rel=0.03)
 
 
 def test_a_step_up_and_back_gives_two_change_points():
