@@ -15,7 +15,7 @@ from perfkit.results import datasheet
 ])
 def test_cpu_slugs(model, expected):
     assert hardware.slug(model) == expected
-    assert hardware.hardware_id("cpu", None, 0, model) == f"cpu-{expected}"
+    assert hardware.hardware_id("cpu", None, 0, model, 2) == f"cpu-{expected}-2cpu"
 
 
 @pytest.mark.parametrize("name, count, expected", [
@@ -24,11 +24,17 @@ def test_cpu_slugs(model, expected):
     ("Tesla V100-SXM2-32GB", 8, "tesla-v100-sxm2-32gb-x8"),
 ])
 def test_gpu_ids_name_the_box(name, count, expected):
-    assert hardware.hardware_id("cuda", name, count, "any cpu") == expected
+    assert hardware.hardware_id("cuda", name, count, "any cpu", 16) == expected
 
 
 def test_a_cpu_run_on_a_gpu_box_gets_the_cpu_id():
-    assert hardware.hardware_id("cpu", "NVIDIA H200", 1, "AMD EPYC 9654") == "cpu-amd-epyc-9654"
+    assert hardware.hardware_id("cpu", "NVIDIA H200", 1, "AMD EPYC 9654", 16) == "cpu-amd-epyc-9654-16cpu"
+
+
+def test_the_fingerprint_counts_the_cpus_this_process_may_use(monkeypatch):
+    monkeypatch.setattr(hardware.os, "sched_getaffinity", lambda pid: {0, 1}, raising=False)
+    fp = hardware.fingerprint("cpu")
+    assert fp.cpu_count == 2 and fp.hardware_id.endswith("-2cpu")
 
 
 @pytest.mark.parametrize("cuda_name, key", [

@@ -54,10 +54,20 @@ def slug(text: str) -> str:
     return re.sub(r"[^a-z0-9]+", "-", text.lower()).strip("-")
 
 
-def hardware_id(device: str, gpu_name: str | None, gpu_count: int, cpu_model: str) -> str:
+def hardware_id(device: str, gpu_name: str | None, gpu_count: int, cpu_model: str, cpu_count: int) -> str:
+    """The box: the GPU model and how many (``nvidia-h200-x1``), or the CPU model and how many logical CPUs this
+    process may use (``cpu-amd-epyc-2cpu``): cloud runners of one CPU model come with 2 to 64 of them."""
     if device == "cuda" and gpu_name:
         return f"{slug(gpu_name)}-x{gpu_count}"
-    return f"cpu-{slug(cpu_model) or slug(platform.machine()) or 'unknown'}"
+    return f"cpu-{slug(cpu_model) or slug(platform.machine()) or 'unknown'}-{cpu_count}cpu"
+
+
+def usable_cpus() -> int:
+    """Logical CPUs this process may run on (a container's or taskset's limit, not the host's count)."""
+    try:
+        return len(os.sched_getaffinity(0))
+    except AttributeError:  # macOS and Windows have no affinity call
+        return os.cpu_count() or 1
 
 
 def cpu_model() -> str:
@@ -110,7 +120,7 @@ def resolve_device(wanted: str) -> str:
 def fingerprint(device: str, memory_cap: int | None = None) -> Fingerprint:
     """Read the machine; ``device`` is the one this run measures ('cuda' or 'cpu'), ``memory_cap`` the
     allocator cap in bytes (perfkit.measure.capacity), if any."""
-    cpu = cpu_model()
+    cpu, cpus = cpu_model(), usable_cpus()
     gpu_name = memory = capability = spec_key = None
     count = gpu_count()
     if count:
@@ -122,7 +132,7 @@ def fingerprint(device: str, memory_cap: int | None = None) -> Fingerprint:
         spec_key = spec.key if spec else None
     cudnn = torch.backends.cudnn.version() if torch.backends.cudnn.is_available() else None
     return Fingerprint(
-        hardware_id=hardware_id(device, gpu_name, count, cpu),
+        hardware_id=hardware_id(device, gpu_name, count, cpu, cpus),
         device=device,
         gpu_name=gpu_name,
         gpu_count=count,
@@ -138,6 +148,6 @@ def fingerprint(device: str, memory_cap: int | None = None) -> Fingerprint:
         numba_cuda=_version("numba-cuda"),
         python=sys.version.split()[0],
         cpu_model=cpu,
-        cpu_count=os.cpu_count() or 1,
+        cpu_count=cpus,
         memory_cap_gib=round(memory_cap / 2**30, 2) if memory_cap is not None else None,
     )
