@@ -14,7 +14,7 @@ from pathlib import Path
 from typing import Any
 
 from perfkit.errors import BaselineError, PerfkitError, UsageError
-from perfkit.results import baselines, compare, datasheet, derived, history, report
+from perfkit.results import baselines, compare, datasheet, derived, history, partial, report
 
 EXIT_REGRESSION = 1
 EXIT_USAGE = 2
@@ -232,6 +232,9 @@ def _baseline_save_from_history(args: argparse.Namespace, store: baselines.Basel
 
 
 def _baseline_drop(args: argparse.Namespace) -> int:
+    if args.baseline.name.endswith(partial.SUFFIX):
+        raise UsageError(f"{args.baseline} holds a run cut short; drop from a baseline file, which "
+                         "`perfkit baseline save` writes")
     kept, dropped = baselines.drop(baselines.load_results(args.baseline), args.names)
     baselines.write_atomically(args.baseline, kept)
     print(f"perfkit: dropped {len(dropped)} benchmark(s) from {args.baseline}; {len(kept['benchmarks'])} kept")

@@ -240,7 +240,7 @@ def test_baseline_drop_retires_a_renamed_id_with_its_runs_and_keeps_the_rest(fil
     assert set(info["runs"]) == set(names)
 
 
-def test_baseline_drop_takes_a_glob_and_refuses_a_name_that_matches_nothing(files, capsys):
+def test_baseline_drop_takes_wildcards_keeps_brackets_literal_and_refuses_what_matches_nothing(files, capsys):
     base = files[0]
     untouched = base.read_text()
     assert cli.main(["baseline", "drop", str(base), "benches/test_ceilings.py::test_matmul_flops[fp33]"]) \
@@ -248,5 +248,16 @@ def test_baseline_drop_takes_a_glob_and_refuses_a_name_that_matches_nothing(file
     err = capsys.readouterr().err
     assert "no benchmark of the baseline is named" in err and "Traceback" not in err
     assert base.read_text() == untouched
-    assert cli.main(["baseline", "drop", str(base), "*test_matmul_flops*"]) == 0
-    assert not [b for b in json.loads(base.read_text())["benchmarks"] if "test_matmul_flops" in b["fullname"]]
+    names = [b["fullname"] for b in json.loads(untouched)["benchmarks"]]
+    assert cli.main(["baseline", "drop", str(base), "*::test_matmul_flops[fp32]"]) == 0  # not a character class
+    assert [b["fullname"] for b in json.loads(base.read_text())["benchmarks"]] == [n for n in names if n != MATMUL]
+
+
+def test_baseline_drop_refuses_to_empty_a_baseline_or_rewrite_a_partial_file(files, tmp_path, capsys):
+    base = files[0]
+    assert cli.main(["baseline", "drop", str(base), "*"]) == cli.EXIT_USAGE
+    assert "delete the file instead" in capsys.readouterr().err
+    cut_short = tmp_path / "results.json.partial"
+    cut_short.write_text("")
+    assert cli.main(["baseline", "drop", str(cut_short), MATMUL]) == cli.EXIT_USAGE
+    assert "holds a run cut short" in capsys.readouterr().err and cut_short.read_text() == ""

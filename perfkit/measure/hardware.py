@@ -1,6 +1,6 @@
 """What machine a result came from: a coarse hardware id and the full fingerprint.
 
-The id names the box (``nvidia-h200-x1``, ``cpu-intel-xeon-platinum-8481c``) and picks the
+The id names the box (``nvidia-h200-x1``, ``cpu-intel-xeon-platinum-8481c-8cpu``) and picks the
 baseline file; the fingerprint (driver, CUDA, library versions) goes into pytest-benchmark's
 ``machine_info`` so a comparison can say "driver changed" beside a regression.
 """
@@ -63,7 +63,8 @@ def hardware_id(device: str, gpu_name: str | None, gpu_count: int, cpu_model: st
 
 
 def usable_cpus() -> int:
-    """Logical CPUs this process may run on (a container's or taskset's limit, not the host's count)."""
+    """Logical CPUs this process may run on: a cpuset's or taskset's limit, not the host's count (a CFS quota
+    such as ``docker --cpus`` is not seen; its runs share the host's id)."""
     try:
         return len(os.sched_getaffinity(0))
     except AttributeError:  # macOS and Windows have no affinity call

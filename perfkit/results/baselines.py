@@ -181,26 +181,29 @@ def merge(old: Mapping[str, Any], new: Mapping[str, Any]) -> dict[str, Any]:
 
 
 def drop(baseline: Mapping[str, Any], names: Sequence[str]) -> tuple[dict[str, Any], list[str]]:
-    """``baseline`` less the benchmarks ``names`` give (a full name, or a glob of full names), and those dropped.
+    """``baseline`` less the benchmarks ``names`` give, and those dropped.
 
     For retiring an id that was renamed or removed on purpose: it would otherwise be listed as missing
-    from every later run. Its stored runs and spread go with it. A name that matches nothing is an error,
-    so a typo never passes for a drop.
+    from every later run. Its stored runs and spread go with it. A name is a full name, where ``*`` and
+    ``?`` are wildcards and brackets are literal (every parametrized id has them). A name that matches
+    nothing is an error, so a typo never passes for a drop; so is dropping every benchmark.
     """
     present = [b["fullname"] for b in baseline["benchmarks"]]
     dropped: list[str] = []
-    for pattern in names:
-        found = [n for n in present if n == pattern or fnmatch.fnmatchcase(n, pattern)]
+    for name in names:
+        found = [n for n in present if fnmatch.fnmatchcase(n, name.replace("[", "[[]"))]
         if not found:
-            raise BaselineError(f"no benchmark of the baseline is named {pattern!r}; give a full name as the verdict "
-                                "lists it (benches/<file>.py::<test>[<id>]) or a glob such as '*[gpus4-*'")
+            raise BaselineError(f"no benchmark of the baseline is named {name!r}; give a full name as the verdict "
+                                "lists it (benches/<file>.py::<test>[<id>]), * and ? as wildcards")
         dropped += [n for n in found if n not in dropped]
+    if len(dropped) == len(present):
+        raise BaselineError("that would drop every benchmark of the baseline; delete the file instead")
     kept = json.loads(json.dumps(baseline))
     kept["benchmarks"] = [b for b in kept["benchmarks"] if b["fullname"] not in dropped]
     info = perfkit_info(kept)
-    if "runs" in info:
-        info["runs"] = {name: figures for name, figures in info["runs"].items() if name not in dropped}
-        info["noise"] = runs.noise(info["runs"])
+    for section in ("runs", "noise"):
+        if section in info:
+            info[section] = {name: figures for name, figures in info[section].items() if name not in dropped}
     return kept, dropped
 
 
