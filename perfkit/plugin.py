@@ -13,7 +13,7 @@ import torch
 
 from perfkit import confirm, limits, pbench
 from perfkit.errors import PerfkitError
-from perfkit.measure import timing
+from perfkit.measure import host_load, timing
 from perfkit.parallel import launch
 from perfkit.results import datasheet, inject, partial
 from perfkit.results.derived import derive
@@ -135,8 +135,16 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
 @pytest.hookimpl(wrapper=True)
 def pytest_runtest_call(item: pytest.Item) -> Any:
     seconds = item.config.getoption("perfkit_timeout")
-    with limits.time_limit(seconds, f"stopped after {seconds:.0f} s (--perfkit-timeout); the other benchmarks go on"):
-        return (yield)
+    start = host_load.snapshot()
+    try:
+        with limits.time_limit(seconds, f"stopped after {seconds:.0f} s (--perfkit-timeout); the other benchmarks "
+                                        "go on"):
+            return (yield)
+    finally:
+        load = host_load.between(start, host_load.snapshot())
+        benchmark = getattr(item, "funcargs", {}).get("benchmark")
+        if load is not None and benchmark is not None:
+            benchmark.extra_info["host_load"] = load.to_json()  # read by the verdict (perfkit.results.compare)
 
 
 @pytest.hookimpl(wrapper=True)

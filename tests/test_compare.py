@@ -77,6 +77,17 @@ def test_two_single_runs_use_the_spread_stored_with_the_hardwares_baseline():
     assert _verdict(compare(_results({"b": [1.0] * 5}), _results({"b": [1.02] * 5}), noise=stored), "b") == "unchanged"
 
 
+def test_a_slowdown_measured_while_other_processes_kept_the_cpus_busy_is_unknown_not_regressed():
+    baseline = _runs([1.0, 1.01, 0.99, 1.0, 1.005])
+    busy = _results({"b": [1.3] * 5}, b={"host_load": {"other_cpus": 1.0, "cpus": 2, "version": 1}})
+    row = compare(baseline, busy).rows[0]
+    assert row.verdict == "unknown" and "other processes kept 1.0 of its 2 CPUs busy" in row.note
+    quiet = _results({"b": [1.3] * 5}, b={"host_load": {"other_cpus": 0.1, "cpus": 2, "version": 1}})
+    assert _verdict(compare(baseline, quiet), "b") == "regressed"
+    faster_while_busy = _results({"b": [0.7] * 5}, b={"host_load": {"other_cpus": 1.0, "cpus": 2, "version": 1}})
+    assert _verdict(compare(baseline, faster_while_busy), "b") == "improved"  # a busy machine slows, never speeds
+
+
 def test_runs_that_spread_too_much_are_reported_not_gated():
     cmp = compare(_runs([1.0, 1.3, 0.8]), _runs([2.0, 2.1, 1.9]))
     row = cmp.rows[0]

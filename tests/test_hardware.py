@@ -1,5 +1,7 @@
 from __future__ import annotations
 
+import os
+
 import pytest
 import torch
 
@@ -32,7 +34,7 @@ def test_a_cpu_run_on_a_gpu_box_gets_the_cpu_id():
 
 
 def test_the_fingerprint_counts_the_cpus_this_process_may_use(monkeypatch):
-    monkeypatch.setattr(hardware.os, "sched_getaffinity", lambda pid: {0, 1}, raising=False)
+    monkeypatch.setattr(os, "sched_getaffinity", lambda pid: {0, 1}, raising=False)
     fp = hardware.fingerprint("cpu")
     assert fp.cpu_count == 2 and fp.hardware_id.endswith("-2cpu")
 

@@ -7,6 +7,7 @@ import pytest
 import torch
 
 from perfkit import SCHEMA_VERSION
+from perfkit.measure import host_load
 from tests.conftest import ROOT, slowed, three_runs
 
 PLUGIN = ("-p", "perfkit.plugin")
@@ -93,6 +94,8 @@ def test_the_json_holds_the_fingerprint_the_metrics_and_the_synchronizing_timer(
     assert bench["extra_info"]["metrics"]["items"] == {"value": 100.0, "unit": "count", "better": "none"}
     assert bench["options"]["timer"] == "synchronized_clock"
     assert len(bench["stats"]["data"]) == 10
+    load = bench["extra_info"]["host_load"]  # what others did to the CPUs meanwhile (perfkit.measure.host_load)
+    assert load["cpus"] == host_load.usable_cpus() and load["other_cpus"] >= 0
 
 
 def test_without_a_baseline_the_summary_says_so(pytester, run):

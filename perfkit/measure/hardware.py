@@ -6,7 +6,6 @@ baseline file; the fingerprint (driver, CUDA, library versions) goes into pytest
 """
 from __future__ import annotations
 
-import os
 import platform
 import re
 import sys
@@ -18,6 +17,7 @@ import torch
 
 from perfkit.errors import HardwareError, UsageError
 from perfkit.measure import power
+from perfkit.measure.host_load import usable_cpus
 from perfkit.results import datasheet
 
 
@@ -60,15 +60,6 @@ def hardware_id(device: str, gpu_name: str | None, gpu_count: int, cpu_model: st
     if device == "cuda" and gpu_name:
         return f"{slug(gpu_name)}-x{gpu_count}"
     return f"cpu-{slug(cpu_model) or slug(platform.machine()) or 'unknown'}-{cpu_count}cpu"
-
-
-def usable_cpus() -> int:
-    """Logical CPUs this process may run on: a cpuset's or taskset's limit, not the host's count (a CFS quota
-    such as ``docker --cpus`` is not seen; its runs share the host's id)."""
-    try:
-        return len(os.sched_getaffinity(0))
-    except AttributeError:  # macOS and Windows have no affinity call
-        return os.cpu_count() or 1
 
 
 def cpu_model() -> str:

@@ -16,6 +16,10 @@ sides that have several runs, else the spread stored with the hardware's baselin
 - **not gated** when its runs spread by more than ``unstable`` (max-min over median, 10%), the
   TorchBench stability check: reported with its change, never a failure.
 
+A figure that got worse while other processes kept a quarter or more of the run's CPUs busy
+(``extra_info["host_load"]``, recorded by the plugin) is **unknown**, whatever its p-value: on a
+shared 2-vCPU runner a neighbour alone makes a two-thread benchmark 60-70% slower.
+
 Only gating figures get those verdicts: a benchmark gates on its time unless it names another
 figure (``extra_info["gate"]``: a metric, or ``"none"``), plus metrics recorded with ``gate=True``
 (allocator peaks). Figures derived from the time (bandwidth, % of peak, speedups, energy) follow
@@ -35,7 +39,7 @@ from dataclasses import dataclass, field
 from typing import Any, ClassVar
 
 from perfkit.errors import UsageError
-from perfkit.results import datasheet
+from perfkit.results import datasheet, payloads
 from perfkit.results.baselines import hardware_id_of, perfkit_info
 from perfkit.results.metrics import metrics_of
 from perfkit.results.runs import TIME, Spread, runs_of, stored_noise
@@ -192,6 +196,7 @@ def _benchmark(name: str, base: Mapping[str, Any], cur: Mapping[str, Any], base_
     kinds = {TIME: ("s", "lower")}
     for bench in (base, cur):
         kinds.update({n: (m.unit, m.better) for n, m in metrics_of(bench).items()})
+    load = payloads.read(cur, payloads.HostLoad)
     out = []
     for figure in sorted(base_runs.keys() | cur_runs.keys()):
         unit, better = kinds.get(figure, ("", "none"))
@@ -203,7 +208,7 @@ def _benchmark(name: str, base: Mapping[str, Any], cur: Mapping[str, Any], base_
             out.append(_Judged(Row(name, figure, unit, better, statistics.fmean(b) if b else None,
                                    statistics.fmean(c) if c else None, None, verdict, note=note, gating=gate)))
         elif figure in gates and better != "none":
-            out.append(_gate(name, figure, unit, better, b, c, spreads.get(figure), threshold, policy))
+            out.append(_gate(name, figure, unit, better, b, c, spreads.get(figure), threshold, policy, load))
         else:
             out.append(_Judged(_informational(name, figure, unit, better, b, c, threshold, spreads.get(figure),
                                               policy)))
@@ -228,7 +233,7 @@ def _informational(name: str, figure: str, unit: str, better: str, b: list[float
 
 
 def _gate(name: str, figure: str, unit: str, better: str, b: list[float], c: list[float], stored: Spread | None,
-          threshold: float, policy: Policy) -> _Judged:
+          threshold: float, policy: Policy, load: payloads.HostLoad | None = None) -> _Judged:
     base, cur = statistics.fmean(b), statistics.fmean(c)
     change = _relative_change(base, cur)
 
@@ -251,6 +256,8 @@ def _gate(name: str, figure: str, unit: str, better: str, b: list[float], c: lis
     if se is None or df < 1:
         return _Judged(row("unknown", "needs more runs: no between-run spread is known for this figure"),
                        evidence=(df, se, band))
+    if worse > 0 and load is not None and load.busy:
+        return _Judged(row("unknown", load.sentence()), evidence=(df, se, band))
     p_value = 0.0 if se == 0 else 2.0 * _t_sf(abs(d) / se, df)
     direction = "regressed" if worse > 0 else "improved"
     return _Judged(row(direction), p_value, (df, se, band))

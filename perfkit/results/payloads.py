@@ -380,6 +380,29 @@ class TimeToAccuracy(Record):
     memory_util_pct: tuple[float, ...] = ()
 
 
+@dataclass(frozen=True)
+class HostLoad(Record):
+    """CPUs other processes kept busy, on average, while a benchmark ran (of the ``cpus`` it could use).
+
+    Written for every benchmark by the plugin (perfkit.measure.host_load), whatever its family; a
+    regression measured on a busy machine is not called one (perfkit.results.compare).
+    """
+
+    TAG: ClassVar[str] = "host_load"
+    #: The share of a run's CPUs others may keep busy before the run no longer counts as quiet.
+    BUSY_SHARE: ClassVar[float] = 0.25
+    other_cpus: float
+    cpus: int
+
+    @property
+    def busy(self) -> bool:
+        return self.other_cpus >= self.BUSY_SHARE * self.cpus
+
+    def sentence(self) -> str:
+        return (f"other processes kept {self.other_cpus:.1f} of its {self.cpus} CPUs busy while it ran: not "
+                "judged; run it again on a quiet machine")
+
+
 FAMILIES: tuple[type[Record], ...] = (RatePeak, VectorAdd, Layer, VggSwap, MemoryEstimate, Ppp, Roofline, Scaling,
                                       AllreduceSweep, LargeBatch, LayerCapacity, BatchEpoch, BatchCapacity,
                                       TimeToAccuracy)

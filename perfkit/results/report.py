@@ -34,7 +34,8 @@ _QUIET = {"unchanged", "info"}
 #: What each verdict word means, printed under every comparison.
 VERDICT_MEANINGS = (
     "regressed/improved: beyond max(threshold, 3 x between-run spread) and significant over runs after Holm's "
-    "correction; unknown: beyond that band without enough evidence (more runs decide: --perfkit-confirm); "
+    "correction; unknown: beyond that band without enough evidence (more runs decide: --perfkit-confirm), or "
+    "slower while other processes kept a quarter of the CPUs busy; "
     "not gated: runs spread > 10%, reported only; info: a figure derived from the time, shown not judged; "
     "changed: a count that should not move did; MDE: the smallest change these runs could call significant."
 )

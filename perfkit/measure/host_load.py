@@ -1,0 +1,71 @@
+"""How busy other processes kept this run's CPUs while a benchmark ran.
+
+On a small shared machine (a 2-vCPU CI runner) one neighbour's busy loop halves what a two-thread
+matmul gets, and a benchmark reads 60-70% slower with no change in the code. pyperf warns when the
+system is not idle for the same reason. The plugin records, per benchmark, the CPUs that others kept
+busy over its run (the hypervisor's steal included; ``payloads.HostLoad``), so that a verdict says
+"regressed" only of a run that had its machine to itself.
+
+Linux only (``/proc/stat``); elsewhere nothing is recorded. Only the CPUs this process may run on are
+counted, so a neighbour on a host's other cores does not count against a pinned run. Child processes
+count as this run's once they have ended (a DataLoader's workers, a spawned search).
+"""
+from __future__ import annotations
+
+import os
+import time
+from dataclasses import dataclass
+
+from perfkit.results.payloads import HostLoad
+
+PROC_STAT = "/proc/stat"
+#: Columns of a ``cpuN`` line that are work: user nice system (not idle, iowait) irq softirq steal.
+_BUSY_COLUMNS = (0, 1, 2, 5, 6, 7)
+
+
+@dataclass(frozen=True)
+class CpuSnapshot:
+    when: float  # monotonic seconds
+    busy_s: float  # work done on this process's CPUs by everyone since boot
+    own_s: float  # this process's CPU time and that of its children that ended
+
+
+def usable_cpus() -> int:
+    """Logical CPUs this process may run on: a cpuset's or taskset's limit, not the host's count (a CFS quota
+    such as ``docker --cpus`` is not seen)."""
+    try:
+        return len(os.sched_getaffinity(0))
+    except AttributeError:  # macOS and Windows have no affinity call
+        return os.cpu_count() or 1
+
+
+def busy_seconds(stat_text: str, cpus: set[int], ticks_per_s: float) -> float:
+    """Seconds of work on ``cpus`` since boot, from the text of ``/proc/stat``."""
+    total = 0
+    for line in stat_text.splitlines():
+        name, _, rest = line.partition(" ")
+        if name.startswith("cpu") and name[3:].isdigit() and int(name[3:]) in cpus:
+            fields = rest.split()
+            total += sum(int(fields[i]) for i in _BUSY_COLUMNS if i < len(fields))
+    return total / ticks_per_s
+
+
+def snapshot() -> CpuSnapshot | None:
+    """Now, or None where ``/proc/stat`` or the affinity call is missing."""
+    try:
+        with open(PROC_STAT, encoding="ascii") as fh:
+            text = fh.read()
+        cpus = os.sched_getaffinity(0)
+    except (OSError, AttributeError):
+        return None
+    own = os.times()
+    return CpuSnapshot(time.monotonic(), busy_seconds(text, cpus, os.sysconf("SC_CLK_TCK")),
+                       own.user + own.system + own.children_user + own.children_system)
+
+
+def between(start: CpuSnapshot | None, end: CpuSnapshot | None) -> HostLoad | None:
+    """The load others put on this run's CPUs from ``start`` to ``end`` (None without both, or no time between)."""
+    if start is None or end is None or end.when <= start.when:
+        return None
+    others = (end.busy_s - start.busy_s) - (end.own_s - start.own_s)
+    return HostLoad(round(max(0.0, others / (end.when - start.when)), 3), usable_cpus())
