@@ -37,14 +37,22 @@ def test_a_quarter_of_the_cpus_kept_busy_by_others_is_a_busy_machine():
     assert HostLoad.from_json(HostLoad(0.5, 2).to_json()) == HostLoad(0.5, 2)
 
 
+SPIN = "import time\nend = time.time() + 1.5\nwhile time.time() < end: pass"
+
+
 @pytest.mark.skipif(host_load.snapshot() is None, reason="no /proc/stat on this system")
-def test_a_busy_neighbour_process_is_seen():
+def test_a_busy_neighbour_is_seen_and_a_busy_child_of_this_run_is_its_own_work():
+    # the neighbour: started from another process (here a shell that leaves it running), so not our descendant
+    subprocess.run(["sh", "-c", f"{sys.executable} -c '{SPIN}' >/dev/null 2>&1 &"], check=True)
     start = host_load.snapshot()
-    spin = subprocess.Popen([sys.executable, "-c", "import time\nend = time.time() + 1.5\nwhile time.time() < end: pass"])
-    try:
-        time.sleep(1.5)
-    finally:
-        spin.kill()
+    time.sleep(1.0)
     seen = host_load.between(start, host_load.snapshot())
-    assert seen is not None and seen.other_cpus >= 0.5  # the spinner held about one CPU (it is not our child yet)
-    spin.wait()
+    assert seen is not None and seen.other_cpus >= 0.5  # the spinner held about one CPU
+    time.sleep(0.6)  # the neighbour has ended
+    child = subprocess.Popen([sys.executable, "-c", SPIN])  # like a DataLoader worker: running, ours
+    start = host_load.snapshot()
+    time.sleep(1.0)
+    mine = host_load.between(start, host_load.snapshot())
+    child.kill()
+    child.wait()
+    assert mine is not None and mine.other_cpus < seen.other_cpus - 0.4, (mine, seen)

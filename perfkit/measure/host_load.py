@@ -7,8 +7,8 @@ busy over its run (the hypervisor's steal included; ``payloads.HostLoad``), so t
 "regressed" only of a run that had its machine to itself.
 
 Linux only (``/proc/stat``); elsewhere nothing is recorded. Only the CPUs this process may run on are
-counted, so a neighbour on a host's other cores does not count against a pinned run. Child processes
-count as this run's once they have ended (a DataLoader's workers, a spawned search).
+counted, so a neighbour on a host's other cores does not count against a pinned run. This process's
+descendants count as its own, running (a DataLoader's persistent workers) or ended (a spawned search).
 """
 from __future__ import annotations
 
@@ -27,7 +27,7 @@ _BUSY_COLUMNS = (0, 1, 2, 5, 6, 7)
 class CpuSnapshot:
     when: float  # monotonic seconds
     busy_s: float  # work done on this process's CPUs by everyone since boot
-    own_s: float  # this process's CPU time and that of its children that ended
+    own_s: float  # this process's CPU time and that of its descendants, running or ended
 
 
 def usable_cpus() -> int:
@@ -50,6 +50,30 @@ def busy_seconds(stat_text: str, cpus: set[int], ticks_per_s: float) -> float:
     return total / ticks_per_s
 
 
+def descendants_cpu_s(ticks_per_s: float, root: int | None = None) -> float:
+    """CPU seconds used so far by the running descendants of ``root`` (this process), from ``/proc/<pid>/stat``."""
+    parent_of: dict[int, int] = {}
+    used: dict[int, float] = {}
+    for entry in os.scandir("/proc"):
+        if not entry.name.isdigit():
+            continue
+        try:
+            with open(f"/proc/{entry.name}/stat", encoding="ascii", errors="replace") as fh:
+                fields = fh.read().rpartition(")")[2].split()  # the name in parentheses may hold spaces
+        except OSError:  # ended meanwhile
+            continue
+        parent_of[int(entry.name)] = int(fields[1])
+        used[int(entry.name)] = (int(fields[11]) + int(fields[12])) / ticks_per_s  # utime, stime
+    mine = {os.getpid() if root is None else root}
+    grew = True
+    while grew:
+        found = {pid for pid, parent in parent_of.items() if parent in mine} - mine
+        mine |= found
+        grew = bool(found)
+    mine.discard(os.getpid() if root is None else root)
+    return sum(used[pid] for pid in mine)
+
+
 def snapshot() -> CpuSnapshot | None:
     """Now, or None where ``/proc/stat`` or the affinity call is missing."""
     try:
@@ -58,9 +82,9 @@ def snapshot() -> CpuSnapshot | None:
         cpus = os.sched_getaffinity(0)
     except (OSError, AttributeError):
         return None
-    own = os.times()
-    return CpuSnapshot(time.monotonic(), busy_seconds(text, cpus, os.sysconf("SC_CLK_TCK")),
-                       own.user + own.system + own.children_user + own.children_system)
+    ticks, own = os.sysconf("SC_CLK_TCK"), os.times()
+    return CpuSnapshot(time.monotonic(), busy_seconds(text, cpus, ticks),
+                       own.user + own.system + own.children_user + own.children_system + descendants_cpu_s(ticks))
 
 
 def between(start: CpuSnapshot | None, end: CpuSnapshot | None) -> HostLoad | None:
