@@ -186,6 +186,16 @@ def test_fingerprint_differences_are_listed(cpu_results):
     assert ("torch", cpu_results["machine_info"]["perfkit"]["fingerprint"]["torch"], "9.9.9") in changes
 
 
+def test_a_fingerprint_field_only_the_newer_run_records_is_not_a_change(cpu_results):
+    current = copy.deepcopy(cpu_results)
+    assert "cpu_signature" not in cpu_results["machine_info"]["perfkit"]["fingerprint"]  # recorded before it existed
+    current["machine_info"]["perfkit"]["fingerprint"]["cpu_signature"] = "family 26 model 2"
+    assert compare(cpu_results, current).fingerprint_changes == ()
+    later = copy.deepcopy(current)
+    later["machine_info"]["perfkit"]["fingerprint"]["cpu_signature"] = "family 25 model 17"
+    assert compare(current, later).fingerprint_changes == (("cpu_signature", "family 26 model 2", "family 25 model 17"),)
+
+
 def test_across_hardware_speedups_sit_beside_the_ceiling_ratio(cpu_results, h200_results):
     cmp = compare(cpu_results, h200_results)
     assert not cmp.same_hardware

@@ -41,6 +41,7 @@ class Fingerprint:
     cpu_model: str
     cpu_count: int
     memory_cap_gib: float | None = None  # --perfkit-memory-cap: the card made to look smaller
+    cpu_signature: str | None = None  # x86 family and model: hosts behind one model name differ
 
     def to_json(self) -> dict[str, Any]:
         return asdict(self)
@@ -60,6 +61,31 @@ def hardware_id(device: str, gpu_name: str | None, gpu_count: int, cpu_model: st
     if device == "cuda" and gpu_name:
         return f"{slug(gpu_name)}-x{gpu_count}"
     return f"cpu-{slug(cpu_model) or slug(platform.machine()) or 'unknown'}-{cpu_count}cpu"
+
+
+def cpu_signature(cpuinfo: str | None = None) -> str | None:
+    """The x86 CPU family and model (``family 26 model 2``), from ``/proc/cpuinfo`` (or ``cpuinfo``'s text).
+
+    A cloud VM often names its CPU only "AMD EPYC", so two hosts of different generations share the
+    model name and the hardware id; the signature tells them apart beside a verdict. None elsewhere.
+    """
+    if cpuinfo is None:
+        try:
+            with open("/proc/cpuinfo", encoding="utf-8") as fh:
+                cpuinfo = fh.read()
+        except OSError:
+            return None
+    fields: dict[str, str] = {}
+    for line in cpuinfo.splitlines():
+        key, sep, value = line.partition(":")
+        if not sep:
+            if fields:
+                break  # the first processor's block is enough
+            continue
+        fields.setdefault(key.strip(), value.strip())
+    if "cpu family" not in fields or "model" not in fields:
+        return None
+    return f"family {fields['cpu family']} model {fields['model']}"
 
 
 def cpu_model() -> str:
@@ -142,4 +168,5 @@ def fingerprint(device: str, memory_cap: int | None = None) -> Fingerprint:
         cpu_model=cpu,
         cpu_count=cpus,
         memory_cap_gib=round(memory_cap / 2**30, 2) if memory_cap is not None else None,
+        cpu_signature=cpu_signature(),
     )

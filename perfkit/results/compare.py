@@ -49,7 +49,7 @@ VERDICTS: tuple[str, ...] = ("regressed", "unknown", "improved", "not gated", "u
 #: Fingerprint fields whose change is shown beside the verdicts.
 FINGERPRINT_FIELDS: tuple[str, ...] = (
     "gpu_name", "gpu_count", "driver", "cuda", "cudnn", "torch", "torchvision", "numba", "numba_cuda",
-    "python", "cpu_model", "memory_cap_gib",
+    "python", "cpu_model", "cpu_signature", "memory_cap_gib",
 )
 
 
@@ -321,7 +321,8 @@ def _relative_change(base: float, cur: float) -> float:
 def _fingerprint_changes(baseline: Mapping[str, Any], current: Mapping[str, Any]) -> tuple[tuple[str, Any, Any], ...]:
     old = perfkit_info(baseline).get("fingerprint", {})
     new = perfkit_info(current).get("fingerprint", {})
-    return tuple((f, old.get(f), new.get(f)) for f in FINGERPRINT_FIELDS if old.get(f) != new.get(f))
+    # a field only one side recorded (added to the fingerprint after the older run) is not a change
+    return tuple((f, old[f], new[f]) for f in FINGERPRINT_FIELDS if f in old and f in new and old[f] != new[f])
 
 
 def ceiling_of(results: Mapping[str, Any], key: str) -> float | None:
