@@ -3,6 +3,7 @@ from __future__ import annotations
 
 import contextlib
 import copy
+import os
 import time
 from collections.abc import Callable, Generator
 from pathlib import Path
@@ -135,13 +136,14 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
 @pytest.hookimpl(wrapper=True)
 def pytest_runtest_call(item: pytest.Item) -> Any:
     seconds = item.config.getoption("perfkit_timeout")
-    start = host_load.snapshot()
+    records = "benchmark" in getattr(item, "fixturenames", ()) and os.environ.get(host_load.IGNORE_ENV) != "1"
+    start = host_load.snapshot() if records else None
     try:
         with limits.time_limit(seconds, f"stopped after {seconds:.0f} s (--perfkit-timeout); the other benchmarks "
                                         "go on"):
             return (yield)
     finally:
-        load = host_load.between(start, host_load.snapshot())
+        load = host_load.between(start, host_load.snapshot()) if start is not None else None
         benchmark = getattr(item, "funcargs", {}).get("benchmark")
         if load is not None and benchmark is not None:
             benchmark.extra_info["host_load"] = load.to_json()  # read by the verdict (perfkit.results.compare)

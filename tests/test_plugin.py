@@ -82,7 +82,8 @@ def test_an_unknown_device_is_refused(pytester):
     result.stderr.fnmatch_lines(["*invalid choice: 'tpu'*"])
 
 
-def test_the_json_holds_the_fingerprint_the_metrics_and_the_synchronizing_timer(pytester, run):
+def test_the_json_holds_the_fingerprint_the_metrics_and_the_synchronizing_timer(pytester, run, monkeypatch):
+    monkeypatch.delenv(host_load.IGNORE_ENV)
     pytester.makepyfile(SLEEPY)
     run("--benchmark-json=r.json").assert_outcomes(passed=1)
     data = json.loads((pytester.path / "r.json").read_text())

@@ -19,6 +19,9 @@ from dataclasses import dataclass
 from perfkit.results.payloads import HostLoad
 
 PROC_STAT = "/proc/stat"
+#: Set to 1 to record no host load, so that no verdict is held back for it: for a machine whose sharing
+#: you accept, and for perfkit's own tests, which judge real timings on whatever machine runs them.
+IGNORE_ENV = "PERFKIT_IGNORE_HOST_LOAD"
 #: Columns of a ``cpuN`` line that are work: user nice system (not idle, iowait) irq softirq steal.
 _BUSY_COLUMNS = (0, 1, 2, 5, 6, 7)
 
@@ -50,8 +53,8 @@ def busy_seconds(stat_text: str, cpus: set[int], ticks_per_s: float) -> float:
     return total / ticks_per_s
 
 
-def descendants_cpu_s(ticks_per_s: float, root: int | None = None) -> float:
-    """CPU seconds used so far by the running descendants of ``root`` (this process), from ``/proc/<pid>/stat``."""
+def descendants_cpu_s(ticks_per_s: float) -> float:
+    """CPU seconds used so far by this process's running descendants, from ``/proc/<pid>/stat``."""
     parent_of: dict[int, int] = {}
     used: dict[int, float] = {}
     for entry in os.scandir("/proc"):
@@ -64,13 +67,13 @@ def descendants_cpu_s(ticks_per_s: float, root: int | None = None) -> float:
             continue
         parent_of[int(entry.name)] = int(fields[1])
         used[int(entry.name)] = (int(fields[11]) + int(fields[12])) / ticks_per_s  # utime, stime
-    mine = {os.getpid() if root is None else root}
+    mine = {os.getpid()}
     grew = True
     while grew:
         found = {pid for pid, parent in parent_of.items() if parent in mine} - mine
         mine |= found
         grew = bool(found)
-    mine.discard(os.getpid() if root is None else root)
+    mine.discard(os.getpid())
     return sum(used[pid] for pid in mine)
 
 
