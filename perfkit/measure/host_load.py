@@ -31,6 +31,7 @@ class CpuSnapshot:
     when: float  # monotonic seconds
     busy_s: float  # work done on this process's CPUs by everyone since boot
     own_s: float  # this process's CPU time and that of its descendants, running or ended
+    cpus: int  # how many CPUs busy_s counts: those this process may run on
 
 
 def usable_cpus() -> int:
@@ -87,7 +88,8 @@ def snapshot() -> CpuSnapshot | None:
         return None
     ticks, own = os.sysconf("SC_CLK_TCK"), os.times()
     return CpuSnapshot(time.monotonic(), busy_seconds(text, cpus, ticks),
-                       own.user + own.system + own.children_user + own.children_system + descendants_cpu_s(ticks))
+                       own.user + own.system + own.children_user + own.children_system + descendants_cpu_s(ticks),
+                       len(cpus))
 
 
 def between(start: CpuSnapshot | None, end: CpuSnapshot | None) -> HostLoad | None:
@@ -95,4 +97,4 @@ def between(start: CpuSnapshot | None, end: CpuSnapshot | None) -> HostLoad | No
     if start is None or end is None or end.when <= start.when:
         return None
     others = (end.busy_s - start.busy_s) - (end.own_s - start.own_s)
-    return HostLoad(round(max(0.0, others / (end.when - start.when)), 3), usable_cpus())
+    return HostLoad(round(max(0.0, others / (end.when - start.when)), 3), end.cpus)
