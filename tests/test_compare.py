@@ -159,6 +159,14 @@ def test_a_ratio_whose_baseline_runs_already_spread_is_too_noisy_to_call_changed
     assert row.verdict == "info" and "runs spread 40% (max-min) > 10%: too noisy to judge" in row.note
 
 
+def test_a_ratio_moves_only_beyond_the_band_its_runs_allow():
+    # an H100's TTA memory utilisation moved +5.3% between two sessions while its runs wandered about 3%:
+    # beyond the 5% threshold but inside 3 x the spread, so it is not a change
+    wandering = from_runs([_with_metric(38.4 * v, "none") for v in (1.0, 1.04, 0.97)])
+    assert _verdict(compare(wandering, _with_metric(38.4 * 1.053, "none")), "b", "m") == "info"
+    assert _verdict(compare(wandering, _with_metric(38.4 * 1.3, "none")), "b", "m") == "changed"
+
+
 def test_a_count_that_moves_at_all_is_changed_and_a_ratio_only_beyond_tolerance():
     assert _verdict(compare(_with_metric(1000, "none"), _with_metric(1001, "none")), "b", "m") == "changed"
     assert _verdict(compare(_with_metric(1.00, "none"), _with_metric(1.02, "none")), "b", "m") == "info"

@@ -24,8 +24,8 @@ Only gating figures get those verdicts: a benchmark gates on its time unless it 
 figure (``extra_info["gate"]``: a metric, or ``"none"``), plus metrics recorded with ``gate=True``
 (allocator peaks). Figures derived from the time (bandwidth, % of peak, speedups, energy) follow
 it and are shown as ``info``; counts that should not change (FLOPs, parameters) as ``changed``
-when they move at all, ratios that should stay put when they move beyond the threshold, unless their
-baseline runs already spread by more than ``unstable`` (then ``info``: too noisy to judge).
+when they move at all, ratios that should stay put when they move beyond the band a gating figure
+gets, unless their baseline runs already spread by more than ``unstable`` (then ``info``: too noisy to judge).
 Each gating figure carries its minimum detectable effect (MDE): the smallest change this policy
 and these runs would call significant.
 """
@@ -227,9 +227,21 @@ def _informational(name: str, figure: str, unit: str, better: str, b: list[float
             # the gating rule for noisy figures: a ratio whose baseline runs already spread this much says nothing
             return Row(name, figure, unit, better, base, cur, change, "info",
                        note=f"runs spread {max(ranges):.0%} (max-min) > {policy.unstable:.0%}: too noisy to judge")
+        moved = moved and (counts or _beyond_band(b, c, stored, threshold, policy))
         note = ("a count that should not change" if counts else "a figure that should stay put") if moved else ""
         return Row(name, figure, unit, better, base, cur, change, "changed" if moved else "info", note=note)
     return Row(name, figure, unit, better, base, cur, change, "info")
+
+
+def _beyond_band(b: list[float], c: list[float], stored: Spread | None, threshold: float, policy: Policy) -> bool:
+    """A ratio moved by more than the band a gating figure gets, ``max(threshold, k × between-run spread)``:
+    a utilisation that wanders 3% between runs must not be called changed at +5.3%."""
+    base, cur = statistics.fmean(b), statistics.fmean(c)
+    if min(base, cur) <= 0:
+        return abs(_relative_change(base, cur)) > threshold
+    spread, _ = _pooled(b, c, stored)
+    band = _band(spread, threshold, policy)
+    return abs(math.log(cur / base)) > band
 
 
 def _gate(name: str, figure: str, unit: str, better: str, b: list[float], c: list[float], stored: Spread | None,
@@ -248,7 +260,7 @@ def _gate(name: str, figure: str, unit: str, better: str, b: list[float], c: lis
     if min(b + c) <= 0:
         return _Judged(row("unchanged" if base == cur else "unknown", "a zero or negative figure: no log scale"))
     d = statistics.fmean(math.log(v) for v in c) - statistics.fmean(math.log(v) for v in b)
-    band = max(math.log1p(threshold), policy.k * spread) if spread is not None else math.log1p(threshold)
+    band = _band(spread, threshold, policy)
     se = spread * math.sqrt(1 / len(b) + 1 / len(c)) if spread is not None else None
     worse = d if better == "lower" else -d
     if abs(d) <= band:
@@ -261,6 +273,11 @@ def _gate(name: str, figure: str, unit: str, better: str, b: list[float], c: lis
     p_value = 0.0 if se == 0 else 2.0 * _t_sf(abs(d) / se, df)
     direction = "regressed" if worse > 0 else "improved"
     return _Judged(row(direction), p_value, (df, se, band))
+
+
+def _band(spread: float | None, threshold: float, policy: Policy) -> float:
+    """How far (in log) a figure may move and still be unchanged: ``max(threshold, k × between-run spread)``."""
+    return max(math.log1p(threshold), policy.k * spread) if spread is not None else math.log1p(threshold)
 
 
 def _pooled(b: list[float], c: list[float], stored: Spread | None) -> tuple[float | None, int]:
