@@ -246,3 +246,40 @@ def test_a_zero_time_does_not_break_the_geomean_and_a_non_finite_stored_run_is_r
     (0.70, 0.707, False), (0.57, 0.707, False), (0.55, 0.707, True), (0.89, 0.707, True), (1.02, None, False)])
 def test_a_speedup_that_misses_its_ceiling_ratio_by_more_than_a_quarter_is_far(speedup, expected, far):
     assert HardwareRow("b", speedup, None if expected is None else "copy_bandwidth_gbps", expected).far is far
+
+
+def _machine(hardware_id: str, ceilings: dict[str, float], benches: dict[str, list[float]],
+             **extra: Any) -> dict[str, Any]:
+    results = _results(benches, hardware_id, **extra)
+    results["machine_info"]["perfkit"]["ceilings"] = ceilings
+    return results
+
+
+def test_across_hardware_each_side_is_held_to_its_own_ceiling():
+    # cuDNN runs the GPU's convolution in TF32; the CPU's is fp32
+    gpu = _machine("gpu", {"matmul_tflops_tf32": 400.0, "matmul_tflops_fp32": 50.0}, {"conv": [1.0] * 5},
+                   conv={"bound": "matmul_tflops_tf32"})
+    cpu = _machine("cpu", {"matmul_tflops_fp32": 0.2}, {"conv": [1000.0] * 5}, conv={"bound": "matmul_tflops_fp32"})
+    row = compare(gpu, cpu).hardware_rows[0]
+    assert row.expected == pytest.approx(0.2 / 400.0)
+    assert row.bound == "matmul_tflops_tf32 -> matmul_tflops_fp32"
+
+
+def test_across_hardware_a_ceiling_only_one_run_names_gives_no_expectation():
+    # the timer's copy names the copy ceiling on a GPU only: on a CPU it copies 64 MiB, not the GPU's 1 GiB
+    gpu = _machine("gpu", {"copy_bandwidth_gbps": 4000.0}, {"copy": [1.0] * 5}, copy={"bound": "copy_bandwidth_gbps"})
+    cpu = _machine("cpu", {"copy_bandwidth_gbps": 70.0}, {"copy": [3.0] * 5})
+    row = compare(gpu, cpu).hardware_rows[0]
+    assert row.expected is None and row.bound is None and not row.far
+
+
+def test_across_hardware_a_ceiling_benchmark_compares_by_its_rate_not_its_time():
+    # the quick profile copies 1 GiB on a GPU and 64 MiB on a CPU: sixteen times less work in 3.4 times the time
+    def copy_run(hardware_id: str, gbps: float, seconds: float) -> dict[str, Any]:
+        metric = {"value": gbps, "unit": "GB/s", "better": "higher"}
+        return _machine(hardware_id, {"copy_bandwidth_gbps": gbps}, {COPY: [seconds] * 5},
+                        **{COPY: {"bound": "copy_bandwidth_gbps", "metrics": {"copy_bandwidth_gbps": metric}}})
+
+    row = compare(copy_run("gpu", 4089.0, 0.000525), copy_run("cpu", 74.3, 0.0018)).hardware_rows[0]
+    assert row.speedup == pytest.approx(74.3 / 4089.0) and row.expected == pytest.approx(row.speedup)
+    assert not row.far
