@@ -59,6 +59,9 @@ def test_every_record_in_the_committed_baselines_reads(path):
                 "nvidia-h100-80gb-hbm3-x1": one_gpu_nightly,
                 # the quick profile runs the weekly families too; one GPU has no all-reduce to sweep
                 "nvidia-h200-x1-quick": (*one_gpu_nightly, "batch_epoch", "batch_capacity", "large_batch", "scaling"),
+                # a CPU has no PPP, roofline, data-parallel or large-batch runs (GPU only)
+                "cpu-amd-epyc-2cpu-quick": ("vector_add", "layer", "vgg_swap", "memory_estimate", "peak",
+                                            "layer_capacity", "batch_epoch", "batch_capacity", "time_to_accuracy"),
                 "nvidia-h200-x2": ("scaling", "allreduce_sweep", "large_batch", "layer_capacity")}
     families = expected.get(path.stem, ("scaling", "allreduce_sweep", "large_batch"))
     assert all(found[k] for k in families), {k: found[k] for k in families}

@@ -1,0 +1,64 @@
+"""The hardware comparisons the README shows, computed from the committed baselines (real runs) as
+``perfkit compare`` computes them, so a refreshed baseline that changes their story fails here first."""
+from __future__ import annotations
+
+import math
+from pathlib import Path
+
+import pytest
+
+from perfkit.results import baselines, compare, derived
+
+ROOT = Path(__file__).resolve().parents[1]
+COPY = "copy_bandwidth_gbps"
+
+
+def _compared(baseline: str, current: str) -> compare.Comparison:
+    base = dict(derived.derive(baselines.load_results(ROOT / "baselines" / baseline)))
+    cur = dict(derived.derive(baselines.load_results(ROOT / "baselines" / current)))
+    return compare.compare(base, cur)
+
+
+@pytest.fixture(scope="module")
+def h100_against_h200() -> compare.Comparison:
+    return _compared("nvidia-h200-x1.json", "nvidia-h100-80gb-hbm3-x1.json")
+
+
+def test_the_h100_copies_at_about_70_percent_of_the_h200_and_multiplies_as_fast(h100_against_h200):
+    ceilings = {r.bound: r.expected for r in h100_against_h200.hardware_rows if r.bound}
+    assert 0.65 < ceilings[COPY] < 0.76  # 3.35 against 4.8 TB/s by datasheet: 0.70
+    assert all(0.95 < ratio < 1.06 for bound, ratio in ceilings.items() if bound.startswith("matmul_tflops"))
+
+
+def test_bandwidth_bound_benchmarks_move_with_the_copy_ratio_and_compute_bound_ones_hardly(h100_against_h200):
+    rows = [r for r in h100_against_h200.hardware_rows if r.expected is not None]
+    streaming = [r for r in rows if r.bound == COPY and "maxpool" not in r.benchmark]
+    compute = [r for r in rows if r.bound != COPY]
+    assert len(streaming) >= 5 and len(compute) >= 10
+    assert all(not r.far for r in streaming + compute), [r for r in streaming + compute if r.far]
+    assert all(r.speedup < 0.8 for r in streaming)  # the bandwidth cut shows
+    assert all(r.speedup > 0.85 for r in compute)
+
+
+def test_only_maxpool_is_far_from_its_ceiling_ratio(h100_against_h200):
+    # it reaches 35% (forward) and 22% (forward and backward) of the H200's copy ceiling: something else bounds it
+    far = sorted(r.benchmark.split("::")[1] for r in h100_against_h200.hardware_rows if r.far)
+    assert far == ["test_layer[maxpool-forward]", "test_layer[maxpool-forward_backward]"]
+
+
+def test_the_geometric_mean_time_ratio_sits_between_the_two_ceilings(h100_against_h200):
+    ratio = h100_against_h200.geomean_time_ratio
+    assert ratio is not None and math.isfinite(ratio)
+    assert 1.0 < ratio < 1 / 0.716  # slower overall, but far less than the bandwidth cut alone
+
+
+def test_quick_profile_the_cpu_is_held_to_its_own_measured_ceilings():
+    cpu_against_h200 = _compared("nvidia-h200-x1-quick.json", "cpu-amd-epyc-2cpu-quick.json")
+    ceilings = [r for r in cpu_against_h200.hardware_rows if "test_ceilings.py" in r.benchmark]
+    assert {r.bound for r in ceilings} == {COPY, "matmul_tflops_fp32"}
+    assert all(r.speedup == pytest.approx(r.expected) for r in ceilings)  # a ceiling's own rate is its ratio
+    assert all(r.speedup < 0.05 for r in ceilings)
+    # batch 8 fills neither device's ceiling alike: the quick sizes rank hardware by launch latency as much as rate
+    layers = [r for r in cpu_against_h200.hardware_rows if "test_layers.py" in r.benchmark]
+    assert layers and all(r.far for r in layers)
+    assert cpu_against_h200.geomean_time_ratio is not None and cpu_against_h200.geomean_time_ratio > 2
