@@ -15,7 +15,8 @@ from tests.conftest import ROOT
 def test_the_h200_report_has_every_familys_chart(tmp_path, h200_results):
     path = report.write_report(h200_results, tmp_path)
     text = path.read_text()
-    for png in ("layers.png", "vgg_swap.png", "memory_breakdown.png", "roofline.png", "ceilings.png"):
+    for png in ("layers.png", "vgg_swap.png", "memory_breakdown.png", "roofline.png", "ceilings.png",
+                "ppp.png"):
         assert (tmp_path / png).stat().st_size > 10_000 and f"]({png})" in text
 
 

@@ -365,6 +365,39 @@ def plot_layer_capacity(results: Mapping[str, Any], out: Path) -> Iterable[tuple
     return [("Layer-stack capacity", _save(fig, out / "layer_capacity.png"))]
 
 
+def plot_ppp(results: Mapping[str, Any], out: Path, top: int = 10) -> Iterable[tuple[str, Path]]:
+    """Where a model's forward spends its time: each run's slowest layers, measured beside PALEO's prediction
+    at the datasheet peak (the gap is the layer's distance from the platform's peak)."""
+    runs = list(family(results, Ppp))
+    if not runs:
+        return []
+    plt = _pyplot()
+    from matplotlib import ticker
+
+    cols = min(2, len(runs))
+    rows = math.ceil(len(runs) / cols)
+    fig, axes = plt.subplots(rows, cols, figsize=(7 * cols, 0.33 * top * rows + 1.5 * rows), squeeze=False)
+    for ax, (bench, run) in zip(axes.flat, runs):
+        slowest = sorted(run.layers, key=lambda layer: -layer.seconds)[:top][::-1]  # the slowest at the top
+        y = list(range(len(slowest)))
+        ax.barh([i + 0.2 for i in y], [layer.seconds * 1e3 for layer in slowest], height=0.4, label="measured")
+        ax.barh([i - 0.2 for i in y], [(layer.predicted_s or 0.0) * 1e3 for layer in slowest], height=0.4,
+                label="PALEO at datasheet peak")
+        ax.set_yticks(y, [f"{layer.name} ({layer.type})" for layer in slowest], fontsize=7)
+        ax.set_xscale("log")
+        ax.xaxis.set_major_formatter(ticker.FormatStrFormatter("%g"))
+        ax.xaxis.set_minor_formatter(ticker.NullFormatter())  # 3x10^-1 beside 4x10^-1 overprinted
+        ax.set_xlim(right=max(layer.seconds for layer in slowest) * 1e3 * 12)  # a decade free for the legend
+        share = value_of(bench, "share_of_peak")
+        ax.set(xlabel="time per forward (ms, log)",
+               title=f"{run.model} batch {run.batch}" + ("" if share is None else f": PPP {share:.0%}"))
+        ax.legend(fontsize=7, loc="lower right")
+    for ax in list(axes.flat)[len(runs):]:
+        ax.set_visible(False)
+    fig.suptitle(f"Platform percent of peak on {hardware_id_of(results)}: the {top} slowest layers of each forward")
+    return [("Platform percent of peak: slowest layers, measured vs PALEO", _save(fig, out / "ppp.png"))]
+
+
 def plot_time_to_accuracy(results: Mapping[str, Any], out: Path) -> Iterable[tuple[str, Path]]:
     """Validation accuracy per epoch of every run against its target, and the GPU and memory utilisation
     over the runs (a 1 s moving average; the mean in the legend)."""
@@ -400,7 +433,7 @@ def plot_time_to_accuracy(results: Mapping[str, Any], out: Path) -> Iterable[tup
 
 
 PLOTTERS: list[Plotter] = [plot_ceilings, plot_vector_add, plot_layers, plot_vgg_swap, plot_memory_breakdown,
-                           plot_roofline, plot_speedup, plot_compute_comm, plot_busbw, plot_layer_capacity,
+                           plot_roofline, plot_ppp, plot_speedup, plot_compute_comm, plot_busbw, plot_layer_capacity,
                            plot_batch_sweep, plot_time_to_accuracy]
 
 

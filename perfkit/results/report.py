@@ -109,8 +109,9 @@ def render(cmp: Comparison, fmt: str, show_unchanged: bool = True) -> str:
     parts = [("## " if fmt == "markdown" else "") + headline(cmp), render_table(_HEAD, rows)]
     if hw_rows:
         far = sum(h.far for h in cmp.hardware_rows)
-        parts += [("Across hardware: speedup (baseline time / current time) beside the ratio of the ceiling that "
-                   f"bounds it (none for launch-bound work and host links); {far} miss it by more than "
+        parts += [("Across hardware: speedup (baseline time / current time; a ceiling's own benchmark: current rate "
+                   "/ baseline rate) beside the ratio of the ceiling that bounds it on each side (none for "
+                   f"launch-bound work, host links, or where a run names none); {far} miss it by more than "
                    f"x{HardwareRow.FAR}"),
                   render_table(["benchmark", "speedup", "bound", "ceiling ratio", "expectation"], hw_rows)]
     if changes:
