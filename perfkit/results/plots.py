@@ -88,7 +88,7 @@ def plot_vector_add(results: Mapping[str, Any], out: Path) -> Iterable[tuple[str
     charts = []
     for title, modes in (("explicit copies (whole program step)", ("explicit",)),
                          ("unified memory (solid: first launch, dashed: warm)", ("managed_first", "managed_warm"))):
-        fig, ax = plt.subplots(figsize=(7, 5))
+        fig, ax = plt.subplots(figsize=(8.5, 5))
         for (mode, scenario), points in sorted(series.items()):
             if mode in modes or mode == "cpu" and scenario == "cpu_loop":
                 ks = sorted(points)
@@ -98,9 +98,19 @@ def plot_vector_add(results: Mapping[str, Any], out: Path) -> Iterable[tuple[str
         ax.set(xscale="log", yscale="log", xlabel="K (million float32 elements)", ylabel="time (s)",
                title=f"Vector add, {title}")
         ax.grid(True, which="both", alpha=0.3)
-        ax.legend(fontsize=8)
+        ax.legend(fontsize=8, loc="upper left", bbox_to_anchor=(1.01, 1))  # beside the lines, never over them
         charts.append((f"Vector add: {title}", _save(fig, out / f"vector_add_{modes[0].split('_')[0]}.png")))
     return charts
+
+
+def _plain_log_ticks(*axes: Any) -> None:
+    """Log axes labelled 0.1, 1, 10 (and 32, 128 where a decade holds few ticks), without minor labels such as
+    3x10^-1 and 4x10^-1 printed over each other."""
+    from matplotlib import ticker
+
+    for axis in axes:
+        axis.set_major_formatter(ticker.FormatStrFormatter("%g"))
+        axis.set_minor_formatter(ticker.NullFormatter())
 
 
 def _grouped_bars(ax: Any, groups: list[str], series: dict[str, list[float | None]], ylabel: str) -> None:
@@ -327,6 +337,8 @@ def plot_batch_sweep(results: Mapping[str, Any], out: Path) -> Iterable[tuple[st
                                                                           else " (the whole dataset)"))
     left.set(xscale="log", yscale="log", xlabel="batch size", ylabel="epoch time (s)", title="one epoch")
     right.set(xscale="log", xlabel="batch size", ylabel="images/s", title="throughput")
+    _plain_log_ticks(left.xaxis, right.xaxis)
+    right.set_xticks(sorted({r.batch for r in epochs}))  # every batch measured, labelled
     left.legend(fontsize=7)
     fig.suptitle(f"{epochs[0].model} on {epochs[0].dataset} images, {hardware_id_of(results)}")
     return [("Epoch time vs batch size", _save(fig, out / "batch_sweep.png"))]
@@ -372,8 +384,6 @@ def plot_ppp(results: Mapping[str, Any], out: Path, top: int = 10) -> Iterable[t
     if not runs:
         return []
     plt = _pyplot()
-    from matplotlib import ticker
-
     cols = min(2, len(runs))
     rows = math.ceil(len(runs) / cols)
     fig, axes = plt.subplots(rows, cols, figsize=(7 * cols, 0.33 * top * rows + 1.5 * rows), squeeze=False)
@@ -385,8 +395,7 @@ def plot_ppp(results: Mapping[str, Any], out: Path, top: int = 10) -> Iterable[t
                 label="PALEO at datasheet peak")
         ax.set_yticks(y, [f"{layer.name} ({layer.type})" for layer in slowest], fontsize=7)
         ax.set_xscale("log")
-        ax.xaxis.set_major_formatter(ticker.FormatStrFormatter("%g"))
-        ax.xaxis.set_minor_formatter(ticker.NullFormatter())  # 3x10^-1 beside 4x10^-1 overprinted
+        _plain_log_ticks(ax.xaxis)
         ax.set_xlim(right=max(layer.seconds for layer in slowest) * 1e3 * 12)  # a decade free for the legend
         share = value_of(bench, "share_of_peak")
         ax.set(xlabel="time per forward (ms, log)",
