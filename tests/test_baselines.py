@@ -3,6 +3,7 @@ from __future__ import annotations
 import copy
 import dataclasses
 import json
+import os
 import subprocess
 import sys
 
@@ -193,3 +194,13 @@ def test_runs_of_two_profiles_never_make_one_baseline(cpu_results):
         baselines.from_runs([cpu_results, full])
     with pytest.raises(BaselineError, match="cannot merge a run of the full profile"):
         baselines.merge(cpu_results, full)
+
+
+def test_a_saved_baseline_is_readable_by_the_team_as_the_umask_allows(tmp_path, cpu_results):
+    old = os.umask(0o022)
+    try:
+        path = tmp_path / "b.json"
+        baselines.write_atomically(path, cpu_results)
+    finally:
+        os.umask(old)
+    assert path.stat().st_mode & 0o777 == 0o644  # not mkstemp's 0600

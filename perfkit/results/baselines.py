@@ -231,6 +231,12 @@ def save_baseline(results: Mapping[str, Any], directory: str | os.PathLike[str],
     return target
 
 
+def _umask() -> int:
+    mask = os.umask(0)
+    os.umask(mask)
+    return mask
+
+
 def write_atomically(path: Path, data: Mapping[str, Any]) -> None:
     """Write to a temporary file beside ``path``, fsync, then rename: a crash never leaves half a file."""
     path.parent.mkdir(parents=True, exist_ok=True)
@@ -241,6 +247,7 @@ def write_atomically(path: Path, data: Mapping[str, Any]) -> None:
             fh.write("\n")
             fh.flush()
             os.fsync(fh.fileno())
+        os.chmod(tmp, 0o666 & ~_umask())  # mkstemp makes it 0600: a shared baselines/ must stay readable
         os.replace(tmp, path)
     except BaseException:
         Path(tmp).unlink(missing_ok=True)
