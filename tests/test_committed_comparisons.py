@@ -41,22 +41,25 @@ def test_bandwidth_bound_benchmarks_move_with_the_copy_ratio_and_compute_bound_o
 
 
 def test_only_maxpool_is_far_from_its_ceiling_ratio(h100_against_h200):
-    # it reaches 35% (forward) and 22% (forward and backward) of the H200's copy ceiling: something else bounds it
+    # it reaches 35% (forward) and 24% (forward and backward) of the H200's copy ceiling: something else bounds it
     far = sorted(r.benchmark.split("::")[1] for r in h100_against_h200.hardware_rows if r.far)
     assert far == ["test_layer[maxpool-forward]", "test_layer[maxpool-forward_backward]"]
 
 
 def test_the_geometric_mean_time_ratio_sits_between_the_two_ceilings(h100_against_h200):
     ratio = h100_against_h200.geomean_time_ratio
+    expected = [r.expected for r in h100_against_h200.hardware_rows if r.expected is not None]
     assert ratio is not None and math.isfinite(ratio)
-    assert 1.0 < ratio < 1 / 0.716  # slower overall, but far less than the bandwidth cut alone
+    assert 1 / max(expected) < ratio < 1 / min(expected)  # between the matmul and the bandwidth ratio
+    assert ratio > 1.0  # slower overall: more of the suite streams memory than multiplies
 
 
 def test_quick_profile_the_cpu_is_held_to_its_own_measured_ceilings():
     cpu_against_h200 = _compared("nvidia-h200-x1-quick.json", "cpu-amd-epyc-2cpu-quick.json")
     ceilings = [r for r in cpu_against_h200.hardware_rows if "test_ceilings.py" in r.benchmark]
     assert {r.bound for r in ceilings} == {COPY, "matmul_tflops_fp32"}
-    assert all(r.speedup == pytest.approx(r.expected) for r in ceilings)  # a ceiling's own rate is its ratio
+    # a ceiling's benchmark is compared by its rate: the median of each side's runs, as its ceiling is
+    assert all(r.speedup == pytest.approx(r.expected) for r in ceilings)
     assert all(r.speedup < 0.05 for r in ceilings)
     # batch 8 fills neither device's ceiling alike: the quick sizes rank hardware by launch latency as much as rate
     layers = [r for r in cpu_against_h200.hardware_rows if "test_layers.py" in r.benchmark]
