@@ -3,7 +3,6 @@ from __future__ import annotations
 import copy
 import dataclasses
 import json
-import os
 import subprocess
 import sys
 
@@ -196,11 +195,12 @@ def test_runs_of_two_profiles_never_make_one_baseline(cpu_results):
         baselines.merge(cpu_results, full)
 
 
-def test_a_saved_baseline_is_readable_by_the_team_as_the_umask_allows(tmp_path, cpu_results):
-    old = os.umask(0o022)
-    try:
-        path = tmp_path / "b.json"
-        baselines.write_atomically(path, cpu_results)
-    finally:
-        os.umask(old)
+def test_a_saved_baseline_is_readable_by_the_team_and_keeps_a_mode_given_on_purpose(tmp_path, cpu_results,
+                                                                                    monkeypatch):
+    monkeypatch.setattr(baselines, "UMASK", 0o022)
+    path = tmp_path / "b.json"
+    baselines.write_atomically(path, cpu_results)
     assert path.stat().st_mode & 0o777 == 0o644  # not mkstemp's 0600
+    path.chmod(0o640)
+    baselines.write_atomically(path, cpu_results)
+    assert path.stat().st_mode & 0o777 == 0o640

@@ -231,10 +231,14 @@ def save_baseline(results: Mapping[str, Any], directory: str | os.PathLike[str],
     return target
 
 
-def _umask() -> int:
-    mask = os.umask(0)
+def _read_umask() -> int:
+    mask = os.umask(0)  # the only portable read sets it; done once, at import, before any thread starts
     os.umask(mask)
     return mask
+
+
+#: New files get ``0o666 & ~UMASK``, as ``open`` would give them (mkstemp gives 0600).
+UMASK = _read_umask()
 
 
 def write_atomically(path: Path, data: Mapping[str, Any]) -> None:
@@ -247,7 +251,8 @@ def write_atomically(path: Path, data: Mapping[str, Any]) -> None:
             fh.write("\n")
             fh.flush()
             os.fsync(fh.fileno())
-        os.chmod(tmp, 0o666 & ~_umask())  # mkstemp makes it 0600: a shared baselines/ must stay readable
+        # mkstemp makes it 0600: a shared baselines/ must stay readable, and a file's own mode is kept
+        os.chmod(tmp, path.stat().st_mode & 0o777 if path.exists() else 0o666 & ~UMASK)
         os.replace(tmp, path)
     except BaseException:
         Path(tmp).unlink(missing_ok=True)

@@ -44,7 +44,8 @@ def _pyplot() -> Any:
 
 
 def _save(fig: Any, path: Path) -> Path:
-    fig.tight_layout()
+    if fig.get_layout_engine() is None:  # a figure laid out as constrained keeps its suptitle clear
+        fig.tight_layout()
     fig.savefig(path, dpi=110)
     _pyplot().close(fig)
     return path
@@ -386,7 +387,8 @@ def plot_ppp(results: Mapping[str, Any], out: Path, top: int = 10) -> Iterable[t
     plt = _pyplot()
     cols = min(2, len(runs))
     rows = math.ceil(len(runs) / cols)
-    fig, axes = plt.subplots(rows, cols, figsize=(7 * cols, 0.33 * top * rows + 1.5 * rows), squeeze=False)
+    fig, axes = plt.subplots(rows, cols, figsize=(7 * cols, 0.33 * top * rows + 1.5 * rows), squeeze=False,
+                             layout="constrained")  # tight_layout would print the suptitle over the first row
     for ax, (bench, run) in zip(axes.flat, runs):
         slowest = sorted(run.layers, key=lambda layer: -layer.seconds)[:top][::-1]  # the slowest at the top
         y = list(range(len(slowest)))
