@@ -18,6 +18,7 @@ from perfkit.errors import UsageError
 from perfkit.measure import capacity, memory, record
 from perfkit.pbench import inject_samples
 from perfkit.plugin import profile_of
+from perfkit.results import figures
 from perfkit.results.payloads import BatchCapacity, BatchEpoch
 from perfkit.workloads import batch_sweep, data
 
@@ -55,12 +56,12 @@ def test_batch_sweep(benchmark, variant, batch, perfkit_device, perfkit_profile,
         pytest.skip(f"batch {batch} runs out of memory with {budget.room()} ({failure}); "
                     "test_largest_batch finds the largest batch that fits")
     inject_samples(benchmark, [epoch.seconds])
-    perfkit_metrics.record("images_per_s", epoch.images_per_s, "images/s", "higher")
-    perfkit_metrics.record("step_ms", unit="ms", better="lower", samples=[s * 1e3 for s in epoch.step_seconds])
+    perfkit_metrics.record(figures.IMAGES_PER_S, epoch.images_per_s)
+    perfkit_metrics.record(figures.STEP_MS, samples=[s * 1e3 for s in epoch.step_seconds])
     if epoch.peak_bytes is None:
-        perfkit_metrics.absent("peak_allocated_mib", "needs the CUDA allocator's peak; this run is on the CPU")
+        perfkit_metrics.absent(figures.PEAK_ALLOCATED_MIB, "needs the CUDA allocator's peak; this run is on the CPU")
     else:
-        perfkit_metrics.record("peak_allocated_mib", epoch.peak_bytes / memory.MiB, "MiB", "lower", gate=True)
+        perfkit_metrics.record(figures.PEAK_ALLOCATED_MIB, epoch.peak_bytes / memory.MiB)
     perfkit_metrics.payload(BatchEpoch(
         way, batch_sweep.MODEL, batch, len(train), epoch.steps, epoch.seconds, epoch.images_per_s,
         None if epoch.peak_bytes is None else epoch.peak_bytes / memory.MiB, train.source,
@@ -77,7 +78,7 @@ def test_largest_batch(benchmark, perfkit_device, perfkit_profile, perfkit_metri
     step = batch_sweep.training_step(found.largest, perfkit_device)
     benchmark.pedantic(step, rounds=ROUNDS, warmup_rounds=WARMUP)  # past the second step the memory stays put
     del step
-    record.record_capacity(perfkit_metrics, found, "largest_batch", found.largest, "images")
+    record.record_capacity(perfkit_metrics, found, figures.LARGEST_BATCH, found.largest)
     cap = None if perfkit_memory_cap is None else round(perfkit_memory_cap / capacity.GiB, 2)
     perfkit_metrics.payload(BatchCapacity(batch_sweep.MODEL, found.largest, found.stopped_by, size, cap,
                                           capacity.probe_records(found)))

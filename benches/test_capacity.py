@@ -25,6 +25,7 @@ import torch
 
 from perfkit.measure import capacity, memory, record
 from perfkit.pbench import round_times
+from perfkit.results import figures
 from perfkit.results.payloads import LayerCapacity
 from perfkit.workloads import layer_stack
 
@@ -75,12 +76,12 @@ def test_layer_stack_capacity(benchmark, case, perfkit_device, perfkit_profile, 
                       torch.randn(*shape, device=perfkit_device))
 
     kept = layer_stack.kept_bytes_per_layer(shape)
-    record.record_capacity(perfkit_metrics, found, "largest_layers", num_conv + num_fc, "layers")
-    perfkit_metrics.record("num_conv", num_conv, "layers", "none")
-    perfkit_metrics.record("num_fc", num_fc, "layers", "none")
+    record.record_capacity(perfkit_metrics, found, figures.LARGEST_LAYERS, num_conv + num_fc)
+    perfkit_metrics.record(figures.NUM_CONV, num_conv)
+    perfkit_metrics.record(figures.NUM_FC, num_fc)
     times = round_times(benchmark)
     if times:
-        perfkit_metrics.record("forward_mean_ms", sum(times) / len(times) * 1e3, "ms", "lower")  # the seed's figure
+        perfkit_metrics.record(figures.FORWARD_MEAN_MS, sum(times) / len(times) * 1e3)  # the seed's figure
     perfkit_metrics.payload(LayerCapacity(knob, tuple(shape), _cap_gib(budget), num_conv, num_fc, found.stopped_by,
                                           kept["conv"] / memory.MiB, capacity.probe_records(found), room=budget.room()))
 
@@ -97,13 +98,14 @@ def test_layer_stack_split(benchmark, cap_name, perfkit_profile, perfkit_metrics
         parts = _time_split(benchmark, layer_stack.TwoDeviceStack(n, n, at, shape, devices),
                             torch.randn(*shape, device=devices[0]))
 
-    record.record_capacity(perfkit_metrics, found, "largest_layers", 2 * n, "layers")
-    for name, values in (("gpu0_forward_ms", [t.first for t in parts]), ("transfer_ms", [t.transfer for t in parts]),
-                         ("gpu1_forward_ms", [t.second for t in parts])):
-        perfkit_metrics.record(name, unit="ms", better="lower", samples=[v * 1e3 for v in values])
+    record.record_capacity(perfkit_metrics, found, figures.LARGEST_LAYERS, 2 * n)
+    for spec, values in ((figures.GPU0_FORWARD_MS, [t.first for t in parts]),
+                         (figures.TRANSFER_MS, [t.transfer for t in parts]),
+                         (figures.GPU1_FORWARD_MS, [t.second for t in parts])):
+        perfkit_metrics.record(spec, samples=[v * 1e3 for v in values])
     at_largest = next(p for p in found.probes if p.value == n)
     for gpu, peak in enumerate(at_largest.peaks):
-        perfkit_metrics.record(f"gpu{gpu}_peak_mib", peak / memory.MiB, "MiB", "none")
+        perfkit_metrics.record(figures.gpu_peak(gpu), peak / memory.MiB)
     failure = found.first_failure
     perfkit_metrics.info("ran_out_first", f"GPU {failure.failed_gpu}" if failure and failure.failed_gpu is not None
                          else "unknown")

@@ -9,9 +9,10 @@ from __future__ import annotations
 import pytest
 
 from perfkit.measure import ceilings
+from perfkit.measure.record import record_share_of_datasheet
 from perfkit.pbench import round_times
-from perfkit.results import datasheet
-from perfkit.results.metrics import rates
+from perfkit.results import figures
+from perfkit.results.metrics import MetricSpec, rates
 
 ROUNDS, WARMUP = 20, 5
 GiB, MiB = 2**30, 2**20
@@ -19,21 +20,15 @@ COPY_BYTES = {("cuda", "full"): 4 * GiB, ("cuda", "quick"): 1 * GiB, ("cpu", "fu
 MATMUL_N = {("cuda", "full"): 8192, ("cuda", "quick"): 4096, ("cpu", "full"): 4096, ("cpu", "quick"): 1024}
 
 
-def _record_ceiling(benchmark, metrics, spec, key: str, amount: float, scale: float, unit: str) -> None:
-    """The rate per round as a metric named by its ceiling key, and its ratio to the datasheet figure."""
-    metrics.info("bound", key)
+def _record_ceiling(benchmark, metrics, spec, ceiling: MetricSpec, amount: float, scale: float) -> None:
+    """The rate per round as a metric named by its ceiling key, and its share of the datasheet figure."""
+    metrics.bound_by(ceiling)
     times = round_times(benchmark)
     if not times:
-        metrics.absent(key, "benchmarks are disabled: no timings to turn into a rate")
+        metrics.absent(ceiling, "benchmarks are disabled: no timings to turn into a rate")
         return
-    rate = metrics.record(key, unit=unit, better="higher", samples=rates(amount, times, scale))
-    sheet = spec.ceiling(key) if spec else None
-    if sheet:
-        metrics.record("of_datasheet", rate.value / sheet, "ratio", "higher")
-        metrics.info("datasheet", {"value": sheet, "unit": unit, "source": spec.source})
-    else:
-        metrics.absent("of_datasheet", "no datasheet figure for this device "
-                                       "(CPU, or a GPU not in perfkit.results.datasheet)")
+    rate = metrics.record(ceiling, samples=rates(amount, times, scale))
+    record_share_of_datasheet(metrics, rate.value, ceiling.name, spec)
 
 
 def test_copy_bandwidth(benchmark, perfkit_device, perfkit_profile, perfkit_metrics, perfkit_datasheet):
@@ -42,10 +37,10 @@ def test_copy_bandwidth(benchmark, perfkit_device, perfkit_profile, perfkit_metr
     perfkit_metrics.info("bytes_copied", nbytes)
     benchmark.pedantic(work.run, rounds=ROUNDS, warmup_rounds=WARMUP)
     work.check()
-    _record_ceiling(benchmark, perfkit_metrics, perfkit_datasheet, datasheet.COPY, work.amount, 1e9, "GB/s")
+    _record_ceiling(benchmark, perfkit_metrics, perfkit_datasheet, figures.COPY_BANDWIDTH, work.amount, 1e9)
 
 
-@pytest.mark.parametrize("precision", [pytest.param(p, id=p) for p in datasheet.PRECISIONS])
+@pytest.mark.parametrize("precision", [pytest.param(p, id=p) for p in figures.PRECISIONS])
 def test_matmul_flops(benchmark, precision, perfkit_device, perfkit_profile, perfkit_metrics, perfkit_datasheet):
     if perfkit_device.type == "cpu" and precision != "fp32":
         pytest.skip(f"{precision} is a GPU tensor-core ceiling; the CPU ceiling is measured in fp32")
@@ -55,5 +50,5 @@ def test_matmul_flops(benchmark, precision, perfkit_device, perfkit_profile, per
     with ceilings.float32_matmul(precision):
         benchmark.pedantic(work.run, rounds=ROUNDS, warmup_rounds=WARMUP)
     work.check()
-    _record_ceiling(benchmark, perfkit_metrics, perfkit_datasheet, datasheet.matmul_key(precision),
-                    work.amount, 1e12, "TFLOP/s")
+    _record_ceiling(benchmark, perfkit_metrics, perfkit_datasheet, figures.matmul_ceiling(precision), work.amount,
+                    1e12)

@@ -16,6 +16,7 @@ from typing import Any
 import pytest
 
 from perfkit.parallel import dataparallel, scaling
+from perfkit.parallel.records import AllreduceJob
 from perfkit.parallel.scaling import ScalingWorkload
 from perfkit.pbench import inject_samples
 from perfkit.plugin import profile_of
@@ -59,22 +60,22 @@ def pytest_generate_tests(metafunc: pytest.Metafunc) -> None:
 
 def test_ddp(benchmark, ddp_case, perfkit_metrics, perfkit_data_root, perfkit_torchrun):
     workload, gpus = WORKLOADS[ddp_case[0]], ddp_case[1]
-    result = perfkit_torchrun(workload.spec(gpus, perfkit_data_root), gpus)
-    inject_samples(benchmark, result["step_s"])
+    result = perfkit_torchrun(workload.job(gpus, perfkit_data_root), gpus)
+    inject_samples(benchmark, result.run.step_s)
     scaling.record_ddp(perfkit_metrics, result, workload)
 
 
 def test_dataparallel(benchmark, dp_case, perfkit_metrics, perfkit_data_root):
     workload, gpus = WORKLOADS[dp_case[0]], dp_case[1]
-    result = dataparallel.run(workload, gpus, perfkit_data_root)
-    inject_samples(benchmark, result["step_s"])
-    scaling.record_dataparallel(perfkit_metrics, result, workload)
+    run = dataparallel.run(workload, gpus, perfkit_data_root)
+    inject_samples(benchmark, run.step_s)
+    scaling.record_dataparallel(perfkit_metrics, run, workload)
 
 
 @pytest.mark.parametrize("gpus", [pytest.param(n, id=f"gpus{n}", marks=pytest.mark.gpus(n)) for n in (2, 4)])
 def test_allreduce_busbw(benchmark, gpus, perfkit_metrics, perfkit_profile, perfkit_torchrun):
     """nccl-tests' all_reduce_perf in miniature: in-place float32 sum, 4 KiB to 1 GiB, busbw per size."""
     sizes = SWEEP_SIZES[perfkit_profile.name]
-    result = perfkit_torchrun({"kind": "allreduce", "device": "cuda", "sizes": sizes, "repetitions": 5}, gpus)
-    inject_samples(benchmark, result["rows"][-1]["op_s"])
+    result = perfkit_torchrun(AllreduceJob(tuple(sizes), repetitions=5), gpus)
+    inject_samples(benchmark, result.rows[-1].op_s)
     scaling.record_sweep(perfkit_metrics, result)

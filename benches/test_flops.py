@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import pytest
 
+from perfkit.results import figures
 from perfkit.workloads import flops, models
 
 MODEL_NAMES = ("vgg16", "vgg19", "resnet18", "resnet50", "googlenet", "alexnet")
@@ -18,10 +19,10 @@ MODEL_NAMES = ("vgg16", "vgg19", "resnet18", "resnet50", "googlenet", "alexnet")
 def test_flop_count(benchmark, name, perfkit_metrics):
     shape = (1, *models.DEFAULT_INPUT)
     table = benchmark.pedantic(flops.flop_table, args=(name, shape), rounds=2, warmup_rounds=0)
-    for metric, value, unit in (("total_flops", table.total_flops, "FLOP"), ("total_macs", table.total_macs, "MAC"),
-                                ("counted_flops", table.counted_flops, "FLOP"), ("params", table.params, ""),
-                                ("forward_backward_flops", table.forward_backward_flops, "FLOP"),
-                                ("conv_flop_share", table.conv_flop_share, "ratio")):
-        perfkit_metrics.record(metric, value, unit, "none")
+    for spec, value in ((figures.TOTAL_FLOPS, table.total_flops), (figures.TOTAL_MACS, table.total_macs),
+                        (figures.COUNTED_FLOPS, table.counted_flops), (figures.PARAMS, table.params),
+                        (figures.FORWARD_BACKWARD_FLOPS, table.forward_backward_flops),
+                        (figures.CONV_FLOP_SHARE, table.conv_flop_share)):
+        perfkit_metrics.record(spec, value)
     perfkit_metrics.info("flops", table.to_json(per_layer=False))
-    perfkit_metrics.gate_on("none")  # the time to count is Python on a meta device; the counts are shown as "changed"
+    perfkit_metrics.gate_on(None)  # the time to count is Python on a meta device; the counts are shown as "changed"

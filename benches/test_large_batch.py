@@ -14,6 +14,7 @@ from __future__ import annotations
 import pytest
 
 from perfkit.parallel import scaling
+from perfkit.parallel.records import AccuracyJob
 from perfkit.pbench import inject_samples
 from perfkit.workloads import data
 
@@ -39,10 +40,8 @@ def test_large_batch_accuracy(benchmark, case, perfkit_metrics, perfkit_profile,
                               perfkit_torchrun):
     gpus, global_batch, rule, warmup_epochs = case
     train_size, test_size = SYNTHETIC_SIZES[perfkit_profile.name]
-    job = {"kind": "accuracy", "device": "cuda", "model": "resnet18", "data_root": perfkit_data_root,
-           "train_size": train_size, "test_size": test_size, "epochs": EPOCHS[perfkit_profile.name],
-           "global_batch": global_batch, "base_batch": 128, "base_lr": 0.1, "rule": rule, "warmup_epochs": warmup_epochs,
-           "recipe": data.HARD.name}
+    job = AccuracyJob("resnet18", perfkit_data_root, train_size, test_size, EPOCHS[perfkit_profile.name], global_batch,
+                      base_batch=128, base_lr=0.1, rule=rule, warmup_epochs=warmup_epochs, recipe=data.HARD.name)
     result = perfkit_torchrun(job, gpus)
-    inject_samples(benchmark, [epoch["seconds"] for epoch in result["history"]])
+    inject_samples(benchmark, [epoch.seconds for epoch in result.history])
     scaling.record_accuracy(perfkit_metrics, result)

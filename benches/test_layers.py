@@ -16,7 +16,7 @@ import pytest
 from perfkit.measure import memory, record
 from perfkit.measure.ceilings import precision_in_use
 from perfkit.pbench import round_times
-from perfkit.results import datasheet
+from perfkit.results import figures
 from perfkit.results.payloads import Layer
 from perfkit.workloads import layers
 
@@ -36,10 +36,10 @@ def test_layer(benchmark, case, pass_, perfkit_device, perfkit_profile, perfkit_
     perfkit_metrics.payload(Layer(case.name, pass_, shape, case.bound, work.flops, work.min_bytes))
     times = round_times(benchmark)
     compute = case.bound == "compute"
-    key = datasheet.matmul_key(precision_in_use(case.op, perfkit_device)) if compute else datasheet.COPY
+    ceiling = figures.matmul_ceiling(precision_in_use(case.op, perfkit_device)) if compute else figures.COPY_BANDWIDTH
     record.record_rate(perfkit_metrics, times, work.flops if compute else work.min_bytes, compute=compute,
-                       ceiling_key=key, spec=perfkit_datasheet)
-    perfkit_metrics.info("bound", key)  # across hardware the time should move with this ceiling
+                       ceiling_key=ceiling.name, spec=perfkit_datasheet)
+    perfkit_metrics.bound_by(ceiling)  # across hardware the time should move with this ceiling
     record.record_peak_memory(perfkit_metrics, run, perfkit_device, since)
     seconds_per_call = statistics.median(times) if times else 1e-3
     record.record_power(perfkit_metrics, run, seconds_per_call, perfkit_device)

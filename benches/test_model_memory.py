@@ -13,6 +13,7 @@ from perfkit.errors import MeasurementError
 from perfkit.measure import memory, record
 from perfkit.measure.timing import warmup
 from perfkit.plugin import profile_of
+from perfkit.results import figures
 from perfkit.workloads import models, training
 from perfkit.workloads.estimate import estimate_training_memory
 
@@ -33,8 +34,8 @@ def test_training_memory(benchmark, model_name, batch, perfkit_device, perfkit_p
     shape = perfkit_profile.pick(quick=QUICK[1], full=FULL[1])
     estimate = estimate_training_memory(model_name, batch, shape)
     for term, nbytes in estimate.terms().items():
-        perfkit_metrics.record(f"{term}_mib", nbytes / memory.MiB, "MiB", "none")
-    perfkit_metrics.record("estimate_mib", estimate.total / memory.MiB, "MiB", "none")
+        perfkit_metrics.record(figures.estimate_term(term), nbytes / memory.MiB)
+    perfkit_metrics.record(figures.ESTIMATE_MIB, estimate.total / memory.MiB)
     perfkit_metrics.payload(estimate.record())
 
     since = memory.allocated_bytes(perfkit_device)
@@ -47,8 +48,8 @@ def test_training_memory(benchmark, model_name, batch, perfkit_device, perfkit_p
     if not last < first:
         raise MeasurementError(f"{model_name} training loss did not fall on a fixed batch ({first:.4f} -> {last:.4f})")
     if peak is None:
-        for name in ("actual_over_params", "actual_over_estimate"):
-            perfkit_metrics.absent(name, "needs the CUDA allocator's peak; this run is on the CPU")
+        for spec in (figures.ACTUAL_OVER_PARAMS, figures.ACTUAL_OVER_ESTIMATE):
+            perfkit_metrics.absent(spec, "needs the CUDA allocator's peak; this run is on the CPU")
         return
-    perfkit_metrics.record("actual_over_params", peak.allocated / estimate.params, "x", "lower")
-    perfkit_metrics.record("actual_over_estimate", peak.allocated / estimate.total, "ratio", "none")
+    perfkit_metrics.record(figures.ACTUAL_OVER_PARAMS, peak.allocated / estimate.params)
+    perfkit_metrics.record(figures.ACTUAL_OVER_ESTIMATE, peak.allocated / estimate.total)

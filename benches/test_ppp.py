@@ -17,7 +17,7 @@ import pytest
 from perfkit.measure.ceilings import precision_in_use
 from perfkit.pbench import round_times
 from perfkit.plugin import profile_of
-from perfkit.results import datasheet
+from perfkit.results import figures
 from perfkit.workloads import ppp
 
 MODEL_NAMES = ("vgg16", "vgg19", "resnet18", "resnet50")
@@ -43,9 +43,9 @@ def test_layerwise_ppp(benchmark, name, batch, perfkit_device, perfkit_profile, 
     benchmark.pedantic(run, rounds=20, warmup_rounds=5)
     times = round_times(benchmark)
     if not times:
-        perfkit_metrics.absent("share_of_peak", "benchmarks are disabled: no model time")
+        perfkit_metrics.absent(figures.SHARE_OF_PEAK, "benchmarks are disabled: no model time")
         return
     with_ncu = perfkit_profile.name == "full" and name in NCU_MODELS
     ppp.record_ppp(perfkit_metrics, run, statistics.median(times), perfkit_datasheet, with_ncu)
     if batch >= 64:  # batch 1 is launch-bound (its layers' launch overhead is a third of the time or more)
-        perfkit_metrics.info("bound", datasheet.matmul_key(precision_in_use("conv", perfkit_device)))
+        perfkit_metrics.bound_by(figures.matmul_ceiling(precision_in_use("conv", perfkit_device)))

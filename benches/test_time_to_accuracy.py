@@ -28,6 +28,7 @@ import torch
 from perfkit.measure import power
 from perfkit.pbench import inject_samples
 from perfkit.plugin import profile_of
+from perfkit.results import figures
 from perfkit.results.metrics import MetricRecorder
 from perfkit.results.payloads import TimeToAccuracy, TtaRun
 from perfkit.workloads import data, tta
@@ -79,22 +80,23 @@ def test_time_to_accuracy(benchmark, tta_case, perfkit_device, perfkit_profile, 
 
     inject_samples(benchmark, [r.tta_s if r.reached and r.tta_s is not None else r.train_s + r.eval_s for r in runs])
     reached = [r for r in runs if r.reached and r.tta_s is not None]
-    perfkit_metrics.record("runs_reached", len(reached), "runs", "higher", gate=True)
+    perfkit_metrics.record(figures.RUNS_REACHED, len(reached))
     if len(reached) >= 2:
-        perfkit_metrics.record("tta_cov", tta.cov([r.tta_s for r in reached]), "ratio", "lower")
+        perfkit_metrics.record(figures.TTA_COV, tta.cov([r.tta_s for r in reached]))
     else:
-        perfkit_metrics.absent("tta_cov", f"{len(reached)} of {len(runs)} runs reached {target:.0%}: a CoV needs two")
+        perfkit_metrics.absent(figures.TTA_COV, f"{len(reached)} of {len(runs)} runs reached {target:.0%}: a CoV needs "
+                                                "two")
     if reached:
-        perfkit_metrics.record("epochs_to_target", unit="epochs", better="lower", samples=[r.epochs for r in reached])
-    perfkit_metrics.record("eval_s", unit="s", better="lower", samples=[r.eval_s for r in runs])
-    perfkit_metrics.record("images_per_s", unit="images/s", better="higher", samples=[r.images_per_s for r in runs])
+        perfkit_metrics.record(figures.EPOCHS_TO_TARGET, samples=[r.epochs for r in reached])
+    perfkit_metrics.record(figures.EVAL_S, samples=[r.eval_s for r in runs])
+    perfkit_metrics.record(figures.IMAGES_PER_S, samples=[r.images_per_s for r in runs])
     shifted_accuracy = [r.shifted_accuracy for r in runs if r.shifted_accuracy is not None]
     if shifted_accuracy:
-        perfkit_metrics.record("shifted_accuracy", statistics.fmean(shifted_accuracy), "ratio", "higher")
-        perfkit_metrics.record("shifted_accuracy_sd", statistics.stdev(shifted_accuracy), "ratio", "lower")
+        perfkit_metrics.record(figures.SHIFTED_ACCURACY, statistics.fmean(shifted_accuracy))
+        perfkit_metrics.record(figures.SHIFTED_ACCURACY_SD, statistics.stdev(shifted_accuracy))
     else:
-        for name in ("shifted_accuracy", "shifted_accuracy_sd"):
-            perfkit_metrics.absent(name, "no shifted set: give your own labelled images with --perfkit-shifted-root")
+        for spec in (figures.SHIFTED_ACCURACY, figures.SHIFTED_ACCURACY_SD):
+            perfkit_metrics.absent(spec, "no shifted set: give your own labelled images with --perfkit-shifted-root")
     util = _record_utilisation(perfkit_metrics, perfkit_device, trace)
     perfkit_metrics.payload(TimeToAccuracy(
         model, variant.name, variant.batch, train.source, shifted.source if shifted else "", target, epoch_cap,
@@ -130,11 +132,11 @@ def _record_utilisation(metrics: MetricRecorder, device: torch.device, trace: po
     if trace is None:
         reason = ("utilisation comes from NVML on a GPU; this run is on the CPU" if device.type != "cuda"
                   else power.unavailable_reason() or "NVML gave no samples")
-        for name in ("gpu_util_pct", "memory_util_pct"):
-            metrics.absent(name, reason)
+        for spec in (figures.GPU_UTIL_PCT, figures.MEMORY_UTIL_PCT):
+            metrics.absent(spec, reason)
         return (), (), ()
-    metrics.record("gpu_util_pct", trace.mean("gpu_util_pct"), "%", "higher")
-    metrics.record("memory_util_pct", trace.mean("memory_util_pct"), "%", "none")
+    metrics.record(figures.GPU_UTIL_PCT, trace.mean("gpu_util_pct"))
+    metrics.record(figures.MEMORY_UTIL_PCT, trace.mean("memory_util_pct"))
     step = max(1, len(trace.readings) // MAX_SERIES)
     kept = trace.readings[::step]
     return (tuple(r.t for r in kept), tuple(r.gpu_util_pct for r in kept), tuple(r.memory_util_pct for r in kept))

@@ -14,10 +14,10 @@ import torch
 from perfkit.errors import MeasurementError
 from perfkit.measure import ceilings, fidelity
 from perfkit.pbench import round_times
-from perfkit.results import datasheet
+from perfkit.results import figures
 
 #: The ceiling each GPU workload's time follows across hardware; the one-element kernel is launch-bound.
-BOUNDS = {"copy": datasheet.COPY, "gemm": datasheet.matmul_key("bf16")}
+BOUNDS = {"copy": figures.COPY_BANDWIDTH, "gemm": figures.matmul_ceiling("bf16")}
 
 GiB, MiB = 2**30, 2**20
 
@@ -45,4 +45,4 @@ def test_timer_fidelity(benchmark, kind, perfkit_device, perfkit_profile, perfki
     fidelity.record_agreement(perfkit_metrics, work.run, perfkit_device, round_times(benchmark),
                               launch_bound=kind == "tiny")
     if perfkit_device.type == "cuda" and kind in BOUNDS:
-        perfkit_metrics.info("bound", BOUNDS[kind])
+        perfkit_metrics.bound_by(BOUNDS[kind])

@@ -18,7 +18,7 @@ from perfkit.measure.record import record_rate
 from perfkit.measure.timing import EventSpans, time_cuda_events
 from perfkit.pbench import round_times
 from perfkit.plugin import profile_of
-from perfkit.results import datasheet
+from perfkit.results import datasheet, figures
 from perfkit.results.metrics import rates
 from perfkit.results.payloads import VectorAdd
 from perfkit.workloads.kernels import cpu_add
@@ -74,7 +74,7 @@ def _record_cpu(benchmark, metrics, scenario: str, k: int, n: int) -> None:
     metrics.payload(VectorAdd(scenario, "cpu", k))
     times = round_times(benchmark)
     if times:
-        metrics.record("bandwidth_gbps", unit="GB/s", better="higher", samples=rates(12 * n, times, 1e9))
+        metrics.record(figures.BANDWIDTH, samples=rates(12 * n, times, 1e9))
 
 
 def test_cpu_loop(benchmark, k, vectors, perfkit_metrics):
@@ -116,7 +116,7 @@ def _record_gpu(metrics, spec, case: VectorAdd, n: int, kernel_seconds) -> None:
         # only there is the headline a kernel streaming device memory at its ceiling (the plain grid reached 69% of
         # it on an H200, 84% on an H100); the other headlines hold host copies or page migration (no ceiling
         # measures those links), launch latency (K10: 50 of 81 us), or one thread's or one block's pace
-        metrics.info("bound", datasheet.COPY)
+        metrics.bound_by(figures.COPY_BANDWIDTH)
     if kernel_seconds:
         record_rate(metrics, kernel_seconds, 12 * n, compute=False, ceiling_key=datasheet.COPY, spec=spec)
 
@@ -147,8 +147,8 @@ def test_gpu_explicit(benchmark, scenario, k, vectors, gpu, perfkit_metrics, per
                               repetitions=rounds, warmup_iterations=min(warmup, 1),
                               mode="plain" if slow else "batched", batch=20)
     _check(dout.copy_to_host(), expected, f"{scenario} kernel, resident arrays")
-    perfkit_metrics.record("kernel_s", unit="s", better="lower", samples=kernel.seconds)
-    perfkit_metrics.gate_on("kernel_s")  # the whole step is dominated by pageable host copies (10-40% between runs)
+    perfkit_metrics.record(figures.KERNEL_S, samples=kernel.seconds)
+    perfkit_metrics.gate_on(figures.KERNEL_S)  # the whole step is dominated by pageable host copies (10-40% between runs)
     case = VectorAdd(scenario, "explicit", k, vector_add.launch_shape(scenario, x.size, sms))
     _record_gpu(perfkit_metrics, perfkit_datasheet, case, x.size, kernel.seconds if round_times(benchmark) else ())
 

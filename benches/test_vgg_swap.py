@@ -16,7 +16,7 @@ import torch
 from perfkit.errors import MeasurementError
 from perfkit.measure import memory, record
 from perfkit.measure.ceilings import precision_in_use
-from perfkit.results import datasheet
+from perfkit.results import figures
 from perfkit.results.payloads import VggSwap
 from perfkit.workloads import models
 
@@ -87,5 +87,5 @@ def test_vgg16(benchmark, where, variant, pass_, perfkit_profile, perfkit_metric
     benchmark.pedantic(step, rounds=rounds, warmup_rounds=warmup)
     perfkit_metrics.payload(VggSwap(variant, pass_, where, shape))
     if where == "cuda" and shape[0] >= 64:  # 99% of its FLOPs are convolutions; a small batch is launch-bound
-        perfkit_metrics.info("bound", datasheet.matmul_key(precision_in_use("conv", device)))
+        perfkit_metrics.bound_by(figures.matmul_ceiling(precision_in_use("conv", device)))
     record.record_peak_memory(perfkit_metrics, step, device, since)

@@ -4,5 +4,6 @@ from __future__ import annotations
 __version__ = "0.1.0"
 
 #: Version of the perfkit part of a result file (``machine_info["perfkit"]`` and
-#: ``extra_info["metrics"]``). Bump it when that contract changes incompatibly.
-SCHEMA_VERSION = 1
+#: ``extra_info["metrics"]``). Bump it when that contract changes, with the step that brings older files
+#: forward (perfkit.results.migrations). 2: figures renamed to what they hold, one unit per figure.
+SCHEMA_VERSION = 2

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import math
 import re
 import sys
 from collections.abc import Callable, Sequence
@@ -14,7 +15,10 @@ from pathlib import Path
 from typing import Any
 
 from perfkit.errors import BaselineError, PerfkitError, UsageError
-from perfkit.results import baselines, compare, datasheet, derived, history, partial, report
+from perfkit.results import baselines, datasheet, history, load, partial, report
+from perfkit.results.judge import Comparison, Policy, judge
+from perfkit.results.model import ResultSet
+from perfkit.results.noise import Noise
 
 EXIT_REGRESSION = 1
 EXIT_USAGE = 2
@@ -109,6 +113,7 @@ def _parser() -> argparse.ArgumentParser:
     rep.add_argument("results", type=Path)
     rep.add_argument("--out", type=Path, required=True, help="folder for report.md and plots")
     rep.add_argument("--baseline", type=Path, help="also compare with this baseline")
+    rep.add_argument("--threshold", default="5%", help="with --baseline: default tolerance, as for compare (5%%)")
     rep.add_argument("--history", default=None, metavar="DIR",
                      help="also the trends and change points of the runs kept in this pytest-benchmark storage "
                           "(runs of the results' hardware)")
@@ -161,42 +166,43 @@ def _hw(args: argparse.Namespace) -> int:
     stored, ceilings = store.stored_path(fp.hardware_id), store.ceilings(fp.hardware_id)
     table = [dict(vars(spec)) for spec in datasheet.GPUS]
     if args.json:
-        print(json.dumps({"fingerprint": fp.to_json(), "stored_ceilings": ceilings, "datasheet": table}, indent=2))
+        print(json.dumps({"fingerprint": fp.to_json(), "stored_ceilings": ceilings.own(), "datasheet": table},
+                         indent=2))
         return 0
     print(console.render_hardware(fp.to_json(), ceilings, str(stored)))
     return 0
 
 
-def _load(path: Path, baseline: dict[str, Any] | None = None) -> dict[str, Any]:
-    """A result file with its cross-benchmark figures derived as the run derives them (perfkit.results.derived);
-    a baseline of the same hardware lends the ceilings a run did not measure."""
-    results = baselines.load_results(path)
-    same = baseline is not None and baselines.hardware_id_of(baseline) == baselines.hardware_id_of(results)
-    return dict(derived.derive(results, derived.measured_ceilings(baseline) if same and baseline else None))
+def parse_threshold(text: str) -> float:
+    """'5%' or '0.05' -> 0.05; anything else is a usage error that shows the accepted forms."""
+    raw = text.strip()
+    try:
+        value = float(raw[:-1]) / 100 if raw.endswith("%") else float(raw)
+    except ValueError:
+        raise UsageError(f"threshold {text!r} is not a number; write it as 5% or 0.05") from None
+    if not raw.endswith("%") and value >= 1:
+        raise UsageError(f"threshold {text!r} is ambiguous; write 5% or 0.05")
+    if not 0 <= value < 10 or math.isnan(value):
+        raise UsageError(f"threshold {text!r} is out of range: a tolerance is a size, not a direction; "
+                         "use a fraction such as 5% or 0.05")
+    return value
 
 
-def _noise_for(baseline: dict[str, Any], current: dict[str, Any]) -> dict[str, Any] | None:
-    """Where the baseline file holds no between-run spread, the stored baseline of that hardware lends its own."""
-    if baselines.perfkit_info(baseline).get("noise") or baselines.hardware_id_of(baseline) != baselines.hardware_id_of(
-            current):
-        return None
-    return baselines.BaselineStore.find(Path.cwd()).load(baselines.hardware_id_of(baseline),
-                                                         baselines.profile_of(baseline))
-
-
-def _same_profile(baseline: dict[str, Any], current: dict[str, Any]) -> None:
-    """Timings of the quick profile's sizes say nothing about the full profile's: such a pair is not compared."""
-    if baselines.profile_of(baseline) != baselines.profile_of(current):
-        raise UsageError(f"the baseline holds the {baselines.profile_of(baseline)} profile's sizes, the results the "
-                         f"{baselines.profile_of(current)} profile's; compare runs of the same profile")
+def judge_files(baseline_path: Path, current_path: Path, threshold: str) -> tuple[ResultSet, ResultSet, Comparison]:
+    """Both files read by the one loader (the baseline lends the ceilings the results did not measure, where it is
+    of the same machine) and judged as the end of a run judges them: the same noise, the same policy."""
+    policy = Policy(threshold=parse_threshold(threshold))
+    baseline = load.load(baseline_path)
+    current = load.load(current_path, baseline)
+    if baseline.profile != current.profile:
+        raise UsageError(f"the baseline holds the {baseline.profile} profile's sizes, the results the "
+                         f"{current.profile} profile's; compare runs of the same profile")
+    noise = Noise.of(baseline, baselines.BaselineStore.find(Path.cwd()))
+    return baseline, current, judge(baseline, current, noise, policy)
 
 
 def _compare(args: argparse.Namespace) -> int:
-    policy = compare.Policy(threshold=compare.parse_threshold(args.threshold))
-    baseline = _load(args.baseline)
-    current = _load(args.current, baseline)
-    _same_profile(baseline, current)
-    result = compare.compare(baseline, current, policy, noise=_noise_for(baseline, current))
+    _, _, result = judge_files(args.baseline, args.current, args.threshold)
     print(report.render(result, args.format), end="")
     if args.fail and result.regressions:
         names = sorted({r.benchmark for r in result.regressions})
@@ -213,7 +219,7 @@ def _baseline_save(args: argparse.Namespace) -> int:
         raise UsageError("baseline save needs the result JSON of one or more runs, or --from-history N")
     results = []
     for path in args.results:
-        kept, injected = baselines.without_injected(baselines.load_results(path))
+        kept, injected = baselines.without_injected(load.load(path))
         if injected:
             print(f"perfkit: left out {len(injected)} benchmark(s) of {path} that carry an injected slowdown")
         results.append(kept)
@@ -235,9 +241,9 @@ def _baseline_drop(args: argparse.Namespace) -> int:
     if args.baseline.name.endswith(partial.SUFFIX):
         raise UsageError(f"{args.baseline} holds a run cut short; drop from a baseline file, which "
                          "`perfkit baseline save` writes")
-    kept, dropped = baselines.drop(baselines.load_results(args.baseline), args.names)
+    kept, dropped = baselines.drop(load.load(args.baseline), args.names)
     baselines.write_atomically(args.baseline, kept)
-    print(f"perfkit: dropped {len(dropped)} benchmark(s) from {args.baseline}; {len(kept['benchmarks'])} kept")
+    print(f"perfkit: dropped {len(dropped)} benchmark(s) from {args.baseline}; {len(kept.benchmarks)} kept")
     for name in dropped:
         print(f"  {name}")
     return 0
@@ -276,19 +282,17 @@ def _kept_runs(storage_option: str | None, hardware_id: str | None) -> tuple[Pat
 
 
 def _report(args: argparse.Namespace) -> int:
-    baseline = _load(args.baseline) if args.baseline else None
-    results = _load(args.results, baseline)
     comparison = None
-    if baseline is not None:
-        _same_profile(baseline, results)
-        comparison = compare.compare(baseline, results)
+    if args.baseline:
+        _, results, comparison = judge_files(args.baseline, args.results, args.threshold)
+    else:
+        results = load.load(args.results)
     kept = None
     if args.history:
         try:
-            profile = baselines.profile_of(results)
-            kept = _kept_runs(args.history, baselines.hardware_id_of(results))[1].of_profile(profile)
+            kept = _kept_runs(args.history, results.hardware_id)[1].of_profile(results.profile)
             if not len(kept):
-                raise BaselineError(f"{args.history} holds no kept runs of the {profile} profile")
+                raise BaselineError(f"{args.history} holds no kept runs of the {results.profile} profile")
         except PerfkitError as exc:  # the report is still worth writing: say why its history is left out
             print(f"perfkit: report without history: {exc}", file=sys.stderr)
     path = report.write_report(results, args.out, comparison, str(args.baseline or ""), kept)
@@ -351,7 +355,7 @@ def _batch(args: argparse.Namespace) -> int:
 def _roofline(args: argparse.Namespace) -> int:
     from perfkit.results import plots
 
-    path = plots.roofline_chart(_load(args.results), args.out)
+    path = plots.roofline_chart(load.load(args.results), args.out)
     if path is None:
         raise UsageError(f"{args.results} holds no roofline points; run benches/test_ppp.py on a GPU first")
     print(f"perfkit: wrote {path}")

@@ -14,25 +14,21 @@ import sys
 import tempfile
 from collections.abc import Sequence
 from pathlib import Path
-from typing import Any
 
 from perfkit.errors import PerfkitError
-from perfkit.results.baselines import load_results
-from perfkit.results.compare import Comparison
+from perfkit.results import load
+from perfkit.results.judge import Comparison, Verdict
+from perfkit.results.model import ResultSet
 
 
 def suspects(comparison: Comparison) -> list[str]:
     """Benchmarks worth re-running: regressed, or beyond their band in the worse direction without proof."""
-    out = set()
-    for row in comparison.rows:
-        worse = row.change is not None and (row.change > 0) == (row.better == "lower")
-        if row.gating and (row.verdict == "regressed" or (row.verdict == "unknown" and worse)):
-            out.add(row.benchmark)
-    return sorted(out)
+    return sorted({row.benchmark for row in comparison.rows if row.gating and (
+        row.verdict is Verdict.REGRESSED or (row.verdict is Verdict.UNKNOWN and row.worse))})
 
 
 def rerun(nodeids: Sequence[str], times: int, options: Sequence[str], root: Path,
-          timeout_s: float | None = None) -> list[dict[str, Any]]:
+          timeout_s: float | None = None) -> list[ResultSet]:
     """The result sets of ``times`` fresh-process runs of ``nodeids``; a re-run that crashed, timed out or
     wrote nothing raises PerfkitError with the end of its output (the caller keeps the first run's verdicts)."""
     results = []
@@ -49,5 +45,5 @@ def rerun(nodeids: Sequence[str], times: int, options: Sequence[str], root: Path
             if not out.exists() or not out.stat().st_size:
                 tail = " | ".join((done.stdout + done.stderr).strip().splitlines()[-3:])
                 raise PerfkitError(f"re-run {i + 1} wrote no results (exit {done.returncode}): {tail}")
-            results.append(load_results(out))
+            results.append(load.load(out))
     return results

@@ -10,18 +10,20 @@ from typing import Any
 
 from perfkit.measure.memory import MiB, PeakMemory
 from perfkit.results import datasheet
+from perfkit.results.ceilings import Ceilings
 from perfkit.results.tables import fmt_time, text_table
 from perfkit.workloads.estimate import MemoryEstimate
 from perfkit.workloads.flops import CONVENTION, FlopTable
 from perfkit.workloads.paleo import Prediction
 
 
-def render_hardware(fingerprint: Mapping[str, Any], ceilings: Mapping[str, float], stored: str) -> str:
+def render_hardware(fingerprint: Mapping[str, Any], ceilings: Ceilings, stored: str) -> str:
     """``perfkit hw``: the fingerprint, stored measured ceilings and the datasheet table with sources."""
     parts = ["Fingerprint", text_table(["field", "value"], [[k, str(v)] for k, v in fingerprint.items()])]
-    if ceilings:
+    if len(ceilings):
         parts += [f"Measured ceilings (from {stored})",
-                  text_table(["ceiling", "value"], [[k, f"{v:.4g}"] for k, v in sorted(ceilings.items())])]
+                  text_table(["ceiling", "value", "from"], [[k, f"{ceilings.found[k].value:.4g}",
+                                                            ceilings.found[k].describe()] for k in ceilings])]
     else:
         parts += [f"Measured ceilings: none stored at {stored}; run `pytest benches/test_ceilings.py`"]
     precisions = ("fp64",) + datasheet.PRECISIONS

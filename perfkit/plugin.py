@@ -3,29 +3,27 @@ from __future__ import annotations
 
 import contextlib
 import copy
+import dataclasses
 import os
 import time
 from collections.abc import Callable, Generator
-from pathlib import Path
 from typing import Any
 
 import pytest
 import torch
 
-from perfkit import confirm, limits, pbench
+from perfkit import limits, pbench
 from perfkit.errors import PerfkitError
 from perfkit.measure import host_load, timing
+from perfkit.options import DEFAULT_TIMEOUT_S, RunOptions
 from perfkit.parallel import launch
-from perfkit.results import datasheet, inject, partial
-from perfkit.results.derived import derive
+from perfkit.parallel.records import Job
+from perfkit.results import datasheet, inject
 from perfkit.results.metrics import MetricRecorder
-from perfkit.results.partial import PartialFile
 from perfkit.session import Outcome, Profile, Session
 from perfkit.workloads import data
 
 PERFKIT_TIMER = "perfkit.measure.timing.synchronized_clock"
-#: Per benchmark; the longest nightly benchmark takes well under a minute, a weekly one a few.
-DEFAULT_TIMEOUT_S = 1800.0
 #: The shortest gap between two progress lines of one long benchmark.
 PROGRESS_EVERY_S = 20.0
 
@@ -79,37 +77,19 @@ def pytest_configure(config: pytest.Config) -> None:
     pbench.use_timer(config, PERFKIT_TIMER)
     try:
         inject.rules()  # a malformed testing aid stops the run before it starts
-        data.check_data_root(config.getoption("perfkit_data_root"))
-        data.check_shifted_root(config.getoption("perfkit_shifted_root"))
-        config.stash[_SESSION] = Session.open(
-            config.rootpath,
-            device=config.getoption("perfkit_device"),
-            profile=config.getoption("perfkit_profile"),
-            baseline=config.getoption("perfkit_baseline"),
-            fail_on_regression=config.getoption("perfkit_fail_on_regression"),
-            save_mode=config.getoption("perfkit_save_baseline"),
-            torchrun_args=config.getoption("perfkit_torchrun_args"),
-            memory_cap=config.getoption("perfkit_memory_cap"),
-        )
+        options = RunOptions.from_config(config)
+        data.check_data_root(options.data_root)
+        data.check_shifted_root(options.shifted_root)
+        config.stash[_SESSION] = Session.start(options, config.rootpath)
     except PerfkitError as exc:
         raise pytest.UsageError(str(exc)) from None
-    session = config.stash[_SESSION]
-    json_path = pbench.json_path(config)
-    if json_path is not None:
-        session.partial = PartialFile(partial.path_for(json_path))
-        session.results_path = json_path
-    session.confirm_runs = config.getoption("perfkit_confirm")
-    summary = config.getoption("perfkit_summary")
-    session.summary_path = Path(summary) if summary else None
-    options = [f"--perfkit-device={session.settings.device.type}", f"--perfkit-profile={session.settings.profile.name}",
-               f"--perfkit-timeout={config.getoption('perfkit_timeout')}"]
-    options += [f"{name}={value}" for name, value in (("--perfkit-data-root", config.getoption("perfkit_data_root")),
-                ("--perfkit-shifted-root", config.getoption("perfkit_shifted_root")),
-                ("--perfkit-torchrun-args", config.getoption("perfkit_torchrun_args")),
-                ("--perfkit-memory-cap", config.getoption("perfkit_memory_cap"))) if value]
-    limit = config.getoption("perfkit_timeout")
-    session.rerun = lambda nodeids, times: confirm.rerun(nodeids, times, options, config.rootpath,
-                                                         limit * len(nodeids) + 300 if limit > 0 else None)
+
+
+def pytest_sessionstart(session: pytest.Session) -> None:
+    """Where the run starts: the memory cap takes hold before the first test."""
+    run = session.config.stash.get(_SESSION, None)
+    if run is not None:
+        run.settings.apply_memory_cap()
 
 
 def session_of(config: pytest.Config) -> Session:
@@ -135,7 +115,7 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
 
 @pytest.hookimpl(wrapper=True)
 def pytest_runtest_call(item: pytest.Item) -> Any:
-    seconds = item.config.getoption("perfkit_timeout")
+    seconds = session_of(item.config).options.timeout_s
     records = "benchmark" in getattr(item, "fixturenames", ()) and os.environ.get(host_load.IGNORE_ENV) != "1"
     start = host_load.snapshot() if records else None
     try:
@@ -203,23 +183,24 @@ def perfkit_datasheet(request: pytest.FixtureRequest) -> datasheet.GpuSpec | Non
 @pytest.fixture(scope="session")
 def perfkit_data_root(request: pytest.FixtureRequest) -> str | None:
     """``--perfkit-data-root`` (else ``$PERFKIT_DATA_ROOT``, else None: synthetic data), as given."""
-    root = data.data_root(request.config.getoption("perfkit_data_root"))
+    root = data.data_root(session_of(request.config).options.data_root)
     return str(root) if root else None
 
 
 @pytest.fixture(scope="session")
-def perfkit_torchrun(request: pytest.FixtureRequest) -> Callable[..., dict[str, Any]]:
-    """``perfkit_torchrun(job, gpus)``: rank 0's result of a perfkit.parallel.jobs job on ``gpus`` processes per machine.
+def perfkit_torchrun(request: pytest.FixtureRequest) -> Callable[[Job, int], Any]:
+    """``perfkit_torchrun(job, gpus)``: rank 0's result record of a job (perfkit.parallel.records) on ``gpus``
+    processes per machine.
 
-    Uses ``--perfkit-torchrun-args`` when given; ``--perfkit-memory-cap`` reaches every rank. A failed rank fails the benchmark with its own
-    message (no stack trace of the launcher); a machine that did not hold rank 0 skips.
+    Uses ``--perfkit-torchrun-args`` when given; ``--perfkit-memory-cap`` reaches every rank. A failed rank fails the
+    benchmark with its own message (no stack trace of the launcher); a machine that did not hold rank 0 skips.
     """
     settings = session_of(request.config).settings
 
-    def run(job: dict[str, Any], gpus: int, module: str = "perfkit.parallel.jobs") -> dict[str, Any]:
-        spec = job if settings.memory_cap is None else {**job, "memory_cap": settings.memory_cap}
+    def run(job: Job, gpus: int) -> Any:
+        capped = job if settings.memory_cap is None else dataclasses.replace(job, memory_cap=settings.memory_cap)
         try:
-            return launch.launch(module, spec, gpus, torchrun_args=settings.torchrun_args)
+            return launch.run(capped, gpus, torchrun_args=settings.torchrun_args)
         except launch.NotRankZero as exc:
             pytest.skip(str(exc))
         except launch.DistributedError as exc:
@@ -232,7 +213,7 @@ def perfkit_torchrun(request: pytest.FixtureRequest) -> Callable[..., dict[str, 
 @pytest.fixture(scope="session")
 def perfkit_shifted_root(request: pytest.FixtureRequest) -> str | None:
     """``--perfkit-shifted-root``: a folder of the user's own labelled images, or None."""
-    return request.config.getoption("perfkit_shifted_root")
+    return session_of(request.config).options.shifted_root
 
 
 @pytest.fixture(scope="session")
@@ -286,14 +267,15 @@ def pytest_benchmark_update_json(config: pytest.Config, benchmarks: Any, output_
         for bench in output_json["benchmarks"]:
             bench["extra_info"] = copy.deepcopy(bench.get("extra_info") or {})  # not the live fixture's dict
             inject.apply(bench)
-        derive(output_json, fallback_ceilings=session.fallback_ceilings())
+        output_json.update(session.derive(output_json).to_json())
 
 
 def pytest_sessionfinish(session: pytest.Session) -> None:
     run = session.config.stash.get(_SESSION, None)
     if run is None:
         return
-    outcome = run.finish(pbench.run_json(session.config))
+    raw = pbench.run_json(session.config)
+    outcome = run.finish(run.derive(raw) if raw is not None else None)
     if outcome in _EXIT_STATUS:
         session.exitstatus = _EXIT_STATUS[outcome]
 

@@ -1,9 +1,10 @@
 """One run of the suite as an object: what it measures on, which baseline it answers to, its verdict.
 
-The pytest plugin only translates options into a :class:`Session` and hooks into it; everything
-a run decides (which tests the machine cannot run, which baseline applies and whether it is of
-this hardware, the end-of-run comparison, the exit status, saving) is here, so it can be built
-from plain values and tested without pytest.
+The pytest plugin parses its options once (perfkit.options.RunOptions) and builds a whole
+:class:`Session` from them with :meth:`Session.start`; everything a run decides (which tests the
+machine cannot run, which baseline applies and whether it is of this hardware, the end-of-run
+verdict, the exit status, saving) is here, so it can be built from plain values and tested without
+pytest.
 """
 from __future__ import annotations
 
@@ -12,24 +13,20 @@ import time
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, cast, get_args
+from typing import Any
 
 import torch
 
 from perfkit import SCHEMA_VERSION, confirm
 from perfkit.errors import BaselineError, PerfkitError, UsageError
 from perfkit.measure import capacity, hardware
+from perfkit.options import RunOptions
 from perfkit.parallel import launch
-from perfkit.results import compare, datasheet, inject, report
-from perfkit.results.baselines import (
-    BaselineStore,
-    SaveMode,
-    from_runs,
-    hardware_id_of,
-    load_results,
-    perfkit_info,
-    profile_of,
-)
+from perfkit.results import datasheet, inject, load, partial, report
+from perfkit.results.baselines import BaselineStore, from_runs
+from perfkit.results.judge import Comparison, Policy, judge
+from perfkit.results.model import ResultSet
+from perfkit.results.noise import Noise
 from perfkit.results.partial import PartialFile
 
 PROFILES = ("quick", "full")
@@ -63,8 +60,9 @@ class Settings:
     @classmethod
     def detect(cls, device: str = "auto", profile: str | None = None,
                torchrun_args: str | None = None, memory_cap: str | None = None) -> Settings:
-        """Read the machine (torch, NVML). The profile defaults to full with a GPU: a CPU box
-        would take hours at the course's sizes. A memory cap is checked against every GPU and applied."""
+        """Read the machine (torch, NVML); changes nothing on it. The profile defaults to full with a GPU: a
+        CPU box would take hours at the course's sizes. A memory cap is checked against every GPU (it is applied
+        where the run starts: :meth:`apply_memory_cap`)."""
         gpu_count = hardware.gpu_count()
         resolved = torch.device(hardware.resolve_device(device))
         chosen = Profile(profile or ("full" if resolved.type == "cuda" else "quick"))
@@ -72,9 +70,15 @@ class Settings:
         if cap is not None:
             if resolved.type != "cuda":
                 raise UsageError("--perfkit-memory-cap caps the CUDA allocator; this run is on the CPU")
-            capacity.apply_cap(cap, [torch.device("cuda", i) for i in range(gpu_count)])
+            for index in range(gpu_count):
+                capacity.check_cap(cap, torch.device("cuda", index))
         return cls(resolved, chosen, gpu_count, hardware.fingerprint(resolved.type, cap),
                    torchrun_args=launch.parse_torchrun_args(torchrun_args), memory_cap=cap)
+
+    def apply_memory_cap(self) -> None:
+        """Cap PyTorch's allocator on every GPU (``--perfkit-memory-cap``); nothing without a cap."""
+        if self.memory_cap is not None:
+            capacity.apply_cap(self.memory_cap, self.gpus)
 
     @property
     def gpus(self) -> list[torch.device]:
@@ -117,59 +121,65 @@ class Outcome(enum.Enum):
 class Session:
     """A run's baseline policy and verdict, on top of its :class:`Settings`.
 
-    ``baseline`` is ``"auto"`` (the store's file for this hardware, if there is one), ``"none"``,
+    ``options.baseline`` is ``"auto"`` (the store's file for this hardware, if there is one), ``"none"``,
     or a path. The baseline is loaded and checked when the session is made, so a corrupt one or
     one of other hardware stops the run before anything is measured.
     """
 
     settings: Settings
     store: BaselineStore
-    baseline_choice: str = "auto"
-    fail_on_regression: bool = False
-    save_mode: SaveMode | None = None
+    options: RunOptions = field(default_factory=RunOptions)
+    #: Fresh-process runs of the named benchmarks, ``times`` each (confirm.rerun; a test may stand one in).
+    rerun: Callable[[list[str], int], list[ResultSet]] | None = None
     baseline_path: Path | None = field(init=False, default=None)
-    baseline: dict[str, Any] | None = field(init=False, default=None)
-    comparison: compare.Comparison | None = field(init=False, default=None)
+    baseline: ResultSet | None = field(init=False, default=None)
+    comparison: Comparison | None = field(init=False, default=None)
     messages: list[str] = field(init=False, default_factory=list)
-    partial: PartialFile | None = None
-    confirm_runs: int = 0
-    summary_path: Path | None = None
-    rerun: Callable[[list[str], int], list[dict[str, Any]]] | None = None
+    partial: PartialFile | None = field(init=False, default=None)
     family_seconds: dict[str, float] = field(init=False, default_factory=dict)
     skipped: dict[str, int] = field(init=False, default_factory=dict)  # reason -> how many tests
-    results_path: Path | None = None
     started: float = field(init=False, default_factory=time.monotonic)
 
     def __post_init__(self) -> None:
-        if self.save_mode is not None and self.save_mode not in get_args(SaveMode):
-            raise UsageError(f"unknown save mode {self.save_mode!r}; choose new, merge or force")
         self.baseline_path, self.baseline = self._load_baseline()
+        if self.options.results_path is not None:
+            self.partial = PartialFile(partial.path_for(self.options.results_path))
 
     @classmethod
-    def open(cls, root: str | Path, *, device: str = "auto", profile: str | None = None,
-             baseline: str = "auto", fail_on_regression: bool = False, save_mode: str | None = None,
-             torchrun_args: str | None = None, memory_cap: str | None = None) -> Session:
-        """A session on this machine, with the baselines folder found from ``root`` up."""
-        return cls(Settings.detect(device, profile, torchrun_args, memory_cap), BaselineStore.find(root), baseline,
-                   fail_on_regression, cast("SaveMode | None", save_mode))
+    def start(cls, options: RunOptions, root: str | Path) -> Session:
+        """The whole session of a run on this machine, with the baselines folder found from ``root`` up and
+        confirmation re-runs in fresh processes from ``root``."""
+        settings = Settings.detect(options.device, options.profile, options.torchrun_args, options.memory_cap)
+        args = options.rerun_args(settings.device.type, settings.profile.name)
 
-    def _load_baseline(self) -> tuple[Path | None, dict[str, Any] | None]:
-        choice, hardware_id = self.baseline_choice, self.settings.hardware_id
+        def rerun(nodeids: list[str], times: int) -> list[ResultSet]:
+            return confirm.rerun(nodeids, times, args, Path(root), options.rerun_timeout_s(len(nodeids)))
+
+        return cls(settings, BaselineStore.find(root), options, rerun)
+
+    @property
+    def results_path(self) -> Path | None:
+        return self.options.results_path
+
+    def _load_baseline(self) -> tuple[Path | None, ResultSet | None]:
+        choice, hardware_id = self.options.baseline, self.settings.hardware_id
         if choice == "none":
             return None, None
         profile = self.settings.profile.name
         path = self.store.path_for(hardware_id, profile) if choice == "auto" else Path(choice)
         if choice == "auto" and not path.exists():
             return None, None
-        loaded = load_results(path)
-        other = hardware_id_of(loaded)
-        if other != hardware_id:
+        if not path.exists():
+            raise BaselineError(f"baseline {path}: no such file; give the path of a saved baseline (they are in "
+                                f"{self.store.directory}), or leave --perfkit-baseline out to use this machine's")
+        loaded = load.load(path)
+        if loaded.hardware_id != hardware_id:
             raise BaselineError(
-                f"baseline {path} is from {other}, this run is {hardware_id}; "
+                f"baseline {path} is from {loaded.hardware_id}, this run is {hardware_id}; "
                 f"compare across hardware afterwards with `perfkit compare {path} results.json`"
             )
-        if profile_of(loaded) != profile:
-            raise BaselineError(f"baseline {path} holds the {profile_of(loaded)} profile's sizes, this run the "
+        if loaded.profile != profile:
+            raise BaselineError(f"baseline {path} holds the {loaded.profile} profile's sizes, this run the "
                                 f"{profile} profile's; give a baseline of the same profile")
         return path, loaded
 
@@ -207,57 +217,61 @@ class Session:
         in the full profile; any ``-m`` expression (``-m weekly``, ``-m "weekly or not weekly"``) decides instead."""
         return self.settings.profile.name == "full" and not markexpr
 
-    def fallback_ceilings(self) -> dict[str, float]:
-        """The baseline's measured ceilings: what "% of measured peak" divides by when this run
-        did not measure a ceiling itself (e.g. ``-k`` selected only the workloads)."""
-        if self.baseline is None:
-            return {}
-        return dict(perfkit_info(self.baseline).get("ceilings") or {})
+    def derive(self, raw: Mapping[str, Any]) -> ResultSet:
+        """The run's JSON as perfkit reads it (perfkit.results.load.parse), the baseline lending the ceilings
+        this run did not measure (e.g. ``-k`` selected only the workloads): what the JSON written to disk holds."""
+        return load.parse(raw, "this run", self.baseline)
 
-    def finish(self, results: Mapping[str, Any] | None) -> Outcome:
-        """Compare the finished run with the baseline and save it if asked; None: no benchmark ran."""
+    def finish(self, results: ResultSet | None) -> Outcome:
+        """Judge the finished run against the baseline and save it if asked; None: no benchmark ran."""
         if results is None:
             return Outcome.OK
         outcome = Outcome.OK
         if self.baseline is not None:
-            self.comparison = compare.compare(self.baseline, results)
+            self.comparison = self.judge(results)
             self._confirm(results)
-            if self.fail_on_regression and self.comparison.regressions:
+            if self.options.fail_on_regression and self.comparison.regressions:
                 outcome = Outcome.REGRESSED
-        elif self.baseline_choice == "auto":
+        elif self.options.baseline == "auto":
             expected = self.store.path_for(self.settings.hardware_id, self.settings.profile.name)
             self.messages.append(f"perfkit: no baseline {expected.name} in baselines/; "
                                  "nothing compared (save one with --perfkit-save-baseline)")
-        if self.summary_path is not None and self.comparison is not None:
-            self.summary_path.write_text(self._markdown(self.comparison), encoding="utf-8")
+        if self.options.summary is not None and self.comparison is not None:
+            self.options.summary.write_text(self._markdown(self.comparison), encoding="utf-8")
         if self.partial is not None:
             self.partial.remove_if_complete()  # pytest-benchmark wrote the final JSON before this runs
-        if self.save_mode:
+        if self.options.save_mode:
             try:
-                path = self.store.save(results, self.save_mode)
+                path = self.store.save(results, self.options.save_mode)
                 self.messages.append(f"perfkit: saved baseline {path}")
             except PerfkitError as exc:
                 self.messages.append(f"perfkit: baseline not saved: {exc}")
                 outcome = Outcome.NOT_SAVED
         return outcome
 
-    def _confirm(self, results: Mapping[str, Any]) -> None:
+    def judge(self, results: ResultSet) -> Comparison:
+        """The verdict of ``results`` against the baseline, as ``perfkit compare`` gives it for the same files."""
+        assert self.baseline is not None
+        return judge(self.baseline, results, Noise.of(self.baseline, self.store), Policy())
+
+    def _confirm(self, results: ResultSet) -> None:
         """Re-run the flagged benchmarks in fresh processes and judge again with every run (``--perfkit-confirm``)."""
-        names = confirm.suspects(self.comparison) if self.comparison and self.confirm_runs and self.rerun else []
+        runs = self.options.confirm
+        names = confirm.suspects(self.comparison) if self.comparison and runs and self.rerun else []
         if not names or self.rerun is None or self.baseline is None:
             return
         try:
-            again = self.rerun(names, self.confirm_runs)
-            self.comparison = compare.compare(self.baseline, from_runs([*again, results]))  # this run stays the record
+            again = self.rerun(names, runs)
+            self.comparison = self.judge(from_runs([*again, results]))  # this run stays the record
         except PerfkitError as exc:
             self.messages.append(f"perfkit: confirmation failed, the verdicts are this run's alone: {exc}")
             return
         held = sorted({r.benchmark for r in self.comparison.regressions} & set(names))
-        self.messages.append(f"perfkit: confirmation: {len(names)} flagged benchmark(s) re-run {self.confirm_runs} "
+        self.messages.append(f"perfkit: confirmation: {len(names)} flagged benchmark(s) re-run {runs} "
                              f"time(s) in fresh processes ({len(again)} run(s) finished); {len(held)} regression(s) "
                              f"held{': ' + ', '.join(held) if held else ''}")
 
-    def _markdown(self, comparison: compare.Comparison) -> str:
+    def _markdown(self, comparison: Comparison) -> str:
         """The final verdict (after confirmation) as markdown, for a CI job summary."""
         notes = [m for m in self.messages if m.startswith("perfkit: confirmation")]
         return report.render(comparison, "markdown", show_unchanged=False) + "".join(f"\n{n}\n" for n in notes)

@@ -49,7 +49,32 @@ def slowed(results: dict[str, Any], fullname: str, factor: float) -> dict[str, A
     return out
 
 
-def three_runs(results: dict[str, Any], spread: float = 0.004) -> dict[str, Any]:
+def typed(results: Any, source: str = "test") -> Any:
+    """A result file's JSON as perfkit reads it (perfkit.results.load.parse); a ResultSet as it is."""
+    from perfkit.results import load
+    from perfkit.results.model import ResultSet
+
+    return results if isinstance(results, ResultSet) else load.parse(results, source)
+
+
+def judged(baseline: Any, current: Any, policy: Any = None, noise: Any = None) -> Any:
+    """The judge's verdict on two result sets (JSON or typed); ``noise``: a baseline whose stored spread stands in
+    (default: the baseline's own), as perfkit.results.noise.Noise.of gives it."""
+    from perfkit.results.judge import Policy, judge
+    from perfkit.results.noise import Noise
+
+    base = typed(baseline)
+    return judge(base, typed(current), Noise.of(typed(noise) if noise is not None else base), policy or Policy())
+
+
+def words(verdicts: Any) -> Any:
+    """Verdicts as their words: a dict's keys or values, or one verdict."""
+    if isinstance(verdicts, dict):
+        return {getattr(k, "value", k): getattr(v, "value", v) for k, v in verdicts.items()}
+    return verdicts.value
+
+
+def three_runs(results: dict[str, Any], spread: float = 0.004) -> Any:
     """A baseline of three runs: ``results`` and two copies with every time moved by ±``spread``."""
     from perfkit.results.baselines import from_runs
 
@@ -59,7 +84,7 @@ def three_runs(results: dict[str, Any], spread: float = 0.004) -> dict[str, Any]
         for bench in out["benchmarks"]:
             out = slowed(out, bench["fullname"], factor)
         copies.append(out)
-    return from_runs(copies)
+    return from_runs([typed(c) for c in copies])
 
 
 # The simulator tests need NUMBA_ENABLE_CUDASIM=1 before numba is imported; test_vector_add.py

@@ -9,65 +9,33 @@ import sys
 import pytest
 
 from perfkit.errors import BaselineError
-from perfkit.results import baselines
+from perfkit.results import baselines, load
+from tests.conftest import typed
 
 
 def _write(path, data) -> None:
     path.write_text(json.dumps(data))
 
 
-def test_a_missing_file_says_how_to_make_one(tmp_path):
-    with pytest.raises(BaselineError, match="no such file.*--benchmark-json"):
-        baselines.load_results(tmp_path / "nope.json")
-
-
-def test_a_corrupt_file_names_the_line_and_what_to_do(tmp_path):
-    path = tmp_path / "b.json"
-    path.write_text('{"benchmarks": [')
-    with pytest.raises(BaselineError, match="not valid JSON.*restore it from git"):
-        baselines.load_results(path)
-
-
-def test_a_plain_pytest_benchmark_file_without_perfkit_section_is_refused(tmp_path, cpu_results):
-    del cpu_results["machine_info"]["perfkit"]
-    _write(tmp_path / "b.json", cpu_results)
-    with pytest.raises(BaselineError, match="no perfkit section"):
-        baselines.load_results(tmp_path / "b.json")
-
-
-def test_another_schema_version_is_refused(tmp_path, cpu_results):
-    cpu_results["machine_info"]["perfkit"]["schema_version"] = 999
-    _write(tmp_path / "b.json", cpu_results)
-    with pytest.raises(BaselineError, match="schema 999"):
-        baselines.load_results(tmp_path / "b.json")
-
-
-def test_not_a_benchmark_file_at_all(tmp_path):
-    _write(tmp_path / "b.json", [1, 2, 3])
-    with pytest.raises(BaselineError, match="not a pytest-benchmark JSON"):
-        baselines.load_results(tmp_path / "b.json")
-
-
 def test_save_writes_the_hardware_id_file_and_refuses_to_overwrite(tmp_path, cpu_results):
-    path = baselines.save_baseline(cpu_results, tmp_path)
-    assert path == tmp_path / f"{baselines.hardware_id_of(cpu_results)}-quick.json"  # a quick run's own file
+    path = baselines.save_baseline(typed(cpu_results), tmp_path)
+    assert path == tmp_path / f"{typed(cpu_results).hardware_id}-quick.json"  # a quick run's own file
     before = path.read_bytes()
     with pytest.raises(BaselineError, match="--force.*--merge"):
-        baselines.save_baseline(cpu_results, tmp_path)
+        baselines.save_baseline(typed(cpu_results), tmp_path)
     assert path.read_bytes() == before
 
 
 def test_force_replaces_and_merge_keeps_other_benchmarks(tmp_path, cpu_results):
-    path = baselines.save_baseline(cpu_results, tmp_path)
+    path = baselines.save_baseline(typed(cpu_results), tmp_path)
     one = copy.deepcopy(cpu_results)
     one["benchmarks"] = one["benchmarks"][:1]
-    one["machine_info"]["perfkit"]["ceilings"] = {"only_new": 1.0}
-    merged = baselines.load_results(baselines.save_baseline(one, tmp_path, "merge"))
-    assert len(merged["benchmarks"]) == len(cpu_results["benchmarks"])
-    assert set(merged["machine_info"]["perfkit"]["ceilings"]) == {"only_new"} | set(
-        cpu_results["machine_info"]["perfkit"]["ceilings"])
-    baselines.save_baseline(one, tmp_path, "force")
-    assert len(baselines.load_results(path)["benchmarks"]) == 1
+    one["machine_info"]["perfkit"]["ceilings"] = {"matmul_tflops_tf32": 1.0}  # measured only in the newer run
+    merged = load.load(baselines.save_baseline(typed(one), tmp_path, "merge"))
+    assert len(merged.benchmarks) == len(cpu_results["benchmarks"])
+    assert set(merged.info.ceilings) == {"matmul_tflops_tf32"} | set(cpu_results["machine_info"]["perfkit"]["ceilings"])
+    baselines.save_baseline(typed(one), tmp_path, "force")
+    assert len(load.load(path).benchmarks) == 1
 
 
 def test_merging_results_of_other_hardware_is_refused(tmp_path, cpu_results):
@@ -76,17 +44,17 @@ def test_merging_results_of_other_hardware_is_refused(tmp_path, cpu_results):
     target = tmp_path / "nvidia-h200-x1-quick.json"
     _write(target, cpu_results)  # a file named for the H200 that holds CPU results
     with pytest.raises(BaselineError, match="cannot merge"):
-        baselines.save_baseline(other, tmp_path, "merge")
+        baselines.save_baseline(typed(other), tmp_path, "merge")
 
 
 def test_results_without_raw_samples_are_not_a_baseline(tmp_path, cpu_results):
     cpu_results["benchmarks"][0]["stats"].pop("data")
     with pytest.raises(BaselineError, match="no raw samples"):
-        baselines.save_baseline(cpu_results, tmp_path)
+        baselines.save_baseline(typed(cpu_results), tmp_path)
 
 
 def test_a_failed_write_leaves_the_old_baseline_whole_and_no_temp_file(tmp_path, cpu_results, monkeypatch):
-    path = baselines.save_baseline(cpu_results, tmp_path)
+    path = baselines.save_baseline(typed(cpu_results), tmp_path)
     before = path.read_bytes()
 
     def explode(*args, **kwargs):
@@ -94,13 +62,13 @@ def test_a_failed_write_leaves_the_old_baseline_whole_and_no_temp_file(tmp_path,
 
     monkeypatch.setattr(baselines.json, "dump", explode)
     with pytest.raises(OSError, match="disk full"):
-        baselines.save_baseline(cpu_results, tmp_path, "force")
+        baselines.save_baseline(typed(cpu_results), tmp_path, "force")
     assert path.read_bytes() == before
     assert [p.name for p in tmp_path.iterdir()] == [path.name]
 
 
 def test_pytest_benchmark_compare_reads_a_saved_baseline(tmp_path, cpu_results):
-    path = baselines.save_baseline(cpu_results, tmp_path)
+    path = baselines.save_baseline(typed(cpu_results), tmp_path)
     done = subprocess.run(check=False, args=[sys.executable, "-m", "pytest_benchmark", "compare", str(path)],
                           capture_output=True, text=True, timeout=120)
     assert done.returncode == 0, done.stderr
@@ -108,21 +76,24 @@ def test_pytest_benchmark_compare_reads_a_saved_baseline(tmp_path, cpu_results):
 
 
 def test_the_committed_h200_baseline_is_valid_and_keeps_raw_samples(h200_results):
-    baselines.validate(h200_results, "baselines/nvidia-h200-x1.json")
-    assert baselines.hardware_id_of(h200_results) == "nvidia-h200-x1"
-    assert all(len(b["stats"]["data"]) == b["stats"]["rounds"] >= 1 for b in h200_results["benchmarks"])
+    results = typed(h200_results, "baselines/nvidia-h200-x1.json")
+    assert results.hardware_id == "nvidia-h200-x1"
+    assert all(len(b.samples) == b.stats["rounds"] >= 1 for b in results.benchmarks)
 
 
 def test_the_store_names_loads_and_saves_one_file_per_hardware_id(tmp_path, cpu_results):
     store = baselines.BaselineStore(tmp_path / "baselines")
-    hardware_id = baselines.hardware_id_of(cpu_results)
+    results = typed(cpu_results)
+    hardware_id = results.hardware_id
     assert store.path_for(hardware_id, "quick") == tmp_path / "baselines" / f"{hardware_id}-quick.json"
-    assert store.load(hardware_id, "quick") is None and store.ceilings(hardware_id) == {}
-    assert store.save(cpu_results) == store.path_for(hardware_id, "quick")
-    assert store.load(hardware_id, "quick") == cpu_results
+    assert store.load(hardware_id, "quick") is None and not len(store.ceilings(hardware_id))
+    assert store.save(results) == store.path_for(hardware_id, "quick")
+    stored = store.load(hardware_id, "quick")
+    assert stored is not None and stored.benchmarks == results.benchmarks and stored.info == results.info
+    assert store.ceilings(hardware_id).own() == results.info.ceilings
     with pytest.raises(BaselineError, match="--force"):
-        store.save(cpu_results)
-    store.save(cpu_results, "force")
+        store.save(results)
+    store.save(results, "force")
 
 
 def test_a_damaged_stored_baseline_is_an_error_not_a_missing_one(tmp_path):
@@ -136,18 +107,18 @@ def test_an_injected_slowdown_never_becomes_a_baseline(tmp_path, cpu_results):
     slowed = copy.deepcopy(cpu_results)
     slowed["benchmarks"][0]["extra_info"]["injected_slowdown"] = 1.1
     with pytest.raises(BaselineError, match="injected"):
-        baselines.save_baseline(slowed, tmp_path)
-    kept, injected = baselines.without_injected(slowed)
+        baselines.save_baseline(typed(slowed), tmp_path)
+    kept, injected = baselines.without_injected(typed(slowed))
     assert injected == [slowed["benchmarks"][0]["fullname"]]
-    assert [b["fullname"] for b in kept["benchmarks"]] == [b["fullname"] for b in slowed["benchmarks"][1:]]
+    assert [b.fullname for b in kept.benchmarks] == [b["fullname"] for b in slowed["benchmarks"][1:]]
 
 
 def test_a_baseline_of_runs_keeps_a_benchmark_only_an_earlier_run_holds(cpu_results):
     later = copy.deepcopy(cpu_results)
     dropped = later["benchmarks"].pop(0)
-    combined = baselines.from_runs([cpu_results, later])
-    assert dropped["fullname"] in {b["fullname"] for b in combined["benchmarks"]}
-    assert len(combined["benchmarks"]) == len(cpu_results["benchmarks"])
+    combined = baselines.from_runs([typed(cpu_results), typed(later)])
+    assert dropped["fullname"] in {b.fullname for b in combined.benchmarks}
+    assert len(combined.benchmarks) == len(cpu_results["benchmarks"])
 
 
 def test_a_quick_run_has_its_own_baseline_file_and_is_never_judged_by_a_full_one(tmp_path, cpu_results):
@@ -156,51 +127,37 @@ def test_a_quick_run_has_its_own_baseline_file_and_is_never_judged_by_a_full_one
     from perfkit.measure import hardware
     from perfkit.session import Profile, Session, Settings
 
+    from perfkit.options import RunOptions
+
     quick = copy.deepcopy(cpu_results)
     quick["machine_info"]["perfkit"]["profile"] = "quick"
-    hwid = baselines.hardware_id_of(quick)
-    assert baselines.save_baseline(quick, tmp_path).name == f"{hwid}-quick.json"
+    hwid = typed(quick).hardware_id
+    assert baselines.save_baseline(typed(quick), tmp_path).name == f"{hwid}-quick.json"
     full = copy.deepcopy(cpu_results)
     full["machine_info"]["perfkit"]["profile"] = "full"
-    assert baselines.save_baseline(full, tmp_path).name == f"{hwid}.json"
+    assert baselines.save_baseline(typed(full), tmp_path).name == f"{hwid}.json"
     settings = Settings(torch_device("cpu"), Profile("full"), 0, hardware.fingerprint("cpu"))
     settings = dataclasses.replace(settings, fingerprint=dataclasses.replace(settings.fingerprint, hardware_id=hwid))
     with pytest.raises(BaselineError, match="holds the quick profile's sizes, this run the full"):
-        Session(settings, baselines.BaselineStore(tmp_path), str(tmp_path / f"{hwid}-quick.json"))
+        Session(settings, baselines.BaselineStore(tmp_path), RunOptions(baseline=str(tmp_path / f"{hwid}-quick.json")))
     assert Session(settings, baselines.BaselineStore(tmp_path)).baseline_path == tmp_path / f"{hwid}.json"
-
-
-def test_an_older_files_pct_figures_load_as_the_shares_they_hold(tmp_path, cpu_results):
-    old = copy.deepcopy(cpu_results)
-    bench = old["benchmarks"][0]
-    bench["extra_info"]["metrics"] = {"pct_of_copy_peak": {"value": 2.3, "unit": "ratio", "better": "higher"}}
-    bench["extra_info"]["metrics_absent"] = {"pct_of_datasheet": "no datasheet figure"}
-    old["machine_info"]["perfkit"]["runs"] = {bench["fullname"]: {"time": [1.0, 1.1], "pct_of_peak": [0.5, 0.6]}}
-    old["machine_info"]["perfkit"]["noise"] = {bench["fullname"]: {"pct_of_peak": {"sd": 0.1, "range": 0.2, "runs": 2}}}
-    _write(tmp_path / "old.json", old)
-    loaded = baselines.load_results(tmp_path / "old.json")
-    extra, info = loaded["benchmarks"][0]["extra_info"], loaded["machine_info"]["perfkit"]
-    assert set(extra["metrics"]) == {"share_of_copy_peak"} and extra["metrics"]["share_of_copy_peak"]["value"] == 2.3
-    assert set(extra["metrics_absent"]) == {"share_of_datasheet"}
-    assert set(info["runs"][bench["fullname"]]) == {"time", "share_of_peak"}
-    assert set(info["noise"][bench["fullname"]]) == {"share_of_peak"}
 
 
 def test_runs_of_two_profiles_never_make_one_baseline(cpu_results):
     full = copy.deepcopy(cpu_results)
     full["machine_info"]["perfkit"]["profile"] = "full"
     with pytest.raises(BaselineError, match="mix the full and quick profiles"):
-        baselines.from_runs([cpu_results, full])
+        baselines.from_runs([typed(cpu_results), typed(full)])
     with pytest.raises(BaselineError, match="cannot merge a run of the full profile"):
-        baselines.merge(cpu_results, full)
+        baselines.merge(typed(cpu_results), typed(full))
 
 
 def test_a_saved_baseline_is_readable_by_the_team_and_keeps_a_mode_given_on_purpose(tmp_path, cpu_results,
                                                                                     monkeypatch):
     monkeypatch.setattr(baselines, "UMASK", 0o022)
     path = tmp_path / "b.json"
-    baselines.write_atomically(path, cpu_results)
+    baselines.write_atomically(path, typed(cpu_results))
     assert path.stat().st_mode & 0o777 == 0o644  # not mkstemp's 0600
     path.chmod(0o640)
-    baselines.write_atomically(path, cpu_results)
+    baselines.write_atomically(path, typed(cpu_results))
     assert path.stat().st_mode & 0o777 == 0o640

@@ -7,20 +7,19 @@ from pathlib import Path
 
 import pytest
 
-from perfkit.results import baselines, compare, derived
+from perfkit.cli import judge_files
+from perfkit.results.judge import Comparison
 
 ROOT = Path(__file__).resolve().parents[1]
 COPY = "copy_bandwidth_gbps"
 
 
-def _compared(baseline: str, current: str) -> compare.Comparison:
-    base = dict(derived.derive(baselines.load_results(ROOT / "baselines" / baseline)))
-    cur = dict(derived.derive(baselines.load_results(ROOT / "baselines" / current)))
-    return compare.compare(base, cur)
+def _compared(baseline: str, current: str) -> Comparison:
+    return judge_files(ROOT / "baselines" / baseline, ROOT / "baselines" / current, "5%")[2]
 
 
 @pytest.fixture(scope="module")
-def h100_against_h200() -> compare.Comparison:
+def h100_against_h200() -> Comparison:
     return _compared("nvidia-h200-x1.json", "nvidia-h100-80gb-hbm3-x1.json")
 
 

@@ -8,9 +8,20 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from perfkit import SCHEMA_VERSION
+from perfkit.cli import parse_threshold
 from perfkit.errors import BaselineError, UsageError
-from perfkit.results.baselines import from_runs
-from perfkit.results.compare import HardwareRow, Policy, compare, parse_threshold
+from perfkit.results import baselines
+from perfkit.results.across import HardwareRow
+from perfkit.results.judge import Policy
+from tests.conftest import judged, typed, words
+
+
+def compare(baseline, current, policy=None, noise=None):
+    return judged(baseline, current, policy, noise)
+
+
+def from_runs(runs):
+    return baselines.from_runs([typed(r) for r in runs])
 
 COPY = "benches/test_ceilings.py::test_copy_bandwidth"
 MATMUL = "benches/test_ceilings.py::test_matmul_flops[fp32]"
@@ -28,10 +39,10 @@ def _results(benches: dict[str, list[float]], hardware_id: str = "cpu-test", **e
 
 
 def _verdict(cmp, bench: str, metric: str = "time") -> str:
-    return next(r.verdict for r in cmp.rows if r.benchmark == bench and r.metric == metric)
+    return next(r.verdict.value for r in cmp.rows if r.benchmark == bench and r.figure == metric)
 
 
-def _runs(values: list[float], name: str = "b", **extra: Any) -> dict[str, Any]:
+def _runs(values: list[float], name: str = "b", **extra: Any) -> Any:
     """A baseline built from one run per value (each run's median time is that value)."""
     return from_runs([_results({name: [v] * 5}, **extra) for v in values])
 
@@ -41,7 +52,7 @@ def test_a_stored_run_compared_with_itself_has_no_regression(cpu_results):
     assert cmp.regressions == ()
     assert cmp.same_hardware
     assert cmp.geomean_time_ratio == pytest.approx(1.0)
-    assert set(cmp.counts()) == {"unchanged"}
+    assert set(words(cmp.counts())) == {"unchanged"}
 
 
 @settings(max_examples=60, deadline=None)
@@ -49,7 +60,7 @@ def test_a_stored_run_compared_with_itself_has_no_regression(cpu_results):
        scale=st.floats(min_value=1e-6, max_value=10.0))
 def test_identical_runs_never_regress(values, scale):
     baseline = _runs([v * scale for v in values])
-    assert set(compare(baseline, copy.deepcopy(baseline)).counts()) <= {"unchanged", "not gated"}
+    assert set(words(compare(baseline, baseline).counts())) <= {"unchanged", "not gated"}
 
 
 @settings(max_examples=60, deadline=None)
@@ -66,8 +77,8 @@ def test_a_shift_of_many_spreads_is_flagged_and_one_inside_the_band_is_not(value
 def test_a_move_beyond_the_band_with_too_few_runs_is_unknown_not_regressed():
     cmp = compare(_results({"b": [1.0] * 5}), _results({"b": [2.0] * 5}))
     row = cmp.rows[0]
-    assert row.verdict == "unknown" and "needs more runs" in row.note and row.mde is None
-    assert cmp.regressions == () and cmp.counts() == {"unknown": 1}
+    assert row.verdict.value == "unknown" and "needs more runs" in row.note and row.mde is None
+    assert cmp.regressions == () and words(cmp.counts()) == {"unknown": 1}
 
 
 def test_two_single_runs_use_the_spread_stored_with_the_hardwares_baseline():
@@ -81,7 +92,7 @@ def test_a_slowdown_measured_while_other_processes_kept_the_cpus_busy_is_unknown
     baseline = _runs([1.0, 1.01, 0.99, 1.0, 1.005])
     busy = _results({"b": [1.3] * 5}, b={"host_load": {"other_cpus": 1.0, "cpus": 2, "version": 1}})
     row = compare(baseline, busy).rows[0]
-    assert row.verdict == "unknown" and "other processes kept 1.0 of its 2 CPUs busy" in row.note
+    assert row.verdict.value == "unknown" and "other processes kept 1.0 of its 2 CPUs busy" in row.note
     quiet = _results({"b": [1.3] * 5}, b={"host_load": {"other_cpus": 0.1, "cpus": 2, "version": 1}})
     assert _verdict(compare(baseline, quiet), "b") == "regressed"
     faster_while_busy = _results({"b": [0.7] * 5}, b={"host_load": {"other_cpus": 1.0, "cpus": 2, "version": 1}})
@@ -91,8 +102,8 @@ def test_a_slowdown_measured_while_other_processes_kept_the_cpus_busy_is_unknown
 def test_runs_that_spread_too_much_are_reported_not_gated():
     cmp = compare(_runs([1.0, 1.3, 0.8]), _runs([2.0, 2.1, 1.9]))
     row = cmp.rows[0]
-    assert row.verdict == "not gated" and "too noisy to gate" in row.note
-    assert cmp.regressions == () and cmp.counts() == {"not gated": 1}
+    assert row.verdict.value == "not gated" and "too noisy to gate" in row.note
+    assert cmp.regressions == () and words(cmp.counts()) == {"not gated": 1}
 
 
 def test_a_shift_that_is_not_significant_after_correction_is_unknown():
@@ -100,23 +111,23 @@ def test_a_shift_that_is_not_significant_after_correction_is_unknown():
     current = from_runs([_results({f"b{i}": [v * (1.08 if i == 0 else 1.0)] * 5 for i in range(40)})
                          for v in (1.0, 1.02, 0.98)])
     row = next(r for r in compare(baseline, current).rows if r.benchmark == "b0")
-    assert row.verdict == "unknown" and "not significant after correcting for 40 figures" in row.note
+    assert row.verdict.value == "unknown" and "not significant after correcting for 40 figures" in row.note
 
 
 def test_improvement_is_reported():
-    assert compare(_runs([1.0, 1.002, 0.998]), _runs([0.7, 0.701, 0.699])).rows[0].verdict == "improved"
+    assert compare(_runs([1.0, 1.002, 0.998]), _runs([0.7, 0.701, 0.699])).rows[0].verdict.value == "improved"
 
 
 def test_new_and_missing_benchmarks():
     data = [1.0] * 5
     cmp = compare(_results({"old": data}), _results({"new": data}))
-    assert {(r.benchmark, r.verdict) for r in cmp.rows} == {("old", "missing"), ("new", "new")}
+    assert {(r.benchmark, r.verdict.value) for r in cmp.rows} == {("old", "missing"), ("new", "new")}
 
 
 def test_per_benchmark_tolerance_override():
     loose = {"b": {"tolerance": 0.5}}
     cmp = compare(_runs([1.0, 1.002, 0.998], **loose), _runs([1.3, 1.301, 1.299], **loose))
-    assert cmp.rows[0].verdict == "unchanged"
+    assert cmp.rows[0].verdict.value == "unchanged"
 
 
 def _with_metric(value: float, better: str, gate: bool = False, extra: dict | None = None) -> dict[str, Any]:
@@ -130,14 +141,14 @@ def test_figures_derived_from_the_time_are_shown_not_judged_again():
     baseline = from_runs([_with_metric(100.0 * v, "higher") for v in (1.0, 1.002, 0.998)])
     current = from_runs([_with_metric(50.0 * v, "higher") for v in (1.0, 1.002, 0.998)])
     cmp = compare(baseline, current)
-    assert _verdict(cmp, "b", "m") == "info" and cmp.benchmark_verdicts() == {"b": "unchanged"}
+    assert _verdict(cmp, "b", "m") == "info" and words(cmp.benchmark_verdicts()) == {"b": "unchanged"}
 
 
 def test_a_gating_metric_decides_the_benchmark_with_the_time():
     baseline = from_runs([_with_metric(100.0 * v, "lower", gate=True) for v in (1.0, 1.002, 0.998)])
     current = from_runs([_with_metric(150.0 * v, "lower", gate=True) for v in (1.0, 1.002, 0.998)])
     cmp = compare(baseline, current)
-    assert _verdict(cmp, "b", "m") == "regressed" and cmp.benchmark_verdicts() == {"b": "regressed"}
+    assert _verdict(cmp, "b", "m") == "regressed" and words(cmp.benchmark_verdicts()) == {"b": "regressed"}
 
 
 def test_a_benchmark_that_gates_on_another_figure_ignores_its_time():
@@ -147,7 +158,7 @@ def test_a_benchmark_that_gates_on_another_figure_ignores_its_time():
                                                                                    "better": "lower"}}, **gate})
                          for v in (1.0, 1.002, 0.998)])
     cmp = compare(baseline, current)
-    assert _verdict(cmp, "b", "time") == "info" and cmp.benchmark_verdicts() == {"b": "unchanged"}
+    assert _verdict(cmp, "b", "time") == "info" and words(cmp.benchmark_verdicts()) == {"b": "unchanged"}
 
 
 def test_a_ratio_whose_baseline_runs_already_spread_is_too_noisy_to_call_changed():
@@ -155,8 +166,8 @@ def test_a_ratio_whose_baseline_runs_already_spread_is_too_noisy_to_call_changed
     noisy = from_runs([_with_metric(1.00 * v, "none") for v in (0.8, 1.0, 1.2)])
     current = _with_metric(1.4, "none")
     assert _verdict(compare(steady, current), "b", "m") == "changed"
-    row = next(r for r in compare(noisy, current).rows if r.metric == "m")
-    assert row.verdict == "info" and "runs spread 40% (max-min) > 10%: too noisy to judge" in row.note
+    row = next(r for r in compare(noisy, current).rows if r.figure == "m")
+    assert row.verdict.value == "info" and "runs spread 40% (max-min) > 10%: too noisy to judge" in row.note
 
 
 def test_a_ratio_moves_only_beyond_the_band_its_runs_allow():
@@ -229,14 +240,14 @@ def test_malformed_thresholds_say_how_to_write_one(text):
 def test_a_gating_figure_that_disappears_makes_the_benchmark_unknown_and_an_info_one_does_not():
     base = _with_metric(10.0, "lower", gate=True)
     cur = _results({"b": [1.0] * 5})
-    assert compare(base, cur).benchmark_verdicts() == {"b": "unknown"}
-    assert compare(_with_metric(10.0, "higher"), cur).benchmark_verdicts() == {"b": "unchanged"}
+    assert words(compare(base, cur).benchmark_verdicts()) == {"b": "unknown"}
+    assert words(compare(_with_metric(10.0, "higher"), cur).benchmark_verdicts()) == {"b": "unchanged"}
 
 
 def test_a_zero_time_does_not_break_the_geomean_and_a_non_finite_stored_run_is_refused():
     cmp = compare(_results({"b": [1.0] * 5, "z": [1.0] * 5}), _results({"b": [1.0] * 5, "z": [0.0] * 5}))
     assert cmp.geomean_time_ratio == pytest.approx(1.0)
-    broken = _runs([1.0, 1.01, 0.99])
+    broken = _runs([1.0, 1.01, 0.99]).to_json()
     broken["machine_info"]["perfkit"]["runs"]["b"]["time"][0] = float("nan")
     with pytest.raises(BaselineError, match="not a finite number"):
         compare(broken, _runs([1.0]))

@@ -31,7 +31,7 @@ def _baseline(pytester) -> None:
     one = json.loads((pytester.path / "one.json").read_text())
     hardware_id = one["machine_info"]["perfkit"]["hardware_id"]
     (pytester.path / "baselines").mkdir()
-    (pytester.path / "baselines" / f"{hardware_id}-quick.json").write_text(json.dumps(three_runs(one)))
+    (pytester.path / "baselines" / f"{hardware_id}-quick.json").write_text(json.dumps(three_runs(one).to_json()))
 
 
 def test_an_injected_slowdown_is_flagged_and_holds_over_fresh_process_reruns(pytester, monkeypatch):

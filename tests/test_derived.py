@@ -6,8 +6,11 @@ import json
 
 import pytest
 
-from perfkit.results import compare, derived
-from perfkit.results.metrics import MetricRecorder, metrics_of, value_of
+from perfkit import SCHEMA_VERSION
+from perfkit.results import derived, load
+from perfkit.results.ceilings import Ceilings
+from perfkit.results.metrics import MetricRecorder, MetricSpec
+from perfkit.results.model import BenchmarkEntry, ResultSet
 from perfkit.results.payloads import (
     Ppp,
     PppLayer,
@@ -18,7 +21,7 @@ from perfkit.results.payloads import (
     VectorAdd,
     VggSwap,
 )
-from tests.conftest import ROOT
+from tests.conftest import ROOT, judged, typed, words
 
 BASELINES = sorted((ROOT / "baselines").glob("*.json"))
 
@@ -29,14 +32,26 @@ def _bench(name: str, median: float, *records, metrics: dict | None = None) -> d
     for record in records:
         recorder.payload(record)
     for metric, value in (metrics or {}).items():
-        recorder.record(metric, value, "", "higher")
+        recorder.record(MetricSpec(metric, "", "higher"), value)
     return {"fullname": f"benches/x.py::{name}", "name": name, "stats": {"median": median, "data": [median] * 5},
             "extra_info": extra}
 
 
-def _results(*benches, ceilings: dict | None = None) -> dict:
-    return {"benchmarks": list(benches),
-            "machine_info": {"perfkit": {"ceilings": dict(ceilings or {}), "fingerprint": {"datasheet_key": "h200"}}}}
+def _results(*benches, ceilings: dict | None = None, lender: dict | None = None) -> ResultSet:
+    """The benches as a result set, derived (``lender``: the ceilings a baseline of the machine lends)."""
+    raw = {"benchmarks": list(benches),
+           "machine_info": {"perfkit": {"schema_version": SCHEMA_VERSION, "hardware_id": "h200",
+                                        "ceilings": dict(ceilings or {}), "fingerprint": {"datasheet_key": "h200"}}}}
+    return derived.derive(load.typed(raw, "test"), _lent(lender) if lender else None)
+
+
+def _lent(ceilings: dict) -> Ceilings:
+    return Ceilings.of(load.typed({"benchmarks": [], "machine_info": {"perfkit": {
+        "schema_version": SCHEMA_VERSION, "ceilings": ceilings}}}, "baseline"))
+
+
+def _named(results: ResultSet, name: str) -> BenchmarkEntry:
+    return next(b for b in results.benchmarks if b.name == name)
 
 
 def _swap_pair() -> list[dict]:
@@ -47,41 +62,53 @@ def _swap_pair() -> list[dict]:
 
 
 def test_swap_ratios_do_not_depend_on_the_order_of_the_benchmarks():
-    forward = derived.derive(_results(*_swap_pair()))
-    backward = derived.derive(_results(*reversed(_swap_pair())))
+    forward = _results(*_swap_pair())
+    backward = _results(*reversed(_swap_pair()))
     for results in (forward, backward):
-        swapped = next(b for b in results["benchmarks"] if b["name"] == "swapped")
-        assert value_of(swapped, "time_ratio_vs_normal") == pytest.approx(0.75)
-        assert value_of(swapped, "memory_ratio_vs_normal") == pytest.approx(0.8)
+        swapped = _named(results, "swapped")
+        assert swapped.value("time_ratio_vs_normal") == pytest.approx(0.75)
+        assert swapped.value("memory_ratio_vs_normal") == pytest.approx(0.8)
 
 
 def test_a_missing_partner_leaves_the_figure_absent_with_the_reason():
-    (swapped,) = derived.derive(_results(_swap_pair()[1]))["benchmarks"]
-    assert "time_ratio_vs_normal" not in metrics_of(swapped)
-    assert "normal VGG16 (cuda, forward) is not in this result set" in swapped["extra_info"]["metrics_absent"][
-        "time_ratio_vs_normal"]
+    (swapped,) = _results(_swap_pair()[1]).benchmarks
+    assert "time_ratio_vs_normal" not in swapped.metrics
+    assert "normal VGG16 (cuda, forward) is not in this result set" in swapped.absent["time_ratio_vs_normal"]
 
 
 def test_speedup_over_the_cpu_loop_at_the_same_k():
-    results = derived.derive(_results(_bench("cpu", 0.075, VectorAdd("cpu_loop", "cpu", 100)),
-                                      _bench("grid", 0.150, VectorAdd("grid", "explicit", 100)),
-                                      _bench("grid5", 0.01, VectorAdd("grid", "explicit", 5))))
-    grid, grid5 = results["benchmarks"][1:]
-    assert value_of(grid, "speedup_vs_cpu") == pytest.approx(0.5)
-    assert "K=5" in grid5["extra_info"]["metrics_absent"]["speedup_vs_cpu"]
+    results = _results(_bench("cpu", 0.075, VectorAdd("cpu_loop", "cpu", 100)),
+                       _bench("grid", 0.150, VectorAdd("grid", "explicit", 100)),
+                       _bench("grid5", 0.01, VectorAdd("grid", "explicit", 5)))
+    grid, grid5 = results.benchmarks[1:]
+    assert grid.value("speedup_vs_cpu") == pytest.approx(0.5)
+    assert "K=5" in grid5.absent["speedup_vs_cpu"]
 
 
 def test_a_rate_becomes_a_share_of_this_runs_ceiling_else_of_the_baselines():
     layer = _bench("relu", 1e-4, RatePeak("copy_bandwidth_gbps", 4800.0), metrics={"bandwidth_gbps": 3600.0})
     ceiling = _bench("copy", 2e-3, metrics={"copy_bandwidth_gbps": 4000.0})
-    ran = derived.derive(_results(copy.deepcopy(layer), ceiling))
-    assert value_of(ran["benchmarks"][0], "share_of_copy_peak") == pytest.approx(0.9)
-    assert ran["machine_info"]["perfkit"]["ceilings"] == {"copy_bandwidth_gbps": 4000.0}
-    alone = derived.derive(_results(copy.deepcopy(layer)), fallback_ceilings={"copy_bandwidth_gbps": 4500.0})
-    assert value_of(alone["benchmarks"][0], "share_of_copy_peak") == pytest.approx(0.8)
-    assert alone["benchmarks"][0]["extra_info"]["ceiling_used"]["source"] == "stored baseline"
-    without = derived.derive(_results(copy.deepcopy(layer)))
-    assert "benches/test_ceilings.py" in without["benchmarks"][0]["extra_info"]["metrics_absent"]["share_of_copy_peak"]
+    ran = _results(copy.deepcopy(layer), ceiling)
+    assert ran.benchmarks[0].value("share_of_copy_peak") == pytest.approx(0.9)
+    assert ran.info.ceilings == {"copy_bandwidth_gbps": 4000.0}
+    alone = _results(copy.deepcopy(layer), lender={"copy_bandwidth_gbps": 4500.0})
+    assert alone.benchmarks[0].value("share_of_copy_peak") == pytest.approx(0.8)
+    assert alone.info.lent_ceilings == {"copy_bandwidth_gbps": 4500.0} and alone.info.ceilings == {}
+    again = derived.derive(load.typed(alone.to_json(), "again"))  # the file derives the same way on its own later
+    assert again.benchmarks[0].value("share_of_copy_peak") == pytest.approx(0.8)
+    without = _results(copy.deepcopy(layer))
+    assert "benches/test_ceilings.py" in without.benchmarks[0].absent["share_of_copy_peak"]
+
+
+def test_a_baseline_of_several_runs_divides_by_the_median_of_its_runs_ceilings():
+    from perfkit.results.baselines import from_runs
+
+    layer = _bench("relu", 1e-4, RatePeak("copy_bandwidth_gbps", 4800.0), metrics={"bandwidth_gbps": 3600.0})
+    runs = [_results(copy.deepcopy(layer), _bench("copy", 2e-3, metrics={"copy_bandwidth_gbps": gbps}))
+            for gbps in (4000.0, 7400.0, 3900.0, 4100.0)]  # one outlier, and it is the last run
+    combined = from_runs(runs[1:] + runs[:1])
+    assert combined.info.ceilings == {"copy_bandwidth_gbps": pytest.approx(4050.0)}
+    assert _named(combined, "relu").value("share_of_copy_peak") == pytest.approx(3600.0 / 4050.0)
 
 
 def test_ppp_and_the_roofline_use_the_ceiling_of_each_layers_math():
@@ -90,12 +117,12 @@ def test_ppp_and_the_roofline_use_the_ceiling_of_each_layers_math():
                                        PppLayer("relu", "ReLU", 1, 1e-4, 0, None, None)), "FMA = 2")
     roof = Roofline((RooflinePoint("m", 4.5e11, 4.5e9, "analytic minimum", "tf32"),))
     ceilings = {"matmul_tflops_tf32": 400.0, "matmul_tflops_fp32": 50.0, "copy_bandwidth_gbps": 4000.0}
-    (bench,) = derived.derive(_results(_bench("ppp", 0.01, ppp, roof), ceilings=ceilings))["benchmarks"]
+    (bench,) = _results(_bench("ppp", 0.01, ppp, roof), ceilings=ceilings).benchmarks
     ideal = 4e11 / 400e12 + 5e10 / 50e12  # 2 ms at the peaks, measured 10 ms
-    assert value_of(bench, "share_of_peak") == pytest.approx(ideal / 0.01)
-    assert value_of(bench, "share_of_datasheet") == pytest.approx((4e11 / 494.7e12 + 5e10 / 67e12) / 0.01)
+    assert bench.value("share_of_peak") == pytest.approx(ideal / 0.01)
+    assert bench.value("share_of_datasheet") == pytest.approx((4e11 / 494.7e12 + 5e10 / 67e12) / 0.01)
     # intensity 100 FLOP/B is below the tf32 ridge (100 = 400e12 / 4e12): memory roof at 400 TFLOP/s
-    assert value_of(bench, "of_roof") == pytest.approx(45.0 / 400.0)
+    assert bench.value("share_of_roof") == pytest.approx(45.0 / 400.0)
 
 
 def _scaling(method: str, workload: str, key: str, gpus: int, images_per_s: float, step_s: float,
@@ -111,26 +138,26 @@ def test_speedups_pair_runs_by_job_not_by_order():
             _scaling("DataParallel", "b128-weak", "k128", 2, 10_000.0, 0.0256),
             _scaling("DataParallel", "b128-weak", "k128", 1, 12_000.0, 0.0107)]
     for order in (runs, list(reversed(runs))):
-        by_name = {b["name"]: b for b in derived.derive(_results(*copy.deepcopy(order)))["benchmarks"]}
+        by_name = {b.name: b for b in _results(*copy.deepcopy(order)).benchmarks}
         weak = by_name["DDP-b128-weak-gpus2"]
-        assert value_of(weak, "speedup") == pytest.approx(20_000 / 12_800)
-        assert value_of(weak, "scaling_efficiency") == pytest.approx(20_000 / 12_800 / 2)
-        assert value_of(weak, "comm_subtraction_ms") == pytest.approx((0.0128 - 128 / 12_800) * 1e3)
-        assert value_of(by_name["DDP-B128-strong-gpus2"], "speedup") == pytest.approx(12_000 / 12_800)
+        assert weak.value("speedup") == pytest.approx(20_000 / 12_800)
+        assert weak.value("scaling_efficiency") == pytest.approx(20_000 / 12_800 / 2)
+        assert weak.value("comm_subtraction_ms") == pytest.approx((0.0128 - 128 / 12_800) * 1e3)
+        assert by_name["DDP-B128-strong-gpus2"].value("speedup") == pytest.approx(12_000 / 12_800)
         dp = by_name["DataParallel-b128-weak-gpus2"]
-        assert value_of(dp, "speedup") == pytest.approx(10_000 / 12_000)
-        assert value_of(dp, "throughput_vs_ddp") == pytest.approx(10_000 / 20_000)  # the weak DDP run, not the strong
-    alone = derived.derive(_results(copy.deepcopy(runs[0])))["benchmarks"][0]
-    assert "no 1-GPU DDP run of k128" in alone["extra_info"]["metrics_absent"]["speedup"]
+        assert dp.value("speedup") == pytest.approx(10_000 / 12_000)
+        assert dp.value("throughput_vs_ddp") == pytest.approx(10_000 / 20_000)  # the weak DDP run, not the strong
+    alone = _results(copy.deepcopy(runs[0])).benchmarks[0]
+    assert "no 1-GPU DDP run of k128" in alone.absent["speedup"]
 
 
 @pytest.mark.parametrize("path", BASELINES, ids=[p.stem for p in BASELINES])
 def test_the_committed_baselines_derive_idempotently_and_compare_clean_against_themselves(path):
-    once = derived.derive(json.loads(path.read_text()))
-    twice = derived.derive(copy.deepcopy(once))
-    assert twice == once
-    result = compare.compare(once, copy.deepcopy(once))
-    assert not result.regressions and set(result.counts()) <= {"unchanged", "not gated"}
+    once = typed(json.loads(path.read_text()))
+    twice = derived.derive(once)
+    assert twice == once and twice.to_json() == once.to_json()
+    result = judged(once, once)
+    assert not result.regressions and set(words(result.counts())) <= {"unchanged", "not gated"}
 
 
 REVERSE = """
@@ -148,7 +175,7 @@ def _run_swap_bench(pytester, select: str = "cpu and forward and not backward") 
 
 
 def _figures(results: dict) -> dict:
-    return {b["name"]: (sorted(metrics_of(b)), sorted(b["extra_info"].get("metrics_absent", {})))
+    return {b["name"]: (sorted(b["extra_info"]["metrics"]), sorted(b["extra_info"].get("metrics_absent", {})))
             for b in results["benchmarks"]}
 
 
@@ -161,7 +188,8 @@ def test_a_real_run_gives_the_same_figures_in_either_order_and_says_why_one_is_m
     for results in (forward, backward):
         medians = {b["extra_info"]["vgg_swap"]["variant"]: b["stats"]["median"] for b in results["benchmarks"]}
         swapped = next(b for b in results["benchmarks"] if "swapped" in b["name"])
-        assert value_of(swapped, "time_ratio_vs_normal") == pytest.approx(medians["swapped"] / medians["normal"])
+        assert swapped["extra_info"]["metrics"]["time_ratio_vs_normal"]["value"] == pytest.approx(
+            medians["swapped"] / medians["normal"])
     alone = _run_swap_bench(pytester, "cpu and swapped and forward and not backward")["benchmarks"]
     assert [b["name"] for b in alone] == ["test_vgg16[cpu-swapped-forward]"]
     assert "select it too" in alone[0]["extra_info"]["metrics_absent"]["time_ratio_vs_normal"]

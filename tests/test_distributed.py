@@ -2,6 +2,7 @@
 with nothing left running, a busy default port does not matter, and rendezvous options pass through."""
 from __future__ import annotations
 
+import dataclasses
 import os
 import socket
 import tempfile
@@ -12,6 +13,7 @@ import pytest
 
 from perfkit.errors import UsageError
 from perfkit.parallel import launch
+from perfkit.parallel.records import RESULTS, AccuracyJob, AccuracyResult, ScalingResult, job_to_json
 from perfkit.parallel.scaling import ScalingWorkload
 
 ROOT = Path(__file__).parent.parent
@@ -22,6 +24,12 @@ TINY = "tests.dist_workers:tiny"
 def _launch(job: dict, nproc: int = 2, **kwargs) -> dict:
     return launch.launch(kwargs.pop("module", "tests.dist_workers"), {"device": "cpu", **job}, nproc,
                               env=ENV, **kwargs)
+
+
+def _run(job) -> object:
+    """A typed job on two CPU ranks, as the plugin's perfkit_torchrun runs it (with the tests on the path)."""
+    raw = launch.launch("perfkit.parallel.jobs", job_to_json(job), 2, env=ENV)
+    return RESULTS[job.TAG].from_json(raw)
 
 
 def _alive(pid: int) -> bool:
@@ -61,17 +69,17 @@ def test_ddp_replicas_agree_over_gloo_even_with_the_default_port_taken():
     except OSError:
         pass  # already taken by someone else: just as good
     try:
-        spec = ScalingWorkload("tiny", TINY, "cifar10", (3, 32, 32), 16, dataset_size=512).spec(2, None, device="cpu",
-                                                                                          warmup=2)
-        result = _launch({**spec, "profile_steps": 2, "nosync_steps": 3, "allreduce_reps": 3},
-                         module="perfkit.parallel.jobs")
+        job = ScalingWorkload("tiny", TINY, "cifar10", (3, 32, 32), 16, dataset_size=512).job(2, None, device="cpu",
+                                                                                            warmup=2)
+        result = _run(dataclasses.replace(job, profile_steps=2, nosync_steps=3, allreduce_reps=3))
     finally:
         busy.close()
-    assert result["world"] == 2 and result["global_batch"] == 32
-    assert result["replicas_max_abs_diff"] == 0.0
-    assert result["timed_steps"] == result["steps_per_epoch"] == 512 // 2 // 16
-    assert result["loss_last"] < result["loss_first"]
-    assert len(result["ranks"]) == 2 and len(result["allreduce_op_s"]) == 3 and result["profile"] is None
+    assert isinstance(result, ScalingResult)
+    run = result.run
+    assert run.world == 2 and run.global_batch == 32 and run.replicas_max_abs_diff == 0.0
+    assert len(run.step_s) == run.steps_per_epoch == 512 // 2 // 16
+    assert run.loss_last < run.loss_first
+    assert run.peaks == (None, None) and len(result.allreduce_op_s or ()) == 3 and result.profile is None
 
 
 def test_replica_check_sees_a_perturbed_rank():
@@ -102,10 +110,15 @@ def test_rendezvous_arguments_reach_torchrun():
 
 
 def test_large_batch_job_trains_and_reports_accuracy():
-    job = {"kind": "accuracy", "model": TINY, "data_root": None, "train_size": 512, "test_size": 256, "epochs": 2,
-           "global_batch": 64, "base_batch": 32, "base_lr": 0.05, "rule": "linear-warmup", "warmup_epochs": 1,
-           "recipe": "synthetic-hard"}
-    result = _launch(job, module="perfkit.parallel.jobs")
-    assert result["lr"] == pytest.approx(0.1) and result["warmup_steps"] == 512 // 2 // 32
-    assert [h["epoch"] for h in result["history"]] == [0, 1] and 0 <= result["test_accuracy"] <= 1
-    assert result["replicas_max_abs_diff"] == 0.0 and result["data"].startswith("synthetic-hard:")
+    job = AccuracyJob(TINY, None, 512, 256, 2, 64, base_batch=32, base_lr=0.05, rule="linear-warmup",
+                      warmup_epochs=1, recipe="synthetic-hard", device="cpu")
+    result = _run(job)
+    assert isinstance(result, AccuracyResult)
+    assert result.lr == pytest.approx(0.1) and result.warmup_steps == 512 // 2 // 32
+    assert [h.epoch for h in result.history] == [0, 1] and 0 <= result.test_accuracy <= 1
+    assert result.replicas_max_abs_diff == 0.0 and result.data.startswith("synthetic-hard:")
+
+
+def test_an_unknown_job_kind_fails_in_one_sentence_naming_the_kinds():
+    with pytest.raises(launch.DistributedError, match="unknown job kind 'dance'; one of scaling, allreduce, accuracy"):
+        launch.launch("perfkit.parallel.jobs", {"kind": "dance", "device": "cpu"}, 2, env=ENV)

@@ -68,7 +68,7 @@ def test_runs_are_read_oldest_first_across_machine_id_folders_and_other_tools_le
     (tmp_path / MACHINE / "0003_other_20260105_020000.json").write_text(json.dumps(plain))
     (tmp_path / MACHINE / "notes.json").write_text("{}")
     kept = history.load_history(tmp_path)
-    assert [r["benchmarks"][0]["stats"]["median"] for r in kept.runs] == [1.0, 1.5, 2.0, 3.0]
+    assert [r.benchmarks[0].median for r in kept.runs] == [1.0, 1.5, 2.0, 3.0]
     assert [p.parent.name for p in kept.paths] == ["Linux-CPython-3.10-64bit", MACHINE] * 2
     assert kept.skipped == () and kept.hardware_ids() == ["cpu-test"]
 
@@ -89,7 +89,7 @@ def test_a_damaged_run_is_skipped_with_its_reason_and_the_rest_still_read(tmp_pa
 def test_only_the_runs_of_the_hardware_asked_for(tmp_path):
     _store(tmp_path, [_run({COPY: 1.0}, _day(0), "nvidia-h200-x1"), _run({COPY: 2.0}, _day(1), "cpu-test")])
     assert history.load_history(tmp_path).hardware_ids() == ["cpu-test", "nvidia-h200-x1"]
-    assert [history.load_history(tmp_path, "nvidia-h200-x1").runs[0]["benchmarks"][0]["stats"]["median"]] == [1.0]
+    assert [history.load_history(tmp_path, "nvidia-h200-x1").runs[0].benchmarks[0].median] == [1.0]
 
 
 def test_series_of_the_time_and_of_a_metric_per_matching_benchmark(tmp_path):
@@ -120,8 +120,8 @@ def test_no_storage_folder_is_one_error_that_says_what_to_run(tmp_path):
 def test_a_baseline_from_history_takes_the_last_n_runs(tmp_path):
     _store(tmp_path, [_run({COPY: v}, _day(i)) for i, v in enumerate((9.0, 1.0, 1.01, 0.99))])
     baseline = history.baseline_from_history(tmp_path, None, 3)
-    assert baseline["machine_info"]["perfkit"]["runs"][COPY]["time"] == [1.0, 1.01, 0.99]
-    assert baseline["machine_info"]["perfkit"]["run_dates"] == [_day(1), _day(2), _day(3)]
+    assert baseline.info.runs[COPY]["time"] == [1.0, 1.01, 0.99]
+    assert baseline.info.run_dates == (_day(1), _day(2), _day(3))
 
 
 @pytest.mark.parametrize(("runs", "n", "hardware_id", "error", "message"), [
@@ -140,7 +140,7 @@ def test_a_baseline_from_runs_of_several_machines_needs_the_hardware_id(tmp_path
     _store(tmp_path, [_run({COPY: 1.0}, _day(i), hw) for i, hw in enumerate(("cpu-a", "cpu-b", "cpu-a", "cpu-a"))])
     with pytest.raises(UsageError, match=r"several machines \(cpu-a, cpu-b\); pass --hardware-id"):
         history.baseline_from_history(tmp_path, None, 3)
-    assert history.baseline_from_history(tmp_path, "cpu-a", 3)["machine_info"]["perfkit"]["hardware_id"] == "cpu-a"
+    assert history.baseline_from_history(tmp_path, "cpu-a", 3).hardware_id == "cpu-a"
 
 
 def test_a_baseline_needs_the_raw_samples_of_its_newest_run(tmp_path):
@@ -201,9 +201,10 @@ def test_history_errors_are_one_line_exit_2(tmp_path, setup, args, message):
 
 TINY = """
 import time
+from perfkit.results.metrics import MetricSpec
 def test_sleep(benchmark, perfkit_metrics):
     benchmark.pedantic(time.sleep, args=(0.002,), rounds=5, warmup_rounds=1)
-    perfkit_metrics.record("naps_per_s", 500.0, "1/s", "higher")
+    perfkit_metrics.record(MetricSpec("naps_per_s", "1/s", "higher"), 500.0)
 """
 
 

@@ -11,6 +11,7 @@ import subprocess
 import pytest
 
 from perfkit.results import report
+from tests.conftest import typed
 
 #: Injected into a copy of the page: records load errors and, once loaded, whether every image decoded.
 CHECK = """<script>
@@ -44,7 +45,7 @@ def _render(text: str, tmp_path) -> dict:
 
 
 def test_the_html_report_renders_offline_with_every_plot(tmp_path, h200_results):
-    text = report.write_report(h200_results, tmp_path / "report").with_suffix(".html").read_text()
+    text = report.write_report(typed(h200_results), tmp_path / "report").with_suffix(".html").read_text()
     assert "http://" not in text and "https://" not in text and 'src="data:image/png;base64,' in text
     pngs = len(list((tmp_path / "report").glob("*.png")))
     assert _render(text, tmp_path) == {"images": pngs, "bad": [], "errors": []} and pngs >= 7
@@ -56,9 +57,13 @@ def test_the_browser_check_sees_a_plot_that_does_not_decode(tmp_path):
     assert _render(page, tmp_path)["bad"] == ["broken"]
 
 
-def test_a_table_row_of_dashes_is_data_not_the_separator(tmp_path):
-    from perfkit.results import html as page
+def test_markdown_and_html_are_rendered_from_the_same_sections(tmp_path):
+    from perfkit.results import document
 
-    (tmp_path / "report.md").write_text("# r\n\n| a | b |\n|---|---|\n| - | - |\n| x \\| y | 1 |\n")
-    text = page.write_html(tmp_path / "report.md").read_text()
-    assert text.count("<tr>") == 3 and "<td>x | y</td>" in text and "<td>-</td>" in text
+    doc = document.Document("r", (document.Section("s", (document.Table.of(["a", "b"], [["-", "-"], ["x | y", "1"]]),
+                                                        document.Text("`code` and **bold**"))),))
+    page = document.html_page(doc)
+    assert page.count("<tr>") == 3 and "<td>x | y</td>" in page and "<td>-</td>" in page
+    assert "<code>code</code> and <strong>bold</strong>" in page
+    markdown = document.markdown(doc)
+    assert "| x \\| y | 1 |" in markdown and markdown.startswith("# r\n\n## s\n")

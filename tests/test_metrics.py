@@ -3,39 +3,71 @@ from __future__ import annotations
 import pytest
 
 from perfkit.errors import BaselineError, UsageError
-from perfkit.results.metrics import Metric, MetricRecorder, metrics_of
+from perfkit.results import figures
+from perfkit.results.metrics import Metric, MetricRecorder, MetricSpec
+from perfkit.results.model import BenchmarkEntry, Context
 
 
 def test_recorded_metrics_follow_the_json_contract():
     extra: dict = {}
     rec = MetricRecorder(extra)
-    rec.record("bandwidth_gbps", unit="GB/s", better="higher", samples=[3.0, 1.0, 2.0])
-    rec.record("flops", 1234, "FLOP", "none")
+    rec.record(figures.BANDWIDTH, samples=[3.0, 1.0, 2.0])
+    rec.record(figures.TOTAL_FLOPS, 1234)
+    rec.record(figures.PEAK_ALLOCATED_MIB, 5.0)
     assert extra["metrics"]["bandwidth_gbps"] == {"value": 2.0, "unit": "GB/s", "better": "higher",
                                                   "samples": [3.0, 1.0, 2.0]}
-    assert extra["metrics"]["flops"] == {"value": 1234.0, "unit": "FLOP", "better": "none"}
-    assert set(metrics_of({"extra_info": extra})) == {"bandwidth_gbps", "flops"}
+    assert extra["metrics"]["total_flops"] == {"value": 1234.0, "unit": "FLOP", "better": "none"}
+    assert extra["metrics"]["peak_allocated_mib"]["gate"] is True  # a gating figure is declared so in the catalogue
+    entry = BenchmarkEntry.from_json({"fullname": "b", "stats": {"median": 1.0}, "extra_info": extra}, "test")
+    assert set(entry.metrics) == {"bandwidth_gbps", "total_flops", "peak_allocated_mib"}
+    assert entry.gating_figures() == {"time", "peak_allocated_mib"}
 
 
 def test_absent_metrics_carry_a_reason_not_a_zero():
     extra: dict = {}
-    MetricRecorder(extra).absent("avg_power_w", "NVML is not available")
+    MetricRecorder(extra).absent(figures.AVG_POWER_W, "NVML is not available")
     assert extra == {"metrics_absent": {"avg_power_w": "NVML is not available"}}
 
 
-@pytest.mark.parametrize("kwargs, match", [
-    ({"value": 1.0, "better": "up"}, "better"),
-    ({"value": float("nan")}, "finite"),
-    ({}, "needs a value or samples"),
+def test_the_context_the_judge_reads_is_written_through_its_own_methods():
+    extra: dict = {}
+    recorder = MetricRecorder(extra)
+    recorder.gate_on(figures.KERNEL_S)
+    recorder.bound_by(figures.COPY_BANDWIDTH)
+    recorder.tolerance(0.03)
+    assert Context.from_extra(extra) == Context("kernel_s", "copy_bandwidth_gbps", 0.03)
+    recorder.gate_on(None)
+    assert Context.from_extra(extra).gate is None
+    with pytest.raises(UsageError, match="its own method"):
+        recorder.info("bound", "copy_bandwidth_gbps")
+    with pytest.raises(UsageError, match="a fraction between 0 and 1"):
+        recorder.tolerance(5)
+
+
+@pytest.mark.parametrize("value, samples, better, match", [
+    (1.0, None, "up", "better"),
+    (float("nan"), None, "lower", "finite"),
+    (None, None, "lower", "needs a value or samples"),
 ])
-def test_bad_metrics_are_refused(kwargs, match):
+def test_bad_metrics_are_refused(value, samples, better, match):
     with pytest.raises(UsageError, match=match):
-        MetricRecorder({}).record("m", **kwargs)
+        MetricRecorder({}).record(MetricSpec("m", "s", better), value, samples)
 
 
 def test_a_malformed_stored_metric_is_a_baseline_error():
     with pytest.raises(BaselineError, match="'m' is malformed"):
-        metrics_of({"extra_info": {"metrics": {"m": {"value": "fast"}}}})
+        BenchmarkEntry.from_json({"fullname": "b", "stats": {"median": 1.0},
+                                  "extra_info": {"metrics": {"m": {"value": "fast"}}}}, "test")
+
+
+def test_every_figure_has_one_unit():
+    specs = [v for v in vars(figures).values() if isinstance(v, MetricSpec)]
+    specs += [figures.matmul_ceiling(p) for p in figures.PRECISIONS]
+    units: dict[str, set[str]] = {}
+    for spec in specs:
+        units.setdefault(spec.name, set()).add(spec.unit)
+    assert all(len(u) == 1 for u in units.values()), {n: u for n, u in units.items() if len(u) > 1}
+    assert set(figures.UNITS.items()) <= {(s.name, s.unit) for s in specs}
 
 
 def test_metric_round_trips_through_json():

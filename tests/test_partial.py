@@ -7,17 +7,17 @@ import pytest
 
 from perfkit import cli
 from perfkit.errors import BaselineError
-from perfkit.results import partial
-from perfkit.results.baselines import load_results
+from perfkit.results import load, partial
 
 PLUGIN = ("-p", "perfkit.plugin", "--perfkit-device=cpu", "--perfkit-baseline=none")
 THREE_THEN_KILLED = """
 import os, signal, time
+from perfkit.results.metrics import MetricSpec
 def test_a(benchmark):
     benchmark.pedantic(time.sleep, args=(0.001,), rounds=5)
 def test_b(benchmark, perfkit_metrics):
     benchmark.pedantic(time.sleep, args=(0.002,), rounds=5)
-    perfkit_metrics.record("items", 3, "count", "none")
+    perfkit_metrics.record(MetricSpec("items", "count", "none"), 3)
 def test_killed(benchmark):
     benchmark.pedantic(time.sleep, args=(0.001,), rounds=2)
     os.kill(os.getpid(), signal.SIGKILL)
@@ -45,7 +45,7 @@ def test_a_file_that_is_not_a_partial_file_says_so(tmp_path):
     path = tmp_path / "x.json.partial"
     path.write_text('{"benchmarks": []}\n')
     with pytest.raises(BaselineError, match="not a perfkit partial results file"):
-        load_results(path)
+        load.load(path)
 
 
 def test_a_run_killed_midway_keeps_every_finished_benchmark(pytester, capsys):
@@ -54,12 +54,12 @@ def test_a_run_killed_midway_keeps_every_finished_benchmark(pytester, capsys):
     assert result.ret != 0
     final, unfinished = pytester.path / "out.json", pytester.path / "out.json.partial"
     assert not final.exists() and unfinished.exists()
-    results = load_results(unfinished)
-    assert [b["name"] for b in results["benchmarks"]] == ["test_a", "test_b"]
-    assert results["benchmarks"][1]["extra_info"]["metrics"]["items"]["value"] == 3
-    assert len(results["benchmarks"][0]["stats"]["data"]) == 5
+    results = load.load(unfinished)
+    assert [b.name for b in results.benchmarks] == ["test_a", "test_b"] and results.partial
+    assert results.benchmarks[1].value("items") == 3
+    assert len(results.benchmarks[0].samples) == 5
     with pytest.raises(BaselineError, match="did not finish.*out.json.partial"):
-        load_results(final)
+        load.load(final)
     assert cli.main(["compare", str(unfinished), str(unfinished)]) == 0
     assert "2 unchanged" in capsys.readouterr().out
 

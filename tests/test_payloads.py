@@ -8,7 +8,8 @@ import pytest
 from perfkit.errors import BaselineError
 from perfkit.results import payloads
 from perfkit.results.payloads import EpochStats, LargeBatch, Layer, RooflinePoint, VectorAdd
-from tests.conftest import ROOT
+from perfkit.results.model import BenchmarkEntry
+from tests.conftest import ROOT, typed
 
 BASELINES = sorted((ROOT / "baselines").glob("*.json"))
 
@@ -26,9 +27,10 @@ def test_a_record_round_trips_through_json():
 def test_a_missing_field_names_the_field_and_the_benchmark():
     raw = VectorAdd("grid", "explicit", 100, (390625, 256)).to_json()
     del raw["k"]
-    bench = {"fullname": "benches/test_vector_add.py::test_gpu_explicit[K100-grid]", "extra_info": {"vector_add": raw}}
+    bench = BenchmarkEntry.from_json({"fullname": "benches/test_vector_add.py::test_gpu_explicit[K100-grid]",
+                                      "stats": {"median": 1.0}, "extra_info": {"vector_add": raw}}, "test")
     with pytest.raises(BaselineError, match=r"test_gpu_explicit\[K100-grid\]: vector_add: field 'k' is missing"):
-        payloads.read(bench, VectorAdd)
+        bench.record(VectorAdd)
 
 
 def test_a_wrong_type_or_a_newer_version_is_refused():
@@ -45,13 +47,15 @@ def test_context_that_older_runs_stored_beside_the_fields_is_ignored():
 
 
 def test_a_benchmark_of_another_family_has_no_record():
-    assert payloads.read({"extra_info": {"layer": {}}}, VectorAdd) is None
+    bench = BenchmarkEntry.from_json({"fullname": "b", "stats": {"median": 1.0}, "extra_info": {"layer": {}}}, "test")
+    assert bench.record(VectorAdd) is None
 
 
 @pytest.mark.parametrize("path", BASELINES, ids=[p.stem for p in BASELINES])
 def test_every_record_in_the_committed_baselines_reads(path):
-    results = json.loads(path.read_text())
-    found = {kind.TAG: len(list(payloads.family(results, kind))) for kind in payloads.FAMILIES}
+    results = typed(json.loads(path.read_text()))
+    assert results.unreadable(payloads.FAMILIES) == []
+    found = {kind.TAG: len(list(results.family(kind))) for kind in payloads.FAMILIES}
     assert sum(found.values()) > 0
     one_gpu_nightly = ("vector_add", "layer", "vgg_swap", "memory_estimate", "ppp", "roofline", "peak", "layer_capacity",
                        "time_to_accuracy")

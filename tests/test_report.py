@@ -6,14 +6,13 @@ import re
 
 import pytest
 
-from perfkit import cli
+from perfkit import SCHEMA_VERSION, cli
 from perfkit.results import derived, payloads, plots, report
-from perfkit.results.metrics import value_of
-from tests.conftest import ROOT
+from tests.conftest import ROOT, judged, typed
 
 
 def test_the_h200_report_has_every_familys_chart(tmp_path, h200_results):
-    path = report.write_report(h200_results, tmp_path)
+    path = report.write_report(typed(h200_results), tmp_path)
     text = path.read_text()
     for png in ("layers.png", "vgg_swap.png", "memory_breakdown.png", "roofline.png", "ceilings.png",
                 "ppp.png"):
@@ -21,7 +20,7 @@ def test_the_h200_report_has_every_familys_chart(tmp_path, h200_results):
 
 
 def test_the_ppp_table_lists_every_model_and_batch(tmp_path, h200_results):
-    text = report.write_report(h200_results, tmp_path).read_text()
+    text = report.write_report(typed(h200_results), tmp_path).read_text()
     section = text.split("## Platform percent of peak (forward)")[1].split("\n## ")[0]
     for model in ("vgg16", "vgg19", "resnet18", "resnet50"):
         assert f"| {model} | 1 |" in section and f"| {model} | 64 |" in section
@@ -29,9 +28,9 @@ def test_the_ppp_table_lists_every_model_and_batch(tmp_path, h200_results):
 
 
 def test_roofline_points_carry_the_ncu_bytes_and_each_model_sits_under_its_roof(h200_results):
-    runs = list(payloads.family(derived.derive(h200_results), payloads.Roofline))
+    runs = list(typed(h200_results).family(payloads.Roofline))
     assert {p.bytes_source for _, rec in runs for p in rec.points} == {"analytic minimum", "ncu dram"}
-    assert all(0 < (bench["extra_info"]["metrics"]["of_roof"]["value"]) <= 1 for bench, _ in runs)
+    assert all(0 < (bench.value("share_of_roof") or 0) <= 1 for bench, _ in runs)
 
 
 def test_roofline_cli_draws_the_chart(tmp_path, h200_results):
@@ -50,11 +49,12 @@ def test_roofline_cli_without_ppp_results_says_what_to_run(tmp_path, cpu_results
 
 @pytest.mark.parametrize("plotter", plots.PLOTTERS)
 def test_plotters_draw_nothing_for_a_run_without_their_family(tmp_path, plotter):
-    assert list(plotter({"benchmarks": [], "machine_info": {"perfkit": {}}}, tmp_path)) == []
+    empty = typed({"benchmarks": [], "machine_info": {"perfkit": {"schema_version": SCHEMA_VERSION}}})
+    assert list(plotter(empty, tmp_path)) == []
 
 
 def test_the_4gpu_report_draws_scaling_and_tabulates_ddp_beside_dataparallel(tmp_path):
-    results = json.loads((ROOT / "baselines" / "nvidia-h200-x4.json").read_text())
+    results = typed(json.loads((ROOT / "baselines" / "nvidia-h200-x4.json").read_text()))
     text = report.write_report(results, tmp_path).read_text()
     for png in ("speedup.png", "compute_comm.png", "busbw.png"):
         assert (tmp_path / png).stat().st_size > 10_000 and f"]({png})" in text
@@ -67,21 +67,20 @@ def test_the_4gpu_report_draws_scaling_and_tabulates_ddp_beside_dataparallel(tmp
 
 
 def test_scaling_runs_are_read_back_from_their_records():
-    results = derived.derive(json.loads((ROOT / "baselines" / "nvidia-h200-x2.json").read_text()))
+    results = typed(json.loads((ROOT / "baselines" / "nvidia-h200-x2.json").read_text()))
     runs = derived.scaling_runs(results)
     assert {(r.method, r.gpus) for _, r in runs} == {(m, n) for m in ("DDP", "DataParallel") for n in (1, 2)}
     bench, _ = next((b, r) for b, r in runs if r.method == "DDP" and r.workload == "resnet50-224-b64" and r.gpus == 2)
-    assert value_of(bench, "speedup") == pytest.approx(2 * value_of(bench, "scaling_efficiency"))
+    assert bench.value("speedup") == pytest.approx(2 * (bench.value("scaling_efficiency") or 0))
 
 
 def test_the_end_of_run_summary_lists_verdicts_worth_reading_and_counts_the_rest(cpu_results):
-    from perfkit.results.compare import compare
     from tests.conftest import slowed, three_runs
 
     matmul = "benches/test_ceilings.py::test_matmul_flops[fp32]"
     current = slowed(cpu_results, matmul, 1.5)
     current["benchmarks"] = [b for b in current["benchmarks"] if "copy" not in b["fullname"]]
-    lines = report.summary_lines(compare(three_runs(cpu_results), current), "baselines/x.json")
+    lines = report.summary_lines(judged(three_runs(cpu_results), current), "baselines/x.json")
     assert "1 regressed" in lines[0] and any(line.strip().startswith("regressed") and matmul in line for line in lines)
     assert any("2 missing benchmark(s): in the baseline, not in this run" in line for line in lines)
     assert not any(line.strip().startswith(("missing", "info")) for line in lines)
@@ -105,7 +104,7 @@ def test_b():
 
 
 def test_capacity_and_batch_sweep_from_an_h200_run_are_tabulated_and_drawn(tmp_path):
-    results = json.loads((ROOT / "tests" / "data" / "h200-x4-capacity.json").read_text())
+    results = typed(json.loads((ROOT / "tests" / "data" / "h200-x4-capacity.json").read_text()))
     text = report.write_report(results, tmp_path).read_text()
     capacity = text.split("## Layer-stack capacity (seed 000 Task 1)")[1].split("\n## ")[0]
     assert "| split | whole card | 2838 | 2838 | out of memory | 24 |" in capacity
@@ -120,7 +119,7 @@ def test_capacity_and_batch_sweep_from_an_h200_run_are_tabulated_and_drawn(tmp_p
 def test_a_cpu_run_draws_no_empty_memory_panel(tmp_path):
     from matplotlib.image import imread
 
-    results = json.loads((ROOT / "tests" / "data" / "cpu-quick-families.json").read_text())  # every family, quick
+    results = typed(json.loads((ROOT / "tests" / "data" / "cpu-quick-families.json").read_text()))  # every family
     [(_, swap)] = plots.plot_vgg_swap(results, tmp_path)
     assert imread(swap).shape[1] < 800  # one panel: the time; peak memory needs a GPU and is left out
     text = report.write_report(results, tmp_path / "all").read_text()
@@ -128,8 +127,6 @@ def test_a_cpu_run_draws_no_empty_memory_panel(tmp_path):
 
 
 def test_across_hardware_the_report_draws_speedup_against_the_ceiling_ratio(tmp_path, h200_results):
-    from perfkit.results.compare import compare
-
     other = json.loads(json.dumps(h200_results))  # a machine with 70% of the copy bandwidth, as an H100 has
     info = other["machine_info"]["perfkit"]
     info["hardware_id"] = "nvidia-h100-x1"
@@ -143,8 +140,8 @@ def test_across_hardware_the_report_draws_speedup_against_the_ceiling_ratio(tmp_
         if measured:  # the copy ceiling this run measured
             measured["value"] *= 0.7
             stored["copy_bandwidth_gbps"] = [v * 0.7 for v in stored.get("copy_bandwidth_gbps", [])]
-    comparison = compare(derived.derive(h200_results), derived.derive(other))
-    text = report.write_report(other, tmp_path, comparison, "baselines/nvidia-h200-x1.json").read_text()
+    comparison = judged(h200_results, other)
+    text = report.write_report(typed(other), tmp_path, comparison, "baselines/nvidia-h200-x1.json").read_text()
     assert "## Across hardware: measured vs expected speedup" in text
     assert (tmp_path / "hardware.png").stat().st_size > 10_000
     copies = [r for r in comparison.hardware_rows if r.bound == "copy_bandwidth_gbps"]
@@ -165,7 +162,7 @@ def test_the_swap_memory_panel_leaves_out_the_cpu_cases_that_have_no_peak(tmp_pa
         return real(ax, cases, series, label)
 
     monkeypatch.setattr(plots, "_grouped_bars", record)
-    results = json.loads((ROOT / "baselines" / "nvidia-h200-x1.json").read_text())  # cpu and cuda cases
+    results = typed(json.loads((ROOT / "baselines" / "nvidia-h200-x1.json").read_text()))  # cpu and cuda cases
     plots.plot_vgg_swap(results, tmp_path)
     assert {case.split()[0] for case in drawn["median time (s)"]} == {"cpu", "cuda"}
     assert drawn["peak allocated (MiB)"] == ["cuda forward", "cuda forward_backward"]

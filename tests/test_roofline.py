@@ -19,13 +19,13 @@ NCU_CSV = '''==PROF== Connected to process 123
 def test_a_point_below_the_ridge_is_memory_bound():
     where = roofline.place(intensity=1.0, attained_tflops=1.0, peak_tflops=50.0, bandwidth_gbps=4000.0)
     assert where.bound == "memory" and where.ridge_intensity == pytest.approx(12.5)
-    assert where.roof_tflops == pytest.approx(4.0) and where.of_roof == pytest.approx(1.0 / 4.0)
+    assert where.roof_tflops == pytest.approx(4.0) and where.share_of_roof == pytest.approx(1.0 / 4.0)
 
 
 def test_a_point_past_the_ridge_is_compute_bound():
     where = roofline.place(intensity=1000.0, attained_tflops=10.0, peak_tflops=400.0, bandwidth_gbps=4000.0)
     assert where.bound == "compute" and where.roof_tflops == 400.0
-    assert where.of_roof == pytest.approx(10.0 / 400.0)
+    assert where.share_of_roof == pytest.approx(10.0 / 400.0)
 
 
 def test_ncu_csv_sums_read_and_write_bytes_over_kernels():
@@ -46,4 +46,10 @@ def test_a_missing_ncu_is_a_clear_hardware_error(monkeypatch):
     monkeypatch.setattr(ncu.shutil, "which", lambda _: None)
     assert "not on the PATH" in ncu.ncu_unavailable_reason()
     with pytest.raises(HardwareError, match="Nsight Compute"):
-        ncu.measure_dram_bytes("resnet18", (1, 3, 224, 224))
+        ncu.measure_dram_bytes(ncu.Region("resnet18", (1, 3, 224, 224)))
+
+
+def test_the_profiled_region_crosses_the_process_boundary_as_a_typed_record():
+    region = ncu.Region("resnet18", (2, 3, 32, 32))
+    assert region.argv()[-2:] == ["resnet18", "2,3,32,32"]
+    assert ncu.Region.from_argv(region.argv()[-2:]) == region

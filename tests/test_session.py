@@ -11,9 +11,10 @@ import torch
 from perfkit import SCHEMA_VERSION
 from perfkit.errors import BaselineError, PerfkitError, UsageError
 from perfkit.measure.hardware import Fingerprint
+from perfkit.options import RunOptions
 from perfkit.results.baselines import BaselineStore
 from perfkit.session import Outcome, Profile, Session, Settings
-from tests.conftest import slowed, three_runs
+from tests.conftest import slowed, three_runs, typed
 
 MATMUL = "benches/test_ceilings.py::test_matmul_flops[fp32]"
 
@@ -33,14 +34,18 @@ def store(tmp_path) -> BaselineStore:
     return BaselineStore(tmp_path / "baselines")
 
 
-def _stored(store: BaselineStore, results: dict[str, Any]) -> Path:
-    return store.save(results)
+def _stored(store: BaselineStore, results: Any) -> Path:
+    return store.save(typed(results))
+
+
+def _session(settings: Settings, store: BaselineStore, **options: Any) -> Session:
+    return Session(settings, store, RunOptions(**options))
 
 
 def test_without_a_stored_baseline_auto_compares_nothing_and_says_so(settings, store, cpu_results):
     session = Session(settings, store)
     assert session.baseline is None and session.baseline_path is None
-    assert session.finish(cpu_results) is Outcome.OK
+    assert session.finish(typed(cpu_results)) is Outcome.OK
     assert session.comparison is None
     assert session.summary_lines() == [
         ("perfkit: no baseline cpu-amd-epyc-quick.json in baselines/; nothing compared (save one with "
@@ -51,25 +56,25 @@ def test_auto_compares_with_the_stored_baseline_of_this_hardware(settings, store
     path = _stored(store, cpu_results)
     session = Session(settings, store)
     assert session.baseline_path == path
-    assert session.finish(cpu_results) is Outcome.OK
+    assert session.finish(typed(cpu_results)) is Outcome.OK
     assert session.comparison is not None and not session.comparison.regressions
     assert session.summary_lines()[0].startswith(f"perfkit: compared with {path}: same hardware (cpu-amd-epyc)")
 
 
 def test_none_loads_nothing_and_says_nothing(settings, store, cpu_results):
     _stored(store, cpu_results)
-    session = Session(settings, store, baseline_choice="none")
+    session = _session(settings, store, baseline="none")
     assert session.baseline is None
-    assert session.finish(cpu_results) is Outcome.OK
+    assert session.finish(typed(cpu_results)) is Outcome.OK
     assert session.summary_lines() == []
 
 
 def test_an_explicit_baseline_path_is_used_and_must_exist(settings, store, cpu_results, tmp_path):
     explicit = tmp_path / "elsewhere.json"
     explicit.write_text(json.dumps(cpu_results))
-    assert Session(settings, store, baseline_choice=str(explicit)).baseline_path == explicit
+    assert _session(settings, store, baseline=str(explicit)).baseline_path == explicit
     with pytest.raises(BaselineError, match="no such file"):
-        Session(settings, store, baseline_choice=str(tmp_path / "missing.json"))
+        _session(settings, store, baseline=str(tmp_path / "missing.json"))
 
 
 def test_a_baseline_of_other_hardware_is_refused_with_the_command_that_compares_across(
@@ -77,7 +82,7 @@ def test_a_baseline_of_other_hardware_is_refused_with_the_command_that_compares_
     other = tmp_path / "h200.json"
     other.write_text(json.dumps(h200_results))
     with pytest.raises(BaselineError) as caught:
-        Session(settings, store, baseline_choice=str(other))
+        _session(settings, store, baseline=str(other))
     assert str(caught.value) == (
         f"baseline {other} is from nvidia-h200-x1, this run is cpu-amd-epyc; "
         f"compare across hardware afterwards with `perfkit compare {other} results.json`")
@@ -95,48 +100,52 @@ def test_a_regression_fails_the_run_only_when_asked(settings, store, cpu_results
     _stored(store, three_runs(cpu_results))
     current = slowed(cpu_results, MATMUL, 1.3)
     relaxed = Session(settings, store)
-    assert relaxed.finish(current) is Outcome.OK
+    assert relaxed.finish(typed(current)) is Outcome.OK
     assert relaxed.comparison is not None and relaxed.comparison.regressions
-    strict = Session(settings, store, fail_on_regression=True)
-    assert strict.finish(current) is Outcome.REGRESSED
+    strict = _session(settings, store, fail_on_regression=True)
+    assert strict.finish(typed(current)) is Outcome.REGRESSED
     assert any(MATMUL in line for line in strict.summary_lines())
 
 
 def test_a_run_where_no_benchmark_ran_decides_nothing(settings, store):
-    session = Session(settings, store, fail_on_regression=True, save_mode="new")
+    session = _session(settings, store, fail_on_regression=True, save_mode="new")
     assert session.finish(None) is Outcome.OK
     assert session.summary_lines() == [] and not store.directory.exists()
 
 
 def test_save_new_then_refuse_then_merge_then_force(settings, store, cpu_results):
-    first = Session(settings, store, save_mode="new")
-    assert first.finish(cpu_results) is Outcome.OK
+    first = _session(settings, store, save_mode="new")
+    assert first.finish(typed(cpu_results)) is Outcome.OK
     path = store.path_for("cpu-amd-epyc", "quick")
     assert first.summary_lines()[-1] == f"perfkit: saved baseline {path}"
     before = path.read_bytes()
 
-    again = Session(settings, store, save_mode="new")
-    assert again.finish(cpu_results) is Outcome.NOT_SAVED
+    again = _session(settings, store, save_mode="new")
+    assert again.finish(typed(cpu_results)) is Outcome.NOT_SAVED
     assert again.summary_lines()[-1].startswith("perfkit: baseline not saved:")
     assert "--force" in again.summary_lines()[-1] and "--merge" in again.summary_lines()[-1]
     assert path.read_bytes() == before
 
     one = dict(cpu_results, benchmarks=cpu_results["benchmarks"][:1])
-    assert Session(settings, store, save_mode="merge").finish(one) is Outcome.OK
-    assert len(store.load("cpu-amd-epyc", "quick")["benchmarks"]) == len(cpu_results["benchmarks"])
-    assert Session(settings, store, save_mode="force").finish(one) is Outcome.OK
-    assert len(store.load("cpu-amd-epyc", "quick")["benchmarks"]) == 1
+    assert _session(settings, store, save_mode="merge").finish(typed(one)) is Outcome.OK
+    assert len(store.load("cpu-amd-epyc", "quick").benchmarks) == len(cpu_results["benchmarks"])
+    assert _session(settings, store, save_mode="force").finish(typed(one)) is Outcome.OK
+    assert len(store.load("cpu-amd-epyc", "quick").benchmarks) == 1
 
 
 def test_a_failed_save_wins_over_a_regression(settings, store, cpu_results):
     _stored(store, cpu_results)
-    session = Session(settings, store, fail_on_regression=True, save_mode="new")
-    assert session.finish(slowed(cpu_results, MATMUL, 1.3)) is Outcome.NOT_SAVED
+    session = _session(settings, store, fail_on_regression=True, save_mode="new")
+    assert session.finish(typed(slowed(cpu_results, MATMUL, 1.3))) is Outcome.NOT_SAVED
 
 
-def test_machine_info_leaves_ceilings_to_the_derived_pass_and_falls_back_to_the_baselines(
+def test_machine_info_leaves_ceilings_to_the_derived_pass_and_the_baseline_lends_its_own(
         settings, store, cpu_results):
-    assert Session(settings, store).fallback_ceilings() == {}
+    alone = typed(cpu_results).to_json()
+    for bench in alone["benchmarks"]:
+        bench["extra_info"]["metrics"].pop("copy_bandwidth_gbps", None)  # a run that did not measure the copy
+    alone["machine_info"]["perfkit"]["ceilings"] = {}
+    assert "copy_bandwidth_gbps" not in Session(settings, store).derive(alone).info.lent_ceilings
     _stored(store, cpu_results)
     session = Session(settings, store)
     info = session.machine_info()
@@ -144,7 +153,8 @@ def test_machine_info_leaves_ceilings_to_the_derived_pass_and_falls_back_to_the_
     assert info == {"schema_version": SCHEMA_VERSION, "hardware_id": "cpu-amd-epyc", "device": "cpu",
                     "profile": "quick", "fingerprint": settings.fingerprint.to_json(), "ceilings": {},
                     "family_wall_s": {}}
-    assert session.fallback_ceilings() == cpu_results["machine_info"]["perfkit"]["ceilings"]
+    lent = session.derive(alone).info.lent_ceilings
+    assert lent["copy_bandwidth_gbps"] == cpu_results["machine_info"]["perfkit"]["ceilings"]["copy_bandwidth_gbps"]
 
 
 @pytest.mark.parametrize("device, gpus, needs, full_only, reason", [
@@ -173,18 +183,22 @@ def test_only_the_cuda_device_has_a_datasheet_entry(cpu_results):
     assert spec is not None and spec.key == "h200"
 
 
-def test_unknown_profiles_and_save_modes_are_usage_errors(settings, store):
+def test_unknown_profiles_save_modes_and_negative_counts_are_usage_errors(settings, store):
     with pytest.raises(UsageError, match="unknown profile 'medium'"):
         Profile("medium")
     with pytest.raises(UsageError, match="unknown save mode 'append'"):
-        Session(settings, store, save_mode="append")  # type: ignore[arg-type]
+        _session(settings, store, save_mode="append")  # type: ignore[arg-type]
+    with pytest.raises(UsageError, match="--perfkit-timeout takes seconds"):
+        RunOptions(timeout_s=-1)
+    with pytest.raises(UsageError, match="--perfkit-confirm takes how many re-runs"):
+        RunOptions(confirm=-2)
 
 
-def test_open_reads_this_machine_and_finds_the_store_from_a_subfolder(tmp_path):
+def test_start_reads_this_machine_and_finds_the_store_from_a_subfolder(tmp_path):
     (tmp_path / "pytest.ini").write_text("[pytest]\n")
     sub = tmp_path / "benches" / "deeper"
     sub.mkdir(parents=True)
-    session = Session.open(sub, device="cpu", baseline="none", torchrun_args="--nnodes 2")
+    session = Session.start(RunOptions(device="cpu", baseline="none", torchrun_args="--nnodes 2"), sub)
     assert session.store.directory == tmp_path.resolve() / "baselines"
     assert session.settings.device.type == "cpu" and session.settings.profile.name == "quick"
     assert session.settings.torchrun_args == ("--nnodes", "2")
@@ -197,8 +211,7 @@ def test_a_confirmation_that_cannot_run_keeps_the_first_verdicts_and_says_why(se
     def broken(nodeids, times):
         raise PerfkitError("re-run 1 wrote no results (exit 4): no such benchmark")
 
-    session = Session(settings, store, fail_on_regression=True)
-    session.confirm_runs, session.rerun = 2, broken
-    assert session.finish(slowed(cpu_results, MATMUL, 1.3)) is Outcome.REGRESSED
+    session = Session(settings, store, RunOptions(fail_on_regression=True, confirm=2), broken)
+    assert session.finish(typed(slowed(cpu_results, MATMUL, 1.3))) is Outcome.REGRESSED
     assert any("confirmation failed, the verdicts are this run's alone: re-run 1 wrote no results" in line
                for line in session.summary_lines())

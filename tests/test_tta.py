@@ -8,10 +8,10 @@ import torch
 from PIL import Image
 
 from perfkit.errors import UsageError
-from perfkit.results import derived, report
-from perfkit.results.metrics import value_of
+from perfkit.results import report
+from perfkit.results.payloads import TimeToAccuracy
 from perfkit.workloads import data, tta
-from tests.conftest import ROOT
+from tests.conftest import ROOT, typed
 
 CPU = torch.device("cpu")
 QUICK = tta.Variant(batch=64)
@@ -84,10 +84,10 @@ def test_a_folder_that_is_not_labelled_images_says_how_to_name_it(tmp_path):
 
 
 def test_a_quick_run_reports_each_variant_against_the_naive_loop(tmp_path):
-    results = derived.derive(json.loads((ROOT / "tests" / "data" / "cpu-tta.json").read_text()))
-    by_variant = {b["extra_info"]["time_to_accuracy"]["variant"]: b for b in results["benchmarks"]}
-    ratio = value_of(by_variant["naive"], "images_per_s") / value_of(by_variant["resident"], "images_per_s")
-    assert value_of(by_variant["resident"], "images_per_s_vs_naive") == pytest.approx(1 / ratio)
+    results = typed(json.loads((ROOT / "tests" / "data" / "cpu-tta.json").read_text()))
+    by_variant = {rec.variant: b for b, rec in results.family(TimeToAccuracy)}
+    ratio = (by_variant["naive"].value("images_per_s") or 0) / (by_variant["resident"].value("images_per_s") or 1)
+    assert by_variant["resident"].value("images_per_s_vs_naive") == pytest.approx(1 / ratio)
     text = report.write_report(results, tmp_path).read_text()
     assert "| tiny-cnn | resident | 128 | 3/3 |" in text and "## Time to accuracy (seed 002 Problem 2)" in text
     assert (tmp_path / "time_to_accuracy.png").stat().st_size > 10_000

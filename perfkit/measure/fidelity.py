@@ -13,6 +13,7 @@ from typing import Any
 import torch
 
 from perfkit.measure import timing
+from perfkit.results import figures
 from perfkit.results.metrics import MetricRecorder
 
 
@@ -26,27 +27,27 @@ def record_agreement(metrics: MetricRecorder, run: Callable[[], Any], device: to
         flushed = timing.time_cuda_events(run, repetitions=50, flush_l2=True)
         batched = timing.time_cuda_events(run, repetitions=20, mode="batched", batch=50)
         for name, samples in (("events", events), ("events_l2_flushed", flushed), ("events_batched", batched)):
-            metrics.record(f"{name}_s", unit="s", better="lower", samples=samples.seconds)
+            metrics.record(figures.timer_seconds(name), samples=samples.seconds)
             ours[name] = samples.median
         do_bench = timing.time_do_bench(run)
         if do_bench is None:
-            metrics.absent("do_bench_s", "triton is not installed")
+            metrics.absent(figures.timer_seconds("do_bench"), "triton is not installed")
         else:
             references["do_bench"] = do_bench
         if launch_bound:
             graph = timing.time_cuda_events(run, repetitions=20, mode="graph", batch=200)
-            metrics.record("graph_replay_s", unit="s", better="lower", samples=graph.seconds)
-            metrics.gate_on("graph_replay_s")  # one launch's time is the host's (20-40% between runs)
-            metrics.record("launch_overhead_s", max(events.median - graph.median, 0.0), "s", "lower")
+            metrics.record(figures.GRAPH_REPLAY_S, samples=graph.seconds)
+            metrics.gate_on(figures.GRAPH_REPLAY_S)  # one launch's time is the host's (20-40% between runs)
+            metrics.record(figures.LAUNCH_OVERHEAD_S, max(events.median - graph.median, 0.0))
     else:
-        metrics.absent("events_s", "CUDA events need a GPU")
-        metrics.absent("do_bench_s", "triton.testing.do_bench needs a GPU")
+        metrics.absent(figures.timer_seconds("events"), "CUDA events need a GPU")
+        metrics.absent(figures.timer_seconds("do_bench"), "triton.testing.do_bench needs a GPU")
     for name, samples in references.items():
-        metrics.record(f"{name}_s", unit="s", better="lower", samples=samples.seconds)
+        metrics.record(figures.timer_seconds(name), samples=samples.seconds)
     if clock_seconds:
         ours["clock"] = statistics.median(clock_seconds)
     else:
-        metrics.absent("clock_over_torch_timer", "benchmarks are disabled")
+        metrics.absent(figures.timer_ratio("clock", "torch_timer"), "benchmarks are disabled")
     for mine, value in ours.items():
         for name, samples in references.items():
-            metrics.record(f"{mine}_over_{name}", value / samples.median, "ratio", "none")
+            metrics.record(figures.timer_ratio(mine, name), value / samples.median)

@@ -1,13 +1,12 @@
 """nccl-tests' all_reduce_perf in miniature, run on every rank: in-place float32 sums over message sizes."""
 from __future__ import annotations
 
-from typing import Any
-
 import torch
 import torch.distributed as dist
 
 from perfkit.measure import timing
 from perfkit.parallel.launch import Worker
+from perfkit.parallel.records import AllreduceJob, AllreduceResult, SizeTimes
 
 
 def allreduce_seconds(elements: int, device: torch.device, repetitions: int, per_sample: int = 10) -> list[float]:
@@ -23,8 +22,6 @@ def allreduce_seconds(elements: int, device: torch.device, repetitions: int, per
     return [s / per_sample for s in regions.samples().seconds]
 
 
-def allreduce_sweep(worker: Worker, spec: dict[str, Any]) -> dict[str, Any]:
-    sizes = [int(s) for s in spec["sizes"]]
-    rows = [{"bytes": size, "op_s": allreduce_seconds(size // 4, worker.device, spec["repetitions"])}
-            for size in sizes]
-    return {"world": worker.world, "rows": rows}
+def allreduce_sweep(worker: Worker, job: AllreduceJob) -> AllreduceResult:
+    return AllreduceResult(worker.world, tuple(
+        SizeTimes(size, tuple(allreduce_seconds(size // 4, worker.device, job.repetitions))) for size in job.sizes))

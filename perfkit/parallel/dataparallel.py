@@ -6,32 +6,32 @@ apply (speedup over the 1-GPU DataParallel run; throughput over DDP's on the sam
 """
 from __future__ import annotations
 
-from typing import Any
+import dataclasses
 
 import torch
 from torch import nn
 
 from perfkit.parallel import ddp
 from perfkit.parallel.launch import Worker
+from perfkit.parallel.records import TrainingRun
 from perfkit.parallel.scaling import ScalingWorkload
 from perfkit.workloads import models, training
 
 
-def run(workload: ScalingWorkload, gpus: int, data_root: str | None) -> dict[str, Any]:
+def run(workload: ScalingWorkload, gpus: int, data_root: str | None) -> TrainingRun:
     """Warm-up steps, then the timed epoch (or steps) with per-step CUDA events; allocator peaks per GPU."""
     device = torch.device("cuda", 0)
-    spec = {**workload.spec(gpus, data_root), "batch": workload.per_gpu(gpus) * gpus}
+    job = dataclasses.replace(workload.job(gpus, data_root), batch=workload.per_gpu(gpus) * gpus)
     model = nn.DataParallel(models.build(workload.model).to(device).train(), device_ids=list(range(gpus)))
     step = training.train_step(model, training.sgd_momentum(model))
-    epochs, steps_per_epoch = ddp.batches(Worker(0, 0, 1, device), spec)
-    first = training.time_steps(step, epochs(0), device, spec["warmup"])[2][0]
+    epochs, steps_per_epoch = ddp.batches(Worker(0, 0, 1, device), job)
+    first = training.time_steps(step, epochs(0), device, job.warmup)[2][0]
     for index in range(gpus):
         torch.cuda.reset_peak_memory_stats(index)
     step_s, epoch_s, losses = training.time_steps(step, epochs(1), device, None if workload.epoch else workload.steps)
-    result = {"world": gpus, "global_batch": spec["batch"], "batch_per_gpu": workload.per_gpu(gpus),
-              "step_s": step_s, "epoch_s": epoch_s if workload.epoch else None, "steps_per_epoch": steps_per_epoch,
-              "loss_first": first, "loss_last": losses[-1],
-              "peaks": [torch.cuda.max_memory_allocated(i) for i in range(gpus)]}
+    result = TrainingRun(gpus, job.batch, workload.per_gpu(gpus), tuple(step_s), epoch_s if workload.epoch else None,
+                         steps_per_epoch, float(first), float(losses[-1]),
+                         tuple(torch.cuda.max_memory_allocated(i) for i in range(gpus)))
     del model, step
     torch.cuda.empty_cache()
     return result

@@ -10,7 +10,6 @@ time of NCCL kernels and how much of it ran while compute kernels ran; the same 
 from __future__ import annotations
 
 from collections.abc import Callable, Iterator
-from typing import Any
 
 import torch
 import torch.distributed as dist
@@ -21,7 +20,9 @@ from torch.profiler import ProfilerActivity, profile
 from perfkit.measure import timing
 from perfkit.parallel.collectives import allreduce_seconds
 from perfkit.parallel.launch import Worker
+from perfkit.parallel.records import ScalingJob, ScalingResult, TrainingRun
 from perfkit.results import comm
+from perfkit.results.payloads import NcclProfile
 from perfkit.workloads import data, models, training
 from perfkit.workloads.training import Batch, Step, time_steps, train_step
 
@@ -31,58 +32,50 @@ def wrap(model: nn.Module, worker: Worker) -> DistributedDataParallel:
     return DistributedDataParallel(model.to(worker.device).train(), device_ids=ids)
 
 
-def batches(worker: Worker, spec: dict[str, Any]) -> tuple[Callable[[int], Iterator[Batch]], int]:
+def batches(worker: Worker, job: ScalingJob) -> tuple[Callable[[int], Iterator[Batch]], int]:
     """Per-epoch batch iterators for this rank and the number of steps in an epoch.
 
     ``cifar10``: this rank's shard of CIFAR-10 (or its synthetic stand-in), on the device.
     ``random``: one random batch made on the device and reused: the seed's VGG16 run fed
     random images of (8192, 3, 224, 224); only the step count of an epoch matters for time.
     """
-    batch = spec["batch"]
-    if spec["data"] == "cifar10":
-        root = data.data_root(spec.get("data_root"))
-        images = data.cifar10(root, train=True, size=spec.get("dataset_size")).to(worker.device)
+    batch = job.batch
+    if job.data == "cifar10":
+        root = data.data_root(job.data_root)
+        images = data.cifar10(root, train=True, size=job.dataset_size).to(worker.device)
         steps = data.steps_per_epoch(len(images), batch, worker.world)
         return (lambda epoch: data.epoch_batches(images, batch, epoch, worker.rank, worker.world)), steps
-    x, y = models.synthetic_batch(batch, spec["input"], worker.device, seed=worker.rank)
-    size = spec.get("dataset_size")
-    steps = data.steps_per_epoch(size, batch, worker.world) if size else max(spec["steps"], spec["warmup"])
+    x, y = models.synthetic_batch(batch, job.input, worker.device, seed=worker.rank)
+    size = job.dataset_size
+    steps = data.steps_per_epoch(size, batch, worker.world) if size else max(job.steps, job.warmup)
     return (lambda _: iter([(x, y)] * steps)), steps
 
 
-def scaling(worker: Worker, spec: dict[str, Any]) -> dict[str, Any]:
+def scaling(worker: Worker, job: ScalingJob) -> ScalingResult:
     torch.backends.cudnn.benchmark = True
     torch.manual_seed(0)
-    model = models.build(spec["model"])
+    model = models.build(job.model)
     ddp = wrap(model, worker)
     optimizer = training.sgd_momentum(ddp)
-    epochs, steps_per_epoch = batches(worker, spec)
+    epochs, steps_per_epoch = batches(worker, job)
     step = train_step(ddp, optimizer)
     cuda = worker.device.type == "cuda"
-    warm = epochs(0)
-    first_loss = float(time_steps(step, warm, worker.device, spec["warmup"])[2][0])
+    first_loss = float(time_steps(step, epochs(0), worker.device, job.warmup)[2][0])
     if cuda:
         torch.cuda.reset_peak_memory_stats(worker.device)
-    timed_steps = None if spec["epoch"] else spec["steps"]
-    step_s, loop_s, losses = time_steps(step, epochs(1), worker.device, timed_steps)
+    step_s, loop_s, losses = time_steps(step, epochs(1), worker.device, None if job.epoch else job.steps)
     peak = torch.cuda.max_memory_allocated(worker.device) if cuda else None
-    result: dict[str, Any] = {
-        "world": worker.world, "model": spec["model"], "batch_per_gpu": spec["batch"],
-        "global_batch": spec["batch"] * worker.world, "parameters": models.parameter_count(model),
-        "grad_bytes": sum(p.numel() * p.element_size() for p in model.parameters() if p.requires_grad),
-        "step_s": step_s, "steps_per_epoch": steps_per_epoch, "timed_steps": len(step_s),
-        "epoch_s": loop_s if spec["epoch"] else None, "loss_first": first_loss, "loss_last": losses[-1],
-        "replicas_max_abs_diff": replica_difference(model),
-    }
-    result["profile"] = _profile_split(step, epochs(2), spec["profile_steps"]) if cuda else None
-    result["nosync_step_s"] = time_steps(train_step(ddp, optimizer, sync=False), epochs(3), worker.device,
-                                     spec["nosync_steps"])[0]
-    result["allreduce_op_s"] = (allreduce_seconds(result["grad_bytes"] // 4, worker.device, spec["allreduce_reps"])
-                                if worker.world > 1 else None)
-    ranks: list[Any] = [None] * worker.world
-    dist.all_gather_object(ranks, {"rank": worker.rank, "peak_allocated": peak})
-    result["ranks"] = ranks
-    return result
+    replicas = replica_difference(model)
+    grad_bytes = sum(p.numel() * p.element_size() for p in model.parameters() if p.requires_grad)
+    profile = _profile_split(step, epochs(2), job.profile_steps) if cuda else None
+    nosync = time_steps(train_step(ddp, optimizer, sync=False), epochs(3), worker.device, job.nosync_steps)[0]
+    raw = allreduce_seconds(grad_bytes // 4, worker.device, job.allreduce_reps) if worker.world > 1 else None
+    peaks: list[int | None] = [None] * worker.world
+    dist.all_gather_object(peaks, peak)
+    run = TrainingRun(worker.world, job.batch * worker.world, job.batch, tuple(step_s), loop_s if job.epoch else None,
+                      steps_per_epoch, first_loss, float(losses[-1]), tuple(peaks), replicas)
+    return ScalingResult(run, models.parameter_count(model), grad_bytes, tuple(nosync), profile,
+                         None if raw is None else tuple(raw))
 
 
 def replica_difference(model: nn.Module) -> float:
@@ -99,8 +92,7 @@ def replica_difference(model: nn.Module) -> float:
     return float(difference)
 
 
-def _profile_split(step: Step, stream: Iterator[Batch],
-                   steps: int) -> dict[str, float]:
+def _profile_split(step: Step, stream: Iterator[Batch], steps: int) -> NcclProfile:
     """Per-step NCCL kernel time, the part of it overlapped by other kernels, and non-NCCL kernel time."""
     with profile(activities=[ProfilerActivity.CUDA]) as prof:
         for _, batch in zip(range(steps), stream):
@@ -113,5 +105,5 @@ def _profile_split(step: Step, stream: Iterator[Batch],
             continue
         span = (float(event.time_range.start) / 1e6, float(event.time_range.end) / 1e6)
         (nccl if "nccl" in event.name.lower() else compute).append(span)
-    return {"steps": steps, "nccl_s": comm.total(nccl) / steps, "compute_s": comm.total(compute) / steps,
-            "nccl_overlapped_s": comm.overlap(nccl, compute) / steps, "nccl_kernels": len(nccl)}
+    return NcclProfile(steps, comm.total(nccl) / steps, comm.total(compute) / steps,
+                       comm.overlap(nccl, compute) / steps, len(nccl))

@@ -8,22 +8,23 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
-from perfkit.errors import UsageError
 from perfkit.measure import capacity
 from perfkit.parallel import accuracy, collectives, ddp
 from perfkit.parallel.launch import Worker, worker_main
+from perfkit.parallel.records import AccuracyJob, AllreduceJob, ScalingJob, job_from_json
 
-JOBS: dict[str, Callable[[Worker, dict[str, Any]], dict[str, Any]]] = {
-    "scaling": ddp.scaling, "allreduce": collectives.allreduce_sweep, "accuracy": accuracy.train_to_accuracy}
+RUNNERS: dict[str, Callable[[Worker, Any], Any]] = {
+    ScalingJob.TAG: ddp.scaling, AllreduceJob.TAG: collectives.allreduce_sweep,
+    AccuracyJob.TAG: accuracy.train_to_accuracy}
 
 
 def run_job(worker: Worker, spec: dict[str, Any]) -> dict[str, Any] | None:
-    """Run the job ``spec`` names, under the run's memory cap (``spec["memory_cap"]``, bytes) if it has one."""
-    if spec.get("kind") not in JOBS:
-        raise UsageError(f"unknown job kind {spec.get('kind')!r}; one of {', '.join(JOBS)}")
-    if spec.get("memory_cap") is not None and worker.device.type == "cuda":
-        capacity.apply_cap(int(spec["memory_cap"]), [worker.device])
-    return JOBS[spec["kind"]](worker, spec)
+    """Run the job ``spec`` describes (perfkit.parallel.records), under the run's memory cap if it has one."""
+    job = job_from_json(spec)
+    cap = getattr(job, "memory_cap", None)
+    if cap is not None and worker.device.type == "cuda":
+        capacity.apply_cap(int(cap), [worker.device])
+    return RUNNERS[job.TAG](worker, job).to_json()
 
 
 if __name__ == "__main__":

@@ -32,6 +32,8 @@ import torch
 import torch.distributed as dist
 
 from perfkit.errors import PerfkitError, UsageError
+from perfkit.parallel.records import RESULTS, Job, job_to_json
+from perfkit.results.payloads import Record
 
 DEFAULT_TIMEOUT_S = 900.0
 #: How long torchrun gets to stop its workers after SIGTERM before everything is killed.
@@ -101,6 +103,12 @@ def launch(module: str, job: Mapping[str, Any], nproc: int, *, torchrun_args: Se
             raise NotRankZero("this machine did not hold rank 0; the node that did records the results")
         payload: dict[str, Any] = json.loads(result.read_text())
         return payload
+
+
+def run(job: Job, nproc: int, *, torchrun_args: Sequence[str] = (), timeout_s: float = DEFAULT_TIMEOUT_S) -> Record:
+    """``job`` on ``nproc`` ranks (perfkit.parallel.jobs); rank 0's result, read as the job's result record."""
+    raw = launch("perfkit.parallel.jobs", job_to_json(job), nproc, torchrun_args=torchrun_args, timeout_s=timeout_s)
+    return RESULTS[job.TAG].from_json(raw, f"rank 0's result of a {job.TAG} job")
 
 
 @contextlib.contextmanager

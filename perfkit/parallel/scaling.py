@@ -12,15 +12,16 @@ from __future__ import annotations
 
 import math
 import statistics
-from collections.abc import Mapping, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Any, Literal
+from typing import Literal
 
 from perfkit.errors import MeasurementError
 from perfkit.measure.memory import MiB
-from perfkit.results import comm
-from perfkit.results.metrics import Better, MetricRecorder
-from perfkit.results.payloads import AllreduceSweep, EpochStats, LargeBatch, Scaling, SweepRow
+from perfkit.parallel.records import AccuracyResult, AllreduceResult, ScalingJob, ScalingResult, TrainingRun
+from perfkit.results import comm, figures
+from perfkit.results.metrics import MetricRecorder
+from perfkit.results.payloads import AllreduceSweep, LargeBatch, Scaling, SweepRow
 
 GB = 1e9
 ScalingMode = Literal["weak", "strong"]
@@ -51,130 +52,117 @@ class ScalingWorkload:
         """Runs with the same key on one GPU are the same job: weak b128 and strong B128 share it."""
         return f"{self.model}-{self.data}-{self.input[-1]}px-global{self.batch}"
 
-    def spec(self, gpus: int, data_root: str | None, device: str = "cuda", warmup: int = 10) -> dict[str, Any]:
-        return {"kind": "scaling", "device": device, "model": self.model, "data": self.data,
-                "input": list(self.input), "batch": self.per_gpu(gpus), "dataset_size": self.dataset_size,
-                "data_root": data_root, "epoch": self.epoch, "steps": self.steps, "warmup": warmup,
-                "profile_steps": 5, "nosync_steps": 20, "allreduce_reps": 10}
+    def job(self, gpus: int, data_root: str | None, device: str = "cuda", warmup: int = 10) -> ScalingJob:
+        """What each of ``gpus`` ranks runs (perfkit.parallel.ddp)."""
+        return ScalingJob(self.model, self.data, self.input, self.per_gpu(gpus), self.dataset_size, data_root,
+                          self.epoch, self.steps, warmup, device=device)
 
 
 def _ms(seconds: Sequence[float]) -> list[float]:
     return [s * 1e3 for s in seconds]
 
 
-def check_training(result: Mapping[str, Any]) -> None:
-    """A scaling run counts only if replicas agree (where there are several) and the loss fell."""
-    if result.get("replicas_max_abs_diff", 0.0) > 0:  # NaN (a diverged run) is reported by its loss instead
+def check_training(run: TrainingRun | AccuracyResult, losses: tuple[float, float] | None = None) -> None:
+    """A run counts only if replicas agree (where there are several) and the loss fell (``losses``: first, last)."""
+    if run.replicas_max_abs_diff > 0:  # NaN (a diverged run) is reported by its loss instead
         raise MeasurementError(f"replicas disagree after training: parameters differ by up to "
-                               f"{result['replicas_max_abs_diff']:.3g} between ranks")
-    if "loss_first" in result and not result["loss_last"] < result["loss_first"]:
-        raise MeasurementError(f"training loss did not fall ({result['loss_first']:.4f} -> {result['loss_last']:.4f})")
+                               f"{run.replicas_max_abs_diff:.3g} between ranks")
+    if losses is not None and not losses[1] < losses[0]:
+        raise MeasurementError(f"training loss did not fall ({losses[0]:.4f} -> {losses[1]:.4f})")
 
 
-def record_throughput(metrics: MetricRecorder, result: Mapping[str, Any], workload: ScalingWorkload,
-                      method: str) -> None:
-    """``epoch_s``, ``images_per_s`` and the run's record; ``speedup`` over the 1-GPU run of the same job
-    is added by the derived pass (perfkit.results.derived)."""
-    if result.get("epoch_s"):
-        metrics.record("epoch_s", result["epoch_s"], "s", "lower")
+def record_run(metrics: MetricRecorder, run: TrainingRun, workload: ScalingWorkload, method: str,
+               parameters: int | None = None) -> None:
+    """``epoch_s``, ``images_per_s``, the per-GPU peaks and the run's record of one data-parallel training run;
+    ``speedup`` over the 1-GPU run of the same job is added by the derived pass (perfkit.results.derived)."""
+    check_training(run, (run.loss_first, run.loss_last))
+    if run.epoch_s:
+        metrics.record(figures.EPOCH_S, run.epoch_s)
     else:
-        metrics.absent("epoch_s", "this benchmark times a fixed number of steps, not an epoch")
-    images = result["global_batch"]
-    metrics.record("images_per_s", unit="img/s", better="higher", samples=[images / s for s in result["step_s"]])
-    metrics.payload(Scaling(method, workload.name, workload.reference_key(), result["world"], images,
-                            result["batch_per_gpu"], result.get("steps_per_epoch"), len(result["step_s"]),
-                            result.get("parameters")))
-    if result["world"] == 1:
-        metrics.info("scaling_reference", "this run is the 1-GPU reference")
-
-
-def record_peaks(metrics: MetricRecorder, peaks: Sequence[int | None]) -> None:
-    """The largest per-GPU allocator peak, with every GPU's in ``info``."""
-    if any(p is None for p in peaks):
-        metrics.absent("peak_allocated_mib", "peak memory comes from PyTorch's CUDA allocator; this run is on the CPU")
+        metrics.absent(figures.EPOCH_S, "this benchmark times a fixed number of steps, not an epoch")
+    metrics.record(figures.IMAGES_PER_S, samples=[run.global_batch / s for s in run.step_s])
+    metrics.payload(Scaling(method, workload.name, workload.reference_key(), run.world, run.global_batch,
+                            run.batch_per_gpu, run.steps_per_epoch, len(run.step_s), parameters))
+    if any(p is None for p in run.peaks):
+        metrics.absent(figures.PEAK_ALLOCATED_MIB, "peak memory comes from PyTorch's CUDA allocator; this run is on "
+                                                   "the CPU")
         return
-    mib = [p / MiB for p in peaks if p is not None]
-    metrics.record("peak_allocated_mib", max(mib), "MiB", "lower", gate=True)
+    mib = [p / MiB for p in run.peaks if p is not None]
+    metrics.record(figures.PEAK_ALLOCATED_MIB, max(mib))
     metrics.info("per_gpu_peak_allocated_mib", mib)
 
 
-def record_ddp(metrics: MetricRecorder, result: Mapping[str, Any], workload: ScalingWorkload) -> None:
+COMM_FIGURES = (figures.COMM_EXPOSED_MS, figures.COMM_SUBTRACTION_MS, figures.NCCL_KERNEL_MS, figures.NCCL_EXPOSED_MS,
+                figures.NCCL_OVERLAP_FRACTION, figures.DDP_ALGBW, figures.DDP_BUSBW, figures.RAW_ALLREDUCE_BUSBW,
+                figures.BUSBW_RATIO, figures.COURSE_BANDWIDTH)
+PROFILED = (figures.NCCL_KERNEL_MS, figures.NCCL_EXPOSED_MS, figures.NCCL_OVERLAP_FRACTION, figures.DDP_ALGBW,
+            figures.DDP_BUSBW)
+
+
+def record_ddp(metrics: MetricRecorder, result: ScalingResult, workload: ScalingWorkload) -> None:
     """Every metric of one DDP scaling run measured by its ranks (the headline time is injected by the
     benchmark; figures over the 1-GPU run are added by the derived pass)."""
-    check_training(result)
-    gpus = result["world"]
-    record_throughput(metrics, result, workload, "DDP")
-    record_peaks(metrics, [r["peak_allocated"] for r in result["ranks"]])
-    metrics.info("replicas_equal", True)
-    step_s = statistics.median(result["step_s"])
-    compute_s = metrics.record("compute_ms", unit="ms", better="lower", samples=_ms(result["nosync_step_s"])).value / 1e3
-    grad_bytes = result["grad_bytes"]
-    metrics.record("gradient_mib", grad_bytes / MiB, "MiB", "none")
-    names = ("comm_exposed_ms", "comm_subtraction_ms", "nccl_kernel_ms", "nccl_exposed_ms", "nccl_overlap_fraction",
-             "ddp_algbw_gbps", "ddp_busbw_gbps", "raw_allreduce_busbw_gbps", "busbw_ratio", "course_bandwidth_gbps")
+    run, gpus = result.run, result.run.world
+    record_run(metrics, run, workload, "DDP", result.parameters)
+    step_s = statistics.median(run.step_s)
+    compute_s = metrics.record(figures.COMPUTE_MS, samples=_ms(result.nosync_step_s)).value / 1e3
+    grad_bytes = result.grad_bytes
+    metrics.record(figures.GRADIENT_MIB, grad_bytes / MiB)
     if gpus == 1:
-        for name in names:
-            metrics.absent(name, "one GPU: there is nothing to all-reduce")
+        for spec in COMM_FIGURES:
+            metrics.absent(spec, "one GPU: there is nothing to all-reduce")
         return
-    metrics.record("comm_exposed_ms", (step_s - compute_s) * 1e3, "ms", "lower")
-    profile = result.get("profile")
+    metrics.record(figures.COMM_EXPOSED_MS, (step_s - compute_s) * 1e3)
+    profile = result.profile
     ddp_busbw = None
-    if profile and profile["nccl_s"] > 0:
-        metrics.record("nccl_kernel_ms", profile["nccl_s"] * 1e3, "ms", "lower")
-        metrics.record("nccl_exposed_ms", (profile["nccl_s"] - profile["nccl_overlapped_s"]) * 1e3, "ms", "lower")
-        metrics.record("nccl_overlap_fraction", profile["nccl_overlapped_s"] / profile["nccl_s"], "ratio", "higher")
-        metrics.record("ddp_algbw_gbps", comm.algbw(grad_bytes, profile["nccl_s"]) / GB, "GB/s", "higher")
-        ddp_busbw = metrics.record("ddp_busbw_gbps", comm.busbw(grad_bytes, profile["nccl_s"], gpus) / GB,
-                                   "GB/s", "higher").value
-        metrics.info("profile", dict(profile))
+    if profile is not None and profile.nccl_s > 0:
+        metrics.record(figures.NCCL_KERNEL_MS, profile.nccl_s * 1e3)
+        metrics.record(figures.NCCL_EXPOSED_MS, (profile.nccl_s - profile.nccl_overlapped_s) * 1e3)
+        metrics.record(figures.NCCL_OVERLAP_FRACTION, profile.nccl_overlapped_s / profile.nccl_s)
+        metrics.record(figures.DDP_ALGBW, comm.algbw(grad_bytes, profile.nccl_s) / GB)
+        ddp_busbw = metrics.record(figures.DDP_BUSBW, comm.busbw(grad_bytes, profile.nccl_s, gpus) / GB).value
+        metrics.payload(profile)
     else:
-        for name in ("nccl_kernel_ms", "nccl_exposed_ms", "nccl_overlap_fraction", "ddp_algbw_gbps", "ddp_busbw_gbps"):
-            metrics.absent(name, "no NCCL kernels profiled (torch.profiler sees CUDA kernels only)")
-    raw = metrics.record("raw_allreduce_busbw_gbps", unit="GB/s", better="higher",
-                         samples=[comm.busbw(grad_bytes, t, gpus) / GB for t in result["allreduce_op_s"]]).value
+        for spec in PROFILED:
+            metrics.absent(spec, "no NCCL kernels profiled (torch.profiler sees CUDA kernels only)")
+    raw = metrics.record(figures.RAW_ALLREDUCE_BUSBW,
+                         samples=[comm.busbw(grad_bytes, t, gpus) / GB for t in result.allreduce_op_s or ()]).value
     if ddp_busbw is None:
-        metrics.absent("busbw_ratio", "needs DDP's NCCL kernel time from the profiler")
+        metrics.absent(figures.BUSBW_RATIO, "needs DDP's NCCL kernel time from the profiler")
     else:
-        metrics.record("busbw_ratio", ddp_busbw / raw, "ratio", "higher")
+        metrics.record(figures.BUSBW_RATIO, ddp_busbw / raw)
 
 
-def record_dataparallel(metrics: MetricRecorder, result: Mapping[str, Any], workload: ScalingWorkload) -> None:
+def record_dataparallel(metrics: MetricRecorder, run: TrainingRun, workload: ScalingWorkload) -> None:
     """Throughput and per-GPU peaks of one nn.DataParallel run (perfkit.parallel.dataparallel)."""
-    check_training(result)
-    record_throughput(metrics, result, workload, "DataParallel")
-    record_peaks(metrics, result["peaks"])
+    record_run(metrics, run, workload, "DataParallel")
 
 
-def record_sweep(metrics: MetricRecorder, result: Mapping[str, Any]) -> list[dict[str, float]]:
+def record_sweep(metrics: MetricRecorder, result: AllreduceResult) -> list[SweepRow]:
     """busbw and algbw per message size (nccl-tests' table); the largest size's busbw is the metric."""
-    gpus = result["world"]
+    gpus = result.world
     rows = []
-    for row in result["rows"]:
-        op_s = statistics.median(row["op_s"])
-        rows.append({"bytes": row["bytes"], "time_us": op_s * 1e6, "algbw_gbps": comm.algbw(row["bytes"], op_s) / GB,
-                     "busbw_gbps": comm.busbw(row["bytes"], op_s, gpus) / GB})
-    largest = result["rows"][-1]
-    metrics.record("busbw_gbps", unit="GB/s", better="higher",
-                   samples=[comm.busbw(largest["bytes"], t, gpus) / GB for t in largest["op_s"]])
-    metrics.record("algbw_gbps", rows[-1]["algbw_gbps"], "GB/s", "higher")
-    metrics.payload(AllreduceSweep(gpus, tuple(SweepRow(**row) for row in rows)))
+    for row in result.rows:
+        op_s = statistics.median(row.op_s)
+        rows.append(SweepRow(row.bytes, op_s * 1e6, comm.algbw(row.bytes, op_s) / GB,
+                             comm.busbw(row.bytes, op_s, gpus) / GB))
+    largest = result.rows[-1]
+    metrics.record(figures.BUSBW, samples=[comm.busbw(largest.bytes, t, gpus) / GB for t in largest.op_s])
+    metrics.record(figures.ALGBW, rows[-1].algbw_gbps)
+    metrics.payload(AllreduceSweep(gpus, tuple(rows)))
     return rows
 
 
-def record_accuracy(metrics: MetricRecorder, result: Mapping[str, Any]) -> None:
+def record_accuracy(metrics: MetricRecorder, result: AccuracyResult) -> None:
     """Final train loss/accuracy and test accuracy of a large-batch run; a diverged run says so."""
     check_training(result)
-    last = result["history"][-1]
-    metrics.payload(LargeBatch(result["world"], result["global_batch"], result["batch_per_gpu"], result["lr"],
-                               result["rule"], result["steps_per_epoch"], result["warmup_steps"], result["data"],
-                               tuple(EpochStats(**epoch) for epoch in result["history"])))
-    metrics.record("train_s", result["train_s"], "s", "lower")
-    finals: tuple[tuple[str, float, str, Better], ...] = (("train_loss", last["train_loss"], "nats", "lower"),
-                                      ("train_accuracy", last["train_accuracy"], "ratio", "higher"),
-                                      ("test_loss", result["test_loss"], "nats", "lower"),
-                                      ("test_accuracy", result["test_accuracy"], "ratio", "higher"))
-    for name, value, unit, better in finals:
+    last = result.history[-1]
+    metrics.payload(LargeBatch(result.world, result.global_batch, result.batch_per_gpu, result.lr, result.rule,
+                               result.steps_per_epoch, result.warmup_steps, result.data, result.history))
+    metrics.record(figures.TRAIN_S, result.train_s)
+    for spec, value in ((figures.TRAIN_LOSS, last.train_loss), (figures.TRAIN_ACCURACY, last.train_accuracy),
+                        (figures.TEST_LOSS, result.test_loss), (figures.TEST_ACCURACY, result.test_accuracy)):
         if math.isfinite(value):
-            metrics.record(name, value, unit, better)
+            metrics.record(spec, value)
         else:
-            metrics.absent(name, f"training diverged at learning rate {result['lr']:g} (the value is {value})")
+            metrics.absent(spec, f"training diverged at learning rate {result.lr:g} (the value is {value})")

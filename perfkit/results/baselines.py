@@ -1,8 +1,9 @@
-"""Result and baseline files: pytest-benchmark JSON with a perfkit section, loaded safely, written atomically.
+"""Baselines: a result set kept per hardware id in ``baselines/``, built from runs, merged, written atomically.
 
 A baseline is exactly what ``pytest --benchmark-json`` wrote (raw samples kept), so
 ``pytest-benchmark compare`` reads it too. perfkit's part sits in ``machine_info["perfkit"]``:
-``schema_version``, ``hardware_id``, the fingerprint and the ceilings measured in the run.
+``schema_version``, ``hardware_id``, the fingerprint, the ceilings measured in the run, and for a
+baseline of several runs each run's figures and their spread (perfkit.results.runs).
 """
 from __future__ import annotations
 
@@ -10,14 +11,15 @@ import fnmatch
 import json
 import os
 import tempfile
-from collections.abc import Mapping, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Literal
+from typing import Literal
 
-from perfkit import SCHEMA_VERSION
 from perfkit.errors import BaselineError
-from perfkit.results import inject, partial, runs
+from perfkit.results import derived, inject, load, runs
+from perfkit.results.ceilings import Ceilings
+from perfkit.results.model import ResultSet
 
 SaveMode = Literal["new", "force", "merge"]
 
@@ -26,161 +28,62 @@ PROJECT_MARKERS = ("pytest.ini", "pyproject.toml")
 BASELINES_DIR = "baselines"
 
 
-def load_results(path: str | os.PathLike[str]) -> dict[str, Any]:
-    """Read and validate a result or baseline file; every failure is one BaselineError line."""
-    path = Path(path)
-    if path.name.endswith(partial.SUFFIX) and path.exists():
-        results = partial.load(path)
-        validate(results, str(path))
-        return rename_legacy(results)
-    try:
-        text = path.read_text(encoding="utf-8")
-    except FileNotFoundError:
-        unfinished = partial.path_for(path)
-        if unfinished.exists():
-            raise BaselineError(f"{path}: no such file: that run did not finish; {unfinished} holds the benchmarks "
-                                "it finished: pass that file instead") from None
-        raise BaselineError(f"{path}: no such file; run `pytest benches/ --benchmark-json={path}` first") from None
-    except OSError as exc:
-        raise BaselineError(f"{path}: cannot be read ({exc.strerror})") from None
-    unfinished = partial.path_for(path)
-    if not text.strip() and unfinished.exists():  # pytest-benchmark 5.2 creates the file when the run starts
-        raise BaselineError(f"{path}: empty: that run did not finish; {unfinished} holds the benchmarks it "
-                            "finished: pass that file instead")
-    try:
-        results = json.loads(text)
-    except json.JSONDecodeError as exc:
-        raise BaselineError(
-            f"{path}: not valid JSON (line {exc.lineno}: {exc.msg}); restore it from git or re-run the benchmarks"
-        ) from None
-    validate(results, str(path))
-    return rename_legacy(results)
-
-
-#: Shares that files written before 2026-11-22 named ``pct_of_*`` though they hold fractions (2.3, not 230%).
-RENAMED = {"pct_of_copy_peak": "share_of_copy_peak", "pct_of_peak": "share_of_peak",
-           "pct_of_datasheet": "share_of_datasheet"}
-
-
-def rename_legacy(results: dict[str, Any]) -> dict[str, Any]:
-    """An older file's ``pct_of_*`` figures under the names of what they hold, everywhere a figure is keyed
-    (each benchmark's metrics and absences, the stored runs and their spread), so old and new files compare."""
-    def renamed(figures: Any) -> None:
-        if isinstance(figures, dict):
-            for old, new in RENAMED.items():
-                if old in figures:
-                    figures.setdefault(new, figures.pop(old))
-
-    for bench in results.get("benchmarks", []):
-        extra = bench.get("extra_info") or {}
-        renamed(extra.get("metrics"))
-        renamed(extra.get("metrics_absent"))
-    info = (results.get("machine_info") or {}).get("perfkit") or {}
-    for section in ("runs", "noise"):
-        for figures in (info.get(section) or {}).values():
-            renamed(figures)
-    return results
-
-
-def validate(results: Any, name: str) -> None:
-    if not isinstance(results, dict) or not isinstance(results.get("benchmarks"), list):
-        raise BaselineError(f"{name}: not a pytest-benchmark JSON (no 'benchmarks' list)")
-    perfkit = (results.get("machine_info") or {}).get("perfkit")
-    if not isinstance(perfkit, dict):
-        raise BaselineError(f"{name}: has no perfkit section in machine_info; it was not written by a perfkit run")
-    version = perfkit.get("schema_version")
-    if version != SCHEMA_VERSION:
-        raise BaselineError(
-            f"{name}: perfkit schema {version!r}, this perfkit reads schema {SCHEMA_VERSION}; "
-            "re-run the benchmarks with this version and save a new baseline"
-        )
-    for bench in results["benchmarks"]:
-        if not isinstance(bench, dict) or "fullname" not in bench or "stats" not in bench:
-            raise BaselineError(f"{name}: a benchmark entry lacks 'fullname' or 'stats'; the file is damaged")
-
-
-def perfkit_info(results: Mapping[str, Any]) -> dict[str, Any]:
-    return results["machine_info"]["perfkit"]
-
-
-def hardware_id_of(results: Mapping[str, Any]) -> str:
-    return str(perfkit_info(results).get("hardware_id", "unknown"))
-
-
-def profile_of(results: Mapping[str, Any]) -> str:
-    """The size profile a result file was measured in ("full", the course's sizes, or "quick")."""
-    return str(perfkit_info(results).get("profile") or "full")
-
-
 def baseline_path(directory: str | os.PathLike[str], hardware_id: str, profile: str = "full") -> Path:
     """``<hardware-id>.json`` for the course's sizes, ``<hardware-id>-quick.json`` for the quick profile: a run
     answers to a baseline of its own sizes."""
     return Path(directory) / f"{hardware_id}{'' if profile == 'full' else '-' + profile}.json"
 
 
-def from_runs(results: Sequence[Mapping[str, Any]]) -> dict[str, Any]:
+def from_runs(results: Sequence[ResultSet]) -> ResultSet:
     """One baseline from several runs of the same hardware (each a fresh process; three or more).
 
-    The last run is kept whole (so ``pytest-benchmark compare`` reads the file); every run's median of
-    every figure goes into ``machine_info["perfkit"]["runs"]`` and their spread into ``["noise"]``.
+    The newest entry of each benchmark is kept whole (so ``pytest-benchmark compare`` reads the file); every
+    run's value of every figure goes into ``machine_info["perfkit"]["runs"]`` and their spread into
+    ``["noise"]``.
     """
     if not results:
         raise BaselineError("no result files given; pass the JSON of each run")
-    ids = {hardware_id_of(r) for r in results}
+    ids = {r.hardware_id for r in results}
     if len(ids) > 1:
         raise BaselineError(f"the runs come from different hardware ({', '.join(sorted(ids))}); "
                             "a baseline holds runs of one hardware id")
-    profiles = {profile_of(r) for r in results}
+    profiles = {r.profile for r in results}
     if len(profiles) > 1:
         raise BaselineError(f"the runs mix the {' and '.join(sorted(profiles))} profiles' sizes; a baseline holds "
                             "runs of one profile")
-    baseline = json.loads(json.dumps(results[-1]))
-    latest = {b["fullname"]: b for r in results for b in r["benchmarks"]}  # a benchmark only earlier runs hold stays
-    baseline["benchmarks"] = json.loads(json.dumps(list(latest.values())))
+    latest = {b.fullname: b for r in results for b in r.benchmarks}  # a benchmark only earlier runs hold stays
     measured = runs.combine(results)
-    info = perfkit_info(baseline)
-    info["runs"] = measured
-    info["noise"] = runs.noise(measured)
-    info["run_dates"] = [str(r.get("datetime", "")) for r in results]
-    return baseline
+    combined = results[-1].with_benchmarks(list(latest.values())).with_info(
+        runs=measured, noise=runs.noise(measured), run_dates=tuple(r.datetime for r in results))
+    return derived.derive(combined)
 
 
-def without_injected(results: Mapping[str, Any]) -> tuple[dict[str, Any], list[str]]:
+def without_injected(results: ResultSet) -> tuple[ResultSet, list[str]]:
     """``results`` less the entries a testing aid slowed down (perfkit.results.inject), and their names."""
-    injected = [b["fullname"] for b in results["benchmarks"] if "injected_slowdown" in (b.get("extra_info") or {})]
-    kept = dict(results)
-    kept["benchmarks"] = [b for b in results["benchmarks"] if b["fullname"] not in injected]
-    return kept, injected
+    injected = [b.fullname for b in results.benchmarks if b.injected is not None]
+    return results.with_benchmarks([b for b in results.benchmarks if b.injected is None]), injected
 
 
-def merge(old: Mapping[str, Any], new: Mapping[str, Any]) -> dict[str, Any]:
-    """``new`` over ``old``: benchmarks of the same fullname are replaced, the rest kept.
+def merge(old: ResultSet, new: ResultSet) -> ResultSet:
+    """``new`` over ``old``: benchmarks of the same fullname are replaced, the rest kept with their stored runs.
 
-    Ceilings measured only in the older run are kept too, so saving one family's results
-    never drops another family's.
+    Ceilings measured only in the older run are kept too, so saving one family's results never drops another
+    family's.
     """
-    if hardware_id_of(old) != hardware_id_of(new):
-        raise BaselineError(
-            f"cannot merge results of {hardware_id_of(new)} into a baseline of {hardware_id_of(old)}"
-        )
-    if profile_of(old) != profile_of(new):
-        raise BaselineError(f"cannot merge a run of the {profile_of(new)} profile into a baseline of the "
-                            f"{profile_of(old)} profile")
-    fresh = {b["fullname"] for b in new["benchmarks"]}
-    merged = dict(new)
-    merged["benchmarks"] = [b for b in old["benchmarks"] if b["fullname"] not in fresh] + list(new["benchmarks"])
-    merged["machine_info"] = json.loads(json.dumps(new["machine_info"]))
-    ceilings = dict(perfkit_info(old).get("ceilings", {}))
-    ceilings.update(perfkit_info(new).get("ceilings", {}))
-    merged["machine_info"]["perfkit"]["ceilings"] = ceilings
-    kept = {name: figures for name, figures in runs.runs_of(old).items() if name not in fresh}
-    merged_runs = kept | runs.runs_of(new)
-    merged["machine_info"]["perfkit"]["runs"] = merged_runs
-    merged["machine_info"]["perfkit"]["noise"] = runs.noise(merged_runs)
-    return merged
+    if old.hardware_id != new.hardware_id:
+        raise BaselineError(f"cannot merge results of {new.hardware_id} into a baseline of {old.hardware_id}")
+    if old.profile != new.profile:
+        raise BaselineError(f"cannot merge a run of the {new.profile} profile into a baseline of the "
+                            f"{old.profile} profile")
+    fresh = {b.fullname for b in new.benchmarks}
+    kept_runs = {name: figures for name, figures in old.runs().items() if name not in fresh}
+    merged_runs = kept_runs | new.runs()
+    merged = new.with_benchmarks([b for b in old.benchmarks if b.fullname not in fresh] + list(new.benchmarks))
+    return derived.derive(merged.with_info(ceilings={**old.info.ceilings, **new.info.ceilings}, runs=merged_runs,
+                                           noise=runs.noise(merged_runs)))
 
 
-def drop(baseline: Mapping[str, Any], names: Sequence[str]) -> tuple[dict[str, Any], list[str]]:
+def drop(baseline: ResultSet, names: Sequence[str]) -> tuple[ResultSet, list[str]]:
     """``baseline`` less the benchmarks ``names`` give, and those dropped.
 
     For retiring an id that was renamed or removed on purpose: it would otherwise be listed as missing
@@ -188,7 +91,7 @@ def drop(baseline: Mapping[str, Any], names: Sequence[str]) -> tuple[dict[str, A
     ``?`` are wildcards and brackets are literal (every parametrized id has them). A name that matches
     nothing is an error, so a typo never passes for a drop; so is dropping every benchmark.
     """
-    present = [b["fullname"] for b in baseline["benchmarks"]]
+    present = [b.fullname for b in baseline.benchmarks]
     dropped: list[str] = []
     for name in names:
         found = [n for n in present if fnmatch.fnmatchcase(n, name.replace("[", "[[]"))]
@@ -198,35 +101,32 @@ def drop(baseline: Mapping[str, Any], names: Sequence[str]) -> tuple[dict[str, A
         dropped += [n for n in found if n not in dropped]
     if len(dropped) == len(present):
         raise BaselineError("that would drop every benchmark of the baseline; delete the file instead")
-    kept = json.loads(json.dumps(baseline))
-    kept["benchmarks"] = [b for b in kept["benchmarks"] if b["fullname"] not in dropped]
-    info = perfkit_info(kept)
-    for section in ("runs", "noise"):
-        if section in info:
-            info[section] = {name: figures for name, figures in info[section].items() if name not in dropped}
+    info = baseline.info
+    kept = baseline.with_benchmarks([b for b in baseline.benchmarks if b.fullname not in dropped]).with_info(
+        runs={n: f for n, f in info.runs.items() if n not in dropped},
+        noise={n: f for n, f in info.noise.items() if n not in dropped})
     return kept, dropped
 
 
-def save_baseline(results: Mapping[str, Any], directory: str | os.PathLike[str], mode: SaveMode = "new") -> Path:
+def save_baseline(results: ResultSet, directory: str | os.PathLike[str], mode: SaveMode = "new") -> Path:
     """Write ``baselines/<hardware-id>.json``; refuses to replace an existing one unless asked."""
-    validate(results, "results")
     _, injected = without_injected(results)
     if injected:
         raise BaselineError(f"{len(injected)} benchmark(s) carry a slowdown injected by ${inject.ENV} (e.g. "
                             f"{injected[0]}); a baseline holds only real measurements: run again without it, or "
                             "save with `perfkit baseline save`, which leaves injected entries out")
-    missing = [b["fullname"] for b in results["benchmarks"] if not b["stats"].get("data")]
-    if missing:
+    bare = [b.fullname for b in results.benchmarks if not b.samples]
+    if bare:
         raise BaselineError(
-            f"{len(missing)} benchmark(s) have no raw samples (e.g. {missing[0]}); "
+            f"{len(bare)} benchmark(s) have no raw samples (e.g. {bare[0]}); "
             "save the file written by --benchmark-json, which keeps them"
         )
-    target = baseline_path(directory, hardware_id_of(results), profile_of(results))
+    target = baseline_path(directory, results.hardware_id, results.profile)
     if target.exists():
         if mode == "new":
             raise BaselineError(f"{target} exists; pass --force to replace it or --merge to update its benchmarks")
         if mode == "merge":
-            results = merge(load_results(target), results)
+            results = merge(load.load(target), results)
     write_atomically(target, results)
     return target
 
@@ -241,8 +141,9 @@ def _read_umask() -> int:
 UMASK = _read_umask()
 
 
-def write_atomically(path: Path, data: Mapping[str, Any]) -> None:
+def write_atomically(path: Path, results: ResultSet) -> None:
     """Write to a temporary file beside ``path``, fsync, then rename: a crash never leaves half a file."""
+    data = results.to_json()
     path.parent.mkdir(parents=True, exist_ok=True)
     fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
     try:
@@ -282,11 +183,11 @@ class BaselineStore:
     def path_for(self, hardware_id: str, profile: str = "full") -> Path:
         return baseline_path(self.directory, hardware_id, profile)
 
-    def load(self, hardware_id: str, profile: str = "full") -> dict[str, Any] | None:
+    def load(self, hardware_id: str, profile: str = "full") -> ResultSet | None:
         """The stored baseline of ``hardware_id`` at ``profile``'s sizes, or None when there is none; a damaged one
         is a BaselineError."""
         path = self.path_for(hardware_id, profile)
-        return load_results(path) if path.exists() else None
+        return load.load(path) if path.exists() else None
 
     def stored_path(self, hardware_id: str) -> Path:
         """The baseline of ``hardware_id`` that exists, the course's sizes first, else the quick profile's; the
@@ -294,11 +195,11 @@ class BaselineStore:
         paths = [self.path_for(hardware_id, profile) for profile in ("full", "quick")]
         return next((p for p in paths if p.exists()), paths[0])
 
-    def ceilings(self, hardware_id: str) -> dict[str, float]:
-        """The machine ceilings stored with a baseline of ``hardware_id`` (see :meth:`stored_path`; empty without one)."""
+    def ceilings(self, hardware_id: str) -> Ceilings:
+        """The machine ceilings of the stored baseline of ``hardware_id`` (see :meth:`stored_path`; none without one)."""
         path = self.stored_path(hardware_id)
-        return dict(perfkit_info(load_results(path)).get("ceilings", {})) if path.exists() else {}
+        return Ceilings.of(load.load(path)) if path.exists() else Ceilings({})
 
-    def save(self, results: Mapping[str, Any], mode: SaveMode = "new") -> Path:
+    def save(self, results: ResultSet, mode: SaveMode = "new") -> Path:
         """Store ``results`` as the baseline of its hardware (see :func:`save_baseline`)."""
         return save_baseline(results, self.directory, mode)

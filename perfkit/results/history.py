@@ -3,8 +3,7 @@
 ``pytest benches/ --benchmark-autosave [--benchmark-storage=file://DIR]`` writes each run to
 ``DIR/<machine-id>/NNNN_<commit>_<date>.json`` (default ``DIR`` = ``.benchmarks``): the same JSON as
 ``--benchmark-json``, with perfkit's ``machine_info["perfkit"]``, but without raw samples unless
-``--benchmark-save-data`` is given. A series needs only each run's median and metric values
-(:func:`perfkit.results.runs.figures_of`), so the default autosave is enough for trends; a baseline
+``--benchmark-save-data`` is given. A series needs only each run's median and metric values, so the default autosave is enough for trends; a baseline
 keeps the raw samples of its newest run, so ``baseline save --from-history`` needs that run saved with
 ``--benchmark-save-data``. pytest-benchmark's machine-id folder names the Python, not the box, so runs
 are told apart by perfkit's hardware id.
@@ -12,14 +11,14 @@ are told apart by perfkit's hardware id.
 from __future__ import annotations
 
 import fnmatch
-import json
 import os
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
 
 from perfkit.errors import BaselineError, UsageError
-from perfkit.results import baselines, changepoints, runs
+from perfkit.results import baselines, changepoints, load
+from perfkit.results.figures import TIME, TIME_UNIT
+from perfkit.results.model import ResultSet
 
 #: pytest-benchmark's default ``--benchmark-storage``.
 DEFAULT_STORAGE = ".benchmarks"
@@ -38,7 +37,7 @@ class History:
     so it is reported, not raised (pytest-benchmark's own loader skips such files too).
     """
 
-    runs: tuple[dict[str, Any], ...]
+    runs: tuple[ResultSet, ...]
     paths: tuple[Path, ...]
     skipped: tuple[str, ...] = ()
 
@@ -46,11 +45,11 @@ class History:
         return len(self.runs)
 
     def hardware_ids(self) -> list[str]:
-        return sorted({baselines.hardware_id_of(r) for r in self.runs})
+        return sorted({r.hardware_id for r in self.runs})
 
     def of_profile(self, profile: str) -> History:
         """Only the runs of one size profile: quick-profile timings do not belong in a full-profile trend."""
-        kept = [(r, p) for r, p in zip(self.runs, self.paths) if baselines.profile_of(r) == profile]
+        kept = [(r, p) for r, p in zip(self.runs, self.paths) if r.profile == profile]
         return History(tuple(r for r, _ in kept), tuple(p for _, p in kept), self.skipped)
 
 
@@ -81,7 +80,8 @@ def _number(path: Path) -> int:
 
 
 def load_history(storage: str | os.PathLike[str], hardware_id: str | None = None) -> History:
-    """Every perfkit run stored under ``storage`` (of ``hardware_id`` only, when given), oldest first.
+    """Every perfkit run stored under ``storage`` (of ``hardware_id`` only, when given), oldest first, each read
+    by the one loader (perfkit.results.load: older files migrated, so a trend does not split at an upgrade).
 
     Order is the run's own ``datetime`` (sequence numbers restart in each machine-id folder, e.g. after a
     Python upgrade), then the sequence number. Runs written by plain pytest-benchmark are left out.
@@ -90,23 +90,23 @@ def load_history(storage: str | os.PathLike[str], hardware_id: str | None = None
     if not folder.is_dir():
         raise BaselineError(f"{folder}: no such storage folder; run pytest with --benchmark-autosave "
                             f"(and --benchmark-storage=file://{folder}) first")
-    found: list[tuple[tuple[str, int, str], dict[str, Any], Path]] = []
+    found: list[tuple[tuple[str, int, str], ResultSet, Path]] = []
     skipped: list[str] = []
     for path in sorted({*folder.glob(RUN_GLOB), *folder.glob(f"*/{RUN_GLOB}")}):
         try:
-            results = json.loads(path.read_text(encoding="utf-8"))
-        except (OSError, UnicodeDecodeError, json.JSONDecodeError) as exc:
+            raw = load.read_json(path)
+        except BaselineError as exc:
             skipped.append(f"{path}: unreadable ({exc})")
             continue
-        if not isinstance(results, dict) or "perfkit" not in (results.get("machine_info") or {}):
+        if "perfkit" not in (raw.get("machine_info") or {}):
             continue  # not a perfkit run
         try:
-            baselines.validate(results, str(path))
+            results = load.parse(raw, str(path))
         except BaselineError as exc:
             skipped.append(str(exc))
             continue
-        if hardware_id is None or baselines.hardware_id_of(results) == hardware_id:
-            found.append(((str(results.get("datetime", "")), _number(path), str(path.parent)), results, path))
+        if hardware_id is None or results.hardware_id == hardware_id:
+            found.append(((results.datetime, _number(path), str(path.parent)), results, path))
     found.sort(key=lambda item: item[0])
     return History(tuple(r for _, r, _ in found), tuple(p for _, _, p in found), tuple(skipped))
 
@@ -118,38 +118,35 @@ def matches(name: str, pattern: str) -> bool:
     return fnmatch.fnmatchcase(name, pattern)
 
 
-def series(history: History | list[dict[str, Any]] | tuple[dict[str, Any], ...], benchmark_pattern: str = "*",
-           figure: str = runs.TIME) -> dict[str, Series]:
+def series(history: History | list[ResultSet] | tuple[ResultSet, ...], benchmark_pattern: str = "*",
+           figure: str = TIME) -> dict[str, Series]:
     """Per matching benchmark, its ``figure`` in every run that has it: (run datetime, value), oldest first.
 
     A value is the run-level figure (median time, or the metric's value), the unit of replication.
     """
     out: dict[str, Series] = {}
     for results in history.runs if isinstance(history, History) else history:
-        when = str(results.get("datetime", ""))
-        for bench in results.get("benchmarks", []):
-            name = bench["fullname"]
-            if not matches(name, benchmark_pattern):
+        for bench in results.benchmarks:
+            if not matches(bench.fullname, benchmark_pattern):
                 continue
-            value = runs.figures_of(bench).get(figure)
+            value = bench.figures().get(figure)
             if value is not None:
-                out.setdefault(name, []).append((when, value))
+                out.setdefault(bench.fullname, []).append((results.datetime, value))
     return out
 
 
-def unit_of(history: History, benchmark: str, figure: str = runs.TIME) -> str:
+def unit_of(history: History, benchmark: str, figure: str = TIME) -> str:
     """The unit of ``figure`` as the newest run that has it declares it (seconds for the time)."""
-    if figure == runs.TIME:
-        return "s"
+    if figure == TIME:
+        return TIME_UNIT
     for results in reversed(history.runs):
-        for bench in results.get("benchmarks", []):
-            metric = (bench.get("extra_info") or {}).get("metrics", {}).get(figure)
-            if bench["fullname"] == benchmark and isinstance(metric, dict):
-                return str(metric.get("unit", ""))
+        bench = results.by_name().get(benchmark)
+        if bench is not None and figure in bench.metrics:
+            return bench.metrics[figure].unit
     return ""
 
 
-def baseline_from_history(storage: str | os.PathLike[str], hardware_id: str | None, n: int) -> dict[str, Any]:
+def baseline_from_history(storage: str | os.PathLike[str], hardware_id: str | None, n: int) -> ResultSet:
     """A baseline of the last ``n`` stored runs of one hardware id (:func:`perfkit.results.baselines.from_runs`).
 
     Without ``hardware_id`` the runs name it; runs of several machines in one storage need it said.
@@ -165,7 +162,7 @@ def baseline_from_history(storage: str | os.PathLike[str], hardware_id: str | No
         which = f" of {hardware_id or ids[0]}" if (hardware_id or ids) else ""
         raise BaselineError(f"{storage_path(storage)} holds {len(history)} perfkit run(s){which}, fewer than the {n} "
                             f"asked for; run pytest with --benchmark-autosave {n - len(history)} more time(s)")
-    bare = [b["fullname"] for b in history.runs[-1]["benchmarks"] if not b["stats"].get("data")]
+    bare = [b.fullname for b in history.runs[-1].benchmarks if not b.samples]
     if bare:
         raise BaselineError(f"{history.paths[-1]}: the newest stored run has no raw samples (e.g. {bare[0]}), which a "
                             "baseline keeps; pytest-benchmark's autosave leaves them out unless --benchmark-save-data "
@@ -183,7 +180,7 @@ class Trend:
     changes: tuple[changepoints.ChangePoint, ...]
 
 
-def trends(history: History, benchmark_pattern: str = "*", figure: str = runs.TIME) -> list[Trend]:
+def trends(history: History, benchmark_pattern: str = "*", figure: str = TIME) -> list[Trend]:
     """Every matching benchmark's series with its change points, by name."""
     return [Trend(name, unit_of(history, name, figure), points,
                   tuple(changepoints.change_points([v for _, v in points])))
@@ -193,7 +190,7 @@ def trends(history: History, benchmark_pattern: str = "*", figure: str = runs.TI
 def run_label(history: History, when: str) -> str:
     """Run number among the kept runs, date and commit: what a reader looks up next."""
     for number, results in enumerate(history.runs, 1):
-        if str(results.get("datetime", "")) == when:
-            commit = str((results.get("commit_info") or {}).get("id", ""))[:10]
+        if results.datetime == when:
+            commit = results.commit[:10]
             return f"run {number} ({when[:16].replace('T', ' ')}{', ' + commit if commit else ''})"
     return f"run ({when[:16]})"

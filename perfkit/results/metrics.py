@@ -16,7 +16,7 @@ from __future__ import annotations
 
 import math
 import statistics
-from collections.abc import Mapping, MutableMapping, Sequence
+from collections.abc import MutableMapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
@@ -25,6 +25,12 @@ from perfkit.results.payloads import Record
 
 Better = Literal["lower", "higher", "none"]
 BETTER_VALUES: tuple[str, ...] = ("lower", "higher", "none")
+#: Where a benchmark entry's ``extra_info`` keeps its metrics, their absences, and the context the judge reads.
+METRICS_KEY, ABSENT_KEY = "metrics", "metrics_absent"
+GATE_KEY, BOUND_KEY, TOLERANCE_KEY = "gate", "bound", "tolerance"
+CONTEXT_KEYS = (GATE_KEY, BOUND_KEY, TOLERANCE_KEY)
+#: ``extra_info["gate"]`` of a benchmark that gates on no figure of its own.
+GATE_NONE = "none"
 
 
 @dataclass(frozen=True)
@@ -72,50 +78,72 @@ class Metric:
             raise BaselineError(f"metric {name!r} is malformed ({exc}); re-run the benchmark to rewrite it") from exc
 
 
+@dataclass(frozen=True)
+class MetricSpec:
+    """A declared figure: its name (the key of every stored history), unit and which way is better.
+
+    ``gate``: the benchmark's verdict also rests on this figure (one that does not follow from its time, such
+    as an allocator peak). perfkit's own figures are declared in perfkit.results.figures.
+    """
+
+    name: str
+    unit: str
+    better: Better
+    gate: bool = False
+
+    def __post_init__(self) -> None:
+        if self.better not in BETTER_VALUES:
+            raise UsageError(f"metric {self.name!r}: 'better' must be one of {BETTER_VALUES}, not {self.better!r}")
+
+
 class MetricRecorder:
     """Writes metrics into a pytest-benchmark ``extra_info`` dict (what the ``perfkit_metrics`` fixture hands out)."""
 
     def __init__(self, extra_info: MutableMapping[str, Any]) -> None:
         self._extra_info = extra_info
 
-    def record(
-        self,
-        name: str,
-        value: float | None = None,
-        unit: str = "",
-        better: Better = "none",
-        samples: Sequence[float] | None = None,
-        gate: bool = False,
-    ) -> Metric:
-        """``gate=True``: the benchmark's verdict also rests on this figure (one that does not follow from
-        its time, such as an allocator peak)."""
+    def record(self, spec: MetricSpec, value: float | None = None, samples: Sequence[float] | None = None) -> Metric:
+        """The figure ``spec`` declares, from one value or from samples (their median, unless ``value`` is given)."""
         if samples:
-            metric = Metric.from_samples(samples, unit, better)
-            metric = Metric(metric.value if value is None else float(value), unit, better, metric.samples, gate)
+            metric = Metric.from_samples(samples, spec.unit, spec.better)
+            metric = Metric(metric.value if value is None else float(value), spec.unit, spec.better, metric.samples,
+                            spec.gate)
         elif value is not None:
-            metric = Metric(float(value), unit, better, gate=gate)
+            metric = Metric(float(value), spec.unit, spec.better, gate=spec.gate)
         else:
-            raise UsageError(f"metric {name!r} needs a value or samples")
-        self._extra_info.setdefault("metrics", {})[name] = metric.to_json()
-        self._extra_info.get("metrics_absent", {}).pop(name, None)
+            raise UsageError(f"metric {spec.name!r} needs a value or samples")
+        self._extra_info.setdefault(METRICS_KEY, {})[spec.name] = metric.to_json()
+        self._extra_info.get(ABSENT_KEY, {}).pop(spec.name, None)
         return metric
 
-    def absent(self, name: str, reason: str) -> None:
+    def absent(self, spec: MetricSpec, reason: str) -> None:
         """Record why a metric could not be measured here (never a zero in its place)."""
-        self._extra_info.setdefault("metrics_absent", {})[name] = reason
-        self._extra_info.get("metrics", {}).pop(name, None)
+        self._extra_info.setdefault(ABSENT_KEY, {})[spec.name] = reason
+        self._extra_info.get(METRICS_KEY, {}).pop(spec.name, None)
 
-    def gate_on(self, figure: str) -> None:
-        """Rest the benchmark's verdict on ``figure`` (a metric name, or ``"none"``) instead of its time, where
-        the time is not the figure worth gating (a whole program step dominated by host copies)."""
-        self._extra_info["gate"] = figure
+    def gate_on(self, figure: MetricSpec | None) -> None:
+        """Rest the benchmark's verdict on ``figure`` instead of its time (None: on no figure of its own, as for
+        a count), where the time is not the figure worth gating (a whole program step dominated by host copies)."""
+        self._extra_info[GATE_KEY] = figure.name if figure is not None else GATE_NONE
+
+    def bound_by(self, ceiling: MetricSpec) -> None:
+        """Across hardware this benchmark's time should follow ``ceiling`` (one of figures.CEILINGS)."""
+        self._extra_info[BOUND_KEY] = ceiling.name
+
+    def tolerance(self, fraction: float) -> None:
+        """The smallest change of this benchmark worth a verdict, instead of the policy's threshold."""
+        if not 0 < fraction < 1:
+            raise UsageError(f"a tolerance is a fraction between 0 and 1, such as 0.05, not {fraction!r}")
+        self._extra_info[TOLERANCE_KEY] = float(fraction)
 
     def payload(self, record: Record) -> None:
         """The family's typed record (perfkit.results.payloads), which the report reads back."""
         self._extra_info[record.TAG] = record.to_json()
 
     def info(self, key: str, value: Any) -> None:
-        """Context that is not a metric (sizes, dtype, the ceiling a percentage refers to)."""
+        """Context that is not a metric and that nothing reads back (sizes, what ran out first)."""
+        if key in CONTEXT_KEYS:
+            raise UsageError(f"{key!r} is set through its own method (gate_on, bound_by, tolerance)")
         self._extra_info[key] = value
 
 
@@ -125,20 +153,6 @@ def relative_iqr(values: Sequence[float]) -> float:
         return 0.0
     q1, median, q3 = statistics.quantiles(values, n=4, method="inclusive")
     return (q3 - q1) / median if median > 0 else 0.0
-
-
-def metrics_of(benchmark: Mapping[str, Any]) -> dict[str, Metric]:
-    """The declared metrics of one benchmark entry of a pytest-benchmark JSON."""
-    raw = (benchmark.get("extra_info") or {}).get("metrics") or {}
-    if not isinstance(raw, Mapping):
-        raise BaselineError(f"benchmark {benchmark.get('fullname')!r}: extra_info.metrics is not an object")
-    return {name: Metric.from_json(name, value) for name, value in raw.items()}
-
-
-def value_of(benchmark: Mapping[str, Any], name: str) -> float | None:
-    """One declared metric's headline value, or None where the benchmark did not record it."""
-    metric = metrics_of(benchmark).get(name)
-    return None if metric is None else metric.value
 
 
 def rates(amount: float, seconds: Sequence[float], scale: float = 1.0) -> list[float]:

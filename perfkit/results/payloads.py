@@ -11,7 +11,7 @@ from __future__ import annotations
 import dataclasses
 import types
 import typing
-from collections.abc import Iterator, Mapping
+from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any, ClassVar, TypeVar, Union
 
@@ -86,20 +86,6 @@ def _record(kind: type[Record], raw: Any, where: str) -> Record:
             continue
         values[field.name] = _build(hints[field.name], raw[name], f"{where}.{name}")
     return kind(**values)
-
-
-def read(bench: Mapping[str, Any], kind: type[R]) -> R | None:
-    """The ``kind`` record of one benchmark entry, or None when the benchmark is of another family."""
-    raw = (bench.get("extra_info") or {}).get(kind.TAG)
-    return None if raw is None else kind.from_json(raw, f"{bench.get('fullname', '?')}: {kind.TAG}")
-
-
-def family(results: Mapping[str, Any], kind: type[R]) -> Iterator[tuple[Mapping[str, Any], R]]:
-    """(benchmark entry, its record) for every benchmark of the family in a result set."""
-    for bench in results.get("benchmarks", []):
-        record = read(bench, kind)
-        if record is not None:
-            yield bench, record
 
 
 @dataclass(frozen=True)
@@ -403,6 +389,34 @@ class HostLoad(Record):
                 "judged; run it again on a quiet machine")
 
 
+@dataclass(frozen=True)
+class PowerWindow(Record):
+    """The NVML loop behind ``avg_power_w`` and ``energy_j`` (perfkit.measure.record.record_power)."""
+
+    TAG: ClassVar[str] = "power"
+    window_s: float
+    calls: int
+    energy_source: str
+    samples: int
+    sampled_power_w: float
+    gpu_util_pct: float
+    sm_clock_mhz: float
+    memory_used_mib: float
+
+
+@dataclass(frozen=True)
+class NcclProfile(Record):
+    """torch.profiler over a few DDP steps: NCCL kernel time per step, the part other kernels overlapped, and the
+    compute kernels' time (perfkit.parallel.ddp)."""
+
+    TAG: ClassVar[str] = "profile"
+    steps: int
+    nccl_s: float
+    compute_s: float
+    nccl_overlapped_s: float
+    nccl_kernels: int
+
+
 FAMILIES: tuple[type[Record], ...] = (RatePeak, VectorAdd, Layer, VggSwap, MemoryEstimate, Ppp, Roofline, Scaling,
                                       AllreduceSweep, LargeBatch, LayerCapacity, BatchEpoch, BatchCapacity,
-                                      TimeToAccuracy)
+                                      TimeToAccuracy, PowerWindow, NcclProfile)

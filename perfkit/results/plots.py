@@ -7,14 +7,14 @@ from __future__ import annotations
 
 import math
 from collections import defaultdict
-from collections.abc import Callable, Iterable, Mapping
+from collections.abc import Callable, Iterable
 from pathlib import Path
 from typing import Any
 
-from perfkit.results import datasheet, seeds
-from perfkit.results.baselines import hardware_id_of, perfkit_info
+from perfkit.results import datasheet, figures, seeds
+from perfkit.results.ceilings import Ceilings
 from perfkit.results.derived import scaling_runs
-from perfkit.results.metrics import value_of
+from perfkit.results.model import ResultSet
 from perfkit.results.payloads import (
     AllreduceSweep,
     BatchCapacity,
@@ -27,11 +27,9 @@ from perfkit.results.payloads import (
     TimeToAccuracy,
     VectorAdd,
     VggSwap,
-    family,
-    read,
 )
 
-Plotter = Callable[[Mapping[str, Any], Path], Iterable[tuple[str, Path]]]
+Plotter = Callable[[ResultSet, Path], Iterable[tuple[str, Path]]]
 
 
 def _pyplot() -> Any:
@@ -51,14 +49,13 @@ def _save(fig: Any, path: Path) -> Path:
     return path
 
 
-def plot_ceilings(results: Mapping[str, Any], out: Path) -> Iterable[tuple[str, Path]]:
+def plot_ceilings(results: ResultSet, out: Path) -> Iterable[tuple[str, Path]]:
     """Measured ceilings beside the datasheet figures: bandwidth and matmul rate per precision."""
-    info = perfkit_info(results)
-    measured = info.get("ceilings") or {}
+    measured = Ceilings.of(results).own()
     if not measured:
         return []
     plt = _pyplot()
-    spec = datasheet.by_key(info.get("fingerprint", {}).get("datasheet_key") or "")
+    spec = results.info.datasheet
     keys = sorted(measured)
     fig, axes = plt.subplots(1, 2, figsize=(11, 4))
     for ax, want, unit in ((axes[0], datasheet.COPY, "GB/s"), (axes[1], "matmul", "TFLOP/s")):
@@ -74,15 +71,15 @@ def plot_ceilings(results: Mapping[str, Any], out: Path) -> Iterable[tuple[str, 
         else:
             ax.set_ylim(0, ax.get_ylim()[1] * 1.25)  # room above the bars for the legend
         ax.legend(loc="upper right")
-    fig.suptitle(f"Ceilings of {hardware_id_of(results)} (copy counts bytes read + written)")
+    fig.suptitle(f"Ceilings of {results.hardware_id} (copy counts bytes read + written)")
     return [("Measured ceilings vs datasheet", _save(fig, out / "ceilings.png"))]
 
 
-def plot_vector_add(results: Mapping[str, Any], out: Path) -> Iterable[tuple[str, Path]]:
+def plot_vector_add(results: ResultSet, out: Path) -> Iterable[tuple[str, Path]]:
     """The course's two charts: time vs K (log-log), one line per launch scenario plus the CPU loop."""
     series: dict[tuple[str, str], dict[float, float]] = defaultdict(dict)
-    for bench, case in family(results, VectorAdd):
-        series[case.mode, case.scenario][float(case.k)] = bench["stats"]["median"]
+    for bench, case in results.family(VectorAdd):
+        series[case.mode, case.scenario][float(case.k)] = bench.median
     if not any(mode != "cpu" for mode, _ in series):
         return []
     plt = _pyplot()
@@ -124,39 +121,38 @@ def _grouped_bars(ax: Any, groups: list[str], series: dict[str, list[float | Non
     ax.legend(fontsize=8)
 
 
-def plot_layers(results: Mapping[str, Any], out: Path) -> Iterable[tuple[str, Path]]:
+def plot_layers(results: ResultSet, out: Path) -> Iterable[tuple[str, Path]]:
     """Per-layer bars: peak allocated memory, average power and energy per call, forward vs forward + backward."""
-    rows = list(family(results, Layer))
+    rows = list(results.family(Layer))
     if not rows:
         return []
     names = list(dict.fromkeys(case.name for _, case in rows))
     passes = list(dict.fromkeys(case.pass_ for _, case in rows))
-    value = {(case.name, case.pass_, m): value_of(b, m) for b, case in rows
-             for m in ("peak_allocated_mib", "avg_power_w", "energy_j")}
-    panels = [(m, label) for m, label in (("peak_allocated_mib", "peak allocated (MiB)"),
-                                          ("avg_power_w", "average power (W)"), ("energy_j", "energy per call (J)"))
-              if any(value[n, p, m] is not None for n in names for p in passes)]
+    shown = ((figures.PEAK_ALLOCATED_MIB, "peak allocated (MiB)"), (figures.AVG_POWER_W, "average power (W)"),
+             (figures.ENERGY_J, "energy per call (J)"))
+    value = {(case.name, case.pass_, m.name): b.value(m) for b, case in rows for m, _ in shown}
+    panels = [(m.name, label) for m, label in shown if any(value[n, p, m.name] is not None for n in names for p in passes)]
     if not panels:
         return []
     plt = _pyplot()
     fig, axes = plt.subplots(1, len(panels), figsize=(5 * len(panels), 4), squeeze=False)
     for ax, (metric, label) in zip(axes[0], panels):
         _grouped_bars(ax, names, {p: [value[n, p, metric] for n in names] for p in passes}, label)
-        if metric == "energy_j":
+        if metric == figures.ENERGY_J.name:
             ax.set_yscale("log")
     shape = rows[0][1].input
-    fig.suptitle(f"Single layers on {hardware_id_of(results)}, input batch {shape[0]} (NVML power over a loop)")
+    fig.suptitle(f"Single layers on {results.hardware_id}, input batch {shape[0]} (NVML power over a loop)")
     return [("Per-layer memory and power", _save(fig, out / "layers.png"))]
 
 
-def plot_vgg_swap(results: Mapping[str, Any], out: Path) -> Iterable[tuple[str, Path]]:
+def plot_vgg_swap(results: ResultSet, out: Path) -> Iterable[tuple[str, Path]]:
     """VGG16 normal vs ReLU/MaxPool swapped: time and peak memory per device and pass."""
-    rows = list(family(results, VggSwap))
+    rows = list(results.family(VggSwap))
     if not rows:
         return []
     cases = list(dict.fromkeys(f"{c.device} {c.pass_}" for _, c in rows))
-    time = {(f"{c.device} {c.pass_}", c.variant): b["stats"]["median"] for b, c in rows}
-    memory = {(f"{c.device} {c.pass_}", c.variant): value_of(b, "peak_allocated_mib") for b, c in rows}
+    time: dict[tuple[str, str], float | None] = {(f"{c.device} {c.pass_}", c.variant): b.median for b, c in rows}
+    memory = {(f"{c.device} {c.pass_}", c.variant): b.value(figures.PEAK_ALLOCATED_MIB) for b, c in rows}
     # peaks come from the CUDA allocator: the memory panel shows only the cases that have one (none on a CPU run)
     with_memory = [c for c in cases if any(memory.get((c, v)) is not None for v in ("normal", "swapped"))]
     panels = [("median time (s)", time, cases)]
@@ -173,9 +169,9 @@ def plot_vgg_swap(results: Mapping[str, Any], out: Path) -> Iterable[tuple[str, 
     return [("VGG16 ReLU/MaxPool swap", _save(fig, out / "vgg_swap.png"))]
 
 
-def plot_memory_breakdown(results: Mapping[str, Any], out: Path) -> Iterable[tuple[str, Path]]:
+def plot_memory_breakdown(results: ResultSet, out: Path) -> Iterable[tuple[str, Path]]:
     """Stacked estimate terms beside the measured peak, per model and batch."""
-    rows = list(family(results, MemoryEstimate))
+    rows = list(results.family(MemoryEstimate))
     if not rows:
         return []
     plt = _pyplot()
@@ -186,7 +182,7 @@ def plot_memory_breakdown(results: Mapping[str, Any], out: Path) -> Iterable[tup
         heights = [e.term_mib(term) for _, e in rows]
         ax.bar([i - 0.2 for i in range(len(rows))], heights, width=0.4, bottom=bottom, label=f"estimate: {term}")
         bottom = [b + h for b, h in zip(bottom, heights)]
-    measured = [value_of(b, "peak_allocated_mib") for b, _ in rows]
+    measured = [b.value(figures.PEAK_ALLOCATED_MIB) for b, _ in rows]
     if any(m is not None for m in measured):
         ax.bar([i + 0.2 for i in range(len(rows))], [m or 0 for m in measured], width=0.4, color="black",
                label="measured peak allocated")
@@ -203,15 +199,14 @@ def plot_memory_breakdown(results: Mapping[str, Any], out: Path) -> Iterable[tup
 _ROOF_PRECISIONS = ("fp32", "tf32", "bf16")
 
 
-def roofline_chart(results: Mapping[str, Any], path: Path) -> Path | None:
+def roofline_chart(results: ResultSet, path: Path) -> Path | None:
     """The course's roofline: log-log, measured (solid) and datasheet (dashed) roofs for fp32/tf32/bf16 with the
     bandwidth slope, one labelled point per model and batch (hollow where bytes came from ncu)."""
-    points = [(b, p) for b, rec in family(results, Roofline) for p in rec.points]
+    points = [(b, p) for b, rec in results.family(Roofline) for p in rec.points]
     if not points:
         return None
-    info = perfkit_info(results)
-    measured = info.get("ceilings") or {}
-    spec = datasheet.by_key(info.get("fingerprint", {}).get("datasheet_key") or "")
+    measured = Ceilings.of(results).own()
+    spec = results.info.datasheet
     plt = _pyplot()
     fig, ax = plt.subplots(figsize=(9, 6))
     xs = [2.0**e for e in range(-4, 14)]
@@ -228,9 +223,9 @@ def roofline_chart(results: Mapping[str, Any], path: Path) -> Path | None:
                         label=f"{source} {precision} ({peak:.0f} TFLOP/s, {bandwidth:.0f} GB/s)")
     labelled: list[tuple[float, float]] = []
     for bench, p in points:
-        ppp = read(bench, Ppp)
+        ppp = next((rec for b, rec in results.family(Ppp) if b is bench), None)
         hollow = p.bytes_source != "analytic minimum"
-        attained = p.flops / bench["stats"]["median"] / 1e12
+        attained = p.flops / bench.median / 1e12
         ax.scatter([p.intensity], [attained], s=40, facecolors="none" if hollow else None, edgecolors="black")
         # points of one model at one batch sit close together: each nearby label goes one line lower
         near = sum(abs(math.log10(x / p.intensity)) < 0.2 and abs(math.log10(y / attained)) < 0.15 for x, y in labelled)
@@ -238,23 +233,23 @@ def roofline_chart(results: Mapping[str, Any], path: Path) -> Path | None:
         ax.annotate(f"{p.label} b{ppp.batch if ppp else '?'}{' (ncu)' if hollow else ''}", (p.intensity, attained),
                     fontsize=7, xytext=(4, 2 - 9 * near), textcoords="offset points")
     ax.set(xscale="log", yscale="log", xlabel="arithmetic intensity (FLOP/byte)", ylabel="attained TFLOP/s",
-           title=f"Roofline on {hardware_id_of(results)}: forward passes (filled: analytic bytes, hollow: ncu DRAM)")
+           title=f"Roofline on {results.hardware_id}: forward passes (filled: analytic bytes, hollow: ncu DRAM)")
     ax.grid(True, which="both", alpha=0.3)
     ax.legend(fontsize=7, loc="lower right")
     path.parent.mkdir(parents=True, exist_ok=True)
     return _save(fig, path)
 
 
-def plot_roofline(results: Mapping[str, Any], out: Path) -> Iterable[tuple[str, Path]]:
+def plot_roofline(results: ResultSet, out: Path) -> Iterable[tuple[str, Path]]:
     path = roofline_chart(results, out / "roofline.png")
     return [("Roofline", path)] if path else []
 
 
 #: Benchmark families add their plots here.
-def plot_speedup(results: Mapping[str, Any], out: Path) -> Iterable[tuple[str, Path]]:
+def plot_speedup(results: ResultSet, out: Path) -> Iterable[tuple[str, Path]]:
     """Speedup vs GPUs per workload, DDP beside DataParallel, with the ideal (linear) line."""
     runs = scaling_runs(results)
-    if not any(r.gpus > 1 and value_of(b, "speedup") for b, r in runs):
+    if not any(r.gpus > 1 and b.value(figures.SPEEDUP) for b, r in runs):
         return []
     plt = _pyplot()
     methods = sorted({r.method for _, r in runs})
@@ -263,7 +258,7 @@ def plot_speedup(results: Mapping[str, Any], out: Path) -> Iterable[tuple[str, P
     for ax, method in zip(axes[0], methods):
         lines: dict[str, dict[int, float]] = defaultdict(dict)
         for bench, run in runs:
-            value = 1.0 if run.gpus == 1 else value_of(bench, "speedup")
+            value = 1.0 if run.gpus == 1 else bench.value(figures.SPEEDUP)
             if run.method == method and value is not None:
                 lines[run.workload][run.gpus] = value
         for workload, points in sorted(lines.items()):
@@ -272,28 +267,28 @@ def plot_speedup(results: Mapping[str, Any], out: Path) -> Iterable[tuple[str, P
         ax.plot([1, most], [1, most], "k--", label="ideal")
         ax.set(xlabel="GPUs", ylabel="speedup over 1 GPU (images/s)", title=method, xticks=sorted({r.gpus for _, r in runs}))
         ax.legend(fontsize=7)
-    fig.suptitle(f"Data-parallel speedup on {hardware_id_of(results)} (weak: batch per GPU fixed; strong: global)")
+    fig.suptitle(f"Data-parallel speedup on {results.hardware_id} (weak: batch per GPU fixed; strong: global)")
     return [("Data-parallel speedup vs GPUs", _save(fig, out / "speedup.png"))]
 
 
-def plot_compute_comm(results: Mapping[str, Any], out: Path) -> Iterable[tuple[str, Path]]:
+def plot_compute_comm(results: ResultSet, out: Path) -> Iterable[tuple[str, Path]]:
     """Each multi-GPU DDP step as 100%: compute (the no_sync step) and exposed communication, with the
     profiler's NCCL kernel time and the course's subtraction estimate marked on the same scale."""
     runs = [(b, r) for b, r in scaling_runs(results) if r.method == "DDP" and r.gpus > 1
-            and value_of(b, "compute_ms") is not None and value_of(b, "comm_exposed_ms") is not None]
+            and b.value(figures.COMPUTE_MS) is not None and b.value(figures.COMM_EXPOSED_MS) is not None]
     if not runs:
         return []
     plt = _pyplot()
     labels = [f"{r.workload} ×{r.gpus}" for _, r in runs]
-    steps = [(value_of(b, "compute_ms") or 0.0) + (value_of(b, "comm_exposed_ms") or 0.0) for b, _ in runs]
-    compute = [100 * min((value_of(b, "compute_ms") or 0.0) / s, 1.0) for (b, _), s in zip(runs, steps)]
+    steps = [(b.value(figures.COMPUTE_MS) or 0.0) + (b.value(figures.COMM_EXPOSED_MS) or 0.0) for b, _ in runs]
+    compute = [100 * min((b.value(figures.COMPUTE_MS) or 0.0) / s, 1.0) for (b, _), s in zip(runs, steps)]
     fig, ax = plt.subplots(figsize=(9, 0.35 * len(runs) + 1.8))
     ax.barh(labels, compute, label="compute (step under no_sync)")
     ax.barh(labels, [100 - c for c in compute], left=compute, label="exposed communication (step - no_sync)")
-    for series, marker, color, label in (("nccl_kernel_ms", "|", "k", "NCCL kernel time (profiler)"),
-                                         ("comm_subtraction_ms", "x", "r", "course's subtraction estimate")):
+    for series, marker, color, label in ((figures.NCCL_KERNEL_MS, "|", "k", "NCCL kernel time (profiler)"),
+                                         (figures.COMM_SUBTRACTION_MS, "x", "r", "course's subtraction estimate")):
         points = [(100 * max(value, 0.0) / s, i) for i, ((b, _), s) in enumerate(zip(runs, steps))
-                  if (value := value_of(b, series)) is not None]
+                  if (value := b.value(series)) is not None]
         ax.scatter([x for x, _ in points], [i for _, i in points], marker=marker, color=color, s=80, zorder=3,
                    label=label)
     ax.set(xlabel="% of the step time (rank 0)", title="DDP step: compute vs communication, measured three ways")
@@ -301,9 +296,9 @@ def plot_compute_comm(results: Mapping[str, Any], out: Path) -> Iterable[tuple[s
     return [("DDP compute vs communication", _save(fig, out / "compute_comm.png"))]
 
 
-def plot_busbw(results: Mapping[str, Any], out: Path) -> Iterable[tuple[str, Path]]:
+def plot_busbw(results: ResultSet, out: Path) -> Iterable[tuple[str, Path]]:
     """nccl-tests' busbw of in-place all-reduce vs message size, one line per GPU count."""
-    sweeps = sorted((sweep for _, sweep in family(results, AllreduceSweep)), key=lambda s: s.gpus)
+    sweeps = sorted((sweep for _, sweep in results.family(AllreduceSweep)), key=lambda s: s.gpus)
     if not sweeps:
         return []
     plt = _pyplot()
@@ -311,15 +306,15 @@ def plot_busbw(results: Mapping[str, Any], out: Path) -> Iterable[tuple[str, Pat
     for sweep in sweeps:
         ax.plot([r.bytes for r in sweep.rows], [r.busbw_gbps for r in sweep.rows], marker="o", label=f"{sweep.gpus} GPUs")
     ax.set(xscale="log", xlabel="message size (bytes)", ylabel="busbw (GB/s)",
-           title=f"All-reduce busbw on {hardware_id_of(results)} (busbw = algbw·2(n-1)/n)")
+           title=f"All-reduce busbw on {results.hardware_id} (busbw = algbw·2(n-1)/n)")
     ax.legend()
     return [("All-reduce bus bandwidth vs message size", _save(fig, out / "busbw.png"))]
 
 
-def plot_batch_sweep(results: Mapping[str, Any], out: Path) -> Iterable[tuple[str, Path]]:
+def plot_batch_sweep(results: ResultSet, out: Path) -> Iterable[tuple[str, Path]]:
     """Epoch time and images/s vs batch size (log x), one line per way of feeding the data, with the largest
     batch that fits marked and seed 003's V100 epochs beside them."""
-    epochs = sorted((rec for _, rec in family(results, BatchEpoch)), key=lambda r: r.batch)
+    epochs = sorted((rec for _, rec in results.family(BatchEpoch)), key=lambda r: r.batch)
     if not epochs:
         return []
     plt = _pyplot()
@@ -330,7 +325,7 @@ def plot_batch_sweep(results: Mapping[str, Any], out: Path) -> Iterable[tuple[st
         right.plot([r.batch for r in rows], [r.images_per_s for r in rows], marker="o", label=variant)
     left.scatter(list(seeds.BATCH_EPOCH_V100), list(seeds.BATCH_EPOCH_V100.values()), marker="x", color="grey",
                  label=f"seed 003 V100 (out of memory at {seeds.BATCH_OOM_V100})")
-    for _, cap in family(results, BatchCapacity):
+    for _, cap in results.family(BatchCapacity):
         for ax in (left, right):
             ax.axvline(cap.largest, color="r", linestyle="--",
                        label=f"largest batch that fits: {cap.largest}" + (" (out of memory above)"
@@ -341,14 +336,14 @@ def plot_batch_sweep(results: Mapping[str, Any], out: Path) -> Iterable[tuple[st
     _plain_log_ticks(left.xaxis, right.xaxis)
     right.set_xticks(sorted({r.batch for r in epochs}))  # every batch measured, labelled
     left.legend(fontsize=7)
-    fig.suptitle(f"{epochs[0].model} on {epochs[0].dataset} images, {hardware_id_of(results)}")
+    fig.suptitle(f"{epochs[0].model} on {epochs[0].dataset} images, {results.hardware_id}")
     return [("Epoch time vs batch size", _save(fig, out / "batch_sweep.png"))]
 
 
-def plot_layer_capacity(results: Mapping[str, Any], out: Path) -> Iterable[tuple[str, Path]]:
+def plot_layer_capacity(results: ResultSet, out: Path) -> Iterable[tuple[str, Path]]:
     """How many layers of the course's stack fit, per search and cap, with the seed's GTX 1080 Ti answer; and
     for the two-GPU split, each device's peak memory."""
-    records = [rec for _, rec in family(results, LayerCapacity)]
+    records = [rec for _, rec in results.family(LayerCapacity)]
     if not records:
         return []
     plt = _pyplot()
@@ -378,10 +373,10 @@ def plot_layer_capacity(results: Mapping[str, Any], out: Path) -> Iterable[tuple
     return [("Layer-stack capacity", _save(fig, out / "layer_capacity.png"))]
 
 
-def plot_ppp(results: Mapping[str, Any], out: Path, top: int = 10) -> Iterable[tuple[str, Path]]:
+def plot_ppp(results: ResultSet, out: Path, top: int = 10) -> Iterable[tuple[str, Path]]:
     """Where a model's forward spends its time: each run's slowest layers, measured beside PALEO's prediction
     at the datasheet peak (the gap is the layer's distance from the platform's peak)."""
-    runs = list(family(results, Ppp))
+    runs = list(results.family(Ppp))
     if not runs:
         return []
     plt = _pyplot()
@@ -399,20 +394,20 @@ def plot_ppp(results: Mapping[str, Any], out: Path, top: int = 10) -> Iterable[t
         ax.set_xscale("log")
         _plain_log_ticks(ax.xaxis)
         ax.set_xlim(right=max(layer.seconds for layer in slowest) * 1e3 * 12)  # a decade free for the legend
-        share = value_of(bench, "share_of_peak")
+        share = bench.value(figures.SHARE_OF_PEAK)
         ax.set(xlabel="time per forward (ms, log)",
                title=f"{run.model} batch {run.batch}" + ("" if share is None else f": PPP {share:.0%}"))
         ax.legend(fontsize=7, loc="lower right")
     for ax in list(axes.flat)[len(runs):]:
         ax.set_visible(False)
-    fig.suptitle(f"Platform percent of peak on {hardware_id_of(results)}: the {top} slowest layers of each forward")
+    fig.suptitle(f"Platform percent of peak on {results.hardware_id}: the {top} slowest layers of each forward")
     return [("Platform percent of peak: slowest layers, measured vs PALEO", _save(fig, out / "ppp.png"))]
 
 
-def plot_time_to_accuracy(results: Mapping[str, Any], out: Path) -> Iterable[tuple[str, Path]]:
+def plot_time_to_accuracy(results: ResultSet, out: Path) -> Iterable[tuple[str, Path]]:
     """Validation accuracy per epoch of every run against its target, and the GPU and memory utilisation
     over the runs (a 1 s moving average; the mean in the legend)."""
-    records = [rec for _, rec in family(results, TimeToAccuracy)]
+    records = [rec for _, rec in results.family(TimeToAccuracy)]
     if not records:
         return []
     plt = _pyplot()
@@ -439,7 +434,7 @@ def plot_time_to_accuracy(results: Mapping[str, Any], out: Path) -> Iterable[tup
                            label=f"{rec.variant} {name} (mean {sum(series) / len(series):.0f}%)")
         right.set(xlabel="seconds", ylabel="utilisation (%)", ylim=(0, 105), title="NVML utilisation while training")
         right.legend(fontsize=6, ncol=2, loc="upper center", bbox_to_anchor=(0.5, -0.17))  # below: the lines stay visible
-    fig.suptitle(f"Time to accuracy on {hardware_id_of(results)}")
+    fig.suptitle(f"Time to accuracy on {results.hardware_id}")
     return [("Time to accuracy and GPU utilisation", _save(fig, out / "time_to_accuracy.png"))]
 
 

@@ -14,7 +14,7 @@ class Placement:
 
     bound: str
     roof_tflops: float
-    of_roof: float
+    share_of_roof: float
     ridge_intensity: float
 
 

@@ -1,4 +1,4 @@
-"""Number formats and plain-text / markdown tables shared by every renderer."""
+"""Number formats and plain-text tables shared by every renderer (markdown tables: perfkit.results.document)."""
 from __future__ import annotations
 
 
@@ -28,8 +28,3 @@ def text_table(head: list[str], rows: list[list[str]]) -> str:
         return "  ".join(str(c).ljust(w) for c, w in zip(cells, widths)).rstrip()
 
     return "\n".join([line(head), line(["-" * w for w in widths])] + [line(r) for r in rows])
-
-
-def markdown_table(head: list[str], rows: list[list[str]]) -> str:
-    out = ["| " + " | ".join(head) + " |", "|" + "---|" * len(head)]
-    return "\n".join(out + ["| " + " | ".join(str(c).replace("|", "\\|") for c in r) + " |" for r in rows])

@@ -15,7 +15,7 @@ import torch
 from perfkit.errors import PerfkitError
 from perfkit.measure import ncu
 from perfkit.measure.ceilings import precision_in_use
-from perfkit.results import datasheet
+from perfkit.results import datasheet, figures
 from perfkit.results.metrics import MetricRecorder
 from perfkit.results.payloads import Ppp, PppLayer, Roofline, RooflinePoint
 from perfkit.workloads import flops, layer_times, models, paleo
@@ -46,22 +46,19 @@ def record_ppp(metrics: MetricRecorder, run: ModelForward, measured_s: float, sp
     layers = layer_times.time_layers(run.model, run.x)
     whole = layer_times.time_model(run.model, run.x)
     conv_precision = precision_in_use("conv", run.device)
-    rec = metrics.record
-    rec("total_flops", table.total_flops, "FLOP", "none")
-    rec("conv_flop_share", table.conv_flop_share, "ratio", "none")
-    rec("tflops", table.total_flops / measured_s / 1e12, "TFLOP/s", "higher")
     layer_sum = sum(t.seconds for t in layers)
-    rec("sum_of_layers_s", layer_sum, "s", "lower")
-    rec("layers_over_model", layer_sum / whole.events_s, "ratio", "none")
-    rec("model_events_s", whole.events_s, "s", "lower")
-    rec("model_graph_s", whole.graph_s, "s", "lower")
-    rec("launch_overhead_s", whole.launch_overhead_s, "s", "lower")
+    for figure, value in ((figures.TOTAL_FLOPS, table.total_flops), (figures.CONV_FLOP_SHARE, table.conv_flop_share),
+                          (figures.TFLOPS, table.total_flops / measured_s / 1e12), (figures.SUM_OF_LAYERS_S, layer_sum),
+                          (figures.LAYERS_OVER_MODEL, layer_sum / whole.events_s),
+                          (figures.MODEL_EVENTS_S, whole.events_s), (figures.MODEL_GRAPH_S, whole.graph_s),
+                          (figures.LAUNCH_OVERHEAD_S, whole.launch_overhead_s)):
+        metrics.record(figure, value)
     prediction = paleo.predict(table, spec, conv_precision) if spec and conv_precision in spec.tflops else None
     if prediction is None:
-        metrics.absent("predicted_s", "no datasheet entry with this precision for this GPU")
+        metrics.absent(figures.PREDICTED_S, "no datasheet entry with this precision for this GPU")
     else:
-        rec("predicted_s", prediction.pipelined_s, "s", "none")
-        rec("measured_over_predicted", measured_s / prediction.pipelined_s, "ratio", "lower")
+        metrics.record(figures.PREDICTED_S, prediction.pipelined_s)
+        metrics.record(figures.MEASURED_OVER_PREDICTED, measured_s / prediction.pipelined_s)
     rows = {r.name: r for r in table.rows}
     predicted = {p.name: p.pipelined_s for p in prediction.layers} if prediction else {}
     metrics.payload(Ppp(run.name, run.batch, conv_precision, precision_in_use("matmul", run.device), tuple(
@@ -78,12 +75,13 @@ def _record_roofline(metrics: MetricRecorder, run: ModelForward, precision: str,
     points = [RooflinePoint(run.name, flop, analytic, "analytic minimum", precision)]
     if with_ncu:
         try:
-            dram = ncu.measure_dram_bytes(run.name, run.shape)
+            dram = ncu.measure_dram_bytes(ncu.Region(run.name, tuple(run.shape)))
             points.append(RooflinePoint(run.name, flop, float(dram), "ncu dram", precision))
-            metrics.record("dram_bytes", dram, "B", "none")
+            metrics.record(figures.DRAM_BYTES, dram)
         except PerfkitError as exc:
-            metrics.absent("dram_bytes", str(exc))
+            metrics.absent(figures.DRAM_BYTES, str(exc))
     else:
-        metrics.absent("dram_bytes", "ncu runs for ResNet-18/50 in the full profile only (it replays every kernel)")
-    metrics.record("intensity_flop_per_byte", points[-1].intensity, "FLOP/B", "none")
+        metrics.absent(figures.DRAM_BYTES, "ncu runs for ResNet-18/50 in the full profile only (it replays every "
+                                           "kernel)")
+    metrics.record(figures.INTENSITY, points[-1].intensity)
     metrics.payload(Roofline(tuple(points)))

@@ -1,0 +1,70 @@
+"""Every perfkit option of a run, parsed once from pytest's command line into one frozen value.
+
+The session is built from it whole (perfkit.session), and a confirmation re-run in a fresh process gets the
+options that shape what it measures from it (:meth:`RunOptions.rerun_args`), never by reading pytest's
+config again.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+from typing import cast, get_args
+
+import pytest
+
+from perfkit import pbench
+from perfkit.errors import UsageError
+from perfkit.results.baselines import SaveMode
+
+#: Per benchmark; the longest nightly benchmark takes well under a minute, a weekly one a few.
+DEFAULT_TIMEOUT_S = 1800.0
+
+
+@dataclass(frozen=True)
+class RunOptions:
+    device: str = "auto"  # auto, cpu or cuda
+    profile: str | None = None  # quick or full; None: full with a GPU
+    baseline: str = "auto"  # auto, none or a path
+    fail_on_regression: bool = False
+    save_mode: SaveMode | None = None
+    data_root: str | None = None
+    shifted_root: str | None = None
+    confirm: int = 0  # re-runs of each flagged benchmark
+    summary: Path | None = None  # where the final verdict goes as markdown
+    timeout_s: float = DEFAULT_TIMEOUT_S  # per benchmark; 0: none
+    memory_cap: str | None = None  # e.g. 10.91GiB
+    torchrun_args: str | None = None
+    results_path: Path | None = None  # --benchmark-json
+
+    def __post_init__(self) -> None:
+        if self.save_mode is not None and self.save_mode not in get_args(SaveMode):
+            raise UsageError(f"unknown save mode {self.save_mode!r}; choose new, merge or force")
+        if self.confirm < 0:
+            raise UsageError(f"--perfkit-confirm takes how many re-runs (0 or more), not {self.confirm}")
+        if self.timeout_s < 0:
+            raise UsageError(f"--perfkit-timeout takes seconds (0 for no limit), not {self.timeout_s:g}")
+
+    @classmethod
+    def from_config(cls, config: pytest.Config) -> RunOptions:
+        summary = config.getoption("perfkit_summary")
+        return cls(device=config.getoption("perfkit_device"), profile=config.getoption("perfkit_profile"),
+                   baseline=config.getoption("perfkit_baseline"),
+                   fail_on_regression=config.getoption("perfkit_fail_on_regression"),
+                   save_mode=cast("SaveMode | None", config.getoption("perfkit_save_baseline")),
+                   data_root=config.getoption("perfkit_data_root"),
+                   shifted_root=config.getoption("perfkit_shifted_root"),
+                   confirm=config.getoption("perfkit_confirm"), summary=Path(summary) if summary else None,
+                   timeout_s=config.getoption("perfkit_timeout"), memory_cap=config.getoption("perfkit_memory_cap"),
+                   torchrun_args=config.getoption("perfkit_torchrun_args"), results_path=pbench.json_path(config))
+
+    def rerun_args(self, device: str, profile: str) -> list[str]:
+        """The options a confirmation re-run needs to measure what this run measured (``device`` and ``profile``
+        as this run resolved them)."""
+        args = [f"--perfkit-device={device}", f"--perfkit-profile={profile}", f"--perfkit-timeout={self.timeout_s}"]
+        return args + [f"{name}={value}" for name, value in (
+            ("--perfkit-data-root", self.data_root), ("--perfkit-shifted-root", self.shifted_root),
+            ("--perfkit-torchrun-args", self.torchrun_args), ("--perfkit-memory-cap", self.memory_cap)) if value]
+
+    def rerun_timeout_s(self, benchmarks: int) -> float | None:
+        """How long the re-runs of ``benchmarks`` flagged benchmarks may take, each time."""
+        return self.timeout_s * benchmarks + 300 if self.timeout_s > 0 else None

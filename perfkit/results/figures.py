@@ -1,0 +1,152 @@
+"""Every figure perfkit records, declared once: its name, unit and which way is better.
+
+A figure's name is the key of every stored history, so writers (benches, measure/, parallel/, the derived
+pass) and readers (the judge, the report, the plots) use these constants, never a literal, and each
+figure has one unit. Names built from a part (a memory term, a timer, a GPU) come from the functions below.
+
+Glossary used in names and text: a **ceiling** is what this machine measured (copy bandwidth, matmul rate
+per precision); the **datasheet** is the vendor's figure; the **roof** is the roofline's bound at one
+arithmetic intensity (the lower of the two ceilings' lines there). A **share** is a fraction (0.8, not 80%).
+"""
+from __future__ import annotations
+
+from perfkit.results.datasheet import COPY, PRECISIONS, matmul_key
+from perfkit.results.metrics import MetricSpec
+
+#: The headline: pytest-benchmark's median time of the benchmark (every run has it; not a declared metric).
+TIME = "time"
+TIME_UNIT = "s"
+
+# ---- rates and ceilings -------------------------------------------------------------------------------------
+COPY_BANDWIDTH = MetricSpec(COPY, "GB/s", "higher")
+
+
+def matmul_ceiling(precision: str) -> MetricSpec:
+    """The matmul rate of one precision, as the ceilings family records it (named by its ceiling key)."""
+    return MetricSpec(matmul_key(precision), "TFLOP/s", "higher")
+
+
+CEILINGS: tuple[MetricSpec, ...] = (COPY_BANDWIDTH, *(matmul_ceiling(p) for p in PRECISIONS))
+TFLOPS = MetricSpec("tflops", "TFLOP/s", "higher")
+BANDWIDTH = MetricSpec("bandwidth_gbps", "GB/s", "higher")
+SHARE_OF_DATASHEET = MetricSpec("share_of_datasheet", "ratio", "higher")
+SHARE_OF_PEAK = MetricSpec("share_of_peak", "ratio", "higher")  # of the measured matmul ceiling of the math used
+SHARE_OF_COPY_PEAK = MetricSpec("share_of_copy_peak", "ratio", "higher")  # of the measured copy ceiling
+SHARE_OF_ROOF = MetricSpec("share_of_roof", "ratio", "higher")
+
+# ---- memory and power ---------------------------------------------------------------------------------------
+PEAK_ALLOCATED_MIB = MetricSpec("peak_allocated_mib", "MiB", "lower", gate=True)  # does not follow from the time
+PEAK_RESERVED_MIB = MetricSpec("peak_reserved_mib", "MiB", "lower")
+ESTIMATE_MIB = MetricSpec("estimate_mib", "MiB", "none")
+ACTUAL_OVER_PARAMS = MetricSpec("actual_over_params", "x", "lower")
+ACTUAL_OVER_ESTIMATE = MetricSpec("actual_over_estimate", "ratio", "none")
+AVG_POWER_W = MetricSpec("avg_power_w", "W", "lower")
+ENERGY_J = MetricSpec("energy_j", "J", "lower")
+
+
+def estimate_term(term: str) -> MetricSpec:
+    """One term of the training-memory estimate (params, grads, optimizer_state, activations)."""
+    return MetricSpec(f"{term}_mib", "MiB", "none")
+
+
+def gpu_peak(gpu: int) -> MetricSpec:
+    """One GPU's allocator peak in the two-GPU split stack."""
+    return MetricSpec(f"gpu{gpu}_peak_mib", "MiB", "none")
+
+
+# ---- capacity searches --------------------------------------------------------------------------------------
+LARGEST_LAYERS = MetricSpec("largest_layers", "layers", "higher", gate=True)
+LARGEST_BATCH = MetricSpec("largest_batch", "images", "higher", gate=True)
+PROBES = MetricSpec("probes", "probes", "none")
+SEARCH_S = MetricSpec("search_s", "s", "lower")
+LEAKED_MIB = MetricSpec("leaked_mib", "MiB", "lower")
+NUM_CONV = MetricSpec("num_conv", "layers", "none")
+NUM_FC = MetricSpec("num_fc", "layers", "none")
+FORWARD_MEAN_MS = MetricSpec("forward_mean_ms", "ms", "lower")
+GPU0_FORWARD_MS = MetricSpec("gpu0_forward_ms", "ms", "lower")
+TRANSFER_MS = MetricSpec("transfer_ms", "ms", "lower")
+GPU1_FORWARD_MS = MetricSpec("gpu1_forward_ms", "ms", "lower")
+
+# ---- vector add, VGG swap -----------------------------------------------------------------------------------
+KERNEL_S = MetricSpec("kernel_s", "s", "lower")
+SPEEDUP_VS_CPU = MetricSpec("speedup_vs_cpu", "x", "higher")
+TIME_RATIO_VS_NORMAL = MetricSpec("time_ratio_vs_normal", "ratio", "lower")
+MEMORY_RATIO_VS_NORMAL = MetricSpec("memory_ratio_vs_normal", "ratio", "lower")
+
+# ---- FLOPs, PPP, roofline -----------------------------------------------------------------------------------
+TOTAL_FLOPS = MetricSpec("total_flops", "FLOP", "none")
+TOTAL_MACS = MetricSpec("total_macs", "MAC", "none")
+COUNTED_FLOPS = MetricSpec("counted_flops", "FLOP", "none")
+PARAMS = MetricSpec("params", "", "none")
+FORWARD_BACKWARD_FLOPS = MetricSpec("forward_backward_flops", "FLOP", "none")
+CONV_FLOP_SHARE = MetricSpec("conv_flop_share", "ratio", "none")
+SUM_OF_LAYERS_S = MetricSpec("sum_of_layers_s", "s", "lower")
+LAYERS_OVER_MODEL = MetricSpec("layers_over_model", "ratio", "none")
+MODEL_EVENTS_S = MetricSpec("model_events_s", "s", "lower")
+MODEL_GRAPH_S = MetricSpec("model_graph_s", "s", "lower")
+LAUNCH_OVERHEAD_S = MetricSpec("launch_overhead_s", "s", "lower")
+PREDICTED_S = MetricSpec("predicted_s", "s", "none")
+MEASURED_OVER_PREDICTED = MetricSpec("measured_over_predicted", "ratio", "lower")
+DRAM_BYTES = MetricSpec("dram_bytes", "B", "none")
+INTENSITY = MetricSpec("intensity_flop_per_byte", "FLOP/B", "none")
+
+# ---- data parallel, collectives, large batch ----------------------------------------------------------------
+EPOCH_S = MetricSpec("epoch_s", "s", "lower")
+IMAGES_PER_S = MetricSpec("images_per_s", "images/s", "higher")
+STEP_MS = MetricSpec("step_ms", "ms", "lower")
+COMPUTE_MS = MetricSpec("compute_ms", "ms", "lower")
+GRADIENT_MIB = MetricSpec("gradient_mib", "MiB", "none")
+COMM_EXPOSED_MS = MetricSpec("comm_exposed_ms", "ms", "lower")
+COMM_SUBTRACTION_MS = MetricSpec("comm_subtraction_ms", "ms", "lower")
+NCCL_KERNEL_MS = MetricSpec("nccl_kernel_ms", "ms", "lower")
+NCCL_EXPOSED_MS = MetricSpec("nccl_exposed_ms", "ms", "lower")
+NCCL_OVERLAP_FRACTION = MetricSpec("nccl_overlap_fraction", "ratio", "higher")
+DDP_ALGBW = MetricSpec("ddp_algbw_gbps", "GB/s", "higher")
+DDP_BUSBW = MetricSpec("ddp_busbw_gbps", "GB/s", "higher")
+RAW_ALLREDUCE_BUSBW = MetricSpec("raw_allreduce_busbw_gbps", "GB/s", "higher")
+BUSBW_RATIO = MetricSpec("busbw_ratio", "ratio", "higher")
+COURSE_BANDWIDTH = MetricSpec("course_bandwidth_gbps", "GB/s", "higher")
+SPEEDUP = MetricSpec("speedup", "x", "higher")
+SCALING_EFFICIENCY = MetricSpec("scaling_efficiency", "ratio", "higher")
+THROUGHPUT_VS_DDP = MetricSpec("throughput_vs_ddp", "ratio", "higher")
+BUSBW = MetricSpec("busbw_gbps", "GB/s", "higher")
+ALGBW = MetricSpec("algbw_gbps", "GB/s", "higher")
+TRAIN_S = MetricSpec("train_s", "s", "lower")
+TRAIN_LOSS = MetricSpec("train_loss", "nats", "lower")
+TRAIN_ACCURACY = MetricSpec("train_accuracy", "ratio", "higher")
+TEST_LOSS = MetricSpec("test_loss", "nats", "lower")
+TEST_ACCURACY = MetricSpec("test_accuracy", "ratio", "higher")
+
+# ---- time to accuracy ---------------------------------------------------------------------------------------
+RUNS_REACHED = MetricSpec("runs_reached", "runs", "higher", gate=True)
+TTA_COV = MetricSpec("tta_cov", "ratio", "lower")
+EPOCHS_TO_TARGET = MetricSpec("epochs_to_target", "epochs", "lower")
+EVAL_S = MetricSpec("eval_s", "s", "lower")
+SHIFTED_ACCURACY = MetricSpec("shifted_accuracy", "ratio", "higher")
+SHIFTED_ACCURACY_SD = MetricSpec("shifted_accuracy_sd", "ratio", "lower")
+GPU_UTIL_PCT = MetricSpec("gpu_util_pct", "%", "higher")
+MEMORY_UTIL_PCT = MetricSpec("memory_util_pct", "%", "none")
+IMAGES_PER_S_VS_NAIVE = MetricSpec("images_per_s_vs_naive", "x", "higher")
+
+# ---- timer fidelity -----------------------------------------------------------------------------------------
+GRAPH_REPLAY_S = MetricSpec("graph_replay_s", "s", "lower")
+
+
+def timer_seconds(timer: str) -> MetricSpec:
+    """The time one timer measured (events, events_l2_flushed, events_batched, torch_timer, do_bench)."""
+    return MetricSpec(f"{timer}_s", "s", "lower")
+
+
+def timer_ratio(mine: str, reference: str) -> MetricSpec:
+    """One of perfkit's timers over a reference timer on the same operation (should stay put)."""
+    return MetricSpec(f"{mine}_over_{reference}", "ratio", "none")
+
+
+#: Names older files used for figures that now have another (perfkit.results.migrations renames them).
+RENAMED: dict[str, str] = {
+    "pct_of_copy_peak": SHARE_OF_COPY_PEAK.name, "pct_of_peak": SHARE_OF_PEAK.name,
+    "pct_of_datasheet": SHARE_OF_DATASHEET.name, "of_datasheet": SHARE_OF_DATASHEET.name,
+    "of_roof": SHARE_OF_ROOF.name,
+}
+#: Units older files gave a figure that now has one unit everywhere.
+UNITS: dict[str, str] = {IMAGES_PER_S.name: IMAGES_PER_S.unit}

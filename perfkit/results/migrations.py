@@ -1,0 +1,112 @@
+"""Older result files brought to today's shape as they load: ordered steps, one per version (as asv's
+``update_to_N``), so a regression suite's stored runs stay its memory across upgrades.
+
+Two kinds of version: the file's ``schema_version`` (perfkit's section and how figures are keyed) and each
+family record's ``version`` (perfkit.results.payloads; a record without one was written before the records
+were typed, on 2026-11-21, and is version 0). A step takes the parsed JSON of one version to the next, in
+place; a file newer than this perfkit is refused with what to do. A record a step cannot bring forward is
+left as it was: its entry loses its plot (perfkit.results.model), never its place in a comparison.
+"""
+from __future__ import annotations
+
+import re
+from collections.abc import Callable, Mapping, MutableMapping
+from typing import Any
+
+from perfkit import SCHEMA_VERSION
+from perfkit.errors import BaselineError
+from perfkit.results import figures
+from perfkit.results.metrics import ABSENT_KEY, METRICS_KEY
+
+Json = MutableMapping[str, Any]
+
+
+def _rename_figures(raw: Json) -> None:
+    """Figures under the names of what they hold (``pct_of_*`` held fractions; ``of_datasheet`` and
+    ``of_roof`` were shares under other words) and one unit per figure, everywhere a figure is keyed: each
+    benchmark's metrics and absences, a baseline's stored runs and their spread."""
+    def renamed(keyed: Any) -> None:
+        if isinstance(keyed, dict):
+            for old, new in figures.RENAMED.items():
+                if old in keyed:
+                    keyed.setdefault(new, keyed.pop(old))
+
+    for bench in raw.get("benchmarks", []):
+        extra = bench.get("extra_info") or {}
+        renamed(extra.get(METRICS_KEY))
+        renamed(extra.get(ABSENT_KEY))
+        extra.pop("ceiling_used", None)  # the ceiling a share divided by: now one rule (perfkit.results.ceilings)
+        for name, metric in (extra.get(METRICS_KEY) or {}).items():
+            if name in figures.UNITS and isinstance(metric, dict):
+                metric["unit"] = figures.UNITS[name]
+    info = raw["machine_info"]["perfkit"]
+    for section in ("runs", "noise"):
+        for keyed in (info.get(section) or {}).values():
+            renamed(keyed)
+
+
+#: (version reached, step): applied in order to files of a lower ``schema_version``.
+SCHEMA_STEPS: tuple[tuple[int, Callable[[Json], None]], ...] = ((2, _rename_figures),)
+
+
+def _roofline_points(record: Json, bench: Mapping[str, Any]) -> Json | None:
+    """Version 0 stored the roofline as a bare list of points."""
+    return {"points": list(record)} if isinstance(record, list) else None
+
+
+_WORKLOAD = re.compile(r"^(?P<model>[a-z0-9]+)-(?P<data>cifar[a-z0-9]*|\d+)-[bB](?P<batch>\d+)")
+
+
+def _scaling_named(record: Json, bench: Mapping[str, Any]) -> Json | None:
+    """Version 0 held only the sizes; the method, workload and reference job were in the benchmark's id."""
+    test, _, param = str(bench.get("fullname", "")).partition("[")
+    method = "DDP" if test.endswith("test_ddp") else "DataParallel" if test.endswith("test_dataparallel") else None
+    workload = re.sub(r"-gpus\d+$", "", param.rstrip("]"))
+    found = _WORKLOAD.match(workload)
+    if method is None or found is None or not isinstance(record, dict):
+        return None
+    cifar = found["data"].startswith("cifar")
+    reference = (f"{found['model']}-{'cifar10' if cifar else 'random'}-{32 if cifar else found['data']}px-"
+                 f"global{found['batch']}")
+    return {**record, "method": method, "workload": workload, "reference_key": reference}
+
+
+#: Per family record, the steps from version 0, 1, ...: ``steps[v]`` takes a record of version v to v + 1, or
+#: returns None where it cannot (the record stays unreadable). Records of a tag without steps kept their shape.
+PAYLOAD_STEPS: dict[str, tuple[Callable[[Any, Mapping[str, Any]], Json | None], ...]] = {
+    "roofline": (_roofline_points,),
+    "scaling": (_scaling_named,),
+}
+
+
+def _migrate_records(bench: Json) -> None:
+    extra = bench.get("extra_info")
+    if not isinstance(extra, dict):
+        return
+    for tag, steps in PAYLOAD_STEPS.items():
+        record = extra.get(tag)
+        version = record.get("version", 0) if isinstance(record, dict) else 0
+        while record is not None and isinstance(version, int) and version < len(steps):
+            record = steps[version](record, bench)
+            version += 1
+            if record is not None:
+                extra[tag] = {**record, "version": version}
+
+
+def migrate(raw: Json, where: str) -> Json:
+    """Bring a parsed result file to this perfkit's schema, in place; returns it."""
+    info = raw["machine_info"]["perfkit"]
+    version = info.get("schema_version")
+    if not isinstance(version, int) or version < 1:
+        raise BaselineError(f"{where}: perfkit schema {version!r} is not one perfkit ever wrote; the file is damaged")
+    if version > SCHEMA_VERSION:
+        raise BaselineError(f"{where}: perfkit schema {version} is newer than this perfkit reads ({SCHEMA_VERSION}); "
+                            "upgrade perfkit (pip install -e .) to read it")
+    for reached, step in SCHEMA_STEPS:
+        if version < reached:
+            step(raw)
+            version = reached
+    for bench in raw.get("benchmarks", []):
+        _migrate_records(bench)
+    info["schema_version"] = SCHEMA_VERSION
+    return raw

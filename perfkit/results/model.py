@@ -1,0 +1,319 @@
+"""A result set as typed, frozen records: what every reader of a result file works on.
+
+A result file is pytest-benchmark's JSON with perfkit's section in ``machine_info["perfkit"]`` and each
+benchmark's figures in ``extra_info`` (perfkit.results.metrics holds the contract). perfkit.results.load
+reads, migrates and validates such a file and hands out a :class:`ResultSet`; nothing past the loader
+reads the JSON's keys. Writing goes the other way through :meth:`ResultSet.to_json`, which keeps every
+key perfkit does not model (pytest-benchmark's own), so the file stays one that ``pytest-benchmark
+compare`` reads.
+"""
+from __future__ import annotations
+
+import copy
+import dataclasses
+import math
+from collections.abc import Iterator, Mapping
+from dataclasses import dataclass, field
+from typing import Any, TypeVar
+
+from perfkit.errors import BaselineError
+from perfkit.results import datasheet
+from perfkit.results.figures import TIME
+from perfkit.results.metrics import (
+    ABSENT_KEY,
+    BOUND_KEY,
+    GATE_KEY,
+    GATE_NONE,
+    METRICS_KEY,
+    TOLERANCE_KEY,
+    Metric,
+    MetricSpec,
+)
+from perfkit.results.payloads import HostLoad, Record
+
+R = TypeVar("R", bound=Record)
+#: figure -> one value per run
+Figures = dict[str, list[float]]
+INJECTED_KEY = "injected_slowdown"
+
+
+@dataclass(frozen=True)
+class Spread:
+    """Between-run spread of one figure: SD of the log of run values (≈ relative SD) and (max-min)/median."""
+
+    sd: float
+    range: float
+    runs: int
+
+    @property
+    def df(self) -> int:
+        return self.runs - 1
+
+    def to_json(self) -> dict[str, Any]:
+        return {"sd": self.sd, "range": self.range, "runs": self.runs}
+
+    @classmethod
+    def from_json(cls, raw: Mapping[str, Any]) -> Spread:
+        return cls(float(raw["sd"]), float(raw["range"]), int(raw["runs"]))
+
+
+@dataclass(frozen=True)
+class Context:
+    """What a benchmark tells the judge besides its figures (``extra_info`` keys written by MetricRecorder).
+
+    ``gate``: the figure its verdict rests on (the time by default; None: none of its own, as for a count);
+    ``bound``: the ceiling its time should follow across hardware; ``tolerance``: its own minimum effect.
+    """
+
+    gate: str | None = TIME
+    bound: str | None = None
+    tolerance: float | None = None
+
+    @classmethod
+    def from_extra(cls, extra: Mapping[str, Any]) -> Context:
+        gate = extra.get(GATE_KEY, TIME)
+        tolerance = extra.get(TOLERANCE_KEY)
+        return cls(None if gate == GATE_NONE else str(gate), extra.get(BOUND_KEY) or None,
+                   None if tolerance is None else float(tolerance))
+
+    def to_extra(self) -> dict[str, Any]:
+        out: dict[str, Any] = {}
+        if self.gate != TIME:
+            out[GATE_KEY] = GATE_NONE if self.gate is None else self.gate
+        if self.bound:
+            out[BOUND_KEY] = self.bound
+        if self.tolerance is not None:
+            out[TOLERANCE_KEY] = self.tolerance
+        return out
+
+
+@dataclass(frozen=True)
+class BenchmarkEntry:
+    """One benchmark of a run: its headline median time, declared metrics and context.
+
+    ``raw`` is the entry as pytest-benchmark wrote it (stats, params, ``extra_info``), for family records
+    read on demand and for writing the entry back.
+    """
+
+    fullname: str
+    name: str
+    group: str | None
+    median: float
+    metrics: Mapping[str, Metric]
+    absent: Mapping[str, str]
+    context: Context
+    raw: Mapping[str, Any] = field(repr=False, compare=False)
+
+    @classmethod
+    def from_json(cls, raw: Mapping[str, Any], where: str) -> BenchmarkEntry:
+        if not isinstance(raw, Mapping) or "fullname" not in raw or not isinstance(raw.get("stats"), Mapping):
+            raise BaselineError(f"{where}: a benchmark entry lacks 'fullname' or 'stats'; the file is damaged")
+        name = str(raw["fullname"])
+        median = raw["stats"].get("median")
+        if isinstance(median, bool) or not isinstance(median, (int, float)) or not math.isfinite(median):
+            raise BaselineError(f"{where}: {name}: its median time is not a number; the file is damaged")
+        extra = raw.get("extra_info") or {}
+        metrics = extra.get(METRICS_KEY) or {}
+        if not isinstance(metrics, Mapping):
+            raise BaselineError(f"{where}: {name}: extra_info.metrics is not an object")
+        return cls(name, str(raw.get("name", name)), raw.get("group"), float(median),
+                   {n: Metric.from_json(n, m) for n, m in metrics.items()},
+                   {str(n): str(r) for n, r in (extra.get(ABSENT_KEY) or {}).items() if n not in metrics},
+                   Context.from_extra(extra), raw)
+
+    @property
+    def extra(self) -> Mapping[str, Any]:
+        return self.raw.get("extra_info") or {}
+
+    @property
+    def stats(self) -> Mapping[str, Any]:
+        """pytest-benchmark's statistics of the timed rounds (median, iqr, rounds, data ...)."""
+        return self.raw["stats"]
+
+    @property
+    def samples(self) -> tuple[float, ...]:
+        """The raw time of every round (pytest-benchmark keeps them with --benchmark-json)."""
+        return tuple(float(x) for x in self.stats.get("data") or ())
+
+    @property
+    def injected(self) -> float | None:
+        """The factor a testing aid slowed this entry by (perfkit.results.inject), or None."""
+        value = self.extra.get(INJECTED_KEY)
+        return None if value is None else float(value)
+
+    @property
+    def host_load(self) -> HostLoad | None:
+        return self.record(HostLoad)
+
+    def value(self, spec: MetricSpec | str) -> float | None:
+        """A declared metric's value, or None where this benchmark did not record it."""
+        metric = self.metrics.get(spec if isinstance(spec, str) else spec.name)
+        return None if metric is None else metric.value
+
+    def figures(self) -> dict[str, float]:
+        """This run's value of every figure: the median time and each metric's value."""
+        return {TIME: self.median, **{name: m.value for name, m in self.metrics.items()}}
+
+    def gating_figures(self) -> set[str]:
+        """The figures the verdict rests on: the gate (the time by default) and metrics declared to gate."""
+        own = {self.context.gate} if self.context.gate else set()
+        return own | {name for name, metric in self.metrics.items() if metric.gate}
+
+    def record(self, kind: type[R]) -> R | None:
+        """This entry's family record of ``kind``; None when it has none. A record that cannot be read raises
+        BaselineError (callers that can do without it use :meth:`ResultSet.family`)."""
+        raw = self.extra.get(kind.TAG)
+        return None if raw is None else kind.from_json(raw, f"{self.fullname}: {kind.TAG}")
+
+    def with_metrics(self, metrics: Mapping[str, Metric], absent: Mapping[str, str]) -> BenchmarkEntry:
+        """This entry with ``metrics`` recorded and ``absent`` said absent (each replaces the other's name)."""
+        now = {n: m for n, m in self.metrics.items() if n not in absent} | dict(metrics)
+        gone = {n: r for n, r in self.absent.items() if n not in metrics} | dict(absent)
+        return dataclasses.replace(self, metrics=now, absent=gone)
+
+    def to_json(self) -> dict[str, Any]:
+        out = copy.deepcopy(dict(self.raw))
+        extra = {k: v for k, v in (out.get("extra_info") or {}).items() if k not in (GATE_KEY, BOUND_KEY, TOLERANCE_KEY)}
+        extra[METRICS_KEY] = {n: m.to_json() for n, m in self.metrics.items()}
+        if self.absent:
+            extra[ABSENT_KEY] = dict(self.absent)
+        else:
+            extra.pop(ABSENT_KEY, None)
+        out["extra_info"] = extra | self.context.to_extra()
+        return out
+
+
+@dataclass(frozen=True)
+class PerfkitInfo:
+    """perfkit's section of ``machine_info``: which machine and profile, and what a baseline keeps.
+
+    ``ceilings``: the ceilings this run measured (a file holding no ceiling benchmark keeps its run's);
+    ``lent_ceilings``: those of the baseline it was judged against, for keys it did not measure;
+    ``runs`` / ``noise``: a baseline's value of every figure per run and their spread (perfkit.results.runs).
+    """
+
+    schema_version: int
+    hardware_id: str
+    device: str
+    profile: str
+    fingerprint: Mapping[str, Any]
+    ceilings: Mapping[str, float] = field(default_factory=dict)
+    lent_ceilings: Mapping[str, float] = field(default_factory=dict)
+    runs: Mapping[str, Figures] = field(default_factory=dict)
+    noise: Mapping[str, Mapping[str, Spread]] = field(default_factory=dict)
+    run_dates: tuple[str, ...] = ()
+    raw: Mapping[str, Any] = field(default_factory=dict, repr=False, compare=False)
+
+    @classmethod
+    def from_json(cls, raw: Mapping[str, Any], where: str) -> PerfkitInfo:
+        try:
+            runs = {str(name): {str(fig): [float(v) for v in values] for fig, values in figures.items()}
+                    for name, figures in (raw.get("runs") or {}).items()}
+            noise = {str(name): {str(fig): Spread.from_json(s) for fig, s in figures.items()}
+                     for name, figures in (raw.get("noise") or {}).items()}
+            ceilings = {str(k): float(v) for k, v in (raw.get("ceilings") or {}).items()}
+            lent = {str(k): float(v) for k, v in (raw.get("baseline_ceilings") or {}).items()}
+        except (AttributeError, KeyError, TypeError, ValueError) as exc:
+            raise BaselineError(f"{where}: perfkit's runs, noise or ceilings are malformed ({exc}); re-save the "
+                                "baseline from its result files") from None
+        if not all(math.isfinite(v) for figures in runs.values() for values in figures.values() for v in values):
+            raise BaselineError(f"{where}: a stored run value is not a finite number; re-save the baseline from its "
+                                "result files")
+        return cls(int(raw.get("schema_version", 0)), str(raw.get("hardware_id", "unknown")),
+                   str(raw.get("device", "")), str(raw.get("profile") or "full"), dict(raw.get("fingerprint") or {}),
+                   ceilings, lent, runs, noise, tuple(str(d) for d in raw.get("run_dates") or ()), raw)
+
+    @property
+    def datasheet(self) -> datasheet.GpuSpec | None:
+        """The vendor's figures for this machine's GPU; None on a CPU or an unlisted GPU."""
+        return datasheet.by_key(str(self.fingerprint.get("datasheet_key") or ""))
+
+    def to_json(self) -> dict[str, Any]:
+        out = copy.deepcopy(dict(self.raw))
+        out.update(schema_version=self.schema_version, hardware_id=self.hardware_id, device=self.device,
+                   profile=self.profile, fingerprint=dict(self.fingerprint), ceilings=dict(self.ceilings))
+        for key, value in (("baseline_ceilings", dict(self.lent_ceilings)), ("runs", dict(self.runs)),
+                           ("noise", {n: {f: s.to_json() for f, s in figs.items()} for n, figs in self.noise.items()}),
+                           ("run_dates", list(self.run_dates))):
+            if value:
+                out[key] = value
+            else:
+                out.pop(key, None)
+        return out
+
+
+@dataclass(frozen=True)
+class ResultSet:
+    """One run, or a baseline of several runs of one machine, as perfkit reads it.
+
+    ``unreadable``: family records that could not be read, one line each; such an entry loses its plot and
+    cross-benchmark figures, never its place in a comparison.
+    """
+
+    benchmarks: tuple[BenchmarkEntry, ...]
+    info: PerfkitInfo
+    datetime: str = ""
+    source: str = ""
+    partial: bool = False
+    raw: Mapping[str, Any] = field(default_factory=dict, repr=False, compare=False)
+
+    @property
+    def hardware_id(self) -> str:
+        return self.info.hardware_id
+
+    @property
+    def profile(self) -> str:
+        """The size profile it was measured in ("full", the course's sizes, or "quick")."""
+        return self.info.profile
+
+    @property
+    def commit(self) -> str:
+        return str((self.raw.get("commit_info") or {}).get("id") or "")
+
+    def by_name(self) -> dict[str, BenchmarkEntry]:
+        return {b.fullname: b for b in self.benchmarks}
+
+    def runs(self) -> dict[str, Figures]:
+        """Per benchmark, the values of each figure over every run this set stands for: a baseline built from
+        several runs stores them; a plain run stands for one."""
+        stored = self.info.runs
+        return {b.fullname: ({fig: list(values) for fig, values in stored[b.fullname].items()}
+                             if stored.get(b.fullname) else {fig: [v] for fig, v in b.figures().items()})
+                for b in self.benchmarks}
+
+    def family(self, kind: type[R]) -> Iterator[tuple[BenchmarkEntry, R]]:
+        """(entry, record) for every readable record of the family; unreadable ones are in :meth:`unreadable`."""
+        for bench in self.benchmarks:
+            try:
+                record = bench.record(kind)
+            except BaselineError:
+                continue
+            if record is not None:
+                yield bench, record
+
+    def unreadable(self, kinds: tuple[type[Record], ...]) -> list[str]:
+        """One line per family record of ``kinds`` that cannot be read (its entry loses its plot)."""
+        out = []
+        for bench in self.benchmarks:
+            for kind in kinds:
+                try:
+                    bench.record(kind)
+                except BaselineError as exc:
+                    out.append(str(exc))
+        return out
+
+    def with_benchmarks(self, benchmarks: tuple[BenchmarkEntry, ...] | list[BenchmarkEntry]) -> ResultSet:
+        return dataclasses.replace(self, benchmarks=tuple(benchmarks))
+
+    def with_info(self, **changes: Any) -> ResultSet:
+        return dataclasses.replace(self, info=dataclasses.replace(self.info, **changes))
+
+    def to_json(self) -> dict[str, Any]:
+        """pytest-benchmark's JSON of this set (every key perfkit does not model kept as it was read)."""
+        out = copy.deepcopy({k: v for k, v in self.raw.items() if k not in ("benchmarks", "machine_info", "partial")})
+        machine = copy.deepcopy(dict(self.raw.get("machine_info") or {}))
+        machine["perfkit"] = self.info.to_json()
+        out["machine_info"] = machine
+        out["benchmarks"] = [b.to_json() for b in self.benchmarks]
+        out.setdefault("datetime", self.datetime)
+        return out

@@ -1,0 +1,70 @@
+"""Two result sets paired figure by figure, once, for the judge: every run value of each side and what the
+judge needs to know about the figure (unit, direction, whether it gates, its tolerance, the stored spread)."""
+from __future__ import annotations
+
+import statistics
+from dataclasses import dataclass
+
+from perfkit.results.figures import TIME, TIME_UNIT
+from perfkit.results.metrics import Better
+from perfkit.results.model import BenchmarkEntry, ResultSet, Spread
+from perfkit.results.noise import Noise
+from perfkit.results.payloads import HostLoad
+
+
+@dataclass(frozen=True)
+class FigureRuns:
+    """One figure of one benchmark on both sides: the value of every run (empty: that side lacks it)."""
+
+    benchmark: str
+    figure: str
+    unit: str
+    better: Better
+    baseline: tuple[float, ...]
+    current: tuple[float, ...]
+    gating: bool = False  # the benchmark's verdict rests on it
+    tolerance: float | None = None  # the benchmark's own minimum effect, where it declares one
+    stored: Spread | None = None  # the spread the noise source measured for it
+    host_load: HostLoad | None = None  # how busy others kept the current run's CPUs
+
+    @property
+    def base_mean(self) -> float | None:
+        return statistics.fmean(self.baseline) if self.baseline else None
+
+    @property
+    def cur_mean(self) -> float | None:
+        return statistics.fmean(self.current) if self.current else None
+
+    @property
+    def judged(self) -> bool:
+        """A gating figure with a direction: counts and ratios that should stay put are not judged better/worse."""
+        return self.gating and self.better != "none"
+
+
+@dataclass(frozen=True)
+class Pairing:
+    figures: tuple[FigureRuns, ...]
+    only_baseline: tuple[BenchmarkEntry, ...]  # missing from the current run
+    only_current: tuple[BenchmarkEntry, ...]  # new since the baseline
+    common: tuple[str, ...]
+
+
+def pair(baseline: ResultSet, current: ResultSet, noise: Noise) -> Pairing:
+    base, cur = baseline.by_name(), current.by_name()
+    base_runs, cur_runs = baseline.runs(), current.runs()
+    common = tuple(sorted(base.keys() & cur.keys()))
+    figures = []
+    for name in common:
+        b, c = base[name], cur[name]
+        gates = b.gating_figures() | c.gating_figures()
+        kinds: dict[str, tuple[str, Better]] = {TIME: (TIME_UNIT, "lower")}
+        for entry in (b, c):
+            kinds.update({n: (m.unit, m.better) for n, m in entry.metrics.items()})
+        tolerance = c.context.tolerance if c.context.tolerance is not None else b.context.tolerance
+        for figure in sorted(base_runs[name].keys() | cur_runs[name].keys()):
+            unit, better = kinds.get(figure, ("", "none"))
+            figures.append(FigureRuns(name, figure, unit, better, tuple(base_runs[name].get(figure, ())),
+                                      tuple(cur_runs[name].get(figure, ())), figure in gates, tolerance,
+                                      noise.of_figure(name, figure), c.host_load))
+    return Pairing(tuple(figures), tuple(base[n] for n in sorted(base.keys() - cur.keys())),
+                   tuple(cur[n] for n in sorted(cur.keys() - base.keys())), common)

@@ -1,0 +1,158 @@
+"""The one loader: every result file perfkit ever wrote loads, migrates and compares; bad input is one sentence."""
+from __future__ import annotations
+
+import copy
+import json
+import shutil
+import subprocess
+from pathlib import Path
+
+import pytest
+
+from perfkit import SCHEMA_VERSION
+from perfkit.errors import BaselineError
+from perfkit.results import load, migrations
+from perfkit.results.judge import Verdict, judge
+from perfkit.results.noise import Noise
+from perfkit.results.payloads import FAMILIES, Roofline, Scaling
+from tests.conftest import DATA, ROOT
+
+LEGACY = DATA / "legacy"
+
+
+def _write(path: Path, data: object) -> Path:
+    path.write_text(json.dumps(data))
+    return path
+
+
+def test_a_missing_file_says_how_to_make_one(tmp_path):
+    with pytest.raises(BaselineError, match="no such file.*--benchmark-json"):
+        load.load(tmp_path / "nope.json")
+
+
+def test_a_corrupt_file_names_the_line_and_what_to_do(tmp_path):
+    path = tmp_path / "b.json"
+    path.write_text('{"benchmarks": [')
+    with pytest.raises(BaselineError, match="not valid JSON.*restore it from git"):
+        load.load(path)
+
+
+def test_a_file_that_is_not_text_is_one_sentence(tmp_path):
+    path = tmp_path / "b.json"
+    path.write_bytes(b"\xff\xfe\x00binary")
+    with pytest.raises(BaselineError, match="not a text file"):
+        load.load(path)
+
+
+def test_a_plain_pytest_benchmark_file_without_perfkit_section_is_refused(tmp_path, cpu_results):
+    del cpu_results["machine_info"]["perfkit"]
+    with pytest.raises(BaselineError, match="no perfkit section"):
+        load.load(_write(tmp_path / "b.json", cpu_results))
+
+
+def test_a_newer_schema_says_to_upgrade_and_a_damaged_one_says_so(tmp_path, cpu_results):
+    cpu_results["machine_info"]["perfkit"]["schema_version"] = 999
+    with pytest.raises(BaselineError, match="schema 999 is newer than this perfkit reads.*upgrade perfkit"):
+        load.load(_write(tmp_path / "b.json", cpu_results))
+    cpu_results["machine_info"]["perfkit"]["schema_version"] = "one"
+    with pytest.raises(BaselineError, match="not one perfkit ever wrote"):
+        load.load(_write(tmp_path / "b.json", cpu_results))
+
+
+def test_not_a_benchmark_file_at_all(tmp_path):
+    with pytest.raises(BaselineError, match="not a pytest-benchmark JSON"):
+        load.load(_write(tmp_path / "b.json", [1, 2, 3]))
+
+
+def test_an_entry_without_a_median_is_named(tmp_path, cpu_results):
+    cpu_results["benchmarks"][0]["stats"]["median"] = "fast"
+    with pytest.raises(BaselineError, match="its median time is not a number"):
+        load.load(_write(tmp_path / "b.json", cpu_results))
+
+
+def test_an_older_files_figures_load_under_the_names_of_what_they_hold(tmp_path, cpu_results):
+    old = copy.deepcopy(cpu_results)
+    bench = old["benchmarks"][0]
+    bench["extra_info"]["metrics"] = {"pct_of_copy_peak": {"value": 2.3, "unit": "ratio", "better": "higher"},
+                                      "of_datasheet": {"value": 0.8, "unit": "ratio", "better": "higher"},
+                                      "images_per_s": {"value": 9.0, "unit": "img/s", "better": "higher"}}
+    bench["extra_info"]["metrics_absent"] = {"pct_of_datasheet": "no datasheet figure"}
+    old["machine_info"]["perfkit"]["runs"] = {bench["fullname"]: {"time": [1.0, 1.1], "pct_of_peak": [0.5, 0.6]}}
+    old["machine_info"]["perfkit"]["noise"] = {bench["fullname"]: {"pct_of_peak": {"sd": 0.1, "range": 0.2, "runs": 2}}}
+    loaded = load.load(_write(tmp_path / "old.json", old))
+    entry, info = loaded.benchmarks[0], loaded.info
+    assert {"share_of_copy_peak", "share_of_datasheet", "images_per_s"} <= set(entry.metrics)
+    assert entry.metrics["share_of_datasheet"].value == 0.8 and entry.metrics["images_per_s"].unit == "images/s"
+    assert "share_of_datasheet" not in entry.absent  # measured wins over an absence of the same figure
+    assert set(info.runs[bench["fullname"]]) == {"time", "share_of_peak"}
+    assert set(info.noise[bench["fullname"]]) == {"share_of_peak"} and info.schema_version == SCHEMA_VERSION
+
+
+def test_the_first_typed_records_were_migrated_from_their_untyped_shapes():
+    x1 = load.load(LEGACY / "nvidia-h200-x1-2026-11-21.json")  # the roofline was a bare list of points
+    roofs = list(x1.family(Roofline))
+    assert len(roofs) == 2 and all(rec.points[0].bytes_source == "analytic minimum" for _, rec in roofs)
+    assert all(0 < (b.value("share_of_roof") or 0) <= 1 for b, _ in roofs)
+    x2 = load.load(LEGACY / "nvidia-h200-x2-2026-11-21.json")  # the scaling record held only sizes
+    runs = {b.fullname.split("::")[1]: rec for b, rec in x2.family(Scaling)}
+    assert runs["test_ddp[resnet50-224-b64-gpus2]"].method == "DDP"
+    assert runs["test_dataparallel[resnet50-224-b64-gpus1]"].reference_key == "resnet50-random-224px-global64"
+    speedup = x2.by_name()["benches/test_data_parallel.py::test_ddp[resnet50-224-b64-gpus2]"].value("speedup")
+    assert speedup is not None and 1.9 < speedup < 2.1  # the derived pass found its 1-GPU partner
+    assert x1.unreadable(FAMILIES) == [] and x2.unreadable(FAMILIES) == []
+
+
+def test_a_record_no_step_can_bring_forward_loses_its_plot_not_its_comparison(tmp_path):
+    raw = json.loads((LEGACY / "nvidia-h200-x2-2026-11-21.json").read_text())
+    ddp = next(b for b in raw["benchmarks"] if "test_ddp" in b["fullname"])
+    ddp["fullname"] = ddp["fullname"].replace("resnet50-224-b64", "mystery")  # no workload in the id to recover
+    results = load.load(_write(tmp_path / "r.json", raw))
+    assert any("field 'method' is missing" in line for line in results.unreadable(FAMILIES))
+    verdicts = judge(results, results, Noise.of(results)).benchmark_verdicts()
+    assert verdicts[ddp["fullname"]] is Verdict.UNCHANGED and len(verdicts) == len(raw["benchmarks"])
+
+
+def test_migrating_twice_changes_nothing():
+    raw = json.loads((LEGACY / "nvidia-h200-x1-2026-11-21.json").read_text())
+    once = migrations.migrate(copy.deepcopy(raw), "x")
+    assert migrations.migrate(copy.deepcopy(once), "x") == once
+
+
+def _committed_versions() -> list[tuple[str, str]]:
+    """(commit, path) of every distinct version of every result file ever committed under baselines/ and tests/data/."""
+    if shutil.which("git") is None or not (ROOT / ".git").exists():
+        pytest.skip("not a git checkout: the committed history of result files is not at hand")
+    if (ROOT / ".git" / "shallow").exists():
+        pytest.skip("a shallow clone holds only the newest result files; tests/data/legacy covers the old shapes")
+    log = subprocess.run(["git", "log", "--all", "--format=commit %H", "--name-only", "--", "baselines", "tests/data"],
+                         cwd=ROOT, capture_output=True, text=True, check=True).stdout
+    seen: dict[str, tuple[str, str]] = {}
+    commit = ""
+    for line in log.splitlines():
+        if line.startswith("commit "):
+            commit = line.split()[1]
+        elif line.endswith(".json"):
+            blob = subprocess.run(["git", "rev-parse", f"{commit}:{line}"], cwd=ROOT, capture_output=True, text=True)
+            if blob.returncode == 0:  # a commit that deleted the file has no version of it
+                seen.setdefault(blob.stdout.strip(), (commit, line))
+    return sorted(seen.values())
+
+
+def test_every_result_file_the_project_ever_committed_loads_and_compares(tmp_path):
+    versions = _committed_versions()
+    assert len(versions) >= 30  # 36 distinct versions when this test was written
+    failures = []
+    for commit, path in versions:
+        text = subprocess.run(["git", "show", f"{commit}:{path}"], cwd=ROOT, capture_output=True, text=True,
+                              check=True).stdout
+        target = tmp_path / f"{commit[:10]}-{Path(path).name}"
+        target.write_text(text)
+        try:
+            results = load.load(target)
+            unreadable = results.unreadable(FAMILIES)
+            against_itself = judge(results, results, Noise.of(results))
+            if unreadable or against_itself.regressions:
+                failures.append(f"{commit[:10]} {path}: {unreadable[:1]} {len(against_itself.regressions)} regressed")
+        except BaselineError as exc:
+            failures.append(f"{commit[:10]} {path}: {exc}")
+    assert failures == []
