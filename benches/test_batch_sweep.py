@@ -40,8 +40,16 @@ def _train_set(profile: str, root: str | None) -> data.ImageSet:
 
 @pytest.mark.weekly
 @pytest.mark.parametrize("variant", list(VARIANTS))
-def test_batch_sweep(benchmark, variant, batch, perfkit_device, perfkit_profile, perfkit_data_root, perfkit_metrics,
-                     perfkit_memory_cap):
+def test_batch_sweep(
+    benchmark,
+    variant,
+    batch,
+    perfkit_device,
+    perfkit_profile,
+    perfkit_data_root,
+    perfkit_metrics,
+    perfkit_memory_cap,
+):
     train = _train_set(perfkit_profile.name, perfkit_data_root)
     try:
         batch_sweep.check_fits_dataset(batch, len(train))
@@ -51,7 +59,9 @@ def test_batch_sweep(benchmark, variant, batch, perfkit_device, perfkit_profile,
     way = "resident" if loader is None else "loader"
     budget = capacity.Budget([perfkit_device], cap_bytes=perfkit_memory_cap)
     epoch, failure = capacity.attempt(
-        lambda: batch_sweep.train_epochs(train, batch, way, perfkit_device, loader or batch_sweep.Loader()), budget)
+        lambda: batch_sweep.train_epochs(train, batch, way, perfkit_device, loader or batch_sweep.Loader()),
+        budget,
+    )
     if epoch is None:
         pytest.skip(f"batch {batch} runs out of memory with {budget.room()} ({failure}); "
                     "test_largest_batch finds the largest batch that fits")
@@ -59,7 +69,9 @@ def test_batch_sweep(benchmark, variant, batch, perfkit_device, perfkit_profile,
     perfkit_metrics.record(figures.IMAGES_PER_S, epoch.images_per_s)
     perfkit_metrics.record(figures.STEP_MS, samples=[s * 1e3 for s in epoch.step_seconds])
     if epoch.peak_bytes is None:
-        perfkit_metrics.absent(figures.PEAK_ALLOCATED_MIB, "needs the CUDA allocator's peak; this run is on the CPU")
+        perfkit_metrics.absent(
+            figures.PEAK_ALLOCATED_MIB, "needs the CUDA allocator's peak; this run is on the CPU"
+        )
     else:
         perfkit_metrics.record(figures.PEAK_ALLOCATED_MIB, epoch.peak_bytes / memory.MiB)
     perfkit_metrics.payload(BatchEpoch(

@@ -38,7 +38,9 @@ NIGHTLY = {("cap10.91GiB", "balanced")}
 
 
 def _case(cap: str, knob: str) -> object:
-    return pytest.param((cap, knob), id=f"{cap}-{knob}", marks=[] if (cap, knob) in NIGHTLY else [pytest.mark.weekly])
+    return pytest.param(
+        (cap, knob), id=f"{cap}-{knob}", marks=[] if (cap, knob) in NIGHTLY else [pytest.mark.weekly]
+    )
 
 
 @contextmanager
@@ -51,7 +53,9 @@ def budget_for(cap_name: str, devices: list[torch.device], profile: str,
         yield capacity.Budget(devices, host_bytes=QUICK_BUDGETS[cap_name])
         return
     if devices[0].type != "cuda":
-        pytest.skip("the course's sizes need a GPU; the quick profile runs the search with a synthetic budget")
+        pytest.skip(
+            "the course's sizes need a GPU; the quick profile runs the search with a synthetic budget"
+        )
     text = CAPS[cap_name]
     if text is None:
         yield capacity.Budget(devices, cap_bytes=session_cap)
@@ -66,7 +70,9 @@ def _cap_gib(budget: capacity.Budget) -> float | None:
 
 
 @pytest.mark.parametrize("case", [_case(cap, knob) for cap in CAPS for knob in KNOBS])
-def test_layer_stack_capacity(benchmark, case, perfkit_device, perfkit_profile, perfkit_metrics, perfkit_memory_cap):
+def test_layer_stack_capacity(
+    benchmark, case, perfkit_device, perfkit_profile, perfkit_metrics, perfkit_memory_cap
+):
     cap_name, knob = case
     shape = perfkit_profile.pick(quick=layer_stack.QUICK_INPUT, full=layer_stack.FULL_INPUT)
     with budget_for(cap_name, [perfkit_device], perfkit_profile.name, perfkit_memory_cap) as budget:
@@ -82,8 +88,19 @@ def test_layer_stack_capacity(benchmark, case, perfkit_device, perfkit_profile, 
     times = round_times(benchmark)
     if times:
         perfkit_metrics.record(figures.FORWARD_MEAN_MS, sum(times) / len(times) * 1e3)  # the seed's figure
-    perfkit_metrics.payload(LayerCapacity(knob, tuple(shape), _cap_gib(budget), num_conv, num_fc, found.stopped_by,
-                                          kept["conv"] / memory.MiB, capacity.probe_records(found), room=budget.room()))
+    perfkit_metrics.payload(
+        LayerCapacity(
+            knob,
+            tuple(shape),
+            _cap_gib(budget),
+            num_conv,
+            num_fc,
+            found.stopped_by,
+            kept["conv"] / memory.MiB,
+            capacity.probe_records(found),
+            room=budget.room(),
+        )
+    )
 
 
 @pytest.mark.gpus(2)
@@ -107,13 +124,26 @@ def test_layer_stack_split(benchmark, cap_name, perfkit_profile, perfkit_metrics
     for gpu, peak in enumerate(at_largest.peaks):
         perfkit_metrics.record(figures.gpu_peak(gpu), peak / memory.MiB)
     failure = found.first_failure
-    perfkit_metrics.info("ran_out_first", f"GPU {failure.failed_gpu}" if failure and failure.failed_gpu is not None
-                         else "unknown")
-    perfkit_metrics.payload(LayerCapacity(
-        "split", tuple(shape), _cap_gib(budget), n, n, found.stopped_by,
-        layer_stack.kept_bytes_per_layer(shape)["conv"] / memory.MiB, capacity.probe_records(found), split_at=at,
-        peak_mib_per_device=tuple(p / memory.MiB for p in at_largest.peaks),
-        failed_gpu=failure.failed_gpu if failure else None, room=budget.room()))
+    perfkit_metrics.info(
+        "ran_out_first",
+        f"GPU {failure.failed_gpu}" if failure and failure.failed_gpu is not None else "unknown",
+    )
+    perfkit_metrics.payload(
+        LayerCapacity(
+            "split",
+            tuple(shape),
+            _cap_gib(budget),
+            n,
+            n,
+            found.stopped_by,
+            layer_stack.kept_bytes_per_layer(shape)["conv"] / memory.MiB,
+            capacity.probe_records(found),
+            split_at=at,
+            peak_mib_per_device=tuple(p / memory.MiB for p in at_largest.peaks),
+            failed_gpu=failure.failed_gpu if failure else None,
+            room=budget.room(),
+        )
+    )
 
 
 def _time_forward(benchmark, model: torch.nn.Module, x: torch.Tensor) -> None:
@@ -124,8 +154,11 @@ def _time_forward(benchmark, model: torch.nn.Module, x: torch.Tensor) -> None:
     benchmark.pedantic(forward, rounds=ROUNDS, warmup_rounds=WARMUP)
 
 
-def _time_split(benchmark, stack: layer_stack.TwoDeviceStack, x: torch.Tensor) -> list[layer_stack.SplitTimes]:
-    """The split stack's forward, timed as a whole by pytest-benchmark and by part; the parts of the timed rounds."""
+def _time_split(
+    benchmark, stack: layer_stack.TwoDeviceStack, x: torch.Tensor
+) -> list[layer_stack.SplitTimes]:
+    """The split stack's forward, timed as a whole by pytest-benchmark and by part; the parts of the timed
+    rounds."""
     parts: list[layer_stack.SplitTimes] = []
     benchmark.pedantic(lambda: parts.append(stack.forward(x)[1]), rounds=ROUNDS, warmup_rounds=WARMUP)
     return parts[-ROUNDS:]

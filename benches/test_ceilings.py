@@ -16,7 +16,12 @@ from perfkit.results.metrics import MetricSpec, rates
 
 ROUNDS, WARMUP = 20, 5
 GiB, MiB = 2**30, 2**20
-COPY_BYTES = {("cuda", "full"): 4 * GiB, ("cuda", "quick"): 1 * GiB, ("cpu", "full"): 1 * GiB, ("cpu", "quick"): 64 * MiB}
+COPY_BYTES = {
+    ("cuda", "full"): 4 * GiB,
+    ("cuda", "quick"): 1 * GiB,
+    ("cpu", "full"): 1 * GiB,
+    ("cpu", "quick"): 64 * MiB,
+}
 MATMUL_N = {("cuda", "full"): 8192, ("cuda", "quick"): 4096, ("cpu", "full"): 4096, ("cpu", "quick"): 1024}
 
 
@@ -41,7 +46,9 @@ def test_copy_bandwidth(benchmark, perfkit_device, perfkit_profile, perfkit_metr
 
 
 @pytest.mark.parametrize("precision", [pytest.param(p, id=p) for p in figures.PRECISIONS])
-def test_matmul_flops(benchmark, precision, perfkit_device, perfkit_profile, perfkit_metrics, perfkit_datasheet):
+def test_matmul_flops(
+    benchmark, precision, perfkit_device, perfkit_profile, perfkit_metrics, perfkit_datasheet
+):
     if perfkit_device.type == "cpu" and precision != "fp32":
         pytest.skip(f"{precision} is a GPU tensor-core ceiling; the CPU ceiling is measured in fp32")
     n = MATMUL_N[perfkit_device.type, perfkit_profile.name]
@@ -50,5 +57,6 @@ def test_matmul_flops(benchmark, precision, perfkit_device, perfkit_profile, per
     with ceilings.float32_matmul(precision):
         benchmark.pedantic(work.run, rounds=ROUNDS, warmup_rounds=WARMUP)
     work.check()
-    _record_ceiling(benchmark, perfkit_metrics, perfkit_datasheet, figures.matmul_ceiling(precision), work.amount,
-                    1e12)
+    _record_ceiling(
+        benchmark, perfkit_metrics, perfkit_datasheet, figures.matmul_ceiling(precision), work.amount, 1e12
+    )

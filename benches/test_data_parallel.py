@@ -3,7 +3,8 @@
 DDP runs launch ``torchrun`` (one process per GPU, NCCL) through perfkit.parallel.launch; each rank
 measures (perfkit.parallel.ddp) and rank 0's per-step CUDA-event times of the timed epoch become the
 benchmark's own stats. ``speedup`` and ``scaling_efficiency`` divide by the 1-GPU run of the same
-job in the same results (perfkit.results.derived). Communication is measured three ways (perfkit.parallel.scaling explains);
+job in the same results (perfkit.results.derived). Communication is measured three ways
+(perfkit.parallel.scaling explains);
 all-reduce bandwidth follows nccl-tests and is also given as a ratio to a raw all_reduce of the
 same bytes in the same job. ``nn.DataParallel`` (seed 004's choice) runs the same models and GPU
 counts in this process, beside DDP. Data: CIFAR-10 from ``--perfkit-data-root`` or learnable
@@ -25,13 +26,18 @@ CIFAR, IMAGENET = (3, 32, 32), (3, 224, 224)
 GPU_COUNTS = (1, 2, 4)
 FULL = [
     *(ScalingWorkload(f"resnet18-cifar-b{b}-weak", "resnet18", "cifar10", CIFAR, b) for b in (32, 128, 512)),
-    *(ScalingWorkload(f"resnet18-cifar-B{b}-strong", "resnet18", "cifar10", CIFAR, b, "strong") for b in (32, 128, 512)),
+    *(
+        ScalingWorkload(f"resnet18-cifar-B{b}-strong", "resnet18", "cifar10", CIFAR, b, "strong")
+        for b in (32, 128, 512)
+    ),
     ScalingWorkload("resnet50-224-b64", "resnet50", "random", IMAGENET, 64, epoch=False),
     ScalingWorkload("vgg16-224-b64", "vgg16", "random", IMAGENET, 64, dataset_size=8192),
 ]
 QUICK = [
     ScalingWorkload("resnet18-cifar8k-b128-weak", "resnet18", "cifar10", CIFAR, 128, dataset_size=8192),
-    ScalingWorkload("resnet18-cifar8k-B128-strong", "resnet18", "cifar10", CIFAR, 128, "strong", dataset_size=8192),
+    ScalingWorkload(
+        "resnet18-cifar8k-B128-strong", "resnet18", "cifar10", CIFAR, 128, "strong", dataset_size=8192
+    ),
     ScalingWorkload("resnet50-224-b16", "resnet50", "random", IMAGENET, 16, epoch=False, steps=10),
 ]
 WORKLOADS = {w.name: w for w in FULL + QUICK}  # names are unique across profiles
@@ -44,10 +50,17 @@ NIGHTLY = ("resnet18-cifar-b128-weak", "resnet18-cifar-B128-strong", "resnet50-2
 
 def _cases(workloads: list[ScalingWorkload], weak_only: bool = False) -> list[Any]:
     """(workload name, GPUs) pairs: plain values, so the JSON's ``params`` stay readable."""
-    return [pytest.param((w.name, n), id=f"{w.name}-gpus{n}",
-                         marks=[pytest.mark.gpus(n)] + ([] if w.name in NIGHTLY or w in QUICK else [pytest.mark.weekly]))
-            for w in workloads if not (weak_only and w.scaling == "strong")
-            for n in GPU_COUNTS if not (w.scaling == "strong" and n == 1)]  # strong on 1 GPU is weak's run
+    return [
+        pytest.param(
+            (w.name, n),
+            id=f"{w.name}-gpus{n}",
+            marks=[pytest.mark.gpus(n)] + ([] if w.name in NIGHTLY or w in QUICK else [pytest.mark.weekly]),
+        )
+        for w in workloads
+        if not (weak_only and w.scaling == "strong")
+        for n in GPU_COUNTS
+        if not (w.scaling == "strong" and n == 1)
+    ]  # strong on 1 GPU is weak's run
 
 
 def pytest_generate_tests(metafunc: pytest.Metafunc) -> None:

@@ -22,7 +22,11 @@ CASES = [  # (GPUs, global batch, rule, warm-up epochs), id, marks
     ((1, 128, "same", 0), "gpus1-B128", [pytest.mark.gpus(1), pytest.mark.weekly]),
     ((4, 2048, "same", 0), "gpus4-B2048-same-lr", [pytest.mark.gpus(4)]),
     ((4, 2048, "linear-warmup", 1), "gpus4-B2048-linear-warmup", [pytest.mark.gpus(4), pytest.mark.weekly]),
-    ((4, 2048, "linear-warmup", 2), "gpus4-B2048-linear-warmup-2ep", [pytest.mark.gpus(4), pytest.mark.weekly]),
+    (
+        (4, 2048, "linear-warmup", 2),
+        "gpus4-B2048-linear-warmup-2ep",
+        [pytest.mark.gpus(4), pytest.mark.weekly],
+    ),
 ]
 EPOCHS = {"full": 5, "quick": 2}
 SYNTHETIC_SIZES = {"full": (50_000, 10_000), "quick": (8192, 2048)}
@@ -40,8 +44,19 @@ def test_large_batch_accuracy(benchmark, case, perfkit_metrics, perfkit_profile,
                               perfkit_torchrun):
     gpus, global_batch, rule, warmup_epochs = case
     train_size, test_size = SYNTHETIC_SIZES[perfkit_profile.name]
-    job = AccuracyJob("resnet18", perfkit_data_root, train_size, test_size, EPOCHS[perfkit_profile.name], global_batch,
-                      base_batch=128, base_lr=0.1, rule=rule, warmup_epochs=warmup_epochs, recipe=data.HARD.name)
+    job = AccuracyJob(
+        "resnet18",
+        perfkit_data_root,
+        train_size,
+        test_size,
+        EPOCHS[perfkit_profile.name],
+        global_batch,
+        base_batch=128,
+        base_lr=0.1,
+        rule=rule,
+        warmup_epochs=warmup_epochs,
+        recipe=data.HARD.name,
+    )
     result = perfkit_torchrun(job, gpus)
     inject_samples(benchmark, [epoch.seconds for epoch in result.history])
     scaling.record_accuracy(perfkit_metrics, result)

@@ -4,7 +4,8 @@ course's inputs (batch 256; batch 8 in the quick profile), forward and forward +
 Headline: pytest-benchmark's time of one call (5 warm-up rounds, then 20; 10 in the quick profile).
 Metrics: achieved TFLOP/s (conv, linear) or GB/s (ReLU, pool) and their share of the measured
 ceiling of the math actually used (cuDNN convolutions run TF32 for float32 by default), allocator
-peaks over one call (input, weights and output included; earlier benchmarks' tensors excluded), and NVML power and energy per call over a loop of power.POWER_WINDOW_S
+peaks over one call (input, weights and output included; earlier benchmarks' tensors excluded), and NVML
+power and energy per call over a loop of power.POWER_WINDOW_S
 seconds after a power.POWER_LEAD_IN_S lead-in.
 """
 from __future__ import annotations
@@ -36,7 +37,11 @@ def test_layer(benchmark, case, pass_, perfkit_device, perfkit_profile, perfkit_
     perfkit_metrics.payload(Layer(case.name, pass_, shape, case.bound, work.flops, work.min_bytes))
     times = round_times(benchmark)
     compute = case.bound == "compute"
-    ceiling = figures.matmul_ceiling(precision_in_use(case.op, perfkit_device)) if compute else figures.COPY_BANDWIDTH
+    ceiling = (
+        figures.matmul_ceiling(precision_in_use(case.op, perfkit_device))
+        if compute
+        else figures.COPY_BANDWIDTH
+    )
     record.record_rate(perfkit_metrics, times, work.flops if compute else work.min_bytes, compute=compute,
                        ceiling_key=ceiling.name, spec=perfkit_datasheet)
     perfkit_metrics.bound_by(ceiling)  # across hardware the time should move with this ceiling

@@ -46,7 +46,9 @@ def test_training_memory(benchmark, model_name, batch, perfkit_device, perfkit_p
     peak = record.record_peak_memory(perfkit_metrics, step, perfkit_device, since)
     last = float(step())
     if not last < first:
-        raise MeasurementError(f"{model_name} training loss did not fall on a fixed batch ({first:.4f} -> {last:.4f})")
+        raise MeasurementError(
+            f"{model_name} training loss did not fall on a fixed batch ({first:.4f} -> {last:.4f})"
+        )
     if peak is None:
         for spec in (figures.ACTUAL_OVER_PARAMS, figures.ACTUAL_OVER_ESTIMATE):
             perfkit_metrics.absent(spec, "needs the CUDA allocator's peak; this run is on the CPU")

@@ -38,7 +38,9 @@ def _name(model: str) -> object:
 
 @pytest.mark.gpu
 @pytest.mark.parametrize("name", [_name(n) for n in MODEL_NAMES])
-def test_layerwise_ppp(benchmark, name, batch, perfkit_device, perfkit_profile, perfkit_metrics, perfkit_datasheet):
+def test_layerwise_ppp(
+    benchmark, name, batch, perfkit_device, perfkit_profile, perfkit_metrics, perfkit_datasheet
+):
     run = ppp.ModelForward(name, batch, perfkit_device)
     benchmark.pedantic(run, rounds=20, warmup_rounds=5)
     times = round_times(benchmark)

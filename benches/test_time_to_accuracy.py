@@ -37,9 +37,10 @@ RUNS = {"full": 5, "quick": 3}  # the nightly case's R; every other variant runs
 VARIANT_RUNS = 3
 #: (train images, validation images, epoch cap, one-cycle length in epochs) per profile; None: the whole split
 SIZES = {"full": (None, None, 30, 15), "quick": (2048, 512, 8, 8)}
-#: The synthetic target, calibrated on an H200 (ResNet-18, batch 128, resident, one-cycle over 15 epochs, seed 0):
-#: validation accuracy per epoch .855 .894 .929 .942 .949 .947 .965 .958 .972 …, so 96% takes seven epochs, in the
-#: steady climb of the schedule's annealing (95% would sit on the plateau of epochs 4-6, where a seed decides).
+#: The synthetic target, calibrated on an H200 (ResNet-18, batch 128, resident, one-cycle over 15 epochs, seed
+#: 0): validation accuracy per epoch .855 .894 .929 .942 .949 .947 .965 .958 .972 …, so 96% takes seven
+#: epochs, in the steady climb of the schedule's annealing (95% would sit on the plateau of epochs 4-6, where
+#: a seed decides).
 TARGETS = {"cifar10": 0.92, "synthetic-hard": 0.96, "quick": 0.5}
 #: ResNet-18 resident: five runs of about seven epochs fit the nightly budget (about two minutes on an H200).
 NIGHTLY = {("resnet18-cifar", "resident")}
@@ -56,11 +57,19 @@ def pytest_generate_tests(metafunc: pytest.Metafunc) -> None:
     target = TARGETS["quick"] if profile == "quick" and not real else TARGETS[source]
     models = ("tiny-cnn",) if profile == "quick" else ("resnet18-cifar", "resnet50-cifar")
     variants = ("naive", "resident") if profile == "quick" else tuple(tta.VARIANTS)
-    metafunc.parametrize("tta_case", [
-        pytest.param((model, source, target, variant), id=f"{model}-{source}-top1_{target:.2f}-{variant}",
-                     marks=[] if (model, variant) in NIGHTLY or profile == "quick" else [pytest.mark.weekly])
-        for model in models for variant in variants if model == "resnet18-cifar" or variant in ("naive", "resident")
-        or profile == "quick"])
+    metafunc.parametrize(
+        "tta_case",
+        [
+            pytest.param(
+                (model, source, target, variant),
+                id=f"{model}-{source}-top1_{target:.2f}-{variant}",
+                marks=[] if (model, variant) in NIGHTLY or profile == "quick" else [pytest.mark.weekly],
+            )
+            for model in models
+            for variant in variants
+            if model == "resnet18-cifar" or variant in ("naive", "resident") or profile == "quick"
+        ],
+    )
 
 
 def test_time_to_accuracy(benchmark, tta_case, perfkit_device, perfkit_profile, perfkit_data_root,
@@ -71,21 +80,29 @@ def test_time_to_accuracy(benchmark, tta_case, perfkit_device, perfkit_profile, 
     root = data.data_root(perfkit_data_root)
     train = data.cifar10(root, train=True, size=train_size, recipe=data.HARD)
     valid = data.cifar10(root, train=False, size=valid_size, recipe=data.HARD)
-    shifted = (data.labelled_folder(Path(perfkit_shifted_root)) if perfkit_shifted_root
-               else None if root is not None else data.synthetic_cifar10(len(valid), seed=2, recipe=data.shifted(data.HARD)))
+    shifted = (
+        data.labelled_folder(Path(perfkit_shifted_root))
+        if perfkit_shifted_root
+        else None
+        if root is not None
+        else data.synthetic_cifar10(len(valid), seed=2, recipe=data.shifted(data.HARD))
+    )
     count = RUNS[perfkit_profile.name] if variant_name in ("resident", "naive") else VARIANT_RUNS
     tta.warm_up(model, variant, perfkit_device)
     runs, trace = _train_runs(model, train, valid, shifted, target, (epoch_cap, schedule_epochs), variant,
                               perfkit_device, count, perfkit_progress)
 
-    inject_samples(benchmark, [r.tta_s if r.reached and r.tta_s is not None else r.train_s + r.eval_s for r in runs])
+    inject_samples(
+        benchmark, [r.tta_s if r.reached and r.tta_s is not None else r.train_s + r.eval_s for r in runs]
+    )
     reached = [r for r in runs if r.reached and r.tta_s is not None]
     perfkit_metrics.record(figures.RUNS_REACHED, len(reached))
     if len(reached) >= 2:
         perfkit_metrics.record(figures.TTA_COV, tta.cov([r.tta_s for r in reached]))
     else:
-        perfkit_metrics.absent(figures.TTA_COV, f"{len(reached)} of {len(runs)} runs reached {target:.0%}: a CoV needs "
-                                                "two")
+        perfkit_metrics.absent(
+            figures.TTA_COV, f"{len(reached)} of {len(runs)} runs reached {target:.0%}: a CoV needs two"
+        )
     if reached:
         perfkit_metrics.record(figures.EPOCHS_TO_TARGET, samples=[r.epochs for r in reached])
     perfkit_metrics.record(figures.EVAL_S, samples=[r.eval_s for r in runs])
@@ -96,12 +113,36 @@ def test_time_to_accuracy(benchmark, tta_case, perfkit_device, perfkit_profile, 
         perfkit_metrics.record(figures.SHIFTED_ACCURACY_SD, statistics.stdev(shifted_accuracy))
     else:
         for spec in (figures.SHIFTED_ACCURACY, figures.SHIFTED_ACCURACY_SD):
-            perfkit_metrics.absent(spec, "no shifted set: give your own labelled images with --perfkit-shifted-root")
+            perfkit_metrics.absent(
+                spec, "no shifted set: give your own labelled images with --perfkit-shifted-root"
+            )
     util = _record_utilisation(perfkit_metrics, perfkit_device, trace)
-    perfkit_metrics.payload(TimeToAccuracy(
-        model, variant.name, variant.batch, train.source, shifted.source if shifted else "", target, epoch_cap,
-        tuple(TtaRun(r.seed, r.reached, r.tta_s, r.train_s, r.eval_s, r.epochs, r.accuracies, r.images_per_s,
-                     r.shifted_accuracy) for r in runs), *util))
+    perfkit_metrics.payload(
+        TimeToAccuracy(
+            model,
+            variant.name,
+            variant.batch,
+            train.source,
+            shifted.source if shifted else "",
+            target,
+            epoch_cap,
+            tuple(
+                TtaRun(
+                    r.seed,
+                    r.reached,
+                    r.tta_s,
+                    r.train_s,
+                    r.eval_s,
+                    r.epochs,
+                    r.accuracies,
+                    r.images_per_s,
+                    r.shifted_accuracy,
+                )
+                for r in runs
+            ),
+            *util,
+        )
+    )
 
 
 def _train_runs(model: str, train: data.ImageSet, valid: data.ImageSet, shifted: data.ImageSet | None,
@@ -127,7 +168,9 @@ def _train_runs(model: str, train: data.ImageSet, valid: data.ImageSet, shifted:
     return runs, sampler.trace
 
 
-def _record_utilisation(metrics: MetricRecorder, device: torch.device, trace: power.PowerTrace | None) -> tuple[tuple[float, ...], ...]:
+def _record_utilisation(
+    metrics: MetricRecorder, device: torch.device, trace: power.PowerTrace | None
+) -> tuple[tuple[float, ...], ...]:
     """Mean GPU and memory utilisation over the runs; the series, thinned to at most MAX_SERIES points."""
     if trace is None:
         reason = ("utilisation comes from NVML on a GPU; this run is on the CPU" if device.type != "cuda"
@@ -139,4 +182,8 @@ def _record_utilisation(metrics: MetricRecorder, device: torch.device, trace: po
     metrics.record(figures.MEMORY_UTIL_PCT, trace.mean("memory_util_pct"))
     step = max(1, len(trace.readings) // MAX_SERIES)
     kept = trace.readings[::step]
-    return (tuple(r.t for r in kept), tuple(r.gpu_util_pct for r in kept), tuple(r.memory_util_pct for r in kept))
+    return (
+        tuple(r.t for r in kept),
+        tuple(r.gpu_util_pct for r in kept),
+        tuple(r.memory_util_pct for r in kept),
+    )

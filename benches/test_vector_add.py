@@ -113,9 +113,10 @@ def _record_gpu(metrics, spec, case: VectorAdd, n: int, kernel_seconds) -> None:
     over the CPU loop at the same K are added by the derived pass)."""
     metrics.payload(case)
     if case.mode == "managed_warm" and case.scenario == "tuned" and case.k >= 50:
-        # only there is the headline a kernel streaming device memory at its ceiling (the plain grid reached 69% of
-        # it on an H200, 84% on an H100); the other headlines hold host copies or page migration (no ceiling
-        # measures those links), launch latency (K10: 50 of 81 us), or one thread's or one block's pace
+        # only there is the headline a kernel streaming device memory at its ceiling (the plain grid reached
+        # 69% of it on an H200, 84% on an H100); the other headlines hold host copies or page migration (no
+        # ceiling measures those links), launch latency (K10: 50 of 81 us), or one thread's or one block's
+        # pace
         metrics.bound_by(figures.COPY_BANDWIDTH)
     if kernel_seconds:
         record_rate(metrics, kernel_seconds, 12 * n, compute=False, ceiling_key=datasheet.COPY, spec=spec)
@@ -148,9 +149,13 @@ def test_gpu_explicit(benchmark, scenario, k, vectors, gpu, perfkit_metrics, per
                               mode="plain" if slow else "batched", batch=20)
     _check(dout.copy_to_host(), expected, f"{scenario} kernel, resident arrays")
     perfkit_metrics.record(figures.KERNEL_S, samples=kernel.seconds)
-    perfkit_metrics.gate_on(figures.KERNEL_S)  # the whole step is dominated by pageable host copies (10-40% between runs)
+    perfkit_metrics.gate_on(
+        figures.KERNEL_S
+    )  # the whole step is dominated by pageable host copies (10-40% between runs)
     case = VectorAdd(scenario, "explicit", k, vector_add.launch_shape(scenario, x.size, sms))
-    _record_gpu(perfkit_metrics, perfkit_datasheet, case, x.size, kernel.seconds if round_times(benchmark) else ())
+    _record_gpu(
+        perfkit_metrics, perfkit_datasheet, case, x.size, kernel.seconds if round_times(benchmark) else ()
+    )
 
 
 @pytest.mark.gpu
@@ -185,4 +190,10 @@ def test_gpu_managed(benchmark, scenario, phase, k, vectors, gpu, perfkit_metric
     _check(np.asarray(mout), expected, f"{scenario} kernel, managed memory")
     times = round_times(benchmark)
     case = VectorAdd(scenario, f"managed_{phase}", k, vector_add.launch_shape(scenario, x.size, sms))
-    _record_gpu(perfkit_metrics, perfkit_datasheet, case, x.size, spans.samples().seconds[-len(times):] if times else ())
+    _record_gpu(
+        perfkit_metrics,
+        perfkit_datasheet,
+        case,
+        x.size,
+        spans.samples().seconds[-len(times) :] if times else (),
+    )

@@ -3,7 +3,8 @@
 max-pooling commutes with a monotone activation, so the swapped network computes the same function
 with its ReLUs on a quarter of the elements; each swapped benchmark checks its outputs against the
 normal network with the same weights. Its time and peak memory as ratios to the normal network's
-(``time_ratio_vs_normal``, ``memory_ratio_vs_normal``) are added by the derived pass. Input (128, 3, 224, 224) on the GPU in the full profile; on the CPU,
+(``time_ratio_vs_normal``, ``memory_ratio_vs_normal``) are added by the derived pass. Input (128, 3, 224,
+224) on the GPU in the full profile; on the CPU,
 (16, 3, 224, 224) in the full profile (a round at 128 costs minutes) and (2, 3, 64, 64) in quick.
 Forward runs under ``torch.no_grad`` in eval mode; forward + backward in training mode. Peak memory
 is net of what was allocated before the input was made (the weights), so it compares activations.
@@ -29,7 +30,8 @@ ROUNDS = {"cuda": (10, 5), "cpu": (3, 1)}
 
 @pytest.fixture(scope="module")
 def pairs() -> dict[str, tuple[torch.nn.Module, torch.nn.Module]]:
-    """Normal and swapped VGG16 per device, holding the same weights (built on first use, freed with the module)."""
+    """Normal and swapped VGG16 per device, holding the same weights (built on first use, freed with the
+    module)."""
     return {}
 
 
@@ -71,8 +73,13 @@ def _check_same_function(normal: torch.nn.Module, swapped: torch.nn.Module, x: t
 
 @pytest.mark.parametrize("pass_", [pytest.param(p, id=p) for p in PASSES])
 @pytest.mark.parametrize("variant", [pytest.param(v, id=v) for v in VARIANTS])
-@pytest.mark.parametrize("where", [pytest.param("cpu", id="cpu", marks=pytest.mark.weekly),  # a CPU VGG16: seconds a step
-                                   pytest.param("cuda", id="gpu", marks=pytest.mark.gpu)])
+@pytest.mark.parametrize(
+    "where",
+    [
+        pytest.param("cpu", id="cpu", marks=pytest.mark.weekly),  # a CPU VGG16: seconds a step
+        pytest.param("cuda", id="gpu", marks=pytest.mark.gpu),
+    ],
+)
 def test_vgg16(benchmark, where, variant, pass_, perfkit_profile, perfkit_metrics, pairs):
     device = torch.device(where)
     shape = SHAPES[where, perfkit_profile.name]

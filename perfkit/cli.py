@@ -65,7 +65,9 @@ def _parser() -> argparse.ArgumentParser:
     cmp = sub.add_parser("compare", help="compare two result files (baseline first)")
     cmp.add_argument("baseline", type=Path)
     cmp.add_argument("current", type=Path)
-    cmp.add_argument("--fail", action="store_true", help="exit 1 on a significant regression (noise never fails)")
+    cmp.add_argument(
+        "--fail", action="store_true", help="exit 1 on a significant regression (noise never fails)"
+    )
     cmp.add_argument("--threshold", default="5%", help="default tolerance, e.g. 5%% or 0.05 (default 5%%)")
     cmp.add_argument("--format", choices=report.FORMATS, default="table")
     cmp.set_defaults(func=_compare)
@@ -73,59 +75,108 @@ def _parser() -> argparse.ArgumentParser:
     base = sub.add_parser("baseline", help="manage baselines/<hardware-id>.json")
     base_sub = base.add_subparsers(dest="action", required=True)
     save = base_sub.add_parser("save", help="store a results JSON as the baseline of its hardware")
-    save.add_argument("results", type=Path, nargs="*",
-                      help="the JSON of one run, or of several runs of the same code (fresh processes): their spread "
-                           "sets each figure's noise band")
-    save.add_argument("--dir", type=Path, default=None,
-                      help="baseline folder (default: the project's baselines/, found from the current folder up)")
+    save.add_argument(
+        "results",
+        type=Path,
+        nargs="*",
+        help="the JSON of one run, or of several runs of the same code (fresh processes): their spread "
+        "sets each figure's noise band",
+    )
+    save.add_argument(
+        "--dir",
+        type=Path,
+        default=None,
+        help="baseline folder (default: the project's baselines/, found from the current folder up)",
+    )
     mode = save.add_mutually_exclusive_group()
-    mode.add_argument("--force", action="store_const", dest="mode", const="force", help="replace an existing one")
+    mode.add_argument(
+        "--force", action="store_const", dest="mode", const="force", help="replace an existing one"
+    )
     mode.add_argument("--merge", action="store_const", dest="mode", const="merge",
                       help="update an existing one: same-named benchmarks replaced, others kept")
     save.set_defaults(func=_baseline_save, mode="new")
-    save.add_argument("--from-history", type=int, metavar="N",
-                      help="build it from the last N runs kept by pytest --benchmark-autosave instead of files")
-    save.add_argument("--storage", default=None, metavar="DIR",
-                      help="with --from-history: pytest-benchmark's storage folder (default: .benchmarks, found from "
-                           "the current folder up)")
-    save.add_argument("--hardware-id", default=None,
-                      help="with --from-history: the machine whose runs to use (needed when the storage holds several)")
+    save.add_argument(
+        "--from-history",
+        type=int,
+        metavar="N",
+        help="build it from the last N runs kept by pytest --benchmark-autosave instead of files",
+    )
+    save.add_argument(
+        "--storage",
+        default=None,
+        metavar="DIR",
+        help="with --from-history: pytest-benchmark's storage folder (default: .benchmarks, found from "
+        "the current folder up)",
+    )
+    save.add_argument(
+        "--hardware-id",
+        default=None,
+        help="with --from-history: the machine whose runs to use (needed when the storage holds several)",
+    )
 
-    drop = base_sub.add_parser("drop", help="retire benchmarks from a baseline: an id renamed or removed on purpose")
+    drop = base_sub.add_parser(
+        "drop", help="retire benchmarks from a baseline: an id renamed or removed on purpose"
+    )
     drop.add_argument("baseline", type=Path, help="the baseline file, e.g. baselines/nvidia-h200-x1.json")
     drop.add_argument("names", nargs="+", metavar="NAME",
                       help="a benchmark's full name as the verdict lists it, or a glob of full names")
     drop.set_defaults(func=_baseline_drop)
 
-    hist = sub.add_parser("history", help="trends and change points of the runs kept by pytest --benchmark-autosave")
-    hist.add_argument("--storage", default=None, metavar="DIR",
-                      help="pytest-benchmark's storage folder, DIR or file://DIR (default: .benchmarks, found from the "
-                           "current folder up)")
-    hist.add_argument("--hardware-id", default=None, help="only the runs of this machine (needed when there are several)")
-    hist.add_argument("-k", dest="pattern", default="*", metavar="PATTERN",
-                      help="benchmarks whose full name contains PATTERN, or matches it as a glob (default: all)")
+    hist = sub.add_parser(
+        "history", help="trends and change points of the runs kept by pytest --benchmark-autosave"
+    )
+    hist.add_argument(
+        "--storage",
+        default=None,
+        metavar="DIR",
+        help="pytest-benchmark's storage folder, DIR or file://DIR (default: .benchmarks, found from the "
+        "current folder up)",
+    )
+    hist.add_argument(
+        "--hardware-id", default=None, help="only the runs of this machine (needed when there are several)"
+    )
+    hist.add_argument(
+        "-k",
+        dest="pattern",
+        default="*",
+        metavar="PATTERN",
+        help="benchmarks whose full name contains PATTERN, or matches it as a glob (default: all)",
+    )
     hist.add_argument("--figure", default="time",
                       help="time (each run's median) or a metric name, e.g. bandwidth_gbps (default: time)")
-    hist.add_argument("--out", type=Path, default=None, help="also write one PNG per benchmark into this folder")
+    hist.add_argument(
+        "--out", type=Path, default=None, help="also write one PNG per benchmark into this folder"
+    )
     hist.set_defaults(func=_history)
 
-    rep = sub.add_parser("report", help="markdown report, PNG plots and one self-contained HTML page of a results JSON")
+    rep = sub.add_parser(
+        "report", help="markdown report, PNG plots and one self-contained HTML page of a results JSON"
+    )
     rep.add_argument("results", type=Path)
     rep.add_argument("--out", type=Path, required=True, help="folder for report.md and plots")
     rep.add_argument("--baseline", type=Path, help="also compare with this baseline")
-    rep.add_argument("--threshold", default="5%", help="with --baseline: default tolerance, as for compare (5%%)")
-    rep.add_argument("--history", default=None, metavar="DIR",
-                     help="also the trends and change points of the runs kept in this pytest-benchmark storage "
-                          "(runs of the results' hardware)")
+    rep.add_argument(
+        "--threshold", default="5%", help="with --baseline: default tolerance, as for compare (5%%)"
+    )
+    rep.add_argument(
+        "--history",
+        default=None,
+        metavar="DIR",
+        help="also the trends and change points of the runs kept in this pytest-benchmark storage "
+        "(runs of the results' hardware)",
+    )
     rep.set_defaults(func=_report)
 
     mem = _model_command(sub, "memory", "training-memory estimate of a model, term by term (no GPU needed)",
                          _memory, batch_required=True)
     mem.add_argument("--measure", action="store_true", help="also measure a training step's peak on the GPU")
 
-    fl = _model_command(sub, "flops", "per-layer FLOPs and MACs of a model (FlopCounterMode + PALEO formulas)",
-                        _flops)
-    fl.add_argument("--per-layer", action="store_true", help="print every layer, not only the totals (--json always)")
+    fl = _model_command(
+        sub, "flops", "per-layer FLOPs and MACs of a model (FlopCounterMode + PALEO formulas)", _flops
+    )
+    fl.add_argument(
+        "--per-layer", action="store_true", help="print every layer, not only the totals (--json always)"
+    )
 
     pr = _model_command(sub, "predict", "PALEO-style inference time from FLOPs and datasheet peaks", _predict)
     pr.add_argument("--gpu", required=True, help="datasheet key or device name, e.g. k80, v100-sxm2, h200")
@@ -188,8 +239,11 @@ def parse_threshold(text: str) -> float:
     return value
 
 
-def judge_files(baseline_path: Path, current_path: Path, threshold: str) -> tuple[ResultSet, ResultSet, Comparison]:
-    """Both files read by the one loader (the baseline lends the ceilings the results did not measure, where it is
+def judge_files(
+    baseline_path: Path, current_path: Path, threshold: str
+) -> tuple[ResultSet, ResultSet, Comparison]:
+    """Both files read by the one loader (the baseline lends the ceilings the results did not measure, where
+    it is
     of the same machine) and judged as the end of a run judges them: the same noise, the same policy."""
     policy = Policy(threshold=parse_threshold(threshold))
     baseline = load.load(baseline_path)
@@ -250,7 +304,8 @@ def _baseline_drop(args: argparse.Namespace) -> int:
 
 
 def _history(args: argparse.Namespace) -> int:
-    """Per benchmark: first and last run value, the number of runs and each change point (e-divisive means)."""
+    """Per benchmark: first and last run value, the number of runs and each change point (e-divisive
+    means)."""
     from perfkit.results import changepoints, tables
 
     storage, kept = _kept_runs(args.storage, args.hardware_id)
@@ -259,7 +314,11 @@ def _history(args: argparse.Namespace) -> int:
         raise UsageError(f"no stored benchmark matches -k {args.pattern!r} with a figure {args.figure!r}")
     print(f"{args.figure} over {len(kept)} stored run(s) of {', '.join(kept.hardware_ids())} in {storage} "
           f"(change points: e-divisive means on log values, permutation test p <= {changepoints.ALPHA})")
-    print(tables.text_table(["benchmark", "runs", "first", "last", "change points"], report.trend_rows(kept, found)))
+    print(
+        tables.text_table(
+            ["benchmark", "runs", "first", "last", "change points"], report.trend_rows(kept, found)
+        )
+    )
     if args.out is not None:
         charts = report.trend_charts(found, args.out, args.figure)
         print(f"perfkit: wrote {len(charts)} chart(s) to {args.out}")

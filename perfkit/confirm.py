@@ -30,13 +30,28 @@ def suspects(comparison: Comparison) -> list[str]:
 def rerun(nodeids: Sequence[str], times: int, options: Sequence[str], root: Path,
           timeout_s: float | None = None) -> list[ResultSet]:
     """The result sets of ``times`` fresh-process runs of ``nodeids``; a re-run that crashed, timed out or
-    wrote nothing raises PerfkitError with the end of its output (the caller keeps the first run's verdicts)."""
+    wrote nothing raises PerfkitError with the end of its output (the caller keeps the first run's
+    verdicts)."""
     results = []
     with tempfile.TemporaryDirectory(prefix="perfkit-confirm-") as folder:
         for i in range(times):
             out = Path(folder) / f"confirm-{i}.json"
-            command = [sys.executable, "-m", "pytest", *nodeids, "-q", "-p", "perfkit.plugin", "-p", "no:cacheprovider",
-                       "--perfkit-baseline=none", "-m", "weekly or not weekly", f"--benchmark-json={out}", *options]
+            command = [
+                sys.executable,
+                "-m",
+                "pytest",
+                *nodeids,
+                "-q",
+                "-p",
+                "perfkit.plugin",
+                "-p",
+                "no:cacheprovider",
+                "--perfkit-baseline=none",
+                "-m",
+                "weekly or not weekly",
+                f"--benchmark-json={out}",
+                *options,
+            ]
             try:
                 done = subprocess.run(command, cwd=root, capture_output=True, text=True, check=False,
                                       timeout=timeout_s)

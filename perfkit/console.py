@@ -61,7 +61,10 @@ def render_flops(table: FlopTable, per_layer: bool) -> str:
     if per_layer:
         rows = [[r.name, r.type, "x".join(map(str, r.output_shape)), f"{r.params:,}", f"{r.flops:,}",
                  f"{r.macs:,}", f"{r.share:.2%}", r.source] for r in table.rows]
-        head += ["", text_table(["layer", "type", "output", "params", "FLOPs", "MACs", "share", "counted by"], rows)]
+        head += [
+            "",
+            text_table(["layer", "type", "output", "params", "FLOPs", "MACs", "share", "counted by"], rows),
+        ]
     return "\n".join(head) + "\n"
 
 

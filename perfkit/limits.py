@@ -27,7 +27,11 @@ class BenchmarkTimeout(PerfkitError):
 @contextlib.contextmanager
 def time_limit(seconds: float, message: str) -> Iterator[None]:
     """Run the block; if it is still running after ``seconds``, raise BenchmarkTimeout(message) in it."""
-    if seconds <= 0 or not hasattr(signal, "SIGALRM") or threading.current_thread() is not threading.main_thread():
+    if (
+        seconds <= 0
+        or not hasattr(signal, "SIGALRM")
+        or threading.current_thread() is not threading.main_thread()
+    ):
         yield
         return
 

@@ -47,23 +47,41 @@ class RunOptions:
     @classmethod
     def from_config(cls, config: pytest.Config) -> RunOptions:
         summary = config.getoption("perfkit_summary")
-        return cls(device=config.getoption("perfkit_device"), profile=config.getoption("perfkit_profile"),
-                   baseline=config.getoption("perfkit_baseline"),
-                   fail_on_regression=config.getoption("perfkit_fail_on_regression"),
-                   save_mode=cast("SaveMode | None", config.getoption("perfkit_save_baseline")),
-                   data_root=config.getoption("perfkit_data_root"),
-                   shifted_root=config.getoption("perfkit_shifted_root"),
-                   confirm=config.getoption("perfkit_confirm"), summary=Path(summary) if summary else None,
-                   timeout_s=config.getoption("perfkit_timeout"), memory_cap=config.getoption("perfkit_memory_cap"),
-                   torchrun_args=config.getoption("perfkit_torchrun_args"), results_path=pbench.json_path(config))
+        return cls(
+            device=config.getoption("perfkit_device"),
+            profile=config.getoption("perfkit_profile"),
+            baseline=config.getoption("perfkit_baseline"),
+            fail_on_regression=config.getoption("perfkit_fail_on_regression"),
+            save_mode=cast("SaveMode | None", config.getoption("perfkit_save_baseline")),
+            data_root=config.getoption("perfkit_data_root"),
+            shifted_root=config.getoption("perfkit_shifted_root"),
+            confirm=config.getoption("perfkit_confirm"),
+            summary=Path(summary) if summary else None,
+            timeout_s=config.getoption("perfkit_timeout"),
+            memory_cap=config.getoption("perfkit_memory_cap"),
+            torchrun_args=config.getoption("perfkit_torchrun_args"),
+            results_path=pbench.json_path(config),
+        )
 
     def rerun_args(self, device: str, profile: str) -> list[str]:
-        """The options a confirmation re-run needs to measure what this run measured (``device`` and ``profile``
+        """The options a confirmation re-run needs to measure what this run measured (``device`` and
+        ``profile``
         as this run resolved them)."""
-        args = [f"--perfkit-device={device}", f"--perfkit-profile={profile}", f"--perfkit-timeout={self.timeout_s}"]
-        return args + [f"{name}={value}" for name, value in (
-            ("--perfkit-data-root", self.data_root), ("--perfkit-shifted-root", self.shifted_root),
-            ("--perfkit-torchrun-args", self.torchrun_args), ("--perfkit-memory-cap", self.memory_cap)) if value]
+        args = [
+            f"--perfkit-device={device}",
+            f"--perfkit-profile={profile}",
+            f"--perfkit-timeout={self.timeout_s}",
+        ]
+        return args + [
+            f"{name}={value}"
+            for name, value in (
+                ("--perfkit-data-root", self.data_root),
+                ("--perfkit-shifted-root", self.shifted_root),
+                ("--perfkit-torchrun-args", self.torchrun_args),
+                ("--perfkit-memory-cap", self.memory_cap),
+            )
+            if value
+        ]
 
     def rerun_timeout_s(self, benchmarks: int) -> float | None:
         """How long the re-runs of ``benchmarks`` flagged benchmarks may take, each time."""

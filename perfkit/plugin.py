@@ -28,41 +28,80 @@ PERFKIT_TIMER = "perfkit.measure.timing.synchronized_clock"
 PROGRESS_EVERY_S = 20.0
 
 _SESSION = pytest.StashKey[Session]()
-_EXIT_STATUS = {Outcome.REGRESSED: pytest.ExitCode.TESTS_FAILED, Outcome.NOT_SAVED: pytest.ExitCode.USAGE_ERROR}
+_EXIT_STATUS = {
+    Outcome.REGRESSED: pytest.ExitCode.TESTS_FAILED,
+    Outcome.NOT_SAVED: pytest.ExitCode.USAGE_ERROR,
+}
 
 
 def pytest_addoption(parser: pytest.Parser) -> None:
     group = parser.getgroup("perfkit", "perfkit performance regression suite")
     group.addoption("--perfkit-device", choices=("auto", "cpu", "cuda"), default="auto",
                     help="device to benchmark: auto picks cuda when a GPU is visible (default: auto)")
-    group.addoption("--perfkit-profile", choices=("quick", "full"), default=None,
-                    help="problem sizes: full (the course's) or quick (minutes on a CPU); default full with a GPU")
-    group.addoption("--perfkit-baseline", default="auto", metavar="auto|PATH|none",
-                    help="baseline to compare with at the end: auto = baselines/<hardware-id>.json if present")
+    group.addoption(
+        "--perfkit-profile",
+        choices=("quick", "full"),
+        default=None,
+        help="problem sizes: full (the course's) or quick (minutes on a CPU); default full with a GPU",
+    )
+    group.addoption(
+        "--perfkit-baseline",
+        default="auto",
+        metavar="auto|PATH|none",
+        help="baseline to compare with at the end: auto = baselines/<hardware-id>.json if present",
+    )
     group.addoption("--perfkit-fail-on-regression", action="store_true",
                     help="exit non-zero when a significant regression against the baseline is found")
-    group.addoption("--perfkit-save-baseline", nargs="?", const="new", default=None, choices=("new", "merge", "force"),
-                    help="save this run as baselines/<hardware-id>.json; 'merge' updates an existing one, "
-                         "'force' replaces it (default: refuse to overwrite)")
-    group.addoption("--perfkit-data-root", default=None, metavar="DIR",
-                    help=f"folder holding a local CIFAR-10 in torchvision's format (cifar-10-batches-py/); "
-                         f"default ${data.DATA_ROOT_ENV}, else learnable synthetic data (nothing is downloaded)")
-    group.addoption("--perfkit-shifted-root", default=None, metavar="DIR",
-                    help="your own labelled images for the generalisation check of time-to-accuracy: CIFAR-10's "
-                         "layout or one folder per CIFAR-10 class (default: with synthetic data, a shifted synthetic "
-                         "set; with real CIFAR-10, no check)")
-    group.addoption("--perfkit-confirm", type=int, default=0, metavar="N",
-                    help="re-run benchmarks flagged against the baseline N times, each in a fresh process, and judge "
-                         "again with every run (default 0: no re-runs); the nightly uses 3")
+    group.addoption(
+        "--perfkit-save-baseline",
+        nargs="?",
+        const="new",
+        default=None,
+        choices=("new", "merge", "force"),
+        help="save this run as baselines/<hardware-id>.json; 'merge' updates an existing one, "
+        "'force' replaces it (default: refuse to overwrite)",
+    )
+    group.addoption(
+        "--perfkit-data-root",
+        default=None,
+        metavar="DIR",
+        help=f"folder holding a local CIFAR-10 in torchvision's format (cifar-10-batches-py/); "
+        f"default ${data.DATA_ROOT_ENV}, else learnable synthetic data (nothing is downloaded)",
+    )
+    group.addoption(
+        "--perfkit-shifted-root",
+        default=None,
+        metavar="DIR",
+        help="your own labelled images for the generalisation check of time-to-accuracy: CIFAR-10's "
+        "layout or one folder per CIFAR-10 class (default: with synthetic data, a shifted synthetic "
+        "set; with real CIFAR-10, no check)",
+    )
+    group.addoption(
+        "--perfkit-confirm",
+        type=int,
+        default=0,
+        metavar="N",
+        help="re-run benchmarks flagged against the baseline N times, each in a fresh process, and judge "
+        "again with every run (default 0: no re-runs); the nightly uses 3",
+    )
     group.addoption("--perfkit-summary", default=None, metavar="PATH",
                     help="also write the final comparison (after any confirmation) as markdown to PATH, "
                          "e.g. for a CI job summary")
-    group.addoption("--perfkit-timeout", type=float, default=DEFAULT_TIMEOUT_S, metavar="SECONDS",
-                    help=f"wall-clock limit per benchmark: a stuck one fails with that reason and the run goes on "
-                         f"(default {DEFAULT_TIMEOUT_S:.0f}; 0: none)")
-    group.addoption("--perfkit-memory-cap", default=None, metavar="SIZE",
-                    help="let PyTorch's allocator use at most SIZE of each GPU, e.g. 10.91GiB (the course's "
-                         "GTX 1080 Ti), so a large card reproduces a small one's limits; recorded in the results")
+    group.addoption(
+        "--perfkit-timeout",
+        type=float,
+        default=DEFAULT_TIMEOUT_S,
+        metavar="SECONDS",
+        help=f"wall-clock limit per benchmark: a stuck one fails with that reason and the run goes on "
+        f"(default {DEFAULT_TIMEOUT_S:.0f}; 0: none)",
+    )
+    group.addoption(
+        "--perfkit-memory-cap",
+        default=None,
+        metavar="SIZE",
+        help="let PyTorch's allocator use at most SIZE of each GPU, e.g. 10.91GiB (the course's "
+        "GTX 1080 Ti), so a large card reproduces a small one's limits; recorded in the results",
+    )
     group.addoption("--perfkit-torchrun-args", default=None, metavar="ARGS",
                     help="torchrun rendezvous options for the multi-GPU benchmarks, e.g. "
                          "\"--nnodes 2 --rdzv-backend c10d --rdzv-endpoint host:29500 --rdzv-id job1\" "
@@ -73,7 +112,9 @@ def pytest_configure(config: pytest.Config) -> None:
     config.addinivalue_line("markers", "gpu: needs a CUDA GPU; skipped with a reason where none is present")
     config.addinivalue_line("markers", "gpus(n): needs at least n CUDA GPUs; skipped with a reason otherwise")
     config.addinivalue_line("markers", "full_only: runs only in the full profile (--perfkit-profile=full)")
-    config.addinivalue_line("markers", "weekly: outside the nightly selection of the full profile; run with -m weekly")
+    config.addinivalue_line(
+        "markers", "weekly: outside the nightly selection of the full profile; run with -m weekly"
+    )
     pbench.use_timer(config, PERFKIT_TIMER)
     try:
         inject.rules()  # a malformed testing aid stops the run before it starts
@@ -109,8 +150,10 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
     if weekly:
         items[:] = [item for item in items if not item.get_closest_marker("weekly")]
         config.hook.pytest_deselected(items=weekly)
-        session_of(config).messages.append(f"perfkit: {len(weekly)} weekly benchmark(s) left out of this nightly "
-                                           "selection; run them with -m weekly")
+        session_of(config).messages.append(
+            f"perfkit: {len(weekly)} weekly benchmark(s) left out of this nightly "
+            "selection; run them with -m weekly"
+        )
 
 
 @pytest.hookimpl(wrapper=True)
@@ -119,19 +162,23 @@ def pytest_runtest_call(item: pytest.Item) -> Any:
     records = "benchmark" in getattr(item, "fixturenames", ()) and os.environ.get(host_load.IGNORE_ENV) != "1"
     start = host_load.snapshot() if records else None
     try:
-        with limits.time_limit(seconds, f"stopped after {seconds:.0f} s (--perfkit-timeout); the other benchmarks "
-                                        "go on"):
+        with limits.time_limit(
+            seconds, f"stopped after {seconds:.0f} s (--perfkit-timeout); the other benchmarks go on"
+        ):
             return (yield)
     finally:
         load = host_load.between(start, host_load.snapshot()) if start is not None else None
         benchmark = getattr(item, "funcargs", {}).get("benchmark")
         if load is not None and benchmark is not None:
-            benchmark.extra_info["host_load"] = load.to_json()  # read by the verdict (perfkit.results.compare)
+            benchmark.extra_info["host_load"] = (
+                load.to_json()
+            )  # read by the verdict (perfkit.results.compare)
 
 
 @pytest.hookimpl(wrapper=True)
-def pytest_runtest_makereport(item: pytest.Item,
-                              call: pytest.CallInfo[None]) -> Generator[None, pytest.TestReport, pytest.TestReport]:
+def pytest_runtest_makereport(
+    item: pytest.Item, call: pytest.CallInfo[None]
+) -> Generator[None, pytest.TestReport, pytest.TestReport]:
     report = yield
     if call.excinfo is not None and call.excinfo.errisinstance(PerfkitError):
         report.longrepr = f"{item.nodeid}: {call.excinfo.value}"  # a sentence, not a stack trace
@@ -141,7 +188,9 @@ def pytest_runtest_makereport(item: pytest.Item,
 @pytest.hookimpl(wrapper=True)
 def pytest_runtest_teardown(item: pytest.Item, nextitem: pytest.Item | None) -> Any:
     result = yield
-    session_of(item.config).keep_finished(pbench.take_finished(item.config), lambda: pbench.run_header(item.config))
+    session_of(item.config).keep_finished(
+        pbench.take_finished(item.config), lambda: pbench.run_header(item.config)
+    )
     return result
 
 
@@ -157,7 +206,9 @@ def pytest_runtest_protocol(item: pytest.Item, nextitem: pytest.Item | None) -> 
 def pytest_runtest_setup(item: pytest.Item) -> None:
     needs = [1] if item.get_closest_marker("gpu") else []
     needs += [int(m.args[0]) for m in item.iter_markers("gpus")]
-    reason = session_of(item.config).settings.skip_reason(needs, item.get_closest_marker("full_only") is not None)
+    reason = session_of(item.config).settings.skip_reason(
+        needs, item.get_closest_marker("full_only") is not None
+    )
     if reason:
         pytest.skip(reason)
 
@@ -192,13 +243,16 @@ def perfkit_torchrun(request: pytest.FixtureRequest) -> Callable[[Job, int], Any
     """``perfkit_torchrun(job, gpus)``: rank 0's result record of a job (perfkit.parallel.records) on ``gpus``
     processes per machine.
 
-    Uses ``--perfkit-torchrun-args`` when given; ``--perfkit-memory-cap`` reaches every rank. A failed rank fails the
+    Uses ``--perfkit-torchrun-args`` when given; ``--perfkit-memory-cap`` reaches every rank. A failed rank
+    fails the
     benchmark with its own message (no stack trace of the launcher); a machine that did not hold rank 0 skips.
     """
     settings = session_of(request.config).settings
 
     def run(job: Job, gpus: int) -> Any:
-        capped = job if settings.memory_cap is None else dataclasses.replace(job, memory_cap=settings.memory_cap)
+        capped = (
+            job if settings.memory_cap is None else dataclasses.replace(job, memory_cap=settings.memory_cap)
+        )
         try:
             return launch.run(capped, gpus, torchrun_args=settings.torchrun_args)
         except launch.NotRankZero as exc:
@@ -225,7 +279,8 @@ def perfkit_memory_cap(request: pytest.FixtureRequest) -> int | None:
 @pytest.fixture
 def perfkit_progress(request: pytest.FixtureRequest) -> Callable[[str], None]:
     """``perfkit_progress(message)``: a line on the terminal while a long benchmark runs (past pytest's output
-    capture), at most one every ``PROGRESS_EVERY_S`` seconds so a long run is followed, not flooded; ``-q`` and
+    capture), at most one every ``PROGRESS_EVERY_S`` seconds so a long run is followed, not flooded; ``-q``
+    and
     quieter keep it silent."""
     reporter = request.config.pluginmanager.get_plugin("terminalreporter")
     capture = request.config.pluginmanager.get_plugin("capturemanager")
@@ -261,7 +316,8 @@ def pytest_benchmark_update_machine_info(config: pytest.Config, machine_info: di
 
 
 def pytest_benchmark_update_json(config: pytest.Config, benchmarks: Any, output_json: dict[str, Any]) -> None:
-    """Cross-benchmark figures, computed once the run is over (for --benchmark-json/-save and perfkit's own)."""
+    """Cross-benchmark figures, computed once the run is over (for --benchmark-json/-save and perfkit's
+    own)."""
     session = config.stash.get(_SESSION, None)
     if session is not None:
         for bench in output_json["benchmarks"]:

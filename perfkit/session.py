@@ -61,7 +61,8 @@ class Settings:
     def detect(cls, device: str = "auto", profile: str | None = None,
                torchrun_args: str | None = None, memory_cap: str | None = None) -> Settings:
         """Read the machine (torch, NVML); changes nothing on it. The profile defaults to full with a GPU: a
-        CPU box would take hours at the course's sizes. A memory cap is checked against every GPU (it is applied
+        CPU box would take hours at the course's sizes. A memory cap is checked against every GPU (it is
+        applied
         where the run starts: :meth:`apply_memory_cap`)."""
         gpu_count = hardware.gpu_count()
         resolved = torch.device(hardware.resolve_device(device))
@@ -170,8 +171,10 @@ class Session:
         if choice == "auto" and not path.exists():
             return None, None
         if not path.exists():
-            raise BaselineError(f"baseline {path}: no such file; give the path of a saved baseline (they are in "
-                                f"{self.store.directory}), or leave --perfkit-baseline out to use this machine's")
+            raise BaselineError(
+                f"baseline {path}: no such file; give the path of a saved baseline (they are in "
+                f"{self.store.directory}), or leave --perfkit-baseline out to use this machine's"
+            )
         loaded = load.load(path)
         if loaded.hardware_id != hardware_id:
             raise BaselineError(
@@ -214,12 +217,14 @@ class Session:
 
     def weekly_skipped(self, markexpr: str) -> bool:
         """Whether benchmarks marked ``weekly`` stay out of this run: the nightly selection is the default
-        in the full profile; any ``-m`` expression (``-m weekly``, ``-m "weekly or not weekly"``) decides instead."""
+        in the full profile; any ``-m`` expression (``-m weekly``, ``-m "weekly or not weekly"``) decides
+        instead."""
         return self.settings.profile.name == "full" and not markexpr
 
     def derive(self, raw: Mapping[str, Any]) -> ResultSet:
         """The run's JSON as perfkit reads it (perfkit.results.load.parse), the baseline lending the ceilings
-        this run did not measure (e.g. ``-k`` selected only the workloads): what the JSON written to disk holds."""
+        this run did not measure (e.g. ``-k`` selected only the workloads): what the JSON written to disk
+        holds."""
         return load.parse(raw, "this run", self.baseline)
 
     def finish(self, results: ResultSet | None) -> Outcome:
@@ -250,12 +255,14 @@ class Session:
         return outcome
 
     def judge(self, results: ResultSet) -> Comparison:
-        """The verdict of ``results`` against the baseline, as ``perfkit compare`` gives it for the same files."""
+        """The verdict of ``results`` against the baseline, as ``perfkit compare`` gives it for the same
+        files."""
         assert self.baseline is not None
         return judge(self.baseline, results, Noise.of(self.baseline, self.store), Policy())
 
     def _confirm(self, results: ResultSet) -> None:
-        """Re-run the flagged benchmarks in fresh processes and judge again with every run (``--perfkit-confirm``)."""
+        """Re-run the flagged benchmarks in fresh processes and judge again with every run
+        (``--perfkit-confirm``)."""
         runs = self.options.confirm
         names = confirm.suspects(self.comparison) if self.comparison and runs and self.rerun else []
         if not names or self.rerun is None or self.baseline is None:
@@ -267,17 +274,22 @@ class Session:
             self.messages.append(f"perfkit: confirmation failed, the verdicts are this run's alone: {exc}")
             return
         held = sorted({r.benchmark for r in self.comparison.regressions} & set(names))
-        self.messages.append(f"perfkit: confirmation: {len(names)} flagged benchmark(s) re-run {runs} "
-                             f"time(s) in fresh processes ({len(again)} run(s) finished); {len(held)} regression(s) "
-                             f"held{': ' + ', '.join(held) if held else ''}")
+        self.messages.append(
+            f"perfkit: confirmation: {len(names)} flagged benchmark(s) re-run {runs} "
+            f"time(s) in fresh processes ({len(again)} run(s) finished); {len(held)} regression(s) "
+            f"held{': ' + ', '.join(held) if held else ''}"
+        )
 
     def _markdown(self, comparison: Comparison) -> str:
         """The final verdict (after confirmation) as markdown, for a CI job summary."""
         notes = [m for m in self.messages if m.startswith("perfkit: confirmation")]
-        return report.render(comparison, "markdown", show_unchanged=False) + "".join(f"\n{n}\n" for n in notes)
+        return report.render(comparison, "markdown", show_unchanged=False) + "".join(
+            f"\n{n}\n" for n in notes
+        )
 
     def summary_lines(self) -> list[str]:
-        """What the terminal summary shows: the comparison first, then the other messages and the wall times."""
+        """What the terminal summary shows: the comparison first, then the other messages and the wall
+        times."""
         lines = list(self.messages)
         if self.family_seconds:
             families = ", ".join(f"{name} {s:.0f} s" for name, s in sorted(self.family_seconds.items(),
@@ -287,8 +299,10 @@ class Session:
         for reason, count in sorted(self.skipped.items(), key=lambda kv: -kv[1]):
             lines.append(f"perfkit: {count} skipped: {reason}")
         if self.results_path is not None:
-            lines.append(f"perfkit: results in {self.results_path} (a run cut short keeps its finished benchmarks in "
-                         f"{self.results_path}.partial)")
+            lines.append(
+                f"perfkit: results in {self.results_path} (a run cut short keeps its finished benchmarks in "
+                f"{self.results_path}.partial)"
+            )
         if self.comparison is not None:
             lines[:0] = report.summary_lines(self.comparison, str(self.baseline_path))
         return lines

@@ -15,7 +15,9 @@ from perfkit.parallel.launch import Worker, worker_main
 
 def tiny() -> nn.Module:
     """A four-layer CNN that trains in milliseconds on CIFAR-shaped input."""
-    return nn.Sequential(nn.Conv2d(3, 8, 3), nn.ReLU(), nn.AdaptiveAvgPool2d(1), nn.Flatten(), nn.Linear(8, 10))
+    return nn.Sequential(
+        nn.Conv2d(3, 8, 3), nn.ReLU(), nn.AdaptiveAvgPool2d(1), nn.Flatten(), nn.Linear(8, 10)
+    )
 
 
 def job(worker: Worker, spec: dict[str, Any]) -> dict[str, Any] | None:

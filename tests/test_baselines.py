@@ -33,7 +33,9 @@ def test_force_replaces_and_merge_keeps_other_benchmarks(tmp_path, cpu_results):
     one["machine_info"]["perfkit"]["ceilings"] = {"matmul_tflops_tf32": 1.0}  # measured only in the newer run
     merged = load.load(baselines.save_baseline(typed(one), tmp_path, "merge"))
     assert len(merged.benchmarks) == len(cpu_results["benchmarks"])
-    assert set(merged.info.ceilings) == {"matmul_tflops_tf32"} | set(cpu_results["machine_info"]["perfkit"]["ceilings"])
+    assert set(merged.info.ceilings) == {"matmul_tflops_tf32"} | set(
+        cpu_results["machine_info"]["perfkit"]["ceilings"]
+    )
     baselines.save_baseline(typed(one), tmp_path, "force")
     assert len(load.load(path).benchmarks) == 1
 
@@ -125,9 +127,8 @@ def test_a_quick_run_has_its_own_baseline_file_and_is_never_judged_by_a_full_one
     from torch import device as torch_device
 
     from perfkit.measure import hardware
-    from perfkit.session import Profile, Session, Settings
-
     from perfkit.options import RunOptions
+    from perfkit.session import Profile, Session, Settings
 
     quick = copy.deepcopy(cpu_results)
     quick["machine_info"]["perfkit"]["profile"] = "quick"
@@ -137,9 +138,15 @@ def test_a_quick_run_has_its_own_baseline_file_and_is_never_judged_by_a_full_one
     full["machine_info"]["perfkit"]["profile"] = "full"
     assert baselines.save_baseline(typed(full), tmp_path).name == f"{hwid}.json"
     settings = Settings(torch_device("cpu"), Profile("full"), 0, hardware.fingerprint("cpu"))
-    settings = dataclasses.replace(settings, fingerprint=dataclasses.replace(settings.fingerprint, hardware_id=hwid))
+    settings = dataclasses.replace(
+        settings, fingerprint=dataclasses.replace(settings.fingerprint, hardware_id=hwid)
+    )
     with pytest.raises(BaselineError, match="holds the quick profile's sizes, this run the full"):
-        Session(settings, baselines.BaselineStore(tmp_path), RunOptions(baseline=str(tmp_path / f"{hwid}-quick.json")))
+        Session(
+            settings,
+            baselines.BaselineStore(tmp_path),
+            RunOptions(baseline=str(tmp_path / f"{hwid}-quick.json")),
+        )
     assert Session(settings, baselines.BaselineStore(tmp_path)).baseline_path == tmp_path / f"{hwid}.json"
 
 

@@ -40,7 +40,9 @@ def test_finds_the_exact_boundary_in_logarithmic_probes(largest, start):
         return
     found = capacity.search(boundary(largest), ROOMY, start=start)
     assert found.largest == largest and found.stopped_by == "out of memory"
-    assert len(found.probes) <= 2 * math.ceil(math.log2(largest + 1)) + 2  # growth, then bisection of its last step
+    assert (
+        len(found.probes) <= 2 * math.ceil(math.log2(largest + 1)) + 2
+    )  # growth, then bisection of its last step
     assert len({p.value for p in found.probes}) == len(found.probes)  # no size tried twice
 
 
@@ -104,7 +106,9 @@ def test_a_probe_that_keeps_memory_stops_the_search():
 
 
 def test_never_fitting_says_what_the_smallest_size_needs():
-    with pytest.raises(capacity.CapacityError, match=r"needs more than 2\.00 GiB, with 1 MiB synthetic budget"):
+    with pytest.raises(
+        capacity.CapacityError, match=r"needs more than 2\.00 GiB, with 1 MiB synthetic budget"
+    ):
         capacity.search(lambda n: (_ for _ in ()).throw(torch.OutOfMemoryError("Tried to allocate 2.00 GiB")),
                         capacity.Budget(CPU, host_bytes=2**20))
 
@@ -115,8 +119,14 @@ def test_a_cpu_search_without_budget_or_limit_is_refused():
 
 
 def test_the_gpu_that_ran_out_is_read_from_pytorchs_message():
-    probe = capacity.Probe(4, False, (1, 2), 0, 0.1, "CUDA out of memory. Tried to allocate 20.00 MiB. GPU 1 has a "
-                                                      "total capacity of 139.8 GiB")
+    probe = capacity.Probe(
+        4,
+        False,
+        (1, 2),
+        0,
+        0.1,
+        "CUDA out of memory. Tried to allocate 20.00 MiB. GPU 1 has a total capacity of 139.8 GiB",
+    )
     assert probe.failed_gpu == 1
 
 
@@ -147,7 +157,9 @@ def test_the_cap_is_part_of_the_fingerprint_a_comparison_shows():
 
 def test_the_memory_cap_option_is_refused_on_a_cpu_run(pytester):
     pytester.makepyfile("def test_nothing():\n    pass\n")
-    result = pytester.runpytest("-p", "perfkit.plugin", "--perfkit-device=cpu", "--perfkit-memory-cap=10.91GiB")
+    result = pytester.runpytest(
+        "-p", "perfkit.plugin", "--perfkit-device=cpu", "--perfkit-memory-cap=10.91GiB"
+    )
     assert result.ret == pytest.ExitCode.USAGE_ERROR
     result.stderr.fnmatch_lines(["*--perfkit-memory-cap caps the CUDA allocator; this run is on the CPU*"])
 
@@ -204,11 +216,15 @@ def test_a_real_out_of_memory_under_a_cap_leaves_the_gpu_as_it_was():
 def test_a_search_in_a_fresh_process_answers_as_one_here():
     budget = capacity.Budget(CPU, host_bytes=600_000)
     here = layer_stack.largest_stack("conv", layer_stack.QUICK_INPUT, CPU[0], budget)
-    there = capacity.in_fresh_process(layer_stack.largest_stack, budget, "conv", layer_stack.QUICK_INPUT, CPU[0])
+    there = capacity.in_fresh_process(
+        layer_stack.largest_stack, budget, "conv", layer_stack.QUICK_INPUT, CPU[0]
+    )
     assert there[:2] == here[:2] and there[2].largest == here[2].largest
     assert [(p.value, p.fits) for p in there[2].probes] == [(p.value, p.fits) for p in here[2].probes]
     num_conv, num_fc, found = here
-    assert num_conv == found.largest >= num_fc  # the conv search starts at the balanced answer, fc fixed at it
+    assert (
+        num_conv == found.largest >= num_fc
+    )  # the conv search starts at the balanced answer, fc fixed at it
 
 
 def _never_fits(budget: capacity.Budget) -> None:
@@ -221,7 +237,9 @@ def test_a_fresh_process_raises_the_measurements_own_error():
 
 
 def test_a_fresh_process_that_dies_says_so_in_a_sentence():
-    with pytest.raises(MeasurementError, match="the fresh process running the search died before it answered"):
+    with pytest.raises(
+        MeasurementError, match="the fresh process running the search died before it answered"
+    ):
         fresh_process.run(os._exit, 3, label="the search")
 
 

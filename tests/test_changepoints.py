@@ -28,7 +28,9 @@ def test_a_flat_noisy_series_has_no_change_point():
 
 
 def test_false_alarms_on_flat_series_stay_near_alpha():
-    alarms = sum(bool(change_points(_noisy(2.5, 40, np.random.default_rng(seed), noise=0.03))) for seed in range(40))
+    alarms = sum(
+        bool(change_points(_noisy(2.5, 40, np.random.default_rng(seed), noise=0.03))) for seed in range(40)
+    )
     assert alarms <= 2  # alpha = 0.01: about 0.4 of 40 expected
 
 
@@ -43,8 +45,9 @@ def test_a_step_of_five_noise_sds_or_more_is_found_where_it_is(at, step, down, s
     near = [p for p in change_points(values) if abs(p.index - at) <= 1]
     assert len(near) == 1
     # Each side's median is the level it stands on. Not the change itself: at alpha = 0.01 the search may also
-    # cut a run of like-signed noise on either side of the step (seed 2504202: a 1.7% cut at 17 of 40), and the
-    # step's change is then measured from that sub-segment's median, a noise-sized distance from the true level.
+    # cut a run of like-signed noise on either side of the step (seed 2504202: a 1.7% cut at 17 of 40), and
+    # the step's change is then measured from that sub-segment's median, a noise-sized distance from the true
+    # level.
     assert near[0].before == pytest.approx(3e-4, rel=0.03)
     assert near[0].after == pytest.approx(3e-4 * factor, rel=0.03)
     assert (near[0].after > near[0].before) != down
@@ -56,13 +59,19 @@ def test_a_step_up_and_back_gives_two_change_points():
     points = change_points(values)
     assert [p.index for p in points] == [20, 40]
     assert points[0].change > 0.2 and points[1].change < -0.2
-    assert [m for _, _, m in segment_medians(values, points)] == [points[0].before, points[0].after, points[1].after]
+    assert [m for _, _, m in segment_medians(values, points)] == [
+        points[0].before,
+        points[0].after,
+        points[1].after,
+    ]
 
 
 def test_the_answer_does_not_depend_on_the_unit_or_the_call():
     rng = np.random.default_rng(8)
     values = _noisy(1.0, 15, rng) + _noisy(0.8, 15, rng)
-    assert [p.index for p in change_points(values)] == [p.index for p in change_points([v * 1e-6 for v in values])]
+    assert [p.index for p in change_points(values)] == [
+        p.index for p in change_points([v * 1e-6 for v in values])
+    ]
     assert change_points(values) == change_points(values)  # fixed seed: the same history, the same answer
 
 

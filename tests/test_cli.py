@@ -61,8 +61,13 @@ def test_bad_input_is_one_line_exit_2_no_traceback(files, tmp_path, args, messag
     corrupt = tmp_path / "corrupt.json"
     corrupt.write_text("{")
     fill = {"base": base, "missing": tmp_path / "missing.json", "corrupt": corrupt, "tmp": tmp_path}
-    done = subprocess.run(check=False, args=[sys.executable, "-m", "perfkit.cli", *[a.format(**fill) for a in args]],
-                          capture_output=True, text=True, timeout=120)
+    done = subprocess.run(
+        check=False,
+        args=[sys.executable, "-m", "perfkit.cli", *[a.format(**fill) for a in args]],
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
     assert done.returncode == 2
     assert done.stderr.count("\n") == 1 and message in done.stderr and "Traceback" not in done.stderr
 
@@ -155,7 +160,9 @@ def test_baseline_save_without_dir_uses_the_projects_folder(files, tmp_path, mon
     assert f"perfkit: saved {saved}" in capsys.readouterr().out
 
 
-def test_baseline_save_of_several_runs_keeps_every_runs_figures_and_their_spread(tmp_path, cpu_results, capsys):
+def test_baseline_save_of_several_runs_keeps_every_runs_figures_and_their_spread(
+    tmp_path, cpu_results, capsys
+):
     paths = []
     for i, factor in enumerate((1.0, 1.01, 0.99)):
         path = tmp_path / f"run{i}.json"
@@ -204,15 +211,23 @@ def test_runs_of_two_profiles_are_not_compared(tmp_path, capsys):
     (tmp_path / "q.json").write_text(json.dumps(quick))
     (tmp_path / "f.json").write_text(json.dumps(full))
     assert cli.main(["compare", str(tmp_path / "f.json"), str(tmp_path / "q.json")]) == cli.EXIT_USAGE
-    assert "the baseline holds the full profile's sizes, the results the quick profile's" in capsys.readouterr().err
+    assert (
+        "the baseline holds the full profile's sizes, the results the quick profile's"
+        in capsys.readouterr().err
+    )
 
 
 def test_only_a_negative_number_is_taken_as_an_options_value(capsys):
     results = str(DATA / "cpu-quick.json")
     with pytest.raises(SystemExit):
-        cli.main(["compare", results, results, "--threshold", "--fail"])  # argparse's own error: no value given
+        cli.main(
+            ["compare", results, results, "--threshold", "--fail"]
+        )  # argparse's own error: no value given
     assert "expected one argument" in capsys.readouterr().err
-    assert cli._values_may_start_with_minus(["--batch", "-1", "--threshold", "-.5"]) == ["--batch=-1", "--threshold=-.5"]
+    assert cli._values_may_start_with_minus(["--batch", "-1", "--threshold", "-.5"]) == [
+        "--batch=-1",
+        "--threshold=-.5",
+    ]
 
 
 def test_stored_ceilings_come_from_a_quick_baseline_when_no_full_one_exists(tmp_path):
@@ -253,8 +268,12 @@ def test_baseline_drop_takes_wildcards_keeps_brackets_literal_and_refuses_what_m
     assert "no benchmark of the baseline is named" in err and "Traceback" not in err
     assert base.read_text() == untouched
     names = [b["fullname"] for b in json.loads(untouched)["benchmarks"]]
-    assert cli.main(["baseline", "drop", str(base), "*::test_matmul_flops[fp32]"]) == 0  # not a character class
-    assert [b["fullname"] for b in json.loads(base.read_text())["benchmarks"]] == [n for n in names if n != MATMUL]
+    assert (
+        cli.main(["baseline", "drop", str(base), "*::test_matmul_flops[fp32]"]) == 0
+    )  # not a character class
+    assert [b["fullname"] for b in json.loads(base.read_text())["benchmarks"]] == [
+        n for n in names if n != MATMUL
+    ]
 
 
 def test_baseline_drop_refuses_to_empty_a_baseline_or_rewrite_a_partial_file(files, tmp_path, capsys):

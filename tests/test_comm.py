@@ -19,7 +19,9 @@ def test_course_formula_is_busbw_of_the_same_time():
     params, ranks, seconds = 11_689_512, 4, 0.01
     course = comm.course_allreduce_bytes(params, ranks) / seconds
     assert course == pytest.approx(comm.busbw(params * 4, seconds, ranks))
-    assert comm.course_allreduce_bytes(params, 2) / 2**30 == pytest.approx(0.0435, abs=1e-3)  # seed 004's 0.044 GB
+    assert comm.course_allreduce_bytes(params, 2) / 2**30 == pytest.approx(
+        0.0435, abs=1e-3
+    )  # seed 004's 0.044 GB
 
 
 def test_bad_collective_inputs_are_refused():
@@ -36,7 +38,9 @@ def test_overlap_of_known_intervals():
     assert comm.overlap(nccl, compute) == pytest.approx(2.0 + 1.0)
 
 
-intervals = st.lists(st.tuples(st.floats(0, 100), st.floats(0, 10)).map(lambda t: (t[0], t[0] + t[1])), max_size=12)
+intervals = st.lists(
+    st.tuples(st.floats(0, 100), st.floats(0, 10)).map(lambda t: (t[0], t[0] + t[1])), max_size=12
+)
 
 
 @given(intervals, intervals)

@@ -40,7 +40,8 @@ def test_bandwidth_bound_benchmarks_move_with_the_copy_ratio_and_compute_bound_o
 
 
 def test_only_maxpool_is_far_from_its_ceiling_ratio(h100_against_h200):
-    # it reaches 35% (forward) and 24% (forward and backward) of the H200's copy ceiling: something else bounds it
+    # it reaches 35% (forward) and 24% (forward and backward) of the H200's copy ceiling: something else
+    # bounds it
     far = sorted(r.benchmark.split("::")[1] for r in h100_against_h200.hardware_rows if r.far)
     assert far == ["test_layer[maxpool-forward]", "test_layer[maxpool-forward_backward]"]
 
@@ -60,7 +61,8 @@ def test_quick_profile_the_cpu_is_held_to_its_own_measured_ceilings():
     # a ceiling's benchmark is compared by its rate: the median of each side's runs, as its ceiling is
     assert all(r.speedup == pytest.approx(r.expected) for r in ceilings)
     assert all(r.speedup < 0.05 for r in ceilings)
-    # batch 8 fills neither device's ceiling alike: the quick sizes rank hardware by launch latency as much as rate
+    # batch 8 fills neither device's ceiling alike: the quick sizes rank hardware by launch latency as much as
+    # rate
     layers = [r for r in cpu_against_h200.hardware_rows if "test_layers.py" in r.benchmark]
     assert layers and all(r.far for r in layers)
     assert cpu_against_h200.geomean_time_ratio is not None and cpu_against_h200.geomean_time_ratio > 2

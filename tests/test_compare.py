@@ -85,7 +85,10 @@ def test_two_single_runs_use_the_spread_stored_with_the_hardwares_baseline():
     stored = _runs([1.0, 1.01, 0.99, 1.0, 1.005])
     cmp = compare(_results({"b": [1.0] * 5}), _results({"b": [1.3] * 5}), noise=stored)
     assert _verdict(cmp, "b") == "regressed" and cmp.rows[0].mde < 0.10
-    assert _verdict(compare(_results({"b": [1.0] * 5}), _results({"b": [1.02] * 5}), noise=stored), "b") == "unchanged"
+    assert (
+        _verdict(compare(_results({"b": [1.0] * 5}), _results({"b": [1.02] * 5}), noise=stored), "b")
+        == "unchanged"
+    )
 
 
 def test_a_slowdown_measured_while_other_processes_kept_the_cpus_busy_is_unknown_not_regressed():
@@ -95,8 +98,12 @@ def test_a_slowdown_measured_while_other_processes_kept_the_cpus_busy_is_unknown
     assert row.verdict.value == "unknown" and "other processes kept 1.0 of its 2 CPUs busy" in row.note
     quiet = _results({"b": [1.3] * 5}, b={"host_load": {"other_cpus": 0.1, "cpus": 2, "version": 1}})
     assert _verdict(compare(baseline, quiet), "b") == "regressed"
-    faster_while_busy = _results({"b": [0.7] * 5}, b={"host_load": {"other_cpus": 1.0, "cpus": 2, "version": 1}})
-    assert _verdict(compare(baseline, faster_while_busy), "b") == "improved"  # a busy machine slows, never speeds
+    faster_while_busy = _results(
+        {"b": [0.7] * 5}, b={"host_load": {"other_cpus": 1.0, "cpus": 2, "version": 1}}
+    )
+    assert (
+        _verdict(compare(baseline, faster_while_busy), "b") == "improved"
+    )  # a busy machine slows, never speeds
 
 
 def test_runs_that_spread_too_much_are_reported_not_gated():
@@ -154,9 +161,15 @@ def test_a_gating_metric_decides_the_benchmark_with_the_time():
 def test_a_benchmark_that_gates_on_another_figure_ignores_its_time():
     gate = {"gate": "m"}
     baseline = from_runs([_with_metric(10.0 * v, "lower", extra=gate) for v in (1.0, 1.002, 0.998)])
-    current = from_runs([_results({"b": [1.4 * v] * 5}, b={"metrics": {"m": {"value": 10.0 * v, "unit": "s",
-                                                                                   "better": "lower"}}, **gate})
-                         for v in (1.0, 1.002, 0.998)])
+    current = from_runs(
+        [
+            _results(
+                {"b": [1.4 * v] * 5},
+                b={"metrics": {"m": {"value": 10.0 * v, "unit": "s", "better": "lower"}}, **gate},
+            )
+            for v in (1.0, 1.002, 0.998)
+        ]
+    )
     cmp = compare(baseline, current)
     assert _verdict(cmp, "b", "time") == "info" and words(cmp.benchmark_verdicts()) == {"b": "unchanged"}
 
@@ -188,7 +201,9 @@ def test_the_minimum_detectable_effect_shrinks_with_more_runs():
     few = compare(_runs([1.0, 1.02]), _runs([1.0, 1.02])).rows[0].mde
     many = compare(_runs([1.0, 1.02] * 3), _runs([1.0, 1.02] * 3)).rows[0].mde
     assert few is not None and many is not None and many < few
-    assert compare(_runs([1.0, 1.03, 0.97]), _runs([1.0])).weak()  # 3% spread, 3 runs against 1: 10% is not provable
+    assert compare(
+        _runs([1.0, 1.03, 0.97]), _runs([1.0])
+    ).weak()  # 3% spread, 3 runs against 1: 10% is not provable
 
 
 def test_the_policy_knobs_move_the_band():
@@ -207,12 +222,16 @@ def test_fingerprint_differences_are_listed(cpu_results):
 
 def test_a_fingerprint_field_only_the_newer_run_records_is_not_a_change(cpu_results):
     current = copy.deepcopy(cpu_results)
-    assert "cpu_signature" not in cpu_results["machine_info"]["perfkit"]["fingerprint"]  # recorded before it existed
+    assert (
+        "cpu_signature" not in cpu_results["machine_info"]["perfkit"]["fingerprint"]
+    )  # recorded before it existed
     current["machine_info"]["perfkit"]["fingerprint"]["cpu_signature"] = "family 26 model 2"
     assert compare(cpu_results, current).fingerprint_changes == ()
     later = copy.deepcopy(current)
     later["machine_info"]["perfkit"]["fingerprint"]["cpu_signature"] = "family 25 model 17"
-    assert compare(current, later).fingerprint_changes == (("cpu_signature", "family 26 model 2", "family 25 model 17"),)
+    assert compare(current, later).fingerprint_changes == (
+        ("cpu_signature", "family 26 model 2", "family 25 model 17"),
+    )
 
 
 def test_across_hardware_speedups_sit_beside_the_ceiling_ratio(cpu_results, h200_results):
@@ -253,8 +272,16 @@ def test_a_zero_time_does_not_break_the_geomean_and_a_non_finite_stored_run_is_r
         compare(broken, _runs([1.0]))
 
 
-@pytest.mark.parametrize(("speedup", "expected", "far"), [
-    (0.70, 0.707, False), (0.57, 0.707, False), (0.55, 0.707, True), (0.89, 0.707, True), (1.02, None, False)])
+@pytest.mark.parametrize(
+    ("speedup", "expected", "far"),
+    [
+        (0.70, 0.707, False),
+        (0.57, 0.707, False),
+        (0.55, 0.707, True),
+        (0.89, 0.707, True),
+        (1.02, None, False),
+    ],
+)
 def test_a_speedup_that_misses_its_ceiling_ratio_by_more_than_a_quarter_is_far(speedup, expected, far):
     assert HardwareRow("b", speedup, None if expected is None else "copy_bandwidth_gbps", expected).far is far
 
@@ -270,7 +297,9 @@ def test_across_hardware_each_side_is_held_to_its_own_ceiling():
     # cuDNN runs the GPU's convolution in TF32; the CPU's is fp32
     gpu = _machine("gpu", {"matmul_tflops_tf32": 400.0, "matmul_tflops_fp32": 50.0}, {"conv": [1.0] * 5},
                    conv={"bound": "matmul_tflops_tf32"})
-    cpu = _machine("cpu", {"matmul_tflops_fp32": 0.2}, {"conv": [1000.0] * 5}, conv={"bound": "matmul_tflops_fp32"})
+    cpu = _machine(
+        "cpu", {"matmul_tflops_fp32": 0.2}, {"conv": [1000.0] * 5}, conv={"bound": "matmul_tflops_fp32"}
+    )
     row = compare(gpu, cpu).hardware_rows[0]
     assert row.expected == pytest.approx(0.2 / 400.0)
     assert row.bound == "matmul_tflops_tf32 -> matmul_tflops_fp32"
@@ -278,18 +307,25 @@ def test_across_hardware_each_side_is_held_to_its_own_ceiling():
 
 def test_across_hardware_a_ceiling_only_one_run_names_gives_no_expectation():
     # the timer's copy names the copy ceiling on a GPU only: on a CPU it copies 64 MiB, not the GPU's 1 GiB
-    gpu = _machine("gpu", {"copy_bandwidth_gbps": 4000.0}, {"copy": [1.0] * 5}, copy={"bound": "copy_bandwidth_gbps"})
+    gpu = _machine(
+        "gpu", {"copy_bandwidth_gbps": 4000.0}, {"copy": [1.0] * 5}, copy={"bound": "copy_bandwidth_gbps"}
+    )
     cpu = _machine("cpu", {"copy_bandwidth_gbps": 70.0}, {"copy": [3.0] * 5})
     row = compare(gpu, cpu).hardware_rows[0]
     assert row.expected is None and row.bound is None and not row.far
 
 
 def test_across_hardware_a_ceiling_benchmark_compares_by_its_rate_not_its_time():
-    # the quick profile copies 1 GiB on a GPU and 64 MiB on a CPU: sixteen times less work in 3.4 times the time
+    # the quick profile copies 1 GiB on a GPU and 64 MiB on a CPU: sixteen times less work in 3.4 times the
+    # time
     def copy_run(hardware_id: str, gbps: float, seconds: float) -> dict[str, Any]:
         metric = {"value": gbps, "unit": "GB/s", "better": "higher"}
-        return _machine(hardware_id, {"copy_bandwidth_gbps": gbps}, {COPY: [seconds] * 5},
-                        **{COPY: {"bound": "copy_bandwidth_gbps", "metrics": {"copy_bandwidth_gbps": metric}}})
+        return _machine(
+            hardware_id,
+            {"copy_bandwidth_gbps": gbps},
+            {COPY: [seconds] * 5},
+            **{COPY: {"bound": "copy_bandwidth_gbps", "metrics": {"copy_bandwidth_gbps": metric}}},
+        )
 
     row = compare(copy_run("gpu", 4089.0, 0.000525), copy_run("cpu", 74.3, 0.0018)).hardware_rows[0]
     assert row.speedup == pytest.approx(74.3 / 4089.0) and row.expected == pytest.approx(row.speedup)

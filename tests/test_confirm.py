@@ -26,12 +26,15 @@ def test_once_slow(benchmark):
 def _baseline(pytester) -> None:
     """A three-run baseline of this machine, stored where the plugin looks for it."""
     pytester.makepyfile(test_sleepy=SLEEPY)
-    pytester.runpytest_subprocess(*PLUGIN, "--perfkit-baseline=none", "--benchmark-json=one.json").assert_outcomes(
-        passed=2)
+    pytester.runpytest_subprocess(
+        *PLUGIN, "--perfkit-baseline=none", "--benchmark-json=one.json"
+    ).assert_outcomes(passed=2)
     one = json.loads((pytester.path / "one.json").read_text())
     hardware_id = one["machine_info"]["perfkit"]["hardware_id"]
     (pytester.path / "baselines").mkdir()
-    (pytester.path / "baselines" / f"{hardware_id}-quick.json").write_text(json.dumps(three_runs(one).to_json()))
+    (pytester.path / "baselines" / f"{hardware_id}-quick.json").write_text(
+        json.dumps(three_runs(one).to_json())
+    )
 
 
 def test_an_injected_slowdown_is_flagged_and_holds_over_fresh_process_reruns(pytester, monkeypatch):
@@ -53,7 +56,9 @@ def test_a_slow_first_run_that_the_reruns_do_not_repeat_fails_nothing(pytester):
     (pytester.path / "slow-once").write_text("")
     result = pytester.runpytest_subprocess(*PLUGIN, "--perfkit-confirm=2", "--perfkit-fail-on-regression")
     assert result.ret == pytest.ExitCode.OK
-    result.stdout.fnmatch_lines(["*confirmation: 1 flagged benchmark(s) re-run 2 time(s)*0 regression(s) held*"])
+    result.stdout.fnmatch_lines(
+        ["*confirmation: 1 flagged benchmark(s) re-run 2 time(s)*0 regression(s) held*"]
+    )
 
 
 @pytest.mark.parametrize("text", ["*copy*", "*copy*=fast", "=1.1", "*copy*=-2"])
@@ -63,12 +68,17 @@ def test_a_malformed_injection_is_a_usage_error_that_shows_the_form(text):
 
 
 def test_injection_scales_times_up_and_rates_down_once():
-    bench = {"fullname": "benches/test_ceilings.py::test_copy_bandwidth",
-             "stats": {"median": 2.0, "data": [2.0, 2.0], "ops": 0.5},
-             "extra_info": {"metrics": {"copy_bandwidth_gbps": {"value": 100.0, "unit": "GB/s", "better": "higher"},
-                                        "kernel_s": {"value": 1.0, "unit": "s", "better": "lower",
-                                                     "samples": [1.0, 1.0]},
-                                        "peak_allocated_mib": {"value": 5.0, "unit": "MiB", "better": "lower"}}}}
+    bench = {
+        "fullname": "benches/test_ceilings.py::test_copy_bandwidth",
+        "stats": {"median": 2.0, "data": [2.0, 2.0], "ops": 0.5},
+        "extra_info": {
+            "metrics": {
+                "copy_bandwidth_gbps": {"value": 100.0, "unit": "GB/s", "better": "higher"},
+                "kernel_s": {"value": 1.0, "unit": "s", "better": "lower", "samples": [1.0, 1.0]},
+                "peak_allocated_mib": {"value": 5.0, "unit": "MiB", "better": "lower"},
+            }
+        },
+    }
     env = {inject.ENV: "*test_copy*=1.25"}
     inject.apply(bench, env)
     inject.apply(bench, env)

@@ -83,7 +83,9 @@ def test_synthetic_data_is_learnable_not_noise():
 
 def test_a_size_keeps_the_first_images_of_real_or_synthetic_data(tmp_path):
     write_cifar10(tmp_path)
-    assert len(data.cifar10(tmp_path, size=30)) == 30 and data.cifar10(tmp_path, size=30).source.endswith("[:30]")
+    assert len(data.cifar10(tmp_path, size=30)) == 30 and data.cifar10(tmp_path, size=30).source.endswith(
+        "[:30]"
+    )
     assert len(data.cifar10(tmp_path, size=10_000)) == 100
     assert len(data.cifar10(None, size=64)) == 64
 

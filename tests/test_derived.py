@@ -33,15 +33,27 @@ def _bench(name: str, median: float, *records, metrics: dict | None = None) -> d
         recorder.payload(record)
     for metric, value in (metrics or {}).items():
         recorder.record(MetricSpec(metric, "", "higher"), value)
-    return {"fullname": f"benches/x.py::{name}", "name": name, "stats": {"median": median, "data": [median] * 5},
-            "extra_info": extra}
+    return {
+        "fullname": f"benches/x.py::{name}",
+        "name": name,
+        "stats": {"median": median, "data": [median] * 5},
+        "extra_info": extra,
+    }
 
 
 def _results(*benches, ceilings: dict | None = None, lender: dict | None = None) -> ResultSet:
     """The benches as a result set, derived (``lender``: the ceilings a baseline of the machine lends)."""
-    raw = {"benchmarks": list(benches),
-           "machine_info": {"perfkit": {"schema_version": SCHEMA_VERSION, "hardware_id": "h200",
-                                        "ceilings": dict(ceilings or {}), "fingerprint": {"datasheet_key": "h200"}}}}
+    raw = {
+        "benchmarks": list(benches),
+        "machine_info": {
+            "perfkit": {
+                "schema_version": SCHEMA_VERSION,
+                "hardware_id": "h200",
+                "ceilings": dict(ceilings or {}),
+                "fingerprint": {"datasheet_key": "h200"},
+            }
+        },
+    }
     return derived.derive(load.typed(raw, "test"), _lent(lender) if lender else None)
 
 
@@ -94,7 +106,9 @@ def test_a_rate_becomes_a_share_of_this_runs_ceiling_else_of_the_baselines():
     alone = _results(copy.deepcopy(layer), lender={"copy_bandwidth_gbps": 4500.0})
     assert alone.benchmarks[0].value("share_of_copy_peak") == pytest.approx(0.8)
     assert alone.info.lent_ceilings == {"copy_bandwidth_gbps": 4500.0} and alone.info.ceilings == {}
-    again = derived.derive(load.typed(alone.to_json(), "again"))  # the file derives the same way on its own later
+    again = derived.derive(
+        load.typed(alone.to_json(), "again")
+    )  # the file derives the same way on its own later
     assert again.benchmarks[0].value("share_of_copy_peak") == pytest.approx(0.8)
     without = _results(copy.deepcopy(layer))
     assert "benches/test_ceilings.py" in without.benchmarks[0].absent["share_of_copy_peak"]
@@ -146,7 +160,9 @@ def test_speedups_pair_runs_by_job_not_by_order():
         assert by_name["DDP-B128-strong-gpus2"].value("speedup") == pytest.approx(12_000 / 12_800)
         dp = by_name["DataParallel-b128-weak-gpus2"]
         assert dp.value("speedup") == pytest.approx(10_000 / 12_000)
-        assert dp.value("throughput_vs_ddp") == pytest.approx(10_000 / 20_000)  # the weak DDP run, not the strong
+        assert dp.value("throughput_vs_ddp") == pytest.approx(
+            10_000 / 20_000
+        )  # the weak DDP run, not the strong
     alone = _results(copy.deepcopy(runs[0])).benchmarks[0]
     assert "no 1-GPU DDP run of k128" in alone.absent["speedup"]
 
@@ -168,8 +184,15 @@ def pytest_collection_modifyitems(items):
 
 def _run_swap_bench(pytester, select: str = "cpu and forward and not backward") -> dict:
     pytester.makepyfile(test_vgg_swap=(ROOT / "benches" / "test_vgg_swap.py").read_text())
-    result = pytester.runpytest_subprocess("-p", "perfkit.plugin", "--perfkit-device=cpu", "--perfkit-baseline=none",
-                                "-k", select, "--benchmark-json=out.json")
+    result = pytester.runpytest_subprocess(
+        "-p",
+        "perfkit.plugin",
+        "--perfkit-device=cpu",
+        "--perfkit-baseline=none",
+        "-k",
+        select,
+        "--benchmark-json=out.json",
+    )
     result.assert_outcomes(passed=len(json.loads((pytester.path / "out.json").read_text())["benchmarks"]))
     return json.loads((pytester.path / "out.json").read_text())
 
@@ -186,7 +209,9 @@ def test_a_real_run_gives_the_same_figures_in_either_order_and_says_why_one_is_m
     assert [b["name"] for b in backward["benchmarks"]] != [b["name"] for b in forward["benchmarks"]]
     assert _figures(forward) == _figures(backward)
     for results in (forward, backward):
-        medians = {b["extra_info"]["vgg_swap"]["variant"]: b["stats"]["median"] for b in results["benchmarks"]}
+        medians = {
+            b["extra_info"]["vgg_swap"]["variant"]: b["stats"]["median"] for b in results["benchmarks"]
+        }
         swapped = next(b for b in results["benchmarks"] if "swapped" in b["name"])
         assert swapped["extra_info"]["metrics"]["time_ratio_vs_normal"]["value"] == pytest.approx(
             medians["swapped"] / medians["normal"])

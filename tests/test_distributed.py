@@ -50,7 +50,10 @@ def test_torchrun_command_is_standalone_unless_rendezvous_is_given():
 
 def test_torch_elastics_logs_stay_in_the_launchs_own_folder(tmp_path):
     command = launch.torchrun_command(["-m", "job"], 2, (), tmp_path / "elastic")
-    assert command[command.index("--log-dir") + 1] == str(tmp_path / "elastic") and command[-2:] == ["-m", "job"]
+    assert command[command.index("--log-dir") + 1] == str(tmp_path / "elastic") and command[-2:] == [
+        "-m",
+        "job",
+    ]
     before = set(Path(tempfile.gettempdir()).glob("torchelastic_*"))
     assert _launch({"action": "world"}, 2) == {"world": 2}
     assert set(Path(tempfile.gettempdir()).glob("torchelastic_*")) == before  # nothing left in the temp dir
@@ -69,8 +72,9 @@ def test_ddp_replicas_agree_over_gloo_even_with_the_default_port_taken():
     except OSError:
         pass  # already taken by someone else: just as good
     try:
-        job = ScalingWorkload("tiny", TINY, "cifar10", (3, 32, 32), 16, dataset_size=512).job(2, None, device="cpu",
-                                                                                            warmup=2)
+        job = ScalingWorkload("tiny", TINY, "cifar10", (3, 32, 32), 16, dataset_size=512).job(
+            2, None, device="cpu", warmup=2
+        )
         result = _run(dataclasses.replace(job, profile_steps=2, nosync_steps=3, allreduce_reps=3))
     finally:
         busy.close()
@@ -120,5 +124,7 @@ def test_large_batch_job_trains_and_reports_accuracy():
 
 
 def test_an_unknown_job_kind_fails_in_one_sentence_naming_the_kinds():
-    with pytest.raises(launch.DistributedError, match="unknown job kind 'dance'; one of scaling, allreduce, accuracy"):
+    with pytest.raises(
+        launch.DistributedError, match="unknown job kind 'dance'; one of scaling, allreduce, accuracy"
+    ):
         launch.launch("perfkit.parallel.jobs", {"kind": "dance", "device": "cpu"}, 2, env=ENV)

@@ -28,7 +28,9 @@ def _both_counts(module: nn.Module, x: torch.Tensor) -> tuple[int, int | None]:
 @given(n=st.integers(1, 3), cin_per_group=st.integers(1, 4), cout_per_group=st.integers(1, 4),
        groups=st.integers(1, 3), k=st.integers(1, 4), stride=st.integers(1, 3), padding=st.integers(0, 2),
        size=st.integers(5, 12), bias=st.booleans())
-def test_conv_formula_agrees_with_the_counter(n, cin_per_group, cout_per_group, groups, k, stride, padding, size, bias):
+def test_conv_formula_agrees_with_the_counter(
+    n, cin_per_group, cout_per_group, groups, k, stride, padding, size, bias
+):
     conv = nn.Conv2d(cin_per_group * groups, cout_per_group * groups, k, stride=stride, padding=padding,
                      groups=groups, bias=bias)
     counted, analytic = _both_counts(conv, torch.randn(n, cin_per_group * groups, size, size))
@@ -90,7 +92,9 @@ def test_cli_json_has_the_documented_fields(capsys):
     for key in ("total_flops", "total_macs", "params", "conv_flop_share", "layers", "convention"):
         assert key in payload
     assert payload["params"] == 143_667_240 and payload["total_macs"] == payload["total_flops"] // 2
-    assert {"name", "type", "output_shape", "params", "flops", "macs", "share", "source"} <= set(payload["layers"][0])
+    assert {"name", "type", "output_shape", "params", "flops", "macs", "share", "source"} <= set(
+        payload["layers"][0]
+    )
 
 
 def test_cli_per_layer_table_states_the_convention(capsys):
@@ -100,5 +104,9 @@ def test_cli_per_layer_table_states_the_convention(capsys):
 
 
 def test_unknown_model_lists_the_valid_ones():
-    with pytest.raises(UsageError, match="choose one of alexnet, googlenet, resnet18, resnet18-cifar, resnet50, resnet50-cifar, tiny-cnn, vgg16, vgg19"):
+    with pytest.raises(
+        UsageError,
+        match="choose one of alexnet, googlenet, resnet18, resnet18-cifar, resnet50, resnet50-cifar, "
+              "tiny-cnn, vgg16, vgg19",
+    ):
         flops.flop_table("lenet", (1, 3, 32, 32))

@@ -34,8 +34,11 @@ def test_a_cpu_run_on_a_gpu_box_gets_the_cpu_id():
 
 
 def test_the_cpu_signature_tells_apart_hosts_that_share_a_model_name():
-    epyc = "processor\t: 0\nvendor_id\t: AuthenticAMD\ncpu family\t: 26\nmodel\t\t: 2\nmodel name\t: AMD EPYC\n\n" \
-           "processor\t: 1\ncpu family\t: 99\nmodel\t\t: 9\n"
+    epyc = (
+        "processor\t: 0\nvendor_id\t: AuthenticAMD\ncpu family\t: 26\nmodel\t\t: 2\nmodel name\t: AMD "
+        "EPYC\n\n"
+        "processor\t: 1\ncpu family\t: 99\nmodel\t\t: 9\n"
+    )
     assert hardware.cpu_signature(epyc) == "family 26 model 2"
     assert hardware.cpu_signature("processor\t: 0\nCPU implementer\t: 0x41\n") is None  # no x86 family: Arm
 

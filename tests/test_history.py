@@ -1,4 +1,6 @@
-"""History: pytest-benchmark's own storage read back as series, trends with change points, baselines from it."""
+"""History: pytest-benchmark's own storage read back as series, trends with change points, baselines from
+it."""
+
 from __future__ import annotations
 
 import json
@@ -27,7 +29,11 @@ def _run(times: dict[str, float], when: str, hardware_id: str = "cpu-test", data
         stats: dict[str, Any] = {"median": median, "mean": median, "min": median, "max": median, "rounds": 5}
         if data:
             stats["data"] = [median] * 5
-        extra = {"metrics": {"bandwidth_gbps": {"value": gbps, "unit": "GB/s", "better": "higher"}}} if gbps else {}
+        extra = (
+            {"metrics": {"bandwidth_gbps": {"value": gbps, "unit": "GB/s", "better": "higher"}}}
+            if gbps
+            else {}
+        )
         benches.append({"fullname": name, "name": name.split("::")[-1], "group": None, "extra_info": extra,
                         "stats": stats})
     info = {"schema_version": SCHEMA_VERSION, "hardware_id": hardware_id, "fingerprint": {}, "ceilings": {}}
@@ -36,12 +42,18 @@ def _run(times: dict[str, float], when: str, hardware_id: str = "cpu-test", data
 
 
 def _store(storage: Path, runs: list[dict[str, Any]], machine: str = MACHINE, first: int = 1) -> list[Path]:
-    """Write runs where ``--benchmark-autosave`` puts them: ``<storage>/<machine-id>/NNNN_<commit>_<date>.json``."""
+    """Write runs where ``--benchmark-autosave`` puts them:
+    ``<storage>/<machine-id>/NNNN_<commit>_<date>.json``."""
     folder = storage / machine
     folder.mkdir(parents=True, exist_ok=True)
     paths = []
     for number, run in enumerate(runs, first):
-        stamp = run.get("datetime", "2026-01-01T00:00:00")[:19].replace("-", "").replace(":", "").replace("T", "_")
+        stamp = (
+            run.get("datetime", "2026-01-01T00:00:00")[:19]
+            .replace("-", "")
+            .replace(":", "")
+            .replace("T", "_")
+        )
         path = folder / f"{number:04d}_{run.get('commit_info', {}).get('id', 'unversioned')}_{stamp}.json"
         path.write_text(json.dumps(run, indent=4))
         paths.append(path)
@@ -62,8 +74,12 @@ def _stepped(storage: Path, n: int = 24, at: int = 12, factor: float = 1.10, see
 
 
 def test_runs_are_read_oldest_first_across_machine_id_folders_and_other_tools_left_out(tmp_path):
-    _store(tmp_path, [_run({COPY: 1.0}, _day(0)), _run({COPY: 2.0}, _day(2))], machine="Linux-CPython-3.10-64bit")
-    _store(tmp_path, [_run({COPY: 1.5}, _day(1)), _run({COPY: 3.0}, _day(3))])  # numbering restarts: 0001, 0002
+    _store(
+        tmp_path, [_run({COPY: 1.0}, _day(0)), _run({COPY: 2.0}, _day(2))], machine="Linux-CPython-3.10-64bit"
+    )
+    _store(
+        tmp_path, [_run({COPY: 1.5}, _day(1)), _run({COPY: 3.0}, _day(3))]
+    )  # numbering restarts: 0001, 0002
     plain = {"machine_info": {"node": "x"}, "benchmarks": [], "datetime": _day(4)}
     (tmp_path / MACHINE / "0003_other_20260105_020000.json").write_text(json.dumps(plain))
     (tmp_path / MACHINE / "notes.json").write_text("{}")
@@ -74,7 +90,9 @@ def test_runs_are_read_oldest_first_across_machine_id_folders_and_other_tools_le
 
 
 def test_a_damaged_run_is_skipped_with_its_reason_and_the_rest_still_read(tmp_path):
-    paths = _store(tmp_path, [_run({COPY: 1.0}, _day(0)), _run({COPY: 2.0}, _day(1)), _run({COPY: 3.0}, _day(2))])
+    paths = _store(
+        tmp_path, [_run({COPY: 1.0}, _day(0)), _run({COPY: 2.0}, _day(1)), _run({COPY: 3.0}, _day(2))]
+    )
     paths[1].write_text('{"benchmarks": [')  # a run killed while it was written
     old = _run({COPY: 4.0}, _day(3))
     old["machine_info"]["perfkit"]["schema_version"] = 0
@@ -93,7 +111,9 @@ def test_only_the_runs_of_the_hardware_asked_for(tmp_path):
 
 
 def test_series_of_the_time_and_of_a_metric_per_matching_benchmark(tmp_path):
-    _store(tmp_path, [_run({COPY: 1.0, ADD: 5.0}, _day(0), gbps=4000.0), _run({COPY: 1.1}, _day(1), gbps=4100.0)])
+    _store(
+        tmp_path, [_run({COPY: 1.0, ADD: 5.0}, _day(0), gbps=4000.0), _run({COPY: 1.1}, _day(1), gbps=4100.0)]
+    )
     kept = history.load_history(tmp_path)
     assert history.series(kept) == {COPY: [(_day(0), 1.0), (_day(1), 1.1)], ADD: [(_day(0), 5.0)]}
     assert history.series(kept, "*copy*", "bandwidth_gbps") == {COPY: [(_day(0), 4000.0), (_day(1), 4100.0)]}
@@ -137,7 +157,10 @@ def test_a_baseline_from_too_few_runs_is_refused(tmp_path, runs, n, hardware_id,
 
 
 def test_a_baseline_from_runs_of_several_machines_needs_the_hardware_id(tmp_path):
-    _store(tmp_path, [_run({COPY: 1.0}, _day(i), hw) for i, hw in enumerate(("cpu-a", "cpu-b", "cpu-a", "cpu-a"))])
+    _store(
+        tmp_path,
+        [_run({COPY: 1.0}, _day(i), hw) for i, hw in enumerate(("cpu-a", "cpu-b", "cpu-a", "cpu-a"))],
+    )
     with pytest.raises(UsageError, match=r"several machines \(cpu-a, cpu-b\); pass --hardware-id"):
         history.baseline_from_history(tmp_path, None, 3)
     assert history.baseline_from_history(tmp_path, "cpu-a", 3).hardware_id == "cpu-a"
@@ -163,7 +186,10 @@ def test_history_prints_each_benchmarks_trend_and_the_step_with_its_run_and_size
 
 def test_history_of_a_metric_selected_with_k(tmp_path, capsys):
     _stepped(tmp_path)
-    assert cli.main(["history", "--storage", f"file://{tmp_path}", "-k", "*copy*", "--figure", "bandwidth_gbps"]) == 0
+    assert (
+        cli.main(["history", "--storage", f"file://{tmp_path}", "-k", "*copy*", "--figure", "bandwidth_gbps"])
+        == 0
+    )
     out = capsys.readouterr().out
     assert COPY in out and ADD not in out and "GB/s" in out
 
@@ -210,14 +236,33 @@ def test_sleep(benchmark, perfkit_metrics):
 
 @pytest.fixture(scope="module")
 def autosaved(tmp_path_factory) -> Path:
-    """Three real runs kept by pytest-benchmark's autosave (fresh processes: torch is imported once per process)."""
+    """Three real runs kept by pytest-benchmark's autosave (fresh processes: torch is imported once per
+    process)."""
     root = tmp_path_factory.mktemp("autosaved")
     (root / "test_tiny.py").write_text(TINY)
     for _ in range(3):
-        done = subprocess.run([sys.executable, "-m", "pytest", "-p", "perfkit.plugin", "--perfkit-device=cpu",
-                               "--perfkit-baseline=none", "-p", "no:cacheprovider", "--benchmark-autosave",
-                               "--benchmark-save-data", f"--benchmark-storage=file://{root / 'store'}", "test_tiny.py"],
-                              cwd=root, capture_output=True, text=True, timeout=300, check=False)
+        done = subprocess.run(
+            [
+                sys.executable,
+                "-m",
+                "pytest",
+                "-p",
+                "perfkit.plugin",
+                "--perfkit-device=cpu",
+                "--perfkit-baseline=none",
+                "-p",
+                "no:cacheprovider",
+                "--benchmark-autosave",
+                "--benchmark-save-data",
+                f"--benchmark-storage=file://{root / 'store'}",
+                "test_tiny.py",
+            ],
+            cwd=root,
+            capture_output=True,
+            text=True,
+            timeout=300,
+            check=False,
+        )
         assert done.returncode == 0, done.stdout[-3000:] + done.stderr[-3000:]
     return root
 
@@ -227,11 +272,22 @@ def test_runs_kept_by_autosave_are_read_back(autosaved):
     assert len(kept) == 3 and kept.skipped == ()
     assert [p.name[:4] for p in kept.paths] == ["0001", "0002", "0003"]
     ((name, points),) = history.series(kept).items()
-    assert name == "test_tiny.py::test_sleep" and len(points) == 3 and all(0.002 <= v < 0.05 for _, v in points)
+    assert (
+        name == "test_tiny.py::test_sleep" and len(points) == 3 and all(0.002 <= v < 0.05 for _, v in points)
+    )
 
 
 def test_baseline_save_from_history_of_three_autosaved_runs(autosaved, tmp_path, capsys):
-    args = ["baseline", "save", "--from-history", "3", "--storage", str(autosaved / "store"), "--dir", str(tmp_path)]
+    args = [
+        "baseline",
+        "save",
+        "--from-history",
+        "3",
+        "--storage",
+        str(autosaved / "store"),
+        "--dir",
+        str(tmp_path),
+    ]
     assert cli.main(args) == 0
     assert "the last 3 runs" in capsys.readouterr().out
     (saved,) = tmp_path.glob("*.json")
@@ -261,7 +317,10 @@ def test_a_report_whose_history_is_empty_is_still_written_and_says_why(tmp_path,
     results = tmp_path / "results.json"
     results.write_text((Path(__file__).parent / "data" / "cpu-quick.json").read_text())
     (tmp_path / "store").mkdir()
-    assert cli.main(["report", str(results), "--out", str(tmp_path / "r"), "--history", str(tmp_path / "store")]) == 0
+    assert (
+        cli.main(["report", str(results), "--out", str(tmp_path / "r"), "--history", str(tmp_path / "store")])
+        == 0
+    )
     assert "report without history" in capsys.readouterr().err and (tmp_path / "r" / "report.html").exists()
 
 

@@ -27,8 +27,12 @@ def test_work_is_summed_over_the_cpus_this_process_may_use_with_steal_and_withou
 
 def test_others_are_what_the_cpus_did_beyond_this_process_and_never_below_zero():
     start = host_load.CpuSnapshot(when=10.0, busy_s=100.0, own_s=5.0, cpus=2)
-    assert host_load.between(start, host_load.CpuSnapshot(12.0, 103.0, 6.0, 2)).other_cpus == pytest.approx(1.0)
-    assert host_load.between(start, host_load.CpuSnapshot(12.0, 100.5, 6.0, 2)).other_cpus == 0.0  # tick rounding
+    assert host_load.between(start, host_load.CpuSnapshot(12.0, 103.0, 6.0, 2)).other_cpus == pytest.approx(
+        1.0
+    )
+    assert (
+        host_load.between(start, host_load.CpuSnapshot(12.0, 100.5, 6.0, 2)).other_cpus == 0.0
+    )  # tick rounding
     assert host_load.between(start, None) is None and host_load.between(start, start) is None
 
 

@@ -16,7 +16,8 @@ from tests.conftest import typed
 #: Injected into a copy of the page: records load errors and, once loaded, whether every image decoded.
 CHECK = """<script>
 window.perfkitErrors = [];
-window.addEventListener("error", e => window.perfkitErrors.push(String(e.message || (e.target && e.target.alt))), true);
+window.addEventListener("error",
+  e => window.perfkitErrors.push(String(e.message || (e.target && e.target.alt))), true);
 window.addEventListener("load", () => {
   const bad = [...document.images].filter(i => !(i.complete && i.naturalWidth > 0)).map(i => i.alt);
   document.body.setAttribute("data-check", JSON.stringify({images: document.images.length, bad,
@@ -28,7 +29,9 @@ window.addEventListener("load", () => {
 def _chromium() -> str:
     found = shutil.which("chromium") or shutil.which("chromium-browser") or shutil.which("google-chrome")
     if found is None:
-        pytest.skip("headless Chromium is not installed (Debian: apt-get install chromium; .ci/run installs it)")
+        pytest.skip(
+            "headless Chromium is not installed (Debian: apt-get install chromium; .ci/run installs it)"
+        )
     return found
 
 
@@ -37,8 +40,21 @@ def _render(text: str, tmp_path) -> dict:
     chromium = _chromium()
     checked = tmp_path / "checked.html"
     checked.write_text(text.replace("</head>", CHECK + "</head>", 1))
-    done = subprocess.run([chromium, "--headless", "--no-sandbox", "--disable-gpu", "--virtual-time-budget=10000",
-                           "--dump-dom", checked.as_uri()], capture_output=True, text=True, timeout=120, check=False)
+    done = subprocess.run(
+        [
+            chromium,
+            "--headless",
+            "--no-sandbox",
+            "--disable-gpu",
+            "--virtual-time-budget=10000",
+            "--dump-dom",
+            checked.as_uri(),
+        ],
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=False,
+    )
     found = re.search(r'data-check="([^"]*)"', done.stdout)
     assert found, f"Chromium rendered nothing (exit {done.returncode}): {done.stderr[-2000:]}"
     return json.loads(html.unescape(found.group(1)))
@@ -60,8 +76,18 @@ def test_the_browser_check_sees_a_plot_that_does_not_decode(tmp_path):
 def test_markdown_and_html_are_rendered_from_the_same_sections(tmp_path):
     from perfkit.results import document
 
-    doc = document.Document("r", (document.Section("s", (document.Table.of(["a", "b"], [["-", "-"], ["x | y", "1"]]),
-                                                        document.Text("`code` and **bold**"))),))
+    doc = document.Document(
+        "r",
+        (
+            document.Section(
+                "s",
+                (
+                    document.Table.of(["a", "b"], [["-", "-"], ["x | y", "1"]]),
+                    document.Text("`code` and **bold**"),
+                ),
+            ),
+        ),
+    )
     page = document.html_page(doc)
     assert page.count("<tr>") == 3 and "<td>x | y</td>" in page and "<td>-</td>" in page
     assert "<code>code</code> and <strong>bold</strong>" in page

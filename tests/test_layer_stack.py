@@ -1,4 +1,6 @@
-"""The course's layer stack (perfkit.workloads.layer_stack) and the batch sweep (perfkit.workloads.batch_sweep)."""
+"""The course's layer stack (perfkit.workloads.layer_stack) and the batch sweep
+(perfkit.workloads.batch_sweep)."""
+
 from __future__ import annotations
 
 import math

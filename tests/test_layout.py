@@ -1,4 +1,5 @@
-"""The architecture's rules, checked: results/ is pure data, `perfkit compare` starts fast, one baselines folder.
+"""The architecture's rules, checked: results/ is pure data, `perfkit compare` starts fast, one baselines
+folder.
 
 Imports are checked in fresh interpreters: this test process has long imported torch.
 """
@@ -42,7 +43,9 @@ START_UP_LIMIT_S = 1.0
 
 
 def _python(*args: str) -> subprocess.CompletedProcess[str]:
-    return subprocess.run([sys.executable, *args], cwd=ROOT, capture_output=True, text=True, timeout=120, check=False)
+    return subprocess.run(
+        [sys.executable, *args], cwd=ROOT, capture_output=True, text=True, timeout=120, check=False
+    )
 
 
 def _roots(modules: list[str]) -> list[str]:

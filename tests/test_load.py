@@ -1,4 +1,6 @@
-"""The one loader: every result file perfkit ever wrote loads, migrates and compares; bad input is one sentence."""
+"""The one loader: every result file perfkit ever wrote loads, migrates and compares; bad input is one
+sentence."""
+
 from __future__ import annotations
 
 import copy
@@ -77,12 +79,18 @@ def test_an_older_files_figures_load_under_the_names_of_what_they_hold(tmp_path,
                                       "of_datasheet": {"value": 0.8, "unit": "ratio", "better": "higher"},
                                       "images_per_s": {"value": 9.0, "unit": "img/s", "better": "higher"}}
     bench["extra_info"]["metrics_absent"] = {"pct_of_datasheet": "no datasheet figure"}
-    old["machine_info"]["perfkit"]["runs"] = {bench["fullname"]: {"time": [1.0, 1.1], "pct_of_peak": [0.5, 0.6]}}
-    old["machine_info"]["perfkit"]["noise"] = {bench["fullname"]: {"pct_of_peak": {"sd": 0.1, "range": 0.2, "runs": 2}}}
+    old["machine_info"]["perfkit"]["runs"] = {
+        bench["fullname"]: {"time": [1.0, 1.1], "pct_of_peak": [0.5, 0.6]}
+    }
+    old["machine_info"]["perfkit"]["noise"] = {
+        bench["fullname"]: {"pct_of_peak": {"sd": 0.1, "range": 0.2, "runs": 2}}
+    }
     loaded = load.load(_write(tmp_path / "old.json", old))
     entry, info = loaded.benchmarks[0], loaded.info
     assert {"share_of_copy_peak", "share_of_datasheet", "images_per_s"} <= set(entry.metrics)
-    assert entry.metrics["share_of_datasheet"].value == 0.8 and entry.metrics["images_per_s"].unit == "images/s"
+    assert (
+        entry.metrics["share_of_datasheet"].value == 0.8 and entry.metrics["images_per_s"].unit == "images/s"
+    )
     assert "share_of_datasheet" not in entry.absent  # measured wins over an absence of the same figure
     assert set(info.runs[bench["fullname"]]) == {"time", "share_of_peak"}
     assert set(info.noise[bench["fullname"]]) == {"share_of_peak"} and info.schema_version == SCHEMA_VERSION
@@ -105,7 +113,9 @@ def test_the_first_typed_records_were_migrated_from_their_untyped_shapes():
 def test_a_record_no_step_can_bring_forward_loses_its_plot_not_its_comparison(tmp_path):
     raw = json.loads((LEGACY / "nvidia-h200-x2-2026-11-21.json").read_text())
     ddp = next(b for b in raw["benchmarks"] if "test_ddp" in b["fullname"])
-    ddp["fullname"] = ddp["fullname"].replace("resnet50-224-b64", "mystery")  # no workload in the id to recover
+    ddp["fullname"] = ddp["fullname"].replace(
+        "resnet50-224-b64", "mystery"
+    )  # no workload in the id to recover
     results = load.load(_write(tmp_path / "r.json", raw))
     assert any("field 'method' is missing" in line for line in results.unreadable(FAMILIES))
     verdicts = judge(results, results, Noise.of(results)).benchmark_verdicts()
@@ -119,20 +129,31 @@ def test_migrating_twice_changes_nothing():
 
 
 def _committed_versions() -> list[tuple[str, str]]:
-    """(commit, path) of every distinct version of every result file ever committed under baselines/ and tests/data/."""
+    """(commit, path) of every distinct version of every result file ever committed under baselines/ and
+    tests/data/."""
     if shutil.which("git") is None or not (ROOT / ".git").exists():
         pytest.skip("not a git checkout: the committed history of result files is not at hand")
     if (ROOT / ".git" / "shallow").exists():
-        pytest.skip("a shallow clone holds only the newest result files; tests/data/legacy covers the old shapes")
-    log = subprocess.run(["git", "log", "--all", "--format=commit %H", "--name-only", "--", "baselines", "tests/data"],
-                         cwd=ROOT, capture_output=True, text=True, check=True).stdout
+        pytest.skip(
+            "a shallow clone holds only the newest result files; tests/data/legacy covers the old shapes"
+        )
+    log = subprocess.run(
+        ["git", "log", "--all", "--format=commit %H", "--name-only", "--", "baselines", "tests/data"],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        check=True,
+    ).stdout
     seen: dict[str, tuple[str, str]] = {}
     commit = ""
     for line in log.splitlines():
         if line.startswith("commit "):
             commit = line.split()[1]
         elif line.endswith(".json"):
-            blob = subprocess.run(["git", "rev-parse", f"{commit}:{line}"], cwd=ROOT, capture_output=True, text=True)
+            blob = subprocess.run(
+                ["git", "rev-parse", f"{commit}:{line}"],
+                cwd=ROOT, capture_output=True, text=True, check=False,
+            )
             if blob.returncode == 0:  # a commit that deleted the file has no version of it
                 seen.setdefault(blob.stdout.strip(), (commit, line))
     return sorted(seen.values())
@@ -152,7 +173,9 @@ def test_every_result_file_the_project_ever_committed_loads_and_compares(tmp_pat
             unreadable = results.unreadable(FAMILIES)
             against_itself = judge(results, results, Noise.of(results))
             if unreadable or against_itself.regressions:
-                failures.append(f"{commit[:10]} {path}: {unreadable[:1]} {len(against_itself.regressions)} regressed")
+                failures.append(
+                    f"{commit[:10]} {path}: {unreadable[:1]} {len(against_itself.regressions)} regressed"
+                )
         except BaselineError as exc:
             failures.append(f"{commit[:10]} {path}: {exc}")
     assert failures == []

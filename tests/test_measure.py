@@ -1,4 +1,6 @@
-"""Recording rates with the ceiling they are a share of, and absences with reasons where a figure cannot be measured."""
+"""Recording rates with the ceiling they are a share of, and absences with reasons where a figure cannot be
+measured."""
+
 from __future__ import annotations
 
 import pytest
@@ -25,7 +27,9 @@ def test_a_compute_rate_is_recorded_with_its_datasheet_share_and_the_ceiling_it_
 
 def test_a_bandwidth_without_a_datasheet_records_why():
     extra: dict = {}
-    record.record_rate(MetricRecorder(extra), [0.5], 1e9, compute=False, ceiling_key=datasheet.COPY, spec=None)
+    record.record_rate(
+        MetricRecorder(extra), [0.5], 1e9, compute=False, ceiling_key=datasheet.COPY, spec=None
+    )
     assert extra["metrics"]["bandwidth_gbps"]["value"] == pytest.approx(2.0)
     assert "share_of_datasheet" in extra["metrics_absent"]
 

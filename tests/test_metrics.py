@@ -17,7 +17,9 @@ def test_recorded_metrics_follow_the_json_contract():
     assert extra["metrics"]["bandwidth_gbps"] == {"value": 2.0, "unit": "GB/s", "better": "higher",
                                                   "samples": [3.0, 1.0, 2.0]}
     assert extra["metrics"]["total_flops"] == {"value": 1234.0, "unit": "FLOP", "better": "none"}
-    assert extra["metrics"]["peak_allocated_mib"]["gate"] is True  # a gating figure is declared so in the catalogue
+    assert (
+        extra["metrics"]["peak_allocated_mib"]["gate"] is True
+    )  # a gating figure is declared so in the catalogue
     entry = BenchmarkEntry.from_json({"fullname": "b", "stats": {"median": 1.0}, "extra_info": extra}, "test")
     assert set(entry.metrics) == {"bandwidth_gbps", "total_flops", "peak_allocated_mib"}
     assert entry.gating_figures() == {"time", "peak_allocated_mib"}

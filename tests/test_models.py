@@ -19,7 +19,9 @@ def not_a_model() -> str:
 
 
 def test_unknown_model_names_the_valid_ones():
-    with pytest.raises(UsageError, match="unknown model 'resnet19'; choose one of alexnet, googlenet, resnet18"):
+    with pytest.raises(
+        UsageError, match="unknown model 'resnet19'; choose one of alexnet, googlenet, resnet18"
+    ):
         models.build("resnet19")
 
 
@@ -88,5 +90,8 @@ def test_swapped_vgg16_computes_the_same_function():
 
 
 def test_synthetic_batches_are_reproducible():
-    (x1, y1), (x2, y2) = models.synthetic_batch(4, (3, 8, 8), "cpu"), models.synthetic_batch(4, (3, 8, 8), "cpu")
+    (x1, y1), (x2, y2) = (
+        models.synthetic_batch(4, (3, 8, 8), "cpu"),
+        models.synthetic_batch(4, (3, 8, 8), "cpu"),
+    )
     assert torch.equal(x1, x2) and torch.equal(y1, y2) and y1.max() < 1000

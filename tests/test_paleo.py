@@ -48,7 +48,9 @@ def test_at_batch_1_vggs_convolutions_are_compute_bound_and_its_classifier_memor
 def test_cli_predict_json(capsys):
     assert cli.main(["predict", "resnet50", "--gpu", "k80", "--precision", "fp64", "--json"]) == 0
     payload = json.loads(capsys.readouterr().out)
-    assert payload["gpu"] == "k80" and payload["peak_tflops"] == 1.455 and "K80 datasheet" in payload["source"]
+    assert (
+        payload["gpu"] == "k80" and payload["peak_tflops"] == 1.455 and "K80 datasheet" in payload["source"]
+    )
     assert payload["predicted_s"] > 0 and len(payload["layers"]) > 100
 
 
@@ -56,11 +58,20 @@ def test_a_device_name_finds_its_datasheet_entry():
     assert paleo.gpu_spec("Tesla K80").key == "k80"
 
 
-@pytest.mark.parametrize("call, match", [
-    (lambda: paleo.gpu_spec("x100"), "unknown GPU 'x100'; choose one of k80, gtx-1080-ti"),
-    (lambda: paleo.predict(flops.flop_table("alexnet", (1, 3, 224, 224)), K80, "bf16"), "no bf16 peak for k80"),
-    (lambda: paleo.predict(flops.flop_table("alexnet", (1, 3, 224, 224)), K80, "fp32", 0), "percent of peak"),
-])
+@pytest.mark.parametrize(
+    "call, match",
+    [
+        (lambda: paleo.gpu_spec("x100"), "unknown GPU 'x100'; choose one of k80, gtx-1080-ti"),
+        (
+            lambda: paleo.predict(flops.flop_table("alexnet", (1, 3, 224, 224)), K80, "bf16"),
+            "no bf16 peak for k80",
+        ),
+        (
+            lambda: paleo.predict(flops.flop_table("alexnet", (1, 3, 224, 224)), K80, "fp32", 0),
+            "percent of peak",
+        ),
+    ],
+)
 def test_bad_prediction_requests(call, match):
     with pytest.raises(UsageError, match=match):
         call()

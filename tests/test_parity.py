@@ -43,7 +43,8 @@ def _pairs(tmp_path: Path) -> dict[str, tuple[dict[str, Any], dict[str, Any], di
 
 
 def _session_verdicts(root: Path, baseline: Path, current: dict[str, Any]) -> tuple[dict[str, str], str]:
-    """What the end of a run says: the plugin's Session, built on this machine's settings for the files' hardware."""
+    """What the end of a run says: the plugin's Session, built on this machine's settings for the files'
+    hardware."""
     info = typed(current).info
     fingerprint = Fingerprint(**info.fingerprint)
     device = "cuda" if info.device == "cuda" else "cpu"
@@ -55,8 +56,15 @@ def _session_verdicts(root: Path, baseline: Path, current: dict[str, Any]) -> tu
             session.summary_lines()[0].split(": ", 2)[2])
 
 
-@pytest.mark.parametrize("case", ["single-run baseline", "multi-run baseline",
-                                  "single-run baseline, spread from the store", "committed multi-run H200 baseline"])
+@pytest.mark.parametrize(
+    "case",
+    [
+        "single-run baseline",
+        "multi-run baseline",
+        "single-run baseline, spread from the store",
+        "committed multi-run H200 baseline",
+    ],
+)
 def test_the_summary_compare_and_report_give_the_same_verdicts(tmp_path, monkeypatch, capsys, case):
     baseline, current, stored = _pairs(tmp_path)[case]
     (tmp_path / "pyproject.toml").write_text("[project]\nname = 'x'\n")
@@ -72,13 +80,17 @@ def test_the_summary_compare_and_report_give_the_same_verdicts(tmp_path, monkeyp
     summary, summary_headline = _session_verdicts(tmp_path, base_path, current)
     assert cli.main(["compare", str(base_path), str(cur_path), "--format", "json"]) == 0
     compared = json.loads(capsys.readouterr().out)
-    assert cli.main(["report", str(cur_path), "--baseline", str(base_path), "--out", str(tmp_path / "r")]) == 0
+    assert (
+        cli.main(["report", str(cur_path), "--baseline", str(base_path), "--out", str(tmp_path / "r")]) == 0
+    )
     reported = json.loads((tmp_path / "r" / "verdicts.json").read_text())
     report_headline = (tmp_path / "r" / "report.md").read_text().split("## Regression summary")[1]
 
     assert summary == compared["benchmarks"] == reported["benchmarks"]
     assert compared["rows"] == reported["rows"]
     assert summary_headline in report_headline
-    assert "regressed" in compared["counts"] or case == "single-run baseline"  # the slowdown is seen with a spread
+    assert (
+        "regressed" in compared["counts"] or case == "single-run baseline"
+    )  # the slowdown is seen with a spread
     if case == "single-run baseline":  # no spread anywhere: beyond the band, but nothing proves it
         assert compared["counts"].get("unknown") and not compared["counts"].get("regressed")

@@ -1,4 +1,6 @@
-"""Nothing lost when a run dies: the partial results file, a per-benchmark time limit, the nightly selection."""
+"""Nothing lost when a run dies: the partial results file, a per-benchmark time limit, the nightly
+selection."""
+
 from __future__ import annotations
 
 import json
@@ -85,7 +87,9 @@ def test_a_stuck_benchmark_fails_with_a_sentence_and_the_run_goes_on(pytester):
     result = pytester.runpytest_subprocess(*PLUGIN, "--perfkit-timeout=1", "--benchmark-json=out.json")
     result.assert_outcomes(passed=1, failed=1)
     result.stdout.fnmatch_lines(["*stopped after 1 s (--perfkit-timeout); the other benchmarks go on*"])
-    assert [b["name"] for b in json.loads((pytester.path / "out.json").read_text())["benchmarks"]] == ["test_after"]
+    assert [b["name"] for b in json.loads((pytester.path / "out.json").read_text())["benchmarks"]] == [
+        "test_after"
+    ]
 
 
 def test_weekly_benchmarks_stay_out_of_the_nightly_selection_unless_asked(pytester):
@@ -97,7 +101,9 @@ def test_weekly_benchmarks_stay_out_of_the_nightly_selection_unless_asked(pytest
     """)
     full = pytester.runpytest_subprocess(*PLUGIN, "--perfkit-profile=full")
     full.assert_outcomes(passed=1, deselected=1)
-    full.stdout.fnmatch_lines(["*1 weekly benchmark(s) left out of this nightly selection; run them with -m weekly*"])
+    full.stdout.fnmatch_lines(
+        ["*1 weekly benchmark(s) left out of this nightly selection; run them with -m weekly*"]
+    )
     pytester.runpytest_subprocess(*PLUGIN, "--perfkit-profile=full", "-m", "weekly").assert_outcomes(passed=1,
                                                                                                     deselected=1)
     pytester.runpytest_subprocess(*PLUGIN, "--perfkit-profile=quick").assert_outcomes(passed=2)

@@ -1,4 +1,6 @@
-"""Family records: written by benches, read back by the report; a missing field is an error, not an empty plot."""
+"""Family records: written by benches, read back by the report; a missing field is an error, not an empty
+plot."""
+
 from __future__ import annotations
 
 import json
@@ -7,8 +9,8 @@ import pytest
 
 from perfkit.errors import BaselineError
 from perfkit.results import payloads
-from perfkit.results.payloads import EpochStats, LargeBatch, Layer, RooflinePoint, VectorAdd
 from perfkit.results.model import BenchmarkEntry
+from perfkit.results.payloads import EpochStats, LargeBatch, Layer, RooflinePoint, VectorAdd
 from tests.conftest import ROOT, typed
 
 BASELINES = sorted((ROOT / "baselines").glob("*.json"))
@@ -29,7 +31,9 @@ def test_a_missing_field_names_the_field_and_the_benchmark():
     del raw["k"]
     bench = BenchmarkEntry.from_json({"fullname": "benches/test_vector_add.py::test_gpu_explicit[K100-grid]",
                                       "stats": {"median": 1.0}, "extra_info": {"vector_add": raw}}, "test")
-    with pytest.raises(BaselineError, match=r"test_gpu_explicit\[K100-grid\]: vector_add: field 'k' is missing"):
+    with pytest.raises(
+        BaselineError, match=r"test_gpu_explicit\[K100-grid\]: vector_add: field 'k' is missing"
+    ):
         bench.record(VectorAdd)
 
 
@@ -47,7 +51,9 @@ def test_context_that_older_runs_stored_beside_the_fields_is_ignored():
 
 
 def test_a_benchmark_of_another_family_has_no_record():
-    bench = BenchmarkEntry.from_json({"fullname": "b", "stats": {"median": 1.0}, "extra_info": {"layer": {}}}, "test")
+    bench = BenchmarkEntry.from_json(
+        {"fullname": "b", "stats": {"median": 1.0}, "extra_info": {"layer": {}}}, "test"
+    )
     assert bench.record(VectorAdd) is None
 
 
@@ -57,15 +63,35 @@ def test_every_record_in_the_committed_baselines_reads(path):
     assert results.unreadable(payloads.FAMILIES) == []
     found = {kind.TAG: len(list(results.family(kind))) for kind in payloads.FAMILIES}
     assert sum(found.values()) > 0
-    one_gpu_nightly = ("vector_add", "layer", "vgg_swap", "memory_estimate", "ppp", "roofline", "peak", "layer_capacity",
-                       "time_to_accuracy")
-    expected = {"nvidia-h200-x1": (*one_gpu_nightly, "batch_epoch", "batch_capacity", "large_batch"),
-                "nvidia-h100-80gb-hbm3-x1": one_gpu_nightly,
-                # the quick profile runs the weekly families too; one GPU has no all-reduce to sweep
-                "nvidia-h200-x1-quick": (*one_gpu_nightly, "batch_epoch", "batch_capacity", "large_batch", "scaling"),
-                # a CPU has no PPP, roofline, data-parallel or large-batch runs (GPU only)
-                "cpu-amd-epyc-2cpu-quick": ("vector_add", "layer", "vgg_swap", "memory_estimate", "peak",
-                                            "layer_capacity", "batch_epoch", "batch_capacity", "time_to_accuracy"),
-                "nvidia-h200-x2": ("scaling", "allreduce_sweep", "large_batch", "layer_capacity")}
+    one_gpu_nightly = (
+        "vector_add",
+        "layer",
+        "vgg_swap",
+        "memory_estimate",
+        "ppp",
+        "roofline",
+        "peak",
+        "layer_capacity",
+        "time_to_accuracy",
+    )
+    expected = {
+        "nvidia-h200-x1": (*one_gpu_nightly, "batch_epoch", "batch_capacity", "large_batch"),
+        "nvidia-h100-80gb-hbm3-x1": one_gpu_nightly,
+        # the quick profile runs the weekly families too; one GPU has no all-reduce to sweep
+        "nvidia-h200-x1-quick": (*one_gpu_nightly, "batch_epoch", "batch_capacity", "large_batch", "scaling"),
+        # a CPU has no PPP, roofline, data-parallel or large-batch runs (GPU only)
+        "cpu-amd-epyc-2cpu-quick": (
+            "vector_add",
+            "layer",
+            "vgg_swap",
+            "memory_estimate",
+            "peak",
+            "layer_capacity",
+            "batch_epoch",
+            "batch_capacity",
+            "time_to_accuracy",
+        ),
+        "nvidia-h200-x2": ("scaling", "allreduce_sweep", "large_batch", "layer_capacity"),
+    }
     families = expected.get(path.stem, ("scaling", "allreduce_sweep", "large_batch"))
     assert all(found[k] for k in families), {k: found[k] for k in families}

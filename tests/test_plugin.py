@@ -1,4 +1,6 @@
-"""The plugin as a user meets it: options, markers, skips, metrics in the JSON, baselines at the end of a run."""
+"""The plugin as a user meets it: options, markers, skips, metrics in the JSON, baselines at the end of a
+run."""
+
 from __future__ import annotations
 
 import json
@@ -8,7 +10,7 @@ import torch
 
 from perfkit import SCHEMA_VERSION
 from perfkit.measure import host_load
-from tests.conftest import ROOT, slowed, three_runs
+from tests.conftest import slowed, three_runs
 
 PLUGIN = ("-p", "perfkit.plugin")
 
@@ -96,7 +98,9 @@ def test_the_json_holds_the_fingerprint_the_metrics_and_the_synchronizing_timer(
     assert bench["extra_info"]["metrics"]["items"] == {"value": 100.0, "unit": "count", "better": "none"}
     assert bench["options"]["timer"] == "synchronized_clock"
     assert len(bench["stats"]["data"]) == 10
-    load = bench["extra_info"]["host_load"]  # what others did to the CPUs meanwhile (perfkit.measure.host_load)
+    load = bench["extra_info"][
+        "host_load"
+    ]  # what others did to the CPUs meanwhile (perfkit.measure.host_load)
     assert load["cpus"] == host_load.usable_cpus() and load["other_cpus"] >= 0
 
 
@@ -125,7 +129,9 @@ def test_save_then_compare_then_refuse_to_overwrite(pytester, run):
 def test_a_significant_regression_fails_the_run_when_asked(pytester, run):
     path = _saved_baseline(pytester, run)
     data = json.loads(path.read_text())
-    fast = slowed(data, data["benchmarks"][0]["fullname"], 0.5)  # the baseline was twice as fast, over three runs
+    fast = slowed(
+        data, data["benchmarks"][0]["fullname"], 0.5
+    )  # the baseline was twice as fast, over three runs
     path.write_text(json.dumps(three_runs(fast).to_json()))
     assert run().ret == pytest.ExitCode.OK
     result = run("--perfkit-fail-on-regression")
@@ -152,7 +158,9 @@ def test_a_baseline_of_other_hardware_is_refused(pytester, run, h200_results):
     result.stderr.fnmatch_lines(["*is from nvidia-h200-x1*perfkit compare*"])
 
 
-def test_a_crashing_rank_fails_its_benchmark_in_one_sentence_and_external_times_become_its_stats(pytester, run):
+def test_a_crashing_rank_fails_its_benchmark_in_one_sentence_and_external_times_become_its_stats(
+    pytester, run
+):
     pytester.makepyfile("""
         from perfkit.parallel.records import AllreduceJob
         from perfkit.pbench import inject_samples
@@ -163,7 +171,9 @@ def test_a_crashing_rank_fails_its_benchmark_in_one_sentence_and_external_times_
     """)
     result = run("--benchmark-json=out.json")
     result.assert_outcomes(passed=1, failed=1)
-    result.stdout.fnmatch_lines(["*rank ? of 2 failed: RuntimeError: *negative dimension*(at collectives.py:*)"])
+    result.stdout.fnmatch_lines(
+        ["*rank ? of 2 failed: RuntimeError: *negative dimension*(at collectives.py:*)"]
+    )
     result.stdout.no_fnmatch_line("*Traceback*")
     stats = json.loads((pytester.path / "out.json").read_text())["benchmarks"][0]["stats"]
     assert stats["median"] == 0.5 and stats["rounds"] == 3
@@ -181,12 +191,16 @@ def test_the_json_is_derived_with_the_ceilings_the_baseline_lends_and_stays_what
 
     path = _saved_baseline(pytester, run)
     data = json.loads(path.read_text())
-    data["machine_info"]["perfkit"]["ceilings"] = {"matmul_tflops_fp32": 2.0}  # a ceiling this run does not measure
+    data["machine_info"]["perfkit"]["ceilings"] = {
+        "matmul_tflops_fp32": 2.0
+    }  # a ceiling this run does not measure
     path.write_text(json.dumps(data))
     run("--benchmark-json=r.json").assert_outcomes(passed=1)
     written = json.loads((pytester.path / "r.json").read_text())
     assert written["machine_info"]["perfkit"]["baseline_ceilings"] == {"matmul_tflops_fp32": 2.0}
-    assert load.load(pytester.path / "r.json").to_json()["benchmarks"] == written["benchmarks"]  # read as written
+    assert (
+        load.load(pytester.path / "r.json").to_json()["benchmarks"] == written["benchmarks"]
+    )  # read as written
 
 
 def test_the_ceilings_fixtures_are_gone(pytester, run):

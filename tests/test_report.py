@@ -70,7 +70,9 @@ def test_scaling_runs_are_read_back_from_their_records():
     results = typed(json.loads((ROOT / "baselines" / "nvidia-h200-x2.json").read_text()))
     runs = derived.scaling_runs(results)
     assert {(r.method, r.gpus) for _, r in runs} == {(m, n) for m in ("DDP", "DataParallel") for n in (1, 2)}
-    bench, _ = next((b, r) for b, r in runs if r.method == "DDP" and r.workload == "resnet50-224-b64" and r.gpus == 2)
+    bench, _ = next(
+        (b, r) for b, r in runs if r.method == "DDP" and r.workload == "resnet50-224-b64" and r.gpus == 2
+    )
     assert bench.value("speedup") == pytest.approx(2 * (bench.value("scaling_efficiency") or 0))
 
 
@@ -81,7 +83,9 @@ def test_the_end_of_run_summary_lists_verdicts_worth_reading_and_counts_the_rest
     current = slowed(cpu_results, matmul, 1.5)
     current["benchmarks"] = [b for b in current["benchmarks"] if "copy" not in b["fullname"]]
     lines = report.summary_lines(judged(three_runs(cpu_results), current), "baselines/x.json")
-    assert "1 regressed" in lines[0] and any(line.strip().startswith("regressed") and matmul in line for line in lines)
+    assert "1 regressed" in lines[0] and any(
+        line.strip().startswith("regressed") and matmul in line for line in lines
+    )
     assert any("2 missing benchmark(s): in the baseline, not in this run" in line for line in lines)
     assert not any(line.strip().startswith(("missing", "info")) for line in lines)
     assert any(line.strip().startswith("regressed/improved:") for line in lines)
@@ -99,8 +103,12 @@ def test_b():
     pass
 """)
     result = pytester.runpytest("-p", "perfkit.plugin", "--perfkit-device=cpu", "--benchmark-json=r.json")
-    result.stdout.fnmatch_lines(["perfkit: 1 skipped: needs a CUDA GPU*",
-                                 "perfkit: results in r.json (a run cut short keeps its finished benchmarks in*"])
+    result.stdout.fnmatch_lines(
+        [
+            "perfkit: 1 skipped: needs a CUDA GPU*",
+            "perfkit: results in r.json (a run cut short keeps its finished benchmarks in*",
+        ]
+    )
 
 
 def test_capacity_and_batch_sweep_from_an_h200_run_are_tabulated_and_drawn(tmp_path):
@@ -108,7 +116,9 @@ def test_capacity_and_batch_sweep_from_an_h200_run_are_tabulated_and_drawn(tmp_p
     text = report.write_report(results, tmp_path).read_text()
     capacity = text.split("## Layer-stack capacity (seed 000 Task 1)")[1].split("\n## ")[0]
     assert "| split | whole card | 2838 | 2838 | out of memory | 24 |" in capacity
-    assert re.search(r"peaks [0-9.]+ / [0-9.]+ GiB; GPU 0 \+ copy \+ GPU 1: [0-9.e+]+ \+ [0-9.]+ \+ [0-9.e+]+ ms", capacity)
+    assert re.search(
+        r"peaks [0-9.]+ / [0-9.]+ GiB; GPU 0 \+ copy \+ GPU 1: [0-9.e+]+ \+ [0-9.]+ \+ [0-9.e+]+ ms", capacity
+    )
     assert "61 conv + 62 fc: 109.2 ms" in capacity
     sweep = text.split("## Epoch time vs batch size (seeds 003 Q1, 004 2.1)")[1].split("\n## ")[0]
     assert "| resident | 32 | 13.4 s |" in sweep and "| 14.2 s |" in sweep and "| resident | 8192 |" in sweep
@@ -119,18 +129,24 @@ def test_capacity_and_batch_sweep_from_an_h200_run_are_tabulated_and_drawn(tmp_p
 def test_a_cpu_run_draws_no_empty_memory_panel(tmp_path):
     from matplotlib.image import imread
 
-    results = typed(json.loads((ROOT / "tests" / "data" / "cpu-quick-families.json").read_text()))  # every family
+    results = typed(
+        json.loads((ROOT / "tests" / "data" / "cpu-quick-families.json").read_text())
+    )  # every family
     [(_, swap)] = plots.plot_vgg_swap(results, tmp_path)
     assert imread(swap).shape[1] < 800  # one panel: the time; peak memory needs a GPU and is left out
     text = report.write_report(results, tmp_path / "all").read_text()
-    assert all((tmp_path / "all" / png).stat().st_size > 10_000 for png in re.findall(r"\]\(([^)]+\.png)\)", text))
+    assert all(
+        (tmp_path / "all" / png).stat().st_size > 10_000 for png in re.findall(r"\]\(([^)]+\.png)\)", text)
+    )
 
 
 def test_across_hardware_the_report_draws_speedup_against_the_ceiling_ratio(tmp_path, h200_results):
     other = json.loads(json.dumps(h200_results))  # a machine with 70% of the copy bandwidth, as an H100 has
     info = other["machine_info"]["perfkit"]
     info["hardware_id"] = "nvidia-h100-x1"
-    info["ceilings"] = {k: v * (0.7 if k == "copy_bandwidth_gbps" else 1.0) for k, v in info["ceilings"].items()}
+    info["ceilings"] = {
+        k: v * (0.7 if k == "copy_bandwidth_gbps" else 1.0) for k, v in info["ceilings"].items()
+    }
     for bench in other["benchmarks"]:
         stored = info["runs"].get(bench["fullname"], {})  # each run's figures, which a comparison reads
         if (bench.get("extra_info") or {}).get("bound") == "copy_bandwidth_gbps":
@@ -141,7 +157,9 @@ def test_across_hardware_the_report_draws_speedup_against_the_ceiling_ratio(tmp_
             measured["value"] *= 0.7
             stored["copy_bandwidth_gbps"] = [v * 0.7 for v in stored.get("copy_bandwidth_gbps", [])]
     comparison = judged(h200_results, other)
-    text = report.write_report(typed(other), tmp_path, comparison, "baselines/nvidia-h200-x1.json").read_text()
+    text = report.write_report(
+        typed(other), tmp_path, comparison, "baselines/nvidia-h200-x1.json"
+    ).read_text()
     assert "## Across hardware: measured vs expected speedup" in text
     assert (tmp_path / "hardware.png").stat().st_size > 10_000
     copies = [r for r in comparison.hardware_rows if r.bound == "copy_bandwidth_gbps"]
@@ -162,7 +180,9 @@ def test_the_swap_memory_panel_leaves_out_the_cpu_cases_that_have_no_peak(tmp_pa
         return real(ax, cases, series, label)
 
     monkeypatch.setattr(plots, "_grouped_bars", record)
-    results = typed(json.loads((ROOT / "baselines" / "nvidia-h200-x1.json").read_text()))  # cpu and cuda cases
+    results = typed(
+        json.loads((ROOT / "baselines" / "nvidia-h200-x1.json").read_text())
+    )  # cpu and cuda cases
     plots.plot_vgg_swap(results, tmp_path)
     assert {case.split()[0] for case in drawn["median time (s)"]} == {"cpu", "cuda"}
     assert drawn["peak allocated (MiB)"] == ["cuda forward", "cuda forward_backward"]

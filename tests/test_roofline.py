@@ -7,13 +7,16 @@ from perfkit.errors import HardwareError, MeasurementError
 from perfkit.measure import ncu
 from perfkit.results import roofline
 
-NCU_CSV = '''==PROF== Connected to process 123
-"ID","Process ID","Process Name","Host Name","Kernel Name","Context","Stream","Block Size","Grid Size","Device","CC","Section Name","Metric Name","Metric Unit","Metric Value"
-"0","123","python3","127.0.0.1","conv","1","7","(256, 1, 1)","(10, 1, 1)","0","9.0","Command line profiler metrics","dram__bytes_read.sum","byte","1,048,576"
-"0","123","python3","127.0.0.1","conv","1","7","(256, 1, 1)","(10, 1, 1)","0","9.0","Command line profiler metrics","dram__bytes_write.sum","byte","524288"
-"1","123","python3","127.0.0.1","relu","1","7","(256, 1, 1)","(10, 1, 1)","0","9.0","Command line profiler metrics","dram__bytes_read.sum","byte","1000"
-==PROF== Disconnected from process 123
-'''
+_HEAD = ('"ID","Process ID","Process Name","Host Name","Kernel Name","Context","Stream","Block Size",'
+         '"Grid Size","Device","CC","Section Name","Metric Name","Metric Unit","Metric Value"')
+_ROW = ('"{id}","123","python3","127.0.0.1","{kernel}","1","7","(256, 1, 1)","(10, 1, 1)","0","9.0",'
+        '"Command line profiler metrics","{metric}","byte","{value}"')
+NCU_CSV = "\n".join([
+    "==PROF== Connected to process 123", _HEAD,
+    _ROW.format(id=0, kernel="conv", metric="dram__bytes_read.sum", value="1,048,576"),
+    _ROW.format(id=0, kernel="conv", metric="dram__bytes_write.sum", value="524288"),
+    _ROW.format(id=1, kernel="relu", metric="dram__bytes_read.sum", value="1000"),
+    "==PROF== Disconnected from process 123", ""])
 
 
 def test_a_point_below_the_ridge_is_memory_bound():

@@ -18,10 +18,22 @@ WEAK = ScalingWorkload("r18", "resnet18", "cifar10", (3, 32, 32), 128)
 
 def _result(world: int, step_s: float, batch_per_gpu: int = 128, replicas: float = 0.0,
             loss_last: float = 2.0) -> ScalingResult:
-    run = TrainingRun(world, batch_per_gpu * world, batch_per_gpu, (step_s,) * 5, 10 * step_s, 10, 2.3, loss_last,
-                      tuple((r + 1) * 2**20 for r in range(world)), replicas)
+    run = TrainingRun(
+        world,
+        batch_per_gpu * world,
+        batch_per_gpu,
+        (step_s,) * 5,
+        10 * step_s,
+        10,
+        2.3,
+        loss_last,
+        tuple((r + 1) * 2**20 for r in range(world)),
+        replicas,
+    )
     profile = NcclProfile(5, 0.002, 0.008, 0.0015, 10) if world > 1 else None
-    return ScalingResult(run, 1_000_000, 4_000_000, (0.008,) * 5, profile, (0.001,) * 3 if world > 1 else None)
+    return ScalingResult(
+        run, 1_000_000, 4_000_000, (0.008,) * 5, profile, (0.001,) * 3 if world > 1 else None
+    )
 
 
 def _record(result: ScalingResult, workload: ScalingWorkload = WEAK) -> dict:
@@ -93,8 +105,21 @@ def test_sweep_reports_nccl_tests_columns():
 
 def test_a_diverged_large_batch_run_reports_absence_not_nan():
     extra: dict = {}
-    result = AccuracyResult(4, 2048, 512, 1.6, "linear-warmup", 24, 24, (EpochStats(0, float("nan"), 0.1, 2.0),),
-                            9.0, float("nan"), 0.1, "synthetic", float("nan"))
+    result = AccuracyResult(
+        4,
+        2048,
+        512,
+        1.6,
+        "linear-warmup",
+        24,
+        24,
+        (EpochStats(0, float("nan"), 0.1, 2.0),),
+        9.0,
+        float("nan"),
+        0.1,
+        "synthetic",
+        float("nan"),
+    )
     scaling.record_accuracy(MetricRecorder(extra), result)
     assert "diverged" in extra["metrics_absent"]["train_loss"]
     assert extra["metrics"]["test_accuracy"]["value"] == 0.1

@@ -19,7 +19,9 @@ from tests.conftest import slowed, three_runs, typed
 MATMUL = "benches/test_ceilings.py::test_matmul_flops[fp32]"
 
 
-def _settings(fingerprint: dict[str, Any], device: str = "cpu", profile: str = "quick", gpus: int = 0) -> Settings:
+def _settings(
+    fingerprint: dict[str, Any], device: str = "cpu", profile: str = "quick", gpus: int = 0
+) -> Settings:
     return Settings(torch.device(device), Profile(profile), gpus, Fingerprint(**fingerprint))
 
 
@@ -58,7 +60,9 @@ def test_auto_compares_with_the_stored_baseline_of_this_hardware(settings, store
     assert session.baseline_path == path
     assert session.finish(typed(cpu_results)) is Outcome.OK
     assert session.comparison is not None and not session.comparison.regressions
-    assert session.summary_lines()[0].startswith(f"perfkit: compared with {path}: same hardware (cpu-amd-epyc)")
+    assert session.summary_lines()[0].startswith(
+        f"perfkit: compared with {path}: same hardware (cpu-amd-epyc)"
+    )
 
 
 def test_none_loads_nothing_and_says_nothing(settings, store, cpu_results):
@@ -154,7 +158,10 @@ def test_machine_info_leaves_ceilings_to_the_derived_pass_and_the_baseline_lends
                     "profile": "quick", "fingerprint": settings.fingerprint.to_json(), "ceilings": {},
                     "family_wall_s": {}}
     lent = session.derive(alone).info.lent_ceilings
-    assert lent["copy_bandwidth_gbps"] == cpu_results["machine_info"]["perfkit"]["ceilings"]["copy_bandwidth_gbps"]
+    assert (
+        lent["copy_bandwidth_gbps"]
+        == cpu_results["machine_info"]["perfkit"]["ceilings"]["copy_bandwidth_gbps"]
+    )
 
 
 @pytest.mark.parametrize("device, gpus, needs, full_only, reason", [

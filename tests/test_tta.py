@@ -1,4 +1,6 @@
-"""Time to accuracy (perfkit.workloads.tta), its data (hard and shifted synthetic sets, a user's folder) and report."""
+"""Time to accuracy (perfkit.workloads.tta), its data (hard and shifted synthetic sets, a user's folder) and
+report."""
+
 from __future__ import annotations
 
 import json
@@ -19,8 +21,11 @@ QUICK = tta.Variant(batch=64)
 
 @pytest.fixture(scope="module")
 def sets():
-    return (data.synthetic_cifar10(1024, seed=0, recipe=data.HARD), data.synthetic_cifar10(256, seed=1, recipe=data.HARD),
-            data.synthetic_cifar10(256, seed=2, recipe=data.shifted(data.HARD)))
+    return (
+        data.synthetic_cifar10(1024, seed=0, recipe=data.HARD),
+        data.synthetic_cifar10(256, seed=1, recipe=data.HARD),
+        data.synthetic_cifar10(256, seed=2, recipe=data.shifted(data.HARD)),
+    )
 
 
 def test_a_reached_target_counts_training_and_evaluation(sets):
@@ -40,7 +45,9 @@ def test_a_target_out_of_reach_is_recorded_not_hung(sets):
     assert not run.reached and run.tta_s is None and run.epochs == 2 and run.shifted_accuracy is None
 
 
-@pytest.mark.parametrize(("target", "batch", "message"), [(1.5, 64, "fraction"), (0.5, 4096, "exceeds the training")])
+@pytest.mark.parametrize(
+    ("target", "batch", "message"), [(1.5, 64, "fraction"), (0.5, 4096, "exceeds the training")]
+)
 def test_bad_targets_and_batches_say_so(sets, target, batch, message):
     with pytest.raises(UsageError, match=message):
         tta.train_to_target("tiny-cnn", sets[0], sets[1], target, 1, CPU, variant=tta.Variant(batch=batch))
@@ -86,10 +93,14 @@ def test_a_folder_that_is_not_labelled_images_says_how_to_name_it(tmp_path):
 def test_a_quick_run_reports_each_variant_against_the_naive_loop(tmp_path):
     results = typed(json.loads((ROOT / "tests" / "data" / "cpu-tta.json").read_text()))
     by_variant = {rec.variant: b for b, rec in results.family(TimeToAccuracy)}
-    ratio = (by_variant["naive"].value("images_per_s") or 0) / (by_variant["resident"].value("images_per_s") or 1)
+    ratio = (by_variant["naive"].value("images_per_s") or 0) / (
+        by_variant["resident"].value("images_per_s") or 1
+    )
     assert by_variant["resident"].value("images_per_s_vs_naive") == pytest.approx(1 / ratio)
     text = report.write_report(results, tmp_path).read_text()
-    assert "| tiny-cnn | resident | 128 | 3/3 |" in text and "## Time to accuracy (seed 002 Problem 2)" in text
+    assert (
+        "| tiny-cnn | resident | 128 | 3/3 |" in text and "## Time to accuracy (seed 002 Problem 2)" in text
+    )
     assert (tmp_path / "time_to_accuracy.png").stat().st_size > 10_000
 
 
@@ -108,5 +119,7 @@ def test_hidden_files_beside_the_images_are_left_alone_and_a_missing_folder_stop
     (tmp_path / ".cache").mkdir()
     assert data.labelled_folder(tmp_path).labels.tolist() == [3]
     pytester.makepyfile("def test_nothing():\n    pass\n")
-    result = pytester.runpytest("-p", "perfkit.plugin", "--perfkit-device=cpu", f"--perfkit-shifted-root={tmp_path}/no")
+    result = pytester.runpytest(
+        "-p", "perfkit.plugin", "--perfkit-device=cpu", f"--perfkit-shifted-root={tmp_path}/no"
+    )
     assert result.ret == pytest.ExitCode.USAGE_ERROR and "is not a folder" in result.stderr.str()

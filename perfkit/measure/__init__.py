@@ -1,1 +1,2 @@
-"""How perfkit measures: clocks and events, allocator peaks, NVML power, the hardware fingerprint, ceilings."""
+"""How perfkit measures: clocks and events, allocator peaks, NVML power, the hardware fingerprint,
+ceilings."""

@@ -33,7 +33,8 @@ _UNITS = {"": 1, "b": 1, "kib": 2**10, "mib": 2**20, "gib": 2**30, "tib": 2**40,
 _SIZE = re.compile(r"^\s*([0-9]*\.?[0-9]+)\s*([a-zA-Z]*)\s*$")
 _TRIED = re.compile(r"Tried to allocate ([0-9.]+) (B|KiB|MiB|GiB|TiB)")
 _GPU = re.compile(r"\bGPU (\d+)\b")
-#: Out-of-memory failures PyTorch raises as a plain RuntimeError (a library's own allocation, a lazy module load).
+#: Out-of-memory failures PyTorch raises as a plain RuntimeError (a library's own allocation, a lazy module
+#: load).
 _OTHER_OOM = re.compile(r"CUDA error: out of memory|CUBLAS_STATUS_ALLOC_FAILED|CUDNN_STATUS_ALLOC_FAILED")
 log = logging.getLogger("perfkit.capacity")
 T = TypeVar("T")
@@ -59,7 +60,8 @@ def _total_memory(device: torch.device) -> int:
 
 
 def check_cap(cap_bytes: int, device: torch.device) -> float:
-    """The per-process memory fraction that caps ``device`` at ``cap_bytes``; a cap above the card is a usage error."""
+    """The per-process memory fraction that caps ``device`` at ``cap_bytes``; a cap above the card is a usage
+    error."""
     total = _total_memory(device)
     if cap_bytes > total:
         raise UsageError(f"memory cap {size_text(cap_bytes)} is more than {device} has ({size_text(total)}); "
@@ -68,10 +70,12 @@ def check_cap(cap_bytes: int, device: torch.device) -> float:
 
 
 def apply_cap(cap_bytes: int | None, devices: list[torch.device]) -> None:
-    """Cap the caching allocator on every device (None: the whole card) through the per-process memory fraction.
+    """Cap the caching allocator on every device (None: the whole card) through the per-process memory
+    fraction.
 
     The fraction limits what PyTorch's allocator may reserve. The CUDA context (a few hundred MiB) lives
-    outside it, where a real card of that size holds it too: a capped card fits a little more than the real one.
+    outside it, where a real card of that size holds it too: a capped card fits a little more than the real
+    one.
     """
     for device in devices:
         fraction = 1.0 if cap_bytes is None else check_cap(cap_bytes, device)
@@ -82,7 +86,8 @@ def apply_cap(cap_bytes: int | None, devices: list[torch.device]) -> None:
 
 @contextmanager
 def memory_cap(cap_bytes: int, devices: list[torch.device], restore: int | None) -> Iterator[None]:
-    """A cap for one region (the nightly capped check), then back to ``restore`` (the run's own cap, or None)."""
+    """A cap for one region (the nightly capped check), then back to ``restore`` (the run's own cap, or
+    None)."""
     timing.synchronize()
     torch.cuda.empty_cache()  # segments cached by earlier benchmarks would count against the cap
     apply_cap(cap_bytes, devices)
@@ -94,7 +99,8 @@ def memory_cap(cap_bytes: int, devices: list[torch.device], restore: int | None)
 
 @dataclass(frozen=True)
 class Probe:
-    """One try of the knob: whether it fitted, the allocator peak it reached on each device, what it left allocated."""
+    """One try of the knob: whether it fitted, the allocator peak it reached on each device, what it left
+    allocated."""
 
     value: int
     fits: bool
@@ -134,14 +140,16 @@ class Budget:
 
     def __init__(self, devices: Sequence[torch.device], host_bytes: int | None = None,
                  cap_bytes: int | None = None) -> None:
-        """``host_bytes``: a synthetic budget (any device); ``cap_bytes``: the GPUs' cap, if any (for messages)."""
+        """``host_bytes``: a synthetic budget (any device); ``cap_bytes``: the GPUs' cap, if any (for
+        messages)."""
         self.devices = tuple(devices)
         self.on_gpu = all(d.type == "cuda" for d in self.devices)
         self.host_bytes, self.cap_bytes = host_bytes, cap_bytes
         self.peaks: tuple[int, ...] = ()
 
     def allocated(self) -> int:
-        """Bytes in live tensors now (the CUDA allocators' count; 0 on a CPU, whose allocator is not watched)."""
+        """Bytes in live tensors now (the CUDA allocators' count; 0 on a CPU, whose allocator is not
+        watched)."""
         return sum(torch.cuda.memory_allocated(d) for d in self.devices) if self.on_gpu else 0
 
     def room(self) -> str:
@@ -207,7 +215,9 @@ def probe(run: Callable[[int], Any], value: int, budget: Budget) -> Probe:
     _, failure = attempt(call, budget)
     found = Probe(value, not failure, budget.peaks, max(0, budget.allocated() - before),
                   time.perf_counter() - start, failure, before)
-    log.info("capacity probe %d: %s (%.1f s)", value, "fits" if found.fits else "out of memory", found.seconds)
+    log.info(
+        "capacity probe %d: %s (%.1f s)", value, "fits" if found.fits else "out of memory", found.seconds
+    )
     return found
 
 
@@ -232,8 +242,10 @@ def search(run: Callable[[int], Any], budget: Budget, start: int = 1, limit: int
     if start < 1 or (limit is not None and limit < start):
         raise UsageError(f"a capacity search needs 1 <= start <= limit, not start={start}, limit={limit}")
     if not budget.on_gpu and budget.host_bytes is None and limit is None:
-        raise UsageError("a capacity search on a CPU needs a synthetic budget or a limit: without either it would "
-                         "grow until the host's memory ran out")
+        raise UsageError(
+            "a capacity search on a CPU needs a synthetic budget or a limit: without either it would "
+            "grow until the host's memory ran out"
+        )
     probes: list[Probe] = []
 
     def fits(value: int) -> bool:
@@ -292,8 +304,10 @@ class CapacityError(MeasurementError):
         tried = _TRIED.search(failed.failure)
         own = max(failed.peaks, default=0) - (failed.before_bytes if budget.host_bytes is None else 0)
         need = max(own, 0) + (int(float(tried.group(1)) * _UNITS[tried.group(2).lower()]) if tried else 0)
-        return cls(f"even the smallest size ({value}) runs out of memory: it needs more than {size_text(need)}, "
-                   f"with {budget.room()}; raise --perfkit-memory-cap (or drop it), or choose a smaller workload")
+        return cls(
+            f"even the smallest size ({value}) runs out of memory: it needs more than {size_text(need)}, "
+            f"with {budget.room()}; raise --perfkit-memory-cap (or drop it), or choose a smaller workload"
+        )
 
 
 def probe_records(found: Capacity) -> tuple[payloads.CapacityProbe, ...]:

@@ -27,7 +27,8 @@ _MATMUL_TOLERANCE = {"fp32": 1e-4, "tf32": 1e-2, "bf16": 3e-2, "fp16": 1e-2}
 
 @dataclass(frozen=True)
 class Operation:
-    """A callable, how much it does per call (so rates follow from measured times) and its correctness check."""
+    """A callable, how much it does per call (so rates follow from measured times) and its correctness
+    check."""
 
     run: Callable[[], Any]
     amount: float

@@ -26,7 +26,11 @@ def record_agreement(metrics: MetricRecorder, run: Callable[[], Any], device: to
         events = timing.time_cuda_events(run, repetitions=50)
         flushed = timing.time_cuda_events(run, repetitions=50, flush_l2=True)
         batched = timing.time_cuda_events(run, repetitions=20, mode="batched", batch=50)
-        for name, samples in (("events", events), ("events_l2_flushed", flushed), ("events_batched", batched)):
+        for name, samples in (
+            ("events", events),
+            ("events_l2_flushed", flushed),
+            ("events_batched", batched),
+        ):
             metrics.record(figures.timer_seconds(name), samples=samples.seconds)
             ours[name] = samples.median
         do_bench = timing.time_do_bench(run)

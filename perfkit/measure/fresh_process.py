@@ -34,8 +34,10 @@ def run(measure: Callable[..., T], *args: Any, label: str | None = None) -> T:
     try:
         ok, value = receive.recv()
     except EOFError:
-        raise MeasurementError(f"the fresh process running {label or measure.__name__} died before it answered "
-                               "(killed, or a crash inside a library; its output is in the test's stderr)") from None
+        raise MeasurementError(
+            f"the fresh process running {label or measure.__name__} died before it answered "
+            "(killed, or a crash inside a library; its output is in the test's stderr)"
+        ) from None
     finally:
         if child.is_alive():
             child.kill()

@@ -56,7 +56,8 @@ def slug(text: str) -> str:
 
 
 def hardware_id(device: str, gpu_name: str | None, gpu_count: int, cpu_model: str, cpu_count: int) -> str:
-    """The box: the GPU model and how many (``nvidia-h200-x1``), or the CPU model and how many logical CPUs this
+    """The box: the GPU model and how many (``nvidia-h200-x1``), or the CPU model and how many logical CPUs
+    this
     process may use (``cpu-amd-epyc-2cpu``): cloud runners of one CPU model come with 2 to 64 of them."""
     if device == "cuda" and gpu_name:
         return f"{slug(gpu_name)}-x{gpu_count}"

@@ -87,13 +87,17 @@ def snapshot() -> CpuSnapshot | None:
     except (OSError, AttributeError):
         return None
     ticks, own = os.sysconf("SC_CLK_TCK"), os.times()
-    return CpuSnapshot(time.monotonic(), busy_seconds(text, cpus, ticks),
-                       own.user + own.system + own.children_user + own.children_system + descendants_cpu_s(ticks),
-                       len(cpus))
+    return CpuSnapshot(
+        time.monotonic(),
+        busy_seconds(text, cpus, ticks),
+        own.user + own.system + own.children_user + own.children_system + descendants_cpu_s(ticks),
+        len(cpus),
+    )
 
 
 def between(start: CpuSnapshot | None, end: CpuSnapshot | None) -> HostLoad | None:
-    """The load others put on this run's CPUs from ``start`` to ``end`` (None without both, or no time between)."""
+    """The load others put on this run's CPUs from ``start`` to ``end`` (None without both, or no time
+    between)."""
     if start is None or end is None or end.when <= start.when:
         return None
     others = (end.busy_s - start.busy_s) - (end.own_s - start.own_s)

@@ -48,14 +48,17 @@ def ncu_unavailable_reason() -> str | None:
 
 
 def parse_ncu_csv(text: str) -> int:
-    """Sum of the DRAM read and write bytes over every kernel of an ``ncu --csv --print-units base`` report."""
+    """Sum of the DRAM read and write bytes over every kernel of an ``ncu --csv --print-units base``
+    report."""
     lines = [line for line in text.splitlines() if line.startswith('"')]
     total, seen = 0.0, 0
     for row in csv.DictReader(io.StringIO("\n".join(lines))):
         if row.get("Metric Name") in NCU_METRICS:
             unit = row.get("Metric Unit", "byte")
             if unit not in ("byte", "bytes"):
-                raise MeasurementError(f"ncu reported {row['Metric Name']} in {unit!r}; run it with --print-units base")
+                raise MeasurementError(
+                    f"ncu reported {row['Metric Name']} in {unit!r}; run it with --print-units base"
+                )
             total += float(row["Metric Value"].replace(",", ""))
             seen += 1
     if not seen:
@@ -74,7 +77,9 @@ def measure_dram_bytes(region: Region, timeout_s: float = NCU_TIMEOUT_S) -> int:
     try:
         done = subprocess.run(command, capture_output=True, text=True, timeout=timeout_s, check=False)
     except subprocess.TimeoutExpired:
-        raise MeasurementError(f"ncu did not finish profiling {region.model} within {timeout_s:.0f} s") from None
+        raise MeasurementError(
+            f"ncu did not finish profiling {region.model} within {timeout_s:.0f} s"
+        ) from None
     output = done.stdout + done.stderr
     if "ERR_NVGPUCTRPERM" in output:
         raise HardwareError("ncu may not read the GPU's performance counters here (ERR_NVGPUCTRPERM: "

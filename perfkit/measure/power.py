@@ -178,6 +178,8 @@ class PowerSampler:
     def _finish(self, seconds: float, energy_end: float | None) -> PowerTrace:
         readings = tuple(self._readings)
         if self._energy_start is not None and energy_end is not None:
-            return PowerTrace(readings, seconds, (energy_end - self._energy_start) / 1e3, "NVML total-energy counter")
+            return PowerTrace(
+                readings, seconds, (energy_end - self._energy_start) / 1e3, "NVML total-energy counter"
+            )
         integral = sum((b.t - a.t) * (a.power_w + b.power_w) / 2 for a, b in itertools.pairwise(readings))
         return PowerTrace(readings, seconds, integral, "integral of sampled power (no energy counter)")

@@ -1,7 +1,8 @@
 """Measure-and-record steps shared by benchmark families.
 
 Each takes the benchmark's ``MetricRecorder`` and records a metric, or its absence with the reason
-(a CPU run has no allocator peaks or NVML power). Nothing is ever recorded as a zero in place of a measurement.
+(a CPU run has no allocator peaks or NVML power). Nothing is ever recorded as a zero in place of a
+measurement.
 """
 from __future__ import annotations
 
@@ -44,8 +45,10 @@ def record_share_of_datasheet(metrics: MetricRecorder, rate: float, ceiling_key:
     if sheet:
         metrics.record(figures.SHARE_OF_DATASHEET, rate / sheet)
     else:
-        metrics.absent(figures.SHARE_OF_DATASHEET, "no datasheet figure for this device (CPU, or a GPU not in "
-                                                   "perfkit.results.datasheet)")
+        metrics.absent(
+            figures.SHARE_OF_DATASHEET,
+            "no datasheet figure for this device (CPU, or a GPU not in perfkit.results.datasheet)",
+        )
 
 
 def record_peak_memory(metrics: MetricRecorder, fn: Callable[[], Any], device: torch.device,
@@ -67,7 +70,11 @@ def record_peak_memory(metrics: MetricRecorder, fn: Callable[[], Any], device: t
 def record_power(metrics: MetricRecorder, fn: Callable[[], Any], seconds_per_call: float,
                  device: torch.device) -> power.PowerTrace | None:
     """``avg_power_w`` and ``energy_j`` (joules per call) over a loop of ``fn`` spanning the NVML window."""
-    reason = "NVML reads NVIDIA GPUs; this run is on the CPU" if device.type != "cuda" else power.unavailable_reason()
+    reason = (
+        "NVML reads NVIDIA GPUs; this run is on the CPU"
+        if device.type != "cuda"
+        else power.unavailable_reason()
+    )
     if reason:
         for spec in (figures.AVG_POWER_W, figures.ENERGY_J):
             metrics.absent(spec, reason)
@@ -78,12 +85,24 @@ def record_power(metrics: MetricRecorder, fn: Callable[[], Any], seconds_per_cal
     trace = sampler.trace
     metrics.record(figures.AVG_POWER_W, trace.avg_power_w)
     metrics.record(figures.ENERGY_J, trace.energy_j / calls)
-    metrics.payload(PowerWindow(elapsed, calls, trace.energy_source, len(trace.readings), trace.mean("power_w"),
-                                trace.mean("gpu_util_pct"), trace.mean("sm_clock_mhz"), trace.peak("memory_used_mib")))
+    metrics.payload(
+        PowerWindow(
+            elapsed,
+            calls,
+            trace.energy_source,
+            len(trace.readings),
+            trace.mean("power_w"),
+            trace.mean("gpu_util_pct"),
+            trace.mean("sm_clock_mhz"),
+            trace.peak("memory_used_mib"),
+        )
+    )
     return trace
 
 
-def record_capacity(metrics: MetricRecorder, found: capacity.Capacity, answer: MetricSpec, value: int) -> None:
+def record_capacity(
+    metrics: MetricRecorder, found: capacity.Capacity, answer: MetricSpec, value: int
+) -> None:
     """What every capacity search leaves: its answer (a gating figure: a change in memory use moves it), how
     many probes and seconds it took, and the most memory a probe left behind (always 0: a leak fails)."""
     metrics.record(answer, value)

@@ -153,7 +153,8 @@ def _repeat(fn: Callable[[], Any], times: int) -> Callable[[], None]:
 
 
 def _graph_replay(fn: Callable[[], Any], batch: int) -> Callable[[], None]:
-    """Capture ``batch`` calls of ``fn`` into one CUDA graph (after a side-stream warm-up, as PyTorch asks)."""
+    """Capture ``batch`` calls of ``fn`` into one CUDA graph (after a side-stream warm-up, as PyTorch
+    asks)."""
     side = torch.cuda.Stream()
     side.wait_stream(torch.cuda.current_stream())
     with torch.cuda.stream(side):
@@ -204,7 +205,8 @@ def time_torch_timer(fn: Callable[[], Any], min_run_time: float = 0.5) -> Sample
 
 
 def time_do_bench(fn: Callable[[], Any]) -> Samples | None:
-    """Seconds per call from triton.testing.do_bench (GPU only; it flushes L2); None where triton is missing."""
+    """Seconds per call from triton.testing.do_bench (GPU only; it flushes L2); None where triton is
+    missing."""
     try:
         from triton.testing import do_bench
     except ImportError:

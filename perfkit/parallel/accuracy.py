@@ -1,4 +1,6 @@
-"""Train to accuracy on every rank (the large-batch family): a global batch, a learning-rate rule, loss and accuracy."""
+"""Train to accuracy on every rank (the large-batch family): a global batch, a learning-rate rule, loss and
+accuracy."""
+
 from __future__ import annotations
 
 import torch
@@ -41,8 +43,11 @@ def train_to_accuracy(worker: Worker, job: AccuracyJob) -> AccuracyResult:
     optimizer = torch.optim.SGD(ddp.parameters(), lr=lr, momentum=0.9, weight_decay=WEIGHT_DECAY)
     steps = data.steps_per_epoch(len(train), batch, world)
     warmup_steps = job.warmup_epochs * steps if scale > 1 else 0
-    scheduler = (torch.optim.lr_scheduler.LinearLR(optimizer, start_factor=1 / scale, total_iters=warmup_steps)
-                 if warmup_steps else None)
+    scheduler = (
+        torch.optim.lr_scheduler.LinearLR(optimizer, start_factor=1 / scale, total_iters=warmup_steps)
+        if warmup_steps
+        else None
+    )
     step = train_step(ddp, optimizer, scheduler=scheduler)
     history = []
     start = timing.synchronized_clock()
@@ -59,5 +64,18 @@ def train_to_accuracy(worker: Worker, job: AccuracyJob) -> AccuracyResult:
                                   timing.synchronized_clock() - epoch_start))
     train_s = timing.synchronized_clock() - start
     test_loss, test_accuracy = evaluate(model, test)
-    return AccuracyResult(world, global_batch, batch, lr, job.rule, steps, warmup_steps, tuple(history), train_s,
-                          test_loss, test_accuracy, train.source, replica_difference(model))
+    return AccuracyResult(
+        world,
+        global_batch,
+        batch,
+        lr,
+        job.rule,
+        steps,
+        warmup_steps,
+        tuple(history),
+        train_s,
+        test_loss,
+        test_accuracy,
+        train.source,
+        replica_difference(model),
+    )

@@ -9,8 +9,11 @@ from perfkit.parallel.launch import Worker
 from perfkit.parallel.records import AllreduceJob, AllreduceResult, SizeTimes
 
 
-def allreduce_seconds(elements: int, device: torch.device, repetitions: int, per_sample: int = 10) -> list[float]:
-    """Seconds per in-place float32 all-reduce of ``elements`` values; nccl-tests' loop of ``per_sample`` ops."""
+def allreduce_seconds(
+    elements: int, device: torch.device, repetitions: int, per_sample: int = 10
+) -> list[float]:
+    """Seconds per in-place float32 all-reduce of ``elements`` values; nccl-tests' loop of ``per_sample``
+    ops."""
     buffer = torch.ones(elements, dtype=torch.float32, device=device)
     for _ in range(5):
         dist.all_reduce(buffer)
@@ -23,5 +26,10 @@ def allreduce_seconds(elements: int, device: torch.device, repetitions: int, per
 
 
 def allreduce_sweep(worker: Worker, job: AllreduceJob) -> AllreduceResult:
-    return AllreduceResult(worker.world, tuple(
-        SizeTimes(size, tuple(allreduce_seconds(size // 4, worker.device, job.repetitions))) for size in job.sizes))
+    return AllreduceResult(
+        worker.world,
+        tuple(
+            SizeTimes(size, tuple(allreduce_seconds(size // 4, worker.device, job.repetitions)))
+            for size in job.sizes
+        ),
+    )

@@ -28,10 +28,20 @@ def run(workload: ScalingWorkload, gpus: int, data_root: str | None) -> Training
     first = training.time_steps(step, epochs(0), device, job.warmup)[2][0]
     for index in range(gpus):
         torch.cuda.reset_peak_memory_stats(index)
-    step_s, epoch_s, losses = training.time_steps(step, epochs(1), device, None if workload.epoch else workload.steps)
-    result = TrainingRun(gpus, job.batch, workload.per_gpu(gpus), tuple(step_s), epoch_s if workload.epoch else None,
-                         steps_per_epoch, float(first), float(losses[-1]),
-                         tuple(torch.cuda.max_memory_allocated(i) for i in range(gpus)))
+    step_s, epoch_s, losses = training.time_steps(
+        step, epochs(1), device, None if workload.epoch else workload.steps
+    )
+    result = TrainingRun(
+        gpus,
+        job.batch,
+        workload.per_gpu(gpus),
+        tuple(step_s),
+        epoch_s if workload.epoch else None,
+        steps_per_epoch,
+        float(first),
+        float(losses[-1]),
+        tuple(torch.cuda.max_memory_allocated(i) for i in range(gpus)),
+    )
     del model, step
     torch.cuda.empty_cache()
     return result

@@ -1,7 +1,9 @@
-"""What each rank of a DistributedDataParallel scaling job measures (job kind ``scaling``, perfkit.parallel.jobs).
+"""What each rank of a DistributedDataParallel scaling job measures (job kind ``scaling``,
+perfkit.parallel.jobs).
 
 Warm-up steps, then a timed epoch (or a fixed number of steps) with CUDA events per step on
-every rank and a synchronized host clock around the epoch; the replicas' parameters are compared; then torch.profiler over a few steps gives the
+every rank and a synchronized host clock around the epoch; the replicas' parameters are compared; then
+torch.profiler over a few steps gives the
 time of NCCL kernels and how much of it ran while compute kernels ran; the same steps under
 ``no_sync`` (no gradient all-reduce) give the exposed communication time; and a raw
 ``all_reduce`` of a buffer as large as the gradients gives what the link delivers in this job.
@@ -72,8 +74,18 @@ def scaling(worker: Worker, job: ScalingJob) -> ScalingResult:
     raw = allreduce_seconds(grad_bytes // 4, worker.device, job.allreduce_reps) if worker.world > 1 else None
     peaks: list[int | None] = [None] * worker.world
     dist.all_gather_object(peaks, peak)
-    run = TrainingRun(worker.world, job.batch * worker.world, job.batch, tuple(step_s), loop_s if job.epoch else None,
-                      steps_per_epoch, first_loss, float(losses[-1]), tuple(peaks), replicas)
+    run = TrainingRun(
+        worker.world,
+        job.batch * worker.world,
+        job.batch,
+        tuple(step_s),
+        loop_s if job.epoch else None,
+        steps_per_epoch,
+        first_loss,
+        float(losses[-1]),
+        tuple(peaks),
+        replicas,
+    )
     return ScalingResult(run, models.parameter_count(model), grad_bytes, tuple(nosync), profile,
                          None if raw is None else tuple(raw))
 

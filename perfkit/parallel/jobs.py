@@ -1,4 +1,5 @@
-"""The worker entry point torchrun starts (``python -m perfkit.parallel.jobs SPEC OUTDIR``): runs one job kind.
+"""The worker entry point torchrun starts (``python -m perfkit.parallel.jobs SPEC OUTDIR``): runs one job
+kind.
 
 ``scaling`` (perfkit.parallel.ddp), ``allreduce`` (perfkit.parallel.collectives), ``accuracy``
 (perfkit.parallel.accuracy).

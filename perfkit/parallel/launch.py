@@ -54,14 +54,17 @@ def parse_torchrun_args(text: str | None) -> tuple[str, ...]:
     """``--perfkit-torchrun-args`` split like a shell would; torchrun's own options only."""
     args = tuple(shlex.split(text or ""))
     if any(a in ("-m", "--module", "--no-python") or a.endswith(".py") for a in args):
-        raise UsageError("--perfkit-torchrun-args takes torchrun's rendezvous options (--nnodes, --rdzv-endpoint, "
-                         "--rdzv-id, --node-rank ...); the program to run is the benchmark's")
+        raise UsageError(
+            "--perfkit-torchrun-args takes torchrun's rendezvous options (--nnodes, --rdzv-endpoint, "
+            "--rdzv-id, --node-rank ...); the program to run is the benchmark's"
+        )
     return args
 
 
 def torchrun_command(entry: Sequence[str], nproc: int, torchrun_args: Sequence[str] = (),
                      log_dir: Path | None = None) -> list[str]:
-    """The torchrun command line: ``--standalone`` unless rendezvous arguments are given; torch elastic's logs go
+    """The torchrun command line: ``--standalone`` unless rendezvous arguments are given; torch elastic's
+    logs go
     to ``log_dir`` (without one it leaves a ``torchelastic_*`` folder in the temp dir at every launch)."""
     if nproc < 1:
         raise UsageError(f"a distributed job needs at least one process, not {nproc}")
@@ -83,14 +86,21 @@ def launch(module: str, job: Mapping[str, Any], nproc: int, *, torchrun_args: Se
         spec.write_text(json.dumps(dict(job)))
         command = torchrun_command(["-m", module, str(spec), str(out)], nproc, torchrun_args, out / "elastic")
         log_path = out / "torchrun.log"
-        with open(log_path, "w") as log, _running(command, log, {**os.environ, **(env or {})}, out) as process:
+        with (
+            open(log_path, "w") as log,
+            _running(command, log, {**os.environ, **(env or {})}, out) as process,
+        ):
             try:
                 code = process.wait(timeout=timeout_s)
             except subprocess.TimeoutExpired:
                 raise DistributedError(
-                    f"{module} on {nproc} processes ran past {timeout_s:.0f} s and was stopped (all ranks killed); "
-                    f"last output: {_tail(log_path)}") from None
-        errors = sorted((json.loads(p.read_text()) for p in out.glob("error.*.json")), key=lambda e: e["time"])
+                    f"{module} on {nproc} processes ran past {timeout_s:.0f} s and was stopped (all ranks "
+                    f"killed); "
+                    f"last output: {_tail(log_path)}"
+                ) from None
+        errors = sorted(
+            (json.loads(p.read_text()) for p in out.glob("error.*.json")), key=lambda e: e["time"]
+        )
         if errors:  # the earliest: ranks that fail later usually fail because their peer died
             first = errors[0]
             raise DistributedError(f"rank {first['rank']} of {first['world']} failed: {first['error']}"
@@ -105,14 +115,21 @@ def launch(module: str, job: Mapping[str, Any], nproc: int, *, torchrun_args: Se
         return payload
 
 
-def run(job: Job, nproc: int, *, torchrun_args: Sequence[str] = (), timeout_s: float = DEFAULT_TIMEOUT_S) -> Record:
-    """``job`` on ``nproc`` ranks (perfkit.parallel.jobs); rank 0's result, read as the job's result record."""
-    raw = launch("perfkit.parallel.jobs", job_to_json(job), nproc, torchrun_args=torchrun_args, timeout_s=timeout_s)
+def run(
+    job: Job, nproc: int, *, torchrun_args: Sequence[str] = (), timeout_s: float = DEFAULT_TIMEOUT_S
+) -> Record:
+    """``job`` on ``nproc`` ranks (perfkit.parallel.jobs); rank 0's result, read as the job's result
+    record."""
+    raw = launch(
+        "perfkit.parallel.jobs", job_to_json(job), nproc, torchrun_args=torchrun_args, timeout_s=timeout_s
+    )
     return RESULTS[job.TAG].from_json(raw, f"rank 0's result of a {job.TAG} job")
 
 
 @contextlib.contextmanager
-def _running(command: list[str], log: Any, env: Mapping[str, str], out: Path) -> Iterator[subprocess.Popen[bytes]]:
+def _running(
+    command: list[str], log: Any, env: Mapping[str, str], out: Path
+) -> Iterator[subprocess.Popen[bytes]]:
     process = subprocess.Popen(command, stdout=log, stderr=subprocess.STDOUT, env=dict(env),
                                start_new_session=True)
     try:
@@ -193,8 +210,14 @@ def worker_main(job: Callable[[Worker, dict[str, Any]], dict[str, Any] | None],
         frame = traceback.extract_tb(exc.__traceback__)[-1] if exc.__traceback__ else None
         where = f"{Path(frame.filename).name}:{frame.lineno}" if frame else "?"
         message = str(exc).strip().splitlines()[0] if str(exc).strip() else ""
-        record = {"rank": rank, "world": world, "time": time.time(), "error": f"{type(exc).__name__}: {message}", "where": where,
-                  "traceback": traceback.format_exc()}
+        record = {
+            "rank": rank,
+            "world": world,
+            "time": time.time(),
+            "error": f"{type(exc).__name__}: {message}",
+            "where": where,
+            "traceback": traceback.format_exc(),
+        }
         (out / f"error.{rank}.json").write_text(json.dumps(record))
         raise
     # The job is done and its result is on disk. Leave without the interpreter's teardown: with gloo, a
@@ -208,6 +231,8 @@ def worker_main(job: Callable[[Worker, dict[str, Any]], dict[str, Any] | None],
 def _device(kind: str, local_rank: int) -> torch.device:
     if kind == "cuda":
         if torch.cuda.device_count() <= local_rank:
-            raise DistributedError(f"local rank {local_rank} has no GPU ({torch.cuda.device_count()} visible)")
+            raise DistributedError(
+                f"local rank {local_rank} has no GPU ({torch.cuda.device_count()} visible)"
+            )
         return torch.device("cuda", local_rank)
     return torch.device("cpu")

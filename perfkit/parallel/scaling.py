@@ -63,7 +63,8 @@ def _ms(seconds: Sequence[float]) -> list[float]:
 
 
 def check_training(run: TrainingRun | AccuracyResult, losses: tuple[float, float] | None = None) -> None:
-    """A run counts only if replicas agree (where there are several) and the loss fell (``losses``: first, last)."""
+    """A run counts only if replicas agree (where there are several) and the loss fell (``losses``: first,
+    last)."""
     if run.replicas_max_abs_diff > 0:  # NaN (a diverged run) is reported by its loss instead
         raise MeasurementError(f"replicas disagree after training: parameters differ by up to "
                                f"{run.replicas_max_abs_diff:.3g} between ranks")
@@ -73,7 +74,8 @@ def check_training(run: TrainingRun | AccuracyResult, losses: tuple[float, float
 
 def record_run(metrics: MetricRecorder, run: TrainingRun, workload: ScalingWorkload, method: str,
                parameters: int | None = None) -> None:
-    """``epoch_s``, ``images_per_s``, the per-GPU peaks and the run's record of one data-parallel training run;
+    """``epoch_s``, ``images_per_s``, the per-GPU peaks and the run's record of one data-parallel training
+    run;
     ``speedup`` over the 1-GPU run of the same job is added by the derived pass (perfkit.results.derived)."""
     check_training(run, (run.loss_first, run.loss_last))
     if run.epoch_s:
@@ -84,17 +86,28 @@ def record_run(metrics: MetricRecorder, run: TrainingRun, workload: ScalingWorkl
     metrics.payload(Scaling(method, workload.name, workload.reference_key(), run.world, run.global_batch,
                             run.batch_per_gpu, run.steps_per_epoch, len(run.step_s), parameters))
     if any(p is None for p in run.peaks):
-        metrics.absent(figures.PEAK_ALLOCATED_MIB, "peak memory comes from PyTorch's CUDA allocator; this run is on "
-                                                   "the CPU")
+        metrics.absent(
+            figures.PEAK_ALLOCATED_MIB,
+            "peak memory comes from PyTorch's CUDA allocator; this run is on the CPU",
+        )
         return
     mib = [p / MiB for p in run.peaks if p is not None]
     metrics.record(figures.PEAK_ALLOCATED_MIB, max(mib))
     metrics.info("per_gpu_peak_allocated_mib", mib)
 
 
-COMM_FIGURES = (figures.COMM_EXPOSED_MS, figures.COMM_SUBTRACTION_MS, figures.NCCL_KERNEL_MS, figures.NCCL_EXPOSED_MS,
-                figures.NCCL_OVERLAP_FRACTION, figures.DDP_ALGBW, figures.DDP_BUSBW, figures.RAW_ALLREDUCE_BUSBW,
-                figures.BUSBW_RATIO, figures.COURSE_BANDWIDTH)
+COMM_FIGURES = (
+    figures.COMM_EXPOSED_MS,
+    figures.COMM_SUBTRACTION_MS,
+    figures.NCCL_KERNEL_MS,
+    figures.NCCL_EXPOSED_MS,
+    figures.NCCL_OVERLAP_FRACTION,
+    figures.DDP_ALGBW,
+    figures.DDP_BUSBW,
+    figures.RAW_ALLREDUCE_BUSBW,
+    figures.BUSBW_RATIO,
+    figures.COURSE_BANDWIDTH,
+)
 PROFILED = (figures.NCCL_KERNEL_MS, figures.NCCL_EXPOSED_MS, figures.NCCL_OVERLAP_FRACTION, figures.DDP_ALGBW,
             figures.DDP_BUSBW)
 
@@ -125,8 +138,10 @@ def record_ddp(metrics: MetricRecorder, result: ScalingResult, workload: Scaling
     else:
         for spec in PROFILED:
             metrics.absent(spec, "no NCCL kernels profiled (torch.profiler sees CUDA kernels only)")
-    raw = metrics.record(figures.RAW_ALLREDUCE_BUSBW,
-                         samples=[comm.busbw(grad_bytes, t, gpus) / GB for t in result.allreduce_op_s or ()]).value
+    raw = metrics.record(
+        figures.RAW_ALLREDUCE_BUSBW,
+        samples=[comm.busbw(grad_bytes, t, gpus) / GB for t in result.allreduce_op_s or ()],
+    ).value
     if ddp_busbw is None:
         metrics.absent(figures.BUSBW_RATIO, "needs DDP's NCCL kernel time from the profiler")
     else:
@@ -157,8 +172,19 @@ def record_accuracy(metrics: MetricRecorder, result: AccuracyResult) -> None:
     """Final train loss/accuracy and test accuracy of a large-batch run; a diverged run says so."""
     check_training(result)
     last = result.history[-1]
-    metrics.payload(LargeBatch(result.world, result.global_batch, result.batch_per_gpu, result.lr, result.rule,
-                               result.steps_per_epoch, result.warmup_steps, result.data, result.history))
+    metrics.payload(
+        LargeBatch(
+            result.world,
+            result.global_batch,
+            result.batch_per_gpu,
+            result.lr,
+            result.rule,
+            result.steps_per_epoch,
+            result.warmup_steps,
+            result.data,
+            result.history,
+        )
+    )
     metrics.record(figures.TRAIN_S, result.train_s)
     for spec, value in ((figures.TRAIN_LOSS, last.train_loss), (figures.TRAIN_ACCURACY, last.train_accuracy),
                         (figures.TEST_LOSS, result.test_loss), (figures.TEST_ACCURACY, result.test_accuracy)):

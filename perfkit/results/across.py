@@ -60,8 +60,8 @@ def hardware_rows(baseline: ResultSet, current: ResultSet, names: Sequence[str])
         old, new = _ceiling(baseline, base_ceilings, base_bound), _ceiling(current, cur_ceilings, cur_bound)
         expected = new / old if old and new else None
         if expected is not None and base_bound in base_runs[name] and cur_bound in cur_runs[name]:
-            # a benchmark that measures the ceiling itself compares by that rate, not its time: its size may differ
-            # by device (the quick profile copies 1 GiB on a GPU and 64 MiB on a CPU)
+            # a benchmark that measures the ceiling itself compares by that rate, not its time: its size may
+            # differ by device (the quick profile copies 1 GiB on a GPU and 64 MiB on a CPU)
             speedup = expected
         shown = cur_bound if cur_bound == base_bound else f"{base_bound} -> {cur_bound}"
         rows.append(HardwareRow(name, speedup, shown, expected))

@@ -1,4 +1,5 @@
-"""Baselines: a result set kept per hardware id in ``baselines/``, built from runs, merged, written atomically.
+"""Baselines: a result set kept per hardware id in ``baselines/``, built from runs, merged, written
+atomically.
 
 A baseline is exactly what ``pytest --benchmark-json`` wrote (raw samples kept), so
 ``pytest-benchmark compare`` reads it too. perfkit's part sits in ``machine_info["perfkit"]``:
@@ -29,7 +30,8 @@ BASELINES_DIR = "baselines"
 
 
 def baseline_path(directory: str | os.PathLike[str], hardware_id: str, profile: str = "full") -> Path:
-    """``<hardware-id>.json`` for the course's sizes, ``<hardware-id>-quick.json`` for the quick profile: a run
+    """``<hardware-id>.json`` for the course's sizes, ``<hardware-id>-quick.json`` for the quick profile: a
+    run
     answers to a baseline of its own sizes."""
     return Path(directory) / f"{hardware_id}{'' if profile == 'full' else '-' + profile}.json"
 
@@ -49,9 +51,13 @@ def from_runs(results: Sequence[ResultSet]) -> ResultSet:
                             "a baseline holds runs of one hardware id")
     profiles = {r.profile for r in results}
     if len(profiles) > 1:
-        raise BaselineError(f"the runs mix the {' and '.join(sorted(profiles))} profiles' sizes; a baseline holds "
-                            "runs of one profile")
-    latest = {b.fullname: b for r in results for b in r.benchmarks}  # a benchmark only earlier runs hold stays
+        raise BaselineError(
+            f"the runs mix the {' and '.join(sorted(profiles))} profiles' sizes; a baseline holds "
+            "runs of one profile"
+        )
+    latest = {
+        b.fullname: b for r in results for b in r.benchmarks
+    }  # a benchmark only earlier runs hold stays
     measured = runs.combine(results)
     combined = results[-1].with_benchmarks(list(latest.values())).with_info(
         runs=measured, noise=runs.noise(measured), run_dates=tuple(r.datetime for r in results))
@@ -65,7 +71,8 @@ def without_injected(results: ResultSet) -> tuple[ResultSet, list[str]]:
 
 
 def merge(old: ResultSet, new: ResultSet) -> ResultSet:
-    """``new`` over ``old``: benchmarks of the same fullname are replaced, the rest kept with their stored runs.
+    """``new`` over ``old``: benchmarks of the same fullname are replaced, the rest kept with their stored
+    runs.
 
     Ceilings measured only in the older run are kept too, so saving one family's results never drops another
     family's.
@@ -78,9 +85,16 @@ def merge(old: ResultSet, new: ResultSet) -> ResultSet:
     fresh = {b.fullname for b in new.benchmarks}
     kept_runs = {name: figures for name, figures in old.runs().items() if name not in fresh}
     merged_runs = kept_runs | new.runs()
-    merged = new.with_benchmarks([b for b in old.benchmarks if b.fullname not in fresh] + list(new.benchmarks))
-    return derived.derive(merged.with_info(ceilings={**old.info.ceilings, **new.info.ceilings}, runs=merged_runs,
-                                           noise=runs.noise(merged_runs)))
+    merged = new.with_benchmarks(
+        [b for b in old.benchmarks if b.fullname not in fresh] + list(new.benchmarks)
+    )
+    return derived.derive(
+        merged.with_info(
+            ceilings={**old.info.ceilings, **new.info.ceilings},
+            runs=merged_runs,
+            noise=runs.noise(merged_runs),
+        )
+    )
 
 
 def drop(baseline: ResultSet, names: Sequence[str]) -> tuple[ResultSet, list[str]]:
@@ -96,8 +110,10 @@ def drop(baseline: ResultSet, names: Sequence[str]) -> tuple[ResultSet, list[str
     for name in names:
         found = [n for n in present if fnmatch.fnmatchcase(n, name.replace("[", "[[]"))]
         if not found:
-            raise BaselineError(f"no benchmark of the baseline is named {name!r}; give a full name as the verdict "
-                                "lists it (benches/<file>.py::<test>[<id>]), * and ? as wildcards")
+            raise BaselineError(
+                f"no benchmark of the baseline is named {name!r}; give a full name as the verdict "
+                "lists it (benches/<file>.py::<test>[<id>]), * and ? as wildcards"
+            )
         dropped += [n for n in found if n not in dropped]
     if len(dropped) == len(present):
         raise BaselineError("that would drop every benchmark of the baseline; delete the file instead")
@@ -112,9 +128,11 @@ def save_baseline(results: ResultSet, directory: str | os.PathLike[str], mode: S
     """Write ``baselines/<hardware-id>.json``; refuses to replace an existing one unless asked."""
     _, injected = without_injected(results)
     if injected:
-        raise BaselineError(f"{len(injected)} benchmark(s) carry a slowdown injected by ${inject.ENV} (e.g. "
-                            f"{injected[0]}); a baseline holds only real measurements: run again without it, or "
-                            "save with `perfkit baseline save`, which leaves injected entries out")
+        raise BaselineError(
+            f"{len(injected)} benchmark(s) carry a slowdown injected by ${inject.ENV} (e.g. "
+            f"{injected[0]}); a baseline holds only real measurements: run again without it, or "
+            "save with `perfkit baseline save`, which leaves injected entries out"
+        )
     bare = [b.fullname for b in results.benchmarks if not b.samples]
     if bare:
         raise BaselineError(
@@ -124,7 +142,9 @@ def save_baseline(results: ResultSet, directory: str | os.PathLike[str], mode: S
     target = baseline_path(directory, results.hardware_id, results.profile)
     if target.exists():
         if mode == "new":
-            raise BaselineError(f"{target} exists; pass --force to replace it or --merge to update its benchmarks")
+            raise BaselineError(
+                f"{target} exists; pass --force to replace it or --merge to update its benchmarks"
+            )
         if mode == "merge":
             results = merge(load.load(target), results)
     write_atomically(target, results)
@@ -184,19 +204,22 @@ class BaselineStore:
         return baseline_path(self.directory, hardware_id, profile)
 
     def load(self, hardware_id: str, profile: str = "full") -> ResultSet | None:
-        """The stored baseline of ``hardware_id`` at ``profile``'s sizes, or None when there is none; a damaged one
+        """The stored baseline of ``hardware_id`` at ``profile``'s sizes, or None when there is none; a
+        damaged one
         is a BaselineError."""
         path = self.path_for(hardware_id, profile)
         return load.load(path) if path.exists() else None
 
     def stored_path(self, hardware_id: str) -> Path:
-        """The baseline of ``hardware_id`` that exists, the course's sizes first, else the quick profile's; the
+        """The baseline of ``hardware_id`` that exists, the course's sizes first, else the quick profile's;
+        the
         full profile's path when neither does."""
         paths = [self.path_for(hardware_id, profile) for profile in ("full", "quick")]
         return next((p for p in paths if p.exists()), paths[0])
 
     def ceilings(self, hardware_id: str) -> Ceilings:
-        """The machine ceilings of the stored baseline of ``hardware_id`` (see :meth:`stored_path`; none without one)."""
+        """The machine ceilings of the stored baseline of ``hardware_id`` (see :meth:`stored_path`; none
+        without one)."""
         path = self.stored_path(hardware_id)
         return Ceilings.of(load.load(path)) if path.exists() else Ceilings({})
 

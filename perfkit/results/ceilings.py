@@ -48,7 +48,9 @@ class Ceilings:
         for key in KEYS:
             spec = sheet.ceiling(key) if sheet else None
             if over_runs.get(key):
-                found[key] = Ceiling(float(statistics.median(over_runs[key])), MEASURED, len(over_runs[key]), spec)
+                found[key] = Ceiling(
+                    float(statistics.median(over_runs[key])), MEASURED, len(over_runs[key]), spec
+                )
             elif key in results.info.ceilings:
                 found[key] = Ceiling(results.info.ceilings[key], STORED, 1, spec)
             elif key in lent:
@@ -67,7 +69,8 @@ class Ceilings:
         return {k: c.value for k, c in self.found.items() if c.source != LENT}
 
     def lent(self) -> dict[str, float]:
-        """key -> value of the ceilings a baseline lent (stored with the run, so it derives the same way later)."""
+        """key -> value of the ceilings a baseline lent (stored with the run, so it derives the same way
+        later)."""
         return {k: c.value for k, c in self.found.items() if c.source == LENT}
 
     def __iter__(self) -> Iterator[str]:

@@ -9,7 +9,8 @@ large. We work on log values: a step of +10% counts the same at 1 µs and at 1 s
 Choices: alpha = 0.01 rather than the paper's 0.05, because a history is read for hundreds of
 benchmarks at once and 5% of flat ones showing a spurious shift is the cry-wolf this suite exists to
 avoid; 999 permutations so that p can go below it, stopped as soon as p must exceed alpha (Gandy 2009,
-a simple form of the sequential test the ``ecp`` package uses), which keeps a flat series at milliseconds. A clean 10% step is found from
+a simple form of the sequential test the ``ecp`` package uses), which keeps a flat series at milliseconds. A
+clean 10% step is found from
 about 10 runs (5 either side) or with 3 new runs after 20 old ones. Otava later replaced the permutation
 test by a t-test between neighbouring segments for speed on thousands of points; nightly histories are
 tens to hundreds of runs, where the exact, distribution-free test costs under a second and is kept.
@@ -32,7 +33,8 @@ ALPHA = 0.01
 
 @dataclass(frozen=True)
 class ChangePoint:
-    """``index``: the first value of the new segment; medians of the segments either side, in the input's units."""
+    """``index``: the first value of the new segment; medians of the segments either side, in the input's
+    units."""
 
     index: int
     before: float
@@ -46,7 +48,8 @@ class ChangePoint:
 
 
 def _best_split(y: np.ndarray, min_size: int) -> tuple[int, float]:
-    """The split of ``y`` with the largest energy statistic Q̂ (alpha = 1), from 2-D prefix sums of |y_i - y_j|."""
+    """The split of ``y`` with the largest energy statistic Q̂ (alpha = 1), from 2-D prefix sums of |y_i -
+    y_j|."""
     n = len(y)
     if n < 2 * min_size:
         return -1, -np.inf
@@ -62,8 +65,14 @@ def _best_split(y: np.ndarray, min_size: int) -> tuple[int, float]:
     return int(t[best]), float(q[best])
 
 
-def change_points(values: Sequence[float], *, alpha: float = ALPHA, permutations: int = 999, min_size: int = 3,
-                  seed: int = 0) -> list[ChangePoint]:
+def change_points(
+    values: Sequence[float],
+    *,
+    alpha: float = ALPHA,
+    permutations: int = 999,
+    min_size: int = 3,
+    seed: int = 0,
+) -> list[ChangePoint]:
     """Significant change points of ``values`` (in order), each with its segment medians and p-value."""
     if min_size < 2 or permutations < 1 or not 0 < alpha < 1:
         raise UsageError("change points need min_size >= 2, permutations >= 1 and 0 < alpha < 1")
@@ -91,8 +100,10 @@ def change_points(values: Sequence[float], *, alpha: float = ALPHA, permutations
         found[start + tau] = p_value
     cuts = sorted(found)
     bounds = [0, *cuts, len(y)]
-    return [ChangePoint(c, statistics.median(raw[a:c].tolist()), statistics.median(raw[c:b].tolist()), found[c])
-            for a, c, b in zip(bounds, bounds[1:], bounds[2:])]
+    return [
+        ChangePoint(c, statistics.median(raw[a:c].tolist()), statistics.median(raw[c:b].tolist()), found[c])
+        for a, c, b in zip(bounds, bounds[1:], bounds[2:])
+    ]
 
 
 def segment_medians(values: Sequence[float], points: Sequence[ChangePoint]) -> list[tuple[int, int, float]]:

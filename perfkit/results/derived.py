@@ -44,8 +44,12 @@ class _Additions:
         self.metrics[bench.fullname].pop(spec.name, None)
 
     def apply(self, results: ResultSet) -> ResultSet:
-        return results.with_benchmarks([b.with_metrics(self.metrics.get(b.fullname, {}), self.absent.get(b.fullname, {}))
-                                        for b in results.benchmarks])
+        return results.with_benchmarks(
+            [
+                b.with_metrics(self.metrics.get(b.fullname, {}), self.absent.get(b.fullname, {}))
+                for b in results.benchmarks
+            ]
+        )
 
 
 def derive(results: ResultSet, lender: Ceilings | None = None) -> ResultSet:
@@ -150,8 +154,11 @@ def _tta_variants(add: _Additions, results: ResultSet) -> None:
         mine = bench.value(figures.IMAGES_PER_S)
         theirs = base.value(figures.IMAGES_PER_S) if base else None
         if mine is None or not theirs:
-            add.missing(bench, figures.IMAGES_PER_S_VS_NAIVE, f"the naive loop of {rec.model} on the same data is not "
-                                                             "in this result set (select it too)")
+            add.missing(
+                bench,
+                figures.IMAGES_PER_S_VS_NAIVE,
+                f"the naive loop of {rec.model} on the same data is not in this result set (select it too)",
+            )
         else:
             add.record(bench, figures.IMAGES_PER_S_VS_NAIVE, mine / theirs)
 
@@ -182,13 +189,18 @@ def _roofline(add: _Additions, results: ResultSet, ceilings: Ceilings) -> None:
     """``share_of_roof``: attained FLOP/s of the best-measured point over the roof at its intensity."""
     for bench, rec in results.family(Roofline):
         point = rec.points[-1]  # ncu's DRAM bytes where measured, else the analytic minimum
-        peak, bandwidth = ceilings.value(datasheet.matmul_key(point.precision)), ceilings.value(datasheet.COPY)
+        peak, bandwidth = (
+            ceilings.value(datasheet.matmul_key(point.precision)),
+            ceilings.value(datasheet.COPY),
+        )
         if peak is None or bandwidth is None:
             add.missing(bench, figures.SHARE_OF_ROOF,
                         "needs measured copy and matmul ceilings (run benches/test_ceilings.py)")
             continue
         attained = point.flops / bench.median / 1e12
-        add.record(bench, figures.SHARE_OF_ROOF, place(point.intensity, attained, peak, bandwidth).share_of_roof)
+        add.record(
+            bench, figures.SHARE_OF_ROOF, place(point.intensity, attained, peak, bandwidth).share_of_roof
+        )
 
 
 def _scaling(add: _Additions, results: ResultSet) -> None:
@@ -215,8 +227,12 @@ def _scaling(add: _Additions, results: ResultSet) -> None:
                 add.record(bench, figures.SCALING_EFFICIENCY, speedup / rec.gpus)
             else:
                 for spec in SCALING_FIGURES:
-                    add.missing(bench, spec, f"no 1-GPU {rec.method} run of {rec.reference_key} in this result set "
-                                             "(select it too)")
+                    add.missing(
+                        bench,
+                        spec,
+                        f"no 1-GPU {rec.method} run of {rec.reference_key} in this result set "
+                        "(select it too)",
+                    )
         if rec.method == "DDP" and rec.gpus > 1:
             _course_communication(add, bench, rec, base_throughput)
         if rec.method == "DataParallel":
@@ -225,11 +241,16 @@ def _scaling(add: _Additions, results: ResultSet) -> None:
             if on_ddp and throughput is not None:
                 add.record(bench, figures.THROUGHPUT_VS_DDP, throughput / on_ddp)
             else:
-                add.missing(bench, figures.THROUGHPUT_VS_DDP, f"no DDP run of {rec.workload} on {rec.gpus} GPUs in "
-                                                              "this result set")
+                add.missing(
+                    bench,
+                    figures.THROUGHPUT_VS_DDP,
+                    f"no DDP run of {rec.workload} on {rec.gpus} GPUs in this result set",
+                )
 
 
-def _course_communication(add: _Additions, bench: BenchmarkEntry, rec: Scaling, base_throughput: float | None) -> None:
+def _course_communication(
+    add: _Additions, bench: BenchmarkEntry, rec: Scaling, base_throughput: float | None
+) -> None:
     """The course's estimate: the n-GPU step minus the 1-GPU time for the same per-GPU batch, and the
     all-reduce bandwidth that time implies (2(n-1)/n of the parameters' bytes)."""
     if not base_throughput:
@@ -242,7 +263,9 @@ def _course_communication(add: _Additions, bench: BenchmarkEntry, rec: Scaling, 
         course = comm.course_allreduce_bytes(rec.parameters, rec.gpus)
         add.record(bench, figures.COURSE_BANDWIDTH, course / subtraction_s / GB)
     else:
-        add.missing(bench, figures.COURSE_BANDWIDTH, "the course's subtraction gave no positive communication time")
+        add.missing(
+            bench, figures.COURSE_BANDWIDTH, "the course's subtraction gave no positive communication time"
+        )
 
 
 def scaling_runs(results: ResultSet) -> list[tuple[BenchmarkEntry, Scaling]]:

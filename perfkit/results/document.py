@@ -51,7 +51,8 @@ class Document:
     sections: tuple[Section, ...]
 
 
-# ---- markdown -------------------------------------------------------------------------------------------------
+# ---- markdown ----------------------------------------------------------------------------------------------
+
 
 def markdown_table(head: Sequence[str], rows: Sequence[Sequence[str]]) -> str:
     out = ["| " + " | ".join(head) + " |", "|" + "---|" * len(head)]
@@ -79,7 +80,7 @@ def markdown(doc: Document) -> str:
     return f"# {doc.title}\n\n" + markdown_sections(doc.sections)
 
 
-# ---- HTML -----------------------------------------------------------------------------------------------------
+# ---- HTML --------------------------------------------------------------------------------------------------
 
 _STYLE = """
 body { font-family: system-ui, sans-serif; margin: 2em auto; max-width: 1200px; padding: 0 1em; color: #222; }
@@ -99,9 +100,13 @@ def _inline(text: str) -> str:
 
 def _html_block(block: Block) -> str:
     if isinstance(block, Table):
-        return ("<table><thead><tr>" + "".join(f"<th>{_inline(c)}</th>" for c in block.head) + "</tr></thead><tbody>"
-                + "".join("<tr>" + "".join(f"<td>{_inline(c)}</td>" for c in row) + "</tr>" for row in block.rows)
-                + "</tbody></table>")
+        return (
+            "<table><thead><tr>"
+            + "".join(f"<th>{_inline(c)}</th>" for c in block.head)
+            + "</tr></thead><tbody>"
+            + "".join("<tr>" + "".join(f"<td>{_inline(c)}</td>" for c in row) + "</tr>" for row in block.rows)
+            + "</tbody></table>"
+        )
     if isinstance(block, Image):
         if not block.path.is_file():
             return f"<p><em>{html.escape(block.alt)}: {html.escape(block.path.name)} is missing</em></p>"
@@ -117,12 +122,16 @@ def html_page(doc: Document) -> str:
             level = min(section.level, 6)
             body.append(f"<h{level}>{_inline(section.title)}</h{level}>")
         body += [_html_block(b) for b in section.blocks]
-    return (f"<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\"><title>{html.escape(doc.title)}</title>"
-            f"<style>{_STYLE}</style></head>\n<body>\n" + "\n".join(body) + "\n</body></html>\n")
+    return (
+        f'<!DOCTYPE html>\n<html lang="en"><head><meta '
+        f'charset="utf-8"><title>{html.escape(doc.title)}</title>'
+        f"<style>{_STYLE}</style></head>\n<body>\n" + "\n".join(body) + "\n</body></html>\n"
+    )
 
 
 def write(doc: Document, folder: Path) -> Path:
-    """``report.md`` and ``report.html`` (the same sections, self-contained) in ``folder``; the markdown's path."""
+    """``report.md`` and ``report.html`` (the same sections, self-contained) in ``folder``; the markdown's
+    path."""
     path = folder / "report.md"
     path.write_text(markdown(doc), encoding="utf-8")
     (folder / "report.html").write_text(html_page(doc), encoding="utf-8")

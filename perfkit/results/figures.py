@@ -17,7 +17,7 @@ from perfkit.results.metrics import MetricSpec
 TIME = "time"
 TIME_UNIT = "s"
 
-# ---- rates and ceilings -------------------------------------------------------------------------------------
+# ---- rates and ceilings ------------------------------------------------------------------------------------
 COPY_BANDWIDTH = MetricSpec(COPY, "GB/s", "higher")
 
 
@@ -30,12 +30,16 @@ CEILINGS: tuple[MetricSpec, ...] = (COPY_BANDWIDTH, *(matmul_ceiling(p) for p in
 TFLOPS = MetricSpec("tflops", "TFLOP/s", "higher")
 BANDWIDTH = MetricSpec("bandwidth_gbps", "GB/s", "higher")
 SHARE_OF_DATASHEET = MetricSpec("share_of_datasheet", "ratio", "higher")
-SHARE_OF_PEAK = MetricSpec("share_of_peak", "ratio", "higher")  # of the measured matmul ceiling of the math used
+SHARE_OF_PEAK = MetricSpec(
+    "share_of_peak", "ratio", "higher"
+)  # of the measured matmul ceiling of the math used
 SHARE_OF_COPY_PEAK = MetricSpec("share_of_copy_peak", "ratio", "higher")  # of the measured copy ceiling
 SHARE_OF_ROOF = MetricSpec("share_of_roof", "ratio", "higher")
 
-# ---- memory and power ---------------------------------------------------------------------------------------
-PEAK_ALLOCATED_MIB = MetricSpec("peak_allocated_mib", "MiB", "lower", gate=True)  # does not follow from the time
+# ---- memory and power --------------------------------------------------------------------------------------
+PEAK_ALLOCATED_MIB = MetricSpec(
+    "peak_allocated_mib", "MiB", "lower", gate=True
+)  # does not follow from the time
 PEAK_RESERVED_MIB = MetricSpec("peak_reserved_mib", "MiB", "lower")
 ESTIMATE_MIB = MetricSpec("estimate_mib", "MiB", "none")
 ACTUAL_OVER_PARAMS = MetricSpec("actual_over_params", "x", "lower")
@@ -54,7 +58,7 @@ def gpu_peak(gpu: int) -> MetricSpec:
     return MetricSpec(f"gpu{gpu}_peak_mib", "MiB", "none")
 
 
-# ---- capacity searches --------------------------------------------------------------------------------------
+# ---- capacity searches -------------------------------------------------------------------------------------
 LARGEST_LAYERS = MetricSpec("largest_layers", "layers", "higher", gate=True)
 LARGEST_BATCH = MetricSpec("largest_batch", "images", "higher", gate=True)
 PROBES = MetricSpec("probes", "probes", "none")
@@ -67,13 +71,13 @@ GPU0_FORWARD_MS = MetricSpec("gpu0_forward_ms", "ms", "lower")
 TRANSFER_MS = MetricSpec("transfer_ms", "ms", "lower")
 GPU1_FORWARD_MS = MetricSpec("gpu1_forward_ms", "ms", "lower")
 
-# ---- vector add, VGG swap -----------------------------------------------------------------------------------
+# ---- vector add, VGG swap ----------------------------------------------------------------------------------
 KERNEL_S = MetricSpec("kernel_s", "s", "lower")
 SPEEDUP_VS_CPU = MetricSpec("speedup_vs_cpu", "x", "higher")
 TIME_RATIO_VS_NORMAL = MetricSpec("time_ratio_vs_normal", "ratio", "lower")
 MEMORY_RATIO_VS_NORMAL = MetricSpec("memory_ratio_vs_normal", "ratio", "lower")
 
-# ---- FLOPs, PPP, roofline -----------------------------------------------------------------------------------
+# ---- FLOPs, PPP, roofline ----------------------------------------------------------------------------------
 TOTAL_FLOPS = MetricSpec("total_flops", "FLOP", "none")
 TOTAL_MACS = MetricSpec("total_macs", "MAC", "none")
 COUNTED_FLOPS = MetricSpec("counted_flops", "FLOP", "none")
@@ -90,7 +94,7 @@ MEASURED_OVER_PREDICTED = MetricSpec("measured_over_predicted", "ratio", "lower"
 DRAM_BYTES = MetricSpec("dram_bytes", "B", "none")
 INTENSITY = MetricSpec("intensity_flop_per_byte", "FLOP/B", "none")
 
-# ---- data parallel, collectives, large batch ----------------------------------------------------------------
+# ---- data parallel, collectives, large batch ---------------------------------------------------------------
 EPOCH_S = MetricSpec("epoch_s", "s", "lower")
 IMAGES_PER_S = MetricSpec("images_per_s", "images/s", "higher")
 STEP_MS = MetricSpec("step_ms", "ms", "lower")
@@ -117,7 +121,7 @@ TRAIN_ACCURACY = MetricSpec("train_accuracy", "ratio", "higher")
 TEST_LOSS = MetricSpec("test_loss", "nats", "lower")
 TEST_ACCURACY = MetricSpec("test_accuracy", "ratio", "higher")
 
-# ---- time to accuracy ---------------------------------------------------------------------------------------
+# ---- time to accuracy --------------------------------------------------------------------------------------
 RUNS_REACHED = MetricSpec("runs_reached", "runs", "higher", gate=True)
 TTA_COV = MetricSpec("tta_cov", "ratio", "lower")
 EPOCHS_TO_TARGET = MetricSpec("epochs_to_target", "epochs", "lower")
@@ -128,7 +132,7 @@ GPU_UTIL_PCT = MetricSpec("gpu_util_pct", "%", "higher")
 MEMORY_UTIL_PCT = MetricSpec("memory_util_pct", "%", "none")
 IMAGES_PER_S_VS_NAIVE = MetricSpec("images_per_s_vs_naive", "x", "higher")
 
-# ---- timer fidelity -----------------------------------------------------------------------------------------
+# ---- timer fidelity ----------------------------------------------------------------------------------------
 GRAPH_REPLAY_S = MetricSpec("graph_replay_s", "s", "lower")
 
 

@@ -3,7 +3,8 @@
 ``pytest benches/ --benchmark-autosave [--benchmark-storage=file://DIR]`` writes each run to
 ``DIR/<machine-id>/NNNN_<commit>_<date>.json`` (default ``DIR`` = ``.benchmarks``): the same JSON as
 ``--benchmark-json``, with perfkit's ``machine_info["perfkit"]``, but without raw samples unless
-``--benchmark-save-data`` is given. A series needs only each run's median and metric values, so the default autosave is enough for trends; a baseline
+``--benchmark-save-data`` is given. A series needs only each run's median and metric values, so the default
+autosave is enough for trends; a baseline
 keeps the raw samples of its newest run, so ``baseline save --from-history`` needs that run saved with
 ``--benchmark-save-data``. pytest-benchmark's machine-id folder names the Python, not the box, so runs
 are told apart by perfkit's hardware id.
@@ -31,7 +32,8 @@ Series = list[tuple[str, float]]
 
 @dataclass(frozen=True)
 class History:
-    """The stored perfkit runs, oldest first, with the file of each; damaged files are skipped, each with a reason.
+    """The stored perfkit runs, oldest first, with the file of each; damaged files are skipped, each with a
+    reason.
 
     One damaged file (a run killed while pytest-benchmark wrote it) should not hide months of history,
     so it is reported, not raised (pytest-benchmark's own loader skips such files too).
@@ -54,7 +56,8 @@ class History:
 
 
 def storage_path(text: str | os.PathLike[str]) -> Path:
-    """A folder from ``DIR`` or pytest-benchmark's ``file://DIR`` form (other storages cannot be read here)."""
+    """A folder from ``DIR`` or pytest-benchmark's ``file://DIR`` form (other storages cannot be read
+    here)."""
     text = str(text)
     if text.startswith("file://"):
         return Path(text[len("file://"):])
@@ -80,7 +83,8 @@ def _number(path: Path) -> int:
 
 
 def load_history(storage: str | os.PathLike[str], hardware_id: str | None = None) -> History:
-    """Every perfkit run stored under ``storage`` (of ``hardware_id`` only, when given), oldest first, each read
+    """Every perfkit run stored under ``storage`` (of ``hardware_id`` only, when given), oldest first, each
+    read
     by the one loader (perfkit.results.load: older files migrated, so a trend does not split at an upgrade).
 
     Order is the run's own ``datetime`` (sequence numbers restart in each machine-id folder, e.g. after a
@@ -147,12 +151,15 @@ def unit_of(history: History, benchmark: str, figure: str = TIME) -> str:
 
 
 def baseline_from_history(storage: str | os.PathLike[str], hardware_id: str | None, n: int) -> ResultSet:
-    """A baseline of the last ``n`` stored runs of one hardware id (:func:`perfkit.results.baselines.from_runs`).
+    """A baseline of the last ``n`` stored runs of one hardware id
+    (:func:`perfkit.results.baselines.from_runs`).
 
     Without ``hardware_id`` the runs name it; runs of several machines in one storage need it said.
     """
     if n < 2:
-        raise UsageError(f"a baseline from history needs at least 2 runs (their spread sets each figure's band), not {n}")
+        raise UsageError(
+            f"a baseline from history needs at least 2 runs (their spread sets each figure's band), not {n}"
+        )
     history = load_history(storage, hardware_id)
     ids = history.hardware_ids()
     if hardware_id is None and len(ids) > 1:
@@ -160,13 +167,17 @@ def baseline_from_history(storage: str | os.PathLike[str], hardware_id: str | No
                          "pass --hardware-id to choose one")
     if len(history) < n:
         which = f" of {hardware_id or ids[0]}" if (hardware_id or ids) else ""
-        raise BaselineError(f"{storage_path(storage)} holds {len(history)} perfkit run(s){which}, fewer than the {n} "
-                            f"asked for; run pytest with --benchmark-autosave {n - len(history)} more time(s)")
+        raise BaselineError(
+            f"{storage_path(storage)} holds {len(history)} perfkit run(s){which}, fewer than the {n} "
+            f"asked for; run pytest with --benchmark-autosave {n - len(history)} more time(s)"
+        )
     bare = [b.fullname for b in history.runs[-1].benchmarks if not b.samples]
     if bare:
-        raise BaselineError(f"{history.paths[-1]}: the newest stored run has no raw samples (e.g. {bare[0]}), which a "
-                            "baseline keeps; pytest-benchmark's autosave leaves them out unless --benchmark-save-data "
-                            "is given: run once more with it")
+        raise BaselineError(
+            f"{history.paths[-1]}: the newest stored run has no raw samples (e.g. {bare[0]}), which a "
+            "baseline keeps; pytest-benchmark's autosave leaves them out unless --benchmark-save-data "
+            "is given: run once more with it"
+        )
     return baselines.from_runs(list(history.runs[-n:]))
 
 

@@ -18,13 +18,26 @@ from typing import Any
 from perfkit.errors import UsageError
 
 ENV = "PERFKIT_INJECT_SLOWDOWN"
-_TIME_STATS = ("min", "max", "mean", "stddev", "median", "iqr", "q1", "q3", "iqr_outliers", "total", "ld15iqr",
-               "hd15iqr")
+_TIME_STATS = (
+    "min",
+    "max",
+    "mean",
+    "stddev",
+    "median",
+    "iqr",
+    "q1",
+    "q3",
+    "iqr_outliers",
+    "total",
+    "ld15iqr",
+    "hd15iqr",
+)
 _TIME_UNITS = ("s", "ms", "us")
 
 
 def rules(environ: Mapping[str, str] = os.environ) -> list[tuple[str, float]]:
-    """(pattern, factor) pairs from the environment; a malformed entry is a usage error that shows the form."""
+    """(pattern, factor) pairs from the environment; a malformed entry is a usage error that shows the
+    form."""
     text = environ.get(ENV, "").strip()
     out = []
     for entry in filter(None, (e.strip() for e in text.split(","))):
@@ -34,7 +47,9 @@ def rules(environ: Mapping[str, str] = os.environ) -> list[tuple[str, float]]:
         except ValueError:
             value = 0.0
         if not pattern or value <= 0:
-            raise UsageError(f"{ENV}={text!r}: write PATTERN=FACTOR[,PATTERN=FACTOR], e.g. '*test_copy_bandwidth*=1.1'")
+            raise UsageError(
+                f"{ENV}={text!r}: write PATTERN=FACTOR[,PATTERN=FACTOR], e.g. '*test_copy_bandwidth*=1.1'"
+            )
         out.append((pattern, value))
     return out
 
@@ -44,8 +59,9 @@ def apply(bench: MutableMapping[str, Any], environ: Mapping[str, str] = os.envir
     extra = bench.setdefault("extra_info", {})
     if "injected_slowdown" in extra:
         return
-    factor = next((f for pattern, f in rules(environ) if fnmatch.fnmatchcase(bench.get("fullname", ""), pattern)),
-                  None)
+    factor = next(
+        (f for pattern, f in rules(environ) if fnmatch.fnmatchcase(bench.get("fullname", ""), pattern)), None
+    )
     if factor is None:
         return
     stats = bench.get("stats") or {}
@@ -57,8 +73,11 @@ def apply(bench: MutableMapping[str, Any], environ: Mapping[str, str] = os.envir
     if stats.get("ops"):
         stats["ops"] /= factor
     for metric in (extra.get("metrics") or {}).values():
-        scale = factor if metric.get("unit") in _TIME_UNITS else (1 / factor if metric.get("better") == "higher"
-                                                                 and "/s" in metric.get("unit", "") else None)
+        scale = (
+            factor
+            if metric.get("unit") in _TIME_UNITS
+            else (1 / factor if metric.get("better") == "higher" and "/s" in metric.get("unit", "") else None)
+        )
         if scale is not None:
             metric["value"] *= scale
             if "samples" in metric:

@@ -130,7 +130,9 @@ class Comparison:
         for row in self.rows:
             if row.gating:
                 now = out.get(row.benchmark)
-                out[row.benchmark] = row.verdict if now is None else min(now, row.verdict, key=WORST_FIRST.index)
+                out[row.benchmark] = (
+                    row.verdict if now is None else min(now, row.verdict, key=WORST_FIRST.index)
+                )
             else:
                 out.setdefault(row.benchmark, Verdict.UNCHANGED)
         return out
@@ -148,13 +150,18 @@ class Comparison:
     def to_json(self) -> dict[str, Any]:
         """The comparison as plain JSON (``perfkit compare --format json``)."""
         rows = [{**dataclasses.asdict(r), "verdict": r.verdict.value} for r in self.rows]
-        return {"baseline_id": self.baseline_id, "current_id": self.current_id, "same_hardware": self.same_hardware,
-                "counts": {v.value: n for v, n in self.counts().items()},
-                "benchmarks": {n: v.value for n, v in self.benchmark_verdicts().items()}, "rows": rows,
-                "fingerprint_changes": [list(c) for c in self.fingerprint_changes],
-                "geomean_time_ratio": self.geomean_time_ratio,
-                "hardware_rows": [dataclasses.asdict(h) | {"far": h.far} for h in self.hardware_rows],
-                "alpha": self.alpha}
+        return {
+            "baseline_id": self.baseline_id,
+            "current_id": self.current_id,
+            "same_hardware": self.same_hardware,
+            "counts": {v.value: n for v, n in self.counts().items()},
+            "benchmarks": {n: v.value for n, v in self.benchmark_verdicts().items()},
+            "rows": rows,
+            "fingerprint_changes": [list(c) for c in self.fingerprint_changes],
+            "geomean_time_ratio": self.geomean_time_ratio,
+            "hardware_rows": [dataclasses.asdict(h) | {"far": h.far} for h in self.hardware_rows],
+            "alpha": self.alpha,
+        }
 
 
 def judge(baseline: ResultSet, current: ResultSet, noise: Noise, policy: Policy = Policy()) -> Comparison:
@@ -169,19 +176,40 @@ def judge(baseline: ResultSet, current: ResultSet, noise: Noise, policy: Policy 
     if baseline.hardware_id == current.hardware_id:
         hardware_rows: tuple[across.HardwareRow, ...] = ()
         base_runs, cur_runs = baseline.runs(), current.runs()
-        geomean = stats.geometric_mean([statistics.fmean(cur_runs[n][TIME]) / statistics.fmean(base_runs[n][TIME])
-                                        for n in paired.common if statistics.fmean(base_runs[n][TIME]) > 0])
+        geomean = stats.geometric_mean(
+            [
+                statistics.fmean(cur_runs[n][TIME]) / statistics.fmean(base_runs[n][TIME])
+                for n in paired.common
+                if statistics.fmean(base_runs[n][TIME]) > 0
+            ]
+        )
     else:
         hardware_rows = across.hardware_rows(baseline, current, paired.common)
         geomean = across.geomean_time_ratio(hardware_rows)
-    return Comparison(baseline.hardware_id, current.hardware_id, tuple(rows), _fingerprint_changes(baseline, current),
-                      geomean, hardware_rows, policy.alpha)
+    return Comparison(
+        baseline.hardware_id,
+        current.hardware_id,
+        tuple(rows),
+        _fingerprint_changes(baseline, current),
+        geomean,
+        hardware_rows,
+        policy.alpha,
+    )
 
 
 def _absent_row(name: str, median: float, verdict: Verdict) -> Row:
     missing = verdict is Verdict.MISSING
-    return Row(benchmark=name, figure=TIME, unit=TIME_UNIT, better="lower", baseline=median if missing else None,
-               current=None if missing else median, change=None, verdict=verdict, gating=True)
+    return Row(
+        benchmark=name,
+        figure=TIME,
+        unit=TIME_UNIT,
+        better="lower",
+        baseline=median if missing else None,
+        current=None if missing else median,
+        change=None,
+        verdict=verdict,
+        gating=True,
+    )
 
 
 @dataclass(frozen=True)
@@ -190,7 +218,9 @@ class _Judged:
 
     row: Row
     p_value: float | None = None
-    evidence: tuple[int, float | None, float] | None = None  # (df, se, band) for the MDE at the corrected level
+    evidence: tuple[int, float | None, float] | None = (
+        None  # (df, se, band) for the MDE at the corrected level
+    )
 
 
 def _judge_figure(fig: FigureRuns, policy: Policy) -> _Judged:
@@ -257,8 +287,15 @@ def _gate(fig: FigureRuns, threshold: float, policy: Policy) -> _Judged:
     sd, df = _spread(fig)
     ranges = _ranges(fig, b, c)
     if ranges and max(ranges) > policy.unstable:
-        return _Judged(_row(fig, Verdict.NOT_GATED, f"runs spread {max(ranges):.0%} (max-min) > "
-                                                    f"{policy.unstable:.0%}: too noisy to gate; reported only", True))
+        return _Judged(
+            _row(
+                fig,
+                Verdict.NOT_GATED,
+                f"runs spread {max(ranges):.0%} (max-min) > "
+                f"{policy.unstable:.0%}: too noisy to gate; reported only",
+                True,
+            )
+        )
     if min(b + c) <= 0:
         same = fig.base_mean == fig.cur_mean
         return _Judged(_row(fig, Verdict.UNCHANGED if same else Verdict.UNKNOWN,
@@ -271,33 +308,47 @@ def _gate(fig: FigureRuns, threshold: float, policy: Policy) -> _Judged:
     if abs(shift) <= band:
         return _Judged(_row(fig, Verdict.UNCHANGED, gating=True), evidence=evidence)
     if se is None or df < 1:
-        return _Judged(_row(fig, Verdict.UNKNOWN, "needs more runs: no between-run spread is known for this figure",
-                            True), evidence=evidence)
+        return _Judged(
+            _row(
+                fig, Verdict.UNKNOWN, "needs more runs: no between-run spread is known for this figure", True
+            ),
+            evidence=evidence,
+        )
     if worse > 0 and fig.host_load is not None and fig.host_load.busy:
         return _Judged(_row(fig, Verdict.UNKNOWN, fig.host_load.sentence(), True), evidence=evidence)
     p_value = 0.0 if se == 0 else stats.two_sided_p(shift / se, df)
-    return _Judged(_row(fig, Verdict.REGRESSED if worse > 0 else Verdict.IMPROVED, gating=True), p_value, evidence)
+    return _Judged(
+        _row(fig, Verdict.REGRESSED if worse > 0 else Verdict.IMPROVED, gating=True), p_value, evidence
+    )
 
 
 def _corrected(judged: list[_Judged], policy: Policy) -> list[Row]:
     """Holm's step-down correction over every gating figure compared; then each gating row's MDE."""
     tests = sum(1 for j in judged if j.row.gating and j.row.verdict is not Verdict.NOT_GATED)
     tested = [j for j in judged if j.p_value is not None]
-    significant = dict(zip(map(id, tested), stats.holm([j.p_value or 0.0 for j in tested], policy.alpha, tests)))
+    significant = dict(
+        zip(map(id, tested), stats.holm([j.p_value or 0.0 for j in tested], policy.alpha, tests))
+    )
     rows = []
     for j in judged:
         row = j.row
         if j.evidence is not None:
             df, se, band = j.evidence
-            mde = None if se is None or df < 1 else stats.minimum_detectable(band, se, df, policy.alpha, tests)
+            mde = (
+                None if se is None or df < 1 else stats.minimum_detectable(band, se, df, policy.alpha, tests)
+            )
             row = dataclasses.replace(row, mde=mde)
         if j.p_value is not None:
             if significant[id(j)]:
                 row = dataclasses.replace(row, p_value=j.p_value)
             else:
-                row = dataclasses.replace(row, verdict=Verdict.UNKNOWN, p_value=j.p_value,
-                                          note=f"beyond the band but not significant after correcting for {tests} "
-                                               f"figures (p={j.p_value:.2g}); more runs decide")
+                row = dataclasses.replace(
+                    row,
+                    verdict=Verdict.UNKNOWN,
+                    p_value=j.p_value,
+                    note=f"beyond the band but not significant after correcting for {tests} "
+                    f"figures (p={j.p_value:.2g}); more runs decide",
+                )
         rows.append(row)
     return rows
 
@@ -305,4 +356,6 @@ def _corrected(judged: list[_Judged], policy: Policy) -> list[Row]:
 def _fingerprint_changes(baseline: ResultSet, current: ResultSet) -> tuple[tuple[str, Any, Any], ...]:
     old, new = baseline.info.fingerprint, current.info.fingerprint
     # a field only one side recorded (added to the fingerprint after the older run) is not a change
-    return tuple((f, old[f], new[f]) for f in FINGERPRINT_FIELDS if f in old and f in new and old[f] != new[f])
+    return tuple(
+        (f, old[f], new[f]) for f in FINGERPRINT_FIELDS if f in old and f in new and old[f] != new[f]
+    )

@@ -29,10 +29,14 @@ def read_json(path: str | os.PathLike[str]) -> dict[str, Any]:
     except FileNotFoundError:
         unfinished = partial.path_for(path)
         if unfinished.exists():
-            raise BaselineError(f"{path}: no such file: that run did not finish; {unfinished} holds the benchmarks it "
-                                "finished: pass that file instead") from None
-        raise BaselineError(f"{path}: no such file; run `pytest benches/ --benchmark-json={path}` first, or give "
-                            "the path of an existing result file") from None
+            raise BaselineError(
+                f"{path}: no such file: that run did not finish; {unfinished} holds the benchmarks it "
+                "finished: pass that file instead"
+            ) from None
+        raise BaselineError(
+            f"{path}: no such file; run `pytest benches/ --benchmark-json={path}` first, or give "
+            "the path of an existing result file"
+        ) from None
     except UnicodeDecodeError:
         raise BaselineError(f"{path}: not a text file (not UTF-8); give a result JSON written by "
                             "pytest --benchmark-json") from None
@@ -45,8 +49,10 @@ def read_json(path: str | os.PathLike[str]) -> dict[str, Any]:
     try:
         parsed = json.loads(text)
     except json.JSONDecodeError as exc:
-        raise BaselineError(f"{path}: not valid JSON (line {exc.lineno}: {exc.msg}); restore it from git or re-run "
-                            "the benchmarks") from None
+        raise BaselineError(
+            f"{path}: not valid JSON (line {exc.lineno}: {exc.msg}); restore it from git or re-run "
+            "the benchmarks"
+        ) from None
     if not isinstance(parsed, dict):
         raise BaselineError(f"{path}: not a pytest-benchmark JSON (no 'benchmarks' list)")
     return parsed
@@ -57,7 +63,9 @@ def typed(raw: Mapping[str, Any], source: str) -> ResultSet:
     if not isinstance(raw, Mapping) or not isinstance(raw.get("benchmarks"), list):
         raise BaselineError(f"{source}: not a pytest-benchmark JSON (no 'benchmarks' list)")
     if not isinstance((raw.get("machine_info") or {}).get("perfkit"), Mapping):
-        raise BaselineError(f"{source}: has no perfkit section in machine_info; it was not written by a perfkit run")
+        raise BaselineError(
+            f"{source}: has no perfkit section in machine_info; it was not written by a perfkit run"
+        )
     current = migrations.migrate(copy.deepcopy(dict(raw)), source)
     entries = tuple(BenchmarkEntry.from_json(bench, source) for bench in current["benchmarks"])
     return ResultSet(entries, PerfkitInfo.from_json(current["machine_info"]["perfkit"], source),

@@ -25,7 +25,8 @@ from perfkit.results.payloads import Record
 
 Better = Literal["lower", "higher", "none"]
 BETTER_VALUES: tuple[str, ...] = ("lower", "higher", "none")
-#: Where a benchmark entry's ``extra_info`` keeps its metrics, their absences, and the context the judge reads.
+#: Where a benchmark entry's ``extra_info`` keeps its metrics, their absences, and the context the judge
+#: reads.
 METRICS_KEY, ABSENT_KEY = "metrics", "metrics_absent"
 GATE_KEY, BOUND_KEY, TOLERANCE_KEY = "gate", "bound", "tolerance"
 CONTEXT_KEYS = (GATE_KEY, BOUND_KEY, TOLERANCE_KEY)
@@ -75,7 +76,9 @@ class Metric:
                 bool(raw.get("gate", False)),
             )
         except (KeyError, TypeError, ValueError, UsageError) as exc:
-            raise BaselineError(f"metric {name!r} is malformed ({exc}); re-run the benchmark to rewrite it") from exc
+            raise BaselineError(
+                f"metric {name!r} is malformed ({exc}); re-run the benchmark to rewrite it"
+            ) from exc
 
 
 @dataclass(frozen=True)
@@ -93,21 +96,32 @@ class MetricSpec:
 
     def __post_init__(self) -> None:
         if self.better not in BETTER_VALUES:
-            raise UsageError(f"metric {self.name!r}: 'better' must be one of {BETTER_VALUES}, not {self.better!r}")
+            raise UsageError(
+                f"metric {self.name!r}: 'better' must be one of {BETTER_VALUES}, not {self.better!r}"
+            )
 
 
 class MetricRecorder:
-    """Writes metrics into a pytest-benchmark ``extra_info`` dict (what the ``perfkit_metrics`` fixture hands out)."""
+    """Writes metrics into a pytest-benchmark ``extra_info`` dict (what the ``perfkit_metrics`` fixture hands
+    out)."""
 
     def __init__(self, extra_info: MutableMapping[str, Any]) -> None:
         self._extra_info = extra_info
 
-    def record(self, spec: MetricSpec, value: float | None = None, samples: Sequence[float] | None = None) -> Metric:
-        """The figure ``spec`` declares, from one value or from samples (their median, unless ``value`` is given)."""
+    def record(
+        self, spec: MetricSpec, value: float | None = None, samples: Sequence[float] | None = None
+    ) -> Metric:
+        """The figure ``spec`` declares, from one value or from samples (their median, unless ``value`` is
+        given)."""
         if samples:
             metric = Metric.from_samples(samples, spec.unit, spec.better)
-            metric = Metric(metric.value if value is None else float(value), spec.unit, spec.better, metric.samples,
-                            spec.gate)
+            metric = Metric(
+                metric.value if value is None else float(value),
+                spec.unit,
+                spec.better,
+                metric.samples,
+                spec.gate,
+            )
         elif value is not None:
             metric = Metric(float(value), spec.unit, spec.better, gate=spec.gate)
         else:
@@ -122,8 +136,10 @@ class MetricRecorder:
         self._extra_info.get(METRICS_KEY, {}).pop(spec.name, None)
 
     def gate_on(self, figure: MetricSpec | None) -> None:
-        """Rest the benchmark's verdict on ``figure`` instead of its time (None: on no figure of its own, as for
-        a count), where the time is not the figure worth gating (a whole program step dominated by host copies)."""
+        """Rest the benchmark's verdict on ``figure`` instead of its time (None: on no figure of its own, as
+        for
+        a count), where the time is not the figure worth gating (a whole program step dominated by host
+        copies)."""
         self._extra_info[GATE_KEY] = figure.name if figure is not None else GATE_NONE
 
     def bound_by(self, ceiling: MetricSpec) -> None:

@@ -35,7 +35,9 @@ def _rename_figures(raw: Json) -> None:
         extra = bench.get("extra_info") or {}
         renamed(extra.get(METRICS_KEY))
         renamed(extra.get(ABSENT_KEY))
-        extra.pop("ceiling_used", None)  # the ceiling a share divided by: now one rule (perfkit.results.ceilings)
+        extra.pop(
+            "ceiling_used", None
+        )  # the ceiling a share divided by: now one rule (perfkit.results.ceilings)
         for name, metric in (extra.get(METRICS_KEY) or {}).items():
             if name in figures.UNITS and isinstance(metric, dict):
                 metric["unit"] = figures.UNITS[name]
@@ -60,7 +62,9 @@ _WORKLOAD = re.compile(r"^(?P<model>[a-z0-9]+)-(?P<data>cifar[a-z0-9]*|\d+)-[bB]
 def _scaling_named(record: Json, bench: Mapping[str, Any]) -> Json | None:
     """Version 0 held only the sizes; the method, workload and reference job were in the benchmark's id."""
     test, _, param = str(bench.get("fullname", "")).partition("[")
-    method = "DDP" if test.endswith("test_ddp") else "DataParallel" if test.endswith("test_dataparallel") else None
+    method = (
+        "DDP" if test.endswith("test_ddp") else "DataParallel" if test.endswith("test_dataparallel") else None
+    )
     workload = re.sub(r"-gpus\d+$", "", param.rstrip("]"))
     found = _WORKLOAD.match(workload)
     if method is None or found is None or not isinstance(record, dict):
@@ -72,7 +76,8 @@ def _scaling_named(record: Json, bench: Mapping[str, Any]) -> Json | None:
 
 
 #: Per family record, the steps from version 0, 1, ...: ``steps[v]`` takes a record of version v to v + 1, or
-#: returns None where it cannot (the record stays unreadable). Records of a tag without steps kept their shape.
+#: returns None where it cannot (the record stays unreadable). Records of a tag without steps kept their
+#: shape.
 PAYLOAD_STEPS: dict[str, tuple[Callable[[Any, Mapping[str, Any]], Json | None], ...]] = {
     "roofline": (_roofline_points,),
     "scaling": (_scaling_named,),
@@ -98,10 +103,14 @@ def migrate(raw: Json, where: str) -> Json:
     info = raw["machine_info"]["perfkit"]
     version = info.get("schema_version")
     if not isinstance(version, int) or version < 1:
-        raise BaselineError(f"{where}: perfkit schema {version!r} is not one perfkit ever wrote; the file is damaged")
+        raise BaselineError(
+            f"{where}: perfkit schema {version!r} is not one perfkit ever wrote; the file is damaged"
+        )
     if version > SCHEMA_VERSION:
-        raise BaselineError(f"{where}: perfkit schema {version} is newer than this perfkit reads ({SCHEMA_VERSION}); "
-                            "upgrade perfkit (pip install -e .) to read it")
+        raise BaselineError(
+            f"{where}: perfkit schema {version} is newer than this perfkit reads ({SCHEMA_VERSION}); "
+            "upgrade perfkit (pip install -e .) to read it"
+        )
     for reached, step in SCHEMA_STEPS:
         if version < reached:
             step(raw)

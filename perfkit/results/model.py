@@ -107,7 +107,9 @@ class BenchmarkEntry:
     @classmethod
     def from_json(cls, raw: Mapping[str, Any], where: str) -> BenchmarkEntry:
         if not isinstance(raw, Mapping) or "fullname" not in raw or not isinstance(raw.get("stats"), Mapping):
-            raise BaselineError(f"{where}: a benchmark entry lacks 'fullname' or 'stats'; the file is damaged")
+            raise BaselineError(
+                f"{where}: a benchmark entry lacks 'fullname' or 'stats'; the file is damaged"
+            )
         name = str(raw["fullname"])
         median = raw["stats"].get("median")
         if isinstance(median, bool) or not isinstance(median, (int, float)) or not math.isfinite(median):
@@ -166,14 +168,19 @@ class BenchmarkEntry:
         return None if raw is None else kind.from_json(raw, f"{self.fullname}: {kind.TAG}")
 
     def with_metrics(self, metrics: Mapping[str, Metric], absent: Mapping[str, str]) -> BenchmarkEntry:
-        """This entry with ``metrics`` recorded and ``absent`` said absent (each replaces the other's name)."""
+        """This entry with ``metrics`` recorded and ``absent`` said absent (each replaces the other's
+        name)."""
         now = {n: m for n, m in self.metrics.items() if n not in absent} | dict(metrics)
         gone = {n: r for n, r in self.absent.items() if n not in metrics} | dict(absent)
         return dataclasses.replace(self, metrics=now, absent=gone)
 
     def to_json(self) -> dict[str, Any]:
         out = copy.deepcopy(dict(self.raw))
-        extra = {k: v for k, v in (out.get("extra_info") or {}).items() if k not in (GATE_KEY, BOUND_KEY, TOLERANCE_KEY)}
+        extra = {
+            k: v
+            for k, v in (out.get("extra_info") or {}).items()
+            if k not in (GATE_KEY, BOUND_KEY, TOLERANCE_KEY)
+        }
         extra[METRICS_KEY] = {n: m.to_json() for n, m in self.metrics.items()}
         if self.absent:
             extra[ABSENT_KEY] = dict(self.absent)
@@ -214,14 +221,30 @@ class PerfkitInfo:
             ceilings = {str(k): float(v) for k, v in (raw.get("ceilings") or {}).items()}
             lent = {str(k): float(v) for k, v in (raw.get("baseline_ceilings") or {}).items()}
         except (AttributeError, KeyError, TypeError, ValueError) as exc:
-            raise BaselineError(f"{where}: perfkit's runs, noise or ceilings are malformed ({exc}); re-save the "
-                                "baseline from its result files") from None
-        if not all(math.isfinite(v) for figures in runs.values() for values in figures.values() for v in values):
-            raise BaselineError(f"{where}: a stored run value is not a finite number; re-save the baseline from its "
-                                "result files")
-        return cls(int(raw.get("schema_version", 0)), str(raw.get("hardware_id", "unknown")),
-                   str(raw.get("device", "")), str(raw.get("profile") or "full"), dict(raw.get("fingerprint") or {}),
-                   ceilings, lent, runs, noise, tuple(str(d) for d in raw.get("run_dates") or ()), raw)
+            raise BaselineError(
+                f"{where}: perfkit's runs, noise or ceilings are malformed ({exc}); re-save the "
+                "baseline from its result files"
+            ) from None
+        if not all(
+            math.isfinite(v) for figures in runs.values() for values in figures.values() for v in values
+        ):
+            raise BaselineError(
+                f"{where}: a stored run value is not a finite number; re-save the baseline from its "
+                "result files"
+            )
+        return cls(
+            int(raw.get("schema_version", 0)),
+            str(raw.get("hardware_id", "unknown")),
+            str(raw.get("device", "")),
+            str(raw.get("profile") or "full"),
+            dict(raw.get("fingerprint") or {}),
+            ceilings,
+            lent,
+            runs,
+            noise,
+            tuple(str(d) for d in raw.get("run_dates") or ()),
+            raw,
+        )
 
     @property
     def datasheet(self) -> datasheet.GpuSpec | None:
@@ -232,9 +255,12 @@ class PerfkitInfo:
         out = copy.deepcopy(dict(self.raw))
         out.update(schema_version=self.schema_version, hardware_id=self.hardware_id, device=self.device,
                    profile=self.profile, fingerprint=dict(self.fingerprint), ceilings=dict(self.ceilings))
-        for key, value in (("baseline_ceilings", dict(self.lent_ceilings)), ("runs", dict(self.runs)),
-                           ("noise", {n: {f: s.to_json() for f, s in figs.items()} for n, figs in self.noise.items()}),
-                           ("run_dates", list(self.run_dates))):
+        for key, value in (
+            ("baseline_ceilings", dict(self.lent_ceilings)),
+            ("runs", dict(self.runs)),
+            ("noise", {n: {f: s.to_json() for f, s in figs.items()} for n, figs in self.noise.items()}),
+            ("run_dates", list(self.run_dates)),
+        ):
             if value:
                 out[key] = value
             else:
@@ -282,7 +308,8 @@ class ResultSet:
                 for b in self.benchmarks}
 
     def family(self, kind: type[R]) -> Iterator[tuple[BenchmarkEntry, R]]:
-        """(entry, record) for every readable record of the family; unreadable ones are in :meth:`unreadable`."""
+        """(entry, record) for every readable record of the family; unreadable ones are in
+        :meth:`unreadable`."""
         for bench in self.benchmarks:
             try:
                 record = bench.record(kind)
@@ -310,7 +337,9 @@ class ResultSet:
 
     def to_json(self) -> dict[str, Any]:
         """pytest-benchmark's JSON of this set (every key perfkit does not model kept as it was read)."""
-        out = copy.deepcopy({k: v for k, v in self.raw.items() if k not in ("benchmarks", "machine_info", "partial")})
+        out = copy.deepcopy(
+            {k: v for k, v in self.raw.items() if k not in ("benchmarks", "machine_info", "partial")}
+        )
         machine = copy.deepcopy(dict(self.raw.get("machine_info") or {}))
         machine["perfkit"] = self.info.to_json()
         out["machine_info"] = machine

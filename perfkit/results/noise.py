@@ -21,7 +21,8 @@ class Noise:
 
     @classmethod
     def of(cls, baseline: ResultSet, store: BaselineStore | None = None) -> Noise:
-        """The baseline's own stored spread; where it holds none (a single run), that of the store's baseline of
+        """The baseline's own stored spread; where it holds none (a single run), that of the store's baseline
+        of
         the same hardware and profile, when there is one."""
         if baseline.info.noise or store is None:
             return cls(baseline.info.noise, baseline.source)

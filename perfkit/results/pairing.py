@@ -37,7 +37,8 @@ class FigureRuns:
 
     @property
     def judged(self) -> bool:
-        """A gating figure with a direction: counts and ratios that should stay put are not judged better/worse."""
+        """A gating figure with a direction: counts and ratios that should stay put are not judged
+        better/worse."""
         return self.gating and self.better != "none"
 
 

@@ -90,7 +90,8 @@ def _record(kind: type[Record], raw: Any, where: str) -> Record:
 
 @dataclass(frozen=True)
 class RatePeak(Record):
-    """Which ceiling a rate metric (``tflops`` or ``bandwidth_gbps``) is a share of, and its datasheet value."""
+    """Which ceiling a rate metric (``tflops`` or ``bandwidth_gbps``) is a share of, and its datasheet
+    value."""
 
     TAG: ClassVar[str] = "peak"
     key: str
@@ -283,7 +284,8 @@ class LayerCapacity(Record):
     """The largest layer stack that fits (seed 000 Task 1): which knob was searched, under which cap."""
 
     TAG: ClassVar[str] = "layer_capacity"
-    knob: str  # "balanced" (num_conv = num_fc), "conv" (num_fc fixed), "fc" (num_conv fixed), "split" (two GPUs)
+    # "balanced" (num_conv = num_fc), "conv" (num_fc fixed), "fc" (num_conv fixed), "split" (two GPUs)
+    knob: str
     input_shape: tuple[int, ...]
     cap_gib: float | None  # None: the whole card
     num_conv: int
@@ -294,7 +296,9 @@ class LayerCapacity(Record):
     split_at: int | None = None
     peak_mib_per_device: tuple[float, ...] = ()
     failed_gpu: int | None = None  # the GPU that ran out at the first size that did not fit
-    room: str = ""  # the memory the search had, in words ("10.91 GiB per GPU (capped)", "a 2 MiB synthetic budget")
+    room: str = (
+        ""  # the memory the search had, in words ("10.91 GiB per GPU (capped)", "a 2 MiB synthetic budget")
+    )
 
     @property
     def memory(self) -> str:
@@ -350,7 +354,8 @@ class TtaRun(Record):
 
 @dataclass(frozen=True)
 class TimeToAccuracy(Record):
-    """R runs of one training to one target (seed 002 Problem 2), with the GPU's utilisation while they ran."""
+    """R runs of one training to one target (seed 002 Problem 2), with the GPU's utilisation while they
+    ran."""
 
     TAG: ClassVar[str] = "time_to_accuracy"
     model: str
@@ -406,7 +411,8 @@ class PowerWindow(Record):
 
 @dataclass(frozen=True)
 class NcclProfile(Record):
-    """torch.profiler over a few DDP steps: NCCL kernel time per step, the part other kernels overlapped, and the
+    """torch.profiler over a few DDP steps: NCCL kernel time per step, the part other kernels overlapped, and
+    the
     compute kernels' time (perfkit.parallel.ddp)."""
 
     TAG: ClassVar[str] = "profile"
@@ -417,6 +423,21 @@ class NcclProfile(Record):
     nccl_kernels: int
 
 
-FAMILIES: tuple[type[Record], ...] = (RatePeak, VectorAdd, Layer, VggSwap, MemoryEstimate, Ppp, Roofline, Scaling,
-                                      AllreduceSweep, LargeBatch, LayerCapacity, BatchEpoch, BatchCapacity,
-                                      TimeToAccuracy, PowerWindow, NcclProfile)
+FAMILIES: tuple[type[Record], ...] = (
+    RatePeak,
+    VectorAdd,
+    Layer,
+    VggSwap,
+    MemoryEstimate,
+    Ppp,
+    Roofline,
+    Scaling,
+    AllreduceSweep,
+    LargeBatch,
+    LayerCapacity,
+    BatchEpoch,
+    BatchCapacity,
+    TimeToAccuracy,
+    PowerWindow,
+    NcclProfile,
+)

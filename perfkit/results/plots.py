@@ -66,7 +66,9 @@ def plot_ceilings(results: ResultSet, out: Path) -> Iterable[tuple[str, Path]]:
             ax.bar([x + 0.2 for x in xs], [spec.ceiling(k) or 0 for k in names], width=0.4, label="datasheet")
         ax.set_xticks(list(xs), [k.replace("matmul_tflops_", "").replace("_gbps", "") for k in names])
         ax.set_ylabel(unit)
-        if unit == "TFLOP/s":  # fp32 to bf16 spans 20x; one bandwidth against its datasheet reads true from zero
+        if (
+            unit == "TFLOP/s"
+        ):  # fp32 to bf16 spans 20x; one bandwidth against its datasheet reads true from zero
             ax.set_yscale("log")
         else:
             ax.set_ylim(0, ax.get_ylim()[1] * 1.25)  # room above the bars for the legend
@@ -84,14 +86,20 @@ def plot_vector_add(results: ResultSet, out: Path) -> Iterable[tuple[str, Path]]
         return []
     plt = _pyplot()
     charts = []
-    for title, modes in (("explicit copies (whole program step)", ("explicit",)),
-                         ("unified memory (solid: first launch, dashed: warm)", ("managed_first", "managed_warm"))):
+    for title, modes in (
+        ("explicit copies (whole program step)", ("explicit",)),
+        ("unified memory (solid: first launch, dashed: warm)", ("managed_first", "managed_warm")),
+    ):
         fig, ax = plt.subplots(figsize=(8.5, 5))
         for (mode, scenario), points in sorted(series.items()):
             if mode in modes or mode == "cpu" and scenario == "cpu_loop":
                 ks = sorted(points)
                 style = "--" if mode == "managed_warm" else ("k:" if mode == "cpu" else "-")
-                label = "CPU (single-thread loop)" if mode == "cpu" else f"{scenario} {mode.removeprefix('managed_')}"
+                label = (
+                    "CPU (single-thread loop)"
+                    if mode == "cpu"
+                    else f"{scenario} {mode.removeprefix('managed_')}"
+                )
                 ax.plot(ks, [points[k] for k in ks], style, marker="o", label=label)
         ax.set(xscale="log", yscale="log", xlabel="K (million float32 elements)", ylabel="time (s)",
                title=f"Vector add, {title}")
@@ -122,7 +130,8 @@ def _grouped_bars(ax: Any, groups: list[str], series: dict[str, list[float | Non
 
 
 def plot_layers(results: ResultSet, out: Path) -> Iterable[tuple[str, Path]]:
-    """Per-layer bars: peak allocated memory, average power and energy per call, forward vs forward + backward."""
+    """Per-layer bars: peak allocated memory, average power and energy per call, forward vs forward +
+    backward."""
     rows = list(results.family(Layer))
     if not rows:
         return []
@@ -131,7 +140,11 @@ def plot_layers(results: ResultSet, out: Path) -> Iterable[tuple[str, Path]]:
     shown = ((figures.PEAK_ALLOCATED_MIB, "peak allocated (MiB)"), (figures.AVG_POWER_W, "average power (W)"),
              (figures.ENERGY_J, "energy per call (J)"))
     value = {(case.name, case.pass_, m.name): b.value(m) for b, case in rows for m, _ in shown}
-    panels = [(m.name, label) for m, label in shown if any(value[n, p, m.name] is not None for n in names for p in passes)]
+    panels = [
+        (m.name, label)
+        for m, label in shown
+        if any(value[n, p, m.name] is not None for n in names for p in passes)
+    ]
     if not panels:
         return []
     plt = _pyplot()
@@ -151,9 +164,12 @@ def plot_vgg_swap(results: ResultSet, out: Path) -> Iterable[tuple[str, Path]]:
     if not rows:
         return []
     cases = list(dict.fromkeys(f"{c.device} {c.pass_}" for _, c in rows))
-    time: dict[tuple[str, str], float | None] = {(f"{c.device} {c.pass_}", c.variant): b.median for b, c in rows}
+    time: dict[tuple[str, str], float | None] = {
+        (f"{c.device} {c.pass_}", c.variant): b.median for b, c in rows
+    }
     memory = {(f"{c.device} {c.pass_}", c.variant): b.value(figures.PEAK_ALLOCATED_MIB) for b, c in rows}
-    # peaks come from the CUDA allocator: the memory panel shows only the cases that have one (none on a CPU run)
+    # peaks come from the CUDA allocator: the memory panel shows only the cases that have one (none on a CPU
+    # run)
     with_memory = [c for c in cases if any(memory.get((c, v)) is not None for v in ("normal", "swapped"))]
     panels = [("median time (s)", time, cases)]
     if with_memory:
@@ -161,7 +177,9 @@ def plot_vgg_swap(results: ResultSet, out: Path) -> Iterable[tuple[str, Path]]:
     plt = _pyplot()
     fig, axes = plt.subplots(1, len(panels), figsize=(6 * len(panels), 4), squeeze=False)
     for ax, (label, values, shown) in zip(axes[0], panels):
-        _grouped_bars(ax, shown, {v: [values.get((c, v)) for c in shown] for v in ("normal", "swapped")}, label)
+        _grouped_bars(
+            ax, shown, {v: [values.get((c, v)) for c in shown] for v in ("normal", "swapped")}, label
+        )
         ax.tick_params(axis="x", labelsize=8)
     axes[0][0].set_yscale("log")
     fig.suptitle("VGG16: ReLU -> MaxPool (normal) vs MaxPool -> ReLU (swapped)"
@@ -180,7 +198,9 @@ def plot_memory_breakdown(results: ResultSet, out: Path) -> Iterable[tuple[str, 
     bottom = [0.0] * len(rows)
     for term in MemoryEstimate.TERMS:
         heights = [e.term_mib(term) for _, e in rows]
-        ax.bar([i - 0.2 for i in range(len(rows))], heights, width=0.4, bottom=bottom, label=f"estimate: {term}")
+        ax.bar(
+            [i - 0.2 for i in range(len(rows))], heights, width=0.4, bottom=bottom, label=f"estimate: {term}"
+        )
         bottom = [b + h for b, h in zip(bottom, heights)]
     measured = [b.value(figures.PEAK_ALLOCATED_MIB) for b, _ in rows]
     if any(m is not None for m in measured):
@@ -200,7 +220,8 @@ _ROOF_PRECISIONS = ("fp32", "tf32", "bf16")
 
 
 def roofline_chart(results: ResultSet, path: Path) -> Path | None:
-    """The course's roofline: log-log, measured (solid) and datasheet (dashed) roofs for fp32/tf32/bf16 with the
+    """The course's roofline: log-log, measured (solid) and datasheet (dashed) roofs for fp32/tf32/bf16 with
+    the
     bandwidth slope, one labelled point per model and batch (hollow where bytes came from ncu)."""
     points = [(b, p) for b, rec in results.family(Roofline) for p in rec.points]
     if not points:
@@ -213,7 +234,9 @@ def roofline_chart(results: ResultSet, path: Path) -> Path | None:
     roofs = [("measured", measured.get(datasheet.COPY), {k: measured.get(datasheet.matmul_key(k))
                                                           for k in _ROOF_PRECISIONS}, "-")]
     if spec:
-        roofs.append(("datasheet", spec.bandwidth_gbps, {k: spec.tflops.get(k) for k in _ROOF_PRECISIONS}, "--"))
+        roofs.append(
+            ("datasheet", spec.bandwidth_gbps, {k: spec.tflops.get(k) for k in _ROOF_PRECISIONS}, "--")
+        )
     for source, bandwidth, peaks, style in roofs:
         if not bandwidth:
             continue
@@ -228,12 +251,25 @@ def roofline_chart(results: ResultSet, path: Path) -> Path | None:
         attained = p.flops / bench.median / 1e12
         ax.scatter([p.intensity], [attained], s=40, facecolors="none" if hollow else None, edgecolors="black")
         # points of one model at one batch sit close together: each nearby label goes one line lower
-        near = sum(abs(math.log10(x / p.intensity)) < 0.2 and abs(math.log10(y / attained)) < 0.15 for x, y in labelled)
+        near = sum(
+            abs(math.log10(x / p.intensity)) < 0.2 and abs(math.log10(y / attained)) < 0.15
+            for x, y in labelled
+        )
         labelled.append((p.intensity, attained))
-        ax.annotate(f"{p.label} b{ppp.batch if ppp else '?'}{' (ncu)' if hollow else ''}", (p.intensity, attained),
-                    fontsize=7, xytext=(4, 2 - 9 * near), textcoords="offset points")
-    ax.set(xscale="log", yscale="log", xlabel="arithmetic intensity (FLOP/byte)", ylabel="attained TFLOP/s",
-           title=f"Roofline on {results.hardware_id}: forward passes (filled: analytic bytes, hollow: ncu DRAM)")
+        ax.annotate(
+            f"{p.label} b{ppp.batch if ppp else '?'}{' (ncu)' if hollow else ''}",
+            (p.intensity, attained),
+            fontsize=7,
+            xytext=(4, 2 - 9 * near),
+            textcoords="offset points",
+        )
+    ax.set(
+        xscale="log",
+        yscale="log",
+        xlabel="arithmetic intensity (FLOP/byte)",
+        ylabel="attained TFLOP/s",
+        title=f"Roofline on {results.hardware_id}: forward passes (filled: analytic bytes, hollow: ncu DRAM)",
+    )
     ax.grid(True, which="both", alpha=0.3)
     ax.legend(fontsize=7, loc="lower right")
     path.parent.mkdir(parents=True, exist_ok=True)
@@ -265,9 +301,16 @@ def plot_speedup(results: ResultSet, out: Path) -> Iterable[tuple[str, Path]]:
             gpus = sorted(points)
             ax.plot(gpus, [points[g] for g in gpus], marker="o", label=workload)
         ax.plot([1, most], [1, most], "k--", label="ideal")
-        ax.set(xlabel="GPUs", ylabel="speedup over 1 GPU (images/s)", title=method, xticks=sorted({r.gpus for _, r in runs}))
+        ax.set(
+            xlabel="GPUs",
+            ylabel="speedup over 1 GPU (images/s)",
+            title=method,
+            xticks=sorted({r.gpus for _, r in runs}),
+        )
         ax.legend(fontsize=7)
-    fig.suptitle(f"Data-parallel speedup on {results.hardware_id} (weak: batch per GPU fixed; strong: global)")
+    fig.suptitle(
+        f"Data-parallel speedup on {results.hardware_id} (weak: batch per GPU fixed; strong: global)"
+    )
     return [("Data-parallel speedup vs GPUs", _save(fig, out / "speedup.png"))]
 
 
@@ -280,18 +323,24 @@ def plot_compute_comm(results: ResultSet, out: Path) -> Iterable[tuple[str, Path
         return []
     plt = _pyplot()
     labels = [f"{r.workload} ×{r.gpus}" for _, r in runs]
-    steps = [(b.value(figures.COMPUTE_MS) or 0.0) + (b.value(figures.COMM_EXPOSED_MS) or 0.0) for b, _ in runs]
+    steps = [
+        (b.value(figures.COMPUTE_MS) or 0.0) + (b.value(figures.COMM_EXPOSED_MS) or 0.0) for b, _ in runs
+    ]
     compute = [100 * min((b.value(figures.COMPUTE_MS) or 0.0) / s, 1.0) for (b, _), s in zip(runs, steps)]
     fig, ax = plt.subplots(figsize=(9, 0.35 * len(runs) + 1.8))
     ax.barh(labels, compute, label="compute (step under no_sync)")
     ax.barh(labels, [100 - c for c in compute], left=compute, label="exposed communication (step - no_sync)")
-    for series, marker, color, label in ((figures.NCCL_KERNEL_MS, "|", "k", "NCCL kernel time (profiler)"),
-                                         (figures.COMM_SUBTRACTION_MS, "x", "r", "course's subtraction estimate")):
+    for series, marker, color, label in (
+        (figures.NCCL_KERNEL_MS, "|", "k", "NCCL kernel time (profiler)"),
+        (figures.COMM_SUBTRACTION_MS, "x", "r", "course's subtraction estimate"),
+    ):
         points = [(100 * max(value, 0.0) / s, i) for i, ((b, _), s) in enumerate(zip(runs, steps))
                   if (value := b.value(series)) is not None]
         ax.scatter([x for x, _ in points], [i for _, i in points], marker=marker, color=color, s=80, zorder=3,
                    label=label)
-    ax.set(xlabel="% of the step time (rank 0)", title="DDP step: compute vs communication, measured three ways")
+    ax.set(
+        xlabel="% of the step time (rank 0)", title="DDP step: compute vs communication, measured three ways"
+    )
     ax.legend(fontsize=7, loc="upper center", bbox_to_anchor=(0.5, -0.1), ncol=2)
     return [("DDP compute vs communication", _save(fig, out / "compute_comm.png"))]
 
@@ -304,7 +353,12 @@ def plot_busbw(results: ResultSet, out: Path) -> Iterable[tuple[str, Path]]:
     plt = _pyplot()
     fig, ax = plt.subplots(figsize=(7, 4.5))
     for sweep in sweeps:
-        ax.plot([r.bytes for r in sweep.rows], [r.busbw_gbps for r in sweep.rows], marker="o", label=f"{sweep.gpus} GPUs")
+        ax.plot(
+            [r.bytes for r in sweep.rows],
+            [r.busbw_gbps for r in sweep.rows],
+            marker="o",
+            label=f"{sweep.gpus} GPUs",
+        )
     ax.set(xscale="log", xlabel="message size (bytes)", ylabel="busbw (GB/s)",
            title=f"All-reduce busbw on {results.hardware_id} (busbw = algbw·2(n-1)/n)")
     ax.legend()
@@ -323,8 +377,13 @@ def plot_batch_sweep(results: ResultSet, out: Path) -> Iterable[tuple[str, Path]
         rows = [r for r in epochs if r.variant == variant]
         left.plot([r.batch for r in rows], [r.epoch_s for r in rows], marker="o", label=variant)
         right.plot([r.batch for r in rows], [r.images_per_s for r in rows], marker="o", label=variant)
-    left.scatter(list(seeds.BATCH_EPOCH_V100), list(seeds.BATCH_EPOCH_V100.values()), marker="x", color="grey",
-                 label=f"seed 003 V100 (out of memory at {seeds.BATCH_OOM_V100})")
+    left.scatter(
+        list(seeds.BATCH_EPOCH_V100),
+        list(seeds.BATCH_EPOCH_V100.values()),
+        marker="x",
+        color="grey",
+        label=f"seed 003 V100 (out of memory at {seeds.BATCH_OOM_V100})",
+    )
     for _, cap in results.family(BatchCapacity):
         for ax in (left, right):
             ax.axvline(cap.largest, color="r", linestyle="--",
@@ -362,13 +421,18 @@ def plot_layer_capacity(results: ResultSet, out: Path) -> Iterable[tuple[str, Pa
         right = axes[0][1]
         for i, rec in enumerate(split):
             gpus = [f"GPU {g}" for g in range(len(rec.peak_mib_per_device))]
-            right.bar([f"{g}\n{f'{rec.cap_gib:.2f} GiB' if rec.cap_gib else 'whole'}" for g in gpus],
-                      [m / 1024 for m in rec.peak_mib_per_device], label=f"split at layer {rec.split_at} of "
-                      f"{rec.num_conv + rec.num_fc}" + (f"; GPU {rec.failed_gpu} ran out first" if rec.failed_gpu
-                                                          is not None else ""))
+            right.bar(
+                [f"{g}\n{f'{rec.cap_gib:.2f} GiB' if rec.cap_gib else 'whole'}" for g in gpus],
+                [m / 1024 for m in rec.peak_mib_per_device],
+                label=f"split at layer {rec.split_at} of "
+                f"{rec.num_conv + rec.num_fc}"
+                + (f"; GPU {rec.failed_gpu} ran out first" if rec.failed_gpu is not None else ""),
+            )
             if rec.cap_gib:
                 right.axhline(rec.cap_gib, color=f"C{i}", linestyle=":")
-        right.set(ylabel="peak allocated (GiB)", title="two-GPU split: memory per device at the largest stack")
+        right.set(
+            ylabel="peak allocated (GiB)", title="two-GPU split: memory per device at the largest stack"
+        )
         right.legend(fontsize=7)
     return [("Layer-stack capacity", _save(fig, out / "layer_capacity.png"))]
 
@@ -387,7 +451,9 @@ def plot_ppp(results: ResultSet, out: Path, top: int = 10) -> Iterable[tuple[str
     for ax, (bench, run) in zip(axes.flat, runs):
         slowest = sorted(run.layers, key=lambda layer: -layer.seconds)[:top][::-1]  # the slowest at the top
         y = list(range(len(slowest)))
-        ax.barh([i + 0.2 for i in y], [layer.seconds * 1e3 for layer in slowest], height=0.4, label="measured")
+        ax.barh(
+            [i + 0.2 for i in y], [layer.seconds * 1e3 for layer in slowest], height=0.4, label="measured"
+        )
         ax.barh([i - 0.2 for i in y], [(layer.predicted_s or 0.0) * 1e3 for layer in slowest], height=0.4,
                 label="PALEO at datasheet peak")
         ax.set_yticks(y, [f"{layer.name} ({layer.type})" for layer in slowest], fontsize=7)
@@ -400,7 +466,9 @@ def plot_ppp(results: ResultSet, out: Path, top: int = 10) -> Iterable[tuple[str
         ax.legend(fontsize=7, loc="lower right")
     for ax in list(axes.flat)[len(runs):]:
         ax.set_visible(False)
-    fig.suptitle(f"Platform percent of peak on {results.hardware_id}: the {top} slowest layers of each forward")
+    fig.suptitle(
+        f"Platform percent of peak on {results.hardware_id}: the {top} slowest layers of each forward"
+    )
     return [("Platform percent of peak: slowest layers, measured vs PALEO", _save(fig, out / "ppp.png"))]
 
 
@@ -428,24 +496,43 @@ def plot_time_to_accuracy(results: ResultSet, out: Path) -> Iterable[tuple[str, 
         for i, rec in enumerate(traced):
             window = max(1, round(len(rec.util_t) / max(rec.util_t[-1], 1e-9)))  # samples per second
             for series, style, name in ((rec.gpu_util_pct, "-", "GPU"), (rec.memory_util_pct, ":", "memory")):
-                smooth = [sum(series[max(0, k - window + 1):k + 1]) / len(series[max(0, k - window + 1):k + 1])
-                          for k in range(len(series))]
+                smooth = [
+                    sum(series[max(0, k - window + 1) : k + 1]) / len(series[max(0, k - window + 1) : k + 1])
+                    for k in range(len(series))
+                ]
                 right.plot(rec.util_t, smooth, style, color=f"C{records.index(rec)}",
                            label=f"{rec.variant} {name} (mean {sum(series) / len(series):.0f}%)")
-        right.set(xlabel="seconds", ylabel="utilisation (%)", ylim=(0, 105), title="NVML utilisation while training")
-        right.legend(fontsize=6, ncol=2, loc="upper center", bbox_to_anchor=(0.5, -0.17))  # below: the lines stay visible
+        right.set(
+            xlabel="seconds", ylabel="utilisation (%)", ylim=(0, 105), title="NVML utilisation while training"
+        )
+        right.legend(
+            fontsize=6, ncol=2, loc="upper center", bbox_to_anchor=(0.5, -0.17)
+        )  # below: the lines stay visible
     fig.suptitle(f"Time to accuracy on {results.hardware_id}")
     return [("Time to accuracy and GPU utilisation", _save(fig, out / "time_to_accuracy.png"))]
 
 
-PLOTTERS: list[Plotter] = [plot_ceilings, plot_vector_add, plot_layers, plot_vgg_swap, plot_memory_breakdown,
-                           plot_roofline, plot_ppp, plot_speedup, plot_compute_comm, plot_busbw, plot_layer_capacity,
-                           plot_batch_sweep, plot_time_to_accuracy]
+PLOTTERS: list[Plotter] = [
+    plot_ceilings,
+    plot_vector_add,
+    plot_layers,
+    plot_vgg_swap,
+    plot_memory_breakdown,
+    plot_roofline,
+    plot_ppp,
+    plot_speedup,
+    plot_compute_comm,
+    plot_busbw,
+    plot_layer_capacity,
+    plot_batch_sweep,
+    plot_time_to_accuracy,
+]
 
 
 def hardware_chart(rows: Iterable[Any], baseline_id: str, current_id: str, path: Path) -> Path | None:
     """Across two machines: each benchmark's measured speedup against the ratio of the ceiling that bounds it
-    (``compare.HardwareRow``), one colour per ceiling, the diagonal where they agree and a band of ×1.25 around it;
+    (``compare.HardwareRow``), one colour per ceiling, the diagonal where they agree and a band of ×1.25
+    around it;
     the benchmarks outside the band are named. None when no benchmark names its ceiling."""
     points = [r for r in rows if r.expected and r.speedup > 0 and r.speedup != float("inf")]
     if not points:
@@ -503,8 +590,11 @@ def history_chart(name: str, series: Iterable[tuple[str, float]], change_indices
     step = max(1, len(runs) // 8)
     ax.set_xticks(runs[::step], [d[:10] or str(r) for (d, _), r in zip(points[::step], runs[::step])],
                   rotation=30, ha="right", fontsize=7)
-    ax.set(xlabel="stored run, oldest first (date of the run)", ylabel=f"{figure} ({unit})" if unit else figure,
-           title=name if len(name) <= 90 else "..." + name[-87:])
+    ax.set(
+        xlabel="stored run, oldest first (date of the run)",
+        ylabel=f"{figure} ({unit})" if unit else figure,
+        title=name if len(name) <= 90 else "..." + name[-87:],
+    )
     ax.grid(True, alpha=0.3)
     ax.legend(fontsize=8)
     path.parent.mkdir(parents=True, exist_ok=True)

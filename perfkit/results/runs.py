@@ -23,7 +23,9 @@ def spread_of(values: Iterable[float]) -> Spread | None:
     if len(values) < 2 or min(values) <= 0:
         return None
     logs = [math.log(v) for v in values]
-    return Spread(statistics.stdev(logs), (max(values) - min(values)) / statistics.median(values), len(values))
+    return Spread(
+        statistics.stdev(logs), (max(values) - min(values)) / statistics.median(values), len(values)
+    )
 
 
 def combine(results: Iterable[ResultSet]) -> dict[str, Figures]:

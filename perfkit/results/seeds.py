@@ -1,10 +1,12 @@
-"""Figures the course's reports published, shown beside perfkit's own for comparison (never used as baselines).
+"""Figures the course's reports published, shown beside perfkit's own for comparison (never used as
+baselines).
 
 Each is quoted from the seed document named beside it, with the hardware it ran on.
 """
 from __future__ import annotations
 
-#: Seed 000, Task 1, GTX 1080 Ti (10.91 GiB): (num_conv, num_fc) -> forward ms, or None where it ran out of memory.
+#: Seed 000, Task 1, GTX 1080 Ti (10.91 GiB): (num_conv, num_fc) -> forward ms, or None where it ran out of
+#: memory.
 LAYER_STACK_1080TI: dict[tuple[int, int], float | None] = {(61, 62): 109.2, (62, 61): 109.9, (62, 62): None}
 #: Seed 000, Task 1: the split across two GTX 1080 Ti: device -> (num_conv, num_fc, forward ms).
 LAYER_SPLIT_1080TI: dict[str, tuple[int, int, float]] = {"GPU0": (84, 0, 110.2), "GPU1": (54, 62, 109.9)}

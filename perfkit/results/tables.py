@@ -1,4 +1,6 @@
-"""Number formats and plain-text tables shared by every renderer (markdown tables: perfkit.results.document)."""
+"""Number formats and plain-text tables shared by every renderer (markdown tables:
+perfkit.results.document)."""
+
 from __future__ import annotations
 
 

@@ -33,9 +33,11 @@ def series(dataset_size: int, first: int = FIRST_BATCH, factor: int = FACTOR) ->
 
 def check_fits_dataset(batch: int, dataset_size: int) -> None:
     if batch > dataset_size:
-        raise UsageError(f"batch {batch} exceeds the dataset ({dataset_size} images): an epoch would be one partial "
-                         "batch, which a loader silently shrinks to the dataset (seed 004 timed such batches up to "
-                         "8.6 billion); the sweep ends here")
+        raise UsageError(
+            f"batch {batch} exceeds the dataset ({dataset_size} images): an epoch would be one partial "
+            "batch, which a loader silently shrinks to the dataset (seed 004 timed such batches up to "
+            "8.6 billion); the sweep ends here"
+        )
 
 
 @dataclass(frozen=True)
@@ -69,7 +71,11 @@ def train_epochs(train: data.ImageSet, batch: int, variant: str, device: torch.d
         raise UsageError(f"unknown variant {variant!r}; choose {' or '.join(VARIANTS)}")
     check_fits_dataset(batch, len(train))
     resident = train.to(device) if variant == "resident" else train
-    host = data.HostLoader(train, batch, device, loader.workers, loader.pin_memory) if variant == "loader" else None
+    host = (
+        data.HostLoader(train, batch, device, loader.workers, loader.pin_memory)
+        if variant == "loader"
+        else None
+    )
 
     def stream(epoch: int) -> Iterator[training.Batch]:
         return data.epoch_batches(resident, batch, epoch) if host is None else host.epoch()

@@ -29,7 +29,18 @@ CIFAR10_TRAIN_FILES = tuple(f"data_batch_{i}" for i in range(1, 6))
 CIFAR10_TEST_FILES = ("test_batch",)
 CIFAR10_SHAPE = (3, 32, 32)
 CIFAR10_CLASSES = 10
-CIFAR10_CLASS_NAMES = ("airplane", "automobile", "bird", "cat", "deer", "dog", "frog", "horse", "ship", "truck")
+CIFAR10_CLASS_NAMES = (
+    "airplane",
+    "automobile",
+    "bird",
+    "cat",
+    "deer",
+    "dog",
+    "frog",
+    "horse",
+    "ship",
+    "truck",
+)
 CIFAR10_TRAIN_SIZE, CIFAR10_TEST_SIZE = 50_000, 10_000
 #: The seeds' normalisation (seed 004): per-channel mean and standard deviation of CIFAR-10.
 CIFAR10_MEAN = (0.4914, 0.4822, 0.4465)
@@ -78,8 +89,10 @@ def data_root(option: str | None) -> Path | None:
 def check_shifted_root(option: str | None) -> None:
     """Refuse, before anything runs, a folder of labelled images that was asked for and is not there."""
     if option is not None and not Path(option).expanduser().is_dir():
-        raise UsageError(f"--perfkit-shifted-root={option} is not a folder: give one that holds {CIFAR10_FOLDER}/ or "
-                         "one folder per CIFAR-10 class, or leave the option out")
+        raise UsageError(
+            f"--perfkit-shifted-root={option} is not a folder: give one that holds {CIFAR10_FOLDER}/ or "
+            "one folder per CIFAR-10 class, or leave the option out"
+        )
 
 
 def check_data_root(option: str | None) -> None:
@@ -91,11 +104,15 @@ def check_data_root(option: str | None) -> None:
     root = data_root(option)
     where = "--perfkit-data-root" if option else f"${DATA_ROOT_ENV}"
     if root is not None and not (root / CIFAR10_FOLDER).is_dir():
-        raise UsageError(f"{where}={root} holds no {CIFAR10_FOLDER}/: give the folder that holds it (torchvision's "
-                         f"layout), or unset {where} for synthetic data")
+        raise UsageError(
+            f"{where}={root} holds no {CIFAR10_FOLDER}/: give the folder that holds it (torchvision's "
+            f"layout), or unset {where} for synthetic data"
+        )
 
 
-def cifar10(root: Path | None, train: bool = True, size: int | None = None, recipe: Recipe | None = None) -> ImageSet:
+def cifar10(
+    root: Path | None, train: bool = True, size: int | None = None, recipe: Recipe | None = None
+) -> ImageSet:
     """CIFAR-10 from ``root`` when given (it must be there: no silent fallback), else the synthetic
     stand-in drawn by ``recipe`` (default :data:`EASY`); ``size`` keeps the first images (a quick
     profile), None keeps the whole split."""
@@ -121,8 +138,10 @@ def load_cifar10(root: Path, train: bool = True) -> ImageSet:
     if missing:
         raise UsageError(
             f"no CIFAR-10 at {folder} (missing {', '.join(missing)}): give the folder that holds "
-            f"{CIFAR10_FOLDER}/ (torchvision's format: torchvision.datasets.CIFAR10(root, download=True) on a "
-            f"machine with internet), or leave --perfkit-data-root and ${DATA_ROOT_ENV} unset for synthetic data"
+            f"{CIFAR10_FOLDER}/ (torchvision's format: torchvision.datasets.CIFAR10(root, download=True) on "
+            f"a "
+            f"machine with internet), or leave --perfkit-data-root and ${DATA_ROOT_ENV} unset for synthetic "
+            f"data"
         )
     images, labels = [], []
     for name in names:
@@ -131,8 +150,18 @@ def load_cifar10(root: Path, train: bool = True) -> ImageSet:
                 entry = pickle.load(handle, encoding="latin1")
             images.append(torch.as_tensor(entry["data"], dtype=torch.uint8).reshape(-1, *CIFAR10_SHAPE))
             labels.append(torch.as_tensor(entry.get("labels", entry.get("fine_labels")), dtype=torch.int64))
-        except (OSError, pickle.UnpicklingError, EOFError, KeyError, TypeError, RuntimeError, ValueError) as exc:
-            raise UsageError(f"{folder / name} is not a CIFAR-10 batch file ({exc}); re-download it") from None
+        except (
+            OSError,
+            pickle.UnpicklingError,
+            EOFError,
+            KeyError,
+            TypeError,
+            RuntimeError,
+            ValueError,
+        ) as exc:
+            raise UsageError(
+                f"{folder / name} is not a CIFAR-10 batch file ({exc}); re-download it"
+            ) from None
     return ImageSet(torch.cat(images), torch.cat(labels), CIFAR10_CLASSES, f"cifar10:{folder}")
 
 
@@ -145,7 +174,11 @@ def labelled_folder(root: Path) -> ImageSet:
     root = Path(root)
     if (root / CIFAR10_FOLDER).is_dir():
         return load_cifar10(root, train=False)
-    folders = sorted(p for p in root.iterdir() if p.is_dir() and not p.name.startswith(".")) if root.is_dir() else []
+    folders = (
+        sorted(p for p in root.iterdir() if p.is_dir() and not p.name.startswith("."))
+        if root.is_dir()
+        else []
+    )
     unknown = [p.name for p in folders if p.name not in CIFAR10_CLASS_NAMES]
     if not folders or unknown:
         raise UsageError(f"{root} holds neither {CIFAR10_FOLDER}/ nor one folder per CIFAR-10 class"
@@ -246,8 +279,15 @@ class HostLoader:
     full batches only, as :func:`epoch_batches`. The workers persist across epochs, so their start-up
     is not inside a timed epoch; each epoch is a new shuffle."""
 
-    def __init__(self, data: ImageSet, batch: int, device: torch.device, workers: int = 4, pin_memory: bool = True,
-                 seed: int = 0) -> None:
+    def __init__(
+        self,
+        data: ImageSet,
+        batch: int,
+        device: torch.device,
+        workers: int = 4,
+        pin_memory: bool = True,
+        seed: int = 0,
+    ) -> None:
         self.device = device
         self.loader = DataLoader(TensorDataset(data.images, data.labels), batch_size=batch, shuffle=True,
                                  drop_last=True, num_workers=workers, persistent_workers=workers > 0,
@@ -256,7 +296,10 @@ class HostLoader:
 
     def epoch(self) -> Iterator[tuple[torch.Tensor, torch.Tensor]]:
         for images, labels in self.loader:
-            yield normalise(images.to(self.device, non_blocking=True)), labels.to(self.device, non_blocking=True)
+            yield (
+                normalise(images.to(self.device, non_blocking=True)),
+                labels.to(self.device, non_blocking=True),
+            )
 
 
 def steps_per_epoch(size: int, batch: int, world: int = 1) -> int:

@@ -1,4 +1,5 @@
-"""The training-memory estimate (seed 001): parameters, gradients, optimizer state and activations, term by term.
+"""The training-memory estimate (seed 001): parameters, gradients, optimizer state and activations, term by
+term.
 
 The activation term is counted, not guessed: a forward pass runs under
 ``torch.autograd.graph.saved_tensors_hooks`` and the distinct storages autograd keeps for the
@@ -89,7 +90,9 @@ def estimate_training_memory(name: str, batch: int, input_shape: Sequence[int] =
     if batch < 1:
         raise UsageError(f"batch must be at least 1, not {batch}")
     if optimizer not in OPTIMIZER_STATE_COPIES:
-        raise UsageError(f"unknown optimizer {optimizer!r}; choose one of {', '.join(OPTIMIZER_STATE_COPIES)}")
+        raise UsageError(
+            f"unknown optimizer {optimizer!r}; choose one of {', '.join(OPTIMIZER_STATE_COPIES)}"
+        )
     params, fixed, per_sample = _counted(name, tuple(input_shape))
     param_bytes = params * FLOAT32_BYTES
     return MemoryEstimate(name, batch, tuple(input_shape), optimizer, param_bytes, param_bytes,
@@ -99,7 +102,9 @@ def estimate_training_memory(name: str, batch: int, input_shape: Sequence[int] =
 def measure_training_peak(name: str, batch: int, input_shape: Sequence[int]) -> PeakMemory:
     """The allocator's peak over one training step on the GPU, after two warm-up steps."""
     if not torch.cuda.is_available():
-        raise HardwareError("--measure needs a CUDA GPU; without one, perfkit memory prints the estimate only")
+        raise HardwareError(
+            "--measure needs a CUDA GPU; without one, perfkit memory prints the estimate only"
+        )
     device = torch.device("cuda")
     try:
         since = allocated_bytes(device)

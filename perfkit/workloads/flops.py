@@ -121,7 +121,8 @@ class FlopTable:
 
     @property
     def forward_backward_flops(self) -> int:
-        """FlopCounterMode over a real forward and backward, plus the analytic layers twice (forward, backward)."""
+        """FlopCounterMode over a real forward and backward, plus the analytic layers twice (forward,
+        backward)."""
         return self.forward_backward_counted + 2 * self.uncounted_flops
 
     @property
@@ -166,7 +167,10 @@ def table_of(model: nn.Module, input_shape: tuple[int, ...], name: str) -> FlopT
             row.input_elems += x.numel()
             row.output_elems += out.numel()
             flops = analytic_flops(module, x, out)
-            row.analytic_flops = None if flops is None or row.analytic_flops is None else row.analytic_flops + flops
+            row.analytic_flops = (
+                None if flops is None or row.analytic_flops is None else row.analytic_flops + flops
+            )
+
         return hook
 
     handles = [m.register_forward_hook(record(n)) for n, m in leaves]
@@ -191,6 +195,7 @@ def table_of(model: nn.Module, input_shape: tuple[int, ...], name: str) -> FlopT
 
 def _forward_backward_counted(model: nn.Module, input_shape: tuple[int, ...]) -> int:
     """FLOPs of a forward and backward pass, counted in eval mode: FlopCounterMode counts the same matmuls and
-    convolutions in either mode, and training-mode BatchNorm cannot take one value per channel (batch 1 at 1×1)."""
+    convolutions in either mode, and training-mode BatchNorm cannot take one value per channel (batch 1 at
+    1×1)."""
     x = torch.empty(input_shape, device="meta")
     return count_flops(lambda: models.forward_checked(model.eval(), x).sum().backward())

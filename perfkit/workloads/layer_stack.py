@@ -140,7 +140,8 @@ def largest_split(shape: tuple[int, ...], devices: tuple[torch.device, torch.dev
 
 @dataclass(frozen=True)
 class SplitTimes:
-    """One forward of a two-device stack: each part's time and the device-to-device copy between them (seconds)."""
+    """One forward of a two-device stack: each part's time and the device-to-device copy between them
+    (seconds)."""
 
     first: float
     transfer: float

@@ -40,7 +40,9 @@ def capture_calls(model: nn.Module, x: torch.Tensor) -> list[tuple[str, nn.Modul
                 calls.append((name, module, args[0].detach().clone()))
         return pre
 
-    handles = [m.register_forward_pre_hook(hook(n)) for n, m in model.named_modules() if not list(m.children())]
+    handles = [
+        m.register_forward_pre_hook(hook(n)) for n, m in model.named_modules() if not list(m.children())
+    ]
     try:
         with torch.no_grad():
             model(x)

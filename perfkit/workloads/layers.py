@@ -47,8 +47,12 @@ class LayerCase:
 
 LAYERS: tuple[LayerCase, ...] = (
     LayerCase("relu", lambda: nn.ReLU(inplace=True), (256, 3, 224, 224), "memory"),
-    LayerCase("maxpool", lambda: nn.MaxPool2d(kernel_size=2, stride=2, padding=0), (256, 3, 224, 224), "memory"),
-    LayerCase("conv", lambda: nn.Conv2d(3, 128, kernel_size=3, padding=1), (256, 3, 224, 224), "compute", "conv"),
+    LayerCase(
+        "maxpool", lambda: nn.MaxPool2d(kernel_size=2, stride=2, padding=0), (256, 3, 224, 224), "memory"
+    ),
+    LayerCase(
+        "conv", lambda: nn.Conv2d(3, 128, kernel_size=3, padding=1), (256, 3, 224, 224), "compute", "conv"
+    ),
     LayerCase("linear", lambda: nn.Linear(512 * 7 * 7, 4096), (256, 512 * 7 * 7), "compute", "matmul"),
 )
 

@@ -47,7 +47,8 @@ def _cifar_resnet(name: str) -> Callable[[], nn.Module]:
 
 
 def tiny_cnn() -> nn.Module:
-    """A two-convolution network for CIFAR-shaped images that learns in seconds on a CPU (the quick profile)."""
+    """A two-convolution network for CIFAR-shaped images that learns in seconds on a CPU (the quick
+    profile)."""
     return nn.Sequential(nn.Conv2d(3, 16, 3, padding=1), nn.ReLU(), nn.MaxPool2d(2),
                          nn.Conv2d(16, 32, 3, padding=1), nn.ReLU(), nn.AdaptiveAvgPool2d(4), nn.Flatten(),
                          nn.Linear(32 * 16, 10))

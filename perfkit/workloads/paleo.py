@@ -84,7 +84,9 @@ def layer_bytes(row: LayerRow, precision: str) -> int:
     return (row.input_elems + row.params + row.output_elems) * BYTES[precision]
 
 
-def predict(table: FlopTable, spec: datasheet.GpuSpec, precision: str = "fp32", ppp: float = 1.0) -> Prediction:
+def predict(
+    table: FlopTable, spec: datasheet.GpuSpec, precision: str = "fp32", ppp: float = 1.0
+) -> Prediction:
     """Predicted forward time of ``table``'s model on ``spec`` at ``ppp`` of its datasheet peaks."""
     if not 0 < ppp <= 1:
         raise UsageError(f"platform percent of peak must be in (0, 1], not {ppp}")

@@ -32,7 +32,9 @@ class ModelForward:
         self.model = models.build(name).to(device).eval()
         self.x = torch.randn(self.shape, device=device)
         with torch.no_grad():
-            models.forward_checked(self.model, self.x)  # a shape the model cannot take fails here, in one sentence
+            models.forward_checked(
+                self.model, self.x
+            )  # a shape the model cannot take fails here, in one sentence
 
     def __call__(self) -> None:
         with torch.no_grad():
@@ -47,13 +49,20 @@ def record_ppp(metrics: MetricRecorder, run: ModelForward, measured_s: float, sp
     whole = layer_times.time_model(run.model, run.x)
     conv_precision = precision_in_use("conv", run.device)
     layer_sum = sum(t.seconds for t in layers)
-    for figure, value in ((figures.TOTAL_FLOPS, table.total_flops), (figures.CONV_FLOP_SHARE, table.conv_flop_share),
-                          (figures.TFLOPS, table.total_flops / measured_s / 1e12), (figures.SUM_OF_LAYERS_S, layer_sum),
-                          (figures.LAYERS_OVER_MODEL, layer_sum / whole.events_s),
-                          (figures.MODEL_EVENTS_S, whole.events_s), (figures.MODEL_GRAPH_S, whole.graph_s),
-                          (figures.LAUNCH_OVERHEAD_S, whole.launch_overhead_s)):
+    for figure, value in (
+        (figures.TOTAL_FLOPS, table.total_flops),
+        (figures.CONV_FLOP_SHARE, table.conv_flop_share),
+        (figures.TFLOPS, table.total_flops / measured_s / 1e12),
+        (figures.SUM_OF_LAYERS_S, layer_sum),
+        (figures.LAYERS_OVER_MODEL, layer_sum / whole.events_s),
+        (figures.MODEL_EVENTS_S, whole.events_s),
+        (figures.MODEL_GRAPH_S, whole.graph_s),
+        (figures.LAUNCH_OVERHEAD_S, whole.launch_overhead_s),
+    ):
         metrics.record(figure, value)
-    prediction = paleo.predict(table, spec, conv_precision) if spec and conv_precision in spec.tflops else None
+    prediction = (
+        paleo.predict(table, spec, conv_precision) if spec and conv_precision in spec.tflops else None
+    )
     if prediction is None:
         metrics.absent(figures.PREDICTED_S, "no datasheet entry with this precision for this GPU")
     else:
@@ -69,7 +78,8 @@ def record_ppp(metrics: MetricRecorder, run: ModelForward, measured_s: float, sp
 
 
 def _record_roofline(metrics: MetricRecorder, run: ModelForward, precision: str, with_ncu: bool) -> None:
-    """The analytic-bytes point, and the ncu DRAM-bytes point where it can be measured (the last one counts)."""
+    """The analytic-bytes point, and the ncu DRAM-bytes point where it can be measured (the last one
+    counts)."""
     flop = float(run.table.total_flops)
     analytic = float(sum(paleo.layer_bytes(r, "fp32") for r in run.table.rows))
     points = [RooflinePoint(run.name, flop, analytic, "analytic minimum", precision)]
@@ -81,7 +91,8 @@ def _record_roofline(metrics: MetricRecorder, run: ModelForward, precision: str,
         except PerfkitError as exc:
             metrics.absent(figures.DRAM_BYTES, str(exc))
     else:
-        metrics.absent(figures.DRAM_BYTES, "ncu runs for ResNet-18/50 in the full profile only (it replays every "
-                                           "kernel)")
+        metrics.absent(
+            figures.DRAM_BYTES, "ncu runs for ResNet-18/50 in the full profile only (it replays every kernel)"
+        )
     metrics.record(figures.INTENSITY, points[-1].intensity)
     metrics.payload(Roofline(tuple(points)))

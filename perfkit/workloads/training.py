@@ -1,4 +1,6 @@
-"""The one training step every family uses (training memory, DDP, DataParallel, accuracy), and its timed loop."""
+"""The one training step every family uses (training memory, DDP, DataParallel, accuracy), and its timed
+loop."""
+
 from __future__ import annotations
 
 from collections.abc import Callable, Iterator

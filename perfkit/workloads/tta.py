@@ -110,8 +110,13 @@ def _prepared(model_name: str, variant: Variant, device: torch.device) -> tuple[
     return model, forward, optimizer, memory_format, autocast
 
 
-def _step(forward: Callable[..., torch.Tensor], optimizer: torch.optim.Optimizer, autocast: Any, x: torch.Tensor,
-          y: torch.Tensor) -> None:
+def _step(
+    forward: Callable[..., torch.Tensor],
+    optimizer: torch.optim.Optimizer,
+    autocast: Any,
+    x: torch.Tensor,
+    y: torch.Tensor,
+) -> None:
     optimizer.zero_grad(set_to_none=True)
     with autocast:
         loss = nn.functional.cross_entropy(forward(x), y)
@@ -119,13 +124,24 @@ def _step(forward: Callable[..., torch.Tensor], optimizer: torch.optim.Optimizer
     optimizer.step()
 
 
-def train_to_target(model_name: str, train: data.ImageSet, valid: data.ImageSet, target: float, epoch_cap: int,
-                    device: torch.device, seed: int = 0, variant: Variant = NAIVE,
-                    shifted: data.ImageSet | None = None, progress: Callable[[str], None] = log.info,
-                    schedule_epochs: int | None = None) -> Run:
-    """Train a fresh ``model_name`` from ``seed`` until ``valid`` accuracy reaches ``target`` or ``epoch_cap``.
+def train_to_target(
+    model_name: str,
+    train: data.ImageSet,
+    valid: data.ImageSet,
+    target: float,
+    epoch_cap: int,
+    device: torch.device,
+    seed: int = 0,
+    variant: Variant = NAIVE,
+    shifted: data.ImageSet | None = None,
+    progress: Callable[[str], None] = log.info,
+    schedule_epochs: int | None = None,
+) -> Run:
+    """Train a fresh ``model_name`` from ``seed`` until ``valid`` accuracy reaches ``target`` or
+    ``epoch_cap``.
 
-    The one-cycle schedule spans ``schedule_epochs`` (default: the cap); past it the rate stays at its end value,
+    The one-cycle schedule spans ``schedule_epochs`` (default: the cap); past it the rate stays at its end
+    value,
     so a cap set generously for safety does not stretch the schedule, and with it the TTA.
     """
     if not 0 < target <= 1:
@@ -157,14 +173,26 @@ def train_to_target(model_name: str, train: data.ImageSet, valid: data.ImageSet,
         accuracies.append(training.evaluate(model, valid)[1])
         eval_s += timing.synchronized_clock() - eval_start
         elapsed = timing.synchronized_clock() - start
-        progress(f"seed {seed} epoch {epoch + 1}/{epoch_cap}: validation {accuracies[-1]:.1%} "
-                 f"(target {target:.0%}), {elapsed:.0f} s, ETA ≤ {elapsed / (epoch + 1) * (epoch_cap - epoch - 1):.0f} s")
+        progress(
+            f"seed {seed} epoch {epoch + 1}/{epoch_cap}: validation {accuracies[-1]:.1%} "
+            f"(target {target:.0%}), {elapsed:.0f} s, ETA ≤ "
+            f"{elapsed / (epoch + 1) * (epoch_cap - epoch - 1):.0f} s"
+        )
         if accuracies[-1] >= target:
             reached_at = elapsed
             break
     final_shifted = training.evaluate(model, shifted)[1] if shifted is not None else None
-    return Run(seed, reached_at is not None, reached_at, train_s, eval_s, len(accuracies), tuple(accuracies), images,
-               final_shifted)
+    return Run(
+        seed,
+        reached_at is not None,
+        reached_at,
+        train_s,
+        eval_s,
+        len(accuracies),
+        tuple(accuracies),
+        images,
+        final_shifted,
+    )
 
 
 def _feed(train: data.ImageSet, variant: Variant, device: torch.device,
