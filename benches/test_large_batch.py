@@ -1,11 +1,10 @@
 """Large-batch training (seed 003 Q4): the same epochs at global batch 128 on 1 GPU vs 2048 on 4 GPUs.
 
-With the same learning rate, 16× fewer updates leave the large batch behind; Goyal et al.'s
-linear scaling rule (learning rate × 2048/128) with a linear warm-up (one epoch, and two: at 2048 an
-epoch is only 24 updates) is the usual fix.
-Seed 004's optimiser: SGD, lr 0.1, momentum 0.9, weight decay 5e-4, on ResNet-18. CIFAR-10 from
-``--perfkit-data-root``, else perfkit's harder synthetic set (perfkit.workloads.data.HARD, the one the
-time-to-accuracy family trains on: on the easy set every rule reached about 95% in one epoch, so the
+With the same learning rate, 16× fewer updates leave the large batch behind; Goyal et al.'s linear scaling
+rule (learning rate × 2048/128) with a linear warm-up (one epoch, and two: at 2048 an epoch is only 24
+updates) is the usual fix. Seed 004's optimiser: SGD, lr 0.1, momentum 0.9, weight decay 5e-4, on ResNet-18.
+CIFAR-10 from ``--perfkit-data-root``, else perfkit's harder synthetic set (perfkit.workloads.data.HARD, the
+one the time-to-accuracy family trains on: on the easy set every rule reached about 95% in one epoch, so the
 question had no answer); the id ends with the data used. Final train loss/accuracy and test accuracy are
 metrics; the headline time is one epoch.
 """

@@ -1,12 +1,11 @@
 """Per-layer time, memory and power (seed 000, Task 2): ReLU, MaxPool2d, Conv2d and Linear on the
 course's inputs (batch 256; batch 8 in the quick profile), forward and forward + backward.
 
-Headline: pytest-benchmark's time of one call (5 warm-up rounds, then 20; 10 in the quick profile).
-Metrics: achieved TFLOP/s (conv, linear) or GB/s (ReLU, pool) and their share of the measured
-ceiling of the math actually used (cuDNN convolutions run TF32 for float32 by default), allocator
-peaks over one call (input, weights and output included; earlier benchmarks' tensors excluded), and NVML
-power and energy per call over a loop of power.POWER_WINDOW_S
-seconds after a power.POWER_LEAD_IN_S lead-in.
+Headline: pytest-benchmark's time of one call (5 warm-up rounds, then 20; 10 in the quick profile). Metrics:
+achieved TFLOP/s (conv, linear) or GB/s (ReLU, pool) and their share of the measured ceiling of the math
+actually used (cuDNN convolutions run TF32 for float32 by default), allocator peaks over one call (input,
+weights and output included; earlier benchmarks' tensors excluded), and NVML power and energy per call over a
+loop of power.POWER_WINDOW_S seconds after a power.POWER_LEAD_IN_S lead-in.
 """
 from __future__ import annotations
 

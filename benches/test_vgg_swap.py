@@ -1,12 +1,11 @@
 """VGG16 with ReLU and MaxPool swapped (seed 000, Task 3), on the CPU and the GPU.
 
-max-pooling commutes with a monotone activation, so the swapped network computes the same function
-with its ReLUs on a quarter of the elements; each swapped benchmark checks its outputs against the
-normal network with the same weights. Its time and peak memory as ratios to the normal network's
-(``time_ratio_vs_normal``, ``memory_ratio_vs_normal``) are added by the derived pass. Input (128, 3, 224,
-224) on the GPU in the full profile; on the CPU,
-(16, 3, 224, 224) in the full profile (a round at 128 costs minutes) and (2, 3, 64, 64) in quick.
-Forward runs under ``torch.no_grad`` in eval mode; forward + backward in training mode. Peak memory
+max-pooling commutes with a monotone activation, so the swapped network computes the same function with its
+ReLUs on a quarter of the elements; each swapped benchmark checks its outputs against the normal network with
+the same weights. Its time and peak memory as ratios to the normal network's (``time_ratio_vs_normal``,
+``memory_ratio_vs_normal``) are added by the derived pass. Input (128, 3, 224, 224) on the GPU in the full
+profile; on the CPU, (16, 3, 224, 224) in the full profile (a round at 128 costs minutes) and (2, 3, 64, 64)
+in quick. Forward runs under ``torch.no_grad`` in eval mode; forward + backward in training mode. Peak memory
 is net of what was allocated before the input was made (the weights), so it compares activations.
 """
 from __future__ import annotations

@@ -6,4 +6,5 @@ __version__ = "0.1.0"
 #: Version of the perfkit part of a result file (``machine_info["perfkit"]`` and
 #: ``extra_info["metrics"]``). Bump it when that contract changes, with the step that brings older files
 #: forward (perfkit.results.migrations). 2: figures renamed to what they hold, one unit per figure.
-SCHEMA_VERSION = 2
+#: 3: time to accuracy gates on the share of its runs that reached the target, not their count.
+SCHEMA_VERSION = 3

@@ -15,10 +15,9 @@ from pathlib import Path
 from typing import Any
 
 from perfkit.errors import BaselineError, PerfkitError, UsageError
-from perfkit.results import baselines, datasheet, history, load, partial, report
+from perfkit.results import baselines, datasheet, figures, history, load, noise, partial, report
 from perfkit.results.judge import Comparison, Policy, judge
 from perfkit.results.model import ResultSet
-from perfkit.results.noise import Noise
 
 EXIT_REGRESSION = 1
 EXIT_USAGE = 2
@@ -68,7 +67,13 @@ def _parser() -> argparse.ArgumentParser:
     cmp.add_argument(
         "--fail", action="store_true", help="exit 1 on a significant regression (noise never fails)"
     )
-    cmp.add_argument("--threshold", default="5%", help="default tolerance, e.g. 5%% or 0.05 (default 5%%)")
+    cmp.add_argument("--threshold", default=None,
+                     help="one minimum effect for every figure, e.g. 5%% or 0.05 (default: 3%% for "
+                          "GPU-bound benchmarks, 5%% for the rest)")
+    cmp.add_argument("--history", default=None, metavar="DIR",
+                     help="pytest-benchmark storage whose kept runs of the baseline's hardware add to the "
+                          "noise "
+                          "(default: .benchmarks, found from the current folder up, where it exists)")
     cmp.add_argument("--format", choices=report.FORMATS, default="table")
     cmp.set_defaults(func=_compare)
 
@@ -142,7 +147,7 @@ def _parser() -> argparse.ArgumentParser:
         metavar="PATTERN",
         help="benchmarks whose full name contains PATTERN, or matches it as a glob (default: all)",
     )
-    hist.add_argument("--figure", default="time",
+    hist.add_argument("--figure", default=figures.TIME,
                       help="time (each run's median) or a metric name, e.g. bandwidth_gbps (default: time)")
     hist.add_argument(
         "--out", type=Path, default=None, help="also write one PNG per benchmark into this folder"
@@ -155,15 +160,13 @@ def _parser() -> argparse.ArgumentParser:
     rep.add_argument("results", type=Path)
     rep.add_argument("--out", type=Path, required=True, help="folder for report.md and plots")
     rep.add_argument("--baseline", type=Path, help="also compare with this baseline")
-    rep.add_argument(
-        "--threshold", default="5%", help="with --baseline: default tolerance, as for compare (5%%)"
-    )
+    rep.add_argument("--threshold", default=None, help="with --baseline: the minimum effect, as for compare")
     rep.add_argument(
         "--history",
         default=None,
         metavar="DIR",
         help="also the trends and change points of the runs kept in this pytest-benchmark storage "
-        "(runs of the results' hardware)",
+        "(runs of the results' hardware); with --baseline they add to the noise, as for compare",
     )
     rep.set_defaults(func=_report)
 
@@ -239,24 +242,24 @@ def parse_threshold(text: str) -> float:
     return value
 
 
-def judge_files(
-    baseline_path: Path, current_path: Path, threshold: str
-) -> tuple[ResultSet, ResultSet, Comparison]:
+def judge_files(baseline_path: Path, current_path: Path, threshold: str | None,
+                storage: Path | None = None) -> tuple[ResultSet, ResultSet, Comparison]:
     """Both files read by the one loader (the baseline lends the ceilings the results did not measure, where
-    it is
-    of the same machine) and judged as the end of a run judges them: the same noise, the same policy."""
-    policy = Policy(threshold=parse_threshold(threshold))
+    it is of the same machine) and judged as the end of a run judges them: the same noise (the baselines
+    folder and the kept runs of ``storage``, default pytest-benchmark's ``.benchmarks``), the same policy."""
+    policy = Policy.with_threshold(None if threshold is None else parse_threshold(threshold))
     baseline = load.load(baseline_path)
     current = load.load(current_path, baseline)
     if baseline.profile != current.profile:
         raise UsageError(f"the baseline holds the {baseline.profile} profile's sizes, the results the "
                          f"{current.profile} profile's; compare runs of the same profile")
-    noise = Noise.of(baseline, baselines.BaselineStore.find(Path.cwd()))
-    return baseline, current, judge(baseline, current, noise, policy)
+    kept = history.storage_path(storage) if storage is not None else history.find_storage(Path.cwd())
+    judged_with = noise.for_judging(baseline, current, baselines.BaselineStore.find(Path.cwd()), kept)
+    return baseline, current, judge(baseline, current, judged_with, policy)
 
 
 def _compare(args: argparse.Namespace) -> int:
-    _, _, result = judge_files(args.baseline, args.current, args.threshold)
+    _, _, result = judge_files(args.baseline, args.current, args.threshold, args.history)
     print(report.render(result, args.format), end="")
     if args.fail and result.regressions:
         names = sorted({r.benchmark for r in result.regressions})
@@ -343,7 +346,7 @@ def _kept_runs(storage_option: str | None, hardware_id: str | None) -> tuple[Pat
 def _report(args: argparse.Namespace) -> int:
     comparison = None
     if args.baseline:
-        _, results, comparison = judge_files(args.baseline, args.results, args.threshold)
+        _, results, comparison = judge_files(args.baseline, args.results, args.threshold, args.history)
     else:
         results = load.load(args.results)
     kept = None
@@ -370,9 +373,9 @@ def _memory(args: argparse.Namespace) -> int:
     if args.json:
         payload = estimate.to_json()
         if measured is not None:
-            payload["measured"] = {"peak_allocated_mib": measured.allocated / MiB,
-                                   "peak_reserved_mib": measured.reserved / MiB,
-                                   "actual_over_estimate": measured.allocated / estimate.total}
+            payload["measured"] = {figures.PEAK_ALLOCATED_MIB.name: measured.allocated / MiB,
+                                   figures.PEAK_RESERVED_MIB.name: measured.reserved / MiB,
+                                   figures.ACTUAL_OVER_ESTIMATE.name: measured.allocated / estimate.total}
         print(json.dumps(payload, indent=2))
     else:
         print(console.render_memory(estimate, measured))

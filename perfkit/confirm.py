@@ -2,10 +2,12 @@
 
 A nightly fails only on a regression that holds over several runs (Perfherder's retriggers, Chromium
 Pinpoint's repeats): ``--perfkit-confirm N`` re-runs every benchmark whose verdict was ``regressed``,
-or ``unknown`` in the worse direction, N times with ``python -m pytest NODEID...`` in fresh processes
-(new CUDA context, new allocator, clocks re-settled), then compares again with all the runs on the
-current side. The baseline's code is not at hand in a run, so re-runs are not interleaved with it;
-interleaving (RMIT, duet benchmarking) needs two checkouts and is left to the CI job.
+or ``unknown`` in the worse direction (a figure 1.5 times worse is always one of them: beyond any minimum
+effect it is regressed or unknown), N times with ``python -m pytest NODEID...`` in fresh processes (new CUDA
+context, new allocator, clocks re-settled), then judges them on the new runs alone: the run that flagged
+them was chosen for being extreme and would bias the second look (perfkit.session). The baseline's code is
+not at hand in a run, so re-runs are not interleaved with it; interleaving (RMIT, duet benchmarking) needs
+two checkouts and is the A/B command's job.
 """
 from __future__ import annotations
 
@@ -22,7 +24,8 @@ from perfkit.results.model import ResultSet
 
 
 def suspects(comparison: Comparison) -> list[str]:
-    """Benchmarks worth re-running: regressed, or beyond their band in the worse direction without proof."""
+    """Benchmarks worth re-running: regressed, or beyond their minimum effect in the worse direction without
+    proof."""
     return sorted({row.benchmark for row in comparison.rows if row.gating and (
         row.verdict is Verdict.REGRESSED or (row.verdict is Verdict.UNKNOWN and row.worse))})
 

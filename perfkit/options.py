@@ -35,6 +35,9 @@ class RunOptions:
     memory_cap: str | None = None  # e.g. 10.91GiB
     torchrun_args: str | None = None
     results_path: Path | None = None  # --benchmark-json
+    # pytest-benchmark's --benchmark-storage folder: its kept runs add to the noise
+    storage: Path | None = None
+    lock_clocks: bool = False  # lock every GPU's SM clock for the run (perfkit.measure.clocks)
 
     def __post_init__(self) -> None:
         if self.save_mode is not None and self.save_mode not in get_args(SaveMode):
@@ -61,6 +64,8 @@ class RunOptions:
             memory_cap=config.getoption("perfkit_memory_cap"),
             torchrun_args=config.getoption("perfkit_torchrun_args"),
             results_path=pbench.json_path(config),
+            storage=pbench.storage_path(config),
+            lock_clocks=config.getoption("perfkit_lock_clocks"),
         )
 
     def rerun_args(self, device: str, profile: str) -> list[str]:

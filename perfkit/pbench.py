@@ -68,6 +68,15 @@ def json_path(config: pytest.Config) -> Path | None:
     return Path(option.name)
 
 
+def storage_path(config: pytest.Config) -> Path | None:
+    """The folder of ``--benchmark-storage`` (pytest-benchmark's ``file://`` form or a path); None for another
+    kind of storage."""
+    option = str(config.getoption("benchmark_storage", None) or "")
+    if option.startswith("file://"):
+        return Path(option[len("file://"):])
+    return None if not option or "://" in option else Path(option)
+
+
 def take_finished(config: pytest.Config) -> list[dict[str, Any]]:
     """Benchmark entries finished since the last call, as the final JSON will hold them (raw samples kept).
 

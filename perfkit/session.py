@@ -8,6 +8,7 @@ pytest.
 """
 from __future__ import annotations
 
+import contextlib
 import enum
 import time
 from collections.abc import Callable, Mapping, Sequence
@@ -19,14 +20,13 @@ import torch
 
 from perfkit import SCHEMA_VERSION, confirm
 from perfkit.errors import BaselineError, PerfkitError, UsageError
-from perfkit.measure import capacity, hardware
+from perfkit.measure import capacity, clocks, hardware
 from perfkit.options import RunOptions
 from perfkit.parallel import launch
-from perfkit.results import datasheet, inject, load, partial, report
+from perfkit.results import datasheet, inject, load, noise, partial, report
 from perfkit.results.baselines import BaselineStore, from_runs
 from perfkit.results.judge import Comparison, Policy, judge
-from perfkit.results.model import ResultSet
-from perfkit.results.noise import Noise
+from perfkit.results.model import PerfkitInfo, ResultSet
 from perfkit.results.partial import PartialFile
 
 PROFILES = ("quick", "full")
@@ -62,8 +62,7 @@ class Settings:
                torchrun_args: str | None = None, memory_cap: str | None = None) -> Settings:
         """Read the machine (torch, NVML); changes nothing on it. The profile defaults to full with a GPU: a
         CPU box would take hours at the course's sizes. A memory cap is checked against every GPU (it is
-        applied
-        where the run starts: :meth:`apply_memory_cap`)."""
+        applied where the run starts: :meth:`apply_memory_cap`)."""
         gpu_count = hardware.gpu_count()
         resolved = torch.device(hardware.resolve_device(device))
         chosen = Profile(profile or ("full" if resolved.type == "cuda" else "quick"))
@@ -138,6 +137,7 @@ class Session:
     messages: list[str] = field(init=False, default_factory=list)
     partial: PartialFile | None = field(init=False, default=None)
     family_seconds: dict[str, float] = field(init=False, default_factory=dict)
+    held: contextlib.ExitStack = field(init=False, default_factory=contextlib.ExitStack)  # what begin() took
     skipped: dict[str, int] = field(init=False, default_factory=dict)  # reason -> how many tests
     started: float = field(init=False, default_factory=time.monotonic)
 
@@ -161,6 +161,18 @@ class Session:
     @property
     def results_path(self) -> Path | None:
         return self.options.results_path
+
+    def begin(self) -> None:
+        """Where the run starts: the memory cap takes hold, and the GPUs' clocks are locked if asked."""
+        self.settings.apply_memory_cap()
+        if self.options.lock_clocks and self.settings.gpus:
+            self.messages.append(
+                f"perfkit: {self.held.enter_context(clocks.locked(len(self.settings.gpus)))}"
+            )
+
+    def end(self) -> None:
+        """Where the run ends: what :meth:`begin` took is given back (a locked clock is reset)."""
+        self.held.close()
 
     def _load_baseline(self) -> tuple[Path | None, ResultSet | None]:
         choice, hardware_id = self.options.baseline, self.settings.hardware_id
@@ -188,16 +200,15 @@ class Session:
 
     def machine_info(self) -> dict[str, Any]:
         """perfkit's section of the run's ``machine_info``; ceilings are filled by the derived pass."""
-        return {
-            "schema_version": SCHEMA_VERSION,
-            "hardware_id": self.settings.hardware_id,
-            "device": self.settings.device.type,
-            "profile": self.settings.profile.name,
-            "fingerprint": self.settings.fingerprint.to_json(),
-            "ceilings": {},
-            "family_wall_s": dict(self.family_seconds),
-            "wall_s": time.monotonic() - self.started,
-        }
+        extra = {"family_wall_s": dict(self.family_seconds), "wall_s": time.monotonic() - self.started}
+        return PerfkitInfo(
+            SCHEMA_VERSION,
+            self.settings.hardware_id,
+            self.settings.device.type,
+            self.settings.profile.name,
+            self.settings.fingerprint.to_json(),
+            raw=extra,
+        ).to_json()
 
     def keep_finished(self, benchmarks: list[dict[str, Any]], header: Callable[[], dict[str, Any]]) -> None:
         """Append benchmarks that just finished to the partial results file, if the run writes one."""
@@ -258,18 +269,20 @@ class Session:
         """The verdict of ``results`` against the baseline, as ``perfkit compare`` gives it for the same
         files."""
         assert self.baseline is not None
-        return judge(self.baseline, results, Noise.of(self.baseline, self.store), Policy())
+        judged_with = noise.for_judging(self.baseline, results, self.store, self.options.storage)
+        return judge(self.baseline, results, judged_with, Policy())
 
     def _confirm(self, results: ResultSet) -> None:
-        """Re-run the flagged benchmarks in fresh processes and judge again with every run
-        (``--perfkit-confirm``)."""
+        """Re-run the flagged benchmarks in fresh processes and judge them again on the new runs alone
+        (``--perfkit-confirm``): the run that flagged a benchmark was selected for being extreme, so counting
+        it again would bias the second look; the family of the second test is the flagged benchmarks."""
         runs = self.options.confirm
         names = confirm.suspects(self.comparison) if self.comparison and runs and self.rerun else []
-        if not names or self.rerun is None or self.baseline is None:
+        if not names or self.rerun is None or self.baseline is None or self.comparison is None:
             return
         try:
             again = self.rerun(names, runs)
-            self.comparison = self.judge(from_runs([*again, results]))  # this run stays the record
+            self.comparison = self.comparison.replacing(self.judge(from_runs(again)), set(names))
         except PerfkitError as exc:
             self.messages.append(f"perfkit: confirmation failed, the verdicts are this run's alone: {exc}")
             return

@@ -59,8 +59,7 @@ def typed(results: Any, source: str = "test") -> Any:
 
 def judged(baseline: Any, current: Any, policy: Any = None, noise: Any = None) -> Any:
     """The judge's verdict on two result sets (JSON or typed); ``noise``: a baseline whose stored spread
-    stands in
-    (default: the baseline's own), as perfkit.results.noise.Noise.of gives it."""
+    stands in (default: the baseline's own), as perfkit.results.noise.Noise.of gives it."""
     from perfkit.results.judge import Policy, judge
     from perfkit.results.noise import Noise
 

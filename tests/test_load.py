@@ -110,6 +110,21 @@ def test_the_first_typed_records_were_migrated_from_their_untyped_shapes():
     assert x1.unreadable(FAMILIES) == [] and x2.unreadable(FAMILIES) == []
 
 
+def test_time_to_accuracy_of_five_runs_compares_with_one_of_three_by_the_share_that_reached():
+    five = load.load(ROOT / "baselines" / "nvidia-h100-80gb-hbm3-x1.json")  # R = 5, gated on the count
+    name = next(b.fullname for b in five.benchmarks if "test_time_to_accuracy" in b.fullname)
+    entry = five.by_name()[name]
+    assert entry.value("share_reached") == 1.0 and entry.metrics["share_reached"].gate
+    assert entry.value("runs_reached") == 5 and not entry.metrics["runs_reached"].gate
+    assert five.runs()[name]["share_reached"] == [1.0] * len(five.runs()[name]["runs_reached"])
+    raw = json.loads((ROOT / "baselines" / "nvidia-h100-80gb-hbm3-x1.json").read_text())
+    three = next(b for b in raw["benchmarks"] if b["fullname"] == name)
+    three["extra_info"]["metrics"]["runs_reached"]["value"] = 2.0  # two of three runs reached the target
+    three["extra_info"]["time_to_accuracy"]["runs"] = three["extra_info"]["time_to_accuracy"]["runs"][:3]
+    assert migrations.migrate(raw, "x")["benchmarks"][raw["benchmarks"].index(three)]["extra_info"][
+        "metrics"]["share_reached"]["value"] == pytest.approx(2 / 3)
+
+
 def test_a_record_no_step_can_bring_forward_loses_its_plot_not_its_comparison(tmp_path):
     raw = json.loads((LEGACY / "nvidia-h200-x2-2026-11-21.json").read_text())
     ddp = next(b for b in raw["benchmarks"] if "test_ddp" in b["fullname"])

@@ -37,9 +37,17 @@ def test_the_context_the_judge_reads_is_written_through_its_own_methods():
     recorder.gate_on(figures.KERNEL_S)
     recorder.bound_by(figures.COPY_BANDWIDTH)
     recorder.tolerance(0.03)
-    assert Context.from_extra(extra) == Context("kernel_s", "copy_bandwidth_gbps", 0.03)
-    recorder.gate_on(None)
-    assert Context.from_extra(extra).gate is None
+    assert Context.from_extra(extra) == Context("kernel_s", "copy_bandwidth_gbps", 0.03, gpu_bound=True)
+    declared: dict = {}
+    MetricRecorder(declared).gpu_bound()
+    assert Context.from_extra(declared).gpu_bound and Context.from_extra(declared).to_extra() == declared
+    recorder.informational("a count, not a speed")
+    assert (
+        Context.from_extra(extra).gate is None
+        and Context.from_extra(extra).informational == "a count, not a speed"
+    )
+    with pytest.raises(UsageError, match="says why"):
+        recorder.informational(" ")
     with pytest.raises(UsageError, match="its own method"):
         recorder.info("bound", "copy_bandwidth_gbps")
     with pytest.raises(UsageError, match="a fraction between 0 and 1"):

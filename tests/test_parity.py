@@ -89,8 +89,8 @@ def test_the_summary_compare_and_report_give_the_same_verdicts(tmp_path, monkeyp
     assert summary == compared["benchmarks"] == reported["benchmarks"]
     assert compared["rows"] == reported["rows"]
     assert summary_headline in report_headline
-    assert (
-        "regressed" in compared["counts"] or case == "single-run baseline"
-    )  # the slowdown is seen with a spread
-    if case == "single-run baseline":  # no spread anywhere: beyond the band, but nothing proves it
-        assert compared["counts"].get("unknown") and not compared["counts"].get("regressed")
+    slowed_one = RELU if "H200" in case else MATMUL
+    assert compared["benchmarks"][slowed_one] in ("regressed", "unknown")  # seen, whatever the evidence
+    # no run-to-run noise anywhere: beyond the minimum effect, nothing proves it
+    if case == "single-run baseline":
+        assert compared["benchmarks"][MATMUL] == "unknown" and not compared["counts"].get("regressed")

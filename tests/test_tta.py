@@ -123,3 +123,14 @@ def test_hidden_files_beside_the_images_are_left_alone_and_a_missing_folder_stop
         "-p", "perfkit.plugin", "--perfkit-device=cpu", f"--perfkit-shifted-root={tmp_path}/no"
     )
     assert result.ret == pytest.ExitCode.USAGE_ERROR and "is not a folder" in result.stderr.str()
+
+
+def test_the_crossing_is_interpolated_between_the_evaluations_around_it():
+    run = tta.Run(0, True, 10.0, 9.0, 1.0, 3, (0.5, 0.9, 0.97), 100, None, (3.0, 6.0, 9.0))
+    assert run.crossing_s(0.96) == pytest.approx(6.0 + 3.0 * 0.06 / 0.07)  # not the 9 s of the whole epoch
+    assert run.crossing_s(0.2) == pytest.approx(1.2)  # from no accuracy at no training
+    unreached = tta.Run(0, False, None, 9.0, 1.0, 3, (0.5, 0.6, 0.7), 100, None, (3.0, 6.0, 9.0))
+    assert unreached.crossing_s(0.96) is None
+    # no training times per evaluation
+    older = tta.Run(0, True, 10.0, 9.0, 1.0, 3, (0.5, 0.9, 0.97), 100, None)
+    assert older.crossing_s(0.96) is None

@@ -16,6 +16,9 @@ from perfkit.measure import timing
 from perfkit.results import figures
 from perfkit.results.metrics import MetricRecorder
 
+#: The smallest change of a replayed launch-bound kernel worth a verdict (measured spread: -20% to +11%).
+GRAPH_REPLAY_TOLERANCE = 0.3
+
 
 def record_agreement(metrics: MetricRecorder, run: Callable[[], Any], device: torch.device,
                      clock_seconds: Sequence[float], launch_bound: bool) -> None:
@@ -42,6 +45,10 @@ def record_agreement(metrics: MetricRecorder, run: Callable[[], Any], device: to
             graph = timing.time_cuda_events(run, repetitions=20, mode="graph", batch=200)
             metrics.record(figures.GRAPH_REPLAY_S, samples=graph.seconds)
             metrics.gate_on(figures.GRAPH_REPLAY_S)  # one launch's time is the host's (20-40% between runs)
+            # A replayed one-element kernel repeats within 0.1% in a run, yet on one H200 it took 1.13 us
+            # after the training benchmarks and 0.91 us before them (1.02 us on another): the GPU's
+            # state, not the code. Below that a verdict would be about the state.
+            metrics.tolerance(GRAPH_REPLAY_TOLERANCE)
             metrics.record(figures.LAUNCH_OVERHEAD_S, max(events.median - graph.median, 0.0))
     else:
         metrics.absent(figures.timer_seconds("events"), "CUDA events need a GPU")

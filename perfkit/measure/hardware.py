@@ -6,6 +6,7 @@ baseline file; the fingerprint (driver, CUDA, library versions) goes into pytest
 """
 from __future__ import annotations
 
+import hashlib
 import platform
 import re
 import sys
@@ -16,7 +17,7 @@ from typing import Any
 import torch
 
 from perfkit.errors import HardwareError, UsageError
-from perfkit.measure import power
+from perfkit.measure import clocks, power
 from perfkit.measure.host_load import usable_cpus
 from perfkit.results import datasheet
 
@@ -42,6 +43,9 @@ class Fingerprint:
     cpu_count: int
     memory_cap_gib: float | None = None  # --perfkit-memory-cap: the card made to look smaller
     cpu_signature: str | None = None  # x86 family and model: hosts behind one model name differ
+    # which physical machine (its GPUs, else the host): a hash, not a change to list
+    machine: str | None = None
+    sm_clock: str | None = None  # GPU 0's SM clock, application / maximum (perfkit.measure.clocks)
 
     def to_json(self) -> dict[str, Any]:
         return asdict(self)
@@ -57,8 +61,7 @@ def slug(text: str) -> str:
 
 def hardware_id(device: str, gpu_name: str | None, gpu_count: int, cpu_model: str, cpu_count: int) -> str:
     """The box: the GPU model and how many (``nvidia-h200-x1``), or the CPU model and how many logical CPUs
-    this
-    process may use (``cpu-amd-epyc-2cpu``): cloud runners of one CPU model come with 2 to 64 of them."""
+    this process may use (``cpu-amd-epyc-2cpu``): cloud runners of one CPU model come with 2 to 64 of them."""
     if device == "cuda" and gpu_name:
         return f"{slug(gpu_name)}-x{gpu_count}"
     return f"cpu-{slug(cpu_model) or slug(platform.machine()) or 'unknown'}-{cpu_count}cpu"
@@ -170,4 +173,21 @@ def fingerprint(device: str, memory_cap: int | None = None) -> Fingerprint:
         cpu_count=cpus,
         memory_cap_gib=round(memory_cap / 2**30, 2) if memory_cap is not None else None,
         cpu_signature=cpu_signature(),
+        machine=machine_id(device, count),
+        sm_clock=clocks.sm_clocks(0) if count else None,
     )
+
+
+def machine_id(device: str, gpus: int) -> str:
+    """A short stable name of the physical machine: its GPUs' UUIDs for a GPU run (a lent VM may get a new
+    host name each time), else the host name and /etc/machine-id. Runs of one machine share their noise; runs
+    of two machines of one kind add a between-machine term (perfkit.results.noise)."""
+    if device == "cuda" and gpus:
+        parts = [str(torch.cuda.get_device_properties(i).uuid) for i in range(gpus)]
+    else:
+        try:
+            with open("/etc/machine-id", encoding="utf-8") as fh:
+                parts = [platform.node(), fh.read().strip()]
+        except OSError:
+            parts = [platform.node()]
+    return hashlib.sha256("/".join(parts).encode()).hexdigest()[:12]

@@ -1,13 +1,12 @@
 """What each rank of a DistributedDataParallel scaling job measures (job kind ``scaling``,
 perfkit.parallel.jobs).
 
-Warm-up steps, then a timed epoch (or a fixed number of steps) with CUDA events per step on
-every rank and a synchronized host clock around the epoch; the replicas' parameters are compared; then
-torch.profiler over a few steps gives the
-time of NCCL kernels and how much of it ran while compute kernels ran; the same steps under
-``no_sync`` (no gradient all-reduce) give the exposed communication time; and a raw
-``all_reduce`` of a buffer as large as the gradients gives what the link delivers in this job.
-``no_sync`` lets replicas drift apart, so it comes after the replica check.
+Warm-up steps, then a timed epoch (or a fixed number of steps) with CUDA events per step on every rank and a
+synchronized host clock around the epoch; the replicas' parameters are compared; then torch.profiler over a
+few steps gives the time of NCCL kernels and how much of it ran while compute kernels ran; the same steps
+under ``no_sync`` (no gradient all-reduce) give the exposed communication time; and a raw ``all_reduce`` of a
+buffer as large as the gradients gives what the link delivers in this job. ``no_sync`` lets replicas drift
+apart, so it comes after the replica check.
 """
 from __future__ import annotations
 

@@ -63,9 +63,8 @@ def parse_torchrun_args(text: str | None) -> tuple[str, ...]:
 
 def torchrun_command(entry: Sequence[str], nproc: int, torchrun_args: Sequence[str] = (),
                      log_dir: Path | None = None) -> list[str]:
-    """The torchrun command line: ``--standalone`` unless rendezvous arguments are given; torch elastic's
-    logs go
-    to ``log_dir`` (without one it leaves a ``torchelastic_*`` folder in the temp dir at every launch)."""
+    """The torchrun command line: ``--standalone`` unless rendezvous arguments are given; torch elastic's logs
+    go to ``log_dir`` (without one it leaves a ``torchelastic_*`` folder in the temp dir at every launch)."""
     if nproc < 1:
         raise UsageError(f"a distributed job needs at least one process, not {nproc}")
     command = [sys.executable, "-m", "torch.distributed.run", *(torchrun_args or ("--standalone",))]

@@ -31,8 +31,7 @@ BASELINES_DIR = "baselines"
 
 def baseline_path(directory: str | os.PathLike[str], hardware_id: str, profile: str = "full") -> Path:
     """``<hardware-id>.json`` for the course's sizes, ``<hardware-id>-quick.json`` for the quick profile: a
-    run
-    answers to a baseline of its own sizes."""
+    run answers to a baseline of its own sizes."""
     return Path(directory) / f"{hardware_id}{'' if profile == 'full' else '-' + profile}.json"
 
 
@@ -55,12 +54,14 @@ def from_runs(results: Sequence[ResultSet]) -> ResultSet:
             f"the runs mix the {' and '.join(sorted(profiles))} profiles' sizes; a baseline holds "
             "runs of one profile"
         )
-    latest = {
-        b.fullname: b for r in results for b in r.benchmarks
-    }  # a benchmark only earlier runs hold stays
+    # a benchmark only earlier runs hold stays
+    latest = {b.fullname: b for r in results for b in r.benchmarks}
     measured = runs.combine(results)
+    dates = [d for r in results for d in (r.info.run_dates or (r.datetime,))]
+    machines = [m for r in results for m in (r.info.run_machines or (r.info.machine or "",))]
     combined = results[-1].with_benchmarks(list(latest.values())).with_info(
-        runs=measured, noise=runs.noise(measured), run_dates=tuple(r.datetime for r in results))
+        runs=measured, noise=runs.noise(measured), run_dates=tuple(dates),
+        run_machines=tuple(machines) if all(machines) and len(machines) == len(dates) else ())
     return derived.derive(combined)
 
 
@@ -205,15 +206,13 @@ class BaselineStore:
 
     def load(self, hardware_id: str, profile: str = "full") -> ResultSet | None:
         """The stored baseline of ``hardware_id`` at ``profile``'s sizes, or None when there is none; a
-        damaged one
-        is a BaselineError."""
+        damaged one is a BaselineError."""
         path = self.path_for(hardware_id, profile)
         return load.load(path) if path.exists() else None
 
     def stored_path(self, hardware_id: str) -> Path:
         """The baseline of ``hardware_id`` that exists, the course's sizes first, else the quick profile's;
-        the
-        full profile's path when neither does."""
+        the full profile's path when neither does."""
         paths = [self.path_for(hardware_id, profile) for profile in ("full", "quick")]
         return next((p for p in paths if p.exists()), paths[0])
 

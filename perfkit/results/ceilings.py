@@ -64,6 +64,10 @@ class Ceilings:
         found = self.found.get(key)
         return None if found is None else found.value
 
+    def values(self) -> dict[str, float]:
+        """key -> value of every ceiling known for the machine (its own and those a baseline lent)."""
+        return {k: c.value for k, c in self.found.items()}
+
     def own(self) -> dict[str, float]:
         """key -> value of the machine's own measurements (what a run stores, and what a baseline lends)."""
         return {k: c.value for k, c in self.found.items() if c.source != LENT}

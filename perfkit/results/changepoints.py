@@ -1,20 +1,18 @@
 """Change points in a benchmark's history: e-divisive means (Matteson & James, JASA 2014).
 
-Why this method: it is the one Apache Otava (ex-Hunter, DataStax) and MongoDB's signal-processing
-service run on nightly performance series, it assumes no distribution (run values of a host-bound
-benchmark are skewed and heavy-tailed), and it finds several shifts in one pass by bisection. Each
-candidate split maximises the energy statistic between the values before and after it; a split stands
-only if fewer than ``alpha`` of random permutations (within the present segments) give a statistic as
-large. We work on log values: a step of +10% counts the same at 1 µs and at 1 s.
-Choices: alpha = 0.01 rather than the paper's 0.05, because a history is read for hundreds of
-benchmarks at once and 5% of flat ones showing a spurious shift is the cry-wolf this suite exists to
-avoid; 999 permutations so that p can go below it, stopped as soon as p must exceed alpha (Gandy 2009,
-a simple form of the sequential test the ``ecp`` package uses), which keeps a flat series at milliseconds. A
-clean 10% step is found from
-about 10 runs (5 either side) or with 3 new runs after 20 old ones. Otava later replaced the permutation
-test by a t-test between neighbouring segments for speed on thousands of points; nightly histories are
-tens to hundreds of runs, where the exact, distribution-free test costs under a second and is kept.
-The seed is fixed, so the same history always gives the same answer.
+Why this method: it is the one Apache Otava (ex-Hunter, DataStax) and MongoDB's signal-processing service run
+on nightly performance series, it assumes no distribution (run values of a host-bound benchmark are skewed and
+heavy-tailed), and it finds several shifts in one pass by bisection. Each candidate split maximises the energy
+statistic between the values before and after it; a split stands only if fewer than ``alpha`` of random
+permutations (within the present segments) give a statistic as large. We work on log values: a step of +10%
+counts the same at 1 µs and at 1 s. Choices: alpha = 0.01 rather than the paper's 0.05, because a history is
+read for hundreds of benchmarks at once and 5% of flat ones showing a spurious shift is the cry-wolf this
+suite exists to avoid; 999 permutations so that p can go below it, stopped as soon as p must exceed alpha
+(Gandy 2009, a simple form of the sequential test the ``ecp`` package uses), which keeps a flat series at
+milliseconds. A clean 10% step is found from about 10 runs (5 either side) or with 3 new runs after 20 old
+ones. Otava later replaced the permutation test by a t-test between neighbouring segments for speed on
+thousands of points; nightly histories are tens to hundreds of runs, where the exact, distribution-free test
+costs under a second and is kept. The seed is fixed, so the same history always gives the same answer.
 """
 from __future__ import annotations
 

@@ -122,9 +122,14 @@ TEST_LOSS = MetricSpec("test_loss", "nats", "lower")
 TEST_ACCURACY = MetricSpec("test_accuracy", "ratio", "higher")
 
 # ---- time to accuracy --------------------------------------------------------------------------------------
-RUNS_REACHED = MetricSpec("runs_reached", "runs", "higher", gate=True)
+RUNS_REACHED = MetricSpec("runs_reached", "runs", "higher")
+#: The share of R runs that reached the target: gates, as a count would not (R changed from 5 to 3 on
+#: 2026-11-23, and a count read 5 -> 3 as a regression).
+SHARE_REACHED = MetricSpec("share_reached", "ratio", "higher", gate=True)
 TTA_COV = MetricSpec("tta_cov", "ratio", "lower")
 EPOCHS_TO_TARGET = MetricSpec("epochs_to_target", "epochs", "lower")
+#: Training time to the target, interpolated between evaluations: what time to accuracy gates on.
+TRAIN_TO_TARGET_S = MetricSpec("train_to_target_s", "s", "lower")
 EVAL_S = MetricSpec("eval_s", "s", "lower")
 SHIFTED_ACCURACY = MetricSpec("shifted_accuracy", "ratio", "higher")
 SHIFTED_ACCURACY_SD = MetricSpec("shifted_accuracy_sd", "ratio", "lower")

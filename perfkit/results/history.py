@@ -4,10 +4,9 @@
 ``DIR/<machine-id>/NNNN_<commit>_<date>.json`` (default ``DIR`` = ``.benchmarks``): the same JSON as
 ``--benchmark-json``, with perfkit's ``machine_info["perfkit"]``, but without raw samples unless
 ``--benchmark-save-data`` is given. A series needs only each run's median and metric values, so the default
-autosave is enough for trends; a baseline
-keeps the raw samples of its newest run, so ``baseline save --from-history`` needs that run saved with
-``--benchmark-save-data``. pytest-benchmark's machine-id folder names the Python, not the box, so runs
-are told apart by perfkit's hardware id.
+autosave is enough for trends; a baseline keeps the raw samples of its newest run, so ``baseline save
+--from-history`` needs that run saved with ``--benchmark-save-data``. pytest-benchmark's machine-id folder
+names the Python, not the box, so runs are told apart by perfkit's hardware id.
 """
 from __future__ import annotations
 

@@ -16,6 +16,7 @@ from collections.abc import Mapping, MutableMapping
 from typing import Any
 
 from perfkit.errors import UsageError
+from perfkit.results.metrics import INJECTED_KEY, METRICS_KEY
 
 ENV = "PERFKIT_INJECT_SLOWDOWN"
 _TIME_STATS = (
@@ -57,7 +58,7 @@ def rules(environ: Mapping[str, str] = os.environ) -> list[tuple[str, float]]:
 def apply(bench: MutableMapping[str, Any], environ: Mapping[str, str] = os.environ) -> None:
     """Scale one benchmark entry in place if a rule matches it (once: a scaled entry is left alone)."""
     extra = bench.setdefault("extra_info", {})
-    if "injected_slowdown" in extra:
+    if INJECTED_KEY in extra:
         return
     factor = next(
         (f for pattern, f in rules(environ) if fnmatch.fnmatchcase(bench.get("fullname", ""), pattern)), None
@@ -72,7 +73,7 @@ def apply(bench: MutableMapping[str, Any], environ: Mapping[str, str] = os.envir
         stats["data"] = [x * factor for x in stats["data"]]
     if stats.get("ops"):
         stats["ops"] /= factor
-    for metric in (extra.get("metrics") or {}).values():
+    for metric in (extra.get(METRICS_KEY) or {}).values():
         scale = (
             factor
             if metric.get("unit") in _TIME_UNITS
@@ -82,4 +83,4 @@ def apply(bench: MutableMapping[str, Any], environ: Mapping[str, str] = os.envir
             metric["value"] *= scale
             if "samples" in metric:
                 metric["samples"] = [x * scale for x in metric["samples"]]
-    extra["injected_slowdown"] = factor
+    extra[INJECTED_KEY] = factor

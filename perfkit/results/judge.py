@@ -4,33 +4,31 @@ The end-of-run summary, ``perfkit compare`` and ``perfkit report`` all call :fun
 read by the one loader (perfkit.results.load) and the noise of one rule (perfkit.results.noise), so the same
 pair of files gets the same verdicts from each.
 
-The run is the unit of replication (perfkit.results.runs). For each gating figure perfkit takes every
-run's value on each side and the between-run spread ``s`` (the SD of log run values, pooled over the
-sides that have several runs, else the spread stored with the hardware's baseline). A figure
+The run is the unit of replication (perfkit.results.runs). Each gating figure of a benchmark is tested as a
+prediction: is the current runs' mean (log scale) where the baseline's runs and the hardware's noise say a
+run of unchanged code lands? The noise is the figure's own run-to-run variance, from every run kept for the
+hardware, moderated by empirical Bayes over the figures of its class (perfkit.results.noise), plus a
+between-machine term where the two sides ran on different machines. A figure
 
-- is **unchanged** when it moved less than its band, ``max(threshold, k·s)``: the minimum effect
-  worth a verdict (5% by default, the benchmark's own tolerance where it declares one) or ``k`` (3)
-  times the spread, whichever is larger;
-- **regressed** / **improved** beyond the band *and* when a t-test on the log run values is
-  significant after Holm's correction for the number of gating figures compared (family-wise
-  false-alarm rate ``alpha``, 5%);
-- **unknown** beyond the band but without that evidence (too few runs, or not significant):
-  more runs decide it (``--perfkit-confirm``), as Chromium's Pinpoint and nvbench answer
-  "ambiguous" rather than guess;
-- **not gated** when its runs spread by more than ``unstable`` (max-min over median, 10%), the
-  TorchBench stability check: reported with its change, never a failure.
+- is **unchanged** when it moved less than the minimum effect worth a verdict (3% for a GPU-bound
+  benchmark, one that follows a GPU ceiling or declares ``gpu_bound``; 5% otherwise; or the benchmark's own
+  tolerance);
+- is **regressed** / **improved** beyond it *and* when the t-test of that prediction is significant after
+  Holm's correction over every gating figure compared (family-wise false-alarm rate ``alpha``, 5%);
+- is **unknown** beyond it without that evidence: more runs decide (``--perfkit-confirm``), as Chromium's
+  Pinpoint and nvbench answer "ambiguous" rather than guess.
 
-A figure that got worse while other processes kept a quarter or more of the run's CPUs busy
-(the host load the plugin records) is **unknown**, whatever its p-value: on a shared 2-vCPU runner a
-neighbour alone makes a two-thread benchmark 60-70% slower.
+Every gating figure gates: a noisy one gets a wider interval from its own noise, never a pass. A figure
+that got worse while other processes kept a quarter or more of the run's CPUs busy (the host load the
+plugin records) is **unknown**, whatever its p-value: on a shared 2-vCPU runner a neighbour alone makes a
+two-thread benchmark 60-70% slower.
 
-Only gating figures get those verdicts: a benchmark gates on its time unless it names another figure
-(or none), plus metrics declared to gate (allocator peaks). Figures derived from the time (bandwidth, %
-of peak, speedups, energy) follow it and are shown as ``info``; counts that should not change (FLOPs,
-parameters) as ``changed`` when they move at all, ratios that should stay put when they move beyond the
-band a gating figure gets, unless their baseline runs already spread by more than ``unstable`` (then
-``info``: too noisy to judge). Each gating figure carries its minimum detectable effect (MDE): the
-smallest change this policy and these runs would call significant.
+Only gating figures get those verdicts: a benchmark gates on its time unless it names another figure (or
+none, declared informational with its reason), plus metrics declared to gate (allocator peaks). Figures
+derived from the time (bandwidth, % of peak, speedups, energy) follow it and are shown as ``info``; counts
+that should not change (FLOPs, parameters) are ``changed`` when they move at all, and ratios that should
+stay put when they move beyond the minimum effect and significantly. Each gating figure carries its minimum
+detectable effect (MDE): the smallest change this policy and this noise would call significant.
 """
 from __future__ import annotations
 
@@ -44,9 +42,8 @@ from typing import Any
 from perfkit.results import across, stats
 from perfkit.results.figures import TIME, TIME_UNIT
 from perfkit.results.model import ResultSet
-from perfkit.results.noise import Noise
+from perfkit.results.noise import FigureNoise, Noise
 from perfkit.results.pairing import FigureRuns, pair
-from perfkit.results.runs import spread_of
 
 
 class Verdict(enum.Enum):
@@ -55,11 +52,10 @@ class Verdict(enum.Enum):
     REGRESSED = "regressed"
     UNKNOWN = "unknown"
     IMPROVED = "improved"
-    NOT_GATED = "not gated"
+    CHANGED = "changed"  # a count, or a ratio that should stay put, moved (not a gating figure)
     UNCHANGED = "unchanged"
     NEW = "new"
     MISSING = "missing"
-    CHANGED = "changed"  # a count, or a ratio that should stay put, moved (not a gating figure)
     INFO = "info"  # a figure shown, not judged
 
     def __str__(self) -> str:
@@ -67,21 +63,26 @@ class Verdict(enum.Enum):
 
 
 #: The verdicts a benchmark can get, worst first.
-WORST_FIRST: tuple[Verdict, ...] = (Verdict.REGRESSED, Verdict.UNKNOWN, Verdict.IMPROVED, Verdict.NOT_GATED,
+WORST_FIRST: tuple[Verdict, ...] = (Verdict.REGRESSED, Verdict.UNKNOWN, Verdict.IMPROVED, Verdict.CHANGED,
                                     Verdict.UNCHANGED, Verdict.NEW, Verdict.MISSING)
 #: Fingerprint fields whose change is shown beside the verdicts.
 FINGERPRINT_FIELDS: tuple[str, ...] = (
     "gpu_name", "gpu_count", "driver", "cuda", "cudnn", "torch", "torchvision", "numba", "numba_cuda",
-    "python", "cpu_model", "cpu_signature", "memory_cap_gib",
+    "python", "cpu_model", "cpu_signature", "memory_cap_gib", "sm_clock",
 )
 
 
 @dataclass(frozen=True)
 class Policy:
-    threshold: float = 0.05  # minimum effect: smaller changes are never a verdict
-    k: float = 3.0  # the band is max(threshold, k × between-run spread)
+    threshold: float = 0.05  # minimum effect of a benchmark with host work in it: smaller is never a verdict
+    # minimum effect of GPU-bound work (a ceiling it follows, or declared): it reproduces within ~1%
+    bound_threshold: float = 0.03
     alpha: float = 0.05  # family-wise false-alarm rate over the gating figures compared (Holm)
-    unstable: float = 0.10  # between-run (max-min)/median above which a figure is reported, not gated
+
+    @classmethod
+    def with_threshold(cls, threshold: float | None) -> Policy:
+        """The default policy, or one minimum effect for every figure (``--threshold``)."""
+        return cls() if threshold is None else cls(threshold, threshold)
 
 
 @dataclass(frozen=True)
@@ -97,7 +98,7 @@ class Row:
     p_value: float | None = None
     note: str = ""
     gating: bool = False
-    mde: float | None = None  # relative; None where no run-level spread is known
+    mde: float | None = None  # relative; None where no run-to-run noise is known
     runs: tuple[int, int] = (1, 1)
 
     @property
@@ -125,16 +126,15 @@ class Comparison:
         return tuple(r for r in self.rows if r.verdict is Verdict.REGRESSED)
 
     def benchmark_verdicts(self) -> dict[str, Verdict]:
-        """One verdict per benchmark: the worst of its gating figures (``unchanged`` if it has none)."""
+        """One verdict per benchmark: the worst of its gating figures', and ``changed`` where a count or a
+        ratio
+        that should stay put moved (``unchanged`` for one without gating figures, declared informational)."""
         out: dict[str, Verdict] = {}
         for row in self.rows:
-            if row.gating:
-                now = out.get(row.benchmark)
-                out[row.benchmark] = (
-                    row.verdict if now is None else min(now, row.verdict, key=WORST_FIRST.index)
-                )
-            else:
-                out.setdefault(row.benchmark, Verdict.UNCHANGED)
+            verdict = row.verdict if row.gating else (Verdict.CHANGED if row.verdict is Verdict.CHANGED
+                                                      else Verdict.UNCHANGED)
+            now = out.get(row.benchmark)
+            out[row.benchmark] = verdict if now is None else min(now, verdict, key=WORST_FIRST.index)
         return out
 
     def counts(self) -> dict[Verdict, int]:
@@ -143,9 +143,15 @@ class Comparison:
 
     def weak(self, limit: float = 0.10) -> tuple[Row, ...]:
         """Gating figures whose minimum detectable effect exceeds ``limit`` (or is unknown)."""
-        return tuple(r for r in self.rows if r.gating
-                     and r.verdict not in (Verdict.NOT_GATED, Verdict.NEW, Verdict.MISSING)
+        return tuple(r for r in self.rows if r.gating and r.verdict not in (Verdict.NEW, Verdict.MISSING)
                      and (r.mde is None or r.mde > limit))
+
+    def replacing(self, other: Comparison, benchmarks: set[str]) -> Comparison:
+        """This comparison with the rows of ``benchmarks`` taken from ``other`` (a confirmation's
+        verdicts)."""
+        rows = [r for r in self.rows if r.benchmark not in benchmarks]
+        rows += [r for r in other.rows if r.benchmark in benchmarks]
+        return dataclasses.replace(self, rows=tuple(sorted(rows, key=_order)))
 
     def to_json(self) -> dict[str, Any]:
         """The comparison as plain JSON (``perfkit compare --format json``)."""
@@ -164,15 +170,21 @@ class Comparison:
         }
 
 
+def _order(row: Row) -> tuple[str, bool, str]:
+    return row.benchmark, not row.gating, row.figure
+
+
 def judge(baseline: ResultSet, current: ResultSet, noise: Noise, policy: Policy = Policy()) -> Comparison:
-    """Judge every benchmark of ``current`` against ``baseline``, run by run; ``noise`` stands in where
-    neither side holds several runs (perfkit.results.noise)."""
-    paired = pair(baseline, current, noise)
+    """Judge every benchmark of ``current`` against ``baseline``, run by run, with the hardware's
+    ``noise``."""
+    paired = pair(baseline, current)
+    machine = current.info.machine
     rows = [_absent_row(b.fullname, b.median, Verdict.MISSING) for b in paired.only_baseline]
     rows += [_absent_row(b.fullname, b.median, Verdict.NEW) for b in paired.only_current]
-    judged = [_judge_figure(f, policy) for f in paired.figures]
+    judged = [_judge_figure(f, policy, noise.of_figure(f.benchmark, f.figure, f.current, machine))
+              for f in paired.figures]
     rows += _corrected(judged, policy)
-    rows.sort(key=lambda r: (r.benchmark, not r.gating, r.figure))
+    rows.sort(key=_order)
     if baseline.hardware_id == current.hardware_id:
         hardware_rows: tuple[across.HardwareRow, ...] = ()
         base_runs, cur_runs = baseline.runs(), current.runs()
@@ -214,25 +226,28 @@ def _absent_row(name: str, median: float, verdict: Verdict) -> Row:
 
 @dataclass(frozen=True)
 class _Judged:
-    """A row before Holm's correction: gating rows beyond their band carry a p-value to correct."""
+    """A row before Holm's correction: gating rows beyond their minimum effect carry a p-value to correct."""
 
     row: Row
     p_value: float | None = None
-    evidence: tuple[int, float | None, float] | None = (
-        None  # (df, se, band) for the MDE at the corrected level
-    )
+    evidence: tuple[float, float, float] | None = None  # (df, se, minimum) for the MDE at the corrected level
 
 
-def _judge_figure(fig: FigureRuns, policy: Policy) -> _Judged:
-    threshold = fig.tolerance if fig.tolerance is not None else policy.threshold
+def _minimum_effect(fig: FigureRuns, policy: Policy) -> float:
+    if fig.tolerance is not None:
+        return fig.tolerance
+    return policy.bound_threshold if fig.gpu_bound else policy.threshold
+
+
+def _judge_figure(fig: FigureRuns, policy: Policy, noise: FigureNoise | None) -> _Judged:
     b, c = fig.baseline, fig.current
     if not b or not c:
         verdict = Verdict.UNKNOWN if fig.judged else (Verdict.NEW if not b else Verdict.MISSING)
         note = f"a gating figure only {'this run' if not b else 'the baseline'} has" if fig.judged else ""
         return _Judged(_row(fig, verdict, note=note, gating=fig.judged))
     if fig.judged:
-        return _gate(fig, threshold, policy)
-    return _Judged(_informational(fig, threshold, policy))
+        return _gate(fig, _minimum_effect(fig, policy), noise)
+    return _Judged(_informational(fig, _minimum_effect(fig, policy), noise, policy))
 
 
 def _row(fig: FigureRuns, verdict: Verdict, note: str = "", gating: bool = False) -> Row:
@@ -243,80 +258,56 @@ def _row(fig: FigureRuns, verdict: Verdict, note: str = "", gating: bool = False
                runs=(len(fig.baseline), len(fig.current)))
 
 
-def _spread(fig: FigureRuns) -> tuple[float | None, int]:
-    """Between-run SD of the log values pooled over the sides with several runs, else the stored spread."""
-    sd, df = stats.pooled_sd([fig.baseline, fig.current])
-    if df:
-        return sd, df
-    if fig.stored is not None and fig.stored.df > 0:
-        return fig.stored.sd, fig.stored.df
-    return None, 0
+def _standard_error(fig: FigureRuns, noise: FigureNoise) -> float:
+    """Of the difference of the two sides' mean log values: the moderated noise of each side's mean, and the
+    between-machine term where the sides ran on different machines."""
+    return math.sqrt(noise.sd**2 * (1 / len(fig.baseline) + 1 / len(fig.current)) + noise.between_sd**2)
 
 
-def _ranges(fig: FigureRuns, *sides: tuple[float, ...]) -> list[float]:
-    return [s.range for s in (*(spread_of(side) for side in sides), fig.stored) if s is not None]
-
-
-def _informational(fig: FigureRuns, threshold: float, policy: Policy) -> Row:
+def _informational(fig: FigureRuns, minimum: float, noise: FigureNoise | None, policy: Policy) -> Row:
+    """Figures that do not gate: derived ones are shown; a count that should not change is ``changed`` when it
+    moves at all; a ratio that should stay put when it moves beyond the minimum effect and significantly."""
     if fig.better != "none":
         return _row(fig, Verdict.INFO)
     base, cur = fig.base_mean or 0.0, fig.cur_mean or 0.0
-    counts = base.is_integer() and cur.is_integer()
-    moved = abs(stats.relative_change(base, cur)) > (0.0 if counts else threshold)
-    ranges = _ranges(fig, fig.baseline)
-    if moved and not counts and ranges and max(ranges) > policy.unstable:
-        # the gating rule for noisy figures: a ratio whose baseline runs already spread this much says nothing
-        return _row(fig, Verdict.INFO, f"runs spread {max(ranges):.0%} (max-min) > {policy.unstable:.0%}: "
-                                       "too noisy to judge")
-    moved = moved and (counts or _beyond_band(fig, threshold, policy))
-    note = ("a count that should not change" if counts else "a figure that should stay put") if moved else ""
-    return _row(fig, Verdict.CHANGED if moved else Verdict.INFO, note)
-
-
-def _beyond_band(fig: FigureRuns, threshold: float, policy: Policy) -> bool:
-    """A ratio moved by more than the band a gating figure gets: a utilisation that wanders 3% between runs
-    must not be called changed at +5.3%."""
-    base, cur = fig.base_mean or 0.0, fig.cur_mean or 0.0
-    if min(base, cur) <= 0:
-        return abs(stats.relative_change(base, cur)) > threshold
-    return abs(math.log(cur / base)) > stats.band(_spread(fig)[0], threshold, policy.k)
-
-
-def _gate(fig: FigureRuns, threshold: float, policy: Policy) -> _Judged:
-    b, c = fig.baseline, fig.current
-    sd, df = _spread(fig)
-    ranges = _ranges(fig, b, c)
-    if ranges and max(ranges) > policy.unstable:
-        return _Judged(
-            _row(
-                fig,
-                Verdict.NOT_GATED,
-                f"runs spread {max(ranges):.0%} (max-min) > "
-                f"{policy.unstable:.0%}: too noisy to gate; reported only",
-                True,
-            )
+    if base.is_integer() and cur.is_integer():
+        moved = base != cur
+        return _row(
+            fig, Verdict.CHANGED if moved else Verdict.INFO, "a count that should not change" if moved else ""
         )
+    if abs(stats.relative_change(base, cur)) <= minimum:
+        return _row(fig, Verdict.INFO)
+    if min(base, cur) <= 0 or noise is None:
+        return _row(fig, Verdict.CHANGED, "a figure that should stay put (no run-to-run noise is known to "
+                                          "weigh it)")
+    p_value = stats.two_sided_p(math.log(cur / base) / _standard_error(fig, noise), noise.df)
+    if p_value <= policy.alpha:
+        return _row(fig, Verdict.CHANGED, f"a figure that should stay put (p={p_value:.2g})")
+    return _row(fig, Verdict.INFO, f"within its run-to-run noise (p={p_value:.2g})")
+
+
+def _gate(fig: FigureRuns, minimum: float, noise: FigureNoise | None) -> _Judged:
+    b, c = fig.baseline, fig.current
     if min(b + c) <= 0:
         same = fig.base_mean == fig.cur_mean
         return _Judged(_row(fig, Verdict.UNCHANGED if same else Verdict.UNKNOWN,
                             "a zero or negative figure: no log scale", True))
     shift = stats.log_shift(b, c)
-    band = stats.band(sd, threshold, policy.k)
-    se = stats.standard_error(sd, len(b), len(c)) if sd is not None else None
-    evidence = (df, se, band)
+    floor = math.log1p(minimum)
     worse = shift if fig.better == "lower" else -shift
-    if abs(shift) <= band:
+    if noise is None:
+        if abs(shift) <= floor:
+            return _Judged(_row(fig, Verdict.UNCHANGED, gating=True))
+        return _Judged(_row(fig, Verdict.UNKNOWN, "needs more runs: no run-to-run noise is known for this "
+                                                  "figure",
+                            True))
+    se = _standard_error(fig, noise)
+    evidence = (noise.df, se, floor)
+    if abs(shift) <= floor:
         return _Judged(_row(fig, Verdict.UNCHANGED, gating=True), evidence=evidence)
-    if se is None or df < 1:
-        return _Judged(
-            _row(
-                fig, Verdict.UNKNOWN, "needs more runs: no between-run spread is known for this figure", True
-            ),
-            evidence=evidence,
-        )
     if worse > 0 and fig.host_load is not None and fig.host_load.busy:
         return _Judged(_row(fig, Verdict.UNKNOWN, fig.host_load.sentence(), True), evidence=evidence)
-    p_value = 0.0 if se == 0 else stats.two_sided_p(shift / se, df)
+    p_value = 0.0 if se == 0 else stats.two_sided_p(shift / se, noise.df)
     return _Judged(
         _row(fig, Verdict.REGRESSED if worse > 0 else Verdict.IMPROVED, gating=True), p_value, evidence
     )
@@ -324,7 +315,7 @@ def _gate(fig: FigureRuns, threshold: float, policy: Policy) -> _Judged:
 
 def _corrected(judged: list[_Judged], policy: Policy) -> list[Row]:
     """Holm's step-down correction over every gating figure compared; then each gating row's MDE."""
-    tests = sum(1 for j in judged if j.row.gating and j.row.verdict is not Verdict.NOT_GATED)
+    tests = max(1, sum(1 for j in judged if j.row.gating))
     tested = [j for j in judged if j.p_value is not None]
     significant = dict(
         zip(map(id, tested), stats.holm([j.p_value or 0.0 for j in tested], policy.alpha, tests))
@@ -333,22 +324,16 @@ def _corrected(judged: list[_Judged], policy: Policy) -> list[Row]:
     for j in judged:
         row = j.row
         if j.evidence is not None:
-            df, se, band = j.evidence
-            mde = (
-                None if se is None or df < 1 else stats.minimum_detectable(band, se, df, policy.alpha, tests)
-            )
-            row = dataclasses.replace(row, mde=mde)
+            df, se, floor = j.evidence
+            row = dataclasses.replace(row, mde=stats.minimum_detectable(floor, se, df, policy.alpha, tests))
         if j.p_value is not None:
             if significant[id(j)]:
                 row = dataclasses.replace(row, p_value=j.p_value)
             else:
-                row = dataclasses.replace(
-                    row,
-                    verdict=Verdict.UNKNOWN,
-                    p_value=j.p_value,
-                    note=f"beyond the band but not significant after correcting for {tests} "
-                    f"figures (p={j.p_value:.2g}); more runs decide",
-                )
+                row = dataclasses.replace(row, verdict=Verdict.UNKNOWN, p_value=j.p_value,
+                                          note=f"beyond the minimum effect but not significant after "
+                                               f"correcting for "
+                                               f"{tests} figures (p={j.p_value:.2g}); more runs decide")
         rows.append(row)
     return rows
 

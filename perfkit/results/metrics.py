@@ -28,8 +28,11 @@ BETTER_VALUES: tuple[str, ...] = ("lower", "higher", "none")
 #: Where a benchmark entry's ``extra_info`` keeps its metrics, their absences, and the context the judge
 #: reads.
 METRICS_KEY, ABSENT_KEY = "metrics", "metrics_absent"
-GATE_KEY, BOUND_KEY, TOLERANCE_KEY = "gate", "bound", "tolerance"
-CONTEXT_KEYS = (GATE_KEY, BOUND_KEY, TOLERANCE_KEY)
+GATE_KEY, BOUND_KEY, TOLERANCE_KEY, INFORMATIONAL_KEY = "gate", "bound", "tolerance", "informational"
+GPU_BOUND_KEY = "gpu_bound"
+CONTEXT_KEYS = (GATE_KEY, BOUND_KEY, TOLERANCE_KEY, INFORMATIONAL_KEY, GPU_BOUND_KEY)
+#: ``extra_info`` of an entry a testing aid slowed down: the factor (perfkit.results.inject).
+INJECTED_KEY = "injected_slowdown"
 #: ``extra_info["gate"]`` of a benchmark that gates on no figure of its own.
 GATE_NONE = "none"
 
@@ -42,7 +45,7 @@ class Metric:
     unit: str
     better: Better
     samples: tuple[float, ...] = field(default=())
-    gate: bool = False  # a figure the benchmark's verdict rests on (see perfkit.results.compare)
+    gate: bool = False  # a figure the benchmark's verdict rests on (see perfkit.results.judge)
 
     def __post_init__(self) -> None:
         if self.better not in BETTER_VALUES:
@@ -135,16 +138,28 @@ class MetricRecorder:
         self._extra_info.setdefault(ABSENT_KEY, {})[spec.name] = reason
         self._extra_info.get(METRICS_KEY, {}).pop(spec.name, None)
 
-    def gate_on(self, figure: MetricSpec | None) -> None:
-        """Rest the benchmark's verdict on ``figure`` instead of its time (None: on no figure of its own, as
-        for
-        a count), where the time is not the figure worth gating (a whole program step dominated by host
-        copies)."""
-        self._extra_info[GATE_KEY] = figure.name if figure is not None else GATE_NONE
+    def gate_on(self, figure: MetricSpec) -> None:
+        """Rest the benchmark's verdict on ``figure`` instead of its time, where the time is not the figure
+        worth gating (a whole program step dominated by host copies)."""
+        self._extra_info[GATE_KEY] = figure.name
+
+    def informational(self, reason: str) -> None:
+        """Gate on no figure of this benchmark, on purpose and saying why (FLOP counting: its time is Python
+        on a meta device; its counts are judged as counts). Every other benchmark gates."""
+        if not reason.strip():
+            raise UsageError("an informational benchmark says why it does not gate")
+        self._extra_info[GATE_KEY] = GATE_NONE
+        self._extra_info[INFORMATIONAL_KEY] = reason
 
     def bound_by(self, ceiling: MetricSpec) -> None:
         """Across hardware this benchmark's time should follow ``ceiling`` (one of figures.CEILINGS)."""
         self._extra_info[BOUND_KEY] = ceiling.name
+
+    def gpu_bound(self) -> None:
+        """This benchmark's gating figure is GPU work with no single ceiling to follow across hardware (a
+        training step, an allocator peak, a grid kernel): it reproduces like a bound one, so the judge
+        holds it to the GPU-bound minimum effect (3%) rather than the host-bound one."""
+        self._extra_info[GPU_BOUND_KEY] = True
 
     def tolerance(self, fraction: float) -> None:
         """The smallest change of this benchmark worth a verdict, instead of the policy's threshold."""
@@ -159,7 +174,8 @@ class MetricRecorder:
     def info(self, key: str, value: Any) -> None:
         """Context that is not a metric and that nothing reads back (sizes, what ran out first)."""
         if key in CONTEXT_KEYS:
-            raise UsageError(f"{key!r} is set through its own method (gate_on, bound_by, tolerance)")
+            raise UsageError(f"{key!r} is set through its own method (gate_on, bound_by, gpu_bound, "
+                             f"tolerance, informational)")
         self._extra_info[key] = value
 
 

@@ -22,8 +22,12 @@ from perfkit.results.figures import TIME
 from perfkit.results.metrics import (
     ABSENT_KEY,
     BOUND_KEY,
+    CONTEXT_KEYS,
     GATE_KEY,
     GATE_NONE,
+    GPU_BOUND_KEY,
+    INFORMATIONAL_KEY,
+    INJECTED_KEY,
     METRICS_KEY,
     TOLERANCE_KEY,
     Metric,
@@ -34,7 +38,6 @@ from perfkit.results.payloads import HostLoad, Record
 R = TypeVar("R", bound=Record)
 #: figure -> one value per run
 Figures = dict[str, list[float]]
-INJECTED_KEY = "injected_slowdown"
 
 
 @dataclass(frozen=True)
@@ -61,20 +64,25 @@ class Spread:
 class Context:
     """What a benchmark tells the judge besides its figures (``extra_info`` keys written by MetricRecorder).
 
-    ``gate``: the figure its verdict rests on (the time by default; None: none of its own, as for a count);
-    ``bound``: the ceiling its time should follow across hardware; ``tolerance``: its own minimum effect.
+    ``gate``: the figure its verdict rests on (the time by default; None: none of its own, declared
+    ``informational`` with the reason); ``bound``: the ceiling its time should follow across hardware;
+    ``tolerance``: its own minimum effect; ``gpu_bound``: GPU work without a ceiling to follow (a bound
+    one is GPU work too).
     """
 
     gate: str | None = TIME
     bound: str | None = None
     tolerance: float | None = None
+    informational: str | None = None
+    gpu_bound: bool = False
 
     @classmethod
     def from_extra(cls, extra: Mapping[str, Any]) -> Context:
         gate = extra.get(GATE_KEY, TIME)
         tolerance = extra.get(TOLERANCE_KEY)
         return cls(None if gate == GATE_NONE else str(gate), extra.get(BOUND_KEY) or None,
-                   None if tolerance is None else float(tolerance))
+                   None if tolerance is None else float(tolerance), extra.get(INFORMATIONAL_KEY) or None,
+                   bool(extra.get(GPU_BOUND_KEY) or extra.get(BOUND_KEY)))
 
     def to_extra(self) -> dict[str, Any]:
         out: dict[str, Any] = {}
@@ -84,6 +92,10 @@ class Context:
             out[BOUND_KEY] = self.bound
         if self.tolerance is not None:
             out[TOLERANCE_KEY] = self.tolerance
+        if self.informational:
+            out[INFORMATIONAL_KEY] = self.informational
+        if self.gpu_bound and not self.bound:
+            out[GPU_BOUND_KEY] = True
         return out
 
 
@@ -145,7 +157,21 @@ class BenchmarkEntry:
 
     @property
     def host_load(self) -> HostLoad | None:
-        return self.record(HostLoad)
+        """How busy others kept the run's CPUs; None where not recorded or unreadable (then the judge does not
+        know, as for a run without it)."""
+        try:
+            return self.record(HostLoad)
+        except BaselineError:
+            return None
+
+    @property
+    def rounds(self) -> int:
+        return int(self.stats.get("rounds") or len(self.samples))
+
+    @property
+    def iqr(self) -> float:
+        """The interquartile range of the rounds' times (seconds), as pytest-benchmark reports it."""
+        return float(self.stats.get("iqr") or 0.0)
 
     def value(self, spec: MetricSpec | str) -> float | None:
         """A declared metric's value, or None where this benchmark did not record it."""
@@ -176,11 +202,7 @@ class BenchmarkEntry:
 
     def to_json(self) -> dict[str, Any]:
         out = copy.deepcopy(dict(self.raw))
-        extra = {
-            k: v
-            for k, v in (out.get("extra_info") or {}).items()
-            if k not in (GATE_KEY, BOUND_KEY, TOLERANCE_KEY)
-        }
+        extra = {k: v for k, v in (out.get("extra_info") or {}).items() if k not in CONTEXT_KEYS}
         extra[METRICS_KEY] = {n: m.to_json() for n, m in self.metrics.items()}
         if self.absent:
             extra[ABSENT_KEY] = dict(self.absent)
@@ -209,6 +231,8 @@ class PerfkitInfo:
     runs: Mapping[str, Figures] = field(default_factory=dict)
     noise: Mapping[str, Mapping[str, Spread]] = field(default_factory=dict)
     run_dates: tuple[str, ...] = ()
+    # the machine of each run (perfkit.results.noise's between-machine term)
+    run_machines: tuple[str, ...] = ()
     raw: Mapping[str, Any] = field(default_factory=dict, repr=False, compare=False)
 
     @classmethod
@@ -243,8 +267,15 @@ class PerfkitInfo:
             runs,
             noise,
             tuple(str(d) for d in raw.get("run_dates") or ()),
+            tuple(str(m) for m in raw.get("run_machines") or ()),
             raw,
         )
+
+    @property
+    def machine(self) -> str | None:
+        """The machine the run came from (GPU UUIDs or the host), where the fingerprint records it."""
+        machine = self.fingerprint.get("machine")
+        return None if machine is None else str(machine)
 
     @property
     def datasheet(self) -> datasheet.GpuSpec | None:
@@ -260,6 +291,7 @@ class PerfkitInfo:
             ("runs", dict(self.runs)),
             ("noise", {n: {f: s.to_json() for f, s in figs.items()} for n, figs in self.noise.items()}),
             ("run_dates", list(self.run_dates)),
+            ("run_machines", list(self.run_machines)),
         ):
             if value:
                 out[key] = value

@@ -1,33 +1,393 @@
-"""Where a comparison's between-run spread comes from when neither side holds several runs.
+"""Each gating figure's run-to-run noise, from every run kept for the hardware, pooled by empirical Bayes.
 
-A single nightly run against a single-run file has no spread of its own; the baseline of that hardware
-kept the spread of the runs it was built from (perfkit.results.runs), and stands in.
+One nightly run is judged against the runs its hardware already has: the baseline's runs (each a fresh
+process) and, where pytest-benchmark keeps them, the runs since the figure's last change point. Three
+baseline runs alone leave a t-test 2 degrees of freedom, whose quantile after correcting for 67 figures is
+about 36: a 1%-noise copy could not show a 50% slowdown. So each figure's variance borrows strength from the
+other figures of its machine, as limma's moderated t does (Smyth 2004, "Linear models and empirical Bayes
+methods for assessing differential expression"): the figures' variances are taken as scaled inverse-chi-
+squared draws around a prior ``s0²`` with ``d0`` degrees of freedom, fitted by the method of moments on log
+variances, and each figure's variance is moderated to ``(d0·s0² + d·s²) / (d0 + d)`` with ``d0 + d``
+degrees of freedom. A figure with few runs then has almost the prior's precision; one truly noisier keeps
+most of its own.
+
+The figures of one machine are far from alike (a 4 GiB copy repeats within 0.1%, a first touch of managed
+memory moves 15%), so the prior is a trend, as limma-trend's: ``log s0²`` is linear in the log of the
+figure's dispersion *within* a run (IQR over median of its rounds), which is measured apart from the
+between-run noise and predicts it (r = 0.81 on an H200, 0.88 on an H100, slope about 0.9 in log-log, over
+the committed baselines; none on a shared 2-vCPU VM, where the fit finds no slope and the prior is flat).
+Allocator peaks and counts, which have no rounds, share a flat prior of their own kind.
+
+A baseline measured on other machines of the same kind adds a between-machine term where its runs carry
+the machine they ran on and come from several: the one-way random-effects component of the time, pooled
+over the figures (host-bound steps shift 5-15% between machines of one kind; a GPU-bound kernel hardly). It
+is zero when both sides ran on one machine.
+
+How others estimate noise (the README says more): asv and rustc-perf look at each benchmark's own recent
+samples; conbench and Bencher take each benchmark's history in a lookback window (Bencher's t-test threshold
+is this prediction interval, without the pooling); Perfherder compares means of retriggers with a t-test;
+Otava finds change points and compares the segments. None pools across benchmarks; pooling is what makes
+one nightly run sensitive here.
 """
 from __future__ import annotations
 
-from collections.abc import Mapping
+import math
+import statistics
+from collections import defaultdict
+from collections.abc import Collection, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
+from pathlib import Path
 
+from perfkit.results import stats
 from perfkit.results.baselines import BaselineStore
-from perfkit.results.model import ResultSet, Spread
+from perfkit.results.figures import TIME
+from perfkit.results.model import BenchmarkEntry, ResultSet
+
+#: Fewer figures than this of a kind and its prior is taken from all kinds of the machine together.
+MIN_FIGURES = 5
+# : The SD of the covariates (log within-run dispersion) below which the figures are alike and the prior is
+# flat.
+MIN_COVARIATE_SPREAD = 0.1
+#: A figure whose variance the prior would give less than this chance keeps its own (robust empirical Bayes).
+OUTLIER_P = 0.001
+
+
+@dataclass(frozen=True)
+class Prior:
+    """A kind of figure's prior: ``log s0² = intercept + slope·x`` at a figure's covariate ``x`` (the log of
+    its within-run dispersion; ``mean_x`` where it has none), worth ``df`` degrees of freedom (infinite: the
+    figures share one variance at each ``x``)."""
+
+    intercept: float
+    slope: float
+    df: float
+    figures: int
+    mean_x: float = 0.0
+
+    def s2(self, x: float | None) -> float:
+        return math.exp(self.intercept + self.slope * ((self.mean_x if x is None else x) - self.mean_x))
+
+
+@dataclass(frozen=True)
+class FigureNoise:
+    """What a test of one figure uses: the moderated SD of log run values, its degrees of freedom, the
+    between-machine SD to add when the two sides ran on different machines, and where it came from."""
+
+    sd: float
+    df: float
+    between_sd: float = 0.0
+    own_runs: int = 0
+    source: str = ""
+
+
+def noise_kind(bench: BenchmarkEntry, figure: str, gpu_bound: bool = False) -> str:
+    """Allocator peaks and counts apart from timed figures, and the timed figures of GPU-bound benchmarks
+    (declared so by ``bench`` or by ``gpu_bound``) apart from the rest: the two are different populations (a
+    GPU-bound step repeats within a fraction of a percent, a launch-bound one can shift 50% in one run), and
+    one prior for both let a launch-bound figure with three tight runs borrow the GPU's precision and cry
+    wolf."""
+    metric = bench.metrics.get(figure)
+    if metric is not None and metric.unit == "MiB":
+        return "memory"
+    if metric is not None and not metric.samples and float(metric.value).is_integer():
+        return "count"
+    return "timed-gpu" if gpu_bound or bench.context.gpu_bound else "timed-host"
+
+
+def dispersion(bench: BenchmarkEntry, figure: str) -> float | None:
+    """The log of a figure's relative IQR within one run (its rounds, or its samples); None without four."""
+    samples = (
+        bench.samples
+        if figure == TIME
+        else (bench.metrics[figure].samples if figure in bench.metrics else ())
+    )
+    if len(samples) < 4 or min(samples) <= 0:
+        return None
+    q1, median, q3 = statistics.quantiles(samples, n=4, method="inclusive")
+    return math.log((q3 - q1) / median) if q3 > q1 else None
+
+
+def fit_prior(
+    variances: Sequence[float],
+    dfs: Sequence[float],
+    covariates: Sequence[float | None] | None = None,
+    robust: bool = False,
+) -> Prior | None:
+    """The prior of figures' sample variances with their degrees of freedom: ``s²/s0²(x)`` is F(d, d0).
+
+    ``s0²(x)`` is a trend in the covariates (Theil-Sen, robust to a few wild figures) where at least
+    ``MIN_FIGURES`` have one, else flat (limma-trend). ``d0`` and the level come from Smyth's moments of the
+    log variances, or with ``robust`` from their median and interquartile range, which a few hypervariable
+    figures cannot inflate (:func:`fit_robust` finds those first). None for fewer than two variances. Zero
+    variances (a figure that never moved) are offset to 1e-5 times the median, as limma's fitFDist does.
+    """
+    xs = list(covariates) if covariates is not None else [None] * len(variances)
+    rows = [(v, d, x) for v, d, x in zip(variances, dfs, xs) if d > 0 and math.isfinite(v) and v >= 0]
+    if len(rows) < 2:
+        return None
+    from scipy.special import digamma, polygamma  # about a second to import: only with variances to fit
+    from scipy.stats import theilslopes
+    median = statistics.median(v for v, _, _ in rows) or 1.0
+    # e: an unbiased estimate of log s0² for each figure (Smyth's), so the trend and the level are of s0², not
+    # s²
+    e = [math.log(max(v, 1e-5 * median)) - float(digamma(d / 2)) + math.log(d / 2) for v, d, _ in rows]
+    known = [(x, y) for (_, _, x), y in zip(rows, e) if x is not None]
+    slope, mean_x = 0.0, 0.0
+    if len(known) >= MIN_FIGURES and statistics.pstdev(x for x, _ in known) > MIN_COVARIATE_SPREAD:
+        mean_x = statistics.fmean(x for x, _ in known)
+        slope = max(0.0, float(theilslopes([y for _, y in known], [x for x, _ in known])[0]))
+    residual = [y - slope * ((x if x is not None else mean_x) - mean_x) for (_, _, x), y in zip(rows, e)]
+    if robust:
+        return _quantile_prior(residual, statistics.median(d for _, d, _ in rows), slope, mean_x, len(rows))
+    level = statistics.fmean(residual)
+    excess = statistics.variance(residual) - statistics.fmean(float(polygamma(1, d / 2)) for _, d, _ in rows)
+    if excess <= 0:
+        return Prior(level, slope, math.inf, len(rows), mean_x)
+    d0 = 2 * _trigamma_inverse(excess)
+    return Prior(level + float(digamma(d0 / 2)) - math.log(d0 / 2), slope, d0, len(rows), mean_x)
+
+
+def _quantile_prior(residual: list[float], d: float, slope: float, mean_x: float, figures: int) -> Prior:
+    """``d0`` whose log F(d, d0) has the residuals' interquartile range, and the level matching their
+    median."""
+    from scipy.optimize import brentq
+    from scipy.special import digamma
+    from scipy.stats import f
+
+    def spread(d0: float) -> float:
+        return math.log(f.ppf(0.75, d, d0) / f.ppf(0.25, d, d0))
+
+    q1, middle, q3 = statistics.quantiles(residual, n=4, method="inclusive")
+    observed = q3 - q1
+    if observed <= spread(1e7):
+        d0 = math.inf
+    else:
+        d0 = float(brentq(lambda x: spread(x) - observed, 1e-3, 1e7)) if observed < spread(1e-3) else 1e-3
+    # the residuals are log s² less Smyth's bias term; their median sits at log s0² + log median F(d, d0) +
+    # bias
+    centre = math.log(f.median(d, 1e7 if math.isinf(d0) else d0)) - float(digamma(d / 2)) + math.log(d / 2)
+    return Prior(middle - centre, slope, d0, figures, mean_x)
+
+
+def _trigamma_inverse(x: float) -> float:
+    """y with trigamma(y) = x (limma's Newton iteration)."""
+    from scipy.special import polygamma
+
+    if x > 1e7:
+        return 1 / math.sqrt(x)
+    if x < 1e-6:
+        return 1 / x
+    y = 0.5 + 1 / x
+    for _ in range(50):
+        tri = float(polygamma(1, y))
+        step = tri * (1 - tri / x) / float(polygamma(2, y))
+        y += step
+        if -step / y < 1e-8:
+            break
+    return y
+
+
+def moderate(s2: float, df: float, prior_s2: float, prior_df: float) -> tuple[float, float]:
+    """The moderated variance and its degrees of freedom."""
+    if math.isinf(prior_df):
+        return prior_s2, math.inf
+    return (prior_df * prior_s2 + df * s2) / (prior_df + df), prior_df + df
 
 
 @dataclass(frozen=True)
 class Noise:
-    """Benchmark -> figure -> the spread a stored baseline measured for it."""
+    """Every figure's reference runs (log values), its kind and covariate, and the fitted prior of each kind.
 
-    spreads: Mapping[str, Mapping[str, Spread]] = field(default_factory=dict)
+    Build it with :meth:`of`; the judge asks :meth:`of_figure` with the current side's runs.
+    """
+
+    runs: Mapping[tuple[str, str], tuple[float, ...]] = field(default_factory=dict)
+    kinds: Mapping[tuple[str, str], str] = field(default_factory=dict)
+    covariates: Mapping[tuple[str, str], float | None] = field(default_factory=dict)
+    priors: Mapping[str, Prior] = field(default_factory=dict)
+    outliers: frozenset[tuple[str, str]] = frozenset()  # figures noisier than their prior: their own variance
+    # between-machine SD of log time, where the reference runs came from several machines
+    between_sd: float = 0.0
+    machines: frozenset[str] = frozenset()  # the machines the reference runs came from
     source: str = ""
 
     @classmethod
-    def of(cls, baseline: ResultSet, store: BaselineStore | None = None) -> Noise:
-        """The baseline's own stored spread; where it holds none (a single run), that of the store's baseline
-        of
-        the same hardware and profile, when there is one."""
-        if baseline.info.noise or store is None:
-            return cls(baseline.info.noise, baseline.source)
-        stored = store.load(baseline.hardware_id, baseline.profile)
-        return cls(stored.info.noise, stored.source) if stored is not None else cls({}, "")
+    def of(
+        cls,
+        baseline: ResultSet,
+        kept: Iterable[ResultSet] = (),
+        stored: ResultSet | None = None,
+        gpu_bound: Collection[str] = frozenset(),
+    ) -> Noise:
+        """The noise of ``baseline``'s hardware: its own runs, the ``kept`` runs of that hardware and profile
+        (pytest-benchmark's storage, from each benchmark's last change point on), and where the baseline holds
+        a single run, ``stored`` (the baseline kept in baselines/ for that hardware) in its place.
+        ``gpu_bound`` names the benchmarks the current code declares GPU-bound (a baseline saved before a
+        declaration does not carry it)."""
+        reference = baseline if baseline.info.runs or stored is None else stored
+        entries = reference.by_name()
+        runs: dict[tuple[str, str], list[float]] = defaultdict(list)
+        for name, figures in reference.runs().items():
+            for figure, values in figures.items():
+                runs[name, figure] += [v for v in values if v > 0]
+        for name, figures in _since_last_change(kept, set(reference.info.run_dates)).items():
+            for figure, values in figures.items():
+                runs[name, figure] += values
+        keys = [key for key in runs if key[0] in entries]
+        kinds = {key: noise_kind(entries[key[0]], key[1], key[0] in gpu_bound) for key in keys}
+        covariates = {key: dispersion(entries[key[0]], key[1]) for key in keys}
+        logs = {key: tuple(math.log(v) for v in runs[key]) for key in keys}
+        gating = {key for key in keys if key[1] in entries[key[0]].gating_figures()}
+        priors, outliers = _priors(logs, kinds, covariates, gating)
+        return cls(logs, kinds, covariates, priors, frozenset(outliers), _between_machines(reference),
+                   frozenset(reference.info.run_machines), reference.source)
 
-    def of_figure(self, benchmark: str, figure: str) -> Spread | None:
-        return self.spreads.get(benchmark, {}).get(figure)
+    def of_figure(self, benchmark: str, figure: str, current: Sequence[float] = (),
+                  current_machine: str | None = None) -> FigureNoise | None:
+        """The noise to test ``figure`` of ``benchmark`` with: its own reference runs pooled with the current
+        side's several runs (``current``, raw values), moderated by its kind's prior at its covariate; None
+        where nothing is known (no runs of its own and no prior)."""
+        key = (benchmark, figure)
+        own = self.runs.get(key, ())
+        sides = [side for side in (own, tuple(math.log(v) for v in current if v > 0)) if len(side) > 1]
+        df = sum(len(side) - 1 for side in sides)
+        s2 = sum(statistics.variance(side) * (len(side) - 1) for side in sides) / df if df else 0.0
+        prior = None if key in self.outliers else self.priors.get(self.kinds.get(key, ""))
+        if prior is None:
+            if not df:
+                return None
+            var, dof = s2, float(df)
+        else:
+            var, dof = moderate(s2, df, prior.s2(self.covariates.get(key)), prior.df)
+        other_machine = (
+            current_machine is not None and bool(self.machines) and current_machine not in self.machines
+        )
+        between = self.between_sd if other_machine and figure == TIME else 0.0
+        source = f"{len(own)} kept run(s)" + (f", pooled (d0 {prior.df:.3g})" if prior else "")
+        return FigureNoise(math.sqrt(var), dof, between, len(own), source)
+
+
+def _since_last_change(kept: Iterable[ResultSet], skip_dates: set[str]) -> dict[str, dict[str, list[float]]]:
+    """Per benchmark and figure, the values of the kept runs since that benchmark's last change point in time
+    (runs whose date a baseline already holds are left out: they are in it)."""
+    from perfkit.results.changepoints import change_points
+
+    runs = [r for r in kept if r.datetime not in skip_dates]
+    out: dict[str, dict[str, list[float]]] = {}
+    names = {b.fullname for r in runs for b in r.benchmarks}
+    for name in names:
+        holding = [r.by_name()[name] for r in runs if name in r.by_name()]
+        times = [b.median for b in holding]
+        points = change_points(times) if len(times) >= 4 and min(times) > 0 else []
+        start = points[-1].index if points else 0
+        for bench in holding[start:]:
+            for figure, value in bench.figures().items():
+                if value > 0:
+                    out.setdefault(name, {}).setdefault(figure, []).append(value)
+    return out
+
+
+Row = tuple[tuple[str, str], float, float, "float | None"]  # figure, variance, df, covariate
+
+
+def fit_robust(rows: Sequence[Row]) -> tuple[Prior | None, set[tuple[str, str]]]:
+    """The prior of the figures that follow it, and the figures that do not: one whose variance is beyond the
+    upper ``OUTLIER_P`` tail of a first, quantile-matched prior (a figure noisier than its within-run
+    dispersion says, such as a kernel whose speed differs between physical GPUs) is left out of the moment fit
+    and keeps its own variance, so it neither widens every other figure's interval nor borrows a precision it
+    does not have (after Phipson et al. 2016, "Robust hyperparameter estimation protects against hypervariable
+    genes")."""
+    def fit(kept: Sequence[Row], robust: bool) -> Prior | None:
+        return fit_prior(
+            [v for _, v, _, _ in kept], [d for _, _, d, _ in kept], [x for _, _, _, x in kept], robust
+        )
+
+    def beyond(prior: Prior) -> set[tuple[str, str]]:
+        return {key for key, v, d, x in rows if _upper_tail(v, d, prior.s2(x), prior.df) < OUTLIER_P}
+
+    first = fit(rows, robust=True)
+    if first is None:
+        return None, set()
+    outliers = beyond(first)
+    prior = fit([row for row in rows if row[0] not in outliers], robust=False) or first
+    return prior, outliers | beyond(prior)
+
+
+def _upper_tail(s2: float, df: float, prior_s2: float, prior_df: float) -> float:
+    """P(a variance at least ``s2``) for a figure that follows the prior: s²/s0² is F(df, d0)."""
+    from scipy.stats import chi2, f
+
+    ratio = s2 / prior_s2 if prior_s2 > 0 else math.inf
+    return float(chi2.sf(ratio * df, df) if math.isinf(prior_df) else f.sf(ratio, df, prior_df))
+
+
+def _priors(logs: Mapping[tuple[str, str], tuple[float, ...]], kinds: Mapping[tuple[str, str], str],
+            covariates: Mapping[tuple[str, str], float | None],
+            gating: set[tuple[str, str]]) -> tuple[dict[str, Prior], set[tuple[str, str]]]:
+    """A prior per kind, fitted on the gating figures with two or more runs (figures derived from the time
+    would count its noise again), and the figures that do not follow their kind's prior; a kind with too few
+    figures takes the prior of all kinds together."""
+    by_kind: dict[str, list[Row]] = defaultdict(list)
+    for key in gating:
+        values = logs[key]
+        if len(values) > 1:
+            by_kind[kinds[key]].append(
+                (key, statistics.variance(values), len(values) - 1, covariates.get(key))
+            )
+    everything, all_outliers = fit_robust([row for rows in by_kind.values() for row in rows])
+    out: dict[str, Prior] = {}
+    outliers: set[tuple[str, str]] = set()
+    for kind in set(kinds.values()):
+        rows = by_kind.get(kind, [])
+        own, own_outliers = fit_robust(rows) if len(rows) >= MIN_FIGURES else (None, set())
+        if own is not None:
+            out[kind], outliers = own, outliers | own_outliers
+        elif everything is not None:
+            out[kind] = everything
+            outliers |= {row[0] for row in rows} & all_outliers
+    return out, outliers
+
+
+def _between_machines(reference: ResultSet) -> float:
+    """The between-machine SD of log time (one-way random effects, the median over the benchmarks that ran on
+    every run's machine), from runs that carry the machine they ran on; 0 where they came from one machine."""
+    machines = reference.info.run_machines
+    if len(set(machines)) < 2:
+        return 0.0
+    components = []
+    for figures in reference.runs().values():
+        times = figures.get(TIME, [])
+        if len(times) != len(machines) or min(times, default=0) <= 0:
+            continue
+        groups: dict[str, list[float]] = defaultdict(list)
+        for machine, value in zip(machines, times):
+            groups[machine].append(math.log(value))
+        components.append(stats.between_group_variance(list(groups.values())))
+    return math.sqrt(statistics.median(components)) if components else 0.0
+
+#: The newest kept runs read for noise (older ones add little once a change point has cut the series).
+KEPT_RUNS = 60
+
+
+def for_judging(baseline: ResultSet, current: ResultSet, store: BaselineStore | None = None,
+                storage: Path | None = None) -> Noise:
+    """The noise every entry point judges with: the baseline's runs (or, for a single-run baseline, the
+    store's baseline of that hardware and profile) and the newest runs kept in pytest-benchmark's ``storage``
+    for them, where that folder exists. Across hardware the baseline's own runs alone: another machine's noise
+    says nothing of these two."""
+    from perfkit.results import history  # reads files: only here
+
+    if current.hardware_id != baseline.hardware_id:
+        return Noise.of(baseline)
+    declared = {entry.fullname for entry in current.benchmarks if entry.context.gpu_bound}
+
+    stored = (
+        store.load(baseline.hardware_id, baseline.profile)
+        if store is not None and not baseline.info.runs
+        else None
+    )
+    kept: tuple[ResultSet, ...] = ()
+    if storage is not None and storage.is_dir():
+        found = history.load_history(storage, baseline.hardware_id).of_profile(baseline.profile)
+        kept = found.runs[-KEPT_RUNS:]
+    return Noise.of(baseline, kept, stored, declared)

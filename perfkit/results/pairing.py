@@ -1,5 +1,5 @@
 """Two result sets paired figure by figure, once, for the judge: every run value of each side and what the
-judge needs to know about the figure (unit, direction, whether it gates, its tolerance, the stored spread)."""
+judge needs to know about the figure (unit, direction, whether it gates, its minimum effect)."""
 from __future__ import annotations
 
 import statistics
@@ -7,8 +7,7 @@ from dataclasses import dataclass
 
 from perfkit.results.figures import TIME, TIME_UNIT
 from perfkit.results.metrics import Better
-from perfkit.results.model import BenchmarkEntry, ResultSet, Spread
-from perfkit.results.noise import Noise
+from perfkit.results.model import BenchmarkEntry, ResultSet
 from perfkit.results.payloads import HostLoad
 
 
@@ -24,7 +23,7 @@ class FigureRuns:
     current: tuple[float, ...]
     gating: bool = False  # the benchmark's verdict rests on it
     tolerance: float | None = None  # the benchmark's own minimum effect, where it declares one
-    stored: Spread | None = None  # the spread the noise source measured for it
+    gpu_bound: bool = False  # GPU work (a ceiling it follows, or declared): it reproduces within about 1%
     host_load: HostLoad | None = None  # how busy others kept the current run's CPUs
 
     @property
@@ -50,7 +49,7 @@ class Pairing:
     common: tuple[str, ...]
 
 
-def pair(baseline: ResultSet, current: ResultSet, noise: Noise) -> Pairing:
+def pair(baseline: ResultSet, current: ResultSet) -> Pairing:
     base, cur = baseline.by_name(), current.by_name()
     base_runs, cur_runs = baseline.runs(), current.runs()
     common = tuple(sorted(base.keys() & cur.keys()))
@@ -62,10 +61,11 @@ def pair(baseline: ResultSet, current: ResultSet, noise: Noise) -> Pairing:
         for entry in (b, c):
             kinds.update({n: (m.unit, m.better) for n, m in entry.metrics.items()})
         tolerance = c.context.tolerance if c.context.tolerance is not None else b.context.tolerance
+        gpu_bound = c.context.gpu_bound and current.info.device == "cuda"
         for figure in sorted(base_runs[name].keys() | cur_runs[name].keys()):
             unit, better = kinds.get(figure, ("", "none"))
             figures.append(FigureRuns(name, figure, unit, better, tuple(base_runs[name].get(figure, ())),
                                       tuple(cur_runs[name].get(figure, ())), figure in gates, tolerance,
-                                      noise.of_figure(name, figure), c.host_load))
+                                      gpu_bound, c.host_load))
     return Pairing(tuple(figures), tuple(base[n] for n in sorted(base.keys() - cur.keys())),
                    tuple(cur[n] for n in sorted(cur.keys() - base.keys())), common)

@@ -350,6 +350,7 @@ class TtaRun(Record):
     accuracies: tuple[float, ...]
     images_per_s: float
     shifted_accuracy: float | None
+    trained_s: tuple[float, ...] = ()  # training time at each evaluation (files before 2026-11-23 lack it)
 
 
 @dataclass(frozen=True)
@@ -376,7 +377,7 @@ class HostLoad(Record):
     """CPUs other processes kept busy, on average, while a benchmark ran (of the ``cpus`` it could use).
 
     Written for every benchmark by the plugin (perfkit.measure.host_load), whatever its family; a
-    regression measured on a busy machine is not called one (perfkit.results.compare).
+    regression measured on a busy machine is not called one (perfkit.results.judge).
     """
 
     TAG: ClassVar[str] = "host_load"
@@ -412,8 +413,7 @@ class PowerWindow(Record):
 @dataclass(frozen=True)
 class NcclProfile(Record):
     """torch.profiler over a few DDP steps: NCCL kernel time per step, the part other kernels overlapped, and
-    the
-    compute kernels' time (perfkit.parallel.ddp)."""
+    the compute kernels' time (perfkit.parallel.ddp)."""
 
     TAG: ClassVar[str] = "profile"
     steps: int

@@ -51,7 +51,7 @@ def _save(fig: Any, path: Path) -> Path:
 
 def plot_ceilings(results: ResultSet, out: Path) -> Iterable[tuple[str, Path]]:
     """Measured ceilings beside the datasheet figures: bandwidth and matmul rate per precision."""
-    measured = Ceilings.of(results).own()
+    measured = Ceilings.of(results).values()
     if not measured:
         return []
     plt = _pyplot()
@@ -221,12 +221,11 @@ _ROOF_PRECISIONS = ("fp32", "tf32", "bf16")
 
 def roofline_chart(results: ResultSet, path: Path) -> Path | None:
     """The course's roofline: log-log, measured (solid) and datasheet (dashed) roofs for fp32/tf32/bf16 with
-    the
-    bandwidth slope, one labelled point per model and batch (hollow where bytes came from ncu)."""
+    the bandwidth slope, one labelled point per model and batch (hollow where bytes came from ncu)."""
     points = [(b, p) for b, rec in results.family(Roofline) for p in rec.points]
     if not points:
         return None
-    measured = Ceilings.of(results).own()
+    measured = Ceilings.of(results).values()
     spec = results.info.datasheet
     plt = _pyplot()
     fig, ax = plt.subplots(figsize=(9, 6))
@@ -532,8 +531,7 @@ PLOTTERS: list[Plotter] = [
 def hardware_chart(rows: Iterable[Any], baseline_id: str, current_id: str, path: Path) -> Path | None:
     """Across two machines: each benchmark's measured speedup against the ratio of the ceiling that bounds it
     (``compare.HardwareRow``), one colour per ceiling, the diagonal where they agree and a band of ×1.25
-    around it;
-    the benchmarks outside the band are named. None when no benchmark names its ceiling."""
+    around it; the benchmarks outside the band are named. None when no benchmark names its ceiling."""
     points = [r for r in rows if r.expected and r.speedup > 0 and r.speedup != float("inf")]
     if not points:
         return None
@@ -560,7 +558,7 @@ def hardware_chart(rows: Iterable[Any], baseline_id: str, current_id: str, path:
 
 
 def history_chart(name: str, series: Iterable[tuple[str, float]], change_indices: Iterable[int], path: Path,
-                  figure: str = "time", unit: str = "s") -> Path:
+                  figure: str = figures.TIME, unit: str = figures.TIME_UNIT) -> Path:
     """One benchmark's figure over its stored runs (oldest first), change points as vertical lines and each
     segment's median as a horizontal one: the shift is read off the medians, not off single noisy runs."""
     import statistics

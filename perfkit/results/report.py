@@ -34,12 +34,16 @@ FORMATS = ("table", "markdown", "json")
 _QUIET = {Verdict.UNCHANGED, Verdict.INFO}
 #: What each verdict word means, printed under every comparison.
 VERDICT_MEANINGS = (
-    "regressed/improved: beyond max(threshold, 3 x between-run spread) and significant over runs after "
-    "Holm's "
-    "correction; unknown: beyond that band without enough evidence (more runs decide: --perfkit-confirm), or "
-    "slower while other processes kept a quarter of the CPUs busy; "
-    "not gated: runs spread > 10%, reported only; info: a figure derived from the time, shown not judged; "
-    "changed: a count that should not move did; MDE: the smallest change these runs could call significant."
+    "regressed/improved: beyond the minimum effect (3% for a GPU-bound benchmark, else 5%) and "
+    "outside what the hardware's pooled run-to-run noise predicts, after Holm's correction; unknown: beyond "
+    "it "
+    "without that evidence (more runs decide: --perfkit-confirm), or slower while other processes kept a "
+    "quarter "
+    "of the CPUs busy; info: a figure derived from the time, shown not judged; changed: a count that should "
+    "not "
+    "move did, or a ratio that should stay put moved significantly; MDE: the smallest change this noise "
+    "could "
+    "call significant."
 )
 
 
@@ -73,8 +77,7 @@ def headline(cmp: Comparison) -> str:
 
 def summary_lines(cmp: Comparison, baseline_name: str, limit: int = 40) -> list[str]:
     """What the terminal shows at the end of a run: the headline, then every gating figure with a verdict
-    worth
-    reading and every count that moved; benchmarks not run, informational figures and the ungated are
+    worth reading and every count that moved; benchmarks not run, informational figures and the ungated are
     counted."""
     lines = [f"perfkit: compared with {baseline_name}: {headline(cmp)}"]
     moved = [r for r in cmp.rows if r.verdict in (Verdict.REGRESSED, Verdict.IMPROVED, Verdict.UNKNOWN)
@@ -85,8 +88,7 @@ def summary_lines(cmp: Comparison, baseline_name: str, limit: int = 40) -> list[
     if len(moved) > limit:
         lines.append(f"  ... and {len(moved) - limit} more; run `perfkit compare` for the whole table")
     counts = cmp.counts()
-    for verdict, meaning in ((Verdict.NOT_GATED, "runs spread > 10%: reported, not gated"),
-                             (Verdict.MISSING, "in the baseline, not in this run (deselected or weekly)"),
+    for verdict, meaning in ((Verdict.MISSING, "in the baseline, not in this run (deselected or weekly)"),
                              (Verdict.NEW, "not in the baseline yet")):
         if counts.get(verdict):
             lines.append(
@@ -96,7 +98,7 @@ def summary_lines(cmp: Comparison, baseline_name: str, limit: int = 40) -> list[
     if weak:
         lines.append(
             f"  {len(weak)} gating figure(s) cannot detect a 10% change with these runs (MDE > 10%); "
-            "more baseline runs or --perfkit-confirm tighten them"
+            "more runs (baseline, kept or --perfkit-confirm) tighten them"
         )
     lines += [f"  fingerprint changed: {f} {old} -> {new}" for f, old, new in cmp.fingerprint_changes]
     if moved:
@@ -107,8 +109,7 @@ def summary_lines(cmp: Comparison, baseline_name: str, limit: int = 40) -> list[
 def comparison_sections(cmp: Comparison, show_unchanged: bool = True, title: str = "",
                         lead: str = "") -> list[Section]:
     """The headline, the verdict table, the across-hardware table, fingerprint differences and the weak
-    figures
-    (``lead``: a sentence before them)."""
+    figures (``lead``: a sentence before them)."""
     rows = [_row_cells(r) for r in cmp.rows if show_unchanged or r.verdict not in _QUIET]
     blocks: list[document.Block] = [Text(lead)] if lead else []
     blocks += [Text(headline(cmp)), Table.of(_HEAD, rows)]
@@ -167,10 +168,14 @@ def render(cmp: Comparison, fmt: str, show_unchanged: bool = True) -> str:
 def _tighten(row: Row) -> str:
     """What would lower a figure's minimum detectable effect."""
     if row.mde is None:
-        return "save a baseline from several runs (perfkit baseline save r1.json r2.json r3.json)"
-    if row.runs[0] < 5:
-        return f"more baseline runs ({row.runs[0]} now) and --perfkit-confirm"
-    return "a longer timed region, CUDA-graph or batched timing, or SM-clock-normalised time"
+        return ("save a baseline from several runs (perfkit baseline save r1.json r2.json r3.json) or keep "
+                "runs "
+                "(--benchmark-autosave)")
+    if row.runs[1] < 3:
+        return (
+            f"--perfkit-confirm 3 (this side holds {row.runs[1]} run(s)), and more kept runs of the hardware"
+        )
+    return "a less noisy measurement: a longer timed region, CUDA-graph or batched timing, an L2 flush"
 
 
 # ---- the run report -------------------------------------------------------------------------
@@ -178,9 +183,8 @@ def _tighten(row: Row) -> str:
 def write_report(results: ResultSet, out: Path, comparison: Comparison | None = None,
                  baseline_name: str = "", kept: history.History | None = None) -> Path:
     """Write ``report.md``, its PNG plots and ``report.html`` (the same sections, self-contained) into
-    ``out``, and
-    with a comparison ``verdicts.json`` (as ``perfkit compare --format json`` prints it); returns the
-    markdown path."""
+    ``out``, and with a comparison ``verdicts.json`` (as ``perfkit compare --format json`` prints it); returns
+    the markdown path."""
     out.mkdir(parents=True, exist_ok=True)
     info = results.info
     sections = [
@@ -525,10 +529,9 @@ def _groups(results: ResultSet) -> dict[str, list[BenchmarkEntry]]:
 
 
 def _bench_cells(bench: BenchmarkEntry) -> list[str]:
-    stats = bench.stats
-    noise = stats.get("iqr", 0.0) / bench.median if bench.median else 0.0
+    noise = bench.iqr / bench.median if bench.median else 0.0
     metrics = ", ".join(f"{n} {fmt_value(m.value, m.unit)}" for n, m in bench.metrics.items())
-    return [bench.name, fmt_time(bench.median), f"{noise:.1%}", str(stats.get("rounds", "")), metrics]
+    return [bench.name, fmt_time(bench.median), f"{noise:.1%}", str(bench.rounds), metrics]
 
 
 def trend_rows(kept: history.History, found: list[history.Trend]) -> list[list[str]]:

@@ -22,25 +22,19 @@ def log_shift(base: Sequence[float], cur: Sequence[float]) -> float:
     return statistics.fmean(math.log(v) for v in cur) - statistics.fmean(math.log(v) for v in base)
 
 
-def pooled_sd(sides: Sequence[Sequence[float]]) -> tuple[float | None, int]:
-    """Between-run SD of log values pooled over the sides that hold several positive runs, and its degrees of
-    freedom; (None, 0) where no side does."""
-    logs = [[math.log(v) for v in side] for side in sides if len(side) > 1 and min(side) > 0]
-    df = sum(len(side) - 1 for side in logs)
-    if not df:
-        return None, 0
-    return math.sqrt(sum(statistics.variance(side) * (len(side) - 1) for side in logs) / df), df
-
-
-def band(sd: float | None, threshold: float, k: float) -> float:
-    """How far (in log) a figure may move and still be unchanged: ``max(log(1 + threshold), k × sd)``."""
-    floor = math.log1p(threshold)
-    return floor if sd is None else max(floor, k * sd)
-
-
-def standard_error(sd: float, n_base: int, n_cur: int) -> float:
-    """Of the difference of two means of ``n_base`` and ``n_cur`` runs."""
-    return sd * math.sqrt(1 / n_base + 1 / n_cur)
+def between_group_variance(groups: Sequence[Sequence[float]]) -> float:
+    """The between-group variance component of a one-way random-effects model (ANOVA estimator, floored at
+    0); 0 where no group holds two values (between and within cannot be told apart)."""
+    groups = [g for g in groups if g]
+    total = sum(len(g) for g in groups)
+    within_df = total - len(groups)
+    if len(groups) < 2 or within_df < 1:
+        return 0.0
+    grand = statistics.fmean(v for g in groups for v in g)
+    between_ms = sum(len(g) * (statistics.fmean(g) - grand) ** 2 for g in groups) / (len(groups) - 1)
+    within_ms = sum((v - statistics.fmean(g)) ** 2 for g in groups for v in g) / within_df
+    n0 = (total - sum(len(g) ** 2 for g in groups) / total) / (len(groups) - 1)
+    return max(0.0, (between_ms - within_ms) / n0)
 
 
 def two_sided_p(t: float, df: float) -> float:
@@ -56,10 +50,11 @@ def t_quantile(upper_tail: float, df: float) -> float:
     return float(student.isf(upper_tail, df))
 
 
-def minimum_detectable(band_log: float, se: float, df: float, alpha: float, tests: int) -> float:
-    """The smallest relative change the band and a two-sided t-test at ``alpha`` over ``tests`` figures
-    (Bonferroni's level, Holm's first step) would call significant."""
-    return max(math.expm1(band_log), math.expm1(t_quantile(alpha / (2 * tests), df) * se))
+def minimum_detectable(floor_log: float, se: float, df: float, alpha: float, tests: int) -> float:
+    """The smallest relative change that clears the minimum effect and that a two-sided t-test at ``alpha``
+    over ``tests`` figures (Bonferroni's level, Holm's first step) would call significant."""
+    reach = t_quantile(alpha / (2 * tests), df) * se
+    return max(math.expm1(floor_log), math.expm1(min(reach, 50.0)))  # past e^50 the digits say nothing more
 
 
 def holm(p_values: Sequence[float], alpha: float, tests: int) -> list[bool]:

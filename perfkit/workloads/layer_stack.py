@@ -25,7 +25,7 @@ from dataclasses import dataclass
 import torch
 from torch import nn
 
-from perfkit.measure import capacity
+from perfkit.measure import capacity, timing
 from perfkit.measure.memory import SavedStorages
 
 FULL_INPUT = (16, 64, 112, 112)
@@ -185,3 +185,34 @@ class TwoDeviceStack:
 def _synchronize(device: torch.device) -> None:
     if device.type == "cuda":
         torch.cuda.synchronize(device)
+
+
+def time_stack(
+    num_conv: int,
+    num_fc: int,
+    shape: tuple[int, ...],
+    device: torch.device,
+    warmup: int,
+    rounds: int,
+    budget: capacity.Budget,
+) -> tuple[float, ...]:
+    """Seconds of each of ``rounds`` forwards of a fresh stack after ``warmup`` (the seed's timing), for
+    :func:`perfkit.measure.capacity.in_fresh_process`: a process whose memory no earlier benchmark holds,
+    under the budget's cap, and that never ran out of memory (the searches run in another)."""
+    model, x = build(num_conv, num_fc, shape, device), torch.randn(*shape, device=device)
+
+    def forward() -> None:  # returns nothing: each round's graph is freed before the next starts
+        model(x)
+
+    return timing.time_host(forward, rounds, warmup).seconds
+
+
+def time_split(num_conv: int, num_fc: int, at: int, shape: tuple[int, ...],
+               devices: tuple[torch.device, torch.device], warmup: int, rounds: int,
+               budget: capacity.Budget) -> tuple[SplitTimes, ...]:
+    """Each of ``rounds`` forwards of a fresh split stack, by part, after ``warmup`` (as
+    :func:`time_stack`)."""
+    stack, x = TwoDeviceStack(num_conv, num_fc, at, shape, devices), torch.randn(*shape, device=devices[0])
+    for _ in range(warmup):
+        stack.forward(x)
+    return tuple(stack.forward(x)[1] for _ in range(rounds))

@@ -13,6 +13,7 @@ DataLoader workers and pinned memory, the set resident on the GPU, channels_last
 """
 from __future__ import annotations
 
+import itertools
 import logging
 import statistics
 from collections.abc import Callable, Iterator
@@ -74,10 +75,24 @@ class Run:
     accuracies: tuple[float, ...]  # validation accuracy after each epoch
     images: int  # training images processed
     shifted_accuracy: float | None  # the final model on the distribution-shifted set
+    trained_s: tuple[float, ...] = ()  # training time (evaluations left out) at each evaluation
 
     @property
     def images_per_s(self) -> float:
         return self.images / self.train_s if self.train_s > 0 else 0.0
+
+    def crossing_s(self, target: float) -> float | None:
+        """The training time at which the validation accuracy crossed ``target``, interpolated between the
+        evaluation before and the one that reached it (from no accuracy at no training before the first): a
+        run that reaches the target just after an evaluation is not charged a whole epoch more than one just
+        before it. None where it did not reach the target."""
+        if not self.reached or len(self.trained_s) != len(self.accuracies):
+            return None
+        points = [(0.0, 0.0), *zip(self.trained_s, self.accuracies)]
+        for (t0, a0), (t1, a1) in itertools.pairwise(points):
+            if a1 >= target:
+                return t1 if a1 <= a0 else t0 + (t1 - t0) * (max(target, a0) - a0) / (a1 - a0)
+        return None
 
 
 def cov(values: list[float]) -> float:
@@ -141,8 +156,7 @@ def train_to_target(
     ``epoch_cap``.
 
     The one-cycle schedule spans ``schedule_epochs`` (default: the cap); past it the rate stays at its end
-    value,
-    so a cap set generously for safety does not stretch the schedule, and with it the TTA.
+    value, so a cap set generously for safety does not stretch the schedule, and with it the TTA.
     """
     if not 0 < target <= 1:
         raise UsageError(f"target accuracy {target} must be a fraction in (0, 1]")
@@ -157,6 +171,7 @@ def train_to_target(
     valid, shifted = valid.to(device), shifted.to(device) if shifted is not None else None
 
     accuracies: list[float] = []
+    trained: list[float] = []
     train_s = eval_s = 0.0
     images = 0
     start = timing.synchronized_clock()
@@ -170,6 +185,7 @@ def train_to_target(
             images += len(y)
         eval_start = timing.synchronized_clock()
         train_s += eval_start - epoch_start
+        trained.append(train_s)
         accuracies.append(training.evaluate(model, valid)[1])
         eval_s += timing.synchronized_clock() - eval_start
         elapsed = timing.synchronized_clock() - start
@@ -192,6 +208,7 @@ def train_to_target(
         tuple(accuracies),
         images,
         final_shifted,
+        tuple(trained),
     )
 
 

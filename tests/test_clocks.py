@@ -1,0 +1,79 @@
+"""GPU clocks: the SM clock every run records, and the opt-in lock, driven by a fake NVML."""
+from __future__ import annotations
+
+import pytest
+
+from perfkit.measure import clocks
+
+
+class FakeNvml:
+    """Two GPUs whose driver allows a clock lock, or refuses it (``allow=False``) from GPU ``refuse_from``
+    on."""
+
+    NVML_CLOCK_SM = 1
+
+    class NVMLError(Exception):
+        pass
+
+    def __init__(self, allow: bool = True, refuse_from: int = 0) -> None:
+        self.allow, self.refuse_from = allow, refuse_from
+        self.locked: dict[str, tuple[int, int]] = {}
+        self.shutdowns = 0
+
+    def nvmlDeviceGetHandleByIndex(self, index: int) -> str:
+        return f"gpu{index}"
+
+    def nvmlDeviceGetApplicationsClock(self, handle: str, clock: int) -> int:
+        return 1755
+
+    def nvmlDeviceGetDefaultApplicationsClock(self, handle: str, clock: int) -> int:
+        return 1755
+
+    def nvmlDeviceGetMaxClockInfo(self, handle: str, clock: int) -> int:
+        return 1980
+
+    def nvmlDeviceSetGpuLockedClocks(self, handle: str, low: int, high: int) -> None:
+        if not self.allow and int(handle[3:]) >= self.refuse_from:
+            raise self.NVMLError("Insufficient Permissions")
+        self.locked[handle] = (low, high)
+
+    def nvmlDeviceResetGpuLockedClocks(self, handle: str) -> None:
+        self.locked.pop(handle, None)
+
+    def nvmlShutdown(self) -> None:
+        self.shutdowns += 1
+
+
+def test_the_fingerprint_records_the_application_and_maximum_sm_clock():
+    nvml = FakeNvml()
+    assert clocks.sm_clocks(0, nvml) == "1755/1980 MHz" and nvml.shutdowns == 1
+
+
+def test_a_lock_holds_for_the_block_and_is_reset_after():
+    nvml = FakeNvml()
+    with clocks.locked(2, nvml) as said:
+        assert nvml.locked == {"gpu0": (1755, 1755), "gpu1": (1755, 1755)}
+        assert said == "clocks locked at 1755 MHz on 2 GPU(s)"
+    assert nvml.locked == {} and nvml.shutdowns == 1
+
+
+@pytest.mark.parametrize("refuse_from", [0, 1])
+def test_a_refused_lock_is_said_and_leaves_no_gpu_locked(refuse_from):
+    nvml = FakeNvml(allow=False, refuse_from=refuse_from)
+    with clocks.locked(2, nvml) as said:
+        assert nvml.locked == {}  # GPU 0, locked before GPU 1 refused, was reset at once
+        assert said.startswith("clocks not locked: the driver refused (Insufficient Permissions)")
+    assert nvml.shutdowns == 1
+
+
+def test_without_nvml_the_lock_is_said_not_taken(monkeypatch):
+    from perfkit.errors import HardwareError
+    from perfkit.measure import power
+
+    def missing():
+        raise HardwareError("nvidia-ml-py is not installed")
+
+    monkeypatch.setattr(power, "load_nvml", missing)
+    with clocks.locked(1) as said:
+        assert said == "clocks not locked: nvidia-ml-py is not installed"
+    assert clocks.sm_clocks(0) is None

@@ -1,0 +1,198 @@
+"""The noise model: the empirical-Bayes fit recovers known variances, identical runs never regress, a real
+shift is seen by one run, and the between-machine term applies only across machines."""
+from __future__ import annotations
+
+import math
+from typing import Any
+
+import numpy as np
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from perfkit import SCHEMA_VERSION
+from perfkit.results import baselines
+from perfkit.results.judge import Policy, Verdict, judge
+from perfkit.results.noise import Noise, fit_prior, moderate
+from tests.conftest import typed
+
+COPY_BOUND = {"bound": "copy_bandwidth_gbps"}
+
+
+def _run(times: dict[str, float], machine: str = "m1", device: str = "cuda", when: str = "2026-11-23",
+         within: dict[str, float] | None = None) -> Any:
+    """One run: each benchmark's median time ``times[name]`` over five rounds that spread ``within[name]``
+    (log scale; a benchmark's rounds spread about as its runs do), a GPU-bound benchmark unless its name
+    starts with ``host``."""
+    def rounds(name: str, t: float) -> list[float]:
+        sd = (within or {}).get(name, 0.0)
+        return [t * math.exp(sd * z) for z in (-1.0, -0.5, 0.0, 0.5, 1.0)]
+
+    benches = [
+        {
+            "fullname": n,
+            "name": n,
+            "extra_info": {} if n.startswith("host") else dict(COPY_BOUND),
+            "stats": {"median": t, "data": rounds(n, t), "iqr": 0.0, "rounds": 5},
+        }
+        for n, t in times.items()
+    ]
+    info = {"schema_version": SCHEMA_VERSION, "hardware_id": "gpu-test", "device": device,
+            "fingerprint": {"machine": machine}}
+    return typed({"benchmarks": benches, "machine_info": {"perfkit": info}, "datetime": when})
+
+
+def _baseline(runs: list[dict[str, float]], machines: list[str] | None = None,
+              within: dict[str, float] | None = None) -> Any:
+    machines = machines or ["m1"] * len(runs)
+    return baselines.from_runs([_run(r, m, when=f"2026-11-2{i}", within=within)
+                                for i, (r, m) in enumerate(zip(runs, machines))])
+
+
+def _draws(rng: np.random.Generator, sds: dict[str, float], runs: int, shift: dict[str, float] | None = None,
+           level: float = 1e-3) -> list[dict[str, float]]:
+    """``runs`` runs of every benchmark, log-normal around ``level`` with its own SD (times ``shift``)."""
+    return [{n: level * (shift or {}).get(n, 1.0) * math.exp(rng.normal(0, sd)) for n, sd in sds.items()}
+            for _ in range(runs)]
+
+
+def test_the_empirical_bayes_fit_recovers_the_prior_it_was_drawn_from():
+    rng = np.random.default_rng(7)
+    s0_2, d0, d = 0.01**2, 8.0, 2
+    true = s0_2 * d0 / rng.chisquare(d0, size=4000)  # each figure's own variance, scattered around s0²
+    observed = true * rng.chisquare(d, size=true.size) / d  # what three runs each show of it
+    prior = fit_prior(list(observed), [d] * observed.size)
+    assert prior is not None and prior.s2(None) == pytest.approx(s0_2, rel=0.15)
+    assert prior.df == pytest.approx(d0, rel=0.3)
+    moderated = np.array([moderate(v, d, prior.s2(None), prior.df)[0] for v in observed])
+    assert np.mean((np.log(moderated) - np.log(true)) ** 2) < 0.5 * np.mean(
+        (np.log(observed) - np.log(true)) ** 2
+    )
+
+
+def test_figures_that_share_one_variance_get_infinite_prior_degrees_of_freedom():
+    rng = np.random.default_rng(3)
+    observed = 0.02**2 * rng.chisquare(4, size=3000) / 4
+    prior = fit_prior(list(observed), [4] * observed.size)
+    assert prior is not None and (math.isinf(prior.df) or prior.df > 100)
+    assert prior.s2(None) == pytest.approx(0.02**2, rel=0.05)
+
+
+def test_the_prior_follows_the_within_run_dispersion_and_keeps_a_wild_figure_apart():
+    rng = np.random.default_rng(13)
+    sds = {f"b{i}": 0.002 * 1.1**i for i in range(40)}  # 0.2% to 9%: a machine's figures are far from alike
+    sds["wild"] = 0.2  # its rounds agree like a 1% figure's, its runs do not: a different physical GPU
+    within = {**sds, "wild": 0.01}
+    baseline = _baseline(_draws(rng, sds, 4), within=within)
+    noise = Noise.of(baseline)
+    prior = noise.priors["timed-gpu"]
+    assert 1.6 < prior.slope < 2.4  # variance grows as the within-run dispersion squared
+    # once the trend is taken out, the figures agree: much is pooled (40 figures of 3 df each)
+    assert prior.df > 3
+    assert ("wild", "time") in noise.outliers
+    wild = noise.of_figure("wild", "time")
+    assert wild is not None and wild.df == 3 and wild.sd > 0.1  # its own noise, not the prior's precision
+
+
+def test_one_nightly_run_sees_a_ten_percent_slowdown_of_a_stable_figure():
+    # three baseline runs of 40 GPU-bound benchmarks at 1% noise: alone, df = 2 leaves the MDE near 40%
+    rng = np.random.default_rng(11)
+    sds = {f"b{i}": 0.01 for i in range(40)}
+    baseline = _baseline(_draws(rng, sds, 3), within=sds)
+    current = _run(_draws(rng, sds, 1, shift={"b0": 1.10})[0], within=sds)
+    comparison = judge(baseline, current, Noise.of(baseline))
+    verdicts = comparison.benchmark_verdicts()
+    assert verdicts["b0"] is Verdict.REGRESSED
+    assert not [n for n, v in verdicts.items() if n != "b0" and v is Verdict.REGRESSED]
+    assert max(r.mde or 1 for r in comparison.rows if r.gating) <= 0.05
+
+
+def test_a_twofold_slowdown_of_a_noisy_figure_regresses():
+    rng = np.random.default_rng(5)
+    sds = {**{f"gpu{i}": 0.01 for i in range(20)}, **{f"host{i}": 0.12 for i in range(20)}}
+    baseline = _baseline(_draws(rng, sds, 3), within=sds)
+    current = _run(_draws(rng, sds, 1, shift={"host0": 2.0})[0], within=sds)
+    verdicts = judge(baseline, current, Noise.of(baseline)).benchmark_verdicts()
+    assert verdicts["host0"] is Verdict.REGRESSED
+
+
+@settings(max_examples=25, deadline=None)
+@given(seed=st.integers(0, 2**31), figures=st.integers(5, 60), runs=st.integers(2, 6),
+       sd=st.floats(0.001, 0.2))
+def test_identical_runs_never_regress_under_the_pooled_model(seed, figures, runs, sd):
+    rng = np.random.default_rng(seed)
+    sds = {f"b{i}": sd * float(rng.uniform(0.5, 2.0)) for i in range(figures)}
+    draws = _draws(rng, sds, runs)
+    baseline = _baseline(draws, within=sds)
+    for current in (baseline, _run(draws[-1], within=sds)):  # the baseline itself, and one of its own runs
+        assert not judge(baseline, current, Noise.of(baseline)).regressions
+
+
+def test_a_a_runs_drawn_from_the_same_noise_flag_nothing_at_the_family_wise_rate():
+    rng = np.random.default_rng(2024)
+    sds = {**{f"gpu{i}": 0.01 for i in range(40)}, **{f"host{i}": 0.08 for i in range(27)}}
+    flagged = 0
+    for _ in range(60):
+        baseline = _baseline(_draws(rng, sds, 3), within=sds)
+        current = _run(_draws(rng, sds, 1)[0], within=sds)
+        flagged += bool(judge(baseline, current, Noise.of(baseline)).regressions)
+    assert flagged <= 6  # 5% family-wise: about 3 of 60 nights; more would be a wolf cried
+
+
+def test_the_between_machine_term_widens_the_interval_only_for_another_machine():
+    rng = np.random.default_rng(9)
+    sds = {f"b{i}": 0.01 for i in range(20)}
+    offsets = {"m1": 1.0, "m2": 1.06, "m3": 0.95}  # host-bound steps shift 5-15% between machines of one kind
+    machines = ["m1", "m1", "m2", "m2", "m3", "m3"]
+    runs = [{n: v * offsets[m] for n, v in draw.items()} for draw, m in zip(_draws(rng, sds, 6), machines)]
+    baseline = _baseline(runs, machines)
+    noise = Noise.of(baseline)
+    assert 0.02 < noise.between_sd < 0.1
+    same = noise.of_figure("b0", "time", current_machine="m1")
+    other = noise.of_figure("b0", "time", current_machine="m9")
+    assert same is not None and other is not None and same.between_sd == 0 and other.between_sd > 0.02
+    shifted = _run({n: v * 1.08 for n, v in _draws(rng, sds, 1)[0].items()}, machine="m9")
+    assert not judge(baseline, shifted, noise).regressions  # 8% is within what another machine may show
+
+
+def test_kept_runs_since_the_last_change_point_add_to_the_noise():
+    rng = np.random.default_rng(4)
+    sds = {f"b{i}": 0.01 for i in range(3)}
+    baseline = _baseline(_draws(rng, sds, 2))
+    before = _draws(rng, sds, 12, shift={"b0": 0.7})  # b0 ran 30% faster until a change 12 runs ago
+    after = _draws(rng, sds, 12)
+    kept = [_run(r, when=f"2026-10-{i + 1:02d}") for i, r in enumerate(before + after)]
+    noise = Noise.of(baseline, kept)
+    # the baseline's two runs and the kept runs since the change
+    assert len(noise.runs["b0", "time"]) == 2 + 12
+    assert len(noise.runs["b1", "time"]) == 2 + 24
+
+
+def test_a_policy_threshold_sets_both_minimum_effects():
+    assert (
+        Policy.with_threshold(0.1) == Policy(0.1, 0.1, Policy.alpha)
+        and Policy.with_threshold(None) == Policy()
+    )
+
+
+def test_gpu_bound_and_host_bound_figures_pool_apart():
+    # an H200 nightly: GPU-bound steps repeat within 0.3%, launch-bound ones move 10% (heavy-tailed: one A/A
+    # run moved a managed-memory K1 launch 53% after three runs within 2%)
+    rng = np.random.default_rng(21)
+    sds = {**{f"gpu{i}": 0.003 for i in range(30)}, **{f"host{i}": 0.10 for i in range(20)}}
+    # a launch-bound figure's rounds say little of how far its runs move (a 0.15 slope in log-log on an H200)
+    within = {**sds, **{f"host{i}": float(rng.uniform(0.02, 0.1)) for i in range(20)}, "host_tight": 0.04}
+    draws = _draws(rng, sds, 3)
+    for draw, value in zip(draws, (1.0e-3, 1.01e-3, 0.995e-3)):
+        draw["host_tight"] = value  # three runs that happen to agree within 1%
+    baseline = _baseline(draws, within=within)
+    noise = Noise.of(baseline)
+    assert noise.priors["timed-gpu"].s2(None) < 0.01**2 < 0.05**2 < noise.priors["timed-host"].s2(None)
+    tight = noise.of_figure("host_tight", "time")
+    assert tight is not None and tight.sd > 0.05  # a host figure borrows the host's spread, not the GPU's
+    current = _run({**_draws(rng, sds, 1)[0], "host_tight": 1.4e-3}, within=within)
+    assert judge(baseline, current, noise).benchmark_verdicts()["host_tight"] is not Verdict.REGRESSED
+    # a benchmark the current code declares GPU-bound pools with the GPU's figures, even where the baseline
+    # was saved before the declaration
+    declared = Noise.of(baseline, gpu_bound={"host0"})
+    assert declared.kinds["host0", "time"] == "timed-gpu" and noise.kinds["host0", "time"] == "timed-host"
