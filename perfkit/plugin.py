@@ -14,7 +14,7 @@ import torch
 
 from perfkit import limits, pbench
 from perfkit.errors import PerfkitError
-from perfkit.measure import host_load, timing
+from perfkit.measure import gpu_throttle, host_load, timing
 from perfkit.options import DEFAULT_TIMEOUT_S, RunOptions
 from perfkit.parallel import launch
 from perfkit.parallel.records import Job
@@ -165,18 +165,22 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
 @pytest.hookimpl(wrapper=True)
 def pytest_runtest_call(item: pytest.Item) -> Any:
     seconds = session_of(item.config).options.timeout_s
-    records = "benchmark" in getattr(item, "fixturenames", ()) and os.environ.get(host_load.IGNORE_ENV) != "1"
-    start = host_load.snapshot() if records else None
+    benchmarked = "benchmark" in getattr(item, "fixturenames", ())
+    cpus = host_load.snapshot() if benchmarked and os.environ.get(host_load.IGNORE_ENV) != "1" else None
+    heat = gpu_throttle.snapshot() if benchmarked else None
     try:
         with limits.time_limit(
             seconds, f"stopped after {seconds:.0f} s (--perfkit-timeout); the other benchmarks go on"
         ):
             return (yield)
     finally:
-        load = host_load.between(start, host_load.snapshot()) if start is not None else None
+        # what else slowed it, read by the judge (perfkit.results.judge)
+        disturbances = (host_load.between(cpus, host_load.snapshot()) if cpus is not None else None,
+                        gpu_throttle.between(heat, gpu_throttle.snapshot()) if heat is not None else None)
         benchmark = getattr(item, "funcargs", {}).get("benchmark")
-        if load is not None and benchmark is not None:
-            MetricRecorder(benchmark.extra_info).payload(load)  # read by the judge (perfkit.results.judge)
+        for disturbance in disturbances:
+            if disturbance is not None and benchmark is not None:
+                MetricRecorder(benchmark.extra_info).payload(disturbance)
 
 
 @pytest.hookimpl(wrapper=True)

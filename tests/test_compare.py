@@ -106,6 +106,16 @@ def test_a_slowdown_measured_while_other_processes_kept_the_cpus_busy_is_unknown
     )  # a busy machine slows, never speeds
 
 
+def test_a_slowdown_measured_while_heat_held_the_gpu_down_is_unknown_not_regressed():
+    baseline = _runs([1.0, 1.01, 0.99, 1.0, 1.005])
+    hot = _results({"b": [1.3] * 5}, b={"gpu_throttle": {"thermal_s": 2.0, "seconds": 10.0, "version": 1}})
+    row = compare(baseline, hot).rows[0]
+    assert row.verdict.value == "unknown"
+    assert "heat held its GPU's clocks down for 2.0 of its 10.0 s" in row.note
+    cool = _results({"b": [1.3] * 5}, b={"gpu_throttle": {"thermal_s": 0.2, "seconds": 10.0, "version": 1}})
+    assert _verdict(compare(baseline, cool), "b") == "regressed"
+
+
 def test_a_noisy_figure_still_gates_with_a_wider_interval():
     noisy = _runs([1.0, 1.3, 0.8])  # the runs spread 50%: once "not gated", now judged with its own noise
     assert _verdict(compare(noisy, _runs([2.0, 2.1, 1.9])), "b") == "regressed"  # twice as slow

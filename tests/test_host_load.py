@@ -37,7 +37,7 @@ def test_others_are_what_the_cpus_did_beyond_this_process_and_never_below_zero()
 
 
 def test_a_quarter_of_the_cpus_kept_busy_by_others_is_a_busy_machine():
-    assert HostLoad(0.5, 2).busy and not HostLoad(0.4, 2).busy and not HostLoad(3.0, 16).busy
+    assert HostLoad(0.5, 2).disturbed and not HostLoad(0.4, 2).disturbed and not HostLoad(3.0, 16).disturbed
     assert HostLoad.from_json(HostLoad(0.5, 2).to_json()) == HostLoad(0.5, 2)
 
 

@@ -20,8 +20,8 @@ between-machine term where the two sides ran on different machines. A figure
 
 Every gating figure gates: a noisy one gets a wider interval from its own noise, never a pass. A figure
 that got worse while other processes kept a quarter or more of the run's CPUs busy (the host load the
-plugin records) is **unknown**, whatever its p-value: on a shared 2-vCPU runner a neighbour alone makes a
-two-thread benchmark 60-70% slower.
+plugin records), or while heat held its GPU's clocks down for over 5% of its run, is **unknown**, whatever
+its p-value: on a shared 2-vCPU runner a neighbour alone makes a two-thread benchmark 60-70% slower.
 
 Only gating figures get those verdicts: a benchmark gates on its time unless it names another figure (or
 none, declared informational with its reason), plus metrics declared to gate (allocator peaks). Figures
@@ -305,8 +305,9 @@ def _gate(fig: FigureRuns, minimum: float, noise: FigureNoise | None) -> _Judged
     evidence = (noise.df, se, floor)
     if abs(shift) <= floor:
         return _Judged(_row(fig, Verdict.UNCHANGED, gating=True), evidence=evidence)
-    if worse > 0 and fig.host_load is not None and fig.host_load.busy:
-        return _Judged(_row(fig, Verdict.UNKNOWN, fig.host_load.sentence(), True), evidence=evidence)
+    disturbed = next((d for d in fig.disturbances if d.disturbed), None)
+    if worse > 0 and disturbed is not None:
+        return _Judged(_row(fig, Verdict.UNKNOWN, disturbed.sentence(), True), evidence=evidence)
     p_value = 0.0 if se == 0 else stats.two_sided_p(shift / se, noise.df)
     return _Judged(
         _row(fig, Verdict.REGRESSED if worse > 0 else Verdict.IMPROVED, gating=True), p_value, evidence

@@ -33,7 +33,7 @@ from perfkit.results.metrics import (
     Metric,
     MetricSpec,
 )
-from perfkit.results.payloads import HostLoad, Record
+from perfkit.results.payloads import DISTURBANCES, Disturbance, Record
 
 R = TypeVar("R", bound=Record)
 #: figure -> one value per run
@@ -156,13 +156,18 @@ class BenchmarkEntry:
         return None if value is None else float(value)
 
     @property
-    def host_load(self) -> HostLoad | None:
-        """How busy others kept the run's CPUs; None where not recorded or unreadable (then the judge does not
-        know, as for a run without it)."""
-        try:
-            return self.record(HostLoad)
-        except BaselineError:
-            return None
+    def disturbances(self) -> tuple[Disturbance, ...]:
+        """What else happened while it ran (a busy host, a hot GPU), as far as recorded and readable (where
+        not, the judge does not know, as for a run without it)."""
+        found: list[Disturbance] = []
+        for kind in DISTURBANCES:
+            try:
+                record = self.record(kind)
+            except BaselineError:
+                continue
+            if record is not None:
+                found.append(record)
+        return tuple(found)
 
     @property
     def rounds(self) -> int:

@@ -8,7 +8,7 @@ from dataclasses import dataclass
 from perfkit.results.figures import TIME, TIME_UNIT
 from perfkit.results.metrics import Better
 from perfkit.results.model import BenchmarkEntry, ResultSet
-from perfkit.results.payloads import HostLoad
+from perfkit.results.payloads import Disturbance
 
 
 @dataclass(frozen=True)
@@ -24,7 +24,7 @@ class FigureRuns:
     gating: bool = False  # the benchmark's verdict rests on it
     tolerance: float | None = None  # the benchmark's own minimum effect, where it declares one
     gpu_bound: bool = False  # GPU work (a ceiling it follows, or declared): it reproduces within about 1%
-    host_load: HostLoad | None = None  # how busy others kept the current run's CPUs
+    disturbances: tuple[Disturbance, ...] = ()  # what else slowed the current run (a busy host, a hot GPU)
 
     @property
     def base_mean(self) -> float | None:
@@ -66,6 +66,6 @@ def pair(baseline: ResultSet, current: ResultSet) -> Pairing:
             unit, better = kinds.get(figure, ("", "none"))
             figures.append(FigureRuns(name, figure, unit, better, tuple(base_runs[name].get(figure, ())),
                                       tuple(cur_runs[name].get(figure, ())), figure in gates, tolerance,
-                                      gpu_bound, c.host_load))
+                                      gpu_bound, c.disturbances))
     return Pairing(tuple(figures), tuple(base[n] for n in sorted(base.keys() - cur.keys())),
                    tuple(cur[n] for n in sorted(cur.keys() - base.keys())), common)

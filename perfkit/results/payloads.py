@@ -13,7 +13,7 @@ import types
 import typing
 from collections.abc import Mapping
 from dataclasses import dataclass
-from typing import Any, ClassVar, TypeVar, Union
+from typing import Any, ClassVar, Protocol, TypeVar, Union
 
 from perfkit.errors import BaselineError
 
@@ -372,6 +372,15 @@ class TimeToAccuracy(Record):
     memory_util_pct: tuple[float, ...] = ()
 
 
+class Disturbance(Protocol):
+    """Something besides the code that slowed a benchmark while it ran (a busy host, a hot GPU)."""
+
+    @property
+    def disturbed(self) -> bool: ...
+
+    def sentence(self) -> str: ...
+
+
 @dataclass(frozen=True)
 class HostLoad(Record):
     """CPUs other processes kept busy, on average, while a benchmark ran (of the ``cpus`` it could use).
@@ -387,12 +396,35 @@ class HostLoad(Record):
     cpus: int
 
     @property
-    def busy(self) -> bool:
+    def disturbed(self) -> bool:
         return self.other_cpus >= self.BUSY_SHARE * self.cpus
 
     def sentence(self) -> str:
         return (f"other processes kept {self.other_cpus:.1f} of its {self.cpus} CPUs busy while it ran: not "
                 "judged; run it again on a quiet machine")
+
+
+@dataclass(frozen=True)
+class GpuThrottle(Record):
+    """Seconds heat held any GPU's clocks down while a benchmark ran, of the ``seconds`` it ran.
+
+    Written for every benchmark on an NVIDIA GPU by the plugin (perfkit.measure.gpu_throttle); a regression
+    measured on a throttled GPU is not called one (perfkit.results.judge).
+    """
+
+    TAG: ClassVar[str] = "gpu_throttle"
+    #: The share of a benchmark's run its GPU may spend thermally limited before the run no longer counts.
+    THROTTLED_SHARE: ClassVar[float] = 0.05
+    thermal_s: float
+    seconds: float
+
+    @property
+    def disturbed(self) -> bool:
+        return self.thermal_s > self.THROTTLED_SHARE * self.seconds
+
+    def sentence(self) -> str:
+        return (f"heat held its GPU's clocks down for {self.thermal_s:.1f} of its {self.seconds:.1f} s: not "
+                "judged; let the GPU cool and run it again")
 
 
 @dataclass(frozen=True)
@@ -422,6 +454,9 @@ class NcclProfile(Record):
     nccl_overlapped_s: float
     nccl_kernels: int
 
+
+#: The records of what else happened while a benchmark ran, written for every benchmark by the plugin.
+DISTURBANCES: tuple[type[HostLoad | GpuThrottle], ...] = (HostLoad, GpuThrottle)
 
 FAMILIES: tuple[type[Record], ...] = (
     RatePeak,
