@@ -12,7 +12,7 @@ import pytest
 import torch
 
 from perfkit.errors import MeasurementError
-from perfkit.measure import ceilings, fidelity
+from perfkit.measure import ceilings, fidelity, timing
 from perfkit.pbench import round_times
 from perfkit.results import figures
 
@@ -40,6 +40,10 @@ def _operation(kind: str, device: torch.device, full: bool) -> ceilings.Operatio
 @pytest.mark.parametrize("kind", [pytest.param(k, id=k) for k in ("copy", "gemm", "tiny")])
 def test_timer_fidelity(benchmark, kind, perfkit_device, perfkit_profile, perfkit_metrics):
     work = _operation(kind, perfkit_device, perfkit_profile.name == "full")
+    if perfkit_device.type == "cuda" and kind in BOUNDS:
+        # the GEMM ran 15% faster after the vector-add benchmarks (a cool GPU boosts) than after the
+        # ceilings (held at its power limit): half a second of it first, and both orders time the limit
+        timing.warm_for(work.run)
     benchmark(work.run)
     work.check()
     fidelity.record_agreement(perfkit_metrics, work.run, perfkit_device, round_times(benchmark),

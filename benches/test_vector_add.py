@@ -14,6 +14,7 @@ import numpy as np
 import pytest
 
 from perfkit.errors import MeasurementError
+from perfkit.measure import timing
 from perfkit.measure.record import record_rate
 from perfkit.measure.timing import EventSpans, time_cuda_events
 from perfkit.pbench import round_times
@@ -32,6 +33,10 @@ SCENARIOS = ("one_thread", "one_block", "grid", "tuned")
 #: one_thread at large K is slow by design: one round, no warm-up (compilation happened already).
 SLOW_ROUNDS = (1, 0)
 ROUNDS = (10, 5)
+#: The smallest change worth a verdict for a launch on managed memory below K = 50 M, where the driver's
+#: page work is part of the time: in four fresh H200 processes the warm K1 grid spread 30%, the tuned
+#: kernel 15%, and one block took 9% longer in one of them.
+MANAGED_SMALL_TOLERANCE = 0.15
 
 
 def _weekly(k: int, scenario: str = "") -> list[pytest.MarkDecorator]:
@@ -108,21 +113,32 @@ def gpu():
     return cuda, vector_add
 
 
-def _kernel_bound(case: VectorAdd) -> bool:
-    """Whether the gating time is the kernel's own GPU work: one thread or one block at any K, a grid
-    from K = 50 M (0.01-0.1% between H200 runs), not the 1 M grid that finishes in microseconds (30-40%,
-    launch-bound), nor a first touch of managed pages (migration: 6-12%)."""
+def _fits_l2(n: int) -> bool:
+    """Whether the three arrays of ``n`` elements fit in the GPU's L2 cache together."""
+    return 12 * n <= timing.l2_bytes()
+
+
+def _kernel_bound(case: VectorAdd, flushed: bool = False) -> bool:
+    """Whether the gating time is the kernel's own GPU work: any kernel from K = 50 M (0.01-0.1% between
+    H200 runs), one timed alone after an L2 flush (1%), one thread or one block on explicit copies; not
+    the 1 M grid launched back to back, which finishes in microseconds (30-40%, launch-bound), nor a
+    first touch of managed pages (migration: 6-12%), nor a smaller launch on managed memory (the
+    driver's page bookkeeping: one block at K1 took 9% longer in one of four fresh H200 processes)."""
     if case.mode == "managed_first":
         return False
-    return case.scenario in ("one_thread", "one_block") or case.k >= 50
+    if case.k >= 50 or flushed:
+        return True
+    return case.mode == "explicit" and case.scenario in ("one_thread", "one_block")
 
 
-def _record_gpu(metrics, spec, case: VectorAdd, n: int, kernel_seconds) -> None:
+def _record_gpu(metrics, spec, case: VectorAdd, n: int, kernel_seconds, flushed: bool = False) -> None:
     """bandwidth_gbps from the kernel's own time (its share of the copy ceiling and ``speedup_vs_cpu``
     over the CPU loop at the same K are added by the derived pass)."""
     metrics.payload(case)
-    if _kernel_bound(case):
+    if _kernel_bound(case, flushed):
         metrics.gpu_bound()
+    if case.mode != "explicit" and case.k < 50:
+        metrics.tolerance(MANAGED_SMALL_TOLERANCE)
     if case.mode == "managed_warm" and case.scenario == "tuned" and case.k >= 50:
         # only there is the headline a kernel streaming device memory at its ceiling (the plain grid reached
         # 69% of it on an H200, 84% on an H100); the other headlines hold host copies or page migration (no
@@ -155,18 +171,20 @@ def test_gpu_explicit(benchmark, scenario, k, vectors, gpu, perfkit_metrics, per
     dx, dy = cuda.to_device(x), cuda.to_device(y)
     dout = cuda.device_array_like(dx)
     slow = scenario in ("one_thread", "one_block")
+    # Arrays that fit in L2 stay there between back-to-back launches, and the batched time then follows the
+    # host's launch pace (30-40% between runs at K1): each launch is timed alone, from memory, after a flush.
+    cold = _fits_l2(x.size) and not slow
     kernel = time_cuda_events(vector_add.launcher(scenario, dx, dy, dout, sms),
                               repetitions=rounds, warmup_iterations=min(warmup, 1),
-                              mode="plain" if slow else "batched", batch=20)
+                              mode="plain" if slow or cold else "batched", batch=20, flush_l2=cold)
     _check(dout.copy_to_host(), expected, f"{scenario} kernel, resident arrays")
     perfkit_metrics.record(figures.KERNEL_S, samples=kernel.seconds)
     perfkit_metrics.gate_on(
         figures.KERNEL_S
     )  # the whole step is dominated by pageable host copies (10-40% between runs)
     case = VectorAdd(scenario, "explicit", k, vector_add.launch_shape(scenario, x.size, sms))
-    _record_gpu(
-        perfkit_metrics, perfkit_datasheet, case, x.size, kernel.seconds if round_times(benchmark) else ()
-    )
+    _record_gpu(perfkit_metrics, perfkit_datasheet, case, x.size,
+                kernel.seconds if round_times(benchmark) else (), flushed=cold)
 
 
 @pytest.mark.gpu

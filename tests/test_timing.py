@@ -105,3 +105,16 @@ def test_host_spans_time_each_region_on_the_cpu():
             time.sleep(seconds)
     first, second = regions.samples().seconds
     assert 0.01 <= first < second and second >= 0.03
+
+
+def test_warm_for_keeps_the_operation_busy_for_the_time_asked():
+    calls = []
+    start = time.perf_counter()
+    timing.warm_for(lambda: calls.append(time.sleep(0.001)), seconds=0.05)
+    assert time.perf_counter() - start >= 0.05 and len(calls) >= 10
+
+
+def test_without_a_gpu_no_input_is_taken_to_fit_in_l2():
+    if torch.cuda.is_available():
+        pytest.skip("this machine has a GPU")
+    assert timing.l2_bytes() == 0

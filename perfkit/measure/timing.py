@@ -26,6 +26,9 @@ WARMUP_ITERATIONS = 5
 TIMED_REPETITIONS = 10
 #: triton.testing.do_bench zeroes a 256 MB buffer to evict the inputs from L2 between repetitions.
 L2_FLUSH_BYTES = 256 * 1024 * 1024
+#: How long a GPU-bound operation runs untimed before its first timed round: an idle GPU takes a few hundred
+#: milliseconds to reach its boost clock, longer than a ceiling's five warm-up rounds last (2 ms each).
+STEADY_CLOCK_S = 0.5
 
 Mode = Literal["plain", "graph", "batched"]
 
@@ -69,6 +72,21 @@ def warmup(fn: Callable[[], Any], iterations: int = WARMUP_ITERATIONS) -> None:
     synchronize()
 
 
+def warm_for(fn: Callable[[], Any], seconds: float = STEADY_CLOCK_S) -> None:
+    """Run ``fn`` back to back, untimed, for ``seconds`` (or at least once), so the GPU's clock is at the
+    steady state it holds under this load when the timed rounds start."""
+    once = time_host(fn, repetitions=1, warmup_iterations=0).median
+    run_for(fn, seconds, max(once, 1e-7))
+
+
+def l2_bytes() -> int:
+    """The current GPU's L2 cache size in bytes (0 without a GPU): inputs smaller than it stay warm in L2
+    between repetitions unless flushed."""
+    if not torch.cuda.is_available():
+        return 0
+    return int(torch.cuda.get_device_properties(torch.cuda.current_device()).L2_cache_size)
+
+
 def time_host(
     fn: Callable[[], Any],
     repetitions: int = TIMED_REPETITIONS,
@@ -102,7 +120,9 @@ def time_cuda_events(
     which hides the host's launch gaps behind queued work. ``graph`` captures ``batch`` calls in
     a CUDA graph and replays it, removing per-launch CPU overhead: plain minus graph is the
     launch overhead. ``flush_l2`` zeroes a 256 MB buffer before each repetition, outside the
-    events, so inputs are read from memory rather than a warm L2.
+    events, so inputs are read from memory rather than a warm L2; in ``plain`` mode the GPU is still
+    zeroing while the host records the start event and launches ``fn``, so a launch-bound call is timed
+    from its queued kernel, not from the host's launch (nvbench's blocking kernel does the same).
     """
     if not torch.cuda.is_available():
         raise HardwareError("CUDA event timing needs a CUDA GPU; use time_host on CPU")
