@@ -101,6 +101,13 @@ def _parser() -> argparse.ArgumentParser:
                       help="update an existing one: same-named benchmarks replaced, others kept")
     save.set_defaults(func=_baseline_save, mode="new")
     save.add_argument(
+        "--only",
+        nargs="+",
+        metavar="NAME",
+        help="save only these benchmarks (full names, * and ? as wildcards): with --merge, re-save one "
+        "family whose measurement changed and keep the rest",
+    )
+    save.add_argument(
         "--from-history",
         type=int,
         metavar="N",
@@ -279,7 +286,7 @@ def _baseline_save(args: argparse.Namespace) -> int:
         kept, injected = baselines.without_injected(load.load(path))
         if injected:
             print(f"perfkit: left out {len(injected)} benchmark(s) of {path} that carry an injected slowdown")
-        results.append(kept)
+        results.append(baselines.select(kept, args.only) if args.only else kept)
     path = store.save(baselines.from_runs(results) if len(results) > 1 else results[0], args.mode)
     print(f"perfkit: saved {path} ({len(results)} run{'s' if len(results) > 1 else ''})")
     return 0

@@ -284,3 +284,21 @@ def test_baseline_drop_refuses_to_empty_a_baseline_or_rewrite_a_partial_file(fil
     cut_short.write_text("")
     assert cli.main(["baseline", "drop", str(cut_short), MATMUL]) == cli.EXIT_USAGE
     assert "holds a run cut short" in capsys.readouterr().err and cut_short.read_text() == ""
+
+
+def test_baseline_save_only_re_saves_one_benchmark_and_keeps_every_other_entry(files, tmp_path, capsys):
+    base, same, slow = files
+    folder = tmp_path / "baselines"
+    assert cli.main(["baseline", "save", "--dir", str(folder), str(base)]) == 0
+    saved = next(folder.glob("*.json"))
+    before = {b["fullname"]: b["stats"]["median"] for b in json.loads(saved.read_text())["benchmarks"]}
+    only = ["--only", "*::test_matmul_flops[fp32]", "--"]
+    assert cli.main(["baseline", "save", "--dir", str(folder), "--merge", *only, str(slow), str(slow)]) == 0
+    after = {b["fullname"]: b["stats"]["median"] for b in json.loads(saved.read_text())["benchmarks"]}
+    assert after.keys() == before.keys()
+    assert after[MATMUL] == pytest.approx(before[MATMUL] * 1.3, rel=0.05)  # the slowed run replaced it
+    assert all(after[n] == before[n] for n in before if n != MATMUL)  # the rest kept as they were
+    capsys.readouterr()
+    assert cli.main(["baseline", "save", "--dir", str(folder), "--merge", "--only", "*::test_nothing",
+                     "--", str(same)]) == cli.EXIT_USAGE
+    assert "no benchmark of" in capsys.readouterr().err

@@ -107,22 +107,39 @@ def drop(baseline: ResultSet, names: Sequence[str]) -> tuple[ResultSet, list[str
     nothing is an error, so a typo never passes for a drop; so is dropping every benchmark.
     """
     present = [b.fullname for b in baseline.benchmarks]
-    dropped: list[str] = []
-    for name in names:
-        found = [n for n in present if fnmatch.fnmatchcase(n, name.replace("[", "[[]"))]
-        if not found:
-            raise BaselineError(
-                f"no benchmark of the baseline is named {name!r}; give a full name as the verdict "
-                "lists it (benches/<file>.py::<test>[<id>]), * and ? as wildcards"
-            )
-        dropped += [n for n in found if n not in dropped]
+    dropped = _named(present, names, "the baseline")
     if len(dropped) == len(present):
         raise BaselineError("that would drop every benchmark of the baseline; delete the file instead")
-    info = baseline.info
-    kept = baseline.with_benchmarks([b for b in baseline.benchmarks if b.fullname not in dropped]).with_info(
-        runs={n: f for n, f in info.runs.items() if n not in dropped},
-        noise={n: f for n, f in info.noise.items() if n not in dropped})
-    return kept, dropped
+    return _keeping(baseline, set(present) - set(dropped)), dropped
+
+
+def select(results: ResultSet, names: Sequence[str]) -> ResultSet:
+    """``results`` with only the benchmarks ``names`` give (full names, ``*`` and ``?`` as wildcards), with
+    their runs: to re-save the family whose measurement changed and keep every other entry of a baseline
+    (``baseline save --merge --only``). A name that matches nothing is an error."""
+    return _keeping(results, set(_named([b.fullname for b in results.benchmarks], names, results.source)))
+
+
+def _named(present: Sequence[str], names: Sequence[str], where: str) -> list[str]:
+    """The full names in ``present`` that ``names`` give, in order; brackets are literal (every
+    parametrized id has them)."""
+    found: list[str] = []
+    for name in names:
+        matched = [n for n in present if fnmatch.fnmatchcase(n, name.replace("[", "[[]"))]
+        if not matched:
+            raise BaselineError(
+                f"no benchmark of {where} is named {name!r}; give a full name as the verdict "
+                "lists it (benches/<file>.py::<test>[<id>]), * and ? as wildcards"
+            )
+        found += [n for n in matched if n not in found]
+    return found
+
+
+def _keeping(results: ResultSet, names: set[str]) -> ResultSet:
+    info = results.info
+    return results.with_benchmarks([b for b in results.benchmarks if b.fullname in names]).with_info(
+        runs={n: f for n, f in info.runs.items() if n in names},
+        noise={n: f for n, f in info.noise.items() if n in names})
 
 
 def save_baseline(results: ResultSet, directory: str | os.PathLike[str], mode: SaveMode = "new") -> Path:
