@@ -281,6 +281,8 @@ def _baseline_save(args: argparse.Namespace) -> int:
         return _baseline_save_from_history(args, store)
     if not args.results:
         raise UsageError("baseline save needs the result JSON of one or more runs, or --from-history N")
+    if args.only and args.mode != "merge":
+        raise UsageError("--only keeps the rest of an existing baseline: use it with --merge")
     results = []
     for path in args.results:
         kept, injected = baselines.without_injected(load.load(path))
@@ -295,6 +297,8 @@ def _baseline_save(args: argparse.Namespace) -> int:
 def _baseline_save_from_history(args: argparse.Namespace, store: baselines.BaselineStore) -> int:
     if args.results:
         raise UsageError("pass result files or --from-history N, not both")
+    if args.only:
+        raise UsageError("--only selects from result files; --from-history saves every benchmark of the runs")
     storage = history.storage_path(args.storage) if args.storage else history.find_storage(Path.cwd())
     path = store.save(history.baseline_from_history(storage, args.hardware_id, args.from_history), args.mode)
     print(f"perfkit: saved {path} (the last {args.from_history} runs in {storage})")

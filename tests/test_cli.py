@@ -302,3 +302,5 @@ def test_baseline_save_only_re_saves_one_benchmark_and_keeps_every_other_entry(f
     assert cli.main(["baseline", "save", "--dir", str(folder), "--merge", "--only", "*::test_nothing",
                      "--", str(same)]) == cli.EXIT_USAGE
     assert "no benchmark of" in capsys.readouterr().err
+    assert cli.main(["baseline", "save", "--dir", str(folder), "--force", *only, str(same)]) == cli.EXIT_USAGE
+    assert "use it with --merge" in capsys.readouterr().err  # --force would keep the selection alone
