@@ -408,8 +408,9 @@ class HostLoad(Record):
 class GpuThrottle(Record):
     """Seconds heat held any GPU's clocks down while a benchmark ran, of the ``seconds`` it ran.
 
-    Written for every benchmark on an NVIDIA GPU by the plugin (perfkit.measure.gpu_throttle); a regression
-    measured on a throttled GPU is not called one (perfkit.results.judge).
+    Written for every benchmark on a machine where NVML answers, by the plugin (perfkit.measure.gpu_throttle),
+    from every GPU NVML sees (on a node shared with other jobs, theirs too); a regression measured while one
+    was throttled is not called one (perfkit.results.judge).
     """
 
     TAG: ClassVar[str] = "gpu_throttle"
