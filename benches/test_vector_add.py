@@ -14,9 +14,8 @@ import numpy as np
 import pytest
 
 from perfkit.errors import MeasurementError
-from perfkit.measure import timing
 from perfkit.measure.record import record_rate
-from perfkit.measure.timing import EventSpans, time_cuda_events
+from perfkit.measure.timing import EventSpans, l2_bytes, time_cuda_events
 from perfkit.pbench import round_times
 from perfkit.plugin import profile_of
 from perfkit.results import datasheet, figures
@@ -115,7 +114,7 @@ def gpu():
 
 def _fits_l2(n: int) -> bool:
     """Whether the three arrays of ``n`` elements fit in the GPU's L2 cache together."""
-    return 12 * n <= timing.l2_bytes()
+    return 12 * n <= l2_bytes()
 
 
 def _kernel_bound(case: VectorAdd, flushed: bool = False) -> bool:

@@ -122,7 +122,8 @@ def time_cuda_events(
     launch overhead. ``flush_l2`` zeroes a 256 MB buffer before each repetition, outside the
     events, so inputs are read from memory rather than a warm L2; in ``plain`` mode the GPU is still
     zeroing while the host records the start event and launches ``fn``, so a launch-bound call is timed
-    from its queued kernel, not from the host's launch (nvbench's blocking kernel does the same).
+    from its queued kernel, not from the host's launch, as long as the zeroing outlasts the launch (about
+    55 us on an H200; nvbench's blocking kernel waits for the host instead).
     """
     if not torch.cuda.is_available():
         raise HardwareError("CUDA event timing needs a CUDA GPU; use time_host on CPU")
