@@ -107,11 +107,17 @@ def test_host_spans_time_each_region_on_the_cpu():
     assert 0.01 <= first < second and second >= 0.03
 
 
-def test_warm_for_keeps_the_operation_busy_for_the_time_asked():
+def test_warm_for_keeps_the_operation_busy_for_the_time_asked_and_says_what_a_call_took():
     calls = []
     start = time.perf_counter()
-    timing.warm_for(lambda: calls.append(time.sleep(0.001)), seconds=0.05)
+    per_call = timing.warm_for(lambda: calls.append(time.sleep(0.001)), seconds=0.05)
     assert time.perf_counter() - start >= 0.05 and len(calls) >= 10
+    assert 0.001 <= per_call < 0.05 / 10
+
+
+@pytest.mark.parametrize(("per_call", "calls"), [(0.09e-3, 23), (2e-3, 1), (9.5e-3, 1), (0.0, 2_000_000)])
+def test_a_round_makes_enough_calls_to_last_two_milliseconds(per_call, calls):
+    assert timing.calls_per_round(per_call) == calls
 
 
 def test_without_a_gpu_no_input_is_taken_to_fit_in_l2():

@@ -10,6 +10,7 @@ samples, with an L2 flush and CUDA-graph or batched modes for launch-bound work.
 from __future__ import annotations
 
 import contextlib
+import math
 import statistics
 import time
 from collections.abc import Callable, Iterator
@@ -29,6 +30,8 @@ L2_FLUSH_BYTES = 256 * 1024 * 1024
 #: How long a GPU-bound operation runs untimed before its first timed round, so it is timed in the power and
 #: clock state it holds under its own load, whatever ran before it (a GEMM ran 15% faster on a cool H200).
 STEADY_CLOCK_S = 0.5
+#: The shortest round of a GPU operation timed by the host's synchronising clock (see calls_per_round).
+MIN_ROUND_S = 2e-3
 
 Mode = Literal["plain", "graph", "batched"]
 
@@ -72,11 +75,20 @@ def warmup(fn: Callable[[], Any], iterations: int = WARMUP_ITERATIONS) -> None:
     synchronize()
 
 
-def warm_for(fn: Callable[[], Any], seconds: float = STEADY_CLOCK_S) -> None:
+def warm_for(fn: Callable[[], Any], seconds: float = STEADY_CLOCK_S) -> float:
     """Run ``fn`` back to back, untimed, for ``seconds`` (or at least once), so the GPU's clock is at the
-    steady state it holds under this load when the timed rounds start."""
+    steady state it holds under this load when the timed rounds start; returns the seconds per call it
+    took back to back."""
     once = time_host(fn, repetitions=1, warmup_iterations=0).median
-    run_for(fn, seconds, max(once, 1e-7))
+    calls, elapsed = run_for(fn, seconds, max(once, 1e-7))
+    return elapsed / calls
+
+
+def calls_per_round(seconds_per_call: float, round_s: float = MIN_ROUND_S) -> int:
+    """Calls a timed round makes so that it lasts ``round_s``: a short kernel timed one call at a time
+    carries the host's launch and synchronisation latency (tens of microseconds, differing between
+    machines); back to back, the queue hides it and the round times the GPU."""
+    return max(1, math.ceil(round_s / max(seconds_per_call, 1e-9)))
 
 
 def l2_bytes() -> int:
