@@ -38,6 +38,17 @@ def allocated_bytes(device: torch.device) -> int:
     return torch.cuda.memory_allocated(device) if device.type == "cuda" else 0
 
 
+def release_cached() -> None:
+    """Hand back what the allocator keeps for reuse: its cached blocks and the cuBLAS workspaces (allocated
+    through it and held per stream, so they count as allocated). A peak read after this does not depend on
+    which benchmark happened to leave them behind."""
+    timing.synchronize()
+    clear_workspaces = getattr(torch._C, "_cuda_clearCublasWorkspaces", None)  # private, no public twin
+    if clear_workspaces is not None:
+        clear_workspaces()
+    torch.cuda.empty_cache()
+
+
 def measure_peak(fn: Callable[[], Any], device: torch.device, since: int = 0) -> PeakMemory:
     """Run ``fn`` once with the allocator's cache emptied and its peak statistics reset just before it.
 

@@ -11,6 +11,7 @@ import dataclasses
 import torch
 from torch import nn
 
+from perfkit.measure import memory
 from perfkit.parallel import ddp
 from perfkit.parallel.launch import Worker
 from perfkit.parallel.records import TrainingRun
@@ -23,13 +24,15 @@ def run(workload: ScalingWorkload, gpus: int, data_root: str | None) -> Training
 
     The peaks are net of what this process held on each GPU before the model was built: DDP's workers
     start empty, and a benchmark that ran earlier in this process must not count here (in reverse
-    file order it added 164 MiB to the 1-GPU ResNet-18 peak). The allocator's cache is emptied first too:
-    a cached block a little larger than a request is handed out whole and counted whole, so the peak
-    followed what ran before (the 1-GPU ResNet-18 peak read 382 MiB in file order, 348 in reverse, on an
-    H200 and on an H100).
+    file order it added 164 MiB to the 1-GPU ResNet-18 peak). Before it, the cuBLAS workspaces are released
+    and the allocator's cache emptied, so the step allocates its workspaces inside the measured region as a
+    fresh DDP worker does: a workspace an earlier benchmark left behind was counted as held before, and the
+    1-GPU peak followed what ran before (ResNet-18: 348 MiB after the ceilings alone, 382 after the capacity
+    check too; ResNet-50: 5516 or 5584 MiB; the same on an H200 and an H100, while DDP's read 451 and 5677
+    in every order).
     """
     device = torch.device("cuda", 0)
-    torch.cuda.empty_cache()
+    memory.release_cached()
     held_before = [torch.cuda.memory_allocated(i) for i in range(gpus)]
     job = dataclasses.replace(workload.job(gpus, data_root), batch=workload.per_gpu(gpus) * gpus)
     model = nn.DataParallel(models.build(workload.model).to(device).train(), device_ids=list(range(gpus)))
