@@ -399,10 +399,12 @@ def _kept_runs(storage_option: str | None, hardware_id: str | None, db: str | No
         where, kept = str(storage), history.load_history(storage, hardware_id)
         kept = kept if profile is None else kept.of_profile(profile)
     _say_skipped(kept)
+    of = f" of {hardware_id}" if hardware_id else ""
+    if not kept.runs and profile is not None:
+        raise BaselineError(f"{where} holds no kept runs of the {profile} profile{of}")
     if not kept.runs:
-        which = " ".join(w for w in (hardware_id, profile and f"{profile} profile") if w)
         how = "store some with `perfkit history ingest`" if db else "run pytest with --benchmark-autosave"
-        raise BaselineError(f"{where} holds no perfkit runs{f' of {which}' if which else ''}; {how} first")
+        raise BaselineError(f"{where} holds no perfkit runs{of}; {how} first")
     if hardware_id is None and len(kept.hardware_ids()) > 1:
         raise UsageError(f"{where} holds runs of several machines ({', '.join(kept.hardware_ids())}); "
                          "pass --hardware-id to choose one")
@@ -454,10 +456,7 @@ def _report(args: argparse.Namespace) -> int:
     kept = None
     if args.history or args.db:
         try:
-            kept = _kept_runs(args.history, results.hardware_id, args.db)[1].of_profile(results.profile)
-            if not len(kept):
-                raise BaselineError(f"{args.history or args.db} holds no kept runs of the {results.profile} "
-                                    "profile")
+            kept = _kept_runs(args.history, results.hardware_id, args.db, results.profile)[1]
         except PerfkitError as exc:  # the report is still worth writing: say why its history is left out
             print(f"perfkit: report without history: {exc}", file=sys.stderr)
     path = report.write_report(results, args.out, comparison, str(args.baseline or ""), kept)

@@ -324,6 +324,12 @@ def test_the_storage_refuses_mixed_profiles_in_the_same_sentence(tmp_path, capsy
     assert _cli(["history", "--storage", str(tmp_path), "--profile", "full"], capsys)[0] == 0
     with pytest.raises(Exception, match="pass --profile"):
         history.baseline_from_history(tmp_path, None, 2)
+    results = json.loads((DATA / "cpu-quick.json").read_text())
+    results["machine_info"]["perfkit"]["hardware_id"] = "cpu-test"  # a quick run: its report's trend is quick
+    (tmp_path / "results.json").write_text(json.dumps(results))
+    assert _cli(["report", str(tmp_path / "results.json"), "--out", str(tmp_path / "r"), "--history",
+                 str(tmp_path)], capsys)[0] == 0
+    assert "## History: 1 kept run(s) of cpu-test" in (tmp_path / "r" / "report.md").read_text()
 
 
 def test_a_password_stays_out_of_the_message(capsys):
