@@ -1,4 +1,4 @@
-"""The ``perfkit`` command: hw, compare, baseline save, report, memory, flops, predict, roofline.
+"""The ``perfkit`` command: hw, compare, baseline save, history, report, memory, flops, predict, roofline.
 
 Exit codes: 0 fine, 1 a significant regression with ``compare --fail``, 2 bad input
 (usage, a missing or corrupt file); errors are one line, never a traceback.
@@ -24,6 +24,9 @@ EXIT_USAGE = 2
 #: Options whose value may look like an option (a negative number).
 VALUE_OPTIONS = ("--threshold", "--ppp", "--batch")
 NEGATIVE = re.compile(r"^-[0-9.]")
+PROFILES = ("full", "quick")
+DB_HELP = ("a history database's URL (what `perfkit history ingest` stores into): sqlite:///history.db or "
+           "postgresql://user@host/dbname")
 
 
 def main(argv: Sequence[str] | None = None) -> int:
@@ -70,10 +73,14 @@ def _parser() -> argparse.ArgumentParser:
     cmp.add_argument("--threshold", default=None,
                      help="one minimum effect for every figure, e.g. 5%% or 0.05 (default: 3%% for "
                           "GPU-bound benchmarks, 5%% for the rest)")
-    cmp.add_argument("--history", default=None, metavar="DIR",
-                     help="pytest-benchmark storage whose kept runs of the baseline's hardware add to the "
-                          "noise "
-                          "(default: .benchmarks, found from the current folder up, where it exists)")
+    kept = cmp.add_mutually_exclusive_group()
+    kept.add_argument("--history", default=None, metavar="DIR",
+                      help="pytest-benchmark storage whose kept runs of the baseline's hardware add to the "
+                           "noise "
+                           "(default: .benchmarks, found from the current folder up, where it exists)")
+    kept.add_argument("--db", default=None, metavar="URL",
+                      help=f"instead of --history: {DB_HELP}, whose runs of the baseline's hardware add to "
+                           "the noise")
     cmp.add_argument("--format", choices=report.FORMATS, default="table")
     cmp.set_defaults(func=_compare)
 
@@ -113,18 +120,24 @@ def _parser() -> argparse.ArgumentParser:
         metavar="N",
         help="build it from the last N runs kept by pytest --benchmark-autosave instead of files",
     )
-    save.add_argument(
+    source = save.add_mutually_exclusive_group()
+    source.add_argument(
         "--storage",
         default=None,
         metavar="DIR",
         help="with --from-history: pytest-benchmark's storage folder (default: .benchmarks, found from "
         "the current folder up)",
     )
+    source.add_argument("--db", default=None, metavar="URL",
+                        help=f"with --from-history, instead of --storage: {DB_HELP}")
     save.add_argument(
         "--hardware-id",
         default=None,
         help="with --from-history: the machine whose runs to use (needed when the storage holds several)",
     )
+    save.add_argument("--profile", choices=PROFILES, default=None,
+                      help="with --from-history: the size profile whose runs to use (needed when there are "
+                           "both)")
 
     drop = base_sub.add_parser(
         "drop", help="retire benchmarks from a baseline: an id renamed or removed on purpose"
@@ -135,18 +148,25 @@ def _parser() -> argparse.ArgumentParser:
     drop.set_defaults(func=_baseline_drop)
 
     hist = sub.add_parser(
-        "history", help="trends and change points of the runs kept by pytest --benchmark-autosave"
+        "history", help="trends and change points of the runs kept by pytest --benchmark-autosave",
+        usage="perfkit history [--storage DIR | --db URL] [--hardware-id ID] [--profile {full,quick}] "
+              "[-k PATTERN] [--figure FIGURE] [--out DIR]\n"
+              "       perfkit history ingest RESULTS.json [RESULTS.json ...] --db URL",
     )
-    hist.add_argument(
+    source = hist.add_mutually_exclusive_group()
+    source.add_argument(
         "--storage",
         default=None,
         metavar="DIR",
         help="pytest-benchmark's storage folder, DIR or file://DIR (default: .benchmarks, found from the "
         "current folder up)",
     )
+    source.add_argument("--db", default=None, metavar="URL", help=f"instead of --storage: {DB_HELP}")
     hist.add_argument(
         "--hardware-id", default=None, help="only the runs of this machine (needed when there are several)"
     )
+    hist.add_argument("--profile", choices=PROFILES, default=None,
+                      help="only the runs of this size profile (needed when there are both)")
     hist.add_argument(
         "-k",
         dest="pattern",
@@ -160,6 +180,15 @@ def _parser() -> argparse.ArgumentParser:
         "--out", type=Path, default=None, help="also write one PNG per benchmark into this folder"
     )
     hist.set_defaults(func=_history)
+    hist_sub = hist.add_subparsers(dest="history_action", title="commands", metavar="ingest")
+    ingest = hist_sub.add_parser(
+        "ingest", prog="perfkit history ingest",
+        help="store result files in a history database, once each (several runners may at once)"
+    )
+    ingest.add_argument("results", type=Path, nargs="+", metavar="RESULTS.json",
+                        help="result files written by pytest --benchmark-json or --benchmark-autosave")
+    ingest.add_argument("--db", required=True, metavar="URL", help=f"{DB_HELP}; made where it does not exist")
+    ingest.set_defaults(func=_history_ingest)
 
     rep = sub.add_parser(
         "report", help="markdown report, PNG plots and one self-contained HTML page of a results JSON"
@@ -168,13 +197,15 @@ def _parser() -> argparse.ArgumentParser:
     rep.add_argument("--out", type=Path, required=True, help="folder for report.md and plots")
     rep.add_argument("--baseline", type=Path, help="also compare with this baseline")
     rep.add_argument("--threshold", default=None, help="with --baseline: the minimum effect, as for compare")
-    rep.add_argument(
+    kept = rep.add_mutually_exclusive_group()
+    kept.add_argument(
         "--history",
         default=None,
         metavar="DIR",
         help="also the trends and change points of the runs kept in this pytest-benchmark storage "
         "(runs of the results' hardware); with --baseline they add to the noise, as for compare",
     )
+    kept.add_argument("--db", default=None, metavar="URL", help=f"as --history, from {DB_HELP}")
     rep.set_defaults(func=_report)
 
     mem = _model_command(sub, "memory", "training-memory estimate of a model, term by term (no GPU needed)",
@@ -250,10 +281,12 @@ def parse_threshold(text: str) -> float:
 
 
 def judge_files(baseline_path: Path, current_path: Path, threshold: str | None,
-                storage: Path | None = None) -> tuple[ResultSet, ResultSet, Comparison]:
+                storage: Path | None = None,
+                db: str | None = None) -> tuple[ResultSet, ResultSet, Comparison]:
     """Both files read by the one loader (the baseline lends the ceilings the results did not measure, where
     it is of the same machine) and judged as the end of a run judges them: the same noise (the baselines
-    folder and the kept runs of ``storage``, default pytest-benchmark's ``.benchmarks``), the same policy."""
+    folder and the kept runs of ``storage``, default pytest-benchmark's ``.benchmarks``, or of the history
+    database ``db``), the same policy."""
     policy = Policy.with_threshold(None if threshold is None else parse_threshold(threshold))
     baseline = load.load(baseline_path)
     current = load.load(current_path, baseline)
@@ -261,12 +294,12 @@ def judge_files(baseline_path: Path, current_path: Path, threshold: str | None,
         raise UsageError(f"the baseline holds the {baseline.profile} profile's sizes, the results the "
                          f"{current.profile} profile's; compare runs of the same profile")
     kept = history.storage_path(storage) if storage is not None else history.find_storage(Path.cwd())
-    judged_with = noise.for_judging(baseline, current, baselines.BaselineStore.find(Path.cwd()), kept)
+    judged_with = noise.for_judging(baseline, current, baselines.BaselineStore.find(Path.cwd()), kept, db)
     return baseline, current, judge(baseline, current, judged_with, policy)
 
 
 def _compare(args: argparse.Namespace) -> int:
-    _, _, result = judge_files(args.baseline, args.current, args.threshold, args.history)
+    _, _, result = judge_files(args.baseline, args.current, args.threshold, args.history, args.db)
     print(report.render(result, args.format), end="")
     if args.fail and result.regressions:
         names = sorted({r.benchmark for r in result.regressions})
@@ -279,6 +312,8 @@ def _baseline_save(args: argparse.Namespace) -> int:
     store = baselines.BaselineStore(args.dir) if args.dir else baselines.BaselineStore.find(Path.cwd())
     if args.from_history is not None:
         return _baseline_save_from_history(args, store)
+    if args.db or args.profile:
+        raise UsageError("--db and --profile choose the runs of --from-history N; pass it too")
     if not args.results:
         raise UsageError("baseline save needs the result JSON of one or more runs, or --from-history N")
     if args.only and args.mode != "merge":
@@ -299,9 +334,20 @@ def _baseline_save_from_history(args: argparse.Namespace, store: baselines.Basel
         raise UsageError("pass result files or --from-history N, not both")
     if args.only:
         raise UsageError("--only selects from result files; --from-history saves every benchmark of the runs")
-    storage = history.storage_path(args.storage) if args.storage else history.find_storage(Path.cwd())
-    path = store.save(history.baseline_from_history(storage, args.hardware_id, args.from_history), args.mode)
-    print(f"perfkit: saved {path} (the last {args.from_history} runs in {storage})")
+    if args.db:
+        from perfkit.results import store as history_db  # SQLAlchemy: imported only where a database is named
+
+        history.enough_runs(args.from_history)
+        with history_db.open_store(args.db) as db:
+            where, kept = db.where, db.history(args.hardware_id, args.profile)
+        _say_skipped(kept)
+        baseline = history.baseline_of(kept, where, args.hardware_id, args.from_history)
+    else:
+        storage = history.storage_path(args.storage) if args.storage else history.find_storage(Path.cwd())
+        where = str(storage)
+        baseline = history.baseline_from_history(storage, args.hardware_id, args.from_history, args.profile)
+    path = store.save(baseline, args.mode)
+    print(f"perfkit: saved {path} (the last {args.from_history} runs in {where})")
     return 0
 
 
@@ -322,7 +368,7 @@ def _history(args: argparse.Namespace) -> int:
     means)."""
     from perfkit.results import changepoints, tables
 
-    storage, kept = _kept_runs(args.storage, args.hardware_id)
+    storage, kept = _kept_runs(args.storage, args.hardware_id, args.db, args.profile)
     found = history.trends(kept, args.pattern, args.figure)
     if not found:
         raise UsageError(f"no stored benchmark matches -k {args.pattern!r} with a figure {args.figure!r}")
@@ -339,33 +385,78 @@ def _history(args: argparse.Namespace) -> int:
     return 0
 
 
-def _kept_runs(storage_option: str | None, hardware_id: str | None) -> tuple[Path, history.History]:
-    """The runs kept in pytest-benchmark's storage, of one machine; skipped files are said on stderr."""
-    storage = history.storage_path(storage_option) if storage_option else history.find_storage(Path.cwd())
-    kept = history.load_history(storage, hardware_id)
+def _kept_runs(storage_option: str | None, hardware_id: str | None, db: str | None = None,
+               profile: str | None = None) -> tuple[str, history.History]:
+    """The runs kept in pytest-benchmark's storage, or in the history database ``db``, of one machine and
+    profile, and where they were; skipped files are said on stderr."""
+    if db is not None:
+        from perfkit.results import store as history_db  # SQLAlchemy: imported only where a database is named
+
+        with history_db.open_store(db) as opened:
+            where, kept = opened.where, opened.history(hardware_id, profile)
+    else:
+        storage = history.storage_path(storage_option) if storage_option else history.find_storage(Path.cwd())
+        where, kept = str(storage), history.load_history(storage, hardware_id)
+        kept = kept if profile is None else kept.of_profile(profile)
+    _say_skipped(kept)
+    of = f" of {hardware_id}" if hardware_id else ""
+    if not kept.runs and profile is not None:
+        raise BaselineError(f"{where} holds no kept runs of the {profile} profile{of}")
+    if not kept.runs:
+        how = "store some with `perfkit history ingest`" if db else "run pytest with --benchmark-autosave"
+        raise BaselineError(f"{where} holds no perfkit runs{of}; {how} first")
+    if hardware_id is None and len(kept.hardware_ids()) > 1:
+        raise UsageError(f"{where} holds runs of several machines ({', '.join(kept.hardware_ids())}); "
+                         "pass --hardware-id to choose one")
+    if len(kept.profiles()) > 1:
+        raise UsageError(f"{where} holds runs of the {' and '.join(kept.profiles())} profiles, whose sizes "
+                         "differ; pass --profile to choose one")
+    return where, kept
+
+
+def _say_skipped(kept: history.History) -> None:
     for line in kept.skipped:
         print(f"perfkit: skipped {line}", file=sys.stderr)
-    if not kept.runs:
-        raise BaselineError(f"{storage} holds no perfkit runs{f' of {hardware_id}' if hardware_id else ''}; "
-                            "run pytest with --benchmark-autosave first")
-    if hardware_id is None and len(kept.hardware_ids()) > 1:
-        raise UsageError(f"{storage} holds runs of several machines ({', '.join(kept.hardware_ids())}); "
-                         "pass --hardware-id to choose one")
-    return storage, kept
+
+
+def _history_ingest(args: argparse.Namespace) -> int:
+    """Every file read by the one loader first (a bad one stops the command before anything is stored), then
+    each stored in its own transaction, once: ingesting again is safe."""
+    from perfkit.results import store as history_db  # SQLAlchemy: imported only where a database is named
+
+    read = []
+    for path in args.results:
+        raw = load.read_json(path)
+        results = load.parse(raw, str(path))
+        _, injected = baselines.without_injected(results)
+        if injected:
+            raise BaselineError(f"{path}: {len(injected)} benchmark(s) carry an injected slowdown (e.g. "
+                                f"{injected[0]}); a history keeps only real measurements: ingest a run "
+                                "without it")
+        read.append((path, raw, results))
+    stored = 0
+    with history_db.open_store(args.db, create=True) as db:
+        for path, raw, results in read:
+            done = db.ingest(raw, results, str(path))
+            stored += done.stored
+            what = (f"run {done.digest[:12]} of {results.hardware_id} ({results.profile} profile, "
+                    f"{results.datetime[:16].replace('T', ' ')})")
+            print(f"perfkit: {path}: {'stored as' if done.stored else 'already stored:'} {what}")
+        print(f"perfkit: {stored} run(s) stored, {len(read) - stored} already there, in {db.where}")
+    return 0
 
 
 def _report(args: argparse.Namespace) -> int:
     comparison = None
     if args.baseline:
-        _, results, comparison = judge_files(args.baseline, args.results, args.threshold, args.history)
+        _, results, comparison = judge_files(args.baseline, args.results, args.threshold, args.history,
+                                             args.db)
     else:
         results = load.load(args.results)
     kept = None
-    if args.history:
+    if args.history or args.db:
         try:
-            kept = _kept_runs(args.history, results.hardware_id)[1].of_profile(results.profile)
-            if not len(kept):
-                raise BaselineError(f"{args.history} holds no kept runs of the {results.profile} profile")
+            kept = _kept_runs(args.history, results.hardware_id, args.db, results.profile)[1]
         except PerfkitError as exc:  # the report is still worth writing: say why its history is left out
             print(f"perfkit: report without history: {exc}", file=sys.stderr)
     path = report.write_report(results, args.out, comparison, str(args.baseline or ""), kept)

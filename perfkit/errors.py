@@ -14,6 +14,10 @@ class BaselineError(PerfkitError):
     """A result or baseline file is missing, corrupt, of another schema or of other hardware."""
 
 
+class StoreError(PerfkitError):
+    """A history database cannot be reached or read, holds no history, or has a newer schema."""
+
+
 class HardwareError(PerfkitError):
     """The hardware asked for is not there (no CUDA device, too few GPUs)."""
 

@@ -92,3 +92,26 @@ def three_runs(results: dict[str, Any], spread: float = 0.004) -> Any:
 # The simulator tests need NUMBA_ENABLE_CUDASIM=1 before numba is imported; test_vector_add.py
 # runs them in a process of their own.
 collect_ignore = [] if os.environ.get("NUMBA_ENABLE_CUDASIM") == "1" else ["cudasim"]
+
+
+@pytest.fixture(scope="session")
+def postgres_server() -> Any:
+    """A real PostgreSQL server for the session (tests/postgres.py); skipped only where no PostgreSQL is
+    installed (CI installs Debian's package)."""
+    from tests import postgres
+
+    if postgres.binaries() is None:
+        pytest.skip("PostgreSQL is not installed (no initdb on PATH or in /usr/lib/postgresql/*/bin): "
+                    "`apt-get install postgresql` runs these tests against a real server")
+    with postgres.server() as running:
+        yield running
+
+
+@pytest.fixture(params=["sqlite", "postgresql"])
+def db_url(request: pytest.FixtureRequest, tmp_path: Path) -> Any:
+    """A fresh, empty history database's URL: a SQLite file, and a database on a real PostgreSQL server."""
+    if request.param == "sqlite":
+        yield f"sqlite:///{tmp_path / 'history.db'}"
+        return
+    with request.getfixturevalue("postgres_server").database() as url:
+        yield url

@@ -31,15 +31,15 @@ Series = list[tuple[str, float]]
 
 @dataclass(frozen=True)
 class History:
-    """The stored perfkit runs, oldest first, with the file of each; damaged files are skipped, each with a
-    reason.
+    """The stored perfkit runs, oldest first, with the file of each (none where they come from a database,
+    perfkit.results.store); damaged files are skipped, each with a reason.
 
     One damaged file (a run killed while pytest-benchmark wrote it) should not hide months of history,
     so it is reported, not raised (pytest-benchmark's own loader skips such files too).
     """
 
     runs: tuple[ResultSet, ...]
-    paths: tuple[Path, ...]
+    paths: tuple[Path, ...] = ()
     skipped: tuple[str, ...] = ()
 
     def __len__(self) -> int:
@@ -50,8 +50,12 @@ class History:
 
     def of_profile(self, profile: str) -> History:
         """Only the runs of one size profile: quick-profile timings do not belong in a full-profile trend."""
-        kept = [(r, p) for r, p in zip(self.runs, self.paths) if r.profile == profile]
-        return History(tuple(r for r, _ in kept), tuple(p for _, p in kept), self.skipped)
+        keep = [r.profile == profile for r in self.runs]
+        return History(tuple(r for r, k in zip(self.runs, keep) if k),
+                       tuple(p for p, k in zip(self.paths, keep) if k), self.skipped)
+
+    def profiles(self) -> list[str]:
+        return sorted({r.profile for r in self.runs})
 
 
 def storage_path(text: str | os.PathLike[str]) -> Path:
@@ -149,31 +153,49 @@ def unit_of(history: History, benchmark: str, figure: str = TIME) -> str:
     return ""
 
 
-def baseline_from_history(storage: str | os.PathLike[str], hardware_id: str | None, n: int) -> ResultSet:
-    """A baseline of the last ``n`` stored runs of one hardware id
-    (:func:`perfkit.results.baselines.from_runs`).
+def baseline_from_history(storage: str | os.PathLike[str], hardware_id: str | None, n: int,
+                          profile: str | None = None) -> ResultSet:
+    """A baseline of the last ``n`` runs of one hardware id kept in pytest-benchmark's ``storage`` (see
+    :func:`baseline_of`)."""
+    enough_runs(n)
+    kept = load_history(storage, hardware_id)
+    return baseline_of(kept if profile is None else kept.of_profile(profile), str(storage_path(storage)),
+                       hardware_id, n)
 
-    Without ``hardware_id`` the runs name it; runs of several machines in one storage need it said.
-    """
+
+def enough_runs(n: int) -> None:
+    """A baseline's spread needs two runs at least."""
     if n < 2:
         raise UsageError(
             f"a baseline from history needs at least 2 runs (their spread sets each figure's band), not {n}"
         )
-    history = load_history(storage, hardware_id)
+
+
+def baseline_of(history: History, where: str, hardware_id: str | None, n: int) -> ResultSet:
+    """A baseline of the last ``n`` runs of ``history`` (:func:`perfkit.results.baselines.from_runs`),
+    wherever they were kept (``where`` names it: a storage folder or a database).
+
+    Without ``hardware_id`` the runs name it; runs of several machines, or of both profiles, need it said.
+    """
+    enough_runs(n)
     ids = history.hardware_ids()
     if hardware_id is None and len(ids) > 1:
-        raise UsageError(f"{storage_path(storage)} holds runs of several machines ({', '.join(ids)}); "
+        raise UsageError(f"{where} holds runs of several machines ({', '.join(ids)}); "
                          "pass --hardware-id to choose one")
+    if len(history.profiles()) > 1:
+        raise UsageError(f"{where} holds runs of the {' and '.join(history.profiles())} profiles; a baseline "
+                         "holds one profile's sizes: pass --profile to choose one")
     if len(history) < n:
         which = f" of {hardware_id or ids[0]}" if (hardware_id or ids) else ""
         raise BaselineError(
-            f"{storage_path(storage)} holds {len(history)} perfkit run(s){which}, fewer than the {n} "
-            f"asked for; run pytest with --benchmark-autosave {n - len(history)} more time(s)"
+            f"{where} holds {len(history)} perfkit run(s){which}, fewer than the {n} "
+            f"asked for; keep {n - len(history)} more run(s) there first (pytest --benchmark-autosave, or "
+            "`perfkit history ingest` for a database)"
         )
     bare = [b.fullname for b in history.runs[-1].benchmarks if not b.samples]
     if bare:
         raise BaselineError(
-            f"{history.paths[-1]}: the newest stored run has no raw samples (e.g. {bare[0]}), which a "
+            f"{history.runs[-1].source}: the newest stored run has no raw samples (e.g. {bare[0]}), which a "
             "baseline keeps; pytest-benchmark's autosave leaves them out unless --benchmark-save-data "
             "is given: run once more with it"
         )

@@ -370,11 +370,12 @@ KEPT_RUNS = 60
 
 
 def for_judging(baseline: ResultSet, current: ResultSet, store: BaselineStore | None = None,
-                storage: Path | None = None) -> Noise:
+                storage: Path | None = None, db: str | None = None) -> Noise:
     """The noise every entry point judges with: the baseline's runs (or, for a single-run baseline, the
     store's baseline of that hardware and profile) and the newest runs kept in pytest-benchmark's ``storage``
-    for them, where that folder exists. Across hardware the baseline's own runs alone: another machine's noise
-    says nothing of these two."""
+    for them, where that folder exists, or in the history database at URL ``db`` instead
+    (perfkit.results.store). Across hardware the baseline's own runs alone: another machine's noise says
+    nothing of these two."""
     from perfkit.results import history  # reads files: only here
 
     if current.hardware_id != baseline.hardware_id:
@@ -387,7 +388,11 @@ def for_judging(baseline: ResultSet, current: ResultSet, store: BaselineStore | 
         else None
     )
     kept: tuple[ResultSet, ...] = ()
-    if storage is not None and storage.is_dir():
+    if db is not None:
+        from perfkit.results import store as history_db  # SQLAlchemy: imported only where a database is named
+
+        kept = history_db.kept_runs(db, baseline.hardware_id, baseline.profile, KEPT_RUNS).runs
+    elif storage is not None and storage.is_dir():
         found = history.load_history(storage, baseline.hardware_id).of_profile(baseline.profile)
         kept = found.runs[-KEPT_RUNS:]
     return Noise.of(baseline, kept, stored, declared)

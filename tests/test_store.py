@@ -1,0 +1,338 @@
+"""The history database (perfkit.results.store), against a SQLite file and a real PostgreSQL server: ingest
+stores each run once, also from runners ingesting at once; every reader gets from ``--db`` what it gets from
+pytest-benchmark's storage; bad input is one sentence, exit 2, and loses nothing."""
+from __future__ import annotations
+
+import copy
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+from typing import Any
+
+import pytest
+from sqlalchemy import func, select, table, update
+
+from perfkit import cli
+from perfkit.results import history, load, store
+from tests.conftest import DATA, ROOT, slowed
+from tests.test_history import ADD, COPY, _day, _run, _stepped, _store
+
+RESULT_FILES = sorted(
+    [*DATA.glob("*.json"), *(DATA / "legacy").glob("*.json"), *(ROOT / "baselines").glob("*.json")]
+)
+CPU_BASELINE = ROOT / "baselines" / "cpu-amd-epyc-2cpu-quick.json"
+
+
+def _count(url: str, table: Any = store.runs_table) -> int:
+    with store.open_store(url) as db, db.engine.connect() as conn:
+        return int(conn.execute(select(func.count()).select_from(table)).scalar() or 0)
+
+
+def _cli(args: list[str], capsys: pytest.CaptureFixture[str]) -> tuple[int, str, str]:
+    code = cli.main(args)
+    out, err = capsys.readouterr()
+    return code, out, err
+
+
+def _plain_run(raw: dict[str, Any], when: str, factor: float = 1.0) -> dict[str, Any]:
+    """One run made from a result file or baseline: its own datetime, every time times ``factor``, and none of
+    a baseline's stored runs (a run stands for itself)."""
+    out = copy.deepcopy(raw)
+    for key in ("runs", "noise", "run_dates", "run_machines"):
+        out["machine_info"]["perfkit"].pop(key, None)
+    for bench in raw["benchmarks"]:
+        out = slowed(out, bench["fullname"], factor)
+    out["datetime"] = when
+    return out
+
+
+def _env() -> dict[str, str]:
+    """Child processes import this checkout's perfkit (it may be installed from another)."""
+    paths = [str(ROOT), os.environ.get("PYTHONPATH", "")]
+    return {**os.environ, "PYTHONPATH": os.pathsep.join(p for p in paths if p)}
+
+
+def test_ingesting_a_run_twice_stores_it_once_with_its_figures(db_url, tmp_path, capsys):
+    path = DATA / "cpu-quick.json"
+    code, out, _ = _cli(["history", "ingest", str(path), "--db", db_url], capsys)
+    assert code == 0 and "stored as run" in out and "1 run(s) stored, 0 already there" in out
+    reordered = tmp_path / "same-run.json"  # the same run, keys reordered and indented: the same identity
+    raw = json.loads(path.read_text())
+    reordered.write_text(json.dumps(dict(reversed(list(raw.items()))), indent=2))
+    code, out, _ = _cli(["history", "ingest", str(path), str(reordered), "--db", db_url], capsys)
+    assert code == 0 and out.count("already stored: run") == 2 and "0 run(s) stored, 2 already there" in out
+    assert _count(db_url) == 1
+    results = load.load(path)
+    assert _count(db_url, store.figures_table) == sum(len(b.figures()) for b in results.benchmarks)
+    with store.open_store(db_url) as db, db.engine.connect() as conn:
+        row = conn.execute(select(store.runs_table)).one()
+        figures = {(r.benchmark, r.figure): (r.value, r.unit)
+                   for r in conn.execute(select(store.figures_table))}
+    assert (row.hardware_id, row.profile, row.run_datetime, row.commit_id, row.file_schema, row.run_count,
+            row.partial) == ("cpu-amd-epyc", "quick", results.datetime, results.commit, 1, 1, False)
+    copy_bench = results.by_name()["benches/test_ceilings.py::test_copy_bandwidth"]
+    assert figures[(copy_bench.fullname, "time")] == (copy_bench.median, "s")
+    assert figures[(copy_bench.fullname, "copy_bandwidth_gbps")] == (
+        copy_bench.metrics["copy_bandwidth_gbps"].value, "GB/s")
+
+
+def test_every_committed_result_file_reads_back_from_the_database_as_from_the_file(db_url, capsys):
+    code, out, _ = _cli(["history", "ingest", *map(str, RESULT_FILES), "--db", db_url], capsys)
+    assert code == 0 and f"{len(RESULT_FILES)} run(s) stored" in out
+    with store.open_store(db_url) as db:
+        kept = db.history()
+    assert kept.skipped == () and len(kept) == len(RESULT_FILES)
+    by_digest = {r.source.rsplit("#", 1)[1]: r for r in kept.runs}
+    for path in RESULT_FILES:
+        from_file = load.load(path)
+        from_db = by_digest[store.digest_of(load.read_json(path))[:12]]
+        assert from_db.to_json() == from_file.to_json(), path
+        assert [b.figures() for b in from_db.benchmarks] == [b.figures() for b in from_file.benchmarks], path
+        assert from_db.info == from_file.info and from_db.benchmarks == from_file.benchmarks, path
+    assert [r.datetime for r in kept.runs] == sorted(r.datetime for r in kept.runs)  # oldest first
+
+
+CHILD = """
+import sys, time
+from pathlib import Path
+from perfkit import cli
+import perfkit.results.store  # imported before the barrier, so that the runners meet the database at once
+barrier, me, runners = Path(sys.argv[1]), sys.argv[2], int(sys.argv[3])
+(barrier / me).touch()
+while len(list(barrier.iterdir())) < runners:
+    time.sleep(0.002)
+sys.exit(cli.main(sys.argv[4:]))
+"""
+
+
+def test_runners_ingesting_at_once_all_succeed_and_store_each_run_once(db_url, tmp_path):
+    raw = json.loads((DATA / "cpu-quick.json").read_text())
+    files = []
+    for i in range(3):
+        files.append(tmp_path / f"run{i}.json")
+        files[-1].write_text(json.dumps(_plain_run(raw, _day(i), 1 + i / 100)))
+    # a fresh database (its tables made by whichever runner comes first); six runners, started together once
+    # all have imported perfkit: two runs that two runners each store, one that three do, one runner with two
+    jobs = [[files[0]], [files[0]], [files[1]], [files[1]], [files[2], files[1]], [files[2]]]
+    barrier = tmp_path / "barrier"
+    barrier.mkdir()
+    children = [subprocess.Popen([sys.executable, "-c", CHILD, str(barrier), str(i), str(len(jobs)),
+                                  "history", "ingest", *map(str, job), "--db", db_url], cwd=tmp_path,
+                                 env=_env(), stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+                for i, job in enumerate(jobs)]
+    outs = [child.communicate(timeout=180) for child in children]
+    assert [child.returncode for child in children] == [0] * len(jobs), [err for _, err in outs]
+    stored = [line for out, _ in outs for line in out.splitlines() if "stored as run" in line]
+    assert sorted(line.split(": stored")[0].rsplit("/", 1)[1] for line in stored) == [
+        "run0.json", "run1.json", "run2.json"]  # each run stored by exactly one runner
+    assert sum(out.count("already stored") for out, _ in outs) == 4
+    assert _count(db_url) == 3
+    with store.open_store(db_url) as db:
+        assert [r.datetime for r in db.history().runs] == [_day(0), _day(1), _day(2)]
+
+
+def _ingest_storage(storage: Path, db_url: str, capsys: pytest.CaptureFixture[str]) -> None:
+    """Every run file of a pytest-benchmark storage folder, ingested into the database."""
+    files = sorted(storage.rglob("*.json"))
+    assert _cli(["history", "ingest", *map(str, files), "--db", db_url], capsys)[0] == 0
+
+
+def _same(out_storage: str, out_db: str, storage: Path, db_url: str) -> None:
+    assert out_storage.replace(str(storage), "WHERE") == out_db.replace(db_url, "WHERE")
+
+
+def test_history_reads_the_database_as_it_reads_storage(db_url, tmp_path, capsys):
+    storage = tmp_path / "files"
+    _stepped(storage)
+    _ingest_storage(storage, db_url, capsys)
+    for extra in ([], ["-k", "*copy*", "--figure", "bandwidth_gbps"]):
+        code_s, out_s, err_s = _cli(["history", "--storage", str(storage), *extra], capsys)
+        code_d, out_d, err_d = _cli(["history", "--db", db_url, *extra], capsys)
+        assert code_s == code_d == 0 and err_s == err_d == ""
+        _same(out_s, out_d, storage, db_url)
+    whole = _cli(["history", "--db", db_url], capsys)[1]
+    assert "24 stored run(s) of cpu-test" in whole
+    add = next(line for line in whole.splitlines() if line.startswith(ADD))
+    assert "run 13 (2026-01-13 02:00, c1302abcde) +" in add  # the step, found in the database's runs
+    assert _cli(["history", "--db", db_url, "--out", str(tmp_path / "charts")], capsys)[0] == 0
+    assert len(list((tmp_path / "charts").glob("*.png"))) == 2
+
+
+def test_a_baseline_from_the_database_is_the_one_from_storage(db_url, tmp_path, capsys):
+    """A committed baseline (its nine runs are in it) and two later runs of that machine: the baseline from
+    the last three kept runs holds all eleven, from either source."""
+    committed = json.loads(CPU_BASELINE.read_text())
+    runs = [committed, _plain_run(committed, "2026-11-24T02:00:00.000000+00:00", 1.01),
+            _plain_run(committed, "2026-11-25T02:00:00.000000+00:00", 0.99)]
+    storage = tmp_path / "storage"
+    _store(storage, runs)
+    _ingest_storage(storage, db_url, capsys)
+    code_s, out_s, _ = _cli(["baseline", "save", "--from-history", "3", "--storage", str(storage),
+                             "--dir", str(tmp_path / "from-storage")], capsys)
+    code_d, out_d, _ = _cli(["baseline", "save", "--from-history", "3", "--db", db_url,
+                             "--dir", str(tmp_path / "from-db")], capsys)
+    assert code_s == code_d == 0
+    assert f"(the last 3 runs in {storage})" in out_s and f"(the last 3 runs in {db_url})" in out_d
+    (saved_s,) = (tmp_path / "from-storage").glob("*.json")
+    (saved_d,) = (tmp_path / "from-db").glob("*.json")
+    assert saved_s.name == saved_d.name == "cpu-amd-epyc-2cpu-quick.json"
+    assert json.loads(saved_s.read_text()) == json.loads(saved_d.read_text())
+    info = json.loads(saved_d.read_text())["machine_info"]["perfkit"]
+    assert len(info["run_dates"]) == 11
+    assert info["run_dates"][-2:] == [runs[1]["datetime"], runs[2]["datetime"]]
+    assert all(len(values) == 11 for values in info["runs"][COPY].values())
+
+
+def test_the_report_and_compare_read_the_database_as_they_read_storage(db_url, tmp_path, capsys):
+    raw = json.loads((DATA / "cpu-quick.json").read_text())
+    raw["machine_info"]["perfkit"].update(hardware_id="cpu-test", profile="full")  # as the kept runs are
+    results, slow = tmp_path / "results.json", tmp_path / "slow.json"
+    results.write_text(json.dumps(raw))
+    slow.write_text(json.dumps(slowed(raw, COPY, 1.2)))
+    _stepped(tmp_path / "storage")
+    # runs of the results' own benchmarks too, so that they add to compare's noise
+    _store(tmp_path / "storage", [_plain_run(raw, _day(24 + i), 1 + i / 200) for i in range(3)], first=25)
+    storage = tmp_path / "storage"
+    _ingest_storage(storage, db_url, capsys)
+    for source, option in (("storage", ["--history", str(storage)]), ("db", ["--db", db_url])):
+        assert _cli(["report", str(results), "--out", str(tmp_path / source), *option], capsys)[0] == 0
+    text_s, text_d = ((tmp_path / s / "report.md").read_text() for s in ("storage", "db"))
+    assert "## History: 27 kept run(s) of cpu-test" in text_d and text_s == text_d
+    compared = [_cli(["compare", str(results), str(slow), "--format", "json", *option], capsys)
+                for option in (["--history", str(storage)], ["--db", db_url])]
+    assert compared[0] == compared[1] and compared[0][0] == 0
+    assert json.loads(compared[0][1])["counts"]["regressed"] == 1
+
+
+def test_a_database_of_a_newer_perfkit_is_refused_and_left_alone(db_url, tmp_path, capsys):
+    assert _cli(["history", "ingest", str(DATA / "cpu-quick.json"), "--db", db_url], capsys)[0] == 0
+    with store.open_store(db_url) as db, db.engine.begin() as conn:
+        conn.execute(update(store.schema_table).values(version=store.SCHEMA_VERSION + 1))
+    for args in (["history", "--db", db_url],
+                 ["history", "ingest", str(DATA / "cpu-tta.json"), "--db", db_url]):
+        done = subprocess.run([sys.executable, "-m", "perfkit.cli", *args], capture_output=True, text=True,
+                              timeout=120, check=False, cwd=tmp_path, env=_env())
+        assert done.returncode == 2 and done.stderr.count("\n") == 1 and "Traceback" not in done.stderr
+        assert f"schema version {store.SCHEMA_VERSION + 1}, newer than this perfkit knows" in done.stderr
+        assert "upgrade perfkit" in done.stderr
+    with _raw(db_url) as db, db.engine.connect() as conn:
+        assert conn.execute(select(func.count()).select_from(store.runs_table)).scalar() == 1  # nothing lost
+
+
+def _raw(url: str) -> store.Store:
+    """The database without the schema check (to look at one that perfkit refuses)."""
+    return store.Store(store._engine(store.parse_url(url)), url)
+
+
+def test_an_older_schema_is_brought_forward_on_open(db_url, monkeypatch):
+    with store.open_store(db_url, create=True) as db:
+        assert db.schema_version() == store.SCHEMA_VERSION
+
+    def add_notes(conn: Any) -> None:
+        from sqlalchemy import Column, Integer, MetaData, Table
+
+        Table("perfkit_notes", MetaData(), Column("id", Integer, primary_key=True)).create(conn)
+
+    monkeypatch.setattr(store, "MIGRATIONS", (*store.MIGRATIONS, add_notes))
+    monkeypatch.setattr(store, "SCHEMA_VERSION", store.SCHEMA_VERSION + 1)
+    with store.open_store(db_url) as db:  # a reader brings it forward too
+        assert db.schema_version() == store.SCHEMA_VERSION
+        with db.engine.connect() as conn:
+            assert conn.execute(select(func.count()).select_from(table("perfkit_notes"))).scalar() == 0
+
+
+UNREACHABLE = "postgresql://nobody@127.0.0.1:1/x"
+
+
+def test_an_unreachable_database_is_one_sentence_exit_2(tmp_path):
+    done = subprocess.run([sys.executable, "-m", "perfkit.cli", "history", "--db", UNREACHABLE],
+                          capture_output=True, text=True, timeout=120, check=False, cwd=tmp_path, env=_env())
+    assert done.returncode == 2 and done.stderr.count("\n") == 1 and "Traceback" not in done.stderr
+    assert done.stderr.startswith(f"perfkit: error: {UNREACHABLE}: cannot open the history: ")
+    assert "refused" in done.stderr.lower()
+
+
+@pytest.mark.parametrize(("args", "message"), [
+    (["history", "--db", UNREACHABLE], "cannot open the history"),
+    (["history", "ingest", str(DATA / "cpu-quick.json"), "--db", UNREACHABLE], "cannot open the history"),
+    (["baseline", "save", "--from-history", "3", "--db", UNREACHABLE], "cannot open the history"),
+    (["compare", str(DATA / "cpu-quick.json"), str(DATA / "cpu-quick.json"), "--db", UNREACHABLE],
+     "cannot open the history"),
+    (["history", "--db", "history.db"], "is not a database URL; write sqlite:///history.db"),
+    (["history", "--db", "mysql://me@host/runs"], "SQLite or PostgreSQL only"),
+    (["history", "ingest", str(DATA / "cpu-quick.json"), "--db", "sqlite://"], "in-memory database"),
+    (["history", "--db", "sqlite:///{tmp}/typo.db"], "no such database file; `perfkit history ingest"),
+    (["baseline", "save", "--db", "sqlite:///{tmp}/h.db"], "pass it too"),
+])
+def test_bad_database_urls_are_one_sentence_exit_2(tmp_path, capsys, args, message):
+    code, out, err = _cli([a.format(tmp=tmp_path) for a in args], capsys)
+    assert code == 2 and out == "" and err.count("\n") == 1 and message in err
+    assert not (tmp_path / "typo.db").exists()  # a reader never creates a database
+
+
+def test_an_empty_database_holds_no_history(db_url, capsys):
+    if db_url.startswith("sqlite"):
+        Path(db_url[len("sqlite:///"):]).touch()
+    code, _, err = _cli(["history", "--db", db_url], capsys)
+    assert code == 2 and "holds no perfkit history; store runs with `perfkit history ingest" in err
+    with _raw(db_url) as db:
+        assert db.schema_version() is None  # reading made no tables
+
+
+def test_a_bad_file_stops_the_ingest_before_anything_is_stored(db_url, tmp_path, capsys):
+    plain = tmp_path / "plain.json"  # written by pytest-benchmark without perfkit
+    plain.write_text(json.dumps({"machine_info": {"node": "x"}, "benchmarks": [], "datetime": _day(0)}))
+    injected = tmp_path / "injected.json"
+    raw = json.loads((DATA / "cpu-quick.json").read_text())
+    raw["benchmarks"][0]["extra_info"]["injected_slowdown"] = 1.1
+    injected.write_text(json.dumps(raw))
+    good = str(DATA / "cpu-tta.json")
+    for bad, message in ((plain, "it was not written by a perfkit run"),
+                         (tmp_path / "missing.json", "no such file"),
+                         (injected, "carry an injected slowdown")):
+        code, out, err = _cli(["history", "ingest", good, str(bad), "--db", db_url], capsys)
+        assert code == 2 and out == "" and err.count("\n") == 1 and str(bad) in err and message in err
+    with _raw(db_url) as db:
+        assert db.schema_version() is None  # nothing stored, not even the tables
+    assert _cli(["history", "ingest", str(DATA / "cpu-tta.json"), "--db", db_url], capsys)[0] == 0
+
+
+def test_runs_of_both_profiles_are_kept_and_read_one_profile_at_a_time(db_url, tmp_path, capsys):
+    full, quick = ROOT / "baselines" / "nvidia-h200-x1.json", ROOT / "baselines" / "nvidia-h200-x1-quick.json"
+    code, out, _ = _cli(["history", "ingest", str(full), str(quick), "--db", db_url], capsys)
+    assert code == 0 and "(full profile," in out and "(quick profile," in out
+    code, out, err = _cli(["history", "--db", db_url], capsys)
+    assert code == 2 and err.count("\n") == 1
+    assert "holds runs of the full and quick profiles, whose sizes differ; pass --profile" in err
+    code, out, err = _cli(["baseline", "save", "--from-history", "2", "--db", db_url, "--dir", str(tmp_path)],
+                          capsys)
+    assert code == 2 and "holds runs of the full and quick profiles; a baseline holds one profile's" in err
+    code, out, _ = _cli(["history", "--db", db_url, "--profile", "quick"], capsys)
+    assert code == 0 and "over 1 stored run(s) of nvidia-h200-x1" in out
+    assert _count(db_url) == 2  # nothing lost
+
+
+def test_the_storage_refuses_mixed_profiles_in_the_same_sentence(tmp_path, capsys):
+    quick = _run({COPY: 1.0}, _day(1))
+    quick["machine_info"]["perfkit"]["profile"] = "quick"
+    _store(tmp_path, [_run({COPY: 1.0}, _day(0)), quick])
+    code, _, err = _cli(["history", "--storage", str(tmp_path)], capsys)
+    assert code == 2 and "holds runs of the full and quick profiles, whose sizes differ; pass --profile" in (
+        err)
+    assert _cli(["history", "--storage", str(tmp_path), "--profile", "full"], capsys)[0] == 0
+    with pytest.raises(Exception, match="pass --profile"):
+        history.baseline_from_history(tmp_path, None, 2)
+    results = json.loads((DATA / "cpu-quick.json").read_text())
+    results["machine_info"]["perfkit"]["hardware_id"] = "cpu-test"  # a quick run: its report's trend is quick
+    (tmp_path / "results.json").write_text(json.dumps(results))
+    assert _cli(["report", str(tmp_path / "results.json"), "--out", str(tmp_path / "r"), "--history",
+                 str(tmp_path)], capsys)[0] == 0
+    assert "## History: 1 kept run(s) of cpu-test" in (tmp_path / "r" / "report.md").read_text()
+
+
+def test_a_password_stays_out_of_the_message(capsys):
+    code, _, err = _cli(["history", "--db", "postgresql://me:s3cret@127.0.0.1:1/x"], capsys)
+    assert code == 2 and "s3cret" not in err
+    assert "postgresql://me:***@127.0.0.1:1/x: cannot open the history" in err
