@@ -26,7 +26,7 @@ from perfkit.parallel import launch
 from perfkit.results import datasheet, inject, load, noise, partial, report
 from perfkit.results.baselines import BaselineStore, from_runs
 from perfkit.results.judge import Comparison, Policy, judge
-from perfkit.results.model import PerfkitInfo, ResultSet
+from perfkit.results.model import PerfkitInfo, ResultSet, family_of
 from perfkit.results.partial import PartialFile
 
 PROFILES = ("quick", "full")
@@ -223,7 +223,7 @@ class Session:
 
     def add_wall_time(self, nodeid: str, seconds: float) -> None:
         """Charge a test phase's wall time to its family (the bench file)."""
-        family = nodeid.split("::")[0].rsplit("/", 1)[-1].removesuffix(".py")
+        family = family_of(nodeid)
         self.family_seconds[family] = self.family_seconds.get(family, 0.0) + seconds
 
     def weekly_skipped(self, markexpr: str) -> bool:

@@ -40,6 +40,12 @@ R = TypeVar("R", bound=Record)
 Figures = dict[str, list[float]]
 
 
+def family_of(name: str) -> str:
+    """A benchmark's family: the stem of its bench file (``benches/test_layers.py::test_layer[relu]`` ->
+    ``test_layers``), as the wall times, the report's sections and its plots group benchmarks."""
+    return name.split("::")[0].rsplit("/", 1)[-1].removesuffix(".py")
+
+
 @dataclass(frozen=True)
 class Spread:
     """Between-run spread of one figure: SD of the log of run values (≈ relative SD) and (max-min)/median."""
@@ -134,6 +140,10 @@ class BenchmarkEntry:
                    {n: Metric.from_json(n, m) for n, m in metrics.items()},
                    {str(n): str(r) for n, r in (extra.get(ABSENT_KEY) or {}).items() if n not in metrics},
                    Context.from_extra(extra), raw)
+
+    @property
+    def family(self) -> str:
+        return family_of(self.fullname)
 
     @property
     def extra(self) -> Mapping[str, Any]:
