@@ -280,7 +280,6 @@ def plot_roofline(results: ResultSet, out: Path) -> Iterable[tuple[str, Path]]:
     return [("Roofline", path)] if path else []
 
 
-#: Benchmark families add their plots here.
 def plot_speedup(results: ResultSet, out: Path) -> Iterable[tuple[str, Path]]:
     """Speedup vs GPUs per workload, DDP beside DataParallel, with the ideal (linear) line."""
     runs = scaling_runs(results)
@@ -511,21 +510,21 @@ def plot_time_to_accuracy(results: ResultSet, out: Path) -> Iterable[tuple[str, 
     return [("Time to accuracy and GPU utilisation", _save(fig, out / "time_to_accuracy.png"))]
 
 
-PLOTTERS: list[Plotter] = [
-    plot_ceilings,
-    plot_vector_add,
-    plot_layers,
-    plot_vgg_swap,
-    plot_memory_breakdown,
-    plot_roofline,
-    plot_ppp,
-    plot_speedup,
-    plot_compute_comm,
-    plot_busbw,
-    plot_layer_capacity,
-    plot_batch_sweep,
-    plot_time_to_accuracy,
-]
+#: Each benchmark family (its bench file, perfkit.results.model.family_of) and its plots, in report order;
+#: a family adds its plots here, and the report draws them beside the family's table.
+FAMILY_PLOTTERS: dict[str, tuple[Plotter, ...]] = {
+    "test_ceilings": (plot_ceilings,),
+    "test_vector_add": (plot_vector_add,),
+    "test_layers": (plot_layers,),
+    "test_vgg_swap": (plot_vgg_swap,),
+    "test_model_memory": (plot_memory_breakdown,),
+    "test_ppp": (plot_roofline, plot_ppp),
+    "test_data_parallel": (plot_speedup, plot_compute_comm, plot_busbw),
+    "test_capacity": (plot_layer_capacity,),
+    "test_batch_sweep": (plot_batch_sweep,),
+    "test_time_to_accuracy": (plot_time_to_accuracy,),
+}
+PLOTTERS: list[Plotter] = [plotter for plotters in FAMILY_PLOTTERS.values() for plotter in plotters]
 
 
 def hardware_chart(rows: Iterable[Any], baseline_id: str, current_id: str, path: Path) -> Path | None:
