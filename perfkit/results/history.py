@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import fnmatch
 import os
+from collections.abc import Collection
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -212,11 +213,14 @@ class Trend:
     changes: tuple[changepoints.ChangePoint, ...]
 
 
-def trends(history: History, benchmark_pattern: str = "*", figure: str = TIME) -> list[Trend]:
-    """Every matching benchmark's series with its change points, by name."""
+def trends(history: History, benchmark_pattern: str = "*", figure: str = TIME,
+           names: Collection[str] | None = None) -> list[Trend]:
+    """Every matching benchmark's series with its change points, by name; ``names``: only these full names
+    (which a pattern cannot say: their brackets are glob characters)."""
     return [Trend(name, unit_of(history, name, figure), points,
                   tuple(changepoints.change_points([v for _, v in points])))
-            for name, points in sorted(series(history, benchmark_pattern, figure).items())]
+            for name, points in sorted(series(history, benchmark_pattern, figure).items())
+            if names is None or name in names]
 
 
 def run_label(history: History, when: str) -> str:

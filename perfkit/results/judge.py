@@ -141,10 +141,13 @@ class Comparison:
         verdicts = list(self.benchmark_verdicts().values())
         return {v: n for v in WORST_FIRST if (n := verdicts.count(v))}
 
+    def compared_gating(self) -> tuple[Row, ...]:
+        """Gating figures both sides have: the ones judged, each with its minimum detectable effect."""
+        return tuple(r for r in self.rows if r.gating and r.verdict not in (Verdict.NEW, Verdict.MISSING))
+
     def weak(self, limit: float = 0.10) -> tuple[Row, ...]:
         """Gating figures whose minimum detectable effect exceeds ``limit`` (or is unknown)."""
-        return tuple(r for r in self.rows if r.gating and r.verdict not in (Verdict.NEW, Verdict.MISSING)
-                     and (r.mde is None or r.mde > limit))
+        return tuple(r for r in self.compared_gating() if r.mde is None or r.mde > limit)
 
     def replacing(self, other: Comparison, benchmarks: set[str]) -> Comparison:
         """This comparison with the rows of ``benchmarks`` taken from ``other`` (a confirmation's
