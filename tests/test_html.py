@@ -65,7 +65,7 @@ def test_the_html_report_renders_offline_with_every_plot(tmp_path, h200_results)
     assert "http://" not in text and "https://" not in text and 'src="data:image/png;base64,' in text
     pngs = len(list((tmp_path / "report").glob("*.png")))
     assert _render(text, tmp_path) == {"images": pngs, "bad": [], "errors": []} and pngs >= 7
-    assert "<table>" in text and "<h2>" in text
+    assert "<table>" in text and "<h2 " in text
 
 
 def test_the_browser_check_sees_a_plot_that_does_not_decode(tmp_path):
@@ -76,6 +76,7 @@ def test_the_browser_check_sees_a_plot_that_does_not_decode(tmp_path):
 def test_markdown_and_html_are_rendered_from_the_same_sections(tmp_path):
     from perfkit.results import document
 
+    trend = document.Spark((1.0, 2.0, 3.0), "time over 3 runs", "s-1")
     doc = document.Document(
         "r",
         (
@@ -83,13 +84,26 @@ def test_markdown_and_html_are_rendered_from_the_same_sections(tmp_path):
                 "s",
                 (
                     document.Table.of(["a", "b"], [["-", "-"], ["x | y", "1"]]),
-                    document.Text("`code` and **bold**"),
+                    document.Text("`code` and **bold**, [a link](#s) to `test_x[a-b]`"),
                 ),
             ),
+            document.Section("s", (
+                document.Columns((document.Table.of(["t"], [[trend], ["[test_x[a-b]](#s)"]]),),
+                                 (document.Text("right"),)),
+                document.Collapsed("3 unchanged", (document.Table.of(["v"], [["unchanged"]]),)),
+            )),
         ),
     )
     page = document.html_page(doc)
-    assert page.count("<tr>") == 3 and "<td>x | y</td>" in page and "<td>-</td>" in page
-    assert "<code>code</code> and <strong>bold</strong>" in page
+    assert page.count("<tr>") == 8 and "<td>x | y</td>" in page and "<td>-</td>" in page
+    assert '<code>code</code> and <strong>bold</strong>, <a href="#s">a link</a> to' in page
+    assert '<h2 id="s">s</h2>' in page and '<h2 id="s-1">s</h2>' in page  # numbered as GitHub numbers them
+    columns = '<div class="columns"><div><table><thead><tr><th>t</th></tr></thead><tbody>'
+    assert f'{columns}<tr><td><a href="#s-1"><svg class="spark"' in page
+    assert '<td><a href="#s">test_x[a-b]</a></td>' in page
+    assert '<details><summary>3 unchanged</summary><table>' in page and "right</p></div></div>" in page
     markdown = document.markdown(doc)
     assert "| x \\| y | 1 |" in markdown and markdown.startswith("# r\n\n## s\n")
+    assert "| [▁▅█](#s-1) |" in markdown and "| [test_x[a-b]](#s) |" in markdown
+    assert "<details><summary>3 unchanged</summary>\n\n| v |\n|---|\n| unchanged |\n\n</details>" in markdown
+    assert markdown.index("| t |") < markdown.index("right")  # the left column, then the right

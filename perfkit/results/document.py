@@ -2,7 +2,9 @@
 self-contained HTML page (every plot embedded as a data URI, so it opens offline, attached to a CI run or
 mailed). Both renderings come from the same sections; neither is parsed back from the other.
 
-Text may hold ``code`` and **bold**, which both renderings understand.
+Text and table cells may hold ``code``, **bold** and links to a section, ``[words](#anchor)`` with the
+anchor :func:`anchor` gives the section's title, which both renderings understand. A table cell may be a
+:class:`Spark` (a small trend): unicode bars in markdown, an inline SVG in HTML.
 """
 from __future__ import annotations
 
@@ -20,13 +22,32 @@ class Text:
 
 
 @dataclass(frozen=True)
+class Spark:
+    """A figure over runs, oldest first, drawn small enough for a table cell; ``label`` says what it is,
+    ``link`` the anchor of a section it opens (its chart)."""
+
+    values: tuple[float, ...]
+    label: str
+    link: str = ""
+
+
+Cell = str | Spark
+
+
+@dataclass(frozen=True)
 class Table:
+    """``kind`` names the table's style in HTML: ``verdicts`` keeps each row on one line (its last cell,
+    a note, clipped to the page's width, whole in its tooltip), so the rows a person should read fit on the
+    first screen; ``benchmarks`` keeps each row on one line beside a plot."""
+
     head: tuple[str, ...]
-    rows: tuple[tuple[str, ...], ...]
+    rows: tuple[tuple[Cell, ...], ...]
+    kind: str = ""
 
     @classmethod
-    def of(cls, head: Sequence[str], rows: Sequence[Sequence[str]]) -> Table:
-        return cls(tuple(head), tuple(tuple(str(c) for c in row) for row in rows))
+    def of(cls, head: Sequence[str], rows: Sequence[Sequence[Cell | object]], kind: str = "") -> Table:
+        return cls(tuple(head), tuple(tuple(c if isinstance(c, Spark) else str(c) for c in row)
+                                      for row in rows), kind)
 
 
 @dataclass(frozen=True)
@@ -35,7 +56,24 @@ class Image:
     path: Path
 
 
-Block = Text | Table | Image
+@dataclass(frozen=True)
+class Collapsed:
+    """Blocks a reader opens when they want them (``<details>``, which GitHub's markdown renders too)."""
+
+    summary: str
+    blocks: tuple[Block, ...]
+
+
+@dataclass(frozen=True)
+class Columns:
+    """Blocks side by side in HTML (a table beside its plots: the left as wide as it needs, the right the
+    rest), wrapping onto one column on a narrow screen; one after the other in markdown."""
+
+    left: tuple[Block, ...]
+    right: tuple[Block, ...]
+
+
+Block = Text | Table | Image | Collapsed | Columns
 
 
 @dataclass(frozen=True)
@@ -51,12 +89,45 @@ class Document:
     sections: tuple[Section, ...]
 
 
+def anchor(title: str) -> str:
+    """The id GitHub gives a heading (lower case, spaces as hyphens, punctuation but ``-`` and ``_``
+    dropped); the HTML page gives its headings the same, so one link works in both renderings."""
+    return re.sub(r"[^\w\- ]", "", title.lower()).replace(" ", "-")
+
+
+def _scaled(values: Sequence[float]) -> list[float]:
+    """Each value's place between the smallest and the largest, 0 to 1 (all 0.5 when they are equal)."""
+    low, high = min(values), max(values)
+    return [0.5 if high == low else (v - low) / (high - low) for v in values]
+
+
 # ---- markdown ----------------------------------------------------------------------------------------------
 
+_BARS = "▁▂▃▄▅▆▇█"
 
-def markdown_table(head: Sequence[str], rows: Sequence[Sequence[str]]) -> str:
+
+def spark_text(spark: Spark) -> str:
+    """A trend as unicode bars, one per run: ▁ the smallest, █ the largest."""
+    return "".join(_BARS[round(f * (len(_BARS) - 1))] for f in _scaled(spark.values)) if spark.values else ""
+
+
+def cell_text(cell: Cell) -> str:
+    """A cell as plain text (a trend as unicode bars)."""
+    return spark_text(cell) if isinstance(cell, Spark) else cell
+
+
+def _markdown_spark(spark: Spark) -> str:
+    bars = spark_text(spark)
+    return f"[{bars}](#{spark.link})" if spark.link and bars else bars
+
+
+def _markdown_cell(cell: Cell) -> str:
+    return _markdown_spark(cell) if isinstance(cell, Spark) else cell.replace("|", "\\|")
+
+
+def markdown_table(head: Sequence[str], rows: Sequence[Sequence[Cell]]) -> str:
     out = ["| " + " | ".join(head) + " |", "|" + "---|" * len(head)]
-    return "\n".join(out + ["| " + " | ".join(str(c).replace("|", "\\|") for c in r) + " |" for r in rows])
+    return "\n".join(out + ["| " + " | ".join(_markdown_cell(c) for c in r) + " |" for r in rows])
 
 
 def _markdown_block(block: Block) -> str:
@@ -64,6 +135,11 @@ def _markdown_block(block: Block) -> str:
         return markdown_table(block.head, block.rows)
     if isinstance(block, Image):
         return f"![{block.alt}]({block.path.name})"
+    if isinstance(block, Collapsed):  # GitHub renders the markdown inside once blank lines set it apart
+        inner = "\n\n".join(_markdown_block(b) for b in block.blocks)
+        return f"<details><summary>{html.escape(block.summary)}</summary>\n\n{inner}\n\n</details>"
+    if isinstance(block, Columns):
+        return "\n\n".join(_markdown_block(b) for b in (*block.left, *block.right))
     return block.text
 
 
@@ -83,44 +159,108 @@ def markdown(doc: Document) -> str:
 # ---- HTML --------------------------------------------------------------------------------------------------
 
 _STYLE = """
-body { font-family: system-ui, sans-serif; margin: 2em auto; max-width: 1200px; padding: 0 1em; color: #222; }
-table { border-collapse: collapse; margin: 1em 0; font-size: 0.85em; }
-th, td { border: 1px solid #ccc; padding: 0.25em 0.5em; text-align: left; vertical-align: top; }
+body { font-family: system-ui, sans-serif; margin: .6em auto; max-width: 1400px; padding: 0 1em; color: #222 }
+h1 { font-size: 1.1em; margin: 0.2em 0; }
+table { border-collapse: collapse; margin: 0.6em 0; font-size: 0.85em; }
+th, td { border: 1px solid #ccc; padding: 0.15em 0.45em; text-align: left; vertical-align: top; }
 th { background: #f3f3f3; }
+table.verdicts { font-size: 0.8em; width: 100%; }
+table.verdicts th, table.verdicts td { white-space: nowrap; padding: 0.1em 0.35em; line-height: 1.25; }
+table.verdicts td:last-child { width: 100%; max-width: 0; overflow: hidden; text-overflow: ellipsis; }
 img { max-width: 100%; border: 1px solid #eee; }
+figure { margin: 0.6em 0; }
+figcaption { font-size: 0.85em; color: #555; }
 code { background: #f5f5f5; padding: 0 0.2em; }
+details { margin: 0.4em 0; }
+summary { cursor: pointer; }
+.columns { display: flex; flex-wrap: wrap; gap: 1em; align-items: flex-start; }
+.columns > div { flex: 0 1 auto; min-width: 0; overflow-x: auto; }
+.columns > div + div { flex: 1 1 480px; }
+table.benchmarks td { white-space: nowrap; }
+svg.spark { vertical-align: middle; }
 """
+
+
+#: ``[words](#anchor)``; the words may hold one level of brackets, as a benchmark id does (``test_x[a-b]``).
+_LINK = re.compile(r"\[((?:[^\[\]]|\[[^\[\]]*\])+)\]\(#([\w-]+)\)")
 
 
 def _inline(text: str) -> str:
     escaped = html.escape(text)
     escaped = re.sub(r"`([^`]+)`", r"<code>\1</code>", escaped)
+    escaped = re.sub(_LINK, r'<a href="#\2">\1</a>', escaped)
     return re.sub(r"\*\*([^*]+)\*\*", r"<strong>\1</strong>", escaped)
+
+
+def spark_svg(spark: Spark, width: int = 64, height: int = 16) -> str:
+    """A trend as an inline SVG line (no script, no file, no network), the newest run a dot; the label is
+    its tooltip, and with a link the line opens its chart."""
+    if not spark.values:
+        return ""
+    step = (width - 4) / max(len(spark.values) - 1, 1)
+    points = [(2 + i * step, height - 2 - f * (height - 4)) for i, f in enumerate(_scaled(spark.values))]
+    line = " ".join(f"{x:.1f},{y:.1f}" for x, y in points)
+    x, y = points[-1]
+    svg = (f'<svg class="spark" width="{width}" height="{height}" viewBox="0 0 {width} {height}" role="img" '
+           f'aria-label="{html.escape(spark.label)}"><title>{html.escape(spark.label)}</title>'
+           f'<polyline points="{line}" fill="none" stroke="#1f77b4" stroke-width="1.5"/>'
+           f'<circle cx="{x:.1f}" cy="{y:.1f}" r="2" fill="#d62728"/></svg>')
+    return f'<a href="#{spark.link}">{svg}</a>' if spark.link else svg
+
+
+def _html_cell(cell: Cell, clipped: bool = False) -> str:
+    """A table cell; a clipped one carries its whole text as its tooltip."""
+    if isinstance(cell, Spark):
+        return f"<td>{spark_svg(cell)}</td>"
+    return f'<td title="{html.escape(cell)}">{_inline(cell)}</td>' if clipped else f"<td>{_inline(cell)}</td>"
+
+
+def _html_row(row: Sequence[Cell], kind: str) -> str:
+    clip = len(row) - 1 if kind == "verdicts" else -1  # the last cell, a note
+    return "<tr>" + "".join(_html_cell(c, i == clip) for i, c in enumerate(row)) + "</tr>"
 
 
 def _html_block(block: Block) -> str:
     if isinstance(block, Table):
+        kind = f' class="{block.kind}"' if block.kind else ""
         return (
-            "<table><thead><tr>"
+            f"<table{kind}><thead><tr>"
             + "".join(f"<th>{_inline(c)}</th>" for c in block.head)
             + "</tr></thead><tbody>"
-            + "".join("<tr>" + "".join(f"<td>{_inline(c)}</td>" for c in row) + "</tr>" for row in block.rows)
+            + "".join(_html_row(row, block.kind) for row in block.rows)
             + "</tbody></table>"
         )
     if isinstance(block, Image):
         if not block.path.is_file():
             return f"<p><em>{html.escape(block.alt)}: {html.escape(block.path.name)} is missing</em></p>"
         data = base64.b64encode(block.path.read_bytes()).decode("ascii")
-        return f'<figure><img alt="{html.escape(block.alt)}" src="data:image/png;base64,{data}"></figure>'
+        return (f'<figure><img alt="{html.escape(block.alt)}" src="data:image/png;base64,{data}">'
+                f"<figcaption>{html.escape(block.alt)}</figcaption></figure>")
+    if isinstance(block, Collapsed):
+        return (f"<details><summary>{_inline(block.summary)}</summary>"
+                + "\n".join(_html_block(b) for b in block.blocks) + "</details>")
+    if isinstance(block, Columns):
+        return ('<div class="columns"><div>' + "\n".join(_html_block(b) for b in block.left) + "</div><div>"
+                + "\n".join(_html_block(b) for b in block.right) + "</div></div>")
     return "\n".join(f"<p>{_inline(line)}</p>" for line in block.text.splitlines() if line.strip())
+
+
+def _heading(section: Section, seen: dict[str, int]) -> str:
+    """A section's heading with the id :func:`anchor` gives its title (a repeated one numbered as GitHub
+    numbers it: ``-1``, ``-2``)."""
+    slug = anchor(section.title)
+    seen[slug] = seen.get(slug, -1) + 1
+    ident = f"{slug}-{seen[slug]}" if seen[slug] else slug
+    level = min(section.level, 6)
+    return f'<h{level} id="{ident}">{_inline(section.title)}</h{level}>'
 
 
 def html_page(doc: Document) -> str:
     body = [f"<h1>{_inline(doc.title)}</h1>"]
+    seen: dict[str, int] = {}
     for section in doc.sections:
         if section.title:
-            level = min(section.level, 6)
-            body.append(f"<h{level}>{_inline(section.title)}</h{level}>")
+            body.append(_heading(section, seen))
         body += [_html_block(b) for b in section.blocks]
     return (
         f'<!DOCTYPE html>\n<html lang="en"><head><meta '

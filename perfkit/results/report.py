@@ -160,7 +160,8 @@ def render(cmp: Comparison, fmt: str, show_unchanged: bool = True) -> str:
         return markdown_sections([Section(headline(cmp), sections[0].blocks[1:])])
     parts = []
     for block in sections[0].blocks:
-        parts.append(text_table(list(block.head), [list(r) for r in block.rows]) if isinstance(block, Table)
+        parts.append(text_table(list(block.head), [[document.cell_text(c) for c in r] for r in block.rows])
+                     if isinstance(block, Table)
                      else block.text if isinstance(block, Text) else "")
     return "\n\n".join(parts) + "\n"
 
