@@ -296,9 +296,7 @@ class Session:
     def _markdown(self, comparison: Comparison) -> str:
         """The final verdict (after confirmation) as markdown, for a CI job summary."""
         notes = [m for m in self.messages if m.startswith("perfkit: confirmation")]
-        return report.render(comparison, "markdown", show_unchanged=False) + "".join(
-            f"\n{n}\n" for n in notes
-        )
+        return report.summary_markdown(comparison, notes)
 
     def summary_lines(self) -> list[str]:
         """What the terminal summary shows: the comparison first, then the other messages and the wall

@@ -41,12 +41,33 @@ def h200_results() -> dict[str, Any]:
 def slowed(results: dict[str, Any], fullname: str, factor: float) -> dict[str, Any]:
     """A copy of ``results`` where one benchmark's every time sample is multiplied by ``factor``."""
     out = copy.deepcopy(results)
-    bench = next(b for b in out["benchmarks"] if b["fullname"] == fullname)
+    _scale(next(b for b in out["benchmarks"] if b["fullname"] == fullname), factor)
+    return out
+
+
+def all_slowed(results: dict[str, Any], factor: float, when: str) -> dict[str, Any]:
+    """A copy of ``results`` run at ``when`` (its datetime) with every benchmark's time samples multiplied by
+    ``factor``: another kept run of the same machine."""
+    out = copy.deepcopy(results)
+    for bench in out["benchmarks"]:
+        _scale(bench, factor)
+    out["datetime"] = when
+    return out
+
+
+def _scale(bench: dict[str, Any], factor: float) -> None:
     stats = bench["stats"]
     stats["data"] = [x * factor for x in stats["data"]]
     for key in ("min", "max", "mean", "median", "q1", "q3", "iqr", "stddev", "total"):
         stats[key] *= factor
-    return out
+
+
+def one_run(baseline: dict[str, Any]) -> dict[str, Any]:
+    """A baseline's newest entries as one run would have written them (no stored runs or spread)."""
+    run = copy.deepcopy(baseline)
+    for key in ("runs", "noise", "run_dates"):
+        run["machine_info"]["perfkit"].pop(key, None)
+    return run
 
 
 def typed(results: Any, source: str = "test") -> Any:
@@ -115,3 +136,33 @@ def db_url(request: pytest.FixtureRequest, tmp_path: Path) -> Any:
         return
     with request.getfixturevalue("postgres_server").database() as url:
         yield url
+
+
+#: The benchmarks the injected H200 run makes 30% slower.
+INJECTED = ("benches/test_ceilings.py::test_copy_bandwidth",
+            "benches/test_layers.py::test_layer[conv-forward]",
+            "benches/test_vgg_swap.py::test_vgg16[gpu-normal-forward]")
+
+
+@pytest.fixture(scope="session")
+def injected_reports(tmp_path_factory: pytest.TempPathFactory) -> Any:
+    """The committed H200 baseline against one of its runs with ``INJECTED`` 30% slower, the batch sweep not
+    run and a newer driver, as an injected nightly: ``comparison``, its report in ``plain`` (no kept runs)
+    and in ``kept`` (five kept runs, each 2% slower than the last)."""
+    from types import SimpleNamespace
+
+    from perfkit.results import history, report
+
+    baseline = json.loads((ROOT / "baselines" / "nvidia-h200-x1.json").read_text())
+    current = one_run(baseline)
+    for name in INJECTED:
+        current = slowed(current, name, 1.3)
+    current["benchmarks"] = [b for b in current["benchmarks"] if "test_batch_sweep" not in b["fullname"]]
+    current["machine_info"]["perfkit"]["fingerprint"]["driver"] = "999.1"
+    comparison = judged(baseline, current)
+    kept = history.History(tuple(typed(all_slowed(current, 1 + 0.02 * i, f"2026-01-{i + 1:02d}T02:00:00"))
+                                 for i in range(5)))
+    folder = tmp_path_factory.mktemp("injected")
+    for name, runs in (("plain", None), ("kept", kept)):
+        report.write_report(typed(current), folder / name, comparison, "baselines/nvidia-h200-x1.json", runs)
+    return SimpleNamespace(comparison=comparison, plain=folder / "plain", kept=folder / "kept")

@@ -2,7 +2,6 @@
 ``perfkit report``, with a single-run baseline, a multi-run one, and one that borrows the stored spread."""
 from __future__ import annotations
 
-import copy
 import json
 from pathlib import Path
 from typing import Any
@@ -15,18 +14,10 @@ from perfkit.measure.hardware import Fingerprint
 from perfkit.options import RunOptions
 from perfkit.results.baselines import BaselineStore
 from perfkit.session import Profile, Session, Settings
-from tests.conftest import DATA, ROOT, slowed, three_runs, typed
+from tests.conftest import DATA, ROOT, one_run, slowed, three_runs, typed
 
 MATMUL = "benches/test_ceilings.py::test_matmul_flops[fp32]"
 RELU = "benches/test_layers.py::test_layer[relu-forward]"
-
-
-def _one_run(baseline: dict[str, Any]) -> dict[str, Any]:
-    """A baseline's newest entries as one run would have written them (no stored runs or spread)."""
-    run = copy.deepcopy(baseline)
-    for key in ("runs", "noise", "run_dates"):
-        run["machine_info"]["perfkit"].pop(key, None)
-    return run
 
 
 def _pairs(tmp_path: Path) -> dict[str, tuple[dict[str, Any], dict[str, Any], dict[str, Any] | None]]:
@@ -38,7 +29,7 @@ def _pairs(tmp_path: Path) -> dict[str, tuple[dict[str, Any], dict[str, Any], di
         "single-run baseline": (cpu, slow_cpu, None),
         "multi-run baseline": (three_runs(cpu).to_json(), slow_cpu, None),
         "single-run baseline, spread from the store": (cpu, slow_cpu, three_runs(cpu).to_json()),
-        "committed multi-run H200 baseline": (h200, slowed(_one_run(h200), RELU, 1.25), None),
+        "committed multi-run H200 baseline": (h200, slowed(one_run(h200), RELU, 1.25), None),
     }
 
 

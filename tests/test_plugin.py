@@ -139,6 +139,22 @@ def test_a_significant_regression_fails_the_run_when_asked(pytester, run):
     result.stdout.fnmatch_lines(["*1 regressed*", "*regressed*test_sleep*time*"])
 
 
+def test_the_job_summary_opens_with_the_verdict_line_then_the_rows_to_read_within_its_budget(pytester, run):
+    from perfkit.results import report
+
+    path = _saved_baseline(pytester, run)
+    data = json.loads(path.read_text())
+    path.write_text(json.dumps(three_runs(slowed(data, data["benchmarks"][0]["fullname"], 0.5)).to_json()))
+    run("--perfkit-summary=summary.md").assert_outcomes(passed=1)
+    summary = (pytester.path / "summary.md").read_text()
+    first, _, rest = summary.partition("\n\n")
+    assert first.startswith("## same hardware (cpu-") and "1 regressed" in first
+    assert first.endswith("; fingerprint unchanged; MDE ≤ 5% for 1 of 1 gating figures, worst 5.0%")
+    rows = rest.split("\n\n")[0]
+    assert rows.startswith("| verdict | benchmark |") and "::test_sleep | time |" in rows.splitlines()[2]
+    assert len(summary.encode()) <= report.SUMMARY_BYTES
+
+
 def test_a_corrupt_baseline_stops_the_run_before_it_starts_and_stays_untouched(pytester, run):
     path = _saved_baseline(pytester, run)
     path.write_text("{ not json")

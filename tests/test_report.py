@@ -1,6 +1,8 @@
-"""The run report on the committed H200 baseline: every family's plot and the PPP table."""
+"""The run report on the committed H200 baseline: every family's plot and the PPP table; the job summary
+within GitHub's size limit."""
 from __future__ import annotations
 
+import dataclasses
 import json
 import re
 
@@ -8,6 +10,7 @@ import pytest
 
 from perfkit import SCHEMA_VERSION, cli
 from perfkit.results import derived, payloads, plots, report
+from perfkit.results.judge import Comparison, Row, Verdict
 from tests.conftest import ROOT, judged, typed
 
 
@@ -186,3 +189,35 @@ def test_the_swap_memory_panel_leaves_out_the_cpu_cases_that_have_no_peak(tmp_pa
     plots.plot_vgg_swap(results, tmp_path)
     assert {case.split()[0] for case in drawn["median time (s)"]} == {"cpu", "cuda"}
     assert drawn["peak allocated (MiB)"] == ["cuda forward", "cuda forward_backward"]
+
+
+# ---- verdict first: the job summary ----------------------------------------------------------------------
+
+
+def test_the_job_summary_stays_within_its_byte_budget_cutting_the_folded_rows_first(injected_reports):
+    comparison = injected_reports.comparison
+    filler = next(r for r in comparison.rows if r.verdict is Verdict.UNCHANGED)
+    big = dataclasses.replace(comparison, rows=comparison.rows + tuple(
+        dataclasses.replace(filler, benchmark=f"benches/test_many.py::test_case[{i}]") for i in range(9000)))
+    assert len(report.render(big, "markdown", show_unchanged=False).encode()) > report.SUMMARY_BYTES
+    summary = report.summary_markdown(big, ["perfkit: confirmation: 3 flagged benchmark(s) re-run 3 time(s)"])
+    assert len(summary.encode()) <= report.SUMMARY_BYTES
+    assert summary.startswith(f"## {report.verdict_line(big)}\n\nperfkit: confirmation:")
+    assert all(f"| {r.verdict.value} | {r.benchmark} | {r.figure} |" in summary for r in report.to_read(big))
+    folded = summary.split("unchanged benchmark(s)")[1].split("</details>")[0]
+    assert "Rows cut to keep this job summary under 1,000,000 bytes" in folded and "test_many" not in summary
+    small = report.summary_markdown(big, budget=3000)
+    assert len(small.encode()) <= 3000 and small.startswith(f"## {report.verdict_line(big)}\n")
+    assert re.search(r"\n\d+ more row\(s\) to read cut to keep this job summary under 3,000 bytes", small)
+    assert report.summary_markdown(comparison) == report.render(comparison, "markdown", show_unchanged=False)
+
+
+def test_the_verdict_line_counts_the_gating_figures_a_5_percent_change_could_move():
+    def row(mde, verdict=Verdict.UNCHANGED):
+        return Row("b", "time", "s", "lower", 1.0, 1.0, 0.0, verdict, gating=True, mde=mde)
+
+    rows = (row(0.03), row(0.05), row(0.12), row(None), row(None, Verdict.MISSING))
+    line = report.verdict_line(Comparison("hw", "hw", rows))
+    assert line.endswith("; fingerprint unchanged; MDE ≤ 5% for 2 of 4 gating figures, worst 12.0%, "
+                         "1 of unknown noise")
+    assert report.verdict_line(Comparison("hw", "hw", ())).endswith("; no gating figure compared")

@@ -8,13 +8,23 @@ from __future__ import annotations
 import json
 import statistics
 from collections import defaultdict
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
 from pathlib import Path
 
 from perfkit.results import changepoints, document, figures, history, seeds
 from perfkit.results.across import HardwareRow
 from perfkit.results.ceilings import Ceilings
 from perfkit.results.derived import scaling_runs
-from perfkit.results.document import Document, Image, Section, Table, Text, markdown_sections
+from perfkit.results.document import (
+    Collapsed,
+    Document,
+    Image,
+    Section,
+    Table,
+    Text,
+    markdown_sections,
+)
 from perfkit.results.judge import Comparison, Row, Verdict
 from perfkit.results.metrics import MetricSpec
 from perfkit.results.model import BenchmarkEntry, ResultSet
@@ -106,64 +116,215 @@ def summary_lines(cmp: Comparison, baseline_name: str, limit: int = 40) -> list[
     return lines
 
 
-def comparison_sections(cmp: Comparison, show_unchanged: bool = True, title: str = "",
-                        lead: str = "") -> list[Section]:
-    """The headline, the verdict table, the across-hardware table, fingerprint differences and the weak
-    figures (``lead``: a sentence before them)."""
-    rows = [_row_cells(r) for r in cmp.rows if show_unchanged or r.verdict not in _QUIET]
-    blocks: list[document.Block] = [Text(lead)] if lead else []
-    blocks += [Text(headline(cmp)), Table.of(_HEAD, rows)]
-    if cmp.hardware_rows:
-        far = sum(h.far for h in cmp.hardware_rows)
-        blocks += [
-            Text(
-                "Across hardware: speedup (baseline time / current time; a ceiling's own benchmark: current "
-                "rate / baseline rate) beside the ratio of the ceiling that bounds it on each side (none for "
-                f"launch-bound work, host links, or where a run names none); {far} miss it by more than "
-                f"x{HardwareRow.FAR}"
-            ),
-            Table.of(
-                ["benchmark", "speedup", "bound", "ceiling ratio", "expectation"],
+def _hardware_blocks(cmp: Comparison) -> list[document.Block]:
+    """Across hardware: each benchmark's speedup beside the ratio of the ceiling that bounds it."""
+    if not cmp.hardware_rows:
+        return []
+    far = sum(h.far for h in cmp.hardware_rows)
+    return [
+        Text(
+            "Across hardware: speedup (baseline time / current time; a ceiling's own benchmark: current "
+            "rate / baseline rate) beside the ratio of the ceiling that bounds it on each side (none for "
+            f"launch-bound work, host links, or where a run names none); {far} miss it by more than "
+            f"x{HardwareRow.FAR}"
+        ),
+        Table.of(
+            ["benchmark", "speedup", "bound", "ceiling ratio", "expectation"],
+            [
                 [
-                    [
-                        h.benchmark,
-                        f"{h.speedup:.3g}x",
-                        h.bound or "-",
-                        "-" if h.expected is None else f"{h.expected:.3g}x",
-                        "FAR from it" if h.far else "",
-                    ]
-                    for h in cmp.hardware_rows
-                ],
-            ),
-        ]
-    if cmp.fingerprint_changes:
-        blocks += [
-            Text("Fingerprint differences"),
-            Table.of(
-                ["field", "baseline", "current"], [[f, str(o), str(n)] for f, o, n in cmp.fingerprint_changes]
-            ),
-        ]
+                    h.benchmark,
+                    f"{h.speedup:.3g}x",
+                    h.bound or "-",
+                    "-" if h.expected is None else f"{h.expected:.3g}x",
+                    "FAR from it" if h.far else "",
+                ]
+                for h in cmp.hardware_rows
+            ],
+        ),
+    ]
+
+
+def _fingerprint_blocks(cmp: Comparison) -> list[document.Block]:
+    if not cmp.fingerprint_changes:
+        return []
+    rows = [[field, str(old), str(new)] for field, old, new in cmp.fingerprint_changes]
+    return [Text("Fingerprint differences"), Table.of(["field", "baseline", "current"], rows)]
+
+
+def _weak_blocks(cmp: Comparison) -> list[document.Block]:
     weak = [[r.benchmark, r.figure, fmt_mde(r.mde), _tighten(r)] for r in cmp.weak()]
+    if not weak:
+        return []
+    return [Text("Weak gating figures (MDE > 10%) and what would tighten them"),
+            Table.of(["benchmark", "figure", "MDE", "to tighten"], weak)]
+
+
+def _terminal_blocks(cmp: Comparison, show_unchanged: bool) -> list[document.Block]:
+    """The terminal's comparison: the headline, the verdict table, the across-hardware table, fingerprint
+    differences and the weak figures."""
+    rows = [_row_cells(r) for r in cmp.rows if show_unchanged or r.verdict not in _QUIET]
+    blocks: list[document.Block] = [Text(headline(cmp)), Table.of(_HEAD, rows), *_hardware_blocks(cmp)]
+    return blocks + _fingerprint_blocks(cmp) + _weak_blocks(cmp) + [Text(VERDICT_MEANINGS)]
+
+
+#: The verdicts of the rows a person should read, worst first: a report and a job summary open with them.
+TO_READ: tuple[Verdict, ...] = (Verdict.REGRESSED, Verdict.UNKNOWN, Verdict.IMPROVED, Verdict.CHANGED)
+#: The verdicts whose rows are folded away behind their count.
+FOLDED: tuple[Verdict, ...] = (Verdict.UNCHANGED, Verdict.NEW, Verdict.MISSING)
+#: The MDE a gating figure should reach: the verdict line counts the figures that do.
+MDE_GOAL = 0.05
+#: GitHub keeps at most 1 MiB of job summary per step; what is left is room for lines a workflow adds.
+SUMMARY_BYTES = 1_000_000
+
+
+def verdict_line(cmp: Comparison) -> str:
+    """The one line a report and a job summary open with: the counts, the fingerprint, and how small a
+    change these runs could have seen."""
+    changed = [name for name, _, _ in cmp.fingerprint_changes]
+    fingerprint = f"fingerprint changed: {', '.join(changed)}" if changed else "fingerprint unchanged"
+    return f"{headline(cmp)}; {fingerprint}; {_mde_words(cmp)}"
+
+
+def _mde_words(cmp: Comparison) -> str:
+    """How many gating figures could see a change of ``MDE_GOAL``, and the worst MDE."""
+    compared = cmp.compared_gating()
+    if not compared:
+        return "no gating figure compared"
+    known = [r.mde for r in compared if r.mde is not None]
+    words = f"MDE ≤ {MDE_GOAL:.0%} for {sum(m <= MDE_GOAL for m in known)} of {len(compared)} gating figures"
+    if known:
+        words += f", worst {fmt_mde(max(known))}"
+    unknown = len(compared) - len(known)
+    return words + (f", {unknown} of unknown noise" if unknown else "")
+
+
+def to_read(cmp: Comparison) -> list[Row]:
+    """The rows a person should read (:data:`TO_READ`), worst verdict first, by benchmark within one."""
+    return sorted((r for r in cmp.rows if r.verdict in TO_READ), key=lambda r: TO_READ.index(r.verdict))
+
+
+@dataclass(frozen=True)
+class Pointers:
+    """Where a report's rows to read point: ``link`` gives the benchmark cell (a link to its family's
+    plots); ``trend``, with kept runs, a cell before the note (a sparkline that links to its chart)."""
+
+    link: Callable[[Row], str]
+    trend: Callable[[Row], document.Cell] | None = None
+
+
+@dataclass(frozen=True)
+class Cut:
+    """What a size limit leaves out of a comparison's sections: the folded rows, the rows to read past
+    ``keep``; ``why`` ends the sentence that says so."""
+
+    folded: bool = False
+    keep: int | None = None
+    why: str = ""
+
+
+def verdict_blocks(cmp: Comparison, pointers: Pointers | None = None, show_info: bool = False,
+                   lead: Sequence[str] = (), cut: Cut = Cut()) -> list[document.Block]:
+    """What follows the verdict line: ``lead``, the rows to read, then folded away (``<details>``) the
+    unchanged, new and missing rows (and with ``show_info`` the informational ones), the across-hardware
+    table and the weak figures; the fingerprint differences and what the verdicts mean below them."""
+    blocks: list[document.Block] = [Text(line) for line in lead]
+    blocks += _rows_to_read(cmp, pointers, cut)
+    counts = cmp.counts()
+    for verdict in FOLDED + ((Verdict.INFO,) if show_info else ()):
+        rows = [r for r in cmp.rows if r.verdict is verdict]
+        if rows:
+            benchmarks = counts.get(verdict)
+            summary = (f"{benchmarks} {verdict.value} benchmark(s), {len(rows)} figure(s)" if benchmarks
+                       else f"{len(rows)} {verdict.value} figure(s)")
+            blocks.append(_folded(summary, [Table.of(_HEAD, [_row_cells(r) for r in rows])], cut))
+    hardware = _hardware_blocks(cmp)
+    if hardware:
+        far = sum(h.far for h in cmp.hardware_rows)
+        blocks.append(_folded(f"across hardware: {len(cmp.hardware_rows)} benchmark(s), {far} far from "
+                              "their ceiling ratio", hardware, cut))
+    weak = _weak_blocks(cmp)
     if weak:
-        blocks += [Text("Weak gating figures (MDE > 10%) and what would tighten them"),
-                   Table.of(["benchmark", "figure", "MDE", "to tighten"], weak)]
-    blocks.append(Text(VERDICT_MEANINGS))
-    return [Section(title, tuple(blocks))]
+        blocks.append(_folded(f"{len(cmp.weak())} weak gating figure(s): MDE > 10%", weak, cut))
+    return blocks + _fingerprint_blocks(cmp) + [Text(VERDICT_MEANINGS)]
+
+
+def _rows_to_read(cmp: Comparison, pointers: Pointers | None, cut: Cut) -> list[document.Block]:
+    """The rows a person should read, one table; ``cut.keep`` of them where a size limit says so."""
+    rows = to_read(cmp)
+    if not rows:
+        return [Text("Nothing to read: no gating figure moved beyond its minimum effect, no count changed.")]
+    head = [*_HEAD[:-1], *(["trend"] if pointers and pointers.trend else []), _HEAD[-1]]
+    shown = rows if cut.keep is None else rows[: cut.keep]
+    cells = [_read_cells(r, pointers) for r in shown]
+    blocks: list[document.Block] = [Table.of(head, cells, kind="verdicts")]
+    if len(shown) < len(rows):
+        blocks.append(Text(f"{len(rows) - len(shown)} more row(s) to read cut {cut.why}."))
+    return blocks
+
+
+def _read_cells(row: Row, pointers: Pointers | None) -> list[document.Cell]:
+    """A row's verdict cells with the report's pointers: the benchmark as a link, the trend before the note
+    (the note last: HTML clips it)."""
+    cells: list[document.Cell] = list(_row_cells(row))
+    if pointers is None:
+        return cells
+    trend = [pointers.trend(row)] if pointers.trend else []
+    return [cells[0], pointers.link(row), *cells[2:-1], *trend, cells[-1]]
+
+
+def _folded(summary: str, blocks: list[document.Block], cut: Cut) -> document.Collapsed:
+    """``blocks`` behind ``summary``; a sentence in their place where a size limit cut them."""
+    return Collapsed(summary, (Text(f"Rows cut {cut.why}."),) if cut.folded else tuple(blocks))
 
 
 def render(cmp: Comparison, fmt: str, show_unchanged: bool = True) -> str:
-    """A comparison as a terminal table, markdown (a CI job summary) or JSON."""
+    """A comparison as a terminal table, markdown (the verdict line, the rows to read, the rest folded) or
+    JSON; ``show_unchanged``: every row in the terminal's table, the informational ones too (folded) in
+    markdown."""
     if fmt == "json":
         return json.dumps(cmp.to_json(), indent=2)
-    sections = comparison_sections(cmp, show_unchanged)
     if fmt == "markdown":
-        return markdown_sections([Section(headline(cmp), sections[0].blocks[1:])])
+        blocks = verdict_blocks(cmp, show_info=show_unchanged)
+        return markdown_sections([Section(verdict_line(cmp), tuple(blocks))])
     parts = []
-    for block in sections[0].blocks:
+    for block in _terminal_blocks(cmp, show_unchanged):
         parts.append(text_table(list(block.head), [[document.cell_text(c) for c in r] for r in block.rows])
                      if isinstance(block, Table)
                      else block.text if isinstance(block, Text) else "")
     return "\n\n".join(parts) + "\n"
+
+
+def summary_markdown(cmp: Comparison, notes: Sequence[str] = (), budget: int = SUMMARY_BYTES) -> str:
+    """A CI job summary (``--perfkit-summary``): the verdict line, ``notes``, the rows to read, the rest
+    folded; at most ``budget`` bytes (GitHub drops a step's summary past 1 MiB): the folded rows are cut
+    first, then rows to read from the end, each cut said."""
+    why = (f"to keep this job summary under {budget:,} bytes (GitHub keeps 1 MiB a step); `perfkit compare` "
+           "lists every row")
+
+    def text(cut: Cut) -> str:
+        blocks = verdict_blocks(cmp, lead=notes, cut=cut)
+        return markdown_sections([Section(verdict_line(cmp), tuple(blocks))])
+
+    def fits(cut: Cut) -> bool:
+        return len(text(cut).encode()) <= budget
+
+    for cut in (Cut(), Cut(folded=True, why=why)):
+        if fits(cut):
+            return text(cut)
+    low, high = 0, len(to_read(cmp))  # the most rows to read that fit lie in [low, high]
+    while low < high:
+        middle = (low + high + 1) // 2
+        low, high = (middle, high) if fits(Cut(True, middle, why)) else (low, middle - 1)
+    return _clipped(text(Cut(True, low, why)), budget)
+
+
+def _clipped(text: str, budget: int) -> str:
+    """``text`` cut to ``budget`` bytes with a line that says so: the last resort of a budget smaller than
+    the verdict line and its counts."""
+    if len(text.encode()) <= budget:
+        return text
+    tail = "\n\n(cut here: the summary's size limit)\n"
+    return text.encode()[: max(0, budget - len(tail.encode()))].decode(errors="ignore") + tail
 
 
 def _tighten(row: Row) -> str:
@@ -206,8 +367,8 @@ def write_report(results: ResultSet, out: Path, comparison: Comparison | None = 
         (out / "verdicts.json").write_text(
             render(comparison, "json"), encoding="utf-8"
         )  # what perfkit compare prints
-        sections += comparison_sections(comparison, show_unchanged=False, title="Regression summary",
-                                        lead=f"Against `{baseline_name}`; every verdict: `verdicts.json`.")
+        sections.append(Section("Regression summary", (Text(verdict_line(comparison)), *verdict_blocks(
+            comparison, lead=[f"Against `{baseline_name}`; every verdict: `verdicts.json`."]))))
         chart = hardware_chart(comparison.hardware_rows, comparison.baseline_id, comparison.current_id,
                                out / "hardware.png")
         if chart is not None:
