@@ -310,7 +310,7 @@ def test_the_report_shows_the_kept_runs_trends_and_charts_the_ones_that_changed(
     assert [p.name for p in (tmp_path / "r").glob("history_*.png")] == [
         "history_test_vector_add.py__test_vector_add_explicit-1M_.png"]  # only the benchmark that changed
     page = (tmp_path / "r" / "report.html").read_text()
-    assert page.count('src="data:image/png;base64,') == text.count("](") and 'alt="' + ADD + '"' in page
+    assert page.count('src="data:image/png;base64,') == text.count("![") and 'alt="' + ADD + '"' in page
 
 
 def test_a_report_whose_history_is_empty_is_still_written_and_says_why(tmp_path, capsys):

@@ -1,8 +1,10 @@
-"""The run report on the committed H200 baseline: every family's plot and the PPP table; the job summary
-within GitHub's size limit."""
+"""The run report on the committed H200 baseline: every family's plot and the PPP table; the verdict line
+and the rows to read first, the rest folded, each family's table beside its plots, trends of the kept runs;
+the job summary within GitHub's size limit."""
 from __future__ import annotations
 
 import dataclasses
+import html
 import json
 import re
 
@@ -11,7 +13,7 @@ import pytest
 from perfkit import SCHEMA_VERSION, cli
 from perfkit.results import derived, payloads, plots, report
 from perfkit.results.judge import Comparison, Row, Verdict
-from tests.conftest import ROOT, judged, typed
+from tests.conftest import INJECTED, ROOT, judged, typed
 
 
 def test_the_h200_report_has_every_familys_chart(tmp_path, h200_results):
@@ -191,7 +193,89 @@ def test_the_swap_memory_panel_leaves_out_the_cpu_cases_that_have_no_peak(tmp_pa
     assert drawn["peak allocated (MiB)"] == ["cuda forward", "cuda forward_backward"]
 
 
-# ---- verdict first: the job summary ----------------------------------------------------------------------
+# ---- verdict first: the report and the job summary ------------------------------------------------------
+
+
+def _rows_table(markdown: str) -> list[str]:
+    """The lines of the first table of a markdown page: the rows to read."""
+    lines = markdown.splitlines()
+    start = next(i for i, line in enumerate(lines) if line.startswith("| verdict |"))
+    return lines[start + 2 : lines.index("", start)]
+
+
+def test_the_report_opens_with_one_verdict_line_that_carries_the_counts(injected_reports):
+    counts = {v.value: n for v, n in injected_reports.comparison.counts().items()}
+    assert counts["regressed"] == len(INJECTED) and counts["unknown"] and counts["missing"]
+    first = (injected_reports.plain / "report.md").read_text().splitlines()[0]
+    assert first.startswith("# same hardware (nvidia-h200-x1): ")
+    for verdict in ("regressed", "unknown", "unchanged", "missing"):
+        assert f"{counts[verdict]} {verdict}" in first
+    assert "fingerprint changed: driver" in first
+    assert re.search(r"MDE ≤ 5% for \d+ of \d+ gating figures, worst ", first)
+    page = (injected_reports.plain / "report.html").read_text()
+    assert re.search(r"<body>\s*<h1>(.*?)</h1>", page).group(1) == html.escape(first[2:])
+
+
+def test_the_rows_to_read_come_first_worst_first_each_linked_to_its_familys_plot(injected_reports):
+    text = (injected_reports.plain / "report.md").read_text()
+    read = report.to_read(injected_reports.comparison)
+    rows = _rows_table(text)
+    assert [line.split(" | ")[0].strip("| ") for line in rows] == [r.verdict.value for r in read]
+    assert [r.verdict.value for r in read][:len(INJECTED)] == ["regressed"] * len(INJECTED)
+    for line, row in zip(rows, read):
+        family = row.benchmark.split("::")[0].removeprefix("benches/").removesuffix(".py")
+        assert f"| [{row.benchmark}](#{family}) | {row.figure} |" in line
+    order = [text.index(mark) for mark in ("| verdict |", "unchanged benchmark(s)", "missing benchmark(s)",
+                                           "## Fingerprint", "| field | value |", "## test_ceilings")]
+    assert order == sorted(order)  # the fingerprint no longer opens the page
+    page = (injected_reports.plain / "report.html").read_text()
+    assert set(re.findall(r'href="#([^"]+)"', page)) <= set(re.findall(r' id="([^"]+)"', page))
+
+
+def test_unchanged_and_missing_rows_are_folded_inside_details(injected_reports):
+    comparison = injected_reports.comparison
+    text = (injected_reports.plain / "report.md").read_text()
+    page = (injected_reports.plain / "report.html").read_text()
+    counts = comparison.counts()
+    for verdict in (Verdict.UNCHANGED, Verdict.MISSING):
+        rows = [r for r in comparison.rows if r.verdict is verdict]
+        summary = f"{counts[verdict]} {verdict.value} benchmark(s), {len(rows)} figure(s)"
+        folded = text.split(f"<details><summary>{summary}</summary>")[1].split("</details>")[0]
+        assert folded.count(f"\n| {verdict.value} | ") == len(rows)
+        assert not any(line.startswith(f"| {verdict.value} |") for line in _rows_table(text))
+        html_folded = page.split(f"<details><summary>{summary}</summary>")[1].split("</details>")[0]
+        assert html_folded.count(f"<tr><td>{verdict.value}</td>") == len(rows)
+    assert "<details open" not in page
+
+
+def test_each_family_section_puts_its_table_beside_its_plots(injected_reports):
+    page = (injected_reports.plain / "report.html").read_text()
+    layers = page.split('<h2 id="test_layers">test_layers</h2>')[1].split("<h2")[0]
+    assert layers.startswith('\n<div class="columns"><div><table class="benchmarks">')
+    table, plots = layers.split("</table></div><div>")
+    assert "<td>test_layer[conv-forward]</td><td>regressed</td>" in table
+    assert plots.startswith('<figure><img alt="Per-layer memory and power"')
+    text = (injected_reports.plain / "report.md").read_text()
+    section = text.split("\n## test_layers\n")[1].split("\n## ")[0]
+    assert section.index("| test_layer[conv-forward] | regressed |") < section.index("](layers.png)")
+
+
+def test_with_kept_runs_each_row_shows_its_trend_and_links_its_chart_without_none(injected_reports):
+    page = (injected_reports.kept / "report.html").read_text()
+    text = (injected_reports.kept / "report.md").read_text()
+    read = report.to_read(injected_reports.comparison)
+    rows_html = page.split('<table class="verdicts">')[1].split("</table>")[0]
+    assert rows_html.count('<svg class="spark"') == len(read)
+    chart = "time-of-benchestest_layerspytest_layerconv-forward"
+    assert f'<a href="#{chart}"><svg class="spark"' in rows_html and f'<h3 id="{chart}">' in page
+    layers = page.split('<h2 id="test_layers">')[1].split('class="benchmarks">')[1].split("</table>")[0]
+    assert layers.count('<svg class="spark"') == layers.count("<tr>") - 1 == 8  # one per benchmark
+    assert all(re.search(r" \| \[[▁▂▃▄▅▆▇█]{5}\]\(#time-of-", line) for line in _rows_table(text))
+    section = text.split("\n## test_layers\n")[1].split("\n## ")[0]
+    assert re.search(r"\| test_layer\[conv-forward\] \| regressed \|.* \| ▁▃▅▆█ \|", section)  # 2% a run
+    plain = (injected_reports.plain / "report.html").read_text()
+    plain_text = (injected_reports.plain / "report.md").read_text()
+    assert "<svg" not in plain and "trend" not in plain_text and not re.search("[▁▂▃▄▅▆▇█]", plain_text)
 
 
 def test_the_job_summary_stays_within_its_byte_budget_cutting_the_folded_rows_first(injected_reports):

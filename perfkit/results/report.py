@@ -5,6 +5,7 @@ list of sections (perfkit.results.document) written as markdown and as a self-co
 """
 from __future__ import annotations
 
+import dataclasses
 import json
 import statistics
 from collections import defaultdict
@@ -18,16 +19,19 @@ from perfkit.results.ceilings import Ceilings
 from perfkit.results.derived import scaling_runs
 from perfkit.results.document import (
     Collapsed,
+    Columns,
     Document,
     Image,
     Section,
+    Spark,
     Table,
     Text,
     markdown_sections,
 )
+from perfkit.results.figures import TIME, TIME_UNIT
 from perfkit.results.judge import Comparison, Row, Verdict
 from perfkit.results.metrics import MetricSpec
-from perfkit.results.model import BenchmarkEntry, ResultSet
+from perfkit.results.model import BenchmarkEntry, ResultSet, family_of
 from perfkit.results.payloads import (
     FAMILIES,
     BatchCapacity,
@@ -37,7 +41,7 @@ from perfkit.results.payloads import (
     Ppp,
     TimeToAccuracy,
 )
-from perfkit.results.plots import PLOTTERS, hardware_chart, history_chart
+from perfkit.results.plots import FAMILY_PLOTTERS, hardware_chart, history_chart
 from perfkit.results.tables import fmt_change, fmt_time, fmt_value, text_table
 
 FORMATS = ("table", "markdown", "json")
@@ -346,48 +350,99 @@ def write_report(results: ResultSet, out: Path, comparison: Comparison | None = 
                  baseline_name: str = "", kept: history.History | None = None) -> Path:
     """Write ``report.md``, its PNG plots and ``report.html`` (the same sections, self-contained) into
     ``out``, and with a comparison ``verdicts.json`` (as ``perfkit compare --format json`` prints it); returns
-    the markdown path."""
+    the markdown path.
+
+    The page opens with the verdict line and the rows a person should read, each pointing at its family's
+    section (its table beside its plots) and, with kept runs, at its trend; the rest is folded away or
+    follows: the fingerprint, then one section per family, then the history."""
     out.mkdir(parents=True, exist_ok=True)
-    info = results.info
-    sections = [
-        Section(
-            "",
-            (
-                Text(f"profile `{info.profile}`, device `{info.device}`, {results.datetime}"),
-                Table.of(["field", "value"], [[k, str(v)] for k, v in info.fingerprint.items()]),
-            ),
-        )
-    ]
+    kept = kept if kept is not None and len(kept) else None
+    ceilings = Ceilings.of(results)
+    verdicts = comparison.benchmark_verdicts() if comparison is not None else {}
+    families = _family_sections(results, ceilings, out, verdicts, history.series(kept) if kept else {})
+    read = to_read(comparison) if comparison is not None else []
+    charted = _charted_trends(kept, read) if kept else {}
+    title = f"perfkit report: {results.hardware_id}"
+    when = results.datetime[:16].replace("T", " ")
+    where = f"profile `{results.info.profile}`, device `{results.info.device}`, run {when}"
+    opening: list[document.Block] = [Text(f"{where}; not compared: no baseline given (--baseline)")]
+    if comparison is not None:
+        (out / "verdicts.json").write_text(render(comparison, "json"), encoding="utf-8")  # as compare prints
+        title = verdict_line(comparison)
+        opening = verdict_blocks(comparison, _pointers(families, charted),
+                                 lead=[f"{where}; against `{baseline_name}`; every verdict: `verdicts.json`"])
+    sections = [Section("", tuple(opening)), _fingerprint_section(results)]
     unreadable = results.unreadable(FAMILIES)
     if unreadable:
         sections.append(Section("Records that could not be read", (
             Text("These entries keep their place in every comparison but lose their plot and table rows:"),
             Table.of(["record"], [[line] for line in unreadable]))))
     if comparison is not None:
-        (out / "verdicts.json").write_text(
-            render(comparison, "json"), encoding="utf-8"
-        )  # what perfkit compare prints
-        sections.append(Section("Regression summary", (Text(verdict_line(comparison)), *verdict_blocks(
-            comparison, lead=[f"Against `{baseline_name}`; every verdict: `verdicts.json`."]))))
         chart = hardware_chart(comparison.hardware_rows, comparison.baseline_id, comparison.current_id,
                                out / "hardware.png")
         if chart is not None:
             sections.append(Section("Across hardware: measured vs expected speedup",
                                     (Image("speedup vs ceiling ratio", chart),)))
-    ceilings = Ceilings.of(results)
-    sections += _ceilings_section(results, ceilings)
-    for plotter in PLOTTERS:
-        for title, path in plotter(results, out):
-            sections.append(Section(title, (Image(title, path),)))
-    for family_section in (_ppp_section, _scaling_section, _large_batch_section, _capacity_section,
-                           _batch_sweep_section, _tta_section):
-        sections += family_section(results, ceilings)
-    if kept is not None and len(kept):
-        sections += _history_section(kept, out)
-    for group, benches in _groups(results).items():
-        sections.append(Section(group, (Table.of(["benchmark", "median", "IQR/median", "rounds", "metrics"],
-                                                 [_bench_cells(b) for b in benches]),)))
-    return document.write(Document(f"perfkit report: {results.hardware_id}", tuple(sections)), out)
+    sections += [section for family in families.values() for section in family]
+    if kept is not None:
+        sections += _history_section(kept, out, charted)
+    return document.write(Document(title, tuple(sections)), out)
+
+
+def _fingerprint_section(results: ResultSet) -> Section:
+    """The machine and software the run measured, folded: what to check when a verdict surprises."""
+    fingerprint = results.info.fingerprint
+    return Section("Fingerprint", (Collapsed(f"{len(fingerprint)} fields of {results.hardware_id}", (
+        Table.of(["field", "value"], [[k, str(v)] for k, v in fingerprint.items()]),)),))
+
+
+def _pointers(families: dict[str, list[Section]], charted: dict[tuple[str, str], history.Trend]) -> Pointers:
+    """Each row to read links its benchmark to its family's section (its plots) and, with kept runs, shows
+    the trend of its figure where they hold it, linked to its chart."""
+
+    def link(row: Row) -> str:
+        family = family_of(row.benchmark)
+        return f"[{row.benchmark}](#{document.anchor(family)})" if family in families else row.benchmark
+
+    def trend(row: Row) -> document.Cell:
+        found = charted.get((row.benchmark, row.figure))
+        return _spark(found.points, row.figure, found.unit, _chart_title(found, row.figure)) if found else ""
+
+    return Pointers(link, trend if charted else None)
+
+
+def _charted_trends(kept: history.History, rows: list[Row]) -> dict[tuple[str, str], history.Trend]:
+    """The trend of each row to read whose figure the kept runs hold, keyed by (benchmark, figure)."""
+    found: dict[tuple[str, str], history.Trend] = {}
+    for figure in dict.fromkeys(r.figure for r in rows):
+        names = {r.benchmark for r in rows if r.figure == figure}
+        found |= {(t.benchmark, figure): t for t in history.trends(kept, figure=figure, names=names)}
+    return found
+
+
+def _chart_title(trend: history.Trend, figure: str) -> str:
+    return f"{figure} of {trend.benchmark}"
+
+
+def _family_sections(results: ResultSet, ceilings: Ceilings, out: Path, verdicts: dict[str, Verdict],
+                     kept_times: dict[str, history.Series]) -> dict[str, list[Section]]:
+    """Per family (a bench file), those with plots first in their order (plots.FAMILY_PLOTTERS), then the
+    rest in the run's: its benchmarks' table beside its plots, then its own tables below."""
+    benches: dict[str, list[BenchmarkEntry]] = defaultdict(list)
+    for bench in results.benchmarks:
+        benches[bench.family].append(bench)
+    out_sections: dict[str, list[Section]] = {}
+    for family in dict.fromkeys([*FAMILY_PLOTTERS, *_FAMILY_TABLES, *benches]):
+        plotted = [Image(title, path) for plotter in FAMILY_PLOTTERS.get(family, ())
+                   for title, path in plotter(results, out)]
+        tables = _FAMILY_TABLES[family](results, ceilings) if family in _FAMILY_TABLES else []
+        if not (benches.get(family) or plotted or tables):
+            continue
+        mine = benches.get(family, [])
+        left = [_bench_table(mine, verdicts, kept_times)] if mine else []
+        out_sections[family] = [Section(family, (Columns(tuple(left), tuple(plotted)), *_metrics(mine))),
+                                *(dataclasses.replace(t, level=t.level + 1) for t in tables)]
+    return out_sections
 
 
 def _cell(bench: BenchmarkEntry, spec: MetricSpec, fmt: str = "{:.3g}") -> str:
@@ -683,17 +738,53 @@ def _ceilings_section(results: ResultSet, ceilings: Ceilings) -> list[Section]:
     ]
 
 
-def _groups(results: ResultSet) -> dict[str, list[BenchmarkEntry]]:
-    groups: dict[str, list[BenchmarkEntry]] = defaultdict(list)
-    for bench in results.benchmarks:
-        groups[bench.group or bench.fullname.split("::")[0]].append(bench)
-    return dict(groups)
+def _bench_table(benches: list[BenchmarkEntry], verdicts: dict[str, Verdict],
+                 kept_times: dict[str, history.Series]) -> Table:
+    """A family's benchmarks, one line each to sit beside its plots: the verdict where compared, the time
+    and its spread, the trend where runs are kept."""
+    head = ["benchmark", *(["verdict"] if verdicts else []), "median", "IQR/median", "rounds",
+            *(["trend"] if kept_times else [])]
+    rows = []
+    for bench in benches:
+        noise = bench.iqr / bench.median if bench.median else 0.0
+        verdict = [str(verdicts.get(bench.fullname, "-"))] if verdicts else []
+        points = kept_times.get(bench.fullname)
+        trend: list[document.Cell] = [_spark(points, TIME, TIME_UNIT) if points else ""] if kept_times else []
+        rows.append([bench.name, *verdict, fmt_time(bench.median), f"{noise:.1%}", str(bench.rounds), *trend])
+    return Table.of(head, rows, kind="benchmarks")
 
 
-def _bench_cells(bench: BenchmarkEntry) -> list[str]:
-    noise = bench.iqr / bench.median if bench.median else 0.0
-    metrics = ", ".join(f"{n} {fmt_value(m.value, m.unit)}" for n, m in bench.metrics.items())
-    return [bench.name, fmt_time(bench.median), f"{noise:.1%}", str(bench.rounds), metrics]
+def _metrics(benches: list[BenchmarkEntry]) -> list[document.Block]:
+    """Every metric of a family's benchmarks, folded: too wide to sit beside a plot."""
+    rows = [[b.name, ", ".join(f"{n} {fmt_value(m.value, m.unit)}" for n, m in b.metrics.items())]
+            for b in benches if b.metrics]
+    return [Collapsed(f"metrics of {len(rows)} benchmark(s)", (Table.of(["benchmark", "metrics"], rows),))
+            ] if rows else []
+
+
+#: How many of the newest kept runs a sparkline draws.
+SPARK_RUNS = 20
+
+
+def _spark(points: history.Series, figure: str, unit: str, chart: str = "") -> Spark:
+    """The last ``SPARK_RUNS`` kept values of a figure as a sparkline, labelled with the first and last;
+    ``chart``: the title of the section it links to."""
+    values = tuple(v for _, v in points[-SPARK_RUNS:])
+    label = (f"{figure} over the last {len(values)} kept run(s): {fmt_value(values[0], unit)} to "
+             f"{fmt_value(values[-1], unit)}" + ("; click for its chart" if chart else ""))
+    return Spark(values, label, document.anchor(chart) if chart else "")
+
+
+#: A family's own tables beyond its benchmarks' (sections placed under the family's).
+_FAMILY_TABLES: dict[str, Callable[[ResultSet, Ceilings], list[Section]]] = {
+    "test_ceilings": _ceilings_section,
+    "test_ppp": _ppp_section,
+    "test_data_parallel": _scaling_section,
+    "test_large_batch": _large_batch_section,
+    "test_capacity": _capacity_section,
+    "test_batch_sweep": _batch_sweep_section,
+    "test_time_to_accuracy": _tta_section,
+}
 
 
 def trend_rows(kept: history.History, found: list[history.Trend]) -> list[list[str]]:
@@ -712,14 +803,16 @@ def trend_rows(kept: history.History, found: list[history.Trend]) -> list[list[s
 
 
 def trend_charts(found: list[history.Trend], out: Path, figure: str) -> list[Path]:
-    """One PNG per trend in ``out`` (names made unique and file-safe)."""
+    """One PNG per trend in ``out`` (names made unique and file-safe; a figure other than the time names
+    itself, so two figures of one benchmark keep two charts)."""
+    prefix = "history_" if figure == TIME else f"history_{figure}_"
     charts: list[Path] = []
     for trend in found:
         slug = "".join(
             ch if ch.isalnum() or ch in "-." else "_" for ch in trend.benchmark.removeprefix("benches/")
         )
         png = next(p for i in range(len(charts) + 1)
-                   if (p := out / f"history_{slug[:150]}{f'_{i}' if i else ''}.png") not in charts)
+                   if (p := out / f"{prefix}{slug[:150]}{f'_{i}' if i else ''}.png") not in charts)
         charts.append(
             history_chart(
                 trend.benchmark, trend.points, [c.index for c in trend.changes], png, figure, trend.unit
@@ -728,19 +821,26 @@ def trend_charts(found: list[history.Trend], out: Path, figure: str) -> list[Pat
     return charts
 
 
-def _history_section(kept: history.History, out: Path, limit: int = 12) -> list[Section]:
-    """The kept runs' trends of this hardware: a table of every benchmark, charts of those that changed."""
+def _history_section(kept: history.History, out: Path, charted: dict[tuple[str, str], history.Trend],
+                     limit: int = 12) -> list[Section]:
+    """The kept runs' trends of this hardware: a table of every benchmark's time; a chart of each row to
+    read that they hold (``charted``) and of up to ``limit`` other benchmarks whose time changed, each under
+    its own heading, which the rows to read link to."""
     found = history.trends(kept)
-    moved = [t for t in found if t.changes][:limit]
+    moved = [t for t in found if t.changes and (t.benchmark, TIME) not in charted][:limit]
+    wanted = [*charted.items(), *(((t.benchmark, TIME), t) for t in moved)]
     blocks: list[document.Block] = [
         Text(
             f"Time (each run's median); change points by e-divisive means on log values (permutation test p "
-            f"<= "
-            f"{changepoints.ALPHA}); charts of the {len(moved)} benchmark(s) that changed."
+            f"<= {changepoints.ALPHA}); charts of the {len(charted)} row(s) to read that the kept runs hold "
+            f"and of {len(moved)} other benchmark(s) that changed."
         ),
         Table.of(["benchmark", "runs", "first", "last", "change points"], trend_rows(kept, found)),
     ]
-    blocks += [
-        Image(trend.benchmark, chart) for chart, trend in zip(trend_charts(moved, out, figures.TIME), moved)
-    ]
-    return [Section(f"History: {len(kept)} kept run(s) of {', '.join(kept.hardware_ids())}", tuple(blocks))]
+    charts = []
+    for figure in dict.fromkeys(f for (_, f), _ in wanted):
+        trends = [t for (_, f), t in wanted if f == figure]
+        charts += [Section(_chart_title(trend, figure), (Image(trend.benchmark, chart),), level=3)
+                   for trend, chart in zip(trends, trend_charts(trends, out, figure))]
+    return [Section(f"History: {len(kept)} kept run(s) of {', '.join(kept.hardware_ids())}", tuple(blocks)),
+            *charts]
