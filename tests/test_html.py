@@ -1,5 +1,6 @@
 """The report's self-contained HTML page opens in a real browser: headless Chromium (Debian's package; CI
-installs it) loads it offline, every plot decodes and nothing errors."""
+installs it) loads it offline, every plot decodes, every trend draws, nothing errors, and the verdict line
+and the rows to read fit a laptop's first screen."""
 from __future__ import annotations
 
 import html
@@ -13,17 +14,31 @@ import pytest
 from perfkit.results import report
 from tests.conftest import typed
 
-#: Injected into a copy of the page: records load errors and, once loaded, whether every image decoded.
+#: Injected into a copy of the page: records load errors and, once loaded, whether every image decoded, every
+#: inline SVG drew, and which of the verdict line and the rows to read lie outside the first screen.
 CHECK = """<script>
 window.perfkitErrors = [];
 window.addEventListener("error",
   e => window.perfkitErrors.push(String(e.message || (e.target && e.target.alt))), true);
 window.addEventListener("load", () => {
   const bad = [...document.images].filter(i => !(i.complete && i.naturalWidth > 0)).map(i => i.alt);
-  document.body.setAttribute("data-check", JSON.stringify({images: document.images.length, bad,
-                                                           errors: window.perfkitErrors}));
+  const svgs = [...document.querySelectorAll("svg")];
+  const blank = svgs.filter(s => { const r = s.getBoundingClientRect(), b = s.getBBox();
+                                   return !(r.width > 0 && r.height > 0 && b.width > 0 && b.height > 0); })
+                    .map(s => s.getAttribute("aria-label"));
+  const rows = [...document.querySelectorAll("table.verdicts tbody tr")];
+  const first = [document.querySelector("h1"), ...rows].filter(e => e);
+  const offscreen = first.filter(e => { const r = e.getBoundingClientRect();
+                                        return r.top < 0 || r.left < 0 || r.bottom > innerHeight
+                                               || r.right > innerWidth; })
+                         .map(e => e.textContent.slice(0, 90));
+  document.body.setAttribute("data-check", JSON.stringify({
+    images: document.images.length, bad, errors: window.perfkitErrors, svgs: svgs.length, blank,
+    rows: rows.length, offscreen, screen: [innerWidth, innerHeight]}));
 });
 </script>"""
+#: The first screen the verdict line and the rows to read must fit: a laptop's browser window.
+SCREEN = (1280, 800)
 
 
 def _chromium() -> str:
@@ -36,7 +51,9 @@ def _chromium() -> str:
 
 
 def _render(text: str, tmp_path) -> dict:
-    """What headless Chromium saw of the page ``text``: how many images, which did not decode, the errors."""
+    """What headless Chromium saw of the page ``text`` in a ``SCREEN``-sized window: how many images, which
+    did not decode, the errors; how many inline SVGs, which drew nothing; how many rows to read, and which of
+    them (and the verdict line) lie outside the first screen."""
     chromium = _chromium()
     checked = tmp_path / "checked.html"
     checked.write_text(text.replace("</head>", CHECK + "</head>", 1))
@@ -47,6 +64,7 @@ def _render(text: str, tmp_path) -> dict:
             "--no-sandbox",
             "--disable-gpu",
             "--virtual-time-budget=10000",
+            f"--window-size={SCREEN[0]},{SCREEN[1]}",
             "--dump-dom",
             checked.as_uri(),
         ],
@@ -64,13 +82,34 @@ def test_the_html_report_renders_offline_with_every_plot(tmp_path, h200_results)
     text = report.write_report(typed(h200_results), tmp_path / "report").with_suffix(".html").read_text()
     assert "http://" not in text and "https://" not in text and 'src="data:image/png;base64,' in text
     pngs = len(list((tmp_path / "report").glob("*.png")))
-    assert _render(text, tmp_path) == {"images": pngs, "bad": [], "errors": []} and pngs >= 7
+    seen = _render(text, tmp_path)
+    assert (seen["images"], seen["bad"], seen["errors"], seen["svgs"]) == (pngs, [], [], 0) and pngs >= 7
     assert "<table>" in text and "<h2 " in text
+
+
+def test_the_verdict_line_and_every_row_to_read_are_on_the_first_screen_and_every_trend_draws(
+    tmp_path, injected_reports
+):
+    page = (injected_reports.kept / "report.html").read_text()
+    seen = _render(page, tmp_path)
+    # the window's height less what headless Chromium keeps for itself, as a browser's own bars would
+    assert seen["screen"][0] == SCREEN[0] and 700 <= seen["screen"][1] <= SCREEN[1]
+    assert seen["rows"] == len(report.to_read(injected_reports.comparison)) > 10
+    assert seen["offscreen"] == []
+    assert seen["bad"] == [] and seen["errors"] == [] and seen["images"] >= 7 + seen["rows"]  # + their charts
+    assert seen["svgs"] == page.count("<svg") > seen["rows"] and seen["blank"] == []
 
 
 def test_the_browser_check_sees_a_plot_that_does_not_decode(tmp_path):
     page = '<html><head></head><body><img alt="broken" src="data:image/png;base64,AAAA"></body></html>'
     assert _render(page, tmp_path)["bad"] == ["broken"]
+
+
+def test_the_browser_check_sees_a_row_to_read_below_the_first_screen(tmp_path):
+    rows = "".join(f"<tr><td>regressed {i}</td></tr>" for i in range(80))
+    table = f'<table class="verdicts"><tbody>{rows}</tbody></table>'
+    page = f"<html><head></head><body><h1>v</h1>{table}</body></html>"
+    assert "regressed 79" in _render(page, tmp_path)["offscreen"]
 
 
 def test_markdown_and_html_are_rendered_from_the_same_sections(tmp_path):
