@@ -106,6 +106,9 @@ def _parser() -> argparse.ArgumentParser:
     )
     mode.add_argument("--merge", action="store_const", dest="mode", const="merge",
                       help="update an existing one: same-named benchmarks replaced, others kept")
+    mode.add_argument("--append", action="store_const", dest="mode", const="append",
+                      help="add these runs to an existing one's: same-named benchmarks keep every run of "
+                           "both (more runs, a sharper noise estimate), others kept")
     save.set_defaults(func=_baseline_save, mode="new")
     save.add_argument(
         "--only",
@@ -316,8 +319,8 @@ def _baseline_save(args: argparse.Namespace) -> int:
         raise UsageError("--db and --profile choose the runs of --from-history N; pass it too")
     if not args.results:
         raise UsageError("baseline save needs the result JSON of one or more runs, or --from-history N")
-    if args.only and args.mode != "merge":
-        raise UsageError("--only keeps the rest of an existing baseline: use it with --merge")
+    if args.only and args.mode not in ("merge", "append"):
+        raise UsageError("--only keeps the rest of an existing baseline: use it with --merge or --append")
     results = []
     for path in args.results:
         kept, injected = baselines.without_injected(load.load(path))

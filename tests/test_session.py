@@ -222,3 +222,21 @@ def test_a_confirmation_that_cannot_run_keeps_the_first_verdicts_and_says_why(se
     assert session.finish(typed(slowed(cpu_results, MATMUL, 1.3))) is Outcome.REGRESSED
     assert any("confirmation failed, the verdicts are this run's alone: re-run 1 wrote no results" in line
                for line in session.summary_lines())
+
+
+def test_a_clock_lock_is_said_and_recorded_in_the_fingerprint_until_the_run_ends(monkeypatch, cpu_results,
+                                                                                  store):
+    from perfkit.measure import power
+    from tests.test_clocks import FakeNvml
+
+    nvml = FakeNvml()
+    monkeypatch.setattr(power, "load_nvml", lambda: nvml)
+    fingerprint = cpu_results["machine_info"]["perfkit"]["fingerprint"]
+    session = _session(_settings(fingerprint, device="cuda", profile="full", gpus=1), store,
+                       baseline="none", lock_clocks="base")
+    session.begin()
+    assert session.messages == ["perfkit: clocks locked at the base clock on 1 GPU(s)"]
+    assert session.settings.fingerprint.sm_clock == "base/1980 MHz locked"
+    assert nvml.locked
+    session.end()
+    assert not nvml.locked

@@ -22,7 +22,7 @@ from perfkit.results import derived, inject, load, runs
 from perfkit.results.ceilings import Ceilings
 from perfkit.results.model import ResultSet
 
-SaveMode = Literal["new", "force", "merge"]
+SaveMode = Literal["new", "force", "merge", "append"]
 
 #: Files whose directory is a project root: where ``baselines/`` belongs when there is none yet.
 PROJECT_MARKERS = ("pytest.ini", "pyproject.toml")
@@ -98,6 +98,18 @@ def merge(old: ResultSet, new: ResultSet) -> ResultSet:
     )
 
 
+def append(old: ResultSet, new: ResultSet) -> ResultSet:
+    """``new``'s runs added to ``old``'s: a benchmark both hold keeps every run of both (more runs, more
+    degrees of freedom for its noise, perfkit.results.noise), its entry taken from ``new``; the rest kept as
+    they are. A run the baseline already holds (same date) is refused: counted twice it would shrink the
+    noise it is meant to measure."""
+    again = sorted(set(new.info.run_dates or (new.datetime,)) & set(old.info.run_dates))
+    if again:
+        raise BaselineError(f"the baseline already holds the run of {again[0]}; append only new runs")
+    combined = from_runs([old, new])
+    return derived.derive(combined.with_info(ceilings={**old.info.ceilings, **combined.info.ceilings}))
+
+
 def drop(baseline: ResultSet, names: Sequence[str]) -> tuple[ResultSet, list[str]]:
     """``baseline`` less the benchmarks ``names`` give, and those dropped.
 
@@ -161,10 +173,13 @@ def save_baseline(results: ResultSet, directory: str | os.PathLike[str], mode: S
     if target.exists():
         if mode == "new":
             raise BaselineError(
-                f"{target} exists; pass --force to replace it or --merge to update its benchmarks"
+                f"{target} exists; pass --force to replace it, --merge to update its benchmarks or "
+                "--append to add runs to them"
             )
         if mode == "merge":
             results = merge(load.load(target), results)
+        elif mode == "append":
+            results = append(load.load(target), results)
     write_atomically(target, results)
     return target
 
