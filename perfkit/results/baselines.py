@@ -59,9 +59,14 @@ def from_runs(results: Sequence[ResultSet]) -> ResultSet:
     measured = runs.combine(results)
     dates = [d for r in results for d in (r.info.run_dates or (r.datetime,))]
     machines = [m for r in results for m in (r.info.run_machines or (r.info.machine or "",))]
+    origins: dict[str, tuple[str, ...]] = {}
+    for one in results:
+        for name, machines_of_runs in one.origins().items():
+            origins[name] = origins.get(name, ()) + machines_of_runs
     combined = results[-1].with_benchmarks(list(latest.values())).with_info(
         runs=measured, noise=runs.noise(measured), run_dates=tuple(dates),
-        run_machines=tuple(machines) if all(machines) and len(machines) == len(dates) else ())
+        run_machines=tuple(machines) if all(machines) and len(machines) == len(dates) else (),
+        run_origins=origins)
     return derived.derive(combined)
 
 
@@ -86,6 +91,7 @@ def merge(old: ResultSet, new: ResultSet) -> ResultSet:
     fresh = {b.fullname for b in new.benchmarks}
     kept_runs = {name: figures for name, figures in old.runs().items() if name not in fresh}
     merged_runs = kept_runs | new.runs()
+    origins = {name: m for name, m in old.origins().items() if name not in fresh} | new.origins()
     merged = new.with_benchmarks(
         [b for b in old.benchmarks if b.fullname not in fresh] + list(new.benchmarks)
     )
@@ -94,6 +100,7 @@ def merge(old: ResultSet, new: ResultSet) -> ResultSet:
             ceilings={**old.info.ceilings, **new.info.ceilings},
             runs=merged_runs,
             noise=runs.noise(merged_runs),
+            run_origins=origins,
         )
     )
 
@@ -151,7 +158,8 @@ def _keeping(results: ResultSet, names: set[str]) -> ResultSet:
     info = results.info
     return results.with_benchmarks([b for b in results.benchmarks if b.fullname in names]).with_info(
         runs={n: f for n, f in info.runs.items() if n in names},
-        noise={n: f for n, f in info.noise.items() if n in names})
+        noise={n: f for n, f in info.noise.items() if n in names},
+        run_origins={n: m for n, m in info.run_origins.items() if n in names})
 
 
 def save_baseline(results: ResultSet, directory: str | os.PathLike[str], mode: SaveMode = "new") -> Path:

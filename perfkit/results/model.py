@@ -238,6 +238,9 @@ class PerfkitInfo:
     run_dates: tuple[str, ...] = ()
     # the machine of each run (perfkit.results.noise's between-machine term)
     run_machines: tuple[str, ...] = ()
+    # per benchmark, the machine of each of its stored runs in the order of its values ("" where unknown): a
+    # merged or appended baseline holds entries of different runs, which ``run_machines`` cannot say
+    run_origins: Mapping[str, tuple[str, ...]] = field(default_factory=dict)
     raw: Mapping[str, Any] = field(default_factory=dict, repr=False, compare=False)
 
     @classmethod
@@ -249,6 +252,8 @@ class PerfkitInfo:
                      for name, figures in (raw.get("noise") or {}).items()}
             ceilings = {str(k): float(v) for k, v in (raw.get("ceilings") or {}).items()}
             lent = {str(k): float(v) for k, v in (raw.get("baseline_ceilings") or {}).items()}
+            origins = {str(name): tuple(str(m) for m in machines)
+                       for name, machines in (raw.get("run_origins") or {}).items()}
         except (AttributeError, KeyError, TypeError, ValueError) as exc:
             raise BaselineError(
                 f"{where}: perfkit's runs, noise or ceilings are malformed ({exc}); re-save the "
@@ -273,6 +278,7 @@ class PerfkitInfo:
             noise,
             tuple(str(d) for d in raw.get("run_dates") or ()),
             tuple(str(m) for m in raw.get("run_machines") or ()),
+            origins,
             raw,
         )
 
@@ -297,6 +303,7 @@ class PerfkitInfo:
             ("noise", {n: {f: s.to_json() for f, s in figs.items()} for n, figs in self.noise.items()}),
             ("run_dates", list(self.run_dates)),
             ("run_machines", list(self.run_machines)),
+            ("run_origins", {n: list(m) for n, m in self.run_origins.items()}),
         ):
             if value:
                 out[key] = value
@@ -343,6 +350,26 @@ class ResultSet:
         return {b.fullname: ({fig: list(values) for fig, values in stored[b.fullname].items()}
                              if stored.get(b.fullname) else {fig: [v] for fig, v in b.figures().items()})
                 for b in self.benchmarks}
+
+    def origins(self) -> dict[str, tuple[str, ...]]:
+        """Per benchmark, the machine of each of its runs (:meth:`runs`' order; "" where unknown): stored per
+        benchmark; for a baseline saved before that, the runs' machines where every benchmark holds one value
+        per run (one whose benchmarks hold different counts was merged from runs it no longer names)."""
+        runs = self.runs()
+        if not self.info.runs:
+            return {name: (self.info.machine or "",) * len(f.get(TIME, ())) for name, f in runs.items()}
+        machines = self.info.run_machines
+        whole = {len(f.get(TIME, ())) for f in self.info.runs.values()} == {len(machines)}
+        out = {}
+        for name, figures in runs.items():
+            count = len(figures.get(TIME, ()))
+            stored = self.info.run_origins.get(name)
+            out[name] = (
+                stored if stored is not None and len(stored) == count
+                else machines if whole and len(machines) == count
+                else ("",) * count
+            )
+        return out
 
     def family(self, kind: type[R]) -> Iterator[tuple[BenchmarkEntry, R]]:
         """(entry, record) for every readable record of the family; unreadable ones are in

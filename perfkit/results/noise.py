@@ -208,7 +208,8 @@ class Noise:
     outliers: frozenset[tuple[str, str]] = frozenset()  # figures noisier than their prior: their own variance
     # between-machine SD of log time, where the reference runs came from several machines
     between_sd: float = 0.0
-    machines: frozenset[str] = frozenset()  # the machines the reference runs came from
+    # per benchmark, the machines its reference runs came from (none where unknown)
+    machines: Mapping[str, frozenset[str]] = field(default_factory=dict)
     source: str = ""
 
     @classmethod
@@ -239,8 +240,10 @@ class Noise:
         logs = {key: tuple(math.log(v) for v in runs[key]) for key in keys}
         gating = {key for key in keys if key[1] in entries[key[0]].gating_figures()}
         priors, outliers = _priors(logs, kinds, covariates, gating)
-        return cls(logs, kinds, covariates, priors, frozenset(outliers), _between_machines(reference),
-                   frozenset(reference.info.run_machines), reference.source)
+        origins = reference.origins()
+        machines = {name: frozenset(m for m in ms if m) for name, ms in origins.items()}
+        between = _between_machines(reference, origins)
+        return cls(logs, kinds, covariates, priors, frozenset(outliers), between, machines, reference.source)
 
     def of_figure(self, benchmark: str, figure: str, current: Sequence[float] = (),
                   current_machine: str | None = None) -> FigureNoise | None:
@@ -259,9 +262,8 @@ class Noise:
             var, dof = s2, float(df)
         else:
             var, dof = moderate(s2, df, prior.s2(self.covariates.get(key)), prior.df)
-        other_machine = (
-            current_machine is not None and bool(self.machines) and current_machine not in self.machines
-        )
+        known = self.machines.get(benchmark, frozenset())
+        other_machine = current_machine is not None and bool(known) and current_machine not in known
         between = self.between_sd if other_machine and figure == TIME else 0.0
         source = f"{len(own)} kept run(s)" + (f", pooled (d0 {prior.df:.3g})" if prior else "")
         return FigureNoise(math.sqrt(var), dof, between, len(own), source)
@@ -348,16 +350,14 @@ def _priors(logs: Mapping[tuple[str, str], tuple[float, ...]], kinds: Mapping[tu
     return out, outliers
 
 
-def _between_machines(reference: ResultSet) -> float:
-    """The between-machine SD of log time (one-way random effects, the median over the benchmarks that ran on
-    every run's machine), from runs that carry the machine they ran on; 0 where they came from one machine."""
-    machines = reference.info.run_machines
-    if len(set(machines)) < 2:
-        return 0.0
+def _between_machines(reference: ResultSet, origins: Mapping[str, tuple[str, ...]]) -> float:
+    """The between-machine SD of log time (one-way random effects, the median over the benchmarks whose
+    runs came from two or more known machines), from each benchmark's runs and the machine of each
+    (``origins``); 0 where every benchmark's runs came from one machine."""
     components = []
-    for figures in reference.runs().values():
-        times = figures.get(TIME, [])
-        if len(times) != len(machines) or min(times, default=0) <= 0:
+    for name, figures in reference.runs().items():
+        times, machines = figures.get(TIME, []), origins.get(name, ())
+        if len(times) != len(machines) or not all(machines) or len(set(machines)) < 2 or min(times) <= 0:
             continue
         groups: dict[str, list[float]] = defaultdict(list)
         for machine, value in zip(machines, times):
