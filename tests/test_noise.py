@@ -155,6 +155,19 @@ def test_the_between_machine_term_widens_the_interval_only_for_another_machine()
     assert not judge(baseline, shifted, noise).regressions  # 8% is within what another machine may show
 
 
+def test_the_between_machine_term_is_each_kinds_own():
+    rng = np.random.default_rng(5)
+    sds = {**{f"gpu{i}": 0.005 for i in range(10)}, **{f"host{i}": 0.01 for i in range(10)}}
+    machines = ["m1", "m1", "m2", "m2"]
+    shifts = {"m1": 1.0, "m2": 1.12}  # the host-bound steps of m2 run 12% slower; its kernels do not
+    runs = [{n: v * (shifts[m] if n.startswith("host") else 1.0) for n, v in draw.items()}
+            for draw, m in zip(_draws(rng, sds, 4), machines)]
+    noise = Noise.of(_baseline(runs, machines))
+    gpu, host = (noise.of_figure(n, "time", current_machine="m9") for n in ("gpu0", "host0"))
+    assert gpu is not None and host is not None
+    assert gpu.between_sd < 0.01 and host.between_sd > 0.05  # a kernel is not given the host's shift
+
+
 def test_each_benchmark_keeps_the_machines_of_its_own_runs_through_an_append_and_a_merge():
     rng = np.random.default_rng(11)
     sds = {f"b{i}": 0.01 for i in range(20)}

@@ -20,8 +20,10 @@ Allocator peaks and counts, which have no rounds, share a flat prior of their ow
 
 A baseline measured on other machines of the same kind adds a between-machine term where its runs carry
 the machine they ran on and come from several: the one-way random-effects component of the time, pooled
-over the figures (host-bound steps shift 5-15% between machines of one kind; a GPU-bound kernel hardly). It
-is zero when both sides ran on one machine.
+over the figures of each kind (host-bound steps shift 5-15% between machines of one kind; a GPU-bound
+kernel hardly), over every kind where a kind has no benchmark run on two machines. It is zero when both
+sides ran on one machine (each benchmark's runs name their machines: a merged baseline holds entries of
+different runs).
 
 How others estimate noise (the README says more): asv and rustc-perf look at each benchmark's own recent
 samples; conbench and Bencher take each benchmark's history in a lookback window (Bencher's t-test threshold
@@ -206,8 +208,10 @@ class Noise:
     covariates: Mapping[tuple[str, str], float | None] = field(default_factory=dict)
     priors: Mapping[str, Prior] = field(default_factory=dict)
     outliers: frozenset[tuple[str, str]] = frozenset()  # figures noisier than their prior: their own variance
-    # between-machine SD of log time, where the reference runs came from several machines
+    # between-machine SD of log time, where the reference runs came from several machines: over every kind,
+    # and per kind of figure where that kind has its own estimate
     between_sd: float = 0.0
+    between_by_kind: Mapping[str, float] = field(default_factory=dict)
     # per benchmark, the machines its reference runs came from (none where unknown)
     machines: Mapping[str, frozenset[str]] = field(default_factory=dict)
     source: str = ""
@@ -242,8 +246,10 @@ class Noise:
         priors, outliers = _priors(logs, kinds, covariates, gating)
         origins = reference.origins()
         machines = {name: frozenset(m for m in ms if m) for name, ms in origins.items()}
-        between = _between_machines(reference, origins)
-        return cls(logs, kinds, covariates, priors, frozenset(outliers), between, machines, reference.source)
+        time_kinds = {name: kind for (name, figure), kind in kinds.items() if figure == TIME}
+        between, by_kind = _between_machines(reference, origins, time_kinds)
+        return cls(logs, kinds, covariates, priors, frozenset(outliers), between, by_kind, machines,
+                   reference.source)
 
     def of_figure(self, benchmark: str, figure: str, current: Sequence[float] = (),
                   current_machine: str | None = None) -> FigureNoise | None:
@@ -264,7 +270,8 @@ class Noise:
             var, dof = moderate(s2, df, prior.s2(self.covariates.get(key)), prior.df)
         known = self.machines.get(benchmark, frozenset())
         other_machine = current_machine is not None and bool(known) and current_machine not in known
-        between = self.between_sd if other_machine and figure == TIME else 0.0
+        between_sd = self.between_by_kind.get(self.kinds.get(key, ""), self.between_sd)
+        between = between_sd if other_machine and figure == TIME else 0.0
         source = f"{len(own)} kept run(s)" + (f", pooled (d0 {prior.df:.3g})" if prior else "")
         return FigureNoise(math.sqrt(var), dof, between, len(own), source)
 
@@ -350,11 +357,14 @@ def _priors(logs: Mapping[tuple[str, str], tuple[float, ...]], kinds: Mapping[tu
     return out, outliers
 
 
-def _between_machines(reference: ResultSet, origins: Mapping[str, tuple[str, ...]]) -> float:
+def _between_machines(reference: ResultSet, origins: Mapping[str, tuple[str, ...]],
+                      kinds: Mapping[str, str]) -> tuple[float, dict[str, float]]:
     """The between-machine SD of log time (one-way random effects, the median over the benchmarks whose
     runs came from two or more known machines), from each benchmark's runs and the machine of each
-    (``origins``); 0 where every benchmark's runs came from one machine."""
-    components = []
+    (``origins``): over every benchmark, and per kind of figure (``kinds``: a benchmark's time's kind), since
+    a host-bound step shifts 5-15% between machines of one kind and a GPU-bound kernel hardly; 0 where every
+    benchmark's runs came from one machine."""
+    components: dict[str, list[float]] = defaultdict(list)
     for name, figures in reference.runs().items():
         times, machines = figures.get(TIME, []), origins.get(name, ())
         if len(times) != len(machines) or not all(machines) or len(set(machines)) < 2 or min(times) <= 0:
@@ -362,8 +372,10 @@ def _between_machines(reference: ResultSet, origins: Mapping[str, tuple[str, ...
         groups: dict[str, list[float]] = defaultdict(list)
         for machine, value in zip(machines, times):
             groups[machine].append(math.log(value))
-        components.append(stats.between_group_variance(list(groups.values())))
-    return math.sqrt(statistics.median(components)) if components else 0.0
+        components[kinds.get(name, "")].append(stats.between_group_variance(list(groups.values())))
+    every = [c for kind in components.values() for c in kind]
+    overall = math.sqrt(statistics.median(every)) if every else 0.0
+    return overall, {kind: math.sqrt(statistics.median(c)) for kind, c in components.items()}
 
 #: The newest kept runs read for noise (older ones add little once a change point has cut the series).
 KEPT_RUNS = 60
