@@ -421,10 +421,15 @@ def _say_skipped(kept: history.History) -> None:
 
 def _history_ingest(args: argparse.Namespace) -> int:
     """Every file read by the one loader first (a bad one stops the command before anything is stored), then
-    each stored in its own transaction, once: ingesting again is safe."""
+    each run stored in its own transaction, once: ingesting again is safe. A baseline is stored as the runs
+    it was saved from, after the files given as runs, so that a run kept both ways is stored from its own
+    file (which keeps its rounds)."""
+    from perfkit.results import baseline_runs
     from perfkit.results import store as history_db  # SQLAlchemy: imported only where a database is named
 
-    read = []
+    read: list[tuple[str, dict[str, Any], ResultSet]] = []
+    unpacked: list[tuple[str, dict[str, Any], ResultSet]] = []
+    notes = []
     for path in args.results:
         raw = load.read_json(path)
         results = load.parse(raw, str(path))
@@ -433,16 +438,29 @@ def _history_ingest(args: argparse.Namespace) -> int:
             raise BaselineError(f"{path}: {len(injected)} benchmark(s) carry an injected slowdown (e.g. "
                                 f"{injected[0]}); a history keeps only real measurements: ingest a run "
                                 "without it")
-        read.append((path, raw, results))
+        if not baseline_runs.stands_for_runs(results):
+            read.append((str(path), raw, results))
+            continue
+        runs = baseline_runs.unpack(results)
+        for i, doc in enumerate(runs.runs, 1):
+            source = f"{path} (run {i} of {len(runs.runs)})"
+            unpacked.append((source, doc, load.parse(doc, source)))
+        if runs.undated:
+            notes.append(f"perfkit: {path}: {len(runs.undated)} benchmark(s) left out (e.g. "
+                         f"{runs.undated[0]}): `baseline save --merge` kept them from runs whose dates the "
+                         "file does not hold")
     stored = 0
     with history_db.open_store(args.db, create=True) as db:
-        for path, raw, results in read:
-            done = db.ingest(raw, results, str(path))
+        for source, raw, results in read + unpacked:
+            done = db.ingest(raw, results, source)
             stored += done.stored
             what = (f"run {done.digest[:12]} of {results.hardware_id} ({results.profile} profile, "
                     f"{results.datetime[:16].replace('T', ' ')})")
-            print(f"perfkit: {path}: {'stored as' if done.stored else 'already stored:'} {what}")
-        print(f"perfkit: {stored} run(s) stored, {len(read) - stored} already there, in {db.where}")
+            print(f"perfkit: {source}: {'stored as' if done.stored else 'already stored:'} {what}")
+        for note in notes:
+            print(note)
+        print(f"perfkit: {stored} run(s) stored, {len(read) + len(unpacked) - stored} already there, in "
+              f"{db.where}")
     return 0
 
 
