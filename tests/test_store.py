@@ -8,6 +8,8 @@ import json
 import os
 import subprocess
 import sys
+import threading
+import time
 from pathlib import Path
 from typing import Any
 
@@ -179,6 +181,29 @@ def test_runners_ingesting_at_once_all_succeed_and_store_each_run_once(db_url, t
     assert _count(db_url) == 3
     with store.open_store(db_url) as db:
         assert [r.datetime for r in db.history().runs] == [_day(0), _day(1), _day(2)]
+
+
+def test_two_files_of_one_run_ingested_at_once_store_it_once(db_url):
+    """The same run from two files (its own and a baseline's, say), stored by two runners at once, is stored
+    once: an ingest looks for its run and stores it while no other ingest can (SQLite: the file's write
+    lock; PostgreSQL: an advisory lock). Both wait here behind a transaction that holds that lock."""
+    raw = load.read_json(DATA / "cpu-quick.json")
+    other = {**raw, "note": "the same run, kept in another file"}
+    assert store.digest_of(other) != store.digest_of(raw)
+    done: list[store.Ingested] = []
+    with store.open_store(db_url, create=True) as db:
+        with db.engine.begin() as conn:  # SQLite: BEGIN IMMEDIATE, as every ingest's transaction
+            if db.engine.dialect.name == "postgresql":
+                conn.execute(select(func.pg_advisory_xact_lock(store.INGEST_LOCK)))
+            runners = [threading.Thread(target=lambda doc=doc: done.append(
+                db.ingest(doc, load.parse(doc, "x"), "x"))) for doc in (raw, other)]
+            for runner in runners:
+                runner.start()
+            time.sleep(1.0)
+            assert done == []  # both wait for the lock
+        for runner in runners:
+            runner.join(timeout=60)
+    assert sorted(d.stored for d in done) == [False, True] and _count(db_url) == 1
 
 
 def _ingest_storage(storage: Path, db_url: str, capsys: pytest.CaptureFixture[str]) -> None:
