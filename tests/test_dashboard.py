@@ -21,9 +21,11 @@ from tests.test_store import _cli, _plain_run, _raw
 
 COPY = "benches/test_ceilings.py::test_copy_bandwidth"
 DDP = "benches/test_data_parallel.py::test_ddp[resnet50-224-b64-gpus1]"
+DDP18 = "benches/test_data_parallel.py::test_ddp[resnet18-cifar-b128-weak-gpus1]"
+PEAK = "peak_allocated_mib"
 #: The entries kept of each baseline: every machine's copy and DDP of one GPU, two GPUs' DDP, and one entry
 #: that the two-H200 baseline kept from runs it does not date (its nightly run brings it).
-KEPT = (COPY, DDP, "benches/test_data_parallel.py::test_ddp[resnet18-cifar-b128-weak-gpus1]",
+KEPT = (COPY, DDP, DDP18,
         "benches/test_data_parallel.py::test_ddp[resnet50-224-b64-gpus2]",
         "benches/test_data_parallel.py::test_ddp[vgg16-224-b64-gpus2]")
 #: A new benchmark whose id holds every character a page name must survive, and some HTML must escape.
@@ -51,7 +53,7 @@ window.addEventListener("load", () => {
 def _nightly(folder: Path) -> list[Path]:
     """The committed baselines of the three machines cut to their copy and DDP entries (a baseline file,
     stored as its runs), then fresh nightly runs: one of each machine, and a second of the H200 with its copy
-    30% slower, a new driver and commit, and a new benchmark."""
+    30% slower, a DDP's peak memory 20% higher, a new driver and commit, and a new benchmark."""
     folder.mkdir(parents=True, exist_ok=True)
     files, fresh = [], []
     for hardware_id, name in BASELINES.items():
@@ -61,6 +63,8 @@ def _nightly(folder: Path) -> list[Path]:
         files[-1].write_text(json.dumps(cut.to_json()))
         fresh.append((hardware_id, _plain_run(cut.to_json(), NIGHTS[0])))
     again = slowed(_plain_run(json.loads(files[0].read_text()), NIGHTS[1]), COPY, 1.3)
+    peak = next(b for b in again["benchmarks"] if b["fullname"] == DDP)["extra_info"]["metrics"][PEAK]
+    peak["value"] *= 1.2
     again["commit_info"]["id"] = "f00dfeed" * 5
     again["machine_info"]["perfkit"]["fingerprint"]["driver"] = "590.1"
     odd = dict(next(b for b in again["benchmarks"] if b["fullname"] == COPY), fullname=ODD, name="test_odd")
@@ -104,10 +108,13 @@ def test_the_dashboard_opens_offline_and_every_link_reaches_a_page_whose_chart_r
     assert seen["svgs"] == 11 and seen["empty_svgs"] == 0  # one sparkline per benchmark, each drawn
     pages = sorted({_path(link) for link in seen["links"]} - {site / "checked.html"})  # less its own anchors
     assert len(pages) == 11 and all(p.is_file() and p.suffix == ".html" for p in pages)
+    images = 0
     for page in pages:
         shown = _check(page)
-        assert shown["images"] == 1 and shown["bad"] == [] and shown["errors"] == [], page
+        assert shown["images"] >= 1 and shown["bad"] == [] and shown["errors"] == [], page
         assert index in {_path(link) for link in shown["links"]}, page  # the way back
+        images += shown["images"]
+    assert images == 12  # a time chart on each page, and the chart of the DDP's peak memory, which regressed
     odd = next(p for p in pages if "test_odd" in p.name)
     assert set(odd.name) <= SAFE
     assert "test_odd[a/b::c d?&amp;&lt;x&gt;]" in odd.read_text()
@@ -122,7 +129,7 @@ def test_a_sqlite_and_a_postgresql_store_of_the_same_runs_give_the_same_dashboar
             sites.append(tmp_path / name / "site")
             assert _cli(["dashboard", "--db", url, "--out", str(sites[-1])], capsys)[0] == 0
     files = [sorted(p.relative_to(site) for p in site.rglob("*") if p.is_file()) for site in sites]
-    assert files[0] == files[1] and len(files[0]) == 1 + 2 * 11
+    assert files[0] == files[1] and len(files[0]) == 1 + 11 + 12
     for relative in files[0]:
         assert (sites[0] / relative).read_bytes() == (sites[1] / relative).read_bytes(), relative
 
@@ -142,8 +149,12 @@ def test_each_benchmark_shows_the_judges_verdict_on_its_newest_run_its_runs_and_
     values = [r.value for r in copy.runs]
     assert time.baseline == pytest.approx(statistics.fmean(values[-4:-1])) and time.current == values[-1]
     assert values[-1] == pytest.approx(1.3 * values[-2]) and time.p_value is not None and time.p_value < 0.05
-    assert h200[DDP].latest.verdict is Verdict.UNCHANGED and h200[ODD].latest.verdict is Verdict.NEW
-    assert h200[ODD].latest.against == 0
+    assert h200[DDP18].latest.verdict is Verdict.UNCHANGED and h200[DDP18].moved is None
+    assert h200[ODD].latest.verdict is Verdict.NEW and h200[ODD].latest.against == 0
+    ddp = h200[DDP].latest.deciding()
+    assert h200[DDP].latest.verdict is Verdict.REGRESSED and ddp is not None and ddp.figure == PEAK
+    assert ddp.change == pytest.approx(1.2 * h200[DDP].moved[1].points[-2][1] / ddp.baseline - 1)
+    assert h200[DDP].moved[0] == PEAK and len(h200[DDP].moved[1].points) == 5
     assert [r.when for r in copy.runs][-2:] == list(NIGHTS) and len(copy.runs) == 5
     assert {r.machine for r in copy.runs} == {"72f996f04b84"}  # the baseline's run_machines, the fresh runs'
     assert [r.changes for r in copy.runs][-1] == (("driver", "580.159.04", "590.1"),)
@@ -163,6 +174,9 @@ def test_each_benchmark_shows_the_judges_verdict_on_its_newest_run_its_runs_and_
     assert rows.index(COPY) < rows.index(DDP)  # the worst verdicts first
     page = (tmp_path / "site" / dashboard_html.page_name(groups[H200], copy)).read_text()
     assert "regressed" in page and "590.1" in page and "f00dfeed" in page
+    ddp_page = tmp_path / "site" / dashboard_html.page_name(groups[H200], h200[DDP])
+    assert f'src="{ddp_page.stem}-{PEAK}.png"' in ddp_page.read_text()
+    assert ddp_page.with_name(f"{ddp_page.stem}-{PEAK}.png").is_file()
 
 
 def test_page_names_are_file_safe_and_never_shared():

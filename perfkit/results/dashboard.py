@@ -23,6 +23,8 @@ from perfkit.results.model import ResultSet
 
 #: The runs a latest run is judged against, per benchmark: a baseline is saved from three fresh runs.
 BASELINE_RUNS = 3
+#: Verdicts whose figure needs no chart of its own.
+QUIET = (Verdict.UNCHANGED, Verdict.NEW, Verdict.MISSING)
 
 
 @dataclass(frozen=True)
@@ -39,13 +41,18 @@ class RunRow:
 
 @dataclass(frozen=True)
 class Latest:
-    """The verdict of the newest run that holds the benchmark: its gating rows, and the number of runs before
-    it that its baseline holds (0: a new benchmark, nothing to judge against)."""
+    """The verdict of the newest run that holds the benchmark: the rows it rests on (its gating figures, and
+    the figures that should stay put and moved), and the number of runs before it that its baseline holds
+    (0: a new benchmark, nothing to judge against)."""
 
     verdict: Verdict
     rows: tuple[Row, ...]
     when: str
     against: int
+
+    def deciding(self) -> Row | None:
+        """The row the verdict comes from (the first gating row where several share it)."""
+        return next((r for r in self.rows if r.verdict is self.verdict), self.rows[0] if self.rows else None)
 
 
 @dataclass(frozen=True)
@@ -59,11 +66,15 @@ class Speedup:
 
 @dataclass(frozen=True)
 class Benchmark:
+    """``trend``: its time; ``moved``: the figure its verdict comes from and its trend, where that is not the
+    time and the verdict is not ``unchanged`` (a peak memory that regressed, a ratio that changed)."""
+
     name: str
     trend: history.Trend
     runs: tuple[RunRow, ...]
     latest: Latest
     speedups: tuple[Speedup, ...]
+    moved: tuple[str, history.Trend] | None = None
 
 
 @dataclass(frozen=True)
@@ -104,9 +115,11 @@ def build(kept: history.History) -> Dashboard:
 def _group(hardware_id: str, profile: str, runs: Sequence[ResultSet],
            others: dict[str, dict[str, ResultSet]]) -> Group:
     latest = _latest_verdicts(runs)
+    kept = history.History(tuple(runs))
     entries = [r.by_name() for r in runs]
+    figures: dict[str, dict[str, history.Trend]] = {}  # each figure's trends, found once per figure needed
     benchmarks = []
-    for trend in history.trends(history.History(tuple(runs))):
+    for trend in history.trends(kept):
         name = trend.benchmark
         holding = [(r, entries[i][name]) for i, r in enumerate(runs) if name in entries[i]]
         rows = [RunRow(r.datetime, r.info.machine or "", r.commit, entry.median,
@@ -115,7 +128,14 @@ def _group(hardware_id: str, profile: str, runs: Sequence[ResultSet],
         mine = holding[-1][0]
         speedups = tuple(Speedup(other, theirs.datetime, across.hardware_rows(theirs, mine, [name])[0])
                          for other, newest in others.items() if (theirs := newest.get(name)) is not None)
-        benchmarks.append(Benchmark(name, trend, tuple(rows), latest[name], speedups))
+        deciding = latest[name].deciding()
+        moved = None
+        if deciding is not None and deciding.figure != TIME and latest[name].verdict not in QUIET:
+            figure = deciding.figure
+            if figure not in figures:
+                figures[figure] = {t.benchmark: t for t in history.trends(kept, figure=figure)}
+            moved = (figure, figures[figure][name]) if name in figures[figure] else None
+        benchmarks.append(Benchmark(name, trend, tuple(rows), latest[name], speedups, moved))
     return Group(hardware_id, profile, tuple(runs), tuple(benchmarks))
 
 
@@ -133,7 +153,8 @@ def _latest_verdicts(runs: Sequence[ResultSet]) -> dict[str, Latest]:
         comparison = judge(baseline, current, noise.for_judging(baseline, current, earlier=before))
         verdicts, counted = comparison.benchmark_verdicts(), baseline.runs()
         for name in (n for n, i in newest_at.items() if i == at):
-            rows = tuple(r for r in comparison.rows if r.benchmark == name and r.gating)
+            rows = tuple(r for r in comparison.rows
+                         if r.benchmark == name and (r.gating or r.verdict is Verdict.CHANGED))
             against = len(counted.get(name, {}).get(TIME, ()))
             out[name] = Latest(verdicts[name], rows, current.datetime, against)
     return out

@@ -18,6 +18,7 @@ from pathlib import Path
 from perfkit.results import plots, tables
 from perfkit.results.dashboard import Benchmark, Dashboard, Group, Latest
 from perfkit.results.figures import TIME, TIME_UNIT
+from perfkit.results.history import Trend
 from perfkit.results.judge import WORST_FIRST, Row, Verdict
 
 INDEX = "index.html"
@@ -38,7 +39,7 @@ code { background: #f5f5f5; padding: 0 0.2em; }
 .v { font-weight: 600; padding: 0 0.3em; border-radius: 3px; white-space: nowrap; }
 .regressed { background: #fdd; color: #900; } .unknown { background: #ffe9c6; color: #8a4b00; }
 .improved { background: #dfd; color: #060; } .changed { background: #e6e6ff; color: #339; }
-.unchanged, .new, .missing { color: #555; }
+.unchanged, .new, .missing { color: #555; padding: 0; }
 .muted { color: #666; font-size: 0.9em; }
 svg.spark polyline { fill: none; stroke: #1f77b4; stroke-width: 1.2; }
 svg.spark line { stroke: #d62728; stroke-width: 1; stroke-dasharray: 2 2; }
@@ -69,13 +70,19 @@ def write(dashboard: Dashboard, out: Path) -> Path:
         for bench in group.benchmarks:
             page = out / page_name(group, bench)
             page.parent.mkdir(parents=True, exist_ok=True)
-            trend = bench.trend
-            chart = plots.history_chart(bench.name, trend.points, [c.index for c in trend.changes],
-                                        page.with_suffix(".png"), TIME, trend.unit)
-            page.write_text(_benchmark_page(group, bench, chart.name), encoding="utf-8")
+            charts = [_chart(bench.name, bench.trend, TIME, page.with_suffix(".png"))]
+            if bench.moved is not None:
+                figure, trend = bench.moved
+                path = page.with_name(f"{page.stem}-{UNSAFE.sub('-', figure)}.png")
+                charts.append(_chart(bench.name, trend, figure, path))
+            page.write_text(_benchmark_page(group, bench, [c.name for c in charts]), encoding="utf-8")
     index = out / INDEX
     index.write_text(_index(dashboard), encoding="utf-8")
     return index
+
+
+def _chart(name: str, trend: Trend, figure: str, path: Path) -> Path:
+    return plots.history_chart(name, trend.points, [c.index for c in trend.changes], path, figure, trend.unit)
 
 
 def _page(title: str, body: Iterable[str]) -> str:
@@ -112,12 +119,6 @@ def _value(value: float | None, unit: str = TIME_UNIT) -> str:
 
 def _group_title(group: Group) -> str:
     return f"{group.hardware_id} ({group.profile} profile)"
-
-
-def _deciding(latest: Latest) -> Row | None:
-    """The gating row the benchmark's verdict comes from (the first of its gating rows otherwise)."""
-    first = latest.rows[0] if latest.rows else None
-    return next((r for r in latest.rows if r.verdict is latest.verdict), first)
 
 
 def _change(row: Row | None) -> str:
@@ -173,7 +174,7 @@ def _group_section(group: Group) -> list[str]:
     first, newest = group.runs[0], group.runs[-1]
     worst_first = sorted(group.benchmarks, key=lambda b: (WORST_FIRST.index(b.latest.verdict), b.name))
     rows = [[f'<a href="{page_name(group, b)}">{html.escape(b.name)}</a>', _verdict(b.latest.verdict),
-             _change(_deciding(b.latest)), _value(b.trend.points[-1][1]), _spark(b), str(len(b.runs))]
+             _change(b.latest.deciding()), _value(b.trend.points[-1][1]), _spark(b), str(len(b.runs))]
             for b in worst_first]
     summary = (f"<p>{len(group.runs)} run(s) from {_when(first.datetime)} to {_when(newest.datetime)} (the "
                f"newest on machine {_text(newest.info.machine)}, commit {_text(newest.commit[:10])}): "
@@ -183,13 +184,14 @@ def _group_section(group: Group) -> list[str]:
             _table(head, rows, numeric=(3, 5))]
 
 
-def _benchmark_page(group: Group, bench: Benchmark, chart: str) -> str:
+def _benchmark_page(group: Group, bench: Benchmark, charts: Sequence[str]) -> str:
     back = f"../{INDEX}#{group_slug(group)}"
-    image = f'<img alt="history of {html.escape(bench.name)}" src="{html.escape(chart)}">'
+    images = "".join(f'<figure><img alt="history of {html.escape(bench.name)}" src="{html.escape(chart)}">'
+                     "</figure>" for chart in charts)
     body = [f'<p><a href="{back}">&larr; {html.escape(_group_title(group))}</a></p>',
             f"<h1><code>{html.escape(bench.name)}</code></h1>",
             *_latest_section(group, bench.latest),
-            f"<h2>History</h2><figure>{image}</figure>",
+            f"<h2>History</h2>{images}",
             _change_points(bench),
             "<h2>Runs</h2>",
             _table(["run", "date", "machine", "commit", "time"],
@@ -215,7 +217,7 @@ def _latest_section(group: Group, latest: Latest) -> list[str]:
             f"{latest.against} run(s) before (and the noise of every earlier run since its last change "
             "point).</p>")
     return [said,
-            _table(["gating figure", "before", "latest", "change", "verdict", "p", "MDE", "note"], rows,
+            _table(["figure", "before", "latest", "change", "verdict", "p", "MDE", "note"], rows,
                    numeric=(1, 2, 3, 5, 6))]
 
 
@@ -223,8 +225,8 @@ def _change_points(bench: Benchmark) -> str:
     points = bench.trend.points
     found = [f"from run {c.index + 1} ({_when(points[c.index][0])}) "
              f"{html.escape(tables.fmt_change(c.change))}" for c in bench.trend.changes]
-    return f"<p>Change points (e-divisive means): {'; '.join(found)}.</p>" if found else \
-        "<p>No change point in its history.</p>"
+    return f"<p>Change points of its time (e-divisive means): {'; '.join(found)}.</p>" if found else \
+        "<p>No change point in its time.</p>"
 
 
 def _fingerprint_changes(bench: Benchmark) -> str:
