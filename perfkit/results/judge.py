@@ -202,7 +202,7 @@ def judge(baseline: ResultSet, current: ResultSet, noise: Noise, policy: Policy 
         baseline.hardware_id,
         current.hardware_id,
         tuple(rows),
-        _fingerprint_changes(baseline, current),
+        fingerprint_changes(baseline, current),
         geomean,
         hardware_rows,
         policy.alpha,
@@ -352,7 +352,8 @@ def _corrected(judged: list[_Judged], policy: Policy) -> list[Row]:
     return rows
 
 
-def _fingerprint_changes(baseline: ResultSet, current: ResultSet) -> tuple[tuple[str, Any, Any], ...]:
+def fingerprint_changes(baseline: ResultSet, current: ResultSet) -> tuple[tuple[str, Any, Any], ...]:
+    """(field, before, after) of each fingerprint field that differs (shown beside verdicts and trends)."""
     old, new = baseline.info.fingerprint, current.info.fingerprint
     # a field only one side recorded (added to the fingerprint after the older run) is not a change
     return tuple(

@@ -382,12 +382,14 @@ KEPT_RUNS = 60
 
 
 def for_judging(baseline: ResultSet, current: ResultSet, store: BaselineStore | None = None,
-                storage: Path | None = None, db: str | None = None) -> Noise:
+                storage: Path | None = None, db: str | None = None,
+                earlier: Sequence[ResultSet] = ()) -> Noise:
     """The noise every entry point judges with: the baseline's runs (or, for a single-run baseline, the
     store's baseline of that hardware and profile) and the newest runs kept in pytest-benchmark's ``storage``
     for them, where that folder exists, or in the history database at URL ``db`` instead
-    (perfkit.results.store). Across hardware the baseline's own runs alone: another machine's noise says
-    nothing of these two."""
+    (perfkit.results.store), or ``earlier``, the kept runs a caller already holds (a dashboard's runs before
+    the one it judges). Across hardware the baseline's own runs alone: another machine's noise says nothing
+    of these two."""
     from perfkit.results import history  # reads files: only here
 
     if current.hardware_id != baseline.hardware_id:
@@ -399,7 +401,7 @@ def for_judging(baseline: ResultSet, current: ResultSet, store: BaselineStore | 
         if store is not None and not baseline.info.runs
         else None
     )
-    kept: tuple[ResultSet, ...] = ()
+    kept = tuple(earlier[-KEPT_RUNS:])
     if db is not None:
         from perfkit.results import store as history_db  # SQLAlchemy: imported only where a database is named
 
