@@ -15,6 +15,7 @@ import pytest
 
 from perfkit.results import baselines, dashboard, dashboard_html, load, store
 from perfkit.results.judge import Verdict
+from perfkit.results.model import RunOrigin
 from tests.conftest import DATA, ROOT, slowed
 from tests.test_html import _render
 from tests.test_store import _cli, _plain_run, _raw
@@ -73,6 +74,12 @@ def _nightly(folder: Path) -> list[Path]:
         files.append(folder / f"nightly-{i}-{hardware_id}.json")
         files[-1].write_text(json.dumps(run))
     return files
+
+
+def _origins(hardware_id: str, name: str) -> tuple[RunOrigin, ...]:
+    """The date and machine of each run the committed baseline of ``hardware_id`` keeps of benchmark
+    ``name``."""
+    return load.load(ROOT / "baselines" / BASELINES[hardware_id]).origins()[name]
 
 
 def _ingested(db_url: str, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> str:
@@ -154,9 +161,12 @@ def test_each_benchmark_shows_the_judges_verdict_on_its_newest_run_its_runs_and_
     ddp = h200[DDP].latest.deciding()
     assert h200[DDP].latest.verdict is Verdict.REGRESSED and ddp is not None and ddp.figure == PEAK
     assert ddp.change == pytest.approx(1.2 * h200[DDP].moved[1].points[-2][1] / ddp.baseline - 1)
-    assert h200[DDP].moved[0] == PEAK and len(h200[DDP].moved[1].points) == 5
-    assert [r.when for r in copy.runs][-2:] == list(NIGHTS) and len(copy.runs) == 5
-    assert {r.machine for r in copy.runs} == {"72f996f04b84"}  # the baseline's run_machines, the fresh runs'
+    assert h200[DDP].moved[0] == PEAK and len(h200[DDP].moved[1].points) == len(_origins(H200, DDP)) + 2
+    assert [r.when for r in copy.runs][-2:] == list(NIGHTS)
+    assert len(copy.runs) == len(_origins(H200, COPY)) + 2
+    # each baseline run at its own machine; the fresh nightly runs repeat the file's fingerprint
+    file_machine = load.load(ROOT / "baselines" / BASELINES[H200]).info.machine
+    assert {r.machine for r in copy.runs} == {o.machine for o in _origins(H200, COPY)} | {file_machine}
     assert [r.changes for r in copy.runs][-1] == (("driver", "580.159.04", "590.1"),)
     assert copy.runs[-1].commit.startswith("f00dfeed") and not any(r.changes for r in copy.runs[:-1])
     speedups = {s.hardware_id: s for s in h200[DDP].speedups}
@@ -192,11 +202,13 @@ def test_runs_of_another_profile_get_their_own_trend(tmp_path, capsys):
     files = [ROOT / "baselines" / "nvidia-h200-x1-quick.json", *_nightly(tmp_path / "runs")[:1]]
     assert _cli(["history", "ingest", *map(str, files), "--db", url], capsys)[0] == 0
     built = dashboard.build(store.kept_runs(url))
-    assert [(g.hardware_id, g.profile, len(g.runs)) for g in built.groups] == [(H200, "full", 3),
+    stored = len(_origins(H200, COPY))  # the cut baseline's runs: its entries share their dates
+    assert [(g.hardware_id, g.profile, len(g.runs)) for g in built.groups] == [(H200, "full", stored),
                                                                                (H200, "quick", 3)]
     full, quick = built.groups
     assert not {r.datetime for r in full.runs} & {r.datetime for r in quick.runs}
-    assert all(len(b.runs) == 3 for g in built.groups for b in g.benchmarks)
+    assert all(len(b.runs) == stored for b in full.benchmarks)
+    assert all(len(b.runs) == 3 for b in quick.benchmarks)
     assert not any(b.speedups for g in built.groups for b in g.benchmarks)  # sizes differ: no speedup
 
 

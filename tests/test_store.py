@@ -105,25 +105,30 @@ def test_every_committed_baseline_is_stored_as_the_runs_it_was_saved_from(db_url
     assert kept.skipped == ()
     for path in BASELINES:
         baseline = load.load(path)
-        info, stored = baseline.info, baseline.runs()
+        stored, origins = baseline.runs(), baseline.origins()
+        dated = {n for n, runs_of in origins.items() if runs_of and all(o.date for o in runs_of)}
+        machine_of = {o.date: o.machine for n in dated for o in origins[n]}
         same = (baseline.hardware_id, baseline.profile)
         mine = [r for r in kept.runs if (r.hardware_id, r.profile) == same]
-        assert [r.datetime for r in mine] == list(info.run_dates), path
-        assert [r.info.machine for r in mine] == list(info.run_machines or [None] * len(mine)), path
+        assert [r.datetime for r in mine] == sorted(machine_of), path  # one stored run per date, oldest first
+        newest = max(machine_of)
+        assert [r.info.machine for r in mine] == [
+            machine_of[d] or (baseline.info.machine if d == newest else None) for d in sorted(machine_of)
+        ], path
         assert all(r.commit == baseline.commit and not r.info.runs for r in mine), path
-        for i, run in enumerate(mine):
+        whole = baseline.by_name()
+        for run in mine:
             for bench in run.benchmarks:
+                i = [o.date for o in origins[bench.fullname]].index(run.datetime)
                 assert bench.median == stored[bench.fullname]["time"][i], (path, bench.fullname)
                 recorded = bench.raw["extra_info"]["metrics"]  # as stored: the loader derives shares anew
                 assert all(m["value"] == stored[bench.fullname][name][i] for name, m in recorded.items())
-        dated = {b.fullname for b in mine[-1].benchmarks}
-        assert dated == {n for n, figures in stored.items() if len(figures["time"]) == len(info.run_dates)}
-        newest, whole = mine[-1].by_name(), baseline.by_name()
-        assert all(newest[n].samples == whole[n].samples and newest[n].samples for n in dated), path
-        assert all(not b.samples for r in mine[:-1] for b in r.benchmarks), path
+                last = i == len(origins[bench.fullname]) - 1  # its newest run keeps its entry whole
+                assert bench.samples == (whole[bench.fullname].samples if last else ()), bench.fullname
+        assert {b.fullname for r in mine for b in r.benchmarks} == dated, path
         left_out = len(baseline.benchmarks) - len(dated)
         assert (f"{path}: {left_out} benchmark(s) left out" in out) == (left_out > 0), path
-    assert len(kept) == sum(len(load.load(path).info.run_dates) for path in BASELINES)
+    assert len(kept) == sum(len(baseline_runs.unpack(load.load(path)).runs) for path in BASELINES)
     code, out, _ = _cli(["history", "ingest", *map(str, BASELINES), "--db", db_url], capsys)
     assert code == 0 and f"0 run(s) stored, {len(kept)} already there" in out
 
@@ -385,7 +390,8 @@ def test_runs_of_both_profiles_are_kept_and_read_one_profile_at_a_time(db_url, t
     assert code == 2 and "holds runs of the full and quick profiles; a baseline holds one profile's" in err
     code, out, _ = _cli(["history", "--db", db_url, "--profile", "quick"], capsys)
     assert code == 0 and "over 3 stored run(s) of nvidia-h200-x1" in out  # the quick baseline's three runs
-    assert _count(db_url) == 6  # nothing lost
+    runs = [len(baseline_runs.unpack(load.load(path)).runs) for path in (full, quick)]
+    assert _count(db_url) == sum(runs) and runs[1] == 3  # nothing lost
 
 
 def test_the_storage_refuses_mixed_profiles_in_the_same_sentence(tmp_path, capsys):

@@ -20,7 +20,7 @@ from typing import Literal
 from perfkit.errors import BaselineError
 from perfkit.results import derived, inject, load, runs
 from perfkit.results.ceilings import Ceilings
-from perfkit.results.model import ResultSet
+from perfkit.results.model import ResultSet, RunOrigin
 
 SaveMode = Literal["new", "force", "merge", "append"]
 
@@ -59,10 +59,10 @@ def from_runs(results: Sequence[ResultSet]) -> ResultSet:
     measured = runs.combine(results)
     dates = [d for r in results for d in (r.info.run_dates or (r.datetime,))]
     machines = [m for r in results for m in (r.info.run_machines or (r.info.machine or "",))]
-    origins: dict[str, tuple[str, ...]] = {}
+    origins: dict[str, tuple[RunOrigin, ...]] = {}
     for one in results:
-        for name, machines_of_runs in one.origins().items():
-            origins[name] = origins.get(name, ()) + machines_of_runs
+        for name, runs_of in one.origins().items():
+            origins[name] = origins.get(name, ()) + runs_of
     combined = results[-1].with_benchmarks(list(latest.values())).with_info(
         runs=measured, noise=runs.noise(measured), run_dates=tuple(dates),
         run_machines=tuple(machines) if all(machines) and len(machines) == len(dates) else (),

@@ -244,7 +244,7 @@ class Noise:
         logs = {key: tuple(math.log(v) for v in runs[key]) for key in keys}
         gating = {key for key in keys if key[1] in entries[key[0]].gating_figures()}
         priors, outliers = _priors(logs, kinds, covariates, gating)
-        origins = reference.origins()
+        origins = {name: tuple(o.machine for o in runs_of) for name, runs_of in reference.origins().items()}
         machines = {name: frozenset(m for m in ms if m) for name, ms in origins.items()}
         time_kinds = {name: kind for (name, figure), kind in kinds.items() if figure == TIME}
         between, by_kind = _between_machines(reference, origins, time_kinds)
