@@ -223,6 +223,15 @@ class RunOrigin(NamedTuple):
     date: str
     machine: str
 
+    @classmethod
+    def from_json(cls, raw: Any) -> RunOrigin:
+        """``[date, machine]``; a bare machine (the first files that kept origins, of 2026-11-23) has no
+        date."""
+        if isinstance(raw, str):
+            return cls("", raw)
+        date, machine = raw
+        return cls(str(date), str(machine))
+
 
 @dataclass(frozen=True)
 class PerfkitInfo:
@@ -260,7 +269,7 @@ class PerfkitInfo:
                      for name, figures in (raw.get("noise") or {}).items()}
             ceilings = {str(k): float(v) for k, v in (raw.get("ceilings") or {}).items()}
             lent = {str(k): float(v) for k, v in (raw.get("baseline_ceilings") or {}).items()}
-            origins = {str(name): tuple(RunOrigin(str(date), str(machine)) for date, machine in runs_of)
+            origins = {str(name): tuple(map(RunOrigin.from_json, runs_of))
                        for name, runs_of in (raw.get("run_origins") or {}).items()}
         except (AttributeError, KeyError, TypeError, ValueError) as exc:
             raise BaselineError(
