@@ -57,9 +57,9 @@ def pytest_addoption(parser: pytest.Parser) -> None:
         nargs="?",
         const="new",
         default=None,
-        choices=("new", "merge", "force"),
-        help="save this run as baselines/<hardware-id>.json; 'merge' updates an existing one, "
-        "'force' replaces it (default: refuse to overwrite)",
+        choices=("new", "merge", "append", "force"),
+        help="save this run as baselines/<hardware-id>.json; 'merge' updates an existing one, 'append' adds "
+        "this run to its entries' runs, 'force' replaces it (default: refuse to overwrite)",
     )
     group.addoption(
         "--perfkit-data-root",

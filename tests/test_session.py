@@ -193,8 +193,8 @@ def test_only_the_cuda_device_has_a_datasheet_entry(cpu_results):
 def test_unknown_profiles_save_modes_and_negative_counts_are_usage_errors(settings, store):
     with pytest.raises(UsageError, match="unknown profile 'medium'"):
         Profile("medium")
-    with pytest.raises(UsageError, match="unknown save mode 'append'"):
-        _session(settings, store, save_mode="append")  # type: ignore[arg-type]
+    with pytest.raises(UsageError, match="unknown save mode 'sideways'; choose new, force, merge, append"):
+        _session(settings, store, save_mode="sideways")  # type: ignore[arg-type]
     with pytest.raises(UsageError, match="--perfkit-timeout takes seconds"):
         RunOptions(timeout_s=-1)
     with pytest.raises(UsageError, match="--perfkit-confirm takes how many re-runs"):
