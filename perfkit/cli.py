@@ -1,4 +1,5 @@
-"""The ``perfkit`` command: hw, compare, baseline save, history, report, memory, flops, predict, roofline.
+"""The ``perfkit`` command: hw, compare, baseline save, history, dashboard, report, memory, flops, predict,
+roofline.
 
 Exit codes: 0 fine, 1 a significant regression with ``compare --fail``, 2 bad input
 (usage, a missing or corrupt file); errors are one line, never a traceback.
@@ -106,6 +107,9 @@ def _parser() -> argparse.ArgumentParser:
     )
     mode.add_argument("--merge", action="store_const", dest="mode", const="merge",
                       help="update an existing one: same-named benchmarks replaced, others kept")
+    mode.add_argument("--append", action="store_const", dest="mode", const="append",
+                      help="add these runs to an existing one's: same-named benchmarks keep every run of "
+                           "both (more runs, a sharper noise estimate), others kept")
     save.set_defaults(func=_baseline_save, mode="new")
     save.add_argument(
         "--only",
@@ -189,6 +193,13 @@ def _parser() -> argparse.ArgumentParser:
                         help="result files written by pytest --benchmark-json or --benchmark-autosave")
     ingest.add_argument("--db", required=True, metavar="URL", help=f"{DB_HELP}; made where it does not exist")
     ingest.set_defaults(func=_history_ingest)
+
+    dash = sub.add_parser("dashboard", help="static pages of a history database: each benchmark's latest "
+                                            "verdict, trend, runs and speedups across hardware")
+    dash.add_argument("--db", required=True, metavar="URL", help=DB_HELP)
+    dash.add_argument("--out", type=Path, required=True, metavar="DIR",
+                      help="folder for index.html and the benchmark pages (made where it does not exist)")
+    dash.set_defaults(func=_dashboard)
 
     rep = sub.add_parser(
         "report", help="markdown report, PNG plots and one self-contained HTML page of a results JSON"
@@ -316,8 +327,8 @@ def _baseline_save(args: argparse.Namespace) -> int:
         raise UsageError("--db and --profile choose the runs of --from-history N; pass it too")
     if not args.results:
         raise UsageError("baseline save needs the result JSON of one or more runs, or --from-history N")
-    if args.only and args.mode != "merge":
-        raise UsageError("--only keeps the rest of an existing baseline: use it with --merge")
+    if args.only and args.mode not in ("merge", "append"):
+        raise UsageError("--only keeps the rest of an existing baseline: use it with --merge or --append")
     results = []
     for path in args.results:
         kept, injected = baselines.without_injected(load.load(path))
@@ -421,10 +432,15 @@ def _say_skipped(kept: history.History) -> None:
 
 def _history_ingest(args: argparse.Namespace) -> int:
     """Every file read by the one loader first (a bad one stops the command before anything is stored), then
-    each stored in its own transaction, once: ingesting again is safe."""
+    each run stored in its own transaction, once: ingesting again is safe. A baseline is stored as the runs
+    it was saved from, after the files given as runs, so that a run kept both ways is stored from its own
+    file (which keeps its rounds)."""
+    from perfkit.results import baseline_runs
     from perfkit.results import store as history_db  # SQLAlchemy: imported only where a database is named
 
-    read = []
+    read: list[tuple[str, dict[str, Any], ResultSet]] = []
+    unpacked: list[tuple[str, dict[str, Any], ResultSet]] = []
+    notes = []
     for path in args.results:
         raw = load.read_json(path)
         results = load.parse(raw, str(path))
@@ -433,16 +449,52 @@ def _history_ingest(args: argparse.Namespace) -> int:
             raise BaselineError(f"{path}: {len(injected)} benchmark(s) carry an injected slowdown (e.g. "
                                 f"{injected[0]}); a history keeps only real measurements: ingest a run "
                                 "without it")
-        read.append((path, raw, results))
+        if not baseline_runs.stands_for_runs(results):
+            read.append((str(path), raw, results))
+            continue
+        runs = baseline_runs.unpack(results)
+        for i, doc in enumerate(runs.runs, 1):
+            source = f"{path} (run {i} of {len(runs.runs)})"
+            unpacked.append((source, doc, load.parse(doc, source)))
+        if runs.undated:
+            notes.append(f"perfkit: {path}: {len(runs.undated)} benchmark(s) left out (e.g. "
+                         f"{runs.undated[0]}): `baseline save --merge` kept them from runs whose dates the "
+                         "file does not hold")
     stored = 0
     with history_db.open_store(args.db, create=True) as db:
-        for path, raw, results in read:
-            done = db.ingest(raw, results, str(path))
+        for source, raw, results in read + unpacked:
+            done = db.ingest(raw, results, source)
             stored += done.stored
             what = (f"run {done.digest[:12]} of {results.hardware_id} ({results.profile} profile, "
                     f"{results.datetime[:16].replace('T', ' ')})")
-            print(f"perfkit: {path}: {'stored as' if done.stored else 'already stored:'} {what}")
-        print(f"perfkit: {stored} run(s) stored, {len(read) - stored} already there, in {db.where}")
+            print(f"perfkit: {source}: {'stored as' if done.stored else 'already stored:'} {what}")
+        for note in notes:
+            print(note)
+        print(f"perfkit: {stored} run(s) stored, {len(read) + len(unpacked) - stored} already there, in "
+              f"{db.where}")
+    return 0
+
+
+def _dashboard(args: argparse.Namespace) -> int:
+    """Every run of the database; the folder is checked before the database is read, and nothing in it but
+    the dashboard's own pages and charts is written over."""
+    from perfkit.results import dashboard, dashboard_html
+    from perfkit.results import store as history_db  # SQLAlchemy: imported only where a database is named
+
+    if args.out.exists() and not args.out.is_dir():
+        raise UsageError(f"--out {args.out} is a file; give a folder for the dashboard (made where it does "
+                         "not exist)")
+    with history_db.open_store(args.db) as db:
+        where, kept = db.where, db.history()
+    _say_skipped(kept)
+    if not kept.runs:
+        raise BaselineError(f"{where} holds no perfkit runs; store some with `perfkit history ingest "
+                            f"RESULTS.json --db {where}` first")
+    built = dashboard.build(kept)
+    index = dashboard_html.write(built, args.out)
+    pages = sum(len(g.benchmarks) for g in built.groups)
+    print(f"perfkit: wrote {index} and {pages} benchmark page(s) of {len(built.groups)} hardware id(s) and "
+          f"profile(s), from {len(kept)} run(s) in {where} (static: opens offline)")
     return 0
 
 

@@ -37,11 +37,11 @@ class RunOptions:
     results_path: Path | None = None  # --benchmark-json
     # pytest-benchmark's --benchmark-storage folder: its kept runs add to the noise
     storage: Path | None = None
-    lock_clocks: bool = False  # lock every GPU's SM clock for the run (perfkit.measure.clocks)
+    lock_clocks: str | None = None  # lock every GPU's SM clock (base or max) for the run (measure.clocks)
 
     def __post_init__(self) -> None:
         if self.save_mode is not None and self.save_mode not in get_args(SaveMode):
-            raise UsageError(f"unknown save mode {self.save_mode!r}; choose new, merge or force")
+            raise UsageError(f"unknown save mode {self.save_mode!r}; choose {', '.join(get_args(SaveMode))}")
         if self.confirm < 0:
             raise UsageError(f"--perfkit-confirm takes how many re-runs (0 or more), not {self.confirm}")
         if self.timeout_s < 0:

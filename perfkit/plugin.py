@@ -14,7 +14,7 @@ import torch
 
 from perfkit import limits, pbench
 from perfkit.errors import PerfkitError
-from perfkit.measure import gpu_throttle, host_load, timing
+from perfkit.measure import clocks, gpu_throttle, host_load, timing
 from perfkit.options import DEFAULT_TIMEOUT_S, RunOptions
 from perfkit.parallel import launch
 from perfkit.parallel.records import Job
@@ -57,9 +57,9 @@ def pytest_addoption(parser: pytest.Parser) -> None:
         nargs="?",
         const="new",
         default=None,
-        choices=("new", "merge", "force"),
-        help="save this run as baselines/<hardware-id>.json; 'merge' updates an existing one, "
-        "'force' replaces it (default: refuse to overwrite)",
+        choices=("new", "merge", "append", "force"),
+        help="save this run as baselines/<hardware-id>.json; 'merge' updates an existing one, 'append' adds "
+        "this run to its entries' runs, 'force' replaces it (default: refuse to overwrite)",
     )
     group.addoption(
         "--perfkit-data-root",
@@ -102,12 +102,12 @@ def pytest_addoption(parser: pytest.Parser) -> None:
         help="let PyTorch's allocator use at most SIZE of each GPU, e.g. 10.91GiB (the course's "
         "GTX 1080 Ti), so a large card reproduces a small one's limits; recorded in the results",
     )
-    group.addoption("--perfkit-lock-clocks", action="store_true",
-                    help="lock every GPU's SM clock at its default application clock for the run, and reset "
-                         "it "
-                         "after (needs root and a driver that allows it; it changes the card for everyone "
-                         "on it); "
-                         "refused, the run says so and goes on")
+    group.addoption("--perfkit-lock-clocks", nargs="?", const="base", default=None, choices=clocks.RATES,
+                    metavar="base|max",
+                    help="lock every GPU's SM clock for the run and reset it after: at the base clock the "
+                         "GPU holds at its power limit (the default, as nvbench's --lock-gpu-clocks base) or "
+                         "at its boost clock (max). Needs root and a driver that allows it, and changes the "
+                         "card for everyone on it; refused, the run says so and goes on")
     group.addoption("--perfkit-torchrun-args", default=None, metavar="ARGS",
                     help="torchrun rendezvous options for the multi-GPU benchmarks, e.g. "
                          "\"--nnodes 2 --rdzv-backend c10d --rdzv-endpoint host:29500 --rdzv-id job1\" "

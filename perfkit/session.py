@@ -9,6 +9,7 @@ pytest.
 from __future__ import annotations
 
 import contextlib
+import dataclasses
 import enum
 import time
 from collections.abc import Callable, Mapping, Sequence
@@ -166,9 +167,11 @@ class Session:
         """Where the run starts: the memory cap takes hold, and the GPUs' clocks are locked if asked."""
         self.settings.apply_memory_cap()
         if self.options.lock_clocks and self.settings.gpus:
-            self.messages.append(
-                f"perfkit: {self.held.enter_context(clocks.locked(len(self.settings.gpus)))}"
-            )
+            lock = self.held.enter_context(clocks.locked(len(self.settings.gpus), self.options.lock_clocks))
+            self.messages.append(f"perfkit: {lock.said}")
+            if lock.sm_clock is not None:  # the results say the clock they were measured at
+                fingerprint = dataclasses.replace(self.settings.fingerprint, sm_clock=lock.sm_clock)
+                self.settings = dataclasses.replace(self.settings, fingerprint=fingerprint)
 
     def end(self) -> None:
         """Where the run ends: what :meth:`begin` took is given back (a locked clock is reset)."""

@@ -40,6 +40,31 @@ def test_force_replaces_and_merge_keeps_other_benchmarks(tmp_path, cpu_results):
     assert len(load.load(path).benchmarks) == 1
 
 
+def _dated(results, date: str):
+    out = copy.deepcopy(results)
+    out["datetime"] = date
+    return out
+
+
+def test_append_keeps_every_run_of_both_and_refuses_a_run_it_holds(tmp_path, cpu_results):
+    nights = ("2026-11-01T00:00", "2026-11-02T00:00")
+    first = baselines.from_runs([typed(_dated(cpu_results, night)) for night in nights])
+    baselines.save_baseline(first, tmp_path)
+    one = _dated(cpu_results, "2026-11-03T00:00")
+    one["benchmarks"] = one["benchmarks"][:1]  # one benchmark re-run: it gains a run, the rest keep two
+    name = one["benchmarks"][0]["fullname"]
+    other = cpu_results["benchmarks"][1]["fullname"]
+    path = baselines.save_baseline(typed(one), tmp_path, "append")
+    saved = load.load(path)
+    assert [len(saved.runs()[n]["time"]) for n in (name, other)] == [3, 2]
+    assert saved.info.run_dates == ("2026-11-01T00:00", "2026-11-02T00:00", "2026-11-03T00:00")
+    assert len(saved.benchmarks) == len(cpu_results["benchmarks"])
+    before = path.read_bytes()
+    with pytest.raises(BaselineError, match="already holds the run of 2026-11-03T00:00"):
+        baselines.save_baseline(typed(one), tmp_path, "append")
+    assert path.read_bytes() == before
+
+
 def test_merging_results_of_other_hardware_is_refused(tmp_path, cpu_results):
     other = copy.deepcopy(cpu_results)
     other["machine_info"]["perfkit"]["hardware_id"] = "nvidia-h200-x1"

@@ -304,3 +304,25 @@ def test_baseline_save_only_re_saves_one_benchmark_and_keeps_every_other_entry(f
     assert "no benchmark of" in capsys.readouterr().err
     assert cli.main(["baseline", "save", "--dir", str(folder), "--force", *only, str(same)]) == cli.EXIT_USAGE
     assert "use it with --merge" in capsys.readouterr().err  # --force would keep the selection alone
+
+
+def test_baseline_save_append_adds_one_benchmarks_runs_and_refuses_them_twice(files, tmp_path, capsys):
+    base, _, slow = files
+    later = json.loads(slow.read_text()) | {"datetime": "2026-11-30T00:00:00+00:00"}  # a run of another night
+    (tmp_path / "later.json").write_text(json.dumps(later))
+    folder = tmp_path / "baselines"
+    assert cli.main(["baseline", "save", "--dir", str(folder), str(base)]) == 0
+    saved = next(folder.glob("*.json"))
+
+    def times() -> dict[str, int]:
+        runs = json.loads(saved.read_text())["machine_info"]["perfkit"]["runs"]
+        return {name: len(figures["time"]) for name, figures in runs.items()}
+
+    before = times()
+    appended = ["baseline", "save", "--dir", str(folder), "--append", "--only", MATMUL, "--",
+                str(tmp_path / "later.json")]
+    assert cli.main(appended) == 0
+    assert times() == before | {MATMUL: before[MATMUL] + 1}  # the later run's time beside the kept ones
+    capsys.readouterr()
+    assert cli.main(appended) == cli.EXIT_USAGE
+    assert "already holds the run of" in capsys.readouterr().err

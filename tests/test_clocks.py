@@ -49,20 +49,40 @@ def test_the_fingerprint_records_the_application_and_maximum_sm_clock():
     assert clocks.sm_clocks(0, nvml) == "1755/1980 MHz" and nvml.shutdowns == 1
 
 
-def test_a_lock_holds_for_the_block_and_is_reset_after():
+def test_a_base_lock_holds_the_tdp_clock_for_the_block_and_is_reset_after():
     nvml = FakeNvml()
-    with clocks.locked(2, nvml) as said:
-        assert nvml.locked == {"gpu0": (1755, 1755), "gpu1": (1755, 1755)}
-        assert said == "clocks locked at 1755 MHz on 2 GPU(s)"
+    with clocks.locked(2, "base", nvml) as lock:
+        assert nvml.locked == {"gpu0": (clocks.TDP_LIMIT,) * 2, "gpu1": (clocks.TDP_LIMIT,) * 2}
+        assert lock.said == "clocks locked at the base clock on 2 GPU(s)"
+        assert lock.sm_clock == "base/1980 MHz locked"
     assert nvml.locked == {} and nvml.shutdowns == 1
+
+
+def test_a_max_lock_holds_the_default_application_clock():
+    nvml = FakeNvml()
+    with clocks.locked(1, "max", nvml) as lock:
+        assert nvml.locked == {"gpu0": (1755, 1755)}
+        assert lock.said == "clocks locked at the default application clock (1755 MHz) on 1 GPU(s)"
+        assert lock.sm_clock == "1755/1980 MHz locked"
+    assert nvml.locked == {}
+
+
+def test_an_unknown_lock_or_no_gpu_is_said():
+    from perfkit.errors import UsageError
+
+    with pytest.raises(UsageError, match="choose one of base, max"), clocks.locked(1, "min", FakeNvml()):
+        pass
+    with clocks.locked(0, "base", FakeNvml()) as lock:
+        assert lock.sm_clock is None and "no GPU" in lock.said
 
 
 @pytest.mark.parametrize("refuse_from", [0, 1])
 def test_a_refused_lock_is_said_and_leaves_no_gpu_locked(refuse_from):
     nvml = FakeNvml(allow=False, refuse_from=refuse_from)
-    with clocks.locked(2, nvml) as said:
+    with clocks.locked(2, nvml=nvml) as lock:
         assert nvml.locked == {}  # GPU 0, locked before GPU 1 refused, was reset at once
-        assert said.startswith("clocks not locked: the driver refused (Insufficient Permissions)")
+        assert lock.sm_clock is None
+        assert lock.said.startswith("clocks not locked: the driver refused (Insufficient Permissions)")
     assert nvml.shutdowns == 1
 
 
@@ -74,6 +94,6 @@ def test_without_nvml_the_lock_is_said_not_taken(monkeypatch):
         raise HardwareError("nvidia-ml-py is not installed")
 
     monkeypatch.setattr(power, "load_nvml", missing)
-    with clocks.locked(1) as said:
-        assert said == "clocks not locked: nvidia-ml-py is not installed"
+    with clocks.locked(1) as lock:
+        assert lock.said == "clocks not locked: nvidia-ml-py is not installed"
     assert clocks.sm_clocks(0) is None

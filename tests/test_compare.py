@@ -365,3 +365,17 @@ def test_gpu_work_is_held_to_the_smaller_minimum_effect(declared, device, expect
 
     cmp = compare(runs([1.0, 1.001, 0.999, 1.0, 1.0005]), runs([1.04, 1.041, 1.039]))
     assert _verdict(cmp, "b") == expected
+
+
+def test_ratios_that_should_stay_put_are_corrected_for_how_many_were_compared():
+    from perfkit.results.judge import Policy, Row, Verdict, _corrected, _Judged
+
+    def ratio(name: str, p_value: float | None) -> _Judged:
+        verdict = Verdict.INFO if p_value is None else Verdict.CHANGED
+        return _Judged(Row(name, "m", "", "none", 1.0, 1.1, 0.1, verdict), p_value, ratio=True)
+
+    # forty ratios compared: p = 0.01 is what one in a hundred unchanged ratios shows, p = 1e-6 is not
+    judged = [ratio(f"b{i}", None) for i in range(38)] + [ratio("chance", 0.01), ratio("moved", 1e-6)]
+    rows = {r.benchmark: r for r in _corrected(judged, Policy())}
+    assert rows["moved"].verdict is Verdict.CHANGED
+    assert rows["chance"].verdict is Verdict.INFO and "after correcting for 40 ratios" in rows["chance"].note

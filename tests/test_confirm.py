@@ -76,6 +76,7 @@ def test_injection_scales_times_up_and_rates_down_once():
                 "copy_bandwidth_gbps": {"value": 100.0, "unit": "GB/s", "better": "higher"},
                 "kernel_s": {"value": 1.0, "unit": "s", "better": "lower", "samples": [1.0, 1.0]},
                 "peak_allocated_mib": {"value": 5.0, "unit": "MiB", "better": "lower"},
+                "predicted_s": {"value": 3.0, "unit": "s", "better": "none"},  # a model's, not measured
             }
         },
     }
@@ -85,7 +86,7 @@ def test_injection_scales_times_up_and_rates_down_once():
     metrics = bench["extra_info"]["metrics"]
     assert bench["stats"]["median"] == 2.5 and bench["stats"]["data"] == [2.5, 2.5]
     assert metrics["copy_bandwidth_gbps"]["value"] == 80.0 and metrics["kernel_s"]["samples"] == [1.25, 1.25]
-    assert metrics["peak_allocated_mib"]["value"] == 5.0
+    assert metrics["peak_allocated_mib"]["value"] == 5.0 and metrics["predicted_s"]["value"] == 3.0
 
 
 def test_the_final_verdict_is_written_as_markdown_for_a_job_summary(pytester, monkeypatch):

@@ -155,6 +155,44 @@ def test_the_between_machine_term_widens_the_interval_only_for_another_machine()
     assert not judge(baseline, shifted, noise).regressions  # 8% is within what another machine may show
 
 
+def test_the_between_machine_term_is_each_kinds_own():
+    rng = np.random.default_rng(5)
+    sds = {**{f"gpu{i}": 0.005 for i in range(10)}, **{f"host{i}": 0.01 for i in range(10)}}
+    machines = ["m1", "m1", "m2", "m2"]
+    shifts = {"m1": 1.0, "m2": 1.12}  # the host-bound steps of m2 run 12% slower; its kernels do not
+    runs = [{n: v * (shifts[m] if n.startswith("host") else 1.0) for n, v in draw.items()}
+            for draw, m in zip(_draws(rng, sds, 4), machines)]
+    noise = Noise.of(_baseline(runs, machines))
+    gpu, host = (noise.of_figure(n, "time", current_machine="m9") for n in ("gpu0", "host0"))
+    assert gpu is not None and host is not None
+    assert gpu.between_sd < 0.01 and host.between_sd > 0.05  # a kernel is not given the host's shift
+
+
+def test_each_benchmark_keeps_the_machines_of_its_own_runs_through_an_append_and_a_merge():
+    rng = np.random.default_rng(11)
+    sds = {f"b{i}": 0.01 for i in range(20)}
+    first = _baseline(_draws(rng, sds, 2), ["m1", "m1"])
+    later = [{n: v * 1.06 for n, v in draw.items()} for draw in _draws(rng, sds, 2)]  # another machine
+    appended = baselines.append(first, baselines.from_runs(
+        [_run(r, "m2", when=f"2026-11-3{i}") for i, r in enumerate(later)]))
+    def machines(results, name):
+        return tuple(origin.machine for origin in results.origins()[name])
+
+    assert machines(appended, "b1") == ("m1", "m1", "m2", "m2")
+    assert Noise.of(appended).between_sd > 0.02  # m2 runs 6% slower: a between-machine component
+    merged = baselines.merge(appended, _run({"b0": 1e-3}, "m3", when="2026-12-01"))
+    assert machines(merged, "b0") == ("m3",) and machines(merged, "b1") == ("m1", "m1", "m2", "m2")
+    assert [origin.date for origin in merged.origins()["b1"]] == ["2026-11-20", "2026-11-21", "2026-11-30",
+                                                                  "2026-11-31"]
+    reread = typed(merged.to_json())
+    assert reread.origins() == merged.origins()  # stored per benchmark in the file
+    noise = Noise.of(reread)
+    b0 = noise.of_figure("b0", "time", current_machine="m1")
+    b1 = noise.of_figure("b1", "time", current_machine="m1")
+    # b0's only run came from m3, so m1 is another machine for it; b1's runs include m1's
+    assert b0 is not None and b1 is not None and b0.between_sd > 0 and b1.between_sd == 0
+
+
 def test_kept_runs_since_the_last_change_point_add_to_the_noise():
     rng = np.random.default_rng(4)
     sds = {f"b{i}": 0.01 for i in range(3)}

@@ -193,8 +193,8 @@ def test_only_the_cuda_device_has_a_datasheet_entry(cpu_results):
 def test_unknown_profiles_save_modes_and_negative_counts_are_usage_errors(settings, store):
     with pytest.raises(UsageError, match="unknown profile 'medium'"):
         Profile("medium")
-    with pytest.raises(UsageError, match="unknown save mode 'append'"):
-        _session(settings, store, save_mode="append")  # type: ignore[arg-type]
+    with pytest.raises(UsageError, match="unknown save mode 'sideways'; choose new, force, merge, append"):
+        _session(settings, store, save_mode="sideways")  # type: ignore[arg-type]
     with pytest.raises(UsageError, match="--perfkit-timeout takes seconds"):
         RunOptions(timeout_s=-1)
     with pytest.raises(UsageError, match="--perfkit-confirm takes how many re-runs"):
@@ -222,3 +222,21 @@ def test_a_confirmation_that_cannot_run_keeps_the_first_verdicts_and_says_why(se
     assert session.finish(typed(slowed(cpu_results, MATMUL, 1.3))) is Outcome.REGRESSED
     assert any("confirmation failed, the verdicts are this run's alone: re-run 1 wrote no results" in line
                for line in session.summary_lines())
+
+
+def test_a_clock_lock_is_said_and_recorded_in_the_fingerprint_until_the_run_ends(monkeypatch, cpu_results,
+                                                                                  store):
+    from perfkit.measure import power
+    from tests.test_clocks import FakeNvml
+
+    nvml = FakeNvml()
+    monkeypatch.setattr(power, "load_nvml", lambda: nvml)
+    fingerprint = cpu_results["machine_info"]["perfkit"]["fingerprint"]
+    session = _session(_settings(fingerprint, device="cuda", profile="full", gpus=1), store,
+                       baseline="none", lock_clocks="base")
+    session.begin()
+    assert session.messages == ["perfkit: clocks locked at the base clock on 1 GPU(s)"]
+    assert session.settings.fingerprint.sm_clock == "base/1980 MHz locked"
+    assert nvml.locked
+    session.end()
+    assert not nvml.locked

@@ -8,6 +8,8 @@ import json
 import os
 import subprocess
 import sys
+import threading
+import time
 from pathlib import Path
 from typing import Any
 
@@ -15,13 +17,12 @@ import pytest
 from sqlalchemy import func, select, table, update
 
 from perfkit import cli
-from perfkit.results import history, load, store
+from perfkit.results import baseline_runs, history, load, store
 from tests.conftest import DATA, ROOT, slowed
 from tests.test_history import ADD, COPY, _day, _run, _stepped, _store
 
-RESULT_FILES = sorted(
-    [*DATA.glob("*.json"), *(DATA / "legacy").glob("*.json"), *(ROOT / "baselines").glob("*.json")]
-)
+RESULT_FILES = sorted([*DATA.glob("*.json"), *(DATA / "legacy").glob("*.json")])
+BASELINES = sorted((ROOT / "baselines").glob("*.json"))
 CPU_BASELINE = ROOT / "baselines" / "cpu-amd-epyc-2cpu-quick.json"
 
 
@@ -94,6 +95,60 @@ def test_every_committed_result_file_reads_back_from_the_database_as_from_the_fi
     assert [r.datetime for r in kept.runs] == sorted(r.datetime for r in kept.runs)  # oldest first
 
 
+def test_every_committed_baseline_is_stored_as_the_runs_it_was_saved_from(db_url, capsys):
+    """One stored run per run date, with its machine and each dated benchmark's value in that run; the newest
+    run's entries whole; the benchmarks a --merge kept from runs the file does not date left out, said."""
+    code, out, _ = _cli(["history", "ingest", *map(str, BASELINES), "--db", db_url], capsys)
+    assert code == 0
+    with store.open_store(db_url) as db:
+        kept = db.history()
+    assert kept.skipped == ()
+    for path in BASELINES:
+        baseline = load.load(path)
+        stored, origins = baseline.runs(), baseline.origins()
+        dated = {n for n, runs_of in origins.items() if runs_of and all(o.date for o in runs_of)}
+        machine_of = {o.date: o.machine for n in dated for o in origins[n]}
+        same = (baseline.hardware_id, baseline.profile)
+        mine = [r for r in kept.runs if (r.hardware_id, r.profile) == same]
+        assert [r.datetime for r in mine] == sorted(machine_of), path  # one stored run per date, oldest first
+        newest = max(machine_of)
+        assert [r.info.machine for r in mine] == [
+            machine_of[d] or (baseline.info.machine if d == newest else None) for d in sorted(machine_of)
+        ], path
+        assert all(r.commit == baseline.commit and not r.info.runs for r in mine), path
+        whole = baseline.by_name()
+        for run in mine:
+            for bench in run.benchmarks:
+                i = [o.date for o in origins[bench.fullname]].index(run.datetime)
+                assert bench.median == stored[bench.fullname]["time"][i], (path, bench.fullname)
+                recorded = bench.raw["extra_info"]["metrics"]  # as stored: the loader derives shares anew
+                assert all(m["value"] == stored[bench.fullname][name][i] for name, m in recorded.items())
+                last = i == len(origins[bench.fullname]) - 1  # its newest run keeps its entry whole
+                assert bench.samples == (whole[bench.fullname].samples if last else ()), bench.fullname
+        assert {b.fullname for r in mine for b in r.benchmarks} == dated, path
+        left_out = len(baseline.benchmarks) - len(dated)
+        assert (f"{path}: {left_out} benchmark(s) left out" in out) == (left_out > 0), path
+    assert len(kept) == sum(len(baseline_runs.unpack(load.load(path)).runs) for path in BASELINES)
+    code, out, _ = _cli(["history", "ingest", *map(str, BASELINES), "--db", db_url], capsys)
+    assert code == 0 and f"0 run(s) stored, {len(kept)} already there" in out
+
+
+def test_a_run_kept_in_a_baseline_and_in_its_own_file_is_stored_once_from_its_file(db_url, tmp_path, capsys):
+    committed = json.loads(CPU_BASELINE.read_text())
+    fourth = committed["machine_info"]["perfkit"]["run_dates"][3]
+    own = tmp_path / "run4.json"
+    own.write_text(json.dumps(_plain_run(committed, fourth)))
+    code, out, _ = _cli(["history", "ingest", str(CPU_BASELINE), str(own), "--db", db_url], capsys)
+    assert code == 0 and f"{own}: stored as run" in out and "9 run(s) stored, 1 already there" in out
+    digest = store.digest_of(json.loads(own.read_text()))
+    assert f"{CPU_BASELINE} (run 4 of 9): already stored: run {digest[:12]}" in out
+    with store.open_store(db_url) as db:
+        kept = db.history()
+    assert [r.datetime for r in kept.runs][3] == fourth and all(b.samples for b in kept.runs[3].benchmarks)
+    code, out, _ = _cli(["history", "ingest", str(own), "--db", db_url], capsys)  # later, on its own
+    assert code == 0 and "0 run(s) stored, 1 already there" in out and _count(db_url) == 9
+
+
 CHILD = """
 import sys, time
 from pathlib import Path
@@ -133,6 +188,29 @@ def test_runners_ingesting_at_once_all_succeed_and_store_each_run_once(db_url, t
         assert [r.datetime for r in db.history().runs] == [_day(0), _day(1), _day(2)]
 
 
+def test_two_files_of_one_run_ingested_at_once_store_it_once(db_url):
+    """The same run from two files (its own and a baseline's, say), stored by two runners at once, is stored
+    once: an ingest looks for its run and stores it while no other ingest can (SQLite: the file's write
+    lock; PostgreSQL: an advisory lock). Both wait here behind a transaction that holds that lock."""
+    raw = load.read_json(DATA / "cpu-quick.json")
+    other = {**raw, "note": "the same run, kept in another file"}
+    assert store.digest_of(other) != store.digest_of(raw)
+    done: list[store.Ingested] = []
+    with store.open_store(db_url, create=True) as db:
+        with db.engine.begin() as conn:  # SQLite: BEGIN IMMEDIATE, as every ingest's transaction
+            if db.engine.dialect.name == "postgresql":
+                conn.execute(select(func.pg_advisory_xact_lock(store.INGEST_LOCK)))
+            runners = [threading.Thread(target=lambda doc=doc: done.append(
+                db.ingest(doc, load.parse(doc, "x"), "x"))) for doc in (raw, other)]
+            for runner in runners:
+                runner.start()
+            time.sleep(1.0)
+            assert done == []  # both wait for the lock
+        for runner in runners:
+            runner.join(timeout=60)
+    assert sorted(d.stored for d in done) == [False, True] and _count(db_url) == 1
+
+
 def _ingest_storage(storage: Path, db_url: str, capsys: pytest.CaptureFixture[str]) -> None:
     """Every run file of a pytest-benchmark storage folder, ingested into the database."""
     files = sorted(storage.rglob("*.json"))
@@ -161,14 +239,16 @@ def test_history_reads_the_database_as_it_reads_storage(db_url, tmp_path, capsys
 
 
 def test_a_baseline_from_the_database_is_the_one_from_storage(db_url, tmp_path, capsys):
-    """A committed baseline (its nine runs are in it) and two later runs of that machine: the baseline from
-    the last three kept runs holds all eleven, from either source."""
+    """A committed baseline's nine runs and two later runs of that machine, ingested from the baseline and the
+    two files, or kept as eleven files: the baseline from the last three kept runs is the same."""
     committed = json.loads(CPU_BASELINE.read_text())
-    runs = [committed, _plain_run(committed, "2026-11-24T02:00:00.000000+00:00", 1.01),
-            _plain_run(committed, "2026-11-25T02:00:00.000000+00:00", 0.99)]
+    later = [_plain_run(committed, "2026-11-24T02:00:00.000000+00:00", 1.01),
+             _plain_run(committed, "2026-11-25T02:00:00.000000+00:00", 0.99)]
     storage = tmp_path / "storage"
-    _store(storage, runs)
-    _ingest_storage(storage, db_url, capsys)
+    nine = baseline_runs.unpack(load.load(CPU_BASELINE)).runs
+    _store(storage, [*nine, *later])
+    assert _cli(["history", "ingest", str(CPU_BASELINE), *map(str, _store(tmp_path / "later", later)), "--db",
+                 db_url], capsys)[0] == 0
     code_s, out_s, _ = _cli(["baseline", "save", "--from-history", "3", "--storage", str(storage),
                              "--dir", str(tmp_path / "from-storage")], capsys)
     code_d, out_d, _ = _cli(["baseline", "save", "--from-history", "3", "--db", db_url,
@@ -180,9 +260,8 @@ def test_a_baseline_from_the_database_is_the_one_from_storage(db_url, tmp_path, 
     assert saved_s.name == saved_d.name == "cpu-amd-epyc-2cpu-quick.json"
     assert json.loads(saved_s.read_text()) == json.loads(saved_d.read_text())
     info = json.loads(saved_d.read_text())["machine_info"]["perfkit"]
-    assert len(info["run_dates"]) == 11
-    assert info["run_dates"][-2:] == [runs[1]["datetime"], runs[2]["datetime"]]
-    assert all(len(values) == 11 for values in info["runs"][COPY].values())
+    assert info["run_dates"] == [nine[-1]["datetime"], later[0]["datetime"], later[1]["datetime"]]
+    assert all(len(values) == 3 for values in info["runs"][COPY].values())
 
 
 def test_the_report_and_compare_read_the_database_as_they_read_storage(db_url, tmp_path, capsys):
@@ -310,8 +389,9 @@ def test_runs_of_both_profiles_are_kept_and_read_one_profile_at_a_time(db_url, t
                           capsys)
     assert code == 2 and "holds runs of the full and quick profiles; a baseline holds one profile's" in err
     code, out, _ = _cli(["history", "--db", db_url, "--profile", "quick"], capsys)
-    assert code == 0 and "over 1 stored run(s) of nvidia-h200-x1" in out
-    assert _count(db_url) == 2  # nothing lost
+    assert code == 0 and "over 3 stored run(s) of nvidia-h200-x1" in out  # the quick baseline's three runs
+    runs = [len(baseline_runs.unpack(load.load(path)).runs) for path in (full, quick)]
+    assert _count(db_url) == sum(runs) and runs[1] == 3  # nothing lost
 
 
 def test_the_storage_refuses_mixed_profiles_in_the_same_sentence(tmp_path, capsys):

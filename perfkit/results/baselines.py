@@ -20,9 +20,9 @@ from typing import Literal
 from perfkit.errors import BaselineError
 from perfkit.results import derived, inject, load, runs
 from perfkit.results.ceilings import Ceilings
-from perfkit.results.model import ResultSet
+from perfkit.results.model import ResultSet, RunOrigin
 
-SaveMode = Literal["new", "force", "merge"]
+SaveMode = Literal["new", "force", "merge", "append"]
 
 #: Files whose directory is a project root: where ``baselines/`` belongs when there is none yet.
 PROJECT_MARKERS = ("pytest.ini", "pyproject.toml")
@@ -59,9 +59,14 @@ def from_runs(results: Sequence[ResultSet]) -> ResultSet:
     measured = runs.combine(results)
     dates = [d for r in results for d in (r.info.run_dates or (r.datetime,))]
     machines = [m for r in results for m in (r.info.run_machines or (r.info.machine or "",))]
+    origins: dict[str, tuple[RunOrigin, ...]] = {}
+    for one in results:
+        for name, runs_of in one.origins().items():
+            origins[name] = origins.get(name, ()) + runs_of
     combined = results[-1].with_benchmarks(list(latest.values())).with_info(
         runs=measured, noise=runs.noise(measured), run_dates=tuple(dates),
-        run_machines=tuple(machines) if all(machines) and len(machines) == len(dates) else ())
+        run_machines=tuple(machines) if all(machines) and len(machines) == len(dates) else (),
+        run_origins=origins)
     return derived.derive(combined)
 
 
@@ -86,6 +91,7 @@ def merge(old: ResultSet, new: ResultSet) -> ResultSet:
     fresh = {b.fullname for b in new.benchmarks}
     kept_runs = {name: figures for name, figures in old.runs().items() if name not in fresh}
     merged_runs = kept_runs | new.runs()
+    origins = {name: m for name, m in old.origins().items() if name not in fresh} | new.origins()
     merged = new.with_benchmarks(
         [b for b in old.benchmarks if b.fullname not in fresh] + list(new.benchmarks)
     )
@@ -94,8 +100,21 @@ def merge(old: ResultSet, new: ResultSet) -> ResultSet:
             ceilings={**old.info.ceilings, **new.info.ceilings},
             runs=merged_runs,
             noise=runs.noise(merged_runs),
+            run_origins=origins,
         )
     )
+
+
+def append(old: ResultSet, new: ResultSet) -> ResultSet:
+    """``new``'s runs added to ``old``'s: a benchmark both hold keeps every run of both (more runs, more
+    degrees of freedom for its noise, perfkit.results.noise), its entry taken from ``new``; the rest kept as
+    they are. A run the baseline already holds (same date) is refused: counted twice it would shrink the
+    noise it is meant to measure."""
+    again = sorted(set(new.info.run_dates or (new.datetime,)) & set(old.info.run_dates))
+    if again:
+        raise BaselineError(f"the baseline already holds the run of {again[0]}; append only new runs")
+    combined = from_runs([old, new])
+    return derived.derive(combined.with_info(ceilings={**old.info.ceilings, **combined.info.ceilings}))
 
 
 def drop(baseline: ResultSet, names: Sequence[str]) -> tuple[ResultSet, list[str]]:
@@ -139,7 +158,8 @@ def _keeping(results: ResultSet, names: set[str]) -> ResultSet:
     info = results.info
     return results.with_benchmarks([b for b in results.benchmarks if b.fullname in names]).with_info(
         runs={n: f for n, f in info.runs.items() if n in names},
-        noise={n: f for n, f in info.noise.items() if n in names})
+        noise={n: f for n, f in info.noise.items() if n in names},
+        run_origins={n: m for n, m in info.run_origins.items() if n in names})
 
 
 def save_baseline(results: ResultSet, directory: str | os.PathLike[str], mode: SaveMode = "new") -> Path:
@@ -161,10 +181,13 @@ def save_baseline(results: ResultSet, directory: str | os.PathLike[str], mode: S
     if target.exists():
         if mode == "new":
             raise BaselineError(
-                f"{target} exists; pass --force to replace it or --merge to update its benchmarks"
+                f"{target} exists; pass --force to replace it, --merge to update its benchmarks or "
+                "--append to add runs to them"
             )
         if mode == "merge":
             results = merge(load.load(target), results)
+        elif mode == "append":
+            results = append(load.load(target), results)
     write_atomically(target, results)
     return target
 

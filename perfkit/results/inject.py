@@ -2,8 +2,9 @@
 
 ``PERFKIT_INJECT_SLOWDOWN="PATTERN=FACTOR[,PATTERN=FACTOR...]"`` (fnmatch patterns over benchmark full
 names, e.g. ``*test_copy_bandwidth*=1.10``) scales what the matching benchmarks measured as the run
-writes its results: every time (pytest-benchmark's stats and metrics in seconds) by FACTOR, every
-rate that is better higher (GB/s, TFLOP/s, images/s) by 1/FACTOR. The benchmark still runs for real,
+writes its results: every measured time (pytest-benchmark's stats and metrics in seconds; not a model's
+prediction, which is better neither way) by FACTOR, every rate that is better higher (GB/s, TFLOP/s,
+images/s) by 1/FACTOR. The benchmark still runs for real,
 so the comparison sees a run FACTOR slower than the code made it, with the machine's real
 run-to-run noise around it. Each scaled entry says so in ``extra_info["injected_slowdown"]``. The
 variable is inherited by ``--perfkit-confirm``'s re-runs, as a real slowdown in the code would be.
@@ -74,10 +75,11 @@ def apply(bench: MutableMapping[str, Any], environ: Mapping[str, str] = os.envir
     if stats.get("ops"):
         stats["ops"] /= factor
     for metric in (extra.get(METRICS_KEY) or {}).values():
+        better = metric.get("better")
         scale = (
-            factor
-            if metric.get("unit") in _TIME_UNITS
-            else (1 / factor if metric.get("better") == "higher" and "/s" in metric.get("unit", "") else None)
+            None if better == "none"  # a prediction or a ratio that should stay put: not a measured time
+            else factor if metric.get("unit") in _TIME_UNITS
+            else (1 / factor if better == "higher" and "/s" in metric.get("unit", "") else None)
         )
         if scale is not None:
             metric["value"] *= scale

@@ -205,7 +205,7 @@ def judge(baseline: ResultSet, current: ResultSet, noise: Noise, policy: Policy 
         baseline.hardware_id,
         current.hardware_id,
         tuple(rows),
-        _fingerprint_changes(baseline, current),
+        fingerprint_changes(baseline, current),
         geomean,
         hardware_rows,
         policy.alpha,
@@ -229,11 +229,14 @@ def _absent_row(name: str, median: float, verdict: Verdict) -> Row:
 
 @dataclass(frozen=True)
 class _Judged:
-    """A row before Holm's correction: gating rows beyond their minimum effect carry a p-value to correct."""
+    """A row before Holm's correction: gating rows beyond their minimum effect carry a p-value to correct, and
+    so do ratios that should stay put and moved beyond it (``ratio``: one of the ratios compared, a family of
+    their own)."""
 
     row: Row
     p_value: float | None = None
     evidence: tuple[float, float, float] | None = None  # (df, se, minimum) for the MDE at the corrected level
+    ratio: bool = False
 
 
 def _minimum_effect(fig: FigureRuns, policy: Policy) -> float:
@@ -250,7 +253,7 @@ def _judge_figure(fig: FigureRuns, policy: Policy, noise: FigureNoise | None) ->
         return _Judged(_row(fig, verdict, note=note, gating=fig.judged))
     if fig.judged:
         return _gate(fig, _minimum_effect(fig, policy), noise)
-    return _Judged(_informational(fig, _minimum_effect(fig, policy), noise, policy))
+    return _informational(fig, _minimum_effect(fig, policy), noise)
 
 
 def _row(fig: FigureRuns, verdict: Verdict, note: str = "", gating: bool = False) -> Row:
@@ -267,26 +270,27 @@ def _standard_error(fig: FigureRuns, noise: FigureNoise) -> float:
     return math.sqrt(noise.sd**2 * (1 / len(fig.baseline) + 1 / len(fig.current)) + noise.between_sd**2)
 
 
-def _informational(fig: FigureRuns, minimum: float, noise: FigureNoise | None, policy: Policy) -> Row:
+def _informational(fig: FigureRuns, minimum: float, noise: FigureNoise | None) -> _Judged:
     """Figures that do not gate: derived ones are shown; a count that should not change is ``changed`` when it
-    moves at all; a ratio that should stay put when it moves beyond the minimum effect and significantly."""
+    moves at all; a ratio that should stay put when it moves beyond the minimum effect and significantly
+    (Holm over the ratios compared, in :func:`_corrected`: a run holds dozens, and uncorrected one in twenty
+    would move by chance)."""
     if fig.better != "none":
-        return _row(fig, Verdict.INFO)
+        return _Judged(_row(fig, Verdict.INFO))
     base, cur = fig.base_mean or 0.0, fig.cur_mean or 0.0
     if base.is_integer() and cur.is_integer():
         moved = base != cur
-        return _row(
+        return _Judged(_row(
             fig, Verdict.CHANGED if moved else Verdict.INFO, "a count that should not change" if moved else ""
-        )
+        ))
     if abs(stats.relative_change(base, cur)) <= minimum:
-        return _row(fig, Verdict.INFO)
+        return _Judged(_row(fig, Verdict.INFO), ratio=True)
     if min(base, cur) <= 0 or noise is None:
-        return _row(fig, Verdict.CHANGED, "a figure that should stay put (no run-to-run noise is known to "
-                                          "weigh it)")
+        note = "a figure that should stay put (no run-to-run noise is known to weigh it)"
+        return _Judged(_row(fig, Verdict.CHANGED, note), ratio=True)
     p_value = stats.two_sided_p(math.log(cur / base) / _standard_error(fig, noise), noise.df)
-    if p_value <= policy.alpha:
-        return _row(fig, Verdict.CHANGED, f"a figure that should stay put (p={p_value:.2g})")
-    return _row(fig, Verdict.INFO, f"within its run-to-run noise (p={p_value:.2g})")
+    return _Judged(_row(fig, Verdict.CHANGED, f"a figure that should stay put (p={p_value:.2g})"), p_value,
+                   ratio=True)
 
 
 def _gate(fig: FigureRuns, minimum: float, noise: FigureNoise | None) -> _Judged:
@@ -318,19 +322,28 @@ def _gate(fig: FigureRuns, minimum: float, noise: FigureNoise | None) -> _Judged
 
 
 def _corrected(judged: list[_Judged], policy: Policy) -> list[Row]:
-    """Holm's step-down correction over every gating figure compared; then each gating row's MDE."""
-    tests = max(1, sum(1 for j in judged if j.row.gating))
-    tested = [j for j in judged if j.p_value is not None]
-    significant = dict(
-        zip(map(id, tested), stats.holm([j.p_value or 0.0 for j in tested], policy.alpha, tests))
-    )
+    """Holm's step-down correction over every gating figure compared, and apart over every ratio that should
+    stay put; then each gating row's MDE."""
+    gating = [j for j in judged if j.row.gating]
+    ratios = [j for j in judged if j.ratio]
+    tests = max(1, len(gating))
+    significant: dict[int, bool] = {}
+    for family in (gating, ratios):
+        tested = [j for j in family if j.p_value is not None]
+        significant |= dict(zip(map(id, tested), stats.holm([j.p_value or 0.0 for j in tested], policy.alpha,
+                                                             max(1, len(family)))))
     rows = []
     for j in judged:
         row = j.row
         if j.evidence is not None:
             df, se, floor = j.evidence
             row = dataclasses.replace(row, mde=stats.minimum_detectable(floor, se, df, policy.alpha, tests))
-        if j.p_value is not None:
+        if j.p_value is not None and j.ratio:
+            if not significant[id(j)]:
+                row = dataclasses.replace(row, verdict=Verdict.INFO,
+                                          note=f"within its run-to-run noise after correcting for "
+                                               f"{len(ratios)} ratios (p={j.p_value:.2g})")
+        elif j.p_value is not None:
             if significant[id(j)]:
                 row = dataclasses.replace(row, p_value=j.p_value)
             else:
@@ -342,7 +355,8 @@ def _corrected(judged: list[_Judged], policy: Policy) -> list[Row]:
     return rows
 
 
-def _fingerprint_changes(baseline: ResultSet, current: ResultSet) -> tuple[tuple[str, Any, Any], ...]:
+def fingerprint_changes(baseline: ResultSet, current: ResultSet) -> tuple[tuple[str, Any, Any], ...]:
+    """(field, before, after) of each fingerprint field that differs (shown beside verdicts and trends)."""
     old, new = baseline.info.fingerprint, current.info.fingerprint
     # a field only one side recorded (added to the fingerprint after the older run) is not a change
     return tuple(

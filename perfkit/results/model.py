@@ -14,7 +14,7 @@ import dataclasses
 import math
 from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, field
-from typing import Any, TypeVar
+from typing import Any, NamedTuple, TypeVar
 
 from perfkit.errors import BaselineError
 from perfkit.results import datasheet
@@ -227,6 +227,22 @@ class BenchmarkEntry:
         return out
 
 
+class RunOrigin(NamedTuple):
+    """Where one stored run of a benchmark came from: its date and machine ("" where unknown)."""
+
+    date: str
+    machine: str
+
+    @classmethod
+    def from_json(cls, raw: Any) -> RunOrigin:
+        """``[date, machine]``; a bare machine (the first files that kept origins, of 2026-11-23) has no
+        date."""
+        if isinstance(raw, str):
+            return cls("", raw)
+        date, machine = raw
+        return cls(str(date), str(machine))
+
+
 @dataclass(frozen=True)
 class PerfkitInfo:
     """perfkit's section of ``machine_info``: which machine and profile, and what a baseline keeps.
@@ -248,6 +264,10 @@ class PerfkitInfo:
     run_dates: tuple[str, ...] = ()
     # the machine of each run (perfkit.results.noise's between-machine term)
     run_machines: tuple[str, ...] = ()
+    # per benchmark, the date and machine of each of its stored runs in the order of its values ("" where
+    # unknown): a merged or appended baseline holds entries of different runs, which the file's ``run_dates``
+    # and ``run_machines`` cannot say
+    run_origins: Mapping[str, tuple[RunOrigin, ...]] = field(default_factory=dict)
     raw: Mapping[str, Any] = field(default_factory=dict, repr=False, compare=False)
 
     @classmethod
@@ -259,6 +279,8 @@ class PerfkitInfo:
                      for name, figures in (raw.get("noise") or {}).items()}
             ceilings = {str(k): float(v) for k, v in (raw.get("ceilings") or {}).items()}
             lent = {str(k): float(v) for k, v in (raw.get("baseline_ceilings") or {}).items()}
+            origins = {str(name): tuple(map(RunOrigin.from_json, runs_of))
+                       for name, runs_of in (raw.get("run_origins") or {}).items()}
         except (AttributeError, KeyError, TypeError, ValueError) as exc:
             raise BaselineError(
                 f"{where}: perfkit's runs, noise or ceilings are malformed ({exc}); re-save the "
@@ -283,6 +305,7 @@ class PerfkitInfo:
             noise,
             tuple(str(d) for d in raw.get("run_dates") or ()),
             tuple(str(m) for m in raw.get("run_machines") or ()),
+            origins,
             raw,
         )
 
@@ -307,6 +330,7 @@ class PerfkitInfo:
             ("noise", {n: {f: s.to_json() for f, s in figs.items()} for n, figs in self.noise.items()}),
             ("run_dates", list(self.run_dates)),
             ("run_machines", list(self.run_machines)),
+            ("run_origins", {n: [list(o) for o in runs_of] for n, runs_of in self.run_origins.items()}),
         ):
             if value:
                 out[key] = value
@@ -353,6 +377,29 @@ class ResultSet:
         return {b.fullname: ({fig: list(values) for fig, values in stored[b.fullname].items()}
                              if stored.get(b.fullname) else {fig: [v] for fig, v in b.figures().items()})
                 for b in self.benchmarks}
+
+    def origins(self) -> dict[str, tuple[RunOrigin, ...]]:
+        """Per benchmark, the date and machine of each of its runs (:meth:`runs`' order; "" where unknown):
+        stored per benchmark; for a baseline saved before that, the file's run dates and machines where the
+        benchmark holds one value per date (a benchmark with another count was kept by ``--merge`` from runs
+        the file no longer names; one with as many runs as the newest save cannot be told from it)."""
+        runs = self.runs()
+        if not self.info.runs:
+            here = RunOrigin(self.datetime, self.info.machine or "")
+            return {name: (here,) * len(f.get(TIME, ())) for name, f in runs.items()}
+        dates, machines = self.info.run_dates, self.info.run_machines
+        legacy = tuple(RunOrigin(d, m) for d, m in zip(dates, machines if len(machines) == len(dates)
+                                                        else ("",) * len(dates)))
+        out = {}
+        for name, figures in runs.items():
+            count = len(figures.get(TIME, ()))
+            stored = self.info.run_origins.get(name)
+            out[name] = (
+                stored if stored is not None and len(stored) == count
+                else legacy if len(legacy) == count
+                else (RunOrigin("", ""),) * count
+            )
+        return out
 
     def family(self, kind: type[R]) -> Iterator[tuple[BenchmarkEntry, R]]:
         """(entry, record) for every readable record of the family; unreadable ones are in

@@ -20,8 +20,10 @@ Allocator peaks and counts, which have no rounds, share a flat prior of their ow
 
 A baseline measured on other machines of the same kind adds a between-machine term where its runs carry
 the machine they ran on and come from several: the one-way random-effects component of the time, pooled
-over the figures (host-bound steps shift 5-15% between machines of one kind; a GPU-bound kernel hardly). It
-is zero when both sides ran on one machine.
+over the figures of each kind (host-bound steps shift 5-15% between machines of one kind; a GPU-bound
+kernel hardly), over every kind where a kind has no benchmark run on two machines. It is zero when both
+sides ran on one machine (each benchmark's runs name their machines: a merged baseline holds entries of
+different runs).
 
 How others estimate noise (the README says more): asv and rustc-perf look at each benchmark's own recent
 samples; conbench and Bencher take each benchmark's history in a lookback window (Bencher's t-test threshold
@@ -206,9 +208,12 @@ class Noise:
     covariates: Mapping[tuple[str, str], float | None] = field(default_factory=dict)
     priors: Mapping[str, Prior] = field(default_factory=dict)
     outliers: frozenset[tuple[str, str]] = frozenset()  # figures noisier than their prior: their own variance
-    # between-machine SD of log time, where the reference runs came from several machines
+    # between-machine SD of log time, where the reference runs came from several machines: over every kind,
+    # and per kind of figure where that kind has its own estimate
     between_sd: float = 0.0
-    machines: frozenset[str] = frozenset()  # the machines the reference runs came from
+    between_by_kind: Mapping[str, float] = field(default_factory=dict)
+    # per benchmark, the machines its reference runs came from (none where unknown)
+    machines: Mapping[str, frozenset[str]] = field(default_factory=dict)
     source: str = ""
 
     @classmethod
@@ -239,8 +244,12 @@ class Noise:
         logs = {key: tuple(math.log(v) for v in runs[key]) for key in keys}
         gating = {key for key in keys if key[1] in entries[key[0]].gating_figures()}
         priors, outliers = _priors(logs, kinds, covariates, gating)
-        return cls(logs, kinds, covariates, priors, frozenset(outliers), _between_machines(reference),
-                   frozenset(reference.info.run_machines), reference.source)
+        origins = {name: tuple(o.machine for o in runs_of) for name, runs_of in reference.origins().items()}
+        machines = {name: frozenset(m for m in ms if m) for name, ms in origins.items()}
+        time_kinds = {name: kind for (name, figure), kind in kinds.items() if figure == TIME}
+        between, by_kind = _between_machines(reference, origins, time_kinds)
+        return cls(logs, kinds, covariates, priors, frozenset(outliers), between, by_kind, machines,
+                   reference.source)
 
     def of_figure(self, benchmark: str, figure: str, current: Sequence[float] = (),
                   current_machine: str | None = None) -> FigureNoise | None:
@@ -259,10 +268,10 @@ class Noise:
             var, dof = s2, float(df)
         else:
             var, dof = moderate(s2, df, prior.s2(self.covariates.get(key)), prior.df)
-        other_machine = (
-            current_machine is not None and bool(self.machines) and current_machine not in self.machines
-        )
-        between = self.between_sd if other_machine and figure == TIME else 0.0
+        known = self.machines.get(benchmark, frozenset())
+        other_machine = current_machine is not None and bool(known) and current_machine not in known
+        between_sd = self.between_by_kind.get(self.kinds.get(key, ""), self.between_sd)
+        between = between_sd if other_machine and figure == TIME else 0.0
         source = f"{len(own)} kept run(s)" + (f", pooled (d0 {prior.df:.3g})" if prior else "")
         return FigureNoise(math.sqrt(var), dof, between, len(own), source)
 
@@ -348,34 +357,39 @@ def _priors(logs: Mapping[tuple[str, str], tuple[float, ...]], kinds: Mapping[tu
     return out, outliers
 
 
-def _between_machines(reference: ResultSet) -> float:
-    """The between-machine SD of log time (one-way random effects, the median over the benchmarks that ran on
-    every run's machine), from runs that carry the machine they ran on; 0 where they came from one machine."""
-    machines = reference.info.run_machines
-    if len(set(machines)) < 2:
-        return 0.0
-    components = []
-    for figures in reference.runs().values():
-        times = figures.get(TIME, [])
-        if len(times) != len(machines) or min(times, default=0) <= 0:
+def _between_machines(reference: ResultSet, origins: Mapping[str, tuple[str, ...]],
+                      kinds: Mapping[str, str]) -> tuple[float, dict[str, float]]:
+    """The between-machine SD of log time (one-way random effects, the median over the benchmarks whose
+    runs came from two or more known machines), from each benchmark's runs and the machine of each
+    (``origins``): over every benchmark, and per kind of figure (``kinds``: a benchmark's time's kind), since
+    a host-bound step shifts 5-15% between machines of one kind and a GPU-bound kernel hardly; 0 where every
+    benchmark's runs came from one machine."""
+    components: dict[str, list[float]] = defaultdict(list)
+    for name, figures in reference.runs().items():
+        times, machines = figures.get(TIME, []), origins.get(name, ())
+        if len(times) != len(machines) or not all(machines) or len(set(machines)) < 2 or min(times) <= 0:
             continue
         groups: dict[str, list[float]] = defaultdict(list)
         for machine, value in zip(machines, times):
             groups[machine].append(math.log(value))
-        components.append(stats.between_group_variance(list(groups.values())))
-    return math.sqrt(statistics.median(components)) if components else 0.0
+        components[kinds.get(name, "")].append(stats.between_group_variance(list(groups.values())))
+    every = [c for kind in components.values() for c in kind]
+    overall = math.sqrt(statistics.median(every)) if every else 0.0
+    return overall, {kind: math.sqrt(statistics.median(c)) for kind, c in components.items()}
 
 #: The newest kept runs read for noise (older ones add little once a change point has cut the series).
 KEPT_RUNS = 60
 
 
 def for_judging(baseline: ResultSet, current: ResultSet, store: BaselineStore | None = None,
-                storage: Path | None = None, db: str | None = None) -> Noise:
+                storage: Path | None = None, db: str | None = None,
+                earlier: Sequence[ResultSet] = ()) -> Noise:
     """The noise every entry point judges with: the baseline's runs (or, for a single-run baseline, the
     store's baseline of that hardware and profile) and the newest runs kept in pytest-benchmark's ``storage``
     for them, where that folder exists, or in the history database at URL ``db`` instead
-    (perfkit.results.store). Across hardware the baseline's own runs alone: another machine's noise says
-    nothing of these two."""
+    (perfkit.results.store), or ``earlier``, the kept runs a caller already holds (a dashboard's runs before
+    the one it judges). Across hardware the baseline's own runs alone: another machine's noise says nothing
+    of these two."""
     from perfkit.results import history  # reads files: only here
 
     if current.hardware_id != baseline.hardware_id:
@@ -387,7 +401,7 @@ def for_judging(baseline: ResultSet, current: ResultSet, store: BaselineStore | 
         if store is not None and not baseline.info.runs
         else None
     )
-    kept: tuple[ResultSet, ...] = ()
+    kept = tuple(earlier[-KEPT_RUNS:])
     if db is not None:
         from perfkit.results import store as history_db  # SQLAlchemy: imported only where a database is named
 

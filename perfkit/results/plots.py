@@ -584,11 +584,13 @@ def history_chart(name: str, series: Iterable[tuple[str, float]], change_indices
         ax.axvline(index + 0.5, color="tab:red", ls="--", lw=1.2, label="change point" if i == 0 else None)
         ax.annotate(f"{change:+.1%}", (index + 0.5, max(shown)), xytext=(3, -12), textcoords="offset points",
                     color="tab:red", fontsize=8)
-    step = max(1, len(runs) // 8)
-    ax.set_xticks(runs[::step], [d[:10] or str(r) for (d, _), r in zip(points[::step], runs[::step])],
-                  rotation=30, ha="right", fontsize=7)
+    step = max(1, math.ceil(len(runs) / 8))
+    days = [d[:10] for d, _ in points]
+    # the run's number (as the tables number them) over its date, and its time where runs share a day
+    when = [d[:10] if len(set(days)) == len(days) else f"{d[5:10]}\n{d[11:16]}" for d, _ in points]
+    ax.set_xticks(runs[::step], [f"{r}\n{w}" for w, r in zip(when[::step], runs[::step])], fontsize=7)
     ax.set(
-        xlabel="stored run, oldest first (date of the run)",
+        xlabel="stored run, oldest first, and its date",
         ylabel=f"{figure} ({unit})" if unit else figure,
         title=name if len(name) <= 90 else "..." + name[-87:],
     )

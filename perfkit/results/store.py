@@ -11,7 +11,9 @@ figures as the loader read them at ingest (``perfkit_figures``: for queries such
 never read back by perfkit, which reads the JSON).
 
 A run's identity is the SHA-256 of its JSON with sorted keys: the same file ingested twice, or by two
-runners at once, is stored once (a unique digest and an insert that ignores the conflict). The schema
+runners at once, is stored once (a unique digest and an insert that ignores the conflict). A run is also
+its hardware id, profile and datetime: a baseline is ingested as the runs it was saved from
+(perfkit.results.baseline_runs), and one of them ingested from its own file too is stored once. The schema
 has a version of its own (``perfkit_schema``), brought forward on open by the ordered steps of
 :data:`MIGRATIONS`; a database written by a newer perfkit is refused rather than guessed at.
 """
@@ -61,6 +63,8 @@ from perfkit.results.model import ResultSet
 TIMEOUT_S = 30
 #: Key of the PostgreSQL advisory lock that serialises migrations of one database.
 MIGRATION_LOCK = 0x7065_7266_6B69  # "perfki"
+#: Key of the PostgreSQL advisory lock that one ingest holds while it looks for its run and stores it.
+INGEST_LOCK = MIGRATION_LOCK + 1
 EXAMPLES = "sqlite:///history.db (a file) or postgresql://user@host/dbname"
 
 metadata = MetaData()
@@ -212,10 +216,13 @@ class Store:
                 conn.execute(update(schema_table).where(schema_table.c.id == 1).values(version=step + 1))
 
     def ingest(self, raw: Mapping[str, Any], results: ResultSet, source: str) -> Ingested:
-        """Store one run (its parsed JSON ``raw`` and what the loader made of it) unless it is there already.
+        """Store one run (its parsed JSON ``raw`` and what the loader made of it) unless it is there already:
+        the same JSON, or a run of the same hardware id, profile and datetime (a run kept both as its own file
+        and in a baseline, perfkit.results.baseline_runs, is one run; the first stored stays).
 
-        The insert ignores a conflict on the digest, so two runners storing the same run at once both
-        succeed and it is stored once; the figures go in the same transaction as their run."""
+        The insert ignores a conflict on the digest and, on PostgreSQL, ingests take a lock in turn, so two
+        runners storing the same run at once both succeed and it is stored once; the figures go in the same
+        transaction as their run."""
         digest = digest_of(raw)
         info = results.info
         row = {
@@ -228,7 +235,16 @@ class Store:
         dialect_insert = postgresql.insert if self._postgres else sqlite.insert
         statement = (dialect_insert(runs_table).values(row)
                      .on_conflict_do_nothing(index_elements=["digest"]).returning(runs_table.c.id))
+        same_run = select(runs_table.c.digest).where(
+            runs_table.c.hardware_id == results.hardware_id, runs_table.c.profile == results.profile,
+            runs_table.c.run_datetime == results.datetime).limit(1)
         with self._errors(f"store {source}"), self.engine.begin() as conn:
+            if results.datetime:  # the run may be stored already from another file: its own, or a baseline's
+                if self._postgres:  # one ingest at a time, as SQLite's IMMEDIATE transactions already are
+                    conn.execute(select(func.pg_advisory_xact_lock(INGEST_LOCK)))
+                stored = conn.execute(same_run).scalar()
+                if stored is not None:
+                    return Ingested(source, str(stored), False, results)
             run_id = conn.execute(statement).scalar()
             if run_id is not None:
                 conn.execute(figures_table.insert(), _figure_rows(run_id, results))

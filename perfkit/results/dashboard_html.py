@@ -1,0 +1,248 @@
+"""The dashboard as static pages (``perfkit dashboard --out site/``): ``index.html`` and one page per
+benchmark and hardware id, each history chart a PNG beside its page.
+
+It must open from file:// on a machine without network (a CI artifact, unzipped): no script, no CDN, no
+absolute link; the index's sparklines are inline SVG. Page and chart names are made from the benchmark id
+(which holds ``[``, ``]``, ``::`` and ``/``) by :func:`slug`: file-safe characters only, with a hash of the
+whole id, so two ids never share a page whatever they hold. The pages say nothing of where or when they were
+built, so the same runs give the same site from any database.
+"""
+from __future__ import annotations
+
+import hashlib
+import html
+import re
+from collections.abc import Iterable, Sequence
+from pathlib import Path
+
+from perfkit.results import plots, tables
+from perfkit.results.dashboard import Benchmark, Dashboard, Group, Latest
+from perfkit.results.figures import TIME, TIME_UNIT
+from perfkit.results.history import Trend
+from perfkit.results.judge import WORST_FIRST, Row, Verdict
+
+INDEX = "index.html"
+#: The runs a sparkline shows (the newest ones).
+SPARK_RUNS = 30
+SPARK_WIDTH, SPARK_HEIGHT = 140, 28
+UNSAFE = re.compile(r"[^A-Za-z0-9._-]+")
+
+_STYLE = """
+body { font-family: system-ui, sans-serif; margin: 1.5em auto; max-width: 1280px; padding: 0 1em; }
+body { color: #222; }
+table { border-collapse: collapse; margin: 0.8em 0; font-size: 0.85em; }
+th, td { border: 1px solid #ccc; padding: 0.25em 0.5em; text-align: left; vertical-align: middle; }
+th { background: #f3f3f3; }
+td.num { text-align: right; font-variant-numeric: tabular-nums; white-space: nowrap; }
+img { max-width: 100%; border: 1px solid #eee; }
+code { background: #f5f5f5; padding: 0 0.2em; }
+.v { font-weight: 600; padding: 0 0.3em; border-radius: 3px; white-space: nowrap; }
+.regressed { background: #fdd; color: #900; } .unknown { background: #ffe9c6; color: #8a4b00; }
+.improved { background: #dfd; color: #060; } .changed { background: #e6e6ff; color: #339; }
+.unchanged, .new, .missing { color: #555; padding: 0; }
+.muted { color: #666; font-size: 0.9em; }
+svg.spark polyline { fill: none; stroke: #1f77b4; stroke-width: 1.2; }
+svg.spark line { stroke: #d62728; stroke-width: 1; stroke-dasharray: 2 2; }
+svg.spark circle { fill: #1f77b4; }
+"""
+
+
+def slug(text: str) -> str:
+    """A file name for ``text``: its file-safe characters, shortened, and 10 hex digits of its SHA-256."""
+    readable = UNSAFE.sub("-", text.removeprefix("benches/")).strip("-.")[:80]
+    digest = hashlib.sha256(text.encode("utf-8")).hexdigest()[:10]
+    return f"{readable}-{digest}" if readable else digest
+
+
+def group_slug(group: Group) -> str:
+    return slug(f"{group.hardware_id}-{group.profile}")
+
+
+def page_name(group: Group, bench: Benchmark) -> str:
+    """The benchmark page's path relative to the index."""
+    return f"{group_slug(group)}/{slug(bench.name)}.html"
+
+
+def write(dashboard: Dashboard, out: Path) -> Path:
+    """Write the index, every benchmark page and its chart under ``out``; the index's path."""
+    out.mkdir(parents=True, exist_ok=True)
+    for group in dashboard.groups:
+        for bench in group.benchmarks:
+            page = out / page_name(group, bench)
+            page.parent.mkdir(parents=True, exist_ok=True)
+            charts = [_chart(bench.name, bench.trend, TIME, page.with_suffix(".png"))]
+            if bench.moved is not None:
+                figure, trend = bench.moved
+                path = page.with_name(f"{page.stem}-{UNSAFE.sub('-', figure)}.png")
+                charts.append(_chart(bench.name, trend, figure, path))
+            page.write_text(_benchmark_page(group, bench, [c.name for c in charts]), encoding="utf-8")
+    index = out / INDEX
+    index.write_text(_index(dashboard), encoding="utf-8")
+    return index
+
+
+def _chart(name: str, trend: Trend, figure: str, path: Path) -> Path:
+    return plots.history_chart(name, trend.points, [c.index for c in trend.changes], path, figure, trend.unit)
+
+
+def _page(title: str, body: Iterable[str]) -> str:
+    head = f'<meta charset="utf-8"><title>{html.escape(title)}</title><style>{_STYLE}</style>'
+    text = "\n".join(body)
+    return f'<!DOCTYPE html>\n<html lang="en"><head>{head}</head>\n<body>\n{text}\n</body></html>\n'
+
+
+def _table(head: Sequence[str], rows: Iterable[Sequence[str]], numeric: Sequence[int] = ()) -> str:
+    """A table of cells already in HTML; the columns ``numeric`` right-aligned."""
+    def cell(i: int, text: str) -> str:
+        return f'<td class="num">{text}</td>' if i in numeric else f"<td>{text}</td>"
+
+    body = "".join("<tr>" + "".join(cell(i, c) for i, c in enumerate(row)) + "</tr>" for row in rows)
+    return ("<table><thead><tr>" + "".join(f"<th>{html.escape(h)}</th>" for h in head) + "</tr></thead>"
+            f"<tbody>{body}</tbody></table>")
+
+
+def _verdict(verdict: Verdict) -> str:
+    return f'<span class="v {verdict.value}">{verdict.value}</span>'
+
+
+def _when(iso: str) -> str:
+    return html.escape(iso[:16].replace("T", " ")) or "-"
+
+
+def _text(value: object) -> str:
+    return html.escape(str(value)) if value not in (None, "") else "-"
+
+
+def _value(value: float | None, unit: str = TIME_UNIT) -> str:
+    return html.escape(tables.fmt_value(value, unit))
+
+
+def _group_title(group: Group) -> str:
+    return f"{group.hardware_id} ({group.profile} profile)"
+
+
+def _change(row: Row | None) -> str:
+    if row is None or row.change is None:
+        return "-"
+    return html.escape(f"{row.figure} {tables.fmt_change(row.change)}")
+
+
+def sparkline(values: Sequence[float], changes: Sequence[int]) -> str:
+    """An inline SVG of ``values`` (oldest first), a dashed line before each run a change point begins at."""
+    low, high = min(values), max(values)
+    span = high - low or 1.0
+    step = (SPARK_WIDTH - 4) / max(1, len(values) - 1)
+
+    def x(i: float) -> str:
+        return f"{2 + i * step:.1f}"
+
+    def y(v: float) -> str:
+        return f"{SPARK_HEIGHT - 3 - (v - low) / span * (SPARK_HEIGHT - 6):.1f}"
+
+    points = " ".join(f"{x(i)},{y(v)}" for i, v in enumerate(values))
+    marks = "".join(f'<line x1="{x(i - 0.5)}" y1="0" x2="{x(i - 0.5)}" y2="{SPARK_HEIGHT}"/>'
+                    for i in changes if 0 < i < len(values))
+    size = f'width="{SPARK_WIDTH}" height="{SPARK_HEIGHT}" viewBox="0 0 {SPARK_WIDTH} {SPARK_HEIGHT}"'
+    return (f'<svg class="spark" {size} role="img"><title>the last {len(values)} run(s)</title>'
+            f'{marks}<polyline points="{points}"/>'
+            f'<circle cx="{x(len(values) - 1)}" cy="{y(values[-1])}" r="2"/></svg>')
+
+
+def _spark(bench: Benchmark) -> str:
+    values = [v for _, v in bench.trend.points]
+    first = max(0, len(values) - SPARK_RUNS)
+    return sparkline(values[first:], [c.index - first for c in bench.trend.changes])
+
+
+def _index(dashboard: Dashboard) -> str:
+    runs = sum(len(g.runs) for g in dashboard.groups)
+    about = (f'<p class="muted">{runs} stored run(s) of {len(dashboard.groups)} hardware id(s) and '
+             "profile(s). A benchmark's verdict is that of the newest run that holds it, judged by perfkit's "
+             "judge and noise model against the benchmark's runs before it; its trend is its median time "
+             f"over its last {SPARK_RUNS} runs (dashed: a change point).</p>")
+    links = "".join(f'<li><a href="#{group_slug(g)}">{html.escape(_group_title(g))}</a></li>'
+                    for g in dashboard.groups)
+    body = ["<h1>perfkit dashboard</h1>", about, f"<ul>{links}</ul>"]
+    for group in dashboard.groups:
+        body += _group_section(group)
+    return _page("perfkit dashboard", body)
+
+
+def _group_section(group: Group) -> list[str]:
+    counts = group.counts()
+    said = ", ".join(f"{counts[v]} {v.value}" for v in WORST_FIRST if v in counts)
+    first, newest = group.runs[0], group.runs[-1]
+    worst_first = sorted(group.benchmarks, key=lambda b: (WORST_FIRST.index(b.latest.verdict), b.name))
+    rows = [[f'<a href="{page_name(group, b)}">{html.escape(b.name)}</a>', _verdict(b.latest.verdict),
+             _change(b.latest.deciding()), _value(b.trend.points[-1][1]), _spark(b), str(len(b.runs))]
+            for b in worst_first]
+    summary = (f"<p>{len(group.runs)} run(s) from {_when(first.datetime)} to {_when(newest.datetime)} (the "
+               f"newest on machine {_text(newest.info.machine)}, commit {_text(newest.commit[:10])}): "
+               f"{html.escape(said)}.</p>")
+    head = ["benchmark", "latest verdict", "change", "latest time", "trend", "runs"]
+    return [f'<h2 id="{group_slug(group)}">{html.escape(_group_title(group))}</h2>', summary,
+            _table(head, rows, numeric=(3, 5))]
+
+
+def _benchmark_page(group: Group, bench: Benchmark, charts: Sequence[str]) -> str:
+    back = f"../{INDEX}#{group_slug(group)}"
+    images = "".join(f'<figure><img alt="history of {html.escape(bench.name)}" src="{html.escape(chart)}">'
+                     "</figure>" for chart in charts)
+    body = [f'<p><a href="{back}">&larr; {html.escape(_group_title(group))}</a></p>',
+            f"<h1><code>{html.escape(bench.name)}</code></h1>",
+            *_latest_section(group, bench.latest),
+            f"<h2>History</h2>{images}",
+            _change_points(bench),
+            "<h2>Runs</h2>",
+            _table(["run", "date", "machine", "commit", "time"],
+                   ([str(i), _when(r.when), _text(r.machine), _text(r.commit[:10]), _value(r.value)]
+                    for i, r in enumerate(bench.runs, 1)), numeric=(0, 4)),
+            "<h2>Fingerprint changes between consecutive runs</h2>",
+            _fingerprint_changes(bench),
+            "<h2>Across hardware</h2>",
+            _speedups(group, bench)]
+    return _page(bench.name, body)
+
+
+def _latest_section(group: Group, latest: Latest) -> list[str]:
+    if not latest.against:
+        said = (f"<p>Latest verdict: {_verdict(latest.verdict)}: no earlier run of "
+                f"{html.escape(group.hardware_id)} holds it, so there is nothing to judge it against.</p>")
+        return [said]
+    rows = ([html.escape(r.figure), _value(r.baseline, r.unit), _value(r.current, r.unit),
+             html.escape(tables.fmt_change(r.change)), _verdict(r.verdict),
+             "-" if r.p_value is None else f"{r.p_value:.2g}", "-" if r.mde is None else f"{r.mde:.1%}",
+             _text(r.note)] for r in latest.rows)
+    said = (f"<p>Latest verdict: {_verdict(latest.verdict)}, the run of {_when(latest.when)} against its "
+            f"{latest.against} run(s) before (and the noise of every earlier run since its last change "
+            "point).</p>")
+    return [said,
+            _table(["figure", "before", "latest", "change", "verdict", "p", "MDE", "note"], rows,
+                   numeric=(1, 2, 3, 5, 6))]
+
+
+def _change_points(bench: Benchmark) -> str:
+    points = bench.trend.points
+    found = [f"from run {c.index + 1} ({_when(points[c.index][0])}) "
+             f"{html.escape(tables.fmt_change(c.change))}" for c in bench.trend.changes]
+    return f"<p>Change points of its time (e-divisive means): {'; '.join(found)}.</p>" if found else \
+        "<p>No change point in its time.</p>"
+
+
+def _fingerprint_changes(bench: Benchmark) -> str:
+    moved = [(i, run, change) for i, run in enumerate(bench.runs, 1) for change in run.changes]
+    if not moved:
+        return "<p>None: each run had the fingerprint of the run before it.</p>"
+    return _table(["run", "date", "field", "before", "after"],
+                  ([str(i), _when(run.when), html.escape(name), _text(old), _text(new)]
+                   for i, run, (name, old, new) in moved), numeric=(0,))
+
+
+def _speedups(group: Group, bench: Benchmark) -> str:
+    if not bench.speedups:
+        return f"<p>No other hardware id holds it in the {html.escape(group.profile)} profile.</p>"
+    return _table(["the latest run of", "its date", f"speedup of {group.hardware_id} over it", "bound by",
+                   "the ceiling's ratio"],
+                  ([html.escape(s.hardware_id), _when(s.when), f"{s.row.speedup:.3g}x", _text(s.row.bound),
+                    "-" if s.row.expected is None else f"{s.row.expected:.3g}x"] for s in bench.speedups),
+                  numeric=(2, 4))

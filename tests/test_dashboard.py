@@ -1,0 +1,265 @@
+"""The dashboard (perfkit dashboard) of the nightly runs of an H200, an H100 and two H200s: the committed
+baselines' runs and fresh runs, ingested into SQLite and into a real PostgreSQL server. It opens offline in
+headless Chromium, every link from the index reaches a benchmark page whose chart decodes, both databases
+give the same site, each benchmark's verdict is the judge's on its newest run, and bad input is one sentence,
+exit 2, with nothing lost."""
+from __future__ import annotations
+
+import json
+import statistics
+from pathlib import Path
+from typing import Any
+from urllib.parse import unquote, urlparse
+
+import pytest
+
+from perfkit.results import baselines, dashboard, dashboard_html, load, store
+from perfkit.results.judge import Verdict
+from perfkit.results.model import RunOrigin
+from tests.conftest import DATA, ROOT, slowed
+from tests.test_html import _render
+from tests.test_store import _cli, _plain_run, _raw
+
+COPY = "benches/test_ceilings.py::test_copy_bandwidth"
+DDP = "benches/test_data_parallel.py::test_ddp[resnet50-224-b64-gpus1]"
+DDP18 = "benches/test_data_parallel.py::test_ddp[resnet18-cifar-b128-weak-gpus1]"
+PEAK = "peak_allocated_mib"
+#: The entries kept of each baseline: every machine's copy and DDP of one GPU, two GPUs' DDP, and one entry
+#: that the two-H200 baseline kept from runs it does not date (its nightly run brings it).
+KEPT = (COPY, DDP, DDP18,
+        "benches/test_data_parallel.py::test_ddp[resnet50-224-b64-gpus2]",
+        "benches/test_data_parallel.py::test_ddp[vgg16-224-b64-gpus2]")
+#: A new benchmark whose id holds every character a page name must survive, and some HTML must escape.
+ODD = "benches/test_odd.py::test_odd[a/b::c d?&<x>]"
+H200, H100, TWO_H200 = "nvidia-h200-x1", "nvidia-h100-80gb-hbm3-x1", "nvidia-h200-x2"
+BASELINES = {H200: "nvidia-h200-x1.json", H100: "nvidia-h100-80gb-hbm3-x1.json",
+             TWO_H200: "nvidia-h200-x2.json"}
+SAFE = set("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789._-")
+NIGHTS = ("2026-11-24T02:00:00.000000+00:00", "2026-11-25T02:00:00.000000+00:00")
+
+#: Added at the end of a page's body (after tests.test_html's CHECK has set data-check): where its links
+#: lead, as the browser resolves them, and how many inline SVGs it drew and how many drew nothing.
+LINKS = """<script>
+window.addEventListener("load", () => {
+  const check = JSON.parse(document.body.getAttribute("data-check"));
+  const svgs = [...document.querySelectorAll("svg")];
+  const empty = svgs.filter(s => { const box = s.getBBox(); return !(box.width > 0 && box.height > 0); });
+  const links = [...document.links].map(a => a.href);
+  document.body.setAttribute("data-check",
+                             JSON.stringify({...check, links, svgs: svgs.length, empty_svgs: empty.length}));
+});
+</script>"""
+
+
+def _nightly(folder: Path) -> list[Path]:
+    """The committed baselines of the three machines cut to their copy and DDP entries (a baseline file,
+    stored as its runs), then fresh nightly runs: one of each machine, and a second of the H200 with its copy
+    30% slower, a DDP's peak memory 20% higher, a new driver and commit, and a new benchmark."""
+    folder.mkdir(parents=True, exist_ok=True)
+    files, fresh = [], []
+    for hardware_id, name in BASELINES.items():
+        whole = load.load(ROOT / "baselines" / name)
+        cut = baselines.select(whole, [b.fullname for b in whole.benchmarks if b.fullname in KEPT])
+        files.append(folder / name)
+        files[-1].write_text(json.dumps(cut.to_json()))
+        fresh.append((hardware_id, _plain_run(cut.to_json(), NIGHTS[0])))
+    again = slowed(_plain_run(json.loads(files[0].read_text()), NIGHTS[1]), COPY, 1.3)
+    peak = next(b for b in again["benchmarks"] if b["fullname"] == DDP)["extra_info"]["metrics"][PEAK]
+    peak["value"] *= 1.2
+    again["commit_info"]["id"] = "f00dfeed" * 5
+    again["machine_info"]["perfkit"]["fingerprint"]["driver"] = "590.1"
+    odd = dict(next(b for b in again["benchmarks"] if b["fullname"] == COPY), fullname=ODD, name="test_odd")
+    again["benchmarks"].append(odd)
+    for i, (hardware_id, run) in enumerate([*fresh, (H200, again)]):
+        files.append(folder / f"nightly-{i}-{hardware_id}.json")
+        files[-1].write_text(json.dumps(run))
+    return files
+
+
+def _origins(hardware_id: str, name: str) -> tuple[RunOrigin, ...]:
+    """The date and machine of each run the committed baseline of ``hardware_id`` keeps of benchmark
+    ``name``."""
+    return load.load(ROOT / "baselines" / BASELINES[hardware_id]).origins()[name]
+
+
+def _ingested(db_url: str, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> str:
+    files = _nightly(tmp_path / "runs")
+    code, out, err = _cli(["history", "ingest", *map(str, files), "--db", db_url], capsys)
+    assert code == 0, err
+    return out
+
+
+def _check(page: Path) -> dict[str, Any]:
+    """What headless Chromium saw of ``page`` where it lies (its charts and links are relative to it)."""
+    return _render(page.read_text().replace("</body>", LINKS + "</body>", 1), page.parent)
+
+
+def _path(url: str) -> Path:
+    parsed = urlparse(url)
+    assert parsed.scheme == "file", url  # nothing leaves the folder
+    return Path(unquote(parsed.path))
+
+
+def test_the_dashboard_opens_offline_and_every_link_reaches_a_page_whose_chart_renders(db_url, tmp_path,
+                                                                                        capsys):
+    _ingested(db_url, tmp_path, capsys)
+    site = tmp_path / "site"
+    code, out, err = _cli(["dashboard", "--db", db_url, "--out", str(site)], capsys)
+    assert code == 0 and err == "" and "and 11 benchmark page(s) of 3 hardware id(s)" in out
+    index = site / "index.html"
+    for page in site.rglob("*.html"):
+        text = page.read_text()
+        assert "http://" not in text and "https://" not in text and "<script" not in text, page
+    seen = _check(index)
+    assert seen["images"] == 0 and seen["errors"] == []
+    assert seen["svgs"] == 11 and seen["empty_svgs"] == 0  # one sparkline per benchmark, each drawn
+    pages = sorted({_path(link) for link in seen["links"]} - {site / "checked.html"})  # less its own anchors
+    assert len(pages) == 11 and all(p.is_file() and p.suffix == ".html" for p in pages)
+    images = 0
+    for page in pages:
+        shown = _check(page)
+        assert shown["images"] >= 1 and shown["bad"] == [] and shown["errors"] == [], page
+        assert index in {_path(link) for link in shown["links"]}, page  # the way back
+        images += shown["images"]
+    assert images == 12  # a time chart on each page, and the chart of the DDP's peak memory, which regressed
+    odd = next(p for p in pages if "test_odd" in p.name)
+    assert set(odd.name) <= SAFE
+    assert "test_odd[a/b::c d?&amp;&lt;x&gt;]" in odd.read_text()
+
+
+def test_a_sqlite_and_a_postgresql_store_of_the_same_runs_give_the_same_dashboard(postgres_server, tmp_path,
+                                                                                 capsys):
+    sites = []
+    with postgres_server.database() as postgres:
+        for name, url in (("sqlite", f"sqlite:///{tmp_path / 'history.db'}"), ("postgresql", postgres)):
+            _ingested(url, tmp_path / name, capsys)
+            sites.append(tmp_path / name / "site")
+            assert _cli(["dashboard", "--db", url, "--out", str(sites[-1])], capsys)[0] == 0
+    files = [sorted(p.relative_to(site) for p in site.rglob("*") if p.is_file()) for site in sites]
+    assert files[0] == files[1] and len(files[0]) == 1 + 11 + 12
+    for relative in files[0]:
+        assert (sites[0] / relative).read_bytes() == (sites[1] / relative).read_bytes(), relative
+
+
+def test_each_benchmark_shows_the_judges_verdict_on_its_newest_run_its_runs_and_speedups(tmp_path, capsys):
+    url = f"sqlite:///{tmp_path / 'history.db'}"
+    out = _ingested(url, tmp_path, capsys)
+    assert "nvidia-h200-x2.json: 1 benchmark(s) left out" in out  # a --merge kept it from undated runs
+    built = dashboard.build(store.kept_runs(url))
+    groups = {g.hardware_id: g for g in built.groups}
+    assert sorted(groups) == [H100, H200, TWO_H200] and {g.profile for g in built.groups} == {"full"}
+    h200 = {b.name: b for b in groups[H200].benchmarks}
+    copy = h200[COPY]
+    assert copy.latest.verdict is Verdict.REGRESSED and copy.latest.when == NIGHTS[1]
+    assert copy.latest.against == 3  # its last three runs before: the baseline's newest two and a nightly
+    (time,) = [r for r in copy.latest.rows if r.figure == "time"]
+    values = [r.value for r in copy.runs]
+    assert time.baseline == pytest.approx(statistics.fmean(values[-4:-1])) and time.current == values[-1]
+    assert values[-1] == pytest.approx(1.3 * values[-2]) and time.p_value is not None and time.p_value < 0.05
+    assert h200[DDP18].latest.verdict is Verdict.UNCHANGED and h200[DDP18].moved is None
+    assert h200[ODD].latest.verdict is Verdict.NEW and h200[ODD].latest.against == 0
+    ddp = h200[DDP].latest.deciding()
+    assert h200[DDP].latest.verdict is Verdict.REGRESSED and ddp is not None and ddp.figure == PEAK
+    assert ddp.change == pytest.approx(1.2 * h200[DDP].moved[1].points[-2][1] / ddp.baseline - 1)
+    assert h200[DDP].moved[0] == PEAK and len(h200[DDP].moved[1].points) == len(_origins(H200, DDP)) + 2
+    assert [r.when for r in copy.runs][-2:] == list(NIGHTS)
+    assert len(copy.runs) == len(_origins(H200, COPY)) + 2
+    # each baseline run at its own machine; the fresh nightly runs repeat the file's fingerprint
+    file_machine = load.load(ROOT / "baselines" / BASELINES[H200]).info.machine
+    assert {r.machine for r in copy.runs} == {o.machine for o in _origins(H200, COPY)} | {file_machine}
+    assert [r.changes for r in copy.runs][-1] == (("driver", "580.159.04", "590.1"),)
+    assert copy.runs[-1].commit.startswith("f00dfeed") and not any(r.changes for r in copy.runs[:-1])
+    speedups = {s.hardware_id: s for s in h200[DDP].speedups}
+    assert sorted(speedups) == [H100, TWO_H200]
+    h100_ddp = {b.name: b for b in groups[H100].benchmarks}[DDP]
+    assert speedups[H100].row.speedup == pytest.approx(h100_ddp.runs[-1].value / h200[DDP].runs[-1].value)
+    # the other machines' nightly runs repeat their newest baseline run: nothing regressed; the entry only the
+    # two H200s' nightly run holds is new
+    others = {(g.hardware_id, b.name): b.latest.verdict for g in (groups[H100], groups[TWO_H200])
+              for b in g.benchmarks}
+    assert Verdict.REGRESSED not in others.values() and others[H100, COPY] is Verdict.UNCHANGED
+    assert [name for (_, name), v in others.items() if v is Verdict.NEW] == [KEPT[-1]]
+    index = dashboard_html.write(built, tmp_path / "site").read_text()
+    rows = index[index.index(f'id="{dashboard_html.group_slug(groups[H200])}"'):]
+    assert rows.index(COPY) < rows.index(DDP)  # the worst verdicts first
+    page = (tmp_path / "site" / dashboard_html.page_name(groups[H200], copy)).read_text()
+    assert "regressed" in page and "590.1" in page and "f00dfeed" in page
+    ddp_page = tmp_path / "site" / dashboard_html.page_name(groups[H200], h200[DDP])
+    assert f'src="{ddp_page.stem}-{PEAK}.png"' in ddp_page.read_text()
+    assert ddp_page.with_name(f"{ddp_page.stem}-{PEAK}.png").is_file()
+
+
+def test_page_names_are_file_safe_and_never_shared():
+    ids = [ODD, "benches/test_odd.py::test_odd[a-b--c-d]", "benches/x.py::t[" + "y" * 300 + "]", "::/[]"]
+    names = [dashboard_html.slug(i) for i in ids]
+    assert len(set(names)) == len(ids) and all(len(n) <= 91 for n in names)
+    assert all(set(n) <= SAFE for n in names)
+    assert not any(n.startswith((".", "-")) for n in names)
+
+
+def test_runs_of_another_profile_get_their_own_trend(tmp_path, capsys):
+    url = f"sqlite:///{tmp_path / 'history.db'}"
+    files = [ROOT / "baselines" / "nvidia-h200-x1-quick.json", *_nightly(tmp_path / "runs")[:1]]
+    assert _cli(["history", "ingest", *map(str, files), "--db", url], capsys)[0] == 0
+    built = dashboard.build(store.kept_runs(url))
+    stored = len(_origins(H200, COPY))  # the cut baseline's runs: its entries share their dates
+    assert [(g.hardware_id, g.profile, len(g.runs)) for g in built.groups] == [(H200, "full", stored),
+                                                                               (H200, "quick", 3)]
+    full, quick = built.groups
+    assert not {r.datetime for r in full.runs} & {r.datetime for r in quick.runs}
+    assert all(len(b.runs) == stored for b in full.benchmarks)
+    assert all(len(b.runs) == 3 for b in quick.benchmarks)
+    assert not any(b.speedups for g in built.groups for b in g.benchmarks)  # sizes differ: no speedup
+
+
+UNREACHABLE = "postgresql://nobody@127.0.0.1:1/x"
+
+
+@pytest.mark.parametrize(("db", "message"), [
+    (UNREACHABLE, f"{UNREACHABLE}: cannot open the history: "),
+    ("sqlite:///{tmp}/typo.db", "no such database file; `perfkit history ingest"),
+    ("history.db", "is not a database URL"),
+])
+def test_a_database_that_cannot_be_read_is_one_sentence_and_writes_nothing(tmp_path, capsys, db, message):
+    code, out, err = _cli(["dashboard", "--db", db.format(tmp=tmp_path), "--out", str(tmp_path / "site")],
+                          capsys)
+    assert code == 2 and out == "" and err.count("\n") == 1 and message in err and "Traceback" not in err
+    assert not (tmp_path / "site").exists() and not (tmp_path / "typo.db").exists()
+
+
+def test_an_empty_store_is_one_sentence(db_url, tmp_path, capsys):
+    if db_url.startswith("sqlite"):
+        Path(db_url[len("sqlite:///"):]).touch()
+    site = tmp_path / "site"
+    code, _, err = _cli(["dashboard", "--db", db_url, "--out", str(site)], capsys)
+    assert code == 2 and err.count("\n") == 1 and "holds no perfkit history; store runs with" in err
+    with store.open_store(db_url, create=True):  # the tables, without a run
+        pass
+    code, _, err = _cli(["dashboard", "--db", db_url, "--out", str(site)], capsys)
+    assert code == 2 and err.count("\n") == 1 and "holds no perfkit runs; store some with `perfkit" in err
+    assert not site.exists()
+
+
+def test_a_store_of_a_newer_perfkit_is_refused_and_left_alone(db_url, tmp_path, capsys):
+    _ingested(db_url, tmp_path, capsys)
+    with store.open_store(db_url) as db, db.engine.begin() as conn:
+        conn.execute(store.schema_table.update().values(version=store.SCHEMA_VERSION + 1))
+    code, _, err = _cli(["dashboard", "--db", db_url, "--out", str(tmp_path / "site")], capsys)
+    assert code == 2 and err.count("\n") == 1 and "newer than this perfkit knows" in err
+    with _raw(db_url) as db, db.engine.connect() as conn:
+        assert conn.execute(store.runs_table.select()).all()  # nothing lost
+    assert not (tmp_path / "site").exists()
+
+
+def test_an_out_that_is_a_file_is_refused_before_the_database_is_read(tmp_path, capsys):
+    taken = tmp_path / "site"
+    taken.write_text("mine")
+    code, out, err = _cli(["dashboard", "--db", UNREACHABLE, "--out", str(taken)], capsys)
+    assert code == 2 and out == "" and err.count("\n") == 1
+    assert f"--out {taken} is a file; give a folder for the dashboard" in err
+    assert taken.read_text() == "mine"
+    url = f"sqlite:///{tmp_path / 'h.db'}"
+    assert _cli(["history", "ingest", str(DATA / "cpu-quick.json"), "--db", url], capsys)[0] == 0
+    code, out, err = _cli(["dashboard", "--db", url, "--out", str(taken / "sub")], capsys)  # cannot be made
+    assert code == 2 and out == "" and err.count("\n") == 1 and "Traceback" not in err
+    assert f"{taken / 'sub'}; choose another path" in err and taken.read_text() == "mine"
