@@ -13,7 +13,7 @@ from hypothesis import strategies as st
 from perfkit import SCHEMA_VERSION
 from perfkit.results import baselines
 from perfkit.results.judge import Policy, Verdict, judge
-from perfkit.results.noise import Noise, fit_prior, moderate
+from perfkit.results.noise import Noise, fit_prior, for_judging, moderate
 from tests.conftest import typed
 
 COPY_BOUND = {"bound": "copy_bandwidth_gbps"}
@@ -204,6 +204,18 @@ def test_kept_runs_since_the_last_change_point_add_to_the_noise():
     # the baseline's two runs and the kept runs since the change
     assert len(noise.runs["b0", "time"]) == 2 + 12
     assert len(noise.runs["b1", "time"]) == 2 + 24
+
+
+def test_the_run_judged_is_not_part_of_its_own_noise_when_history_already_keeps_it():
+    rng = np.random.default_rng(8)
+    sds = {f"b{i}": 0.01 for i in range(20)}
+    baseline = _baseline(_draws(rng, sds, 3))
+    kept = [_run(r, when=f"2026-10-{i + 1:02d}") for i, r in enumerate(_draws(rng, sds, 6))]
+    current = _run({n: v * 1.10 for n, v in _draws(rng, sds, 1)[0].items()}, when="2026-10-30")
+    with_itself = Noise.of(baseline, [*kept, current])
+    noise = for_judging(baseline, current, earlier=[*kept, current])
+    assert len(noise.runs["b0", "time"]) == 3 + 6 == len(with_itself.runs["b0", "time"]) - 1
+    assert len(judge(baseline, current, noise).regressions) == 20  # every 10% slowdown seen
 
 
 def test_a_policy_threshold_sets_both_minimum_effects():

@@ -17,6 +17,7 @@ from pathlib import Path
 
 from perfkit.results import plots, tables
 from perfkit.results.dashboard import Benchmark, Dashboard, Group, Latest
+from perfkit.results.document import Spark, spark_svg
 from perfkit.results.figures import TIME, TIME_UNIT
 from perfkit.results.history import Trend
 from perfkit.results.judge import WORST_FIRST, Row, Verdict
@@ -41,9 +42,6 @@ code { background: #f5f5f5; padding: 0 0.2em; }
 .improved { background: #dfd; color: #060; } .changed { background: #e6e6ff; color: #339; }
 .unchanged, .new, .missing { color: #555; padding: 0; }
 .muted { color: #666; font-size: 0.9em; }
-svg.spark polyline { fill: none; stroke: #1f77b4; stroke-width: 1.2; }
-svg.spark line { stroke: #d62728; stroke-width: 1; stroke-dasharray: 2 2; }
-svg.spark circle { fill: #1f77b4; }
 """
 
 
@@ -127,31 +125,13 @@ def _change(row: Row | None) -> str:
     return html.escape(f"{row.figure} {tables.fmt_change(row.change)}")
 
 
-def sparkline(values: Sequence[float], changes: Sequence[int]) -> str:
-    """An inline SVG of ``values`` (oldest first), a dashed line before each run a change point begins at."""
-    low, high = min(values), max(values)
-    span = high - low or 1.0
-    step = (SPARK_WIDTH - 4) / max(1, len(values) - 1)
-
-    def x(i: float) -> str:
-        return f"{2 + i * step:.1f}"
-
-    def y(v: float) -> str:
-        return f"{SPARK_HEIGHT - 3 - (v - low) / span * (SPARK_HEIGHT - 6):.1f}"
-
-    points = " ".join(f"{x(i)},{y(v)}" for i, v in enumerate(values))
-    marks = "".join(f'<line x1="{x(i - 0.5)}" y1="0" x2="{x(i - 0.5)}" y2="{SPARK_HEIGHT}"/>'
-                    for i in changes if 0 < i < len(values))
-    size = f'width="{SPARK_WIDTH}" height="{SPARK_HEIGHT}" viewBox="0 0 {SPARK_WIDTH} {SPARK_HEIGHT}"'
-    return (f'<svg class="spark" {size} role="img"><title>the last {len(values)} run(s)</title>'
-            f'{marks}<polyline points="{points}"/>'
-            f'<circle cx="{x(len(values) - 1)}" cy="{y(values[-1])}" r="2"/></svg>')
-
-
 def _spark(bench: Benchmark) -> str:
     values = [v for _, v in bench.trend.points]
     first = max(0, len(values) - SPARK_RUNS)
-    return sparkline(values[first:], [c.index - first for c in bench.trend.changes])
+    shown = tuple(values[first:])
+    spark = Spark(shown, f"the last {len(shown)} run(s)",
+                  changes=tuple(c.index - first for c in bench.trend.changes))
+    return spark_svg(spark, SPARK_WIDTH, SPARK_HEIGHT)
 
 
 def _index(dashboard: Dashboard) -> str:

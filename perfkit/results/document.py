@@ -24,11 +24,12 @@ class Text:
 @dataclass(frozen=True)
 class Spark:
     """A figure over runs, oldest first, drawn small enough for a table cell; ``label`` says what it is,
-    ``link`` the anchor of a section it opens (its chart)."""
+    ``link`` the anchor of a section it opens (its chart), ``changes`` the runs a change point begins at."""
 
     values: tuple[float, ...]
     label: str
     link: str = ""
+    changes: tuple[int, ...] = ()
 
 
 Cell = str | Spark
@@ -193,16 +194,22 @@ def _inline(text: str) -> str:
 
 
 def spark_svg(spark: Spark, width: int = 64, height: int = 16) -> str:
-    """A trend as an inline SVG line (no script, no file, no network), the newest run a dot; the label is
-    its tooltip, and with a link the line opens its chart."""
+    """A trend as an inline SVG line (no script, no file, no network), the newest run a dot and a dashed line
+    before each run a change point begins at; the label is its tooltip, and with a link the line opens its
+    chart."""
     if not spark.values:
         return ""
     step = (width - 4) / max(len(spark.values) - 1, 1)
     points = [(2 + i * step, height - 2 - f * (height - 4)) for i, f in enumerate(_scaled(spark.values))]
     line = " ".join(f"{x:.1f},{y:.1f}" for x, y in points)
+    marks = "".join(
+        f'<line x1="{2 + (i - 0.5) * step:.1f}" y1="0" x2="{2 + (i - 0.5) * step:.1f}" y2="{height}" '
+        'stroke="#d62728" stroke-width="1" stroke-dasharray="2 2"/>'
+        for i in spark.changes if 0 < i < len(spark.values)
+    )
     x, y = points[-1]
     svg = (f'<svg class="spark" width="{width}" height="{height}" viewBox="0 0 {width} {height}" role="img" '
-           f'aria-label="{html.escape(spark.label)}"><title>{html.escape(spark.label)}</title>'
+           f'aria-label="{html.escape(spark.label)}"><title>{html.escape(spark.label)}</title>{marks}'
            f'<polyline points="{line}" fill="none" stroke="#1f77b4" stroke-width="1.5"/>'
            f'<circle cx="{x:.1f}" cy="{y:.1f}" r="2" fill="#d62728"/></svg>')
     return f'<a href="#{spark.link}">{svg}</a>' if spark.link else svg

@@ -388,8 +388,8 @@ def for_judging(baseline: ResultSet, current: ResultSet, store: BaselineStore | 
     store's baseline of that hardware and profile) and the newest runs kept in pytest-benchmark's ``storage``
     for them, where that folder exists, or in the history database at URL ``db`` instead
     (perfkit.results.store), or ``earlier``, the kept runs a caller already holds (a dashboard's runs before
-    the one it judges). Across hardware the baseline's own runs alone: another machine's noise says nothing
-    of these two."""
+    the one it judges), less the run judged itself. Across hardware the baseline's own runs alone: another
+    machine's noise says nothing of these two."""
     from perfkit.results import history  # reads files: only here
 
     if current.hardware_id != baseline.hardware_id:
@@ -409,4 +409,7 @@ def for_judging(baseline: ResultSet, current: ResultSet, store: BaselineStore | 
     elif storage is not None and storage.is_dir():
         found = history.load_history(storage, baseline.hardware_id).of_profile(baseline.profile)
         kept = found.runs[-KEPT_RUNS:]
+    # the run judged is often kept already (the nightly saves it before the report): its own values would
+    # count as noise around themselves, and a 10% slowdown went from 'regressed' to 'unknown'
+    kept = tuple(run for run in kept if run.datetime != current.datetime)
     return Noise.of(baseline, kept, stored, declared)
