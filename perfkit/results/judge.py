@@ -239,7 +239,8 @@ class _Judged:
     ratio: bool = False
 
 
-def _minimum_effect(fig: FigureRuns, policy: Policy) -> float:
+def minimum_effect(fig: FigureRuns, policy: Policy) -> float:
+    """The smallest change worth a verdict: the benchmark's own tolerance, else the policy's for its kind."""
     if fig.tolerance is not None:
         return fig.tolerance
     return policy.bound_threshold if fig.gpu_bound else policy.threshold
@@ -252,8 +253,8 @@ def _judge_figure(fig: FigureRuns, policy: Policy, noise: FigureNoise | None) ->
         note = f"a gating figure only {'this run' if not b else 'the baseline'} has" if fig.judged else ""
         return _Judged(_row(fig, verdict, note=note, gating=fig.judged))
     if fig.judged:
-        return _gate(fig, _minimum_effect(fig, policy), noise)
-    return _informational(fig, _minimum_effect(fig, policy), noise)
+        return _gate(fig, minimum_effect(fig, policy), noise)
+    return _informational(fig, minimum_effect(fig, policy), noise)
 
 
 def _row(fig: FigureRuns, verdict: Verdict, note: str = "", gating: bool = False) -> Row:
