@@ -1,5 +1,5 @@
 """The ``perfkit`` command: hw, compare, baseline save, history, dashboard, report, memory, flops, predict,
-roofline.
+roofline, ab, bisect.
 
 Exit codes: 0 fine, 1 a significant regression with ``compare --fail``, 2 bad input
 (usage, a missing or corrupt file); errors are one line, never a traceback.
@@ -11,6 +11,7 @@ import json
 import math
 import re
 import sys
+import tempfile
 from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
@@ -239,7 +240,36 @@ def _parser() -> argparse.ArgumentParser:
     roof.add_argument("results", type=Path)
     roof.add_argument("--out", type=Path, required=True, help="PNG file to write")
     roof.set_defaults(func=_roofline)
+
+    abp = sub.add_parser("ab", help="A/B two git refs: their benchmarks in alternating fresh processes, a "
+                                    "paired verdict per benchmark")
+    abp.add_argument("base", help="the git ref measured as A")
+    abp.add_argument("head", nargs="?", default=None,
+                     help="the git ref measured as B (default: the working tree as it is, uncommitted "
+                          "changes included)")
+    _ab_options(abp, False, "pytest -k expression selecting the benchmarks (default: all)")
+    abp.add_argument("--out", type=Path, default=None,
+                     help="folder for base.json, head.json and ab.json (default: a new temporary folder)")
+    abp.add_argument("--seed", type=int, default=None,
+                     help="seed of the ABBA order (default: random, recorded)")
+    abp.set_defaults(func=_ab)
+
+    bis = sub.add_parser("bisect", help="git bisect a benchmark's regression, each commit A/B'd against GOOD")
+    bis.add_argument("good", help="a git ref where the benchmark is fine")
+    bis.add_argument("bad", help="a later git ref where it regressed")
+    _ab_options(bis, True, "pytest -k expression selecting the benchmark")
+    bis.add_argument("--out", type=Path, default=None,
+                     help="folder for each step's A/B (default: a new temporary folder)")
+    bis.set_defaults(func=_bisect)
     return parser
+
+
+def _ab_options(parser: argparse.ArgumentParser, required: bool, help_text: str) -> None:
+    parser.add_argument("-k", dest="expr", required=required, metavar="EXPR", help=help_text)
+    parser.add_argument("--rounds", type=int, default=10,
+                        help="most pairs to run; fewer when every benchmark is decided sooner (default 10)")
+    parser.add_argument("--benches", nargs="+", default=["benches"], metavar="PATH",
+                        help="the bench folders or files, relative to each checkout (default: benches)")
 
 
 def _model_command(sub: Any, name: str, help_text: str, func: Callable[[argparse.Namespace], int],
@@ -513,6 +543,34 @@ def _report(args: argparse.Namespace) -> int:
             print(f"perfkit: report without history: {exc}", file=sys.stderr)
     path = report.write_report(results, args.out, comparison, str(args.baseline or ""), kept)
     print(f"perfkit: wrote {path} and {path.with_suffix('.html')} (self-contained: opens offline)")
+    return 0
+
+
+def _out_folder(given: Path | None, prefix: str) -> Path:
+    if given is not None and given.is_file():
+        raise UsageError(f"--out {given} is a file; give a folder (made where it does not exist)")
+    return given if given is not None else Path(tempfile.mkdtemp(prefix=prefix))
+
+
+def _ab(args: argparse.Namespace) -> int:
+    from perfkit import ab
+
+    out = _out_folder(args.out, "perfkit-ab-out-")
+    print(f"perfkit: A/B results in {out}")
+    result = ab.ab(Path.cwd(), args.base, args.head, out, expr=args.expr, rounds=args.rounds, seed=args.seed,
+                   benches=args.benches, say=lambda line: print(f"perfkit: {line}", flush=True))
+    print(ab.render(result))
+    return 0
+
+
+def _bisect(args: argparse.Namespace) -> int:
+    from perfkit import ab, bisect
+
+    out = _out_folder(args.out, "perfkit-bisect-out-")
+    print(f"perfkit: bisect steps in {out}")
+    found = bisect.bisect(Path.cwd(), args.good, args.bad, args.expr, args.rounds, out, args.benches)
+    print(f"first bad commit: {found.commit} {found.summary}")
+    print(ab.render(found.report))
     return 0
 
 

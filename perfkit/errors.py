@@ -24,3 +24,7 @@ class HardwareError(PerfkitError):
 
 class MeasurementError(PerfkitError):
     """A benchmark produced a wrong answer: a fast wrong result is a failure, not a result."""
+
+
+class BuildError(PerfkitError):
+    """A checkout's benchmarks do not collect or run (A/B, bisect): that commit does not build."""

@@ -1,13 +1,58 @@
-"""The paired A/B test (perfkit.results.paired)."""
+"""perfkit ab and perfkit bisect: the paired test, the ABBA order, refusals, and runs of a small synthetic
+git repository made here (a CPU loop whose size grows 10x at a known commit: on a shared 2-core runner the
+median time of identical code moves up to 1.8x between fresh processes, so a 3x step is not told apart from
+a neighbour in three pairs)."""
 from __future__ import annotations
 
+import itertools
+import json
 import math
 import random
+import subprocess
+import time
+from pathlib import Path
 
 import pytest
 
+from perfkit import ab
+from perfkit.cli import main
+from perfkit.errors import BuildError
+from perfkit.results import load
 from perfkit.results.judge import Verdict
 from perfkit.results.paired import verdicts
+
+BENCH = '''N = {n}
+
+
+def test_sum(benchmark, perfkit_metrics):
+    perfkit_metrics.tolerance(0.9)  # a shared 2-core runner: only the 10x step is worth a verdict here
+    benchmark.pedantic(sum, args=(range(N),), rounds=9, iterations=1, warmup_rounds=1)
+'''
+EXTRA = '''
+
+def test_extra(benchmark):
+    benchmark.pedantic(sum, args=(range(1000),), rounds=3, iterations=1)
+'''
+
+
+def _git(repo: Path, *args: str) -> str:
+    return subprocess.run(["git", "-c", "user.email=t@t", "-c", "user.name=t", *args], cwd=repo, check=True,
+                          capture_output=True, text=True).stdout.strip()
+
+
+def _commit(repo: Path, n: int, message: str, extra: bool = False) -> str:
+    (repo / "benches" / "test_loop.py").write_text(BENCH.format(n=n) + (EXTRA if extra else ""))
+    _git(repo, "add", "-A")
+    _git(repo, "commit", "-q", "--allow-empty", "-m", message)
+    return _git(repo, "rev-parse", "HEAD")
+
+
+def _repo(path: Path) -> Path:
+    path.mkdir()
+    (path / "benches").mkdir()
+    (path / "conftest.py").write_text('pytest_plugins = ["perfkit.plugin"]\n')
+    _git(path, "init", "-q")
+    return path
 
 
 def _pairs(shift: float, count: int, seed: int = 0) -> list[tuple[float, float]]:
@@ -37,3 +82,98 @@ def test_drift_between_rounds_cancels_in_the_pairs_and_too_few_pairs_stay_unknow
     assert one.verdict is Verdict.UNKNOWN and not one.settled and "needs 2 pairs" in one.note
     noisy = verdicts({"b": [(1.0, 1.3), (1.0, 0.95)]}, {"b": 0.05}, 0.05)[0]  # beyond 5%, 1 df
     assert noisy.verdict is Verdict.UNKNOWN and "more pairs decide" in noisy.note and not noisy.settled
+
+
+def test_the_order_is_abba_from_a_seeded_coin():
+    plan = ab.orders(7, 6)
+    assert plan == ab.orders(7, 6) and all(a == b[::-1] for a, b in itertools.pairwise(plan))
+    assert {ab.orders(seed, 1)[0] for seed in range(20)} == {"AB", "BA"}
+
+
+def _one_line_error(capsys: pytest.CaptureFixture[str], *argv: str) -> str:
+    assert main(list(argv)) == 2
+    err = capsys.readouterr().err.strip()
+    assert len(err.splitlines()) == 1 and err.startswith("perfkit: error: ")
+    return err
+
+
+def test_a_bad_ref_and_a_shallow_clone_are_one_sentence(tmp_path, monkeypatch, capsys):
+    repo = _repo(tmp_path / "repo")
+    _commit(repo, 100, "one")
+    _commit(repo, 200, "two")
+    monkeypatch.chdir(repo)
+    assert "'nope' names no commit" in _one_line_error(capsys, "ab", "nope")
+    assert "'nope' names no commit" in _one_line_error(capsys, "bisect", "HEAD~1", "nope", "-k", "test_sum")
+    subprocess.run(["git", "clone", "-q", "--depth", "1", f"file://{repo}", str(tmp_path / "shallow")],
+                   check=True)
+    monkeypatch.chdir(tmp_path / "shallow")
+    assert "is a shallow clone" in _one_line_error(capsys, "ab", "HEAD")
+    monkeypatch.chdir(tmp_path)
+    assert "not inside a git repository" in _one_line_error(capsys, "ab", "HEAD")
+
+
+def test_a_side_that_does_not_build_is_one_sentence(tmp_path, monkeypatch, capsys):
+    repo = _repo(tmp_path / "repo")
+    _commit(repo, 100, "fine")
+    (repo / "benches" / "test_loop.py").write_text("def test_sum(benchmark:\n")
+    _git(repo, "commit", "-q", "-am", "broken")
+    monkeypatch.chdir(repo)
+    err = _one_line_error(capsys, "ab", "HEAD~1", "HEAD", "--out", str(tmp_path / "out"), "--rounds", "2")
+    assert "head HEAD" in err and "does not build" in err
+    assert _git(repo, "worktree", "list").count("\n") == 0  # the checkouts were removed
+    with pytest.raises(BuildError):
+        ab.ab(repo, "HEAD", "HEAD~1", tmp_path / "out2", rounds=2)
+
+
+def test_ab_of_the_working_tree_writes_nothing_there_and_reports_new_ones(tmp_path, monkeypatch, capsys):
+    repo = _repo(tmp_path / "repo")
+    _commit(repo, 100_000, "base")
+    (repo / "benches" / "test_loop.py").write_text(BENCH.format(n=1_000_000) + EXTRA)  # uncommitted
+    monkeypatch.chdir(repo)
+    out = tmp_path / "out"
+    assert main(["ab", "HEAD", "--rounds", "2", "--seed", "3", "--out", str(out)]) == 0
+    text = capsys.readouterr().out
+    assert "paired t-test" in text and "working tree (uncommitted changes)" in text
+    assert "benches/test_loop.py::test_extra" in text and "new (head only)" in text
+    report = json.loads((out / "ab.json").read_text())
+    assert report["orders"] == ab.orders(3, 2) and report["new"] == ["benches/test_loop.py::test_extra"]
+    [row] = report["benchmarks"]
+    assert row["pairs"] == 2 and row["change"] > 2.0  # 10x the work
+    assert len(load.load(out / "head.json").runs()["benches/test_loop.py::test_sum"]["time"]) == 2
+    assert main(["compare", str(out / "base.json"), str(out / "head.json")]) == 0
+    assert _git(repo, "status", "--porcelain", "--ignored") == "M benches/test_loop.py"  # its own edit only
+    assert _git(repo, "worktree", "list").count("\n") == 0
+
+
+def test_a_run_stopped_midway_keeps_its_finished_pairs_and_removes_its_checkout(tmp_path, monkeypatch):
+    repo = _repo(tmp_path / "repo")
+    _commit(repo, 1000, "one")
+    _commit(repo, 1000, "two", extra=True)
+    real, calls = ab.run_side, []
+
+    def interrupted(*args, **kwargs):
+        calls.append(1)
+        if len(calls) > 2:
+            raise KeyboardInterrupt
+        return real(*args, **kwargs)
+
+    monkeypatch.setattr(ab, "run_side", interrupted)
+    with pytest.raises(KeyboardInterrupt):
+        ab.ab(repo, "HEAD~1", "HEAD", tmp_path / "out", expr="test_sum", rounds=4, seed=0)
+    report = json.loads((tmp_path / "out" / "ab.json").read_text())
+    assert len(report["orders"]) == 1 and report["benchmarks"][0]["pairs"] == 1
+    assert _git(repo, "worktree", "list").count("\n") == 0  # only the repository itself
+
+
+def test_bisect_finds_the_commit_that_made_the_loop_10x_longer(tmp_path, monkeypatch, capsys):
+    repo = _repo(tmp_path / "repo")
+    commits = [_commit(repo, 100_000 if i < 4 else 1_000_000, f"c{i}") for i in range(8)]
+    monkeypatch.chdir(repo)
+    start = time.monotonic()
+    assert main(["bisect", commits[0], commits[-1], "-k", "test_sum", "--rounds", "3",
+                 "--out", str(tmp_path / "out")]) == 0
+    took = time.monotonic() - start
+    text = capsys.readouterr().out
+    assert f"first bad commit: {commits[4]} c4" in text and "regressed" in text, text
+    assert not (repo / ".git" / "BISECT_START").exists() and _git(repo, "rev-parse", "HEAD") == commits[-1]
+    assert took < 600, took

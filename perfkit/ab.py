@@ -1,0 +1,223 @@
+"""A/B of two code versions: each git ref in a checkout of its own, their benchmarks run in alternating
+fresh processes until the paired test (perfkit.results.paired) decides each one or the rounds are spent.
+
+Interleaving is the point (RMIT, duet benchmarking): a drift of the machine over the minutes of an A/B hits
+both sides alike. The order inside a round follows ABBA (each round the reverse of the one before) from a
+seeded coin, so neither side always runs first, warm after the other, and the seed is recorded. Both sides
+use this environment's Python and packages; each imports its own perfkit (PYTHONPATH and cwd at its
+checkout). Nothing is written into either checkout: results go to ``out``, bytecode is not written, the
+checkouts made here are removed on the way out, error or Ctrl-C alike.
+"""
+from __future__ import annotations
+
+import json
+import os
+import random
+import shutil
+import subprocess
+import sys
+import tempfile
+from collections.abc import Callable, Iterator, Sequence
+from contextlib import ExitStack, contextmanager
+from dataclasses import asdict, dataclass
+from pathlib import Path
+from typing import Any
+
+from perfkit.errors import BuildError, UsageError
+from perfkit.results import baselines, load, paired
+from perfkit.results.figures import TIME
+from perfkit.results.judge import Policy, minimum_effect
+from perfkit.results.model import ResultSet
+from perfkit.results.pairing import pair
+
+#: pytest's exit status when nothing was collected: that side lacks the benchmarks (new/missing), no error.
+NO_TESTS_COLLECTED = 5
+WORKING_TREE = "working tree"
+DEFAULT_POLICY = Policy()
+
+
+@dataclass(frozen=True)
+class Side:
+    label: str  # "base" or "head"
+    ref: str
+    commit: str
+    root: Path
+
+
+def git(repo: Path, *args: str) -> str:
+    """git's output; a failure is one UsageError line with git's own last line."""
+    done = subprocess.run(["git", *args], cwd=repo, capture_output=True, text=True, check=False)
+    if done.returncode:
+        last = (done.stderr.strip().splitlines() or ["no message"])[-1]
+        raise UsageError(f"git {' '.join(args)} failed in {repo}: {last}")
+    return done.stdout.strip()
+
+
+def repository(path: Path) -> Path:
+    """The top folder of the full (not shallow) clone holding ``path``."""
+    done = subprocess.run(["git", "rev-parse", "--show-toplevel"], cwd=path, capture_output=True, text=True,
+                          check=False)
+    if done.returncode:
+        raise UsageError(f"{path} is not inside a git repository; run this from a checkout of the code")
+    top = Path(done.stdout.strip())
+    if git(top, "rev-parse", "--is-shallow-repository") == "true":
+        raise UsageError(f"{top} is a shallow clone, whose history lacks the commits to compare; run "
+                         "`git fetch --unshallow` first")
+    return top
+
+
+def resolve(repo: Path, ref: str) -> str:
+    """The commit ``ref`` names, or one UsageError line."""
+    done = subprocess.run(["git", "rev-parse", "--verify", "--quiet", f"{ref}^{{commit}}"], cwd=repo,
+                          capture_output=True, text=True, check=False)
+    if done.returncode or not done.stdout.strip():
+        raise UsageError(f"{ref!r} names no commit of {repo}; give a branch, tag or commit that `git log` "
+                         "shows")
+    return done.stdout.strip()
+
+
+@contextmanager
+def worktree(repo: Path, commit: str) -> Iterator[Path]:
+    """A detached checkout of ``commit`` in a temporary folder, removed (and unregistered) on the way out."""
+    folder = Path(tempfile.mkdtemp(prefix="perfkit-ab-"))
+    path = folder / "checkout"
+    try:
+        git(repo, "worktree", "add", "--detach", "--quiet", str(path), commit)
+        yield path
+    finally:
+        subprocess.run(["git", "worktree", "remove", "--force", str(path)], cwd=repo, capture_output=True,
+                       check=False)
+        shutil.rmtree(folder, ignore_errors=True)
+        subprocess.run(["git", "worktree", "prune"], cwd=repo, capture_output=True, check=False)
+
+
+def orders(seed: int, rounds: int) -> list[str]:
+    """Each round's order of the sides (A base, B head): ABBA, each round the reverse of the one before,
+    the first round's by a coin of ``seed``."""
+    first = random.Random(seed).choice(("AB", "BA"))
+    return [first if i % 2 == 0 else first[::-1] for i in range(rounds)]
+
+
+def run_side(side: Side, benches: Sequence[str], expr: str | None, out: Path) -> ResultSet | None:
+    """One fresh-process run of the selected benchmarks of ``side`` (None: it has none of them)."""
+    command = [sys.executable, "-m", "pytest", *benches, "-q", "-p", "perfkit.plugin", "-p",
+               "no:cacheprovider", "--perfkit-baseline=none", "-m", "weekly or not weekly",
+               f"--benchmark-json={out}"]
+    if expr:
+        command += ["-k", expr]
+    paths = [str(side.root), *([os.environ["PYTHONPATH"]] if os.environ.get("PYTHONPATH") else [])]
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join(paths), "PYTHONDONTWRITEBYTECODE": "1"}
+    done = subprocess.run(command, cwd=side.root, env=env, capture_output=True, text=True, check=False)
+    if done.returncode == NO_TESTS_COLLECTED:
+        return None
+    if done.returncode or not out.exists() or not out.stat().st_size:
+        tail = " | ".join((done.stdout + done.stderr).strip().splitlines()[-2:])
+        raise BuildError(f"{side.label} {side.ref} ({side.commit[:10]}) does not build: its benchmark run "
+                         f"exited {done.returncode} ({tail})")
+    return load.load(out)
+
+
+def ab(path: Path, base_ref: str, head_ref: str | None, out: Path, *, expr: str | None = None,
+       rounds: int = 10, seed: int | None = None, benches: Sequence[str] = ("benches",),
+       policy: Policy = DEFAULT_POLICY, say: Callable[[str], None] = lambda _: None) -> dict[str, Any]:
+    """Run the A/B and return what it writes to ``out/ab.json``; ``head_ref`` None: the working tree as
+    it is (uncommitted changes included)."""
+    if rounds < paired.MIN_PAIRS:
+        raise UsageError(f"--rounds must be at least {paired.MIN_PAIRS} (a paired test needs that many "
+                         f"pairs), not {rounds}")
+    repo = repository(path)
+    base_commit = resolve(repo, base_ref)
+    head_commit = resolve(repo, head_ref or "HEAD")
+    with ExitStack() as stack:
+        base = Side("base", base_ref, base_commit, stack.enter_context(worktree(repo, base_commit)))
+        if head_ref is None:
+            dirty = bool(git(repo, "status", "--porcelain", "--untracked-files=no"))
+            head = Side("head", WORKING_TREE + (" (uncommitted changes)" if dirty else ""), head_commit, repo)
+        else:
+            head = Side("head", head_ref, head_commit, stack.enter_context(worktree(repo, head_commit)))
+        out.mkdir(parents=True, exist_ok=True)
+        return _interleave(base, head, out, expr, rounds, random.randrange(2**32) if seed is None else seed,
+                           benches, policy, say)
+
+
+def _interleave(base: Side, head: Side, out: Path, expr: str | None, rounds: int, seed: int,
+                benches: Sequence[str], policy: Policy, say: Callable[[str], None]) -> dict[str, Any]:
+    kept: dict[str, list[ResultSet]] = {"base": [], "head": []}
+    times: dict[str, list[tuple[float, float]]] = {}
+    minimum: dict[str, float] = {}
+    plan = orders(seed, rounds)
+    report: dict[str, Any] = {}
+    for i, order in enumerate(plan):
+        got: dict[str, ResultSet | None] = {}
+        for letter in order:
+            side = base if letter == "A" else head
+            got[side.label] = run_side(side, benches, expr, out / f"{side.label}-{i + 1}.json")
+        b, h = got["base"], got["head"]
+        if b is None and h is None:
+            raise UsageError(f"-k {expr!r} selects no benchmark of {' '.join(benches)} on either side")
+        for label, results in got.items():
+            if results is not None:
+                kept[label].append(results)
+                baselines.write_atomically(out / f"{label}.json", baselines.from_runs(kept[label]))
+        if b is not None and h is not None:
+            for fig in pair(b, h).figures:
+                if fig.figure == TIME and fig.baseline and fig.current:
+                    times.setdefault(fig.benchmark, []).append((fig.baseline[0], fig.current[0]))
+                    minimum[fig.benchmark] = minimum_effect(fig, policy)
+        rows = paired.verdicts(times, minimum, policy.alpha)
+        report = _report(base, head, seed, plan[: i + 1], rounds, policy, rows, times, kept)
+        _write_json(out / "ab.json", report)
+        say(f"pair {i + 1}/{rounds} ({order}): " + ", ".join(f"{r.benchmark} {r.verdict}" for r in rows))
+        if rows and all(r.settled for r in rows):
+            break
+    return report
+
+
+def _report(base: Side, head: Side, seed: int, done: list[str], rounds: int, policy: Policy,
+            rows: list[paired.PairedRow], times: dict[str, list[tuple[float, float]]],
+            kept: dict[str, list[ResultSet]]) -> dict[str, Any]:
+    names = {label: {b.fullname for r in sets for b in r.benchmarks} for label, sets in kept.items()}
+    return {
+        "base": {"ref": base.ref, "commit": base.commit},
+        "head": {"ref": head.ref, "commit": head.commit},
+        "seed": seed,
+        "orders": done,
+        "rounds": rounds,
+        "test": paired.TEST,
+        "why": paired.WHY,
+        "correction": "holm",
+        "alpha": policy.alpha,
+        "minimum_effect": {"gpu_bound": policy.bound_threshold, "other": policy.threshold},
+        "benchmarks": [{**asdict(r), "verdict": r.verdict.value} for r in rows],
+        "pairs": times,
+        "new": sorted(names["head"] - names["base"]),
+        "missing": sorted(names["base"] - names["head"]),
+    }
+
+
+def _write_json(path: Path, data: dict[str, Any]) -> None:
+    """Through a temporary file and a rename: a run killed midway leaves the last whole report."""
+    tmp = path.with_name(f".{path.name}.tmp")
+    tmp.write_text(json.dumps(data, indent=2) + "\n", encoding="utf-8")
+    os.replace(tmp, path)
+
+
+def render(report: dict[str, Any]) -> str:
+    """The A/B table: which test and why, then one line per benchmark."""
+    base, head, effect = report["base"], report["head"], report["minimum_effect"]
+    lines = [
+        (f"A/B: base {base['ref']} ({base['commit'][:10]}) against head {head['ref']} "
+         f"({head['commit'][:10]}); {len(report['orders'])} of {report['rounds']} pairs run, orders "
+         f"{' '.join(report['orders'])} (ABBA from seed {report['seed']})"),
+        (f"test: {report['test']}, Holm over the benchmarks at alpha {report['alpha']:.0%}: {report['why']}; "
+         f"minimum effect {effect['gpu_bound']:.0%} GPU-bound, {effect['other']:.0%} otherwise"),
+        f"{'benchmark':<48} {'verdict':<10} {'change':>8} {'min':>4} {'MDE':>7} {'pairs':>5}  note",
+    ]
+    for row in report["benchmarks"]:
+        change = "" if row["change"] is None else f"{row['change']:+.1%}"
+        mde = "" if row["mde"] is None else f"{row['mde']:.1%}"
+        lines.append(f"{row['benchmark']:<48} {row['verdict']:<10} {change:>8} {row['minimum']:>4.0%} "
+                     f"{mde:>7} {row['pairs']:>5}  {row['note']}")
+    lines += [f"{name:<48} new (head only)" for name in report["new"]]
+    lines += [f"{name:<48} missing (base only)" for name in report["missing"]]
+    return "\n".join(lines)

@@ -1,0 +1,103 @@
+"""``perfkit bisect GOOD BAD -k BENCHMARK``: ``git bisect run`` with an A/B of each commit against GOOD as
+the test, so a commit is bad only when the paired test says the benchmark regressed against GOOD itself,
+re-measured beside it, never against a stored number.
+
+git bisect runs with ``--no-checkout``: it moves BISECT_HEAD, not the working tree, and each probe A/Bs
+GOOD against BISECT_HEAD in checkouts of their own; the working tree, dirty or not, is never touched.
+The probe (:func:`main`) answers git bisect's way: 0 good (unchanged or improved), 1 bad
+(regressed), 125 skip (the commit does not build, lacks the benchmark, or the verdict stays unknown after
+the rounds), 128 abort (anything else: a crash must not read as "bad").
+"""
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import re
+import subprocess
+import sys
+from collections.abc import Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import perfkit
+from perfkit import ab
+from perfkit.errors import BuildError, PerfkitError, UsageError
+from perfkit.results.judge import Verdict
+
+GOOD, BAD, SKIP, ABORT = 0, 1, 125, 128
+#: The probe's command: sys.path[0] is the repository (git bisect runs it there), dropped so that a perfkit
+#: inside it does not shadow the one driving (``python -P`` does that from 3.11 only).
+PROBE = "import sys; del sys.path[0]; from perfkit.bisect import main; sys.exit(main())"
+FIRST_BAD = re.compile(r"^([0-9a-f]{40}) is the first bad commit", re.MULTILINE)
+
+
+@dataclass(frozen=True)
+class Found:
+    commit: str
+    summary: str  # the commit's subject line
+    report: dict[str, Any]  # the A/B of that commit against GOOD (ab.json)
+
+
+def bisect(path: Path, good: str, bad: str, expr: str, rounds: int, out: Path,
+           benches: Sequence[str] = ("benches",)) -> Found:
+    """The first commit between ``good`` and ``bad`` whose benchmarks ``expr`` regressed against
+    ``good``; ``git bisect reset`` always follows."""
+    repo = ab.repository(path)
+    good_commit, bad_commit = ab.resolve(repo, good), ab.resolve(repo, bad)
+    if (repo / ab.git(repo, "rev-parse", "--git-path", "BISECT_START")).exists():
+        raise UsageError(f"{repo} is in the middle of a git bisect; finish it with `git bisect reset` first")
+    steps = out / "steps"
+    probe = [sys.executable, "-c", PROBE, good_commit, "-k", expr, "--rounds", str(rounds),
+             "--out", str(steps), "--benches", *benches]
+    here = str(Path(perfkit.__file__).resolve().parent.parent)  # this perfkit, not the commit's, drives
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join([here, *filter(None, [os.environ.get("PYTHONPATH")])])}
+    try:
+        ab.git(repo, "bisect", "start", "--no-checkout", bad_commit, good_commit)
+        done = subprocess.run(["git", "bisect", "run", *probe], cwd=repo, env=env, capture_output=True,
+                              text=True, check=False)
+    finally:
+        subprocess.run(["git", "bisect", "reset"], cwd=repo, capture_output=True, check=False)
+    found = FIRST_BAD.search(done.stdout)
+    if found is None:
+        tail = " | ".join((done.stdout + done.stderr).strip().splitlines()[-3:])
+        raise PerfkitError(f"git bisect named no first bad commit between {good} and {bad}: {tail}")
+    commit = found.group(1)
+    measured = steps / commit / "ab.json"  # git bisect never tests BAD itself: measure it when it is the one
+    report = (json.loads(measured.read_text(encoding="utf-8")) if measured.exists() else
+              ab.ab(repo, good_commit, commit, steps / commit, expr=expr, rounds=rounds, benches=benches))
+    return Found(commit, ab.git(repo, "log", "-1", "--format=%s", commit), report)
+
+
+def probe(good: str, expr: str, rounds: int, out: Path, benches: Sequence[str]) -> int:
+    """git bisect's test of BISECT_HEAD: an A/B against ``good``, its verdict as git bisect's exit status."""
+    repo = ab.repository(Path.cwd())
+    commit = ab.resolve(repo, "BISECT_HEAD")
+    try:
+        report = ab.ab(repo, good, commit, out / commit, expr=expr, rounds=rounds, benches=benches)
+    except BuildError as exc:
+        print(f"perfkit bisect: skip {commit[:10]}: {exc}", file=sys.stderr)
+        return SKIP
+    verdicts = {Verdict(row["verdict"]) for row in report["benchmarks"]}
+    print(ab.render(report))
+    if Verdict.REGRESSED in verdicts:
+        return BAD
+    if not verdicts or Verdict.UNKNOWN in verdicts:
+        return SKIP
+    return GOOD
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(prog="perfkit bisect probe", description=probe.__doc__)
+    parser.add_argument("good")
+    parser.add_argument("-k", dest="expr", required=True)
+    parser.add_argument("--rounds", type=int, required=True)
+    parser.add_argument("--out", type=Path, required=True)
+    parser.add_argument("--benches", nargs="+", required=True)
+    args = parser.parse_args(argv)
+    try:
+        return probe(args.good, args.expr, args.rounds, args.out, args.benches)
+    except Exception as exc:  # noqa: BLE001 - git bisect would read a traceback's exit 1 as "bad"
+        print(f"perfkit bisect: abort: {exc}", file=sys.stderr)
+        return ABORT
