@@ -168,7 +168,7 @@ def _interleave(base: Side, head: Side, out: Path, expr: str | None, rounds: int
         report = _report(base, head, seed, plan[: i + 1], rounds, policy, rows, times, kept)
         _write_json(out / "ab.json", report)
         say(f"pair {i + 1}/{rounds} ({order}): " + ", ".join(f"{r.benchmark} {r.verdict}" for r in rows))
-        if rows and all(r.settled for r in rows):
+        if all(r.settled for r in rows):  # none in common: one round tells what is new and missing
             break
     return report
 

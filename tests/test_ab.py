@@ -143,6 +143,9 @@ def test_ab_of_the_working_tree_writes_nothing_there_and_reports_new_ones(tmp_pa
     assert main(["compare", str(out / "base.json"), str(out / "head.json")]) == 0
     assert _git(repo, "status", "--porcelain", "--ignored") == "M benches/test_loop.py"  # its own edit only
     assert _git(repo, "worktree", "list").count("\n") == 0
+    only_head = ab.ab(repo, "HEAD", None, tmp_path / "out2", expr="test_extra", rounds=3)
+    assert only_head["new"] == ["benches/test_loop.py::test_extra"] and only_head["benchmarks"] == []
+    assert len(only_head["orders"]) == 1  # nothing to pair: one round says what is new
 
 
 def test_a_run_stopped_midway_keeps_its_finished_pairs_and_removes_its_checkout(tmp_path, monkeypatch):
