@@ -117,17 +117,30 @@ def run_side(side: Side, benches: Sequence[str], expr: str | None, out: Path) ->
     return load.load(out)
 
 
-def ab(path: Path, base_ref: str, head_ref: str | None, out: Path, *, expr: str | None = None,
-       rounds: int = 10, seed: int | None = None, benches: Sequence[str] = ("benches",),
-       policy: Policy = DEFAULT_POLICY, say: Callable[[str], None] = lambda _: None) -> dict[str, Any]:
-    """Run the A/B and return what it writes to ``out/ab.json``; ``head_ref`` None: the working tree as
-    it is (uncommitted changes included)."""
+def check_rounds(rounds: int) -> None:
     if rounds < paired.MIN_PAIRS:
         raise UsageError(f"--rounds must be at least {paired.MIN_PAIRS} (a paired test needs that many "
                          f"pairs), not {rounds}")
+
+
+def output_folder(given: Path | None, prefix: str) -> Path:
+    """``given``, or a new temporary folder (made only once the input was found good)."""
+    if given is not None and given.is_file():
+        raise UsageError(f"--out {given} is a file; give a folder (made where it does not exist)")
+    return given if given is not None else Path(tempfile.mkdtemp(prefix=prefix))
+
+
+def ab(path: Path, base_ref: str, head_ref: str | None, out: Path | None, *, expr: str | None = None,
+       rounds: int = 10, seed: int | None = None, benches: Sequence[str] = ("benches",),
+       policy: Policy = DEFAULT_POLICY, say: Callable[[str], None] = lambda _: None) -> dict[str, Any]:
+    """Run the A/B and return what it writes to ``out/ab.json`` (None: a new temporary folder, said);
+    ``head_ref`` None: the working tree as it is (uncommitted changes included)."""
+    check_rounds(rounds)
     repo = repository(path)
     base_commit = resolve(repo, base_ref)
     head_commit = resolve(repo, head_ref or "HEAD")
+    out = output_folder(out, "perfkit-ab-out-")
+    say(f"results in {out}")
     with ExitStack() as stack:
         base = Side("base", base_ref, base_commit, stack.enter_context(worktree(repo, base_commit)))
         if head_ref is None:

@@ -16,7 +16,7 @@ import os
 import re
 import subprocess
 import sys
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -40,15 +40,17 @@ class Found:
     report: dict[str, Any]  # the A/B of that commit against GOOD (ab.json)
 
 
-def bisect(path: Path, good: str, bad: str, expr: str, rounds: int, out: Path,
-           benches: Sequence[str] = ("benches",)) -> Found:
+def bisect(path: Path, good: str, bad: str, expr: str, rounds: int, out: Path | None,
+           benches: Sequence[str] = ("benches",), say: Callable[[str], None] = lambda _: None) -> Found:
     """The first commit between ``good`` and ``bad`` whose benchmarks ``expr`` regressed against
-    ``good``; ``git bisect reset`` always follows."""
+    ``good``; ``git bisect reset`` always follows. ``out`` None: a new temporary folder, said."""
+    ab.check_rounds(rounds)
     repo = ab.repository(path)
     good_commit, bad_commit = ab.resolve(repo, good), ab.resolve(repo, bad)
     if (repo / ab.git(repo, "rev-parse", "--git-path", "BISECT_START")).exists():
         raise UsageError(f"{repo} is in the middle of a git bisect; finish it with `git bisect reset` first")
-    steps = out / "steps"
+    steps = ab.output_folder(out, "perfkit-bisect-out-") / "steps"
+    say(f"each step's A/B in {steps}")
     probe = [sys.executable, "-c", PROBE, good_commit, "-k", expr, "--rounds", str(rounds),
              "--out", str(steps), "--benches", *benches]
     here = str(Path(perfkit.__file__).resolve().parent.parent)  # this perfkit, not the commit's, drives

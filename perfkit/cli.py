@@ -11,7 +11,6 @@ import json
 import math
 import re
 import sys
-import tempfile
 from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
@@ -546,19 +545,16 @@ def _report(args: argparse.Namespace) -> int:
     return 0
 
 
-def _out_folder(given: Path | None, prefix: str) -> Path:
-    if given is not None and given.is_file():
-        raise UsageError(f"--out {given} is a file; give a folder (made where it does not exist)")
-    return given if given is not None else Path(tempfile.mkdtemp(prefix=prefix))
+def _say(line: str) -> None:
+    """Progress of a long command (ab, bisect), printed as it happens."""
+    print(f"perfkit: {line}", flush=True)
 
 
 def _ab(args: argparse.Namespace) -> int:
     from perfkit import ab
 
-    out = _out_folder(args.out, "perfkit-ab-out-")
-    print(f"perfkit: A/B results in {out}")
-    result = ab.ab(Path.cwd(), args.base, args.head, out, expr=args.expr, rounds=args.rounds, seed=args.seed,
-                   benches=args.benches, say=lambda line: print(f"perfkit: {line}", flush=True))
+    result = ab.ab(Path.cwd(), args.base, args.head, args.out, expr=args.expr, rounds=args.rounds,
+                   seed=args.seed, benches=args.benches, say=_say)
     print(ab.render(result))
     return 0
 
@@ -566,9 +562,8 @@ def _ab(args: argparse.Namespace) -> int:
 def _bisect(args: argparse.Namespace) -> int:
     from perfkit import ab, bisect
 
-    out = _out_folder(args.out, "perfkit-bisect-out-")
-    print(f"perfkit: bisect steps in {out}")
-    found = bisect.bisect(Path.cwd(), args.good, args.bad, args.expr, args.rounds, out, args.benches)
+    found = bisect.bisect(Path.cwd(), args.good, args.bad, args.expr, args.rounds, args.out, args.benches,
+                          say=_say)
     print(f"first bad commit: {found.commit} {found.summary}")
     print(ab.render(found.report))
     return 0

@@ -104,6 +104,10 @@ def test_a_bad_ref_and_a_shallow_clone_are_one_sentence(tmp_path, monkeypatch, c
     monkeypatch.chdir(repo)
     assert "'nope' names no commit" in _one_line_error(capsys, "ab", "nope")
     assert "'nope' names no commit" in _one_line_error(capsys, "bisect", "HEAD~1", "nope", "-k", "test_sum")
+    assert "--rounds must be at least 2" in _one_line_error(capsys, "bisect", "HEAD~1", "HEAD", "-k", "x",
+                                                             "--rounds", "1")
+    assert "is a file" in _one_line_error(capsys, "ab", "HEAD", "--out", str(repo / "conftest.py"))
+    assert not (repo / ".git" / "BISECT_START").exists()  # refused before git bisect started
     subprocess.run(["git", "clone", "-q", "--depth", "1", f"file://{repo}", str(tmp_path / "shallow")],
                    check=True)
     monkeypatch.chdir(tmp_path / "shallow")
