@@ -10,7 +10,6 @@ checkouts made here are removed on the way out, error or Ctrl-C alike.
 """
 from __future__ import annotations
 
-import json
 import os
 import random
 import shutil
@@ -179,7 +178,7 @@ def _interleave(base: Side, head: Side, out: Path, expr: str | None, rounds: int
                     minimum[fig.benchmark] = minimum_effect(fig, policy)
         rows = paired.verdicts(times, minimum, policy.alpha)
         report = _report(base, head, seed, plan[: i + 1], rounds, policy, rows, times, kept)
-        _write_json(out / "ab.json", report)
+        baselines.write_json_atomically(out / "ab.json", report)  # a run killed midway keeps the last
         say(f"pair {i + 1}/{rounds} ({order}): " + ", ".join(f"{r.benchmark} {r.verdict}" for r in rows))
         if all(r.settled for r in rows):  # none in common: one round tells what is new and missing
             break
@@ -206,13 +205,6 @@ def _report(base: Side, head: Side, seed: int, done: list[str], rounds: int, pol
         "new": sorted(names["head"] - names["base"]),
         "missing": sorted(names["base"] - names["head"]),
     }
-
-
-def _write_json(path: Path, data: dict[str, Any]) -> None:
-    """Through a temporary file and a rename: a run killed midway leaves the last whole report."""
-    tmp = path.with_name(f".{path.name}.tmp")
-    tmp.write_text(json.dumps(data, indent=2) + "\n", encoding="utf-8")
-    os.replace(tmp, path)
 
 
 def render(report: dict[str, Any]) -> str:

@@ -12,10 +12,10 @@ import fnmatch
 import json
 import os
 import tempfile
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Literal
+from typing import Any, Literal
 
 from perfkit.errors import BaselineError
 from perfkit.results import derived, inject, load, runs
@@ -203,8 +203,12 @@ UMASK = _read_umask()
 
 
 def write_atomically(path: Path, results: ResultSet) -> None:
+    """Write ``results`` as :func:`write_json_atomically` does: a crash never leaves half a baseline."""
+    write_json_atomically(path, results.to_json())
+
+
+def write_json_atomically(path: Path, data: Mapping[str, Any]) -> None:
     """Write to a temporary file beside ``path``, fsync, then rename: a crash never leaves half a file."""
-    data = results.to_json()
     path.parent.mkdir(parents=True, exist_ok=True)
     fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
     try:

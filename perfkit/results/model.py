@@ -388,8 +388,9 @@ class ResultSet:
             here = RunOrigin(self.datetime, self.info.machine or "")
             return {name: (here,) * len(f.get(TIME, ())) for name, f in runs.items()}
         dates, machines = self.info.run_dates, self.info.run_machines
-        legacy = tuple(RunOrigin(d, m) for d, m in zip(dates, machines if len(machines) == len(dates)
-                                                        else ("",) * len(dates)))
+        if len(machines) != len(dates):
+            machines = ("",) * len(dates)
+        legacy = tuple(map(RunOrigin, dates, machines))
         out = {}
         for name, figures in runs.items():
             count = len(figures.get(TIME, ()))
