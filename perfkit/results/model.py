@@ -402,6 +402,12 @@ class ResultSet:
             )
         return out
 
+    def dates(self) -> tuple[str, ...]:
+        """Every known date among the runs this file holds (:meth:`origins`), oldest first: one for a single
+        run, several for a baseline, however it was saved (a ``--merge`` of one run keeps the older
+        entries' dates)."""
+        return tuple(sorted({o.date for runs_of in self.origins().values() for o in runs_of if o.date}))
+
     def family(self, kind: type[R]) -> Iterator[tuple[BenchmarkEntry, R]]:
         """(entry, record) for every readable record of the family; unreadable ones are in
         :meth:`unreadable`."""
