@@ -10,7 +10,6 @@ import math
 import random
 import subprocess
 import time
-from pathlib import Path
 
 import pytest
 
@@ -20,39 +19,7 @@ from perfkit.errors import BuildError
 from perfkit.results import load
 from perfkit.results.judge import Verdict
 from perfkit.results.paired import verdicts
-
-BENCH = '''N = {n}
-
-
-def test_sum(benchmark, perfkit_metrics):
-    perfkit_metrics.tolerance(0.9)  # a shared 2-core runner: only the 10x step is worth a verdict here
-    benchmark.pedantic(sum, args=(range(N),), rounds=9, iterations=1, warmup_rounds=1)
-'''
-EXTRA = '''
-
-def test_extra(benchmark):
-    benchmark.pedantic(sum, args=(range(1000),), rounds=3, iterations=1)
-'''
-
-
-def _git(repo: Path, *args: str) -> str:
-    return subprocess.run(["git", "-c", "user.email=t@t", "-c", "user.name=t", *args], cwd=repo, check=True,
-                          capture_output=True, text=True).stdout.strip()
-
-
-def _commit(repo: Path, n: int, message: str, extra: bool = False) -> str:
-    (repo / "benches" / "test_loop.py").write_text(BENCH.format(n=n) + (EXTRA if extra else ""))
-    _git(repo, "add", "-A")
-    _git(repo, "commit", "-q", "--allow-empty", "-m", message)
-    return _git(repo, "rev-parse", "HEAD")
-
-
-def _repo(path: Path) -> Path:
-    path.mkdir()
-    (path / "benches").mkdir()
-    (path / "conftest.py").write_text('pytest_plugins = ["perfkit.plugin"]\n')
-    _git(path, "init", "-q")
-    return path
+from tests.gitrepo import BENCH, EXTRA, commit, git, make_repo
 
 
 def _pairs(shift: float, count: int, seed: int = 0) -> list[tuple[float, float]]:
@@ -98,9 +65,9 @@ def _one_line_error(capsys: pytest.CaptureFixture[str], *argv: str) -> str:
 
 
 def test_a_bad_ref_and_a_shallow_clone_are_one_sentence(tmp_path, monkeypatch, capsys):
-    repo = _repo(tmp_path / "repo")
-    _commit(repo, 100, "one")
-    _commit(repo, 200, "two")
+    repo = make_repo(tmp_path / "repo")
+    commit(repo, 100, "one")
+    commit(repo, 200, "two")
     monkeypatch.chdir(repo)
     assert "'nope' names no commit" in _one_line_error(capsys, "ab", "nope")
     assert "'nope' names no commit" in _one_line_error(capsys, "bisect", "HEAD~1", "nope", "-k", "test_sum")
@@ -117,21 +84,21 @@ def test_a_bad_ref_and_a_shallow_clone_are_one_sentence(tmp_path, monkeypatch, c
 
 
 def test_a_side_that_does_not_build_is_one_sentence(tmp_path, monkeypatch, capsys):
-    repo = _repo(tmp_path / "repo")
-    _commit(repo, 100, "fine")
+    repo = make_repo(tmp_path / "repo")
+    commit(repo, 100, "fine")
     (repo / "benches" / "test_loop.py").write_text("def test_sum(benchmark:\n")
-    _git(repo, "commit", "-q", "-am", "broken")
+    git(repo, "commit", "-q", "-am", "broken")
     monkeypatch.chdir(repo)
     err = _one_line_error(capsys, "ab", "HEAD~1", "HEAD", "--out", str(tmp_path / "out"), "--rounds", "2")
     assert "head HEAD" in err and "does not build" in err
-    assert _git(repo, "worktree", "list").count("\n") == 0  # the checkouts were removed
+    assert git(repo, "worktree", "list").count("\n") == 0  # the checkouts were removed
     with pytest.raises(BuildError):
         ab.ab(repo, "HEAD", "HEAD~1", tmp_path / "out2", rounds=2)
 
 
 def test_ab_of_the_working_tree_writes_nothing_there_and_reports_new_ones(tmp_path, monkeypatch, capsys):
-    repo = _repo(tmp_path / "repo")
-    _commit(repo, 100_000, "base")
+    repo = make_repo(tmp_path / "repo")
+    commit(repo, 100_000, "base")
     (repo / "benches" / "test_loop.py").write_text(BENCH.format(n=1_000_000) + EXTRA)  # uncommitted
     monkeypatch.chdir(repo)
     out = tmp_path / "out"
@@ -145,17 +112,17 @@ def test_ab_of_the_working_tree_writes_nothing_there_and_reports_new_ones(tmp_pa
     assert row["pairs"] == 2 and row["change"] > 2.0  # 10x the work
     assert len(load.load(out / "head.json").runs()["benches/test_loop.py::test_sum"]["time"]) == 2
     assert main(["compare", str(out / "base.json"), str(out / "head.json")]) == 0
-    assert _git(repo, "status", "--porcelain", "--ignored") == "M benches/test_loop.py"  # its own edit only
-    assert _git(repo, "worktree", "list").count("\n") == 0
+    assert git(repo, "status", "--porcelain", "--ignored") == "M benches/test_loop.py"  # its own edit only
+    assert git(repo, "worktree", "list").count("\n") == 0
     only_head = ab.ab(repo, "HEAD", None, tmp_path / "out2", expr="test_extra", rounds=3)
     assert only_head["new"] == ["benches/test_loop.py::test_extra"] and only_head["benchmarks"] == []
     assert len(only_head["orders"]) == 1  # nothing to pair: one round says what is new
 
 
 def test_a_run_stopped_midway_keeps_its_finished_pairs_and_removes_its_checkout(tmp_path, monkeypatch):
-    repo = _repo(tmp_path / "repo")
-    _commit(repo, 1000, "one")
-    _commit(repo, 1000, "two", extra=True)
+    repo = make_repo(tmp_path / "repo")
+    commit(repo, 1000, "one")
+    commit(repo, 1000, "two", extra=True)
     real, calls = ab.run_side, []
 
     def interrupted(*args, **kwargs):
@@ -169,12 +136,12 @@ def test_a_run_stopped_midway_keeps_its_finished_pairs_and_removes_its_checkout(
         ab.ab(repo, "HEAD~1", "HEAD", tmp_path / "out", expr="test_sum", rounds=4, seed=0)
     report = json.loads((tmp_path / "out" / "ab.json").read_text())
     assert len(report["orders"]) == 1 and report["benchmarks"][0]["pairs"] == 1
-    assert _git(repo, "worktree", "list").count("\n") == 0  # only the repository itself
+    assert git(repo, "worktree", "list").count("\n") == 0  # only the repository itself
 
 
 def test_bisect_finds_the_commit_that_made_the_loop_10x_longer(tmp_path, monkeypatch, capsys):
-    repo = _repo(tmp_path / "repo")
-    commits = [_commit(repo, 100_000 if i < 4 else 1_000_000, f"c{i}") for i in range(8)]
+    repo = make_repo(tmp_path / "repo")
+    commits = [commit(repo, 100_000 if i < 4 else 1_000_000, f"c{i}") for i in range(8)]
     monkeypatch.chdir(repo)
     start = time.monotonic()
     assert main(["bisect", commits[0], commits[-1], "-k", "test_sum", "--rounds", "3",
@@ -182,5 +149,5 @@ def test_bisect_finds_the_commit_that_made_the_loop_10x_longer(tmp_path, monkeyp
     took = time.monotonic() - start
     text = capsys.readouterr().out
     assert f"first bad commit: {commits[4]} c4" in text and "regressed" in text, text
-    assert not (repo / ".git" / "BISECT_START").exists() and _git(repo, "rev-parse", "HEAD") == commits[-1]
+    assert not (repo / ".git" / "BISECT_START").exists() and git(repo, "rev-parse", "HEAD") == commits[-1]
     assert took < 600, took
