@@ -98,8 +98,12 @@ def orders(seed: int, rounds: int) -> list[str]:
 
 
 def run_side(side: Side, benches: Sequence[str], expr: str | None, out: Path) -> ResultSet | None:
-    """One fresh-process run of the selected benchmarks of ``side`` (None: it has none of them)."""
-    command = [sys.executable, "-m", "pytest", *benches, "-q", "-p", "perfkit.plugin", "-p",
+    """One fresh-process run of the selected benchmarks of ``side`` (None: it has none of them, or none of
+    the bench paths: a family added or removed between the sides is new or missing, not a failure)."""
+    present = [path for path in benches if (side.root / path).exists()]
+    if not present:
+        return None
+    command = [sys.executable, "-m", "pytest", *present, "-q", "-p", "perfkit.plugin", "-p",
                "no:cacheprovider", "--perfkit-baseline=none", "-m", "weekly or not weekly",
                f"--benchmark-json={out}"]
     if expr:
@@ -123,10 +127,11 @@ def check_rounds(rounds: int) -> None:
 
 
 def output_folder(given: Path | None, prefix: str) -> Path:
-    """``given``, or a new temporary folder (made only once the input was found good)."""
+    """``given`` made absolute (the benchmark runs and a bisect's probes run in other folders), or a new
+    temporary folder (made only once the input was found good)."""
     if given is not None and given.is_file():
         raise UsageError(f"--out {given} is a file; give a folder (made where it does not exist)")
-    return given if given is not None else Path(tempfile.mkdtemp(prefix=prefix))
+    return given.absolute() if given is not None else Path(tempfile.mkdtemp(prefix=prefix))
 
 
 def ab(path: Path, base_ref: str, head_ref: str | None, out: Path | None, *, expr: str | None = None,
@@ -166,7 +171,8 @@ def _interleave(base: Side, head: Side, out: Path, expr: str | None, rounds: int
             got[side.label] = run_side(side, benches, expr, out / f"{side.label}-{i + 1}.json")
         b, h = got["base"], got["head"]
         if b is None and h is None:
-            raise UsageError(f"-k {expr!r} selects no benchmark of {' '.join(benches)} on either side")
+            what = f"-k {expr!r} selects no benchmark" if expr else "there is no benchmark"
+            raise UsageError(f"{what} in {' '.join(benches)} on either side")
         for label, results in got.items():
             if results is not None:
                 kept[label].append(results)
