@@ -8,13 +8,15 @@ import itertools
 import json
 import math
 import random
+import re
 import subprocess
 import time
+from pathlib import Path
 
 import pytest
 
 from perfkit import ab
-from perfkit.cli import main
+from perfkit.cli import EXIT_REGRESSION, main
 from perfkit.errors import BuildError
 from perfkit.results import load
 from perfkit.results.judge import Verdict
@@ -58,10 +60,12 @@ def test_the_order_is_abba_from_a_seeded_coin():
 
 
 def _one_line_error(capsys: pytest.CaptureFixture[str], *argv: str) -> str:
+    """The one error line, the last on stderr (progress lines before it, such as where results go)."""
     assert main(list(argv)) == 2
-    err = capsys.readouterr().err.strip()
-    assert len(err.splitlines()) == 1 and err.startswith("perfkit: error: ")
-    return err
+    lines = capsys.readouterr().err.strip().splitlines()
+    errors = [line for line in lines if line.startswith("perfkit: error: ")]
+    assert errors == lines[-1:] and all(line.startswith("perfkit: ") for line in lines), lines
+    return errors[0]
 
 
 def test_a_bad_ref_and_a_shallow_clone_are_one_sentence(tmp_path, monkeypatch, capsys):
@@ -105,7 +109,7 @@ def test_ab_of_the_working_tree_writes_nothing_there_and_reports_new_ones(tmp_pa
     assert main(["ab", "HEAD", "--rounds", "2", "--seed", "3", "--out", str(out)]) == 0
     text = capsys.readouterr().out
     assert "paired t-test" in text and "working tree (uncommitted changes)" in text
-    assert "benches/test_loop.py::test_extra" in text and "new (head only)" in text
+    assert re.search(r"^benches/test_loop.py::test_extra +new +head only$", text, re.MULTILINE), text
     report = json.loads((out / "ab.json").read_text())
     assert report["orders"] == ab.orders(3, 2) and report["new"] == ["benches/test_loop.py::test_extra"]
     [row] = report["benchmarks"]
@@ -137,6 +141,36 @@ def test_a_run_stopped_midway_keeps_its_finished_pairs_and_removes_its_checkout(
     report = json.loads((tmp_path / "out" / "ab.json").read_text())
     assert len(report["orders"]) == 1 and report["benchmarks"][0]["pairs"] == 1
     assert git(repo, "worktree", "list").count("\n") == 0  # only the repository itself
+
+
+def _canned(pairs: dict[str, list[tuple[float, float]]]) -> dict[str, object]:
+    """The report perfkit ab writes for these (base, head) times per pair."""
+    side = ab.Side("base", "main", "0" * 40, Path("."))
+    rows = verdicts(pairs, dict.fromkeys(pairs, 0.05), 0.05)
+    return ab._report(side, side, 1, ["AB", "BA"] * 3, 10, ["benches"], ab.DEFAULT_POLICY, rows, {},
+                      {"base": [], "head": []})
+
+
+def test_fail_exits_1_only_on_a_regression_and_markdown_gives_the_same_table(monkeypatch, capsys):
+    def returns(report: dict[str, object]) -> None:
+        monkeypatch.setattr(ab, "ab", lambda *args, **kwargs: report)
+
+    returns(_canned({"slower": _pairs(math.log(1.2), 6), "same": _pairs(0.0, 6, 1)}))
+    assert main(["ab", "main", "--fail", "--format", "markdown"]) == EXIT_REGRESSION
+    captured = capsys.readouterr()
+    assert captured.err == "perfkit: 1 benchmark(s) regressed: slower\n"
+    assert captured.out.startswith("## A/B: base main (0000000000) against head main")
+    assert "| slower | regressed | +18.7% | 5% | 5.0% | 6 |" in captured.out
+    assert "| same | unchanged |" in captured.out
+    assert main(["ab", "main"]) == 0  # without --fail a regression is reported, not an error
+    assert "regressed" in capsys.readouterr().out
+    returns(_canned({"same": _pairs(0.0, 6), "faster": _pairs(math.log(0.8), 6, 1)}))
+    assert main(["ab", "main", "--fail"]) == 0
+    returns(_canned({"noisy": [(1.0, 1.3), (1.0, 0.95)]}))
+    assert main(["ab", "main", "--fail"]) == 0 and "unknown" in capsys.readouterr().out  # never fails
+    with pytest.raises(SystemExit) as refused:
+        main(["ab", "main", "--touched", "--benches", "benches/test_loop.py"])
+    assert refused.value.code == 2 and "not allowed with argument" in capsys.readouterr().err
 
 
 def test_bisect_finds_the_commit_that_made_the_loop_10x_longer(tmp_path, monkeypatch, capsys):
