@@ -6,7 +6,8 @@ both sides alike. The order inside a round follows ABBA (each round the reverse 
 seeded coin, so neither side always runs first, warm after the other, and the seed is recorded. Both sides
 use this environment's Python and packages; each imports its own perfkit (PYTHONPATH and cwd at its
 checkout). Nothing is written into either checkout: results go to ``out``, bytecode is not written, the
-checkouts made here are removed on the way out, error or Ctrl-C alike.
+checkouts made here are removed on the way out, error, Ctrl-C or SIGTERM alike (perfkit.stopping: the
+benchmark run under way gets the signal too, and the pairs finished by then stay in ``out``).
 """
 from __future__ import annotations
 
@@ -22,6 +23,7 @@ from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any
 
+from perfkit import stopping
 from perfkit.errors import BuildError, UsageError
 from perfkit.results import baselines, load, paired
 from perfkit.results.document import Section, Table, Text, markdown_sections, plain_text
@@ -123,7 +125,7 @@ def run_side(side: Side, benches: Sequence[str], expr: str | None, out: Path) ->
         command += ["-k", expr]
     paths = [str(side.root), *([os.environ["PYTHONPATH"]] if os.environ.get("PYTHONPATH") else [])]
     env = {**os.environ, "PYTHONPATH": os.pathsep.join(paths), "PYTHONDONTWRITEBYTECODE": "1"}
-    done = subprocess.run(command, cwd=side.root, env=env, capture_output=True, text=True, check=False)
+    done = stopping.run(command, side.root, env)
     if done.returncode == NO_TESTS_COLLECTED:
         return None
     if done.returncode or not out.exists() or not out.stat().st_size:
@@ -154,7 +156,8 @@ def ab(path: Path, base_ref: str, head_ref: str | None, out: Path | None, *, exp
     """Run the A/B and return what it writes to ``out/ab.json`` (None: a new temporary folder, said);
     ``head_ref`` None: the working tree as it is (uncommitted changes included); ``touched``: instead of
     ``benches``, the bench files the change touches (perfkit.touched), none (nothing run) when it touches
-    none."""
+    none. Stopped midway (Ctrl-C, or SIGTERM under perfkit.stopping.interruptible), it raises
+    perfkit.stopping.Stopped with the report of the pairs finished by then."""
     check_rounds(rounds)
     repo = repository(path)
     base_commit = resolve(repo, base_ref)
@@ -164,19 +167,27 @@ def ab(path: Path, base_ref: str, head_ref: str | None, out: Path | None, *, exp
         say(f"the change touches {' '.join(benches) or 'no bench file'}")
     out = output_folder(out, "perfkit-ab-out-")
     say(f"results in {out}")
-    with ExitStack() as stack:
-        base = Side("base", base_ref, base_commit, stack.enter_context(worktree(repo, base_commit)))
-        if head_ref is None:
-            dirty = bool(git(repo, "status", "--porcelain", "--untracked-files=no"))
-            head = Side("head", WORKING_TREE + (" (uncommitted changes)" if dirty else ""), head_commit, repo)
-        else:
-            head = Side("head", head_ref, head_commit, stack.enter_context(worktree(repo, head_commit)))
-        out.mkdir(parents=True, exist_ok=True)
-        seed = random.randrange(2**32) if seed is None else seed
-        report = _report(base, head, seed, [], rounds, benches, policy, [], {}, {"base": [], "head": []})
-        baselines.write_json_atomically(out / "ab.json", report)
-        for report in _interleave(base, head, out, expr, rounds, seed, benches, policy):
-            say(progress(report))
+    report: dict[str, Any] = {}
+    try:
+        with ExitStack() as stack:
+            base = Side("base", base_ref, base_commit, stack.enter_context(worktree(repo, base_commit)))
+            if head_ref is None:
+                dirty = bool(git(repo, "status", "--porcelain", "--untracked-files=no"))
+                head = Side("head", WORKING_TREE + (" (uncommitted changes)" if dirty else ""), head_commit,
+                            repo)
+            else:
+                head = Side("head", head_ref, head_commit, stack.enter_context(worktree(repo, head_commit)))
+            out.mkdir(parents=True, exist_ok=True)
+            seed = random.randrange(2**32) if seed is None else seed
+            report = _report(base, head, seed, [], rounds, benches, policy, [], {}, {"base": [], "head": []})
+            baselines.write_json_atomically(out / "ab.json", report)
+            for report in _interleave(base, head, out, expr, rounds, seed, benches, policy):
+                say(progress(report))
+    except KeyboardInterrupt as exc:
+        pairs = len(report.get("orders", ()))
+        raise stopping.Stopped(stopping.signum_of(exc), f"{pairs} finished pair(s) of {rounds} kept in {out} "
+                               "(ab.json, base.json, head.json) and the checkouts removed",
+                               report if pairs else None) from None
     return report
 
 

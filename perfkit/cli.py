@@ -2,7 +2,9 @@
 roofline, ab, bisect.
 
 Exit codes: 0 fine, 1 a significant regression with ``compare --fail`` or ``ab --fail``, 2 bad input
-(usage, a missing or corrupt file); errors are one line, never a traceback.
+(usage, a missing or corrupt file); errors are one line, never a traceback. ``ab`` and ``bisect`` stopped
+midway by Ctrl-C or SIGTERM clean up, say what they kept in one line and exit as a shell reports the
+signal (130, 143).
 """
 from __future__ import annotations
 
@@ -15,6 +17,7 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
 
+from perfkit import stopping
 from perfkit.errors import BaselineError, PerfkitError, UsageError
 from perfkit.results import baselines, datasheet, figures, history, load, noise, partial, report
 from perfkit.results.judge import Comparison, Policy, judge
@@ -35,6 +38,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     args = parser.parse_args(_values_may_start_with_minus(sys.argv[1:] if argv is None else list(argv)))
     try:
         return int(args.func(args))
+    except stopping.Stopped as stop:  # ab, bisect: their cleanup has run
+        print(f"perfkit: stopped by {stop.signal_name}: {stop.kept}", file=sys.stderr)
+        return stop.status
     except PerfkitError as exc:
         print(f"perfkit: error: {exc}", file=sys.stderr)
     except OSError as exc:  # a folder that cannot be made, a file that cannot be written, a full disk
@@ -559,10 +565,17 @@ def _say(line: str) -> None:
 
 
 def _ab(args: argparse.Namespace) -> int:
+    """The table, also of the pairs finished when the A/B was stopped midway."""
     from perfkit import ab
 
-    result = ab.ab(Path.cwd(), args.base, args.head, args.out, expr=args.expr, rounds=args.rounds,
-                   seed=args.seed, benches=args.benches, touched=args.touched, say=_say)
+    try:
+        with stopping.interruptible():
+            result = ab.ab(Path.cwd(), args.base, args.head, args.out, expr=args.expr, rounds=args.rounds,
+                           seed=args.seed, benches=args.benches, touched=args.touched, say=_say)
+    except stopping.Stopped as stop:
+        if stop.report:
+            print(ab.render(stop.report, args.format), end="")
+        raise
     print(ab.render(result, args.format), end="")
     return _failed(ab.regressed(result)) if args.fail else 0
 
@@ -579,8 +592,9 @@ def _failed(regressed: Sequence[str]) -> int:
 def _bisect(args: argparse.Namespace) -> int:
     from perfkit import ab, bisect
 
-    found = bisect.bisect(Path.cwd(), args.good, args.bad, args.expr, args.rounds, args.out, args.benches,
-                          say=_say)
+    with stopping.interruptible():
+        found = bisect.bisect(Path.cwd(), args.good, args.bad, args.expr, args.rounds, args.out,
+                              args.benches, say=_say)
     print(f"first bad commit: {found.commit} {found.summary}")
     print(ab.render(found.report), end="")
     return 0

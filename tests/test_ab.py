@@ -7,9 +7,12 @@ from __future__ import annotations
 import itertools
 import json
 import math
+import os
 import random
 import re
+import signal
 import subprocess
+import sys
 import time
 from pathlib import Path
 
@@ -21,6 +24,7 @@ from perfkit.errors import BuildError
 from perfkit.results import load
 from perfkit.results.judge import Verdict
 from perfkit.results.paired import verdicts
+from tests.conftest import ROOT
 from tests.gitrepo import BENCH, EXTRA, commit, git, make_repo
 
 
@@ -171,6 +175,71 @@ def test_fail_exits_1_only_on_a_regression_and_markdown_gives_the_same_table(mon
     with pytest.raises(SystemExit) as refused:
         main(["ab", "main", "--touched", "--benches", "benches/test_loop.py"])
     assert refused.value.code == 2 and "not allowed with argument" in capsys.readouterr().err
+
+
+GATED = '''import os
+import time
+from pathlib import Path
+
+
+def test_sum(benchmark):
+    runs = Path(os.environ["PERFKIT_TEST_RUNS"])  # one line per benchmark run: its process id
+    with runs.open("a") as f:
+        f.write(f"{os.getpid()}\\n")
+    if len(runs.read_text().splitlines()) > 2:  # one pair done: the next run waits to be stopped
+        time.sleep(300)
+    benchmark.pedantic(sum, args=(range(1000),), rounds=3, iterations=1)
+'''
+
+
+def _alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    return True
+
+
+@pytest.mark.parametrize("command", [["ab", "HEAD~1", "HEAD"], ["bisect", "HEAD~2", "HEAD", "-k", "sum"]],
+                         ids=["ab", "bisect"])
+def test_sigterm_midway_keeps_the_finished_pair_and_leaves_no_checkout_process_or_bisect(tmp_path, command):
+    """What a CI runner does to a job past its time limit: SIGTERM while the second pair's first benchmark
+    run is under way. The finished pair stays, the run under way is stopped, the checkouts and their
+    temporary folders are removed, git bisect is reset, and one sentence says so (exit 143, as a shell
+    reports SIGTERM)."""
+    repo = make_repo(tmp_path / "repo")
+    for i in range(3):
+        (repo / "benches" / "test_loop.py").write_text(GATED + f"# version {i}\n")
+        git(repo, "add", "-A")
+        git(repo, "commit", "-q", "-m", f"v{i}")
+    head = git(repo, "rev-parse", "HEAD")
+    runs, out, tmp = tmp_path / "runs", tmp_path / "out", tmp_path / "tmp"
+    tmp.mkdir()
+    env = {**os.environ, "PERFKIT_TEST_RUNS": str(runs), "TMPDIR": str(tmp),
+           "PYTHONPATH": os.pathsep.join(filter(None, [str(ROOT), os.environ.get("PYTHONPATH")]))}
+    argv = [sys.executable, "-m", "perfkit.cli", *command, "--rounds", "5", "--out", str(out)]
+    process = subprocess.Popen(argv, cwd=repo, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                               text=True)
+    deadline = time.monotonic() + 240
+    while not runs.exists() or len(runs.read_text().splitlines()) < 3:
+        assert process.poll() is None and time.monotonic() < deadline, process.communicate()
+        time.sleep(0.1)
+    process.send_signal(signal.SIGTERM)
+    stdout, stderr = process.communicate(timeout=120)
+    assert process.returncode == 128 + signal.SIGTERM, stderr
+    last = stderr.strip().splitlines()[-1]
+    assert last.startswith("perfkit: stopped by SIGTERM: ") and "Traceback" not in stderr, stderr
+    assert not _alive(int(runs.read_text().split()[-1]))  # the benchmark run under way was stopped too
+    assert git(repo, "worktree", "list").count("\n") == 0 and list(tmp.iterdir()) == []
+    [kept] = [out / "ab.json"] if command[0] == "ab" else list(out.glob("steps/*/ab.json"))
+    report = json.loads(kept.read_text())
+    assert len(report["orders"]) == 1 and report["benchmarks"][0]["pairs"] == 1
+    assert len(load.load(kept.parent / "head.json").runs()["benches/test_loop.py::test_sum"]["time"]) == 1
+    if command[0] == "ab":
+        assert f"1 finished pair(s) of 5 kept in {out}" in last and "1 of 5 pairs run" in stdout
+    else:
+        assert "git bisect is reset" in last
+        assert not (repo / ".git" / "BISECT_START").exists() and git(repo, "rev-parse", "HEAD") == head
 
 
 def test_bisect_finds_the_commit_that_made_the_loop_10x_longer(tmp_path, monkeypatch, capsys):
