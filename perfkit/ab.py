@@ -6,7 +6,8 @@ both sides alike. The order inside a round follows ABBA (each round the reverse 
 seeded coin, so neither side always runs first, warm after the other, and the seed is recorded. Both sides
 use this environment's Python and packages; each imports its own perfkit (PYTHONPATH and cwd at its
 checkout). Nothing is written into either checkout: results go to ``out``, bytecode is not written, the
-checkouts made here are removed on the way out, error or Ctrl-C alike.
+checkouts made here are removed on the way out, error, Ctrl-C or SIGTERM alike (perfkit.stopping: the
+benchmark run under way gets the signal too, and the pairs finished by then stay in ``out``).
 """
 from __future__ import annotations
 
@@ -22,12 +23,17 @@ from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any
 
+from perfkit import stopping
 from perfkit.errors import BuildError, UsageError
 from perfkit.results import baselines, load, paired
+from perfkit.results.document import Section, Table, Text, markdown_sections, plain_text
 from perfkit.results.figures import TIME
-from perfkit.results.judge import Policy, minimum_effect
+from perfkit.results.judge import Policy, Verdict, minimum_effect
 from perfkit.results.model import ResultSet
 from perfkit.results.pairing import pair
+from perfkit.results.report import fmt_mde
+from perfkit.results.tables import fmt_change
+from perfkit.touched import benches_touched
 
 #: pytest's exit status when nothing was collected: that side lacks the benchmarks (new/missing), no error.
 NO_TESTS_COLLECTED = 5
@@ -97,16 +103,29 @@ def orders(seed: int, rounds: int) -> list[str]:
     return [first if i % 2 == 0 else first[::-1] for i in range(rounds)]
 
 
+def changed_files(repo: Path, base: str, head: str | None) -> list[str]:
+    """The files that differ between commits ``base`` and ``head`` (None: the working tree, untracked
+    files included), a renamed file under both its names."""
+    names = git(repo, "diff", "--name-only", "--no-renames", "-z", base, *([head] if head else []))
+    if head is None:
+        names += "\0" + git(repo, "ls-files", "--others", "--exclude-standard", "-z")
+    return [name for name in names.split("\0") if name]
+
+
 def run_side(side: Side, benches: Sequence[str], expr: str | None, out: Path) -> ResultSet | None:
-    """One fresh-process run of the selected benchmarks of ``side`` (None: it has none of them)."""
-    command = [sys.executable, "-m", "pytest", *benches, "-q", "-p", "perfkit.plugin", "-p",
+    """One fresh-process run of the selected benchmarks of ``side`` (None: it has none of them, or none of
+    the bench paths: a family added or removed between the sides is new or missing, not a failure)."""
+    present = [path for path in benches if (side.root / path).exists()]
+    if not present:
+        return None
+    command = [sys.executable, "-m", "pytest", *present, "-q", "-p", "perfkit.plugin", "-p",
                "no:cacheprovider", "--perfkit-baseline=none", "-m", "weekly or not weekly",
                f"--benchmark-json={out}"]
     if expr:
         command += ["-k", expr]
     paths = [str(side.root), *([os.environ["PYTHONPATH"]] if os.environ.get("PYTHONPATH") else [])]
     env = {**os.environ, "PYTHONPATH": os.pathsep.join(paths), "PYTHONDONTWRITEBYTECODE": "1"}
-    done = subprocess.run(command, cwd=side.root, env=env, capture_output=True, text=True, check=False)
+    done = stopping.run(command, side.root, env)
     if done.returncode == NO_TESTS_COLLECTED:
         return None
     if done.returncode or not out.exists() or not out.stat().st_size:
@@ -123,42 +142,64 @@ def check_rounds(rounds: int) -> None:
 
 
 def output_folder(given: Path | None, prefix: str) -> Path:
-    """``given``, or a new temporary folder (made only once the input was found good)."""
+    """``given`` made absolute (the benchmark runs and a bisect's probes run in other folders), or a new
+    temporary folder (made only once the input was found good)."""
     if given is not None and given.is_file():
         raise UsageError(f"--out {given} is a file; give a folder (made where it does not exist)")
-    return given if given is not None else Path(tempfile.mkdtemp(prefix=prefix))
+    return given.absolute() if given is not None else Path(tempfile.mkdtemp(prefix=prefix))
 
 
 def ab(path: Path, base_ref: str, head_ref: str | None, out: Path | None, *, expr: str | None = None,
        rounds: int = 10, seed: int | None = None, benches: Sequence[str] = ("benches",),
-       policy: Policy = DEFAULT_POLICY, say: Callable[[str], None] = lambda _: None) -> dict[str, Any]:
+       touched: bool = False, policy: Policy = DEFAULT_POLICY,
+       say: Callable[[str], None] = lambda _: None) -> dict[str, Any]:
     """Run the A/B and return what it writes to ``out/ab.json`` (None: a new temporary folder, said);
-    ``head_ref`` None: the working tree as it is (uncommitted changes included)."""
+    ``head_ref`` None: the working tree as it is (uncommitted changes included); ``touched``: instead of
+    ``benches``, the bench files the change touches (perfkit.touched), none (nothing run) when it touches
+    none. Stopped midway (Ctrl-C, or SIGTERM under perfkit.stopping.interruptible), it raises
+    perfkit.stopping.Stopped with the report of the pairs finished by then."""
     check_rounds(rounds)
     repo = repository(path)
     base_commit = resolve(repo, base_ref)
     head_commit = resolve(repo, head_ref or "HEAD")
+    if touched:
+        benches = benches_touched(changed_files(repo, base_commit, head_ref and head_commit))
+        say(f"the change touches {' '.join(benches) or 'no bench file'}")
     out = output_folder(out, "perfkit-ab-out-")
     say(f"results in {out}")
-    with ExitStack() as stack:
-        base = Side("base", base_ref, base_commit, stack.enter_context(worktree(repo, base_commit)))
-        if head_ref is None:
-            dirty = bool(git(repo, "status", "--porcelain", "--untracked-files=no"))
-            head = Side("head", WORKING_TREE + (" (uncommitted changes)" if dirty else ""), head_commit, repo)
-        else:
-            head = Side("head", head_ref, head_commit, stack.enter_context(worktree(repo, head_commit)))
-        out.mkdir(parents=True, exist_ok=True)
-        return _interleave(base, head, out, expr, rounds, random.randrange(2**32) if seed is None else seed,
-                           benches, policy, say)
+    report: dict[str, Any] = {}
+    try:
+        with ExitStack() as stack:
+            base = Side("base", base_ref, base_commit, stack.enter_context(worktree(repo, base_commit)))
+            if head_ref is None:
+                dirty = bool(git(repo, "status", "--porcelain", "--untracked-files=no"))
+                head = Side("head", WORKING_TREE + (" (uncommitted changes)" if dirty else ""), head_commit,
+                            repo)
+            else:
+                head = Side("head", head_ref, head_commit, stack.enter_context(worktree(repo, head_commit)))
+            out.mkdir(parents=True, exist_ok=True)
+            seed = random.randrange(2**32) if seed is None else seed
+            report = _report(base, head, seed, [], rounds, benches, policy, [], {}, {"base": [], "head": []})
+            baselines.write_json_atomically(out / "ab.json", report)
+            for report in _interleave(base, head, out, expr, rounds, seed, benches, policy):
+                say(progress(report))
+    except KeyboardInterrupt as exc:
+        pairs = len(report.get("orders", ()))
+        raise stopping.Stopped(stopping.signum_of(exc), f"{pairs} finished pair(s) of {rounds} kept in {out} "
+                               "(ab.json, base.json, head.json) and the checkouts removed",
+                               report if pairs else None) from None
+    return report
 
 
 def _interleave(base: Side, head: Side, out: Path, expr: str | None, rounds: int, seed: int,
-                benches: Sequence[str], policy: Policy, say: Callable[[str], None]) -> dict[str, Any]:
+                benches: Sequence[str], policy: Policy) -> Iterator[dict[str, Any]]:
+    """The report after each pair, written to ``out/ab.json`` first (a run stopped midway keeps it)."""
+    if not benches:
+        return
     kept: dict[str, list[ResultSet]] = {"base": [], "head": []}
     times: dict[str, list[tuple[float, float]]] = {}
     minimum: dict[str, float] = {}
     plan = orders(seed, rounds)
-    report: dict[str, Any] = {}
     for i, order in enumerate(plan):
         got: dict[str, ResultSet | None] = {}
         for letter in order:
@@ -166,7 +207,8 @@ def _interleave(base: Side, head: Side, out: Path, expr: str | None, rounds: int
             got[side.label] = run_side(side, benches, expr, out / f"{side.label}-{i + 1}.json")
         b, h = got["base"], got["head"]
         if b is None and h is None:
-            raise UsageError(f"-k {expr!r} selects no benchmark of {' '.join(benches)} on either side")
+            what = f"-k {expr!r} selects no benchmark" if expr else "there is no benchmark"
+            raise UsageError(f"{what} in {' '.join(benches)} on either side")
         for label, results in got.items():
             if results is not None:
                 kept[label].append(results)
@@ -177,16 +219,21 @@ def _interleave(base: Side, head: Side, out: Path, expr: str | None, rounds: int
                     times.setdefault(fig.benchmark, []).append((fig.baseline[0], fig.current[0]))
                     minimum[fig.benchmark] = minimum_effect(fig, policy)
         rows = paired.verdicts(times, minimum, policy.alpha)
-        report = _report(base, head, seed, plan[: i + 1], rounds, policy, rows, times, kept)
-        baselines.write_json_atomically(out / "ab.json", report)  # a run killed midway keeps the last
-        say(f"pair {i + 1}/{rounds} ({order}): " + ", ".join(f"{r.benchmark} {r.verdict}" for r in rows))
+        report = _report(base, head, seed, plan[: i + 1], rounds, benches, policy, rows, times, kept)
+        baselines.write_json_atomically(out / "ab.json", report)
+        yield report
         if all(r.settled for r in rows):  # none in common: one round tells what is new and missing
-            break
-    return report
+            return
 
 
-def _report(base: Side, head: Side, seed: int, done: list[str], rounds: int, policy: Policy,
-            rows: list[paired.PairedRow], times: dict[str, list[tuple[float, float]]],
+def progress(report: dict[str, Any]) -> str:
+    """One line after a pair: its number, its order and each benchmark's verdict so far."""
+    verdicts = ", ".join(f"{row['benchmark']} {row['verdict']}" for row in report["benchmarks"])
+    return f"pair {len(report['orders'])}/{report['rounds']} ({report['orders'][-1]}): {verdicts}"
+
+
+def _report(base: Side, head: Side, seed: int, done: list[str], rounds: int, benches: Sequence[str],
+            policy: Policy, rows: list[paired.PairedRow], times: dict[str, list[tuple[float, float]]],
             kept: dict[str, list[ResultSet]]) -> dict[str, Any]:
     names = {label: {b.fullname for r in sets for b in r.benchmarks} for label, sets in kept.items()}
     return {
@@ -195,6 +242,7 @@ def _report(base: Side, head: Side, seed: int, done: list[str], rounds: int, pol
         "seed": seed,
         "orders": done,
         "rounds": rounds,
+        "benches": list(benches),
         "test": paired.TEST,
         "why": paired.WHY,
         "correction": "holm",
@@ -207,22 +255,29 @@ def _report(base: Side, head: Side, seed: int, done: list[str], rounds: int, pol
     }
 
 
-def render(report: dict[str, Any]) -> str:
-    """The A/B table: which test and why, then one line per benchmark."""
+def render(report: dict[str, Any], fmt: str = "table") -> str:
+    """The A/B table for a terminal or as markdown (a CI job summary): the two sides, the pairs run and
+    their order, which test and why, then one row per benchmark, new and missing ones last."""
     base, head, effect = report["base"], report["head"], report["minimum_effect"]
-    lines = [
-        (f"A/B: base {base['ref']} ({base['commit'][:10]}) against head {head['ref']} "
-         f"({head['commit'][:10]}); {len(report['orders'])} of {report['rounds']} pairs run, orders "
-         f"{' '.join(report['orders'])} (ABBA from seed {report['seed']})"),
-        (f"test: {report['test']}, Holm over the benchmarks at alpha {report['alpha']:.0%}: {report['why']}; "
-         f"minimum effect {effect['gpu_bound']:.0%} GPU-bound, {effect['other']:.0%} otherwise"),
-        f"{'benchmark':<48} {'verdict':<10} {'change':>8} {'min':>4} {'MDE':>7} {'pairs':>5}  note",
-    ]
-    for row in report["benchmarks"]:
-        change = "" if row["change"] is None else f"{row['change']:+.1%}"
-        mde = "" if row["mde"] is None else f"{row['mde']:.1%}"
-        lines.append(f"{row['benchmark']:<48} {row['verdict']:<10} {change:>8} {row['minimum']:>4.0%} "
-                     f"{mde:>7} {row['pairs']:>5}  {row['note']}")
-    lines += [f"{name:<48} new (head only)" for name in report["new"]]
-    lines += [f"{name:<48} missing (base only)" for name in report["missing"]]
-    return "\n".join(lines)
+    title = (f"A/B: base {base['ref']} ({base['commit'][:10]}) against head {head['ref']} "
+             f"({head['commit'][:10]})")
+    ran = (f"{len(report['orders'])} of {report['rounds']} pairs run of {' '.join(report['benches'])}, "
+           f"orders {' '.join(report['orders']) or '-'} (ABBA from seed {report['seed']})"
+           if report["benches"] else "The change touches no bench file: nothing was run.")
+    test = (f"test: {report['test']}, Holm over the benchmarks at alpha {report['alpha']:.0%}: "
+            f"{report['why']}; minimum effect {effect['gpu_bound']:.0%} GPU-bound, {effect['other']:.0%} "
+            "otherwise")
+    rows = [[row["benchmark"], row["verdict"], fmt_change(row["change"]), f"{row['minimum']:.0%}",
+             fmt_mde(row["mde"]), row["pairs"], row["note"]] for row in report["benchmarks"]]
+    rows += [[name, "new", "", "", "", "", "head only"] for name in report["new"]]
+    rows += [[name, "missing", "", "", "", "", "base only"] for name in report["missing"]]
+    table = Table.of(["benchmark", "verdict", "change", "min", "MDE", "pairs", "note"], rows)
+    blocks = (Text(ran), Text(test), table)
+    if fmt == "markdown":
+        return markdown_sections([Section(title, blocks)])
+    return plain_text([Text(title), *blocks])
+
+
+def regressed(report: dict[str, Any]) -> list[str]:
+    """The benchmarks the A/B found slower beyond their minimum effect, significantly."""
+    return [row["benchmark"] for row in report["benchmarks"] if row["verdict"] == Verdict.REGRESSED.value]

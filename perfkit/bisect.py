@@ -7,6 +7,10 @@ GOOD against BISECT_HEAD in checkouts of their own; the working tree, dirty or n
 The probe (:func:`main`) answers git bisect's way: 0 good (unchanged or improved), 1 bad
 (regressed), 125 skip (the commit does not build, lacks the benchmark, or the verdict stays unknown after
 the rounds), 128 abort (anything else: a crash must not read as "bad").
+
+Stopped midway (Ctrl-C, or SIGTERM under perfkit.stopping.interruptible), ``git bisect run``'s session gets
+the signal: the probe under way stops its benchmark run and removes its checkouts (perfkit ab's own
+cleanup), then ``git bisect reset`` runs as always, and the steps finished by then stay under ``out``.
 """
 from __future__ import annotations
 
@@ -22,7 +26,7 @@ from pathlib import Path
 from typing import Any
 
 import perfkit
-from perfkit import ab
+from perfkit import ab, stopping
 from perfkit.errors import BuildError, PerfkitError, UsageError
 from perfkit.results.judge import Verdict
 
@@ -57,8 +61,11 @@ def bisect(path: Path, good: str, bad: str, expr: str, rounds: int, out: Path | 
     env = {**os.environ, "PYTHONPATH": os.pathsep.join([here, *filter(None, [os.environ.get("PYTHONPATH")])])}
     try:
         ab.git(repo, "bisect", "start", "--no-checkout", bad_commit, good_commit)
-        done = subprocess.run(["git", "bisect", "run", *probe], cwd=repo, env=env, capture_output=True,
-                              text=True, check=False)
+        # the probe's own grace for its benchmark run, then time to remove its checkouts
+        done = stopping.run(["git", "bisect", "run", *probe], repo, env, grace_s=2 * stopping.GRACE_S)
+    except KeyboardInterrupt as exc:
+        raise stopping.Stopped(stopping.signum_of(exc), f"git bisect is reset and the steps' A/B results so "
+                               f"far kept in {steps}") from None
     finally:
         subprocess.run(["git", "bisect", "reset"], cwd=repo, capture_output=True, check=False)
     found = FIRST_BAD.search(done.stdout)
@@ -99,7 +106,11 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--benches", nargs="+", required=True)
     args = parser.parse_args(argv)
     try:
-        return probe(args.good, args.expr, args.rounds, args.out, args.benches)
+        with stopping.interruptible():
+            return probe(args.good, args.expr, args.rounds, args.out, args.benches)
+    except KeyboardInterrupt:  # perfkit bisect is stopping: this probe's checkouts are removed by now
+        print("perfkit bisect: abort: stopped", file=sys.stderr)
+        return ABORT
     except Exception as exc:  # noqa: BLE001 - git bisect would read a traceback's exit 1 as "bad"
         print(f"perfkit bisect: abort: {exc}", file=sys.stderr)
         return ABORT

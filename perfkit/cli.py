@@ -1,8 +1,10 @@
 """The ``perfkit`` command: hw, compare, baseline save, history, dashboard, report, memory, flops, predict,
 roofline, ab, bisect.
 
-Exit codes: 0 fine, 1 a significant regression with ``compare --fail``, 2 bad input
-(usage, a missing or corrupt file); errors are one line, never a traceback.
+Exit codes: 0 fine, 1 a significant regression with ``compare --fail`` or ``ab --fail``, 2 bad input
+(usage, a missing or corrupt file); errors are one line, never a traceback. ``ab`` and ``bisect`` stopped
+midway by Ctrl-C or SIGTERM clean up, say what they kept in one line and exit as a shell reports the
+signal (130, 143).
 """
 from __future__ import annotations
 
@@ -15,6 +17,7 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
 
+from perfkit import stopping
 from perfkit.errors import BaselineError, PerfkitError, UsageError
 from perfkit.results import baselines, datasheet, figures, history, load, noise, partial, report
 from perfkit.results.judge import Comparison, Policy, judge
@@ -35,6 +38,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     args = parser.parse_args(_values_may_start_with_minus(sys.argv[1:] if argv is None else list(argv)))
     try:
         return int(args.func(args))
+    except stopping.Stopped as stop:  # ab, bisect: their cleanup has run
+        print(f"perfkit: stopped by {stop.signal_name}: {stop.kept}", file=sys.stderr)
+        return stop.status
     except PerfkitError as exc:
         print(f"perfkit: error: {exc}", file=sys.stderr)
     except OSError as exc:  # a folder that cannot be made, a file that cannot be written, a full disk
@@ -246,11 +252,19 @@ def _parser() -> argparse.ArgumentParser:
     abp.add_argument("head", nargs="?", default=None,
                      help="the git ref measured as B (default: the working tree as it is, uncommitted "
                           "changes included)")
-    _ab_options(abp, False, "pytest -k expression selecting the benchmarks (default: all)")
+    benches = _ab_options(abp, False, "pytest -k expression selecting the benchmarks (default: all)")
+    benches.add_argument("--touched", action="store_true",
+                         help="instead of --benches: only the bench files the change from BASE to HEAD "
+                              "touches, all of them where it changes perfkit/ or the pytest configuration, "
+                              "none where it changes no benchmark's code")
     abp.add_argument("--out", type=Path, default=None,
                      help="folder for base.json, head.json and ab.json (default: a new temporary folder)")
     abp.add_argument("--seed", type=int, default=None,
                      help="seed of the ABBA order (default: random, recorded)")
+    abp.add_argument("--fail", action="store_true",
+                     help="exit 1 when a benchmark regressed (an unknown verdict never fails)")
+    abp.add_argument("--format", choices=("table", "markdown"), default="table",
+                     help="the table for a terminal, or markdown (a CI job summary); progress goes to stderr")
     abp.set_defaults(func=_ab)
 
     bis = sub.add_parser("bisect", help="git bisect a benchmark's regression, each commit A/B'd against GOOD")
@@ -263,12 +277,15 @@ def _parser() -> argparse.ArgumentParser:
     return parser
 
 
-def _ab_options(parser: argparse.ArgumentParser, required: bool, help_text: str) -> None:
+def _ab_options(parser: argparse.ArgumentParser, required: bool, help_text: str) -> Any:
+    """The options ab and bisect share; returns the group --benches is in, for options that replace it."""
     parser.add_argument("-k", dest="expr", required=required, metavar="EXPR", help=help_text)
     parser.add_argument("--rounds", type=int, default=10,
                         help="most pairs to run; fewer when every benchmark is decided sooner (default 10)")
-    parser.add_argument("--benches", nargs="+", default=["benches"], metavar="PATH",
-                        help="the bench folders or files, relative to each checkout (default: benches)")
+    benches = parser.add_mutually_exclusive_group()
+    benches.add_argument("--benches", nargs="+", default=["benches"], metavar="PATH",
+                         help="the bench folders or files, relative to each checkout (default: benches)")
+    return benches
 
 
 def _model_command(sub: Any, name: str, help_text: str, func: Callable[[argparse.Namespace], int],
@@ -341,11 +358,7 @@ def judge_files(baseline_path: Path, current_path: Path, threshold: str | None,
 def _compare(args: argparse.Namespace) -> int:
     _, _, result = judge_files(args.baseline, args.current, args.threshold, args.history, args.db)
     print(report.render(result, args.format), end="")
-    if args.fail and result.regressions:
-        names = sorted({r.benchmark for r in result.regressions})
-        print(f"perfkit: {len(names)} benchmark(s) regressed: {', '.join(names)}", file=sys.stderr)
-        return EXIT_REGRESSION
-    return 0
+    return _failed([r.benchmark for r in result.regressions]) if args.fail else 0
 
 
 def _baseline_save(args: argparse.Namespace) -> int:
@@ -546,26 +559,44 @@ def _report(args: argparse.Namespace) -> int:
 
 
 def _say(line: str) -> None:
-    """Progress of a long command (ab, bisect), printed as it happens."""
-    print(f"perfkit: {line}", flush=True)
+    """Progress of a long command (ab, bisect), on stderr as it happens: stdout holds only the result (the
+    markdown a CI job summary takes)."""
+    print(f"perfkit: {line}", file=sys.stderr, flush=True)
 
 
 def _ab(args: argparse.Namespace) -> int:
+    """The table, also of the pairs finished when the A/B was stopped midway."""
     from perfkit import ab
 
-    result = ab.ab(Path.cwd(), args.base, args.head, args.out, expr=args.expr, rounds=args.rounds,
-                   seed=args.seed, benches=args.benches, say=_say)
-    print(ab.render(result))
-    return 0
+    try:
+        with stopping.interruptible():
+            result = ab.ab(Path.cwd(), args.base, args.head, args.out, expr=args.expr, rounds=args.rounds,
+                           seed=args.seed, benches=args.benches, touched=args.touched, say=_say)
+    except stopping.Stopped as stop:
+        if stop.report:
+            print(ab.render(stop.report, args.format), end="")
+        raise
+    print(ab.render(result, args.format), end="")
+    return _failed(ab.regressed(result)) if args.fail else 0
+
+
+def _failed(regressed: Sequence[str]) -> int:
+    """``--fail``'s exit status: 1, the regressed benchmarks named on stderr, when there are any."""
+    if not regressed:
+        return 0
+    names = sorted(set(regressed))
+    print(f"perfkit: {len(names)} benchmark(s) regressed: {', '.join(names)}", file=sys.stderr)
+    return EXIT_REGRESSION
 
 
 def _bisect(args: argparse.Namespace) -> int:
     from perfkit import ab, bisect
 
-    found = bisect.bisect(Path.cwd(), args.good, args.bad, args.expr, args.rounds, args.out, args.benches,
-                          say=_say)
+    with stopping.interruptible():
+        found = bisect.bisect(Path.cwd(), args.good, args.bad, args.expr, args.rounds, args.out,
+                              args.benches, say=_say)
     print(f"first bad commit: {found.commit} {found.summary}")
-    print(ab.render(found.report))
+    print(ab.render(found.report), end="")
     return 0
 
 

@@ -7,52 +7,25 @@ from __future__ import annotations
 import itertools
 import json
 import math
+import os
 import random
+import re
+import signal
 import subprocess
+import sys
 import time
 from pathlib import Path
 
 import pytest
 
 from perfkit import ab
-from perfkit.cli import main
+from perfkit.cli import EXIT_REGRESSION, main
 from perfkit.errors import BuildError
 from perfkit.results import load
 from perfkit.results.judge import Verdict
 from perfkit.results.paired import verdicts
-
-BENCH = '''N = {n}
-
-
-def test_sum(benchmark, perfkit_metrics):
-    perfkit_metrics.tolerance(0.9)  # a shared 2-core runner: only the 10x step is worth a verdict here
-    benchmark.pedantic(sum, args=(range(N),), rounds=9, iterations=1, warmup_rounds=1)
-'''
-EXTRA = '''
-
-def test_extra(benchmark):
-    benchmark.pedantic(sum, args=(range(1000),), rounds=3, iterations=1)
-'''
-
-
-def _git(repo: Path, *args: str) -> str:
-    return subprocess.run(["git", "-c", "user.email=t@t", "-c", "user.name=t", *args], cwd=repo, check=True,
-                          capture_output=True, text=True).stdout.strip()
-
-
-def _commit(repo: Path, n: int, message: str, extra: bool = False) -> str:
-    (repo / "benches" / "test_loop.py").write_text(BENCH.format(n=n) + (EXTRA if extra else ""))
-    _git(repo, "add", "-A")
-    _git(repo, "commit", "-q", "--allow-empty", "-m", message)
-    return _git(repo, "rev-parse", "HEAD")
-
-
-def _repo(path: Path) -> Path:
-    path.mkdir()
-    (path / "benches").mkdir()
-    (path / "conftest.py").write_text('pytest_plugins = ["perfkit.plugin"]\n')
-    _git(path, "init", "-q")
-    return path
+from tests.conftest import ROOT
+from tests.gitrepo import BENCH, EXTRA, commit, git, make_repo
 
 
 def _pairs(shift: float, count: int, seed: int = 0) -> list[tuple[float, float]]:
@@ -91,16 +64,18 @@ def test_the_order_is_abba_from_a_seeded_coin():
 
 
 def _one_line_error(capsys: pytest.CaptureFixture[str], *argv: str) -> str:
+    """The one error line, the last on stderr (progress lines before it, such as where results go)."""
     assert main(list(argv)) == 2
-    err = capsys.readouterr().err.strip()
-    assert len(err.splitlines()) == 1 and err.startswith("perfkit: error: ")
-    return err
+    lines = capsys.readouterr().err.strip().splitlines()
+    errors = [line for line in lines if line.startswith("perfkit: error: ")]
+    assert errors == lines[-1:] and all(line.startswith("perfkit: ") for line in lines), lines
+    return errors[0]
 
 
 def test_a_bad_ref_and_a_shallow_clone_are_one_sentence(tmp_path, monkeypatch, capsys):
-    repo = _repo(tmp_path / "repo")
-    _commit(repo, 100, "one")
-    _commit(repo, 200, "two")
+    repo = make_repo(tmp_path / "repo")
+    commit(repo, 100, "one")
+    commit(repo, 200, "two")
     monkeypatch.chdir(repo)
     assert "'nope' names no commit" in _one_line_error(capsys, "ab", "nope")
     assert "'nope' names no commit" in _one_line_error(capsys, "bisect", "HEAD~1", "nope", "-k", "test_sum")
@@ -117,45 +92,45 @@ def test_a_bad_ref_and_a_shallow_clone_are_one_sentence(tmp_path, monkeypatch, c
 
 
 def test_a_side_that_does_not_build_is_one_sentence(tmp_path, monkeypatch, capsys):
-    repo = _repo(tmp_path / "repo")
-    _commit(repo, 100, "fine")
+    repo = make_repo(tmp_path / "repo")
+    commit(repo, 100, "fine")
     (repo / "benches" / "test_loop.py").write_text("def test_sum(benchmark:\n")
-    _git(repo, "commit", "-q", "-am", "broken")
+    git(repo, "commit", "-q", "-am", "broken")
     monkeypatch.chdir(repo)
     err = _one_line_error(capsys, "ab", "HEAD~1", "HEAD", "--out", str(tmp_path / "out"), "--rounds", "2")
     assert "head HEAD" in err and "does not build" in err
-    assert _git(repo, "worktree", "list").count("\n") == 0  # the checkouts were removed
+    assert git(repo, "worktree", "list").count("\n") == 0  # the checkouts were removed
     with pytest.raises(BuildError):
         ab.ab(repo, "HEAD", "HEAD~1", tmp_path / "out2", rounds=2)
 
 
 def test_ab_of_the_working_tree_writes_nothing_there_and_reports_new_ones(tmp_path, monkeypatch, capsys):
-    repo = _repo(tmp_path / "repo")
-    _commit(repo, 100_000, "base")
+    repo = make_repo(tmp_path / "repo")
+    commit(repo, 100_000, "base")
     (repo / "benches" / "test_loop.py").write_text(BENCH.format(n=1_000_000) + EXTRA)  # uncommitted
     monkeypatch.chdir(repo)
     out = tmp_path / "out"
     assert main(["ab", "HEAD", "--rounds", "2", "--seed", "3", "--out", str(out)]) == 0
     text = capsys.readouterr().out
     assert "paired t-test" in text and "working tree (uncommitted changes)" in text
-    assert "benches/test_loop.py::test_extra" in text and "new (head only)" in text
+    assert re.search(r"^benches/test_loop.py::test_extra +new +head only$", text, re.MULTILINE), text
     report = json.loads((out / "ab.json").read_text())
     assert report["orders"] == ab.orders(3, 2) and report["new"] == ["benches/test_loop.py::test_extra"]
     [row] = report["benchmarks"]
     assert row["pairs"] == 2 and row["change"] > 2.0  # 10x the work
     assert len(load.load(out / "head.json").runs()["benches/test_loop.py::test_sum"]["time"]) == 2
     assert main(["compare", str(out / "base.json"), str(out / "head.json")]) == 0
-    assert _git(repo, "status", "--porcelain", "--ignored") == "M benches/test_loop.py"  # its own edit only
-    assert _git(repo, "worktree", "list").count("\n") == 0
+    assert git(repo, "status", "--porcelain", "--ignored") == "M benches/test_loop.py"  # its own edit only
+    assert git(repo, "worktree", "list").count("\n") == 0
     only_head = ab.ab(repo, "HEAD", None, tmp_path / "out2", expr="test_extra", rounds=3)
     assert only_head["new"] == ["benches/test_loop.py::test_extra"] and only_head["benchmarks"] == []
     assert len(only_head["orders"]) == 1  # nothing to pair: one round says what is new
 
 
 def test_a_run_stopped_midway_keeps_its_finished_pairs_and_removes_its_checkout(tmp_path, monkeypatch):
-    repo = _repo(tmp_path / "repo")
-    _commit(repo, 1000, "one")
-    _commit(repo, 1000, "two", extra=True)
+    repo = make_repo(tmp_path / "repo")
+    commit(repo, 1000, "one")
+    commit(repo, 1000, "two", extra=True)
     real, calls = ab.run_side, []
 
     def interrupted(*args, **kwargs):
@@ -169,12 +144,107 @@ def test_a_run_stopped_midway_keeps_its_finished_pairs_and_removes_its_checkout(
         ab.ab(repo, "HEAD~1", "HEAD", tmp_path / "out", expr="test_sum", rounds=4, seed=0)
     report = json.loads((tmp_path / "out" / "ab.json").read_text())
     assert len(report["orders"]) == 1 and report["benchmarks"][0]["pairs"] == 1
-    assert _git(repo, "worktree", "list").count("\n") == 0  # only the repository itself
+    assert git(repo, "worktree", "list").count("\n") == 0  # only the repository itself
+
+
+def _canned(pairs: dict[str, list[tuple[float, float]]]) -> dict[str, object]:
+    """The report perfkit ab writes for these (base, head) times per pair."""
+    side = ab.Side("base", "main", "0" * 40, Path("."))
+    rows = verdicts(pairs, dict.fromkeys(pairs, 0.05), 0.05)
+    return ab._report(side, side, 1, ["AB", "BA"] * 3, 10, ["benches"], ab.DEFAULT_POLICY, rows, {},
+                      {"base": [], "head": []})
+
+
+def test_fail_exits_1_only_on_a_regression_and_markdown_gives_the_same_table(monkeypatch, capsys):
+    def returns(report: dict[str, object]) -> None:
+        monkeypatch.setattr(ab, "ab", lambda *args, **kwargs: report)
+
+    returns(_canned({"slower": _pairs(math.log(1.2), 6), "same": _pairs(0.0, 6, 1)}))
+    assert main(["ab", "main", "--fail", "--format", "markdown"]) == EXIT_REGRESSION
+    captured = capsys.readouterr()
+    assert captured.err == "perfkit: 1 benchmark(s) regressed: slower\n"
+    assert captured.out.startswith("## A/B: base main (0000000000) against head main")
+    assert "| slower | regressed | +18.7% | 5% | 5.0% | 6 |" in captured.out
+    assert "| same | unchanged |" in captured.out
+    assert main(["ab", "main"]) == 0  # without --fail a regression is reported, not an error
+    assert "regressed" in capsys.readouterr().out
+    returns(_canned({"same": _pairs(0.0, 6), "faster": _pairs(math.log(0.8), 6, 1)}))
+    assert main(["ab", "main", "--fail"]) == 0
+    returns(_canned({"noisy": [(1.0, 1.3), (1.0, 0.95)]}))
+    assert main(["ab", "main", "--fail"]) == 0 and "unknown" in capsys.readouterr().out  # never fails
+    with pytest.raises(SystemExit) as refused:
+        main(["ab", "main", "--touched", "--benches", "benches/test_loop.py"])
+    assert refused.value.code == 2 and "not allowed with argument" in capsys.readouterr().err
+
+
+GATED = '''import os
+import time
+from pathlib import Path
+
+
+def test_sum(benchmark):
+    runs = Path(os.environ["PERFKIT_TEST_RUNS"])  # one line per benchmark run: its process id
+    with runs.open("a") as f:
+        f.write(f"{os.getpid()}\\n")
+    if len(runs.read_text().splitlines()) > 2:  # one pair done: the next run waits to be stopped
+        time.sleep(300)
+    benchmark.pedantic(sum, args=(range(1000),), rounds=3, iterations=1)
+'''
+
+
+def _alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    return True
+
+
+@pytest.mark.parametrize("command", [["ab", "HEAD~1", "HEAD"], ["bisect", "HEAD~2", "HEAD", "-k", "sum"]],
+                         ids=["ab", "bisect"])
+def test_sigterm_midway_keeps_the_finished_pair_and_leaves_no_checkout_process_or_bisect(tmp_path, command):
+    """What a CI runner does to a job past its time limit: SIGTERM while the second pair's first benchmark
+    run is under way. The finished pair stays, the run under way is stopped, the checkouts and their
+    temporary folders are removed, git bisect is reset, and one sentence says so (exit 143, as a shell
+    reports SIGTERM)."""
+    repo = make_repo(tmp_path / "repo")
+    for i in range(3):
+        (repo / "benches" / "test_loop.py").write_text(GATED + f"# version {i}\n")
+        git(repo, "add", "-A")
+        git(repo, "commit", "-q", "-m", f"v{i}")
+    head = git(repo, "rev-parse", "HEAD")
+    runs, out, tmp = tmp_path / "runs", tmp_path / "out", tmp_path / "tmp"
+    tmp.mkdir()
+    env = {**os.environ, "PERFKIT_TEST_RUNS": str(runs), "TMPDIR": str(tmp),
+           "PYTHONPATH": os.pathsep.join(filter(None, [str(ROOT), os.environ.get("PYTHONPATH")]))}
+    argv = [sys.executable, "-m", "perfkit.cli", *command, "--rounds", "5", "--out", str(out)]
+    process = subprocess.Popen(argv, cwd=repo, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                               text=True)
+    deadline = time.monotonic() + 240
+    while not runs.exists() or len(runs.read_text().splitlines()) < 3:
+        assert process.poll() is None and time.monotonic() < deadline, process.communicate()
+        time.sleep(0.1)
+    process.send_signal(signal.SIGTERM)
+    stdout, stderr = process.communicate(timeout=120)
+    assert process.returncode == 128 + signal.SIGTERM, stderr
+    last = stderr.strip().splitlines()[-1]
+    assert last.startswith("perfkit: stopped by SIGTERM: ") and "Traceback" not in stderr, stderr
+    assert not _alive(int(runs.read_text().split()[-1]))  # the benchmark run under way was stopped too
+    assert git(repo, "worktree", "list").count("\n") == 0 and list(tmp.iterdir()) == []
+    [kept] = [out / "ab.json"] if command[0] == "ab" else list(out.glob("steps/*/ab.json"))
+    report = json.loads(kept.read_text())
+    assert len(report["orders"]) == 1 and report["benchmarks"][0]["pairs"] == 1
+    assert len(load.load(kept.parent / "head.json").runs()["benches/test_loop.py::test_sum"]["time"]) == 1
+    if command[0] == "ab":
+        assert f"1 finished pair(s) of 5 kept in {out}" in last and "1 of 5 pairs run" in stdout
+    else:
+        assert "git bisect is reset" in last
+        assert not (repo / ".git" / "BISECT_START").exists() and git(repo, "rev-parse", "HEAD") == head
 
 
 def test_bisect_finds_the_commit_that_made_the_loop_10x_longer(tmp_path, monkeypatch, capsys):
-    repo = _repo(tmp_path / "repo")
-    commits = [_commit(repo, 100_000 if i < 4 else 1_000_000, f"c{i}") for i in range(8)]
+    repo = make_repo(tmp_path / "repo")
+    commits = [commit(repo, 100_000 if i < 4 else 1_000_000, f"c{i}") for i in range(8)]
     monkeypatch.chdir(repo)
     start = time.monotonic()
     assert main(["bisect", commits[0], commits[-1], "-k", "test_sum", "--rounds", "3",
@@ -182,5 +252,5 @@ def test_bisect_finds_the_commit_that_made_the_loop_10x_longer(tmp_path, monkeyp
     took = time.monotonic() - start
     text = capsys.readouterr().out
     assert f"first bad commit: {commits[4]} c4" in text and "regressed" in text, text
-    assert not (repo / ".git" / "BISECT_START").exists() and _git(repo, "rev-parse", "HEAD") == commits[-1]
+    assert not (repo / ".git" / "BISECT_START").exists() and git(repo, "rev-parse", "HEAD") == commits[-1]
     assert took < 600, took

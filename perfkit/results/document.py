@@ -15,6 +15,8 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
+from perfkit.results.tables import text_table
+
 
 @dataclass(frozen=True)
 class Text:
@@ -142,6 +144,18 @@ def _markdown_block(block: Block) -> str:
     if isinstance(block, Columns):
         return "\n\n".join(_markdown_block(b) for b in (*block.left, *block.right))
     return block.text
+
+
+def plain_text(blocks: Sequence[Block]) -> str:
+    """Text and tables for a terminal (a table's columns padded, a trend as unicode bars), one blank line
+    between blocks; other blocks are left out."""
+    parts = []
+    for block in blocks:
+        if isinstance(block, Table):
+            parts.append(text_table(list(block.head), [[cell_text(c) for c in r] for r in block.rows]))
+        elif isinstance(block, Text):
+            parts.append(block.text)
+    return "\n\n".join(parts) + "\n"
 
 
 def markdown_sections(sections: Sequence[Section]) -> str:

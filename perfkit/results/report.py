@@ -290,12 +290,7 @@ def render(cmp: Comparison, fmt: str, show_unchanged: bool = True) -> str:
     if fmt == "markdown":
         blocks = verdict_blocks(cmp, show_info=show_unchanged)
         return markdown_sections([Section(verdict_line(cmp), tuple(blocks))])
-    parts = []
-    for block in _terminal_blocks(cmp, show_unchanged):
-        parts.append(text_table(list(block.head), [[document.cell_text(c) for c in r] for r in block.rows])
-                     if isinstance(block, Table)
-                     else block.text if isinstance(block, Text) else "")
-    return "\n\n".join(parts) + "\n"
+    return document.plain_text(_terminal_blocks(cmp, show_unchanged))
 
 
 def summary_markdown(cmp: Comparison, notes: Sequence[str] = (), budget: int = SUMMARY_BYTES) -> str:

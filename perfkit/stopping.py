@@ -1,0 +1,102 @@
+"""Stopping a long command (perfkit ab, perfkit bisect) midway, by Ctrl-C or by SIGTERM, the signal a CI
+runner sends a job past its time limit, without leaving anything behind.
+
+SIGTERM's default action ends a process at once: its git worktrees stay registered, a git bisect stays
+started, its child keeps running. Under :func:`interruptible` SIGTERM raises :class:`Interrupted`, a
+KeyboardInterrupt, so both signals unwind through the same ``finally`` blocks; a second signal while those
+run is ignored, so that the cleanup the first one started finishes. :func:`run` is ``subprocess.run`` for a
+child that must be stopped the same way: its whole session gets the signal this process got, and time to
+unwind its own cleanup, before anything is killed.
+"""
+from __future__ import annotations
+
+import contextlib
+import os
+import signal
+import subprocess
+from collections.abc import Iterator, Mapping, Sequence
+from pathlib import Path
+from types import FrameType
+from typing import Any
+
+#: How long a child gets to unwind (pytest its fixtures, a bisect probe its worktrees) before SIGKILL.
+GRACE_S = 15.0
+
+
+class Interrupted(KeyboardInterrupt):
+    """SIGINT or SIGTERM, received under :func:`interruptible`."""
+
+    def __init__(self, signum: int) -> None:
+        super().__init__(signal.Signals(signum).name)
+        self.signum = signum
+
+
+class Stopped(KeyboardInterrupt):
+    """A command stopped midway, its cleanup done: ``kept`` says what it leaves, ``report`` what it had
+    measured by then (perfkit ab's finished pairs), if anything."""
+
+    def __init__(self, signum: int, kept: str, report: dict[str, Any] | None = None) -> None:
+        super().__init__(kept)
+        self.signum, self.kept, self.report = signum, kept, report
+
+    @property
+    def status(self) -> int:
+        """The exit status a shell gives a process this signal ended: 130 for Ctrl-C, 143 for SIGTERM."""
+        return 128 + self.signum
+
+    @property
+    def signal_name(self) -> str:
+        return signal.Signals(self.signum).name
+
+
+def signum_of(exc: KeyboardInterrupt) -> int:
+    """The signal behind ``exc``: a KeyboardInterrupt raised outside :func:`interruptible` is Ctrl-C's."""
+    return exc.signum if isinstance(exc, Interrupted | Stopped) else signal.SIGINT
+
+
+@contextlib.contextmanager
+def interruptible() -> Iterator[None]:
+    """SIGTERM (and SIGINT, unless this process was started with it ignored) raise :class:`Interrupted`,
+    the first one only; the previous handlers come back on the way out."""
+    received: list[int] = []
+
+    def handler(signum: int, _frame: FrameType | None) -> None:
+        if not received:
+            received.append(signum)
+            raise Interrupted(signum)
+
+    caught = [signal.SIGTERM] + ([signal.SIGINT] if signal.getsignal(signal.SIGINT) != signal.SIG_IGN else [])
+    previous = {signum: signal.signal(signum, handler) for signum in caught}
+    try:
+        yield
+    finally:
+        for signum, before in previous.items():
+            signal.signal(signum, before)
+
+
+def run(command: Sequence[str], cwd: Path, env: Mapping[str, str],
+        grace_s: float = GRACE_S) -> subprocess.CompletedProcess[str]:
+    """``subprocess.run(command, capture_output=True, text=True)`` in a session of its own. Stopped
+    midway (a KeyboardInterrupt while it waits), the child's session gets the same signal and ``grace_s``
+    to end, its output read meanwhile (a child blocked on a full pipe would never end), before SIGKILL;
+    then the interrupt goes on. The grace lasts until every process holding the child's output has ended,
+    grandchildren included (a bisect probe under ``git bisect run``, which outlives git)."""
+    with subprocess.Popen(list(command), cwd=cwd, env=dict(env), stdout=subprocess.PIPE,
+                          stderr=subprocess.PIPE, text=True, start_new_session=True) as child:
+        try:
+            out, err = child.communicate()
+        except KeyboardInterrupt as exc:
+            _stop(child, signum_of(exc), grace_s)
+            raise
+    return subprocess.CompletedProcess(list(command), child.returncode, out, err)
+
+
+def _stop(child: subprocess.Popen[str], signum: int, grace_s: float) -> None:
+    with contextlib.suppress(ProcessLookupError):
+        os.killpg(child.pid, signum)
+    try:
+        child.communicate(timeout=grace_s)
+    except subprocess.TimeoutExpired:
+        with contextlib.suppress(ProcessLookupError):
+            os.killpg(child.pid, signal.SIGKILL)
+        child.wait()

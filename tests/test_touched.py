@@ -1,0 +1,45 @@
+"""Which bench files a change touches (perfkit ab --touched, the pull-request workflow's selection)."""
+from __future__ import annotations
+
+import pytest
+
+from perfkit.ab import changed_files
+from perfkit.touched import benches_touched
+from tests.gitrepo import git, make_repo
+
+
+@pytest.mark.parametrize("changed, benches", [
+    (["benches/test_layers.py"], ["benches/test_layers.py"]),
+    (["benches/test_ppp.py", "README.md", "benches/test_flops.py"], ["benches/test_flops.py",
+                                                                    "benches/test_ppp.py"]),
+    (["benches/test_ppp.py", "perfkit/workloads/layers.py"], ["benches"]),  # core code: every family
+    (["perfkit/measure/timing.py"], ["benches"]),
+    (["benches/conftest.py"], ["benches"]),  # under benches/ but no family's own file
+    (["benches/helpers/test_util.py"], ["benches"]),
+    (["conftest.py"], ["benches"]),
+    (["pytest.ini"], ["benches"]),
+    (["pyproject.toml"], ["benches"]),
+    (["README.md", "tests/test_ab.py", "baselines/nvidia-h200-x1.json", ".github/workflows/pr-gpu.yml",
+      ".ci/run"], []),  # no benchmark runs these
+    (["tests/benches/test_x.py", "docs/perfkit/x.md"], []),  # look-alikes elsewhere
+    ([], []),
+])
+def test_changed_files_map_to_their_families_or_to_all_or_to_none(changed, benches):
+    assert benches_touched(changed) == benches
+
+
+def test_changed_files_are_those_between_the_two_sides_a_rename_under_both_names(tmp_path):
+    repo = make_repo(tmp_path / "repo")
+    (repo / "benches" / "test_a.py").write_text("A = 1\n")
+    (repo / "README.md").write_text("readme\n")
+    git(repo, "add", "-A")
+    git(repo, "commit", "-q", "-m", "base")
+    base = git(repo, "rev-parse", "HEAD")
+    git(repo, "mv", "benches/test_a.py", "benches/test_b.py")
+    git(repo, "commit", "-q", "-m", "rename")
+    assert sorted(changed_files(repo, base, git(repo, "rev-parse", "HEAD"))) == ["benches/test_a.py",
+                                                                                "benches/test_b.py"]
+    (repo / "README.md").write_text("edited\n")  # the working tree: edits and untracked files count
+    (repo / "benches" / "test_new.py").write_text("")
+    assert changed_files(repo, "HEAD", None) == ["README.md", "benches/test_new.py"]
+    assert benches_touched(changed_files(repo, "HEAD", None)) == ["benches/test_new.py"]
