@@ -17,8 +17,9 @@ from typing import Any
 
 from perfkit.errors import BaselineError, PerfkitError, UsageError
 from perfkit.results import baselines, datasheet, figures, history, load, noise, partial, report
+from perfkit.results.expected import NoModel, Work
 from perfkit.results.judge import Comparison, Policy, judge
-from perfkit.results.model import ResultSet
+from perfkit.results.model import BenchmarkEntry, ResultSet
 
 EXIT_REGRESSION = 1
 EXIT_USAGE = 2
@@ -335,7 +336,15 @@ def judge_files(baseline_path: Path, current_path: Path, threshold: str | None,
                          f"{current.profile} profile's; compare runs of the same profile")
     kept = history.storage_path(storage) if storage is not None else history.find_storage(Path.cwd())
     judged_with = noise.for_judging(baseline, current, baselines.BaselineStore.find(Path.cwd()), kept, db)
-    return baseline, current, judge(baseline, current, judged_with, policy)
+    return baseline, current, judge(baseline, current, judged_with, policy, work_of)
+
+
+def work_of(bench: BenchmarkEntry, results: ResultSet) -> Work | NoModel:
+    """A benchmark's work as the roofline model counts it (perfkit.workloads.benchwork), for comparisons
+    across hardware: it imports torch, so only a comparison of two machines loads it."""
+    from perfkit.workloads import benchwork
+
+    return benchwork.work_of(bench, results)
 
 
 def _compare(args: argparse.Namespace) -> int:
@@ -519,7 +528,7 @@ def _dashboard(args: argparse.Namespace) -> int:
     if not kept.runs:
         raise BaselineError(f"{where} holds no perfkit runs; store some with `perfkit history ingest "
                             f"RESULTS.json --db {where}` first")
-    built = dashboard.build(kept)
+    built = dashboard.build(kept, work_of)
     index = dashboard_html.write(built, args.out)
     pages = sum(len(g.benchmarks) for g in built.groups)
     print(f"perfkit: wrote {index} and {pages} benchmark page(s) of {len(built.groups)} hardware id(s) and "
