@@ -173,11 +173,34 @@ def hardware_rows(baseline: ResultSet, current: ResultSet, names: Sequence[str],
     return tuple(_measured(name, base, cur, *_aligned(name, base, cur)) for name in names)
 
 
-def expectations(reference: ResultSet, roofs: Roofs, names: Sequence[str],
-                 workloads: Workloads) -> dict[str, Expectation]:
-    """What ``reference``'s benchmarks are expected to do on a device known only by its ``roofs``."""
+@dataclass(frozen=True)
+class Prediction:
+    """A benchmark's expected time on a device never measured: what a device at hand (the reference) measured
+    of one unit of its work, over the speedup expected from there."""
+
+    benchmark: str
+    expectation: Expectation
+    reference_s: float | None
+
+    @property
+    def predicted_s(self) -> float | None:
+        expected = self.expectation.expected
+        return None if expected is None or self.reference_s is None else self.reference_s / expected
+
+
+def predictions(reference: ResultSet, roofs: Roofs, names: Sequence[str],
+                workloads: Workloads) -> tuple[Prediction, ...]:
+    """What ``reference``'s benchmarks are expected to take on a device known only by its ``roofs``."""
     base = _Side.of(reference, workloads)
-    return {name: expect(base.target(name), base.target(name, roofs)) for name in names}
+    out = []
+    for name in names:
+        then = base.target(name)
+        found = expect(then, base.target(name, roofs))
+        measured = base.mean(name, found.figure)
+        if isinstance(then.work, Work) and found.model is not None and measured:
+            measured = then.work.seconds(measured)
+        out.append(Prediction(name, found, measured))
+    return tuple(out)
 
 
 def _aligned(name: str, base: _Side, cur: _Side) -> tuple[_Target, _Target]:

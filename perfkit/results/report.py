@@ -9,12 +9,12 @@ import dataclasses
 import json
 import statistics
 from collections import defaultdict
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
 from perfkit.results import changepoints, document, figures, history, seeds
-from perfkit.results.across import AS_EXPECTED, HardwareRow
+from perfkit.results.across import AS_EXPECTED, HardwareRow, Prediction
 from perfkit.results.ceilings import Ceilings
 from perfkit.results.derived import scaling_runs
 from perfkit.results.document import (
@@ -158,6 +158,46 @@ def hardware_table(rows: Sequence[HardwareRow]) -> Table:
           "-" if h.ratio is None else f"x{h.ratio:.3g}", h.verdict or ("-" if h.gpu else "host work"),
           h.source()]
          for h in rows])
+
+
+def _times(value: float | None) -> str:
+    return "-" if value is None else f"x{value:.3g}"
+
+
+def check_text(rows: Sequence[HardwareRow], reference: str, target: str) -> str:
+    """``perfkit predict --device RESULTS``: the model checked against a device that was measured: each
+    speedup from ``reference`` beside the expected one, and how far each device's measured time lies above
+    the model's (its roofs are a lower bound)."""
+    head = ["benchmark", "speedup", "expected", "measured/expected", "verdict", f"measured/model {reference}",
+            f"measured/model {target}", "expected from"]
+    cells = [[h.benchmark, f"{h.speedup:.3g}x", "-" if h.expected is None else f"{h.expected:.3g}x",
+              _times(h.ratio), h.verdict or ("-" if h.gpu else "host work"),
+              *(_times(e) for e in (h.errors() or (None, None))), h.source()] for h in rows]
+    return "\n\n".join([f"The model from {reference} to {target} (measured): {hardware_summary(rows)}",
+                         text_table(head, cells)])
+
+
+def prediction_text(found: Sequence[Prediction], device: str, notes: Sequence[str], reference: str,
+                    checks: Mapping[str, Sequence[HardwareRow]]) -> str:
+    """``perfkit predict --device KEY``: each benchmark's time on ``device``, from what ``reference``
+    measured and the expected speedup, the model's own time there (a lower bound) and its split; beside it
+    the model's speedup error from ``reference`` to each other device at hand (measured/expected)."""
+    errors = {other: {h.benchmark: h for h in rows} for other, rows in checks.items()}
+    head = ["benchmark", "figure", f"measured on {reference}", "expected speedup", f"predicted on {device}",
+            "model's own time (lower bound)", "expected from", *[f"error to {other}" for other in errors]]
+    cells = [[p.benchmark, p.expectation.figure, fmt_time(p.reference_s),
+              "-" if p.expectation.expected is None else f"{p.expectation.expected:.3g}x",
+              fmt_time(p.predicted_s), fmt_time(p.expectation.model.current.seconds if p.expectation.model
+                                                else None), p.expectation.source(),
+              *(_times(rows[p.benchmark].ratio) if p.benchmark in rows else "-" for rows in errors.values())]
+             for p in found]
+    gpu = [p for p in found if p.expectation.gpu]
+    carried = [p for p in gpu if p.predicted_s is not None]
+    lines = [(f"Predicted on {device} from {reference}: {len(carried)} of {len(gpu)} GPU benchmarks "
+              f"({_share(carried, gpu)}); {'; '.join(notes)}")]
+    lines += [f"The model's error measured from {reference} to {other}: {hardware_summary(rows)}"
+              for other, rows in checks.items()]
+    return "\n\n".join([*lines, text_table(head, cells)])
 
 
 def _hardware_blocks(cmp: Comparison) -> list[document.Block]:
