@@ -120,7 +120,11 @@ class HardwareRow:
         return self.measured[0] / self.model.baseline.seconds, self.measured[1] / self.model.current.seconds
 
     def source(self) -> str:
-        return _source(self.bound, self.model, self.why)
+        """Where the expectation came from; for the model, how many times its time the current device
+        measured (far above its roofs: host-bound or launch-bound)."""
+        errors = self.errors()
+        measured = f"; measured x{errors[1]:.2g} its time" if errors else ""
+        return _source(self.bound, self.model, self.why) + measured
 
     def sentence(self) -> str:
         """The speedup against its expectation, as a verdict's note."""
