@@ -182,7 +182,8 @@ class Comparison:
             "rows": rows,
             "fingerprint_changes": [list(c) for c in self.fingerprint_changes],
             "geomean_time_ratio": self.geomean_time_ratio,
-            "hardware_rows": [dataclasses.asdict(h) | {"far": h.far} for h in self.hardware_rows],
+            "hardware_rows": [dataclasses.asdict(h) | {"far": h.far, "ratio": h.ratio, "verdict": h.verdict}
+                              for h in self.hardware_rows],
             "alpha": self.alpha,
         }
 
