@@ -107,7 +107,7 @@ def test_unknown_model_lists_the_valid_ones():
     with pytest.raises(
         UsageError,
         match="choose one of alexnet, googlenet, resnet18, resnet18-cifar, resnet50, resnet50-cifar, "
-              "tiny-cnn, vgg16, vgg19",
+              "tiny-cnn, vgg16, vgg16-swapped, vgg19",
     ):
         flops.flop_table("lenet", (1, 3, 32, 32))
 
