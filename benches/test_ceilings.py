@@ -18,6 +18,9 @@ from perfkit.pbench import round_times
 from perfkit.results import figures
 from perfkit.results.metrics import MetricSpec, rates
 
+# kernels: timed at the GPU base clock where allowed (perfkit.measure.clocks)
+pytestmark = pytest.mark.locked_clock
+
 ROUNDS, WARMUP = 20, 5
 GiB, MiB = 2**30, 2**20
 COPY_BYTES = {

@@ -23,6 +23,9 @@ from perfkit.results import figures
 from perfkit.results.payloads import Layer
 from perfkit.workloads import layers
 
+# kernels: timed at the GPU base clock where allowed (perfkit.measure.clocks)
+pytestmark = pytest.mark.locked_clock
+
 WARMUP = 5
 QUICK_BATCH = 8
 

@@ -16,6 +16,9 @@ from perfkit.measure import ceilings, fidelity, timing
 from perfkit.pbench import round_times
 from perfkit.results import figures
 
+# kernels: timed at the GPU base clock where allowed (perfkit.measure.clocks)
+pytestmark = pytest.mark.locked_clock
+
 #: The ceiling each GPU workload's time follows across hardware; the one-element kernel is launch-bound.
 BOUNDS = {"copy": figures.COPY_BANDWIDTH, "gemm": figures.matmul_ceiling("bf16")}
 

@@ -37,7 +37,7 @@ class RunOptions:
     results_path: Path | None = None  # --benchmark-json
     # pytest-benchmark's --benchmark-storage folder: its kept runs add to the noise
     storage: Path | None = None
-    lock_clocks: str | None = None  # lock every GPU's SM clock (base or max) for the run (measure.clocks)
+    lock_clocks: str = "kernels"  # which benchmarks run at a locked SM clock (perfkit.measure.clocks.MODES)
 
     def __post_init__(self) -> None:
         if self.save_mode is not None and self.save_mode not in get_args(SaveMode):
@@ -76,6 +76,7 @@ class RunOptions:
             f"--perfkit-device={device}",
             f"--perfkit-profile={profile}",
             f"--perfkit-timeout={self.timeout_s}",
+            f"--perfkit-lock-clocks={self.lock_clocks}",
         ]
         return args + [
             f"{name}={value}"

@@ -20,6 +20,7 @@ from perfkit.parallel import launch
 from perfkit.parallel.records import Job
 from perfkit.results import datasheet, inject
 from perfkit.results.metrics import MetricRecorder
+from perfkit.results.payloads import ClockLock
 from perfkit.session import Outcome, Profile, Session
 from perfkit.workloads import data
 
@@ -102,12 +103,15 @@ def pytest_addoption(parser: pytest.Parser) -> None:
         help="let PyTorch's allocator use at most SIZE of each GPU, e.g. 10.91GiB (the course's "
         "GTX 1080 Ti), so a large card reproduces a small one's limits; recorded in the results",
     )
-    group.addoption("--perfkit-lock-clocks", nargs="?", const="base", default=None, choices=clocks.RATES,
-                    metavar="base|max",
-                    help="lock every GPU's SM clock for the run and reset it after: at the base clock the "
-                         "GPU holds at its power limit (the default, as nvbench's --lock-gpu-clocks base) or "
-                         "at its boost clock (max). Needs root and a driver that allows it, and changes the "
-                         "card for everyone on it; refused, the run says so and goes on")
+    group.addoption(
+        "--perfkit-lock-clocks", nargs="?", const="base", default=clocks.KERNELS, choices=clocks.MODES,
+        metavar="kernels|base|max|off",
+        help="which benchmarks run at a locked SM clock (reset after): kernels (the default) times the "
+             "kernel benchmarks (ceilings, layers, timer) at the base clock the GPU holds at its power "
+             "limit, as nvbench does, unless their baseline entries were timed unlocked; base or max (the "
+             "boost clock) lock the whole run; off locks nothing. Needs root and a driver that allows it; "
+             "refused, the run says so and goes on",
+    )
     group.addoption("--perfkit-torchrun-args", default=None, metavar="ARGS",
                     help="torchrun rendezvous options for the multi-GPU benchmarks, e.g. "
                          "\"--nnodes 2 --rdzv-backend c10d --rdzv-endpoint host:29500 --rdzv-id job1\" "
@@ -120,6 +124,9 @@ def pytest_configure(config: pytest.Config) -> None:
     config.addinivalue_line("markers", "full_only: runs only in the full profile (--perfkit-profile=full)")
     config.addinivalue_line(
         "markers", "weekly: outside the nightly selection of the full profile; run with -m weekly"
+    )
+    config.addinivalue_line(
+        "markers", "locked_clock: a kernel benchmark, timed at the GPU's base clock (--perfkit-lock-clocks)"
     )
     pbench.use_timer(config, PERFKIT_TIMER)
     try:
@@ -168,19 +175,22 @@ def pytest_runtest_call(item: pytest.Item) -> Any:
     benchmarked = "benchmark" in getattr(item, "fixturenames", ())
     cpus = host_load.snapshot() if benchmarked and os.environ.get(host_load.IGNORE_ENV) != "1" else None
     heat = gpu_throttle.snapshot() if benchmarked else None
-    try:
-        with limits.time_limit(
-            seconds, f"stopped after {seconds:.0f} s (--perfkit-timeout); the other benchmarks go on"
-        ):
-            return (yield)
-    finally:
-        # what else slowed it, read by the judge (perfkit.results.judge)
-        disturbances = (host_load.between(cpus, host_load.snapshot()) if cpus is not None else None,
-                        gpu_throttle.between(heat, gpu_throttle.snapshot()) if heat is not None else None)
-        benchmark = getattr(item, "funcargs", {}).get("benchmark")
-        for disturbance in disturbances:
-            if disturbance is not None and benchmark is not None:
-                MetricRecorder(benchmark.extra_info).payload(disturbance)
+    kernel = item.get_closest_marker("locked_clock") is not None
+    with session_of(item.config).clock_for(item.nodeid, kernel) as sm_clock:
+        try:
+            with limits.time_limit(
+                seconds, f"stopped after {seconds:.0f} s (--perfkit-timeout); the other benchmarks go on"
+            ):
+                return (yield)
+        finally:
+            # what else slowed it, read by the judge (perfkit.results.judge), and the clock it was timed at
+            records = (host_load.between(cpus, host_load.snapshot()) if cpus is not None else None,
+                       gpu_throttle.between(heat, gpu_throttle.snapshot()) if heat is not None else None,
+                       ClockLock(sm_clock) if sm_clock is not None else None)
+            benchmark = getattr(item, "funcargs", {}).get("benchmark")
+            for record in records:
+                if record is not None and benchmark is not None:
+                    MetricRecorder(benchmark.extra_info).payload(record)
 
 
 @pytest.hookimpl(wrapper=True)

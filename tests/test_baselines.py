@@ -9,7 +9,7 @@ import sys
 import pytest
 
 from perfkit.errors import BaselineError
-from perfkit.results import baselines, load
+from perfkit.results import baseline_runs, baselines, load
 from tests.conftest import typed
 
 
@@ -63,6 +63,22 @@ def test_append_keeps_every_run_of_both_and_refuses_a_run_it_holds(tmp_path, cpu
     with pytest.raises(BaselineError, match="already holds the run of 2026-11-03T00:00"):
         baselines.save_baseline(typed(one), tmp_path, "append")
     assert path.read_bytes() == before
+
+
+def test_a_merged_run_keeps_the_older_runs_dates_so_the_file_still_stands_for_its_runs(tmp_path, cpu_results):
+    # a one-run --merge once dropped the file's run dates: ingest then stored a three-run baseline as one run,
+    # and --append could add a run the file already held
+    nights = ("2026-11-01T00:00", "2026-11-02T00:00")
+    baselines.save_baseline(baselines.from_runs([typed(_dated(cpu_results, n)) for n in nights]), tmp_path)
+    one = _dated(cpu_results, "2026-11-03T00:00")
+    one["benchmarks"] = one["benchmarks"][:1]
+    path = baselines.save_baseline(typed(one), tmp_path, "merge")
+    saved = load.load(path)
+    assert saved.info.run_dates == saved.dates() == (*nights, "2026-11-03T00:00")
+    assert baseline_runs.stands_for_runs(saved)
+    assert [run["datetime"] for run in baseline_runs.unpack(saved).runs] == [*nights, "2026-11-03T00:00"]
+    with pytest.raises(BaselineError, match="already holds the run of 2026-11-01T00:00"):
+        baselines.save_baseline(typed(_dated(cpu_results, nights[0])), tmp_path, "append")
 
 
 def test_merging_results_of_other_hardware_is_refused(tmp_path, cpu_results):

@@ -116,6 +116,18 @@ def test_a_slowdown_measured_while_heat_held_the_gpu_down_is_unknown_not_regress
     assert _verdict(compare(baseline, cool), "b") == "regressed"
 
 
+def test_a_time_taken_at_a_locked_clock_is_not_judged_against_one_taken_unlocked():
+    locked = {"clock_lock": {"sm_clock": "base/1980 MHz locked", "version": 1}}
+    unlocked_baseline = _runs([1.0, 1.01, 0.99, 1.0, 1.005])
+    row = compare(unlocked_baseline, _results({"b": [1.2] * 5}, b=locked)).rows[0]  # 20% slower: the clock
+    assert row.verdict.value == "unknown"
+    assert "timed at another SM clock (baseline: unlocked; this run: base/1980 MHz locked)" in row.note
+    assert _verdict(compare(unlocked_baseline, _results({"b": [1.01] * 5}, b=locked)), "b") == "unchanged"
+    locked_baseline = _runs([1.0, 1.01, 0.99, 1.0, 1.005], b=locked)
+    assert _verdict(compare(locked_baseline, _results({"b": [1.2] * 5}, b=locked)), "b") == "regressed"
+    assert _verdict(compare(locked_baseline, _results({"b": [1.2] * 5})), "b") == "unknown"
+
+
 def test_a_noisy_figure_still_gates_with_a_wider_interval():
     noisy = _runs([1.0, 1.3, 0.8])  # the runs spread 50%: once "not gated", now judged with its own noise
     assert _verdict(compare(noisy, _runs([2.0, 2.1, 1.9])), "b") == "regressed"  # twice as slow

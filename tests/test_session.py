@@ -1,6 +1,7 @@
 """A run's settings, baseline policy, verdict and saving (perfkit.session), without pytest."""
 from __future__ import annotations
 
+import copy
 import json
 from pathlib import Path
 from typing import Any
@@ -240,3 +241,71 @@ def test_a_clock_lock_is_said_and_recorded_in_the_fingerprint_until_the_run_ends
     assert nvml.locked
     session.end()
     assert not nvml.locked
+
+
+@pytest.fixture
+def nvml(monkeypatch):
+    """A driver that allows a clock lock, in place of NVML."""
+    from perfkit.measure import power
+    from tests.test_clocks import FakeNvml
+
+    fake = FakeNvml()
+    monkeypatch.setattr(power, "load_nvml", lambda: fake)
+    return fake
+
+
+def _gpu_session(cpu_results, store, **options: Any) -> Session:
+    fingerprint = cpu_results["machine_info"]["perfkit"]["fingerprint"]
+    return _session(_settings(fingerprint, device="cuda", profile="full", gpus=1), store, baseline="none",
+                    **options)
+
+
+def test_a_kernel_benchmark_is_timed_at_the_base_clock_and_the_others_at_the_clock_the_gpu_chooses(
+        nvml, cpu_results, store):
+    from perfkit.measure import clocks
+
+    session = _gpu_session(cpu_results, store)
+    with session.clock_for(MATMUL, kernel=True) as clock:
+        assert clock == "base/1980 MHz locked" and nvml.locked == {"gpu0": (clocks.TDP_LIMIT,) * 2}
+    assert not nvml.locked
+    with session.clock_for("benches/test_time_to_accuracy.py::t", kernel=False) as clock:
+        assert clock is None and not nvml.locked
+    with _gpu_session(cpu_results, store, lock_clocks="off").clock_for(MATMUL, kernel=True) as clock:
+        assert clock is None and not nvml.locked
+
+
+def test_a_kernel_benchmark_is_timed_as_its_baseline_entry_was(nvml, cpu_results, store):
+    session = _gpu_session(cpu_results, store)
+    session.baseline = typed(cpu_results)  # its entries were timed unlocked
+    for _ in range(2):
+        with session.clock_for(MATMUL, kernel=True) as clock:
+            assert clock is None and not nvml.locked
+    assert sum("were timed unlocked ran unlocked too" in m for m in session.messages) == 1  # said once
+    locked = copy.deepcopy(cpu_results)
+    for bench in locked["benchmarks"]:
+        bench["extra_info"]["clock_lock"] = {"sm_clock": "base/1980 MHz locked", "version": 1}
+    session.baseline = typed(locked)
+    with session.clock_for(MATMUL, kernel=True) as clock:
+        assert clock == "base/1980 MHz locked" and nvml.locked
+
+
+def test_a_refused_kernel_lock_is_said_once_and_the_benchmark_runs_at_the_clock_it_finds(
+        nvml, cpu_results, store):
+    nvml.allow = False
+    session = _gpu_session(cpu_results, store)
+    for _ in range(2):
+        with session.clock_for(MATMUL, kernel=True) as clock:
+            assert clock is None
+    assert [m for m in session.messages if "refused" in m] == [
+        ("perfkit: kernel benchmarks: clocks not locked: the driver refused (Insufficient Permissions); the "
+         "run goes on at the clocks it finds")]
+
+
+def test_a_whole_run_lock_is_every_benchmarks_clock_and_confirmation_re_runs_lock_alike(
+        nvml, cpu_results, store):
+    session = _gpu_session(cpu_results, store, lock_clocks="base")
+    session.begin()
+    with session.clock_for("benches/test_time_to_accuracy.py::t", kernel=False) as clock:
+        assert clock == "base/1980 MHz locked"
+    session.end()
+    assert "--perfkit-lock-clocks=base" in session.options.rerun_args("cuda", "full")

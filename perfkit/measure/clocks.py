@@ -1,12 +1,13 @@
-"""GPU clocks: the SM clock every run records, and an opt-in lock of it for the run
-(``--perfkit-lock-clocks``).
+"""GPU clocks: the SM clock every run records, and a lock of it (``--perfkit-lock-clocks``).
 
 A GPU boosts its SM clock as power and temperature allow, so two runs of the same kernel can differ by the
 clock they got; nvbench and MLPerf's timing rules lock the clock for that reason. Locking needs root and a
 driver that allows it (``nvmlDeviceSetGpuLockedClocks``), and it changes the card for everyone else on a
-shared machine, so it is asked for, never assumed: where the driver refuses, the run says so and goes on
-unlocked. Every run records the clock it ran at in the fingerprint (application clock / maximum, or the
-locked clock), so a changed clock shows beside the verdicts.
+shared machine while it holds: so by default only the kernel benchmarks (ceilings, layers, timer fidelity)
+are timed locked, each for its own run, as nvbench times kernels, while whole models train at the clocks a
+user gets. Where the driver refuses, the run says so and goes on unlocked. Every run records the clock it
+ran at in the fingerprint (application clock / maximum, or the locked clock) and each locked benchmark its
+clock (perfkit.results.payloads.ClockLock), so a changed clock shows beside the verdicts.
 """
 from __future__ import annotations
 
@@ -42,6 +43,10 @@ TDP_LIMIT = 0xFFFFFF01
 #: What ``--perfkit-lock-clocks`` locks to: ``base``, the clock the GPU holds at its power limit, or ``max``,
 #: its default application clock (the boost clock, which a power-limited kernel cannot hold).
 RATES = ("base", "max")
+#: ``--perfkit-lock-clocks``: ``kernels`` (the default) times the kernel benchmarks (marked ``locked_clock``)
+#: at the base clock, each for its own run; ``base``/``max`` lock the whole run; ``off`` locks nothing.
+KERNELS, OFF = "kernels", "off"
+MODES = (KERNELS, *RATES, OFF)
 
 
 @dataclass(frozen=True)

@@ -42,7 +42,7 @@ class Unpacked:
 
 def stands_for_runs(results: ResultSet) -> bool:
     """A file that holds several dated runs (a baseline saved from them), rather than being one."""
-    return len(results.info.run_dates) > 1
+    return len(results.dates()) > 1
 
 
 def unpack(baseline: ResultSet) -> Unpacked:

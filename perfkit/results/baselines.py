@@ -57,7 +57,7 @@ def from_runs(results: Sequence[ResultSet]) -> ResultSet:
     # a benchmark only earlier runs hold stays
     latest = {b.fullname: b for r in results for b in r.benchmarks}
     measured = runs.combine(results)
-    dates = [d for r in results for d in (r.info.run_dates or (r.datetime,))]
+    dates = [d for r in results for d in (r.dates() or (r.datetime,))]
     machines = [m for r in results for m in (r.info.run_machines or (r.info.machine or "",))]
     origins: dict[str, tuple[RunOrigin, ...]] = {}
     for one in results:
@@ -94,15 +94,14 @@ def merge(old: ResultSet, new: ResultSet) -> ResultSet:
     origins = {name: m for name, m in old.origins().items() if name not in fresh} | new.origins()
     merged = new.with_benchmarks(
         [b for b in old.benchmarks if b.fullname not in fresh] + list(new.benchmarks)
+    ).with_info(
+        ceilings={**old.info.ceilings, **new.info.ceilings},
+        runs=merged_runs,
+        noise=runs.noise(merged_runs),
+        run_machines=(),  # each entry's machines are in its origins
+        run_origins=origins,
     )
-    return derived.derive(
-        merged.with_info(
-            ceilings={**old.info.ceilings, **new.info.ceilings},
-            runs=merged_runs,
-            noise=runs.noise(merged_runs),
-            run_origins=origins,
-        )
-    )
+    return derived.derive(merged.with_info(run_dates=merged.dates()))
 
 
 def append(old: ResultSet, new: ResultSet) -> ResultSet:
@@ -110,7 +109,7 @@ def append(old: ResultSet, new: ResultSet) -> ResultSet:
     degrees of freedom for its noise, perfkit.results.noise), its entry taken from ``new``; the rest kept as
     they are. A run the baseline already holds (same date) is refused: counted twice it would shrink the
     noise it is meant to measure."""
-    again = sorted(set(new.info.run_dates or (new.datetime,)) & set(old.info.run_dates))
+    again = sorted(set(new.dates()) & set(old.dates()))
     if again:
         raise BaselineError(f"the baseline already holds the run of {again[0]}; append only new runs")
     combined = from_runs([old, new])

@@ -27,7 +27,9 @@ have said improved or regressed; another gating figure that moved is ``changed``
 Every gating figure gates: a noisy one gets a wider interval from its own noise, never a pass. A figure
 that got worse while other processes kept a quarter or more of the run's CPUs busy (the host load the
 plugin records), or while heat held its GPU's clocks down for over 5% of its run, is **unknown**, whatever
-its p-value: on a shared 2-vCPU runner a neighbour alone makes a two-thread benchmark 60-70% slower.
+its p-value: on a shared 2-vCPU runner a neighbour alone makes a two-thread benchmark 60-70% slower. So is
+a time measured at a locked SM clock against one measured unlocked (or the other way round): they differ by
+the clock, not the code.
 
 Only gating figures get those verdicts: a benchmark gates on its time unless it names another figure (or
 none, declared informational with its reason), plus metrics declared to gate (allocator peaks). Figures
@@ -350,6 +352,8 @@ def _gate(fig: FigureRuns, minimum: float, noise: FigureNoise | None) -> _Judged
     evidence = (noise.df, se, floor)
     if abs(shift) <= floor:
         return _Judged(_row(fig, Verdict.UNCHANGED, gating=True), evidence=evidence)
+    if fig.clock_note is not None:
+        return _Judged(_row(fig, Verdict.UNKNOWN, fig.clock_note, True), evidence=evidence)
     disturbed = next((d for d in fig.disturbances if d.disturbed), None)
     if worse > 0 and disturbed is not None:
         return _Judged(_row(fig, Verdict.UNKNOWN, disturbed.sentence(), True), evidence=evidence)

@@ -33,7 +33,7 @@ from perfkit.results.metrics import (
     Metric,
     MetricSpec,
 )
-from perfkit.results.payloads import DISTURBANCES, Disturbance, Record
+from perfkit.results.payloads import DISTURBANCES, ClockLock, Disturbance, Record
 
 R = TypeVar("R", bound=Record)
 #: figure -> one value per run
@@ -178,6 +178,16 @@ class BenchmarkEntry:
             if record is not None:
                 found.append(record)
         return tuple(found)
+
+    @property
+    def clock_lock(self) -> str | None:
+        """The SM clock it was timed at where perfkit locked it (``"base/1980 MHz locked"``), else None (an
+        unreadable record reads as unlocked)."""
+        try:
+            record = self.record(ClockLock)
+        except BaselineError:
+            return None
+        return None if record is None else record.sm_clock
 
     @property
     def rounds(self) -> int:
@@ -401,6 +411,12 @@ class ResultSet:
                 else (RunOrigin("", ""),) * count
             )
         return out
+
+    def dates(self) -> tuple[str, ...]:
+        """Every known date among the runs this file holds (:meth:`origins`), oldest first: one for a single
+        run, several for a baseline, however it was saved (a ``--merge`` of one run keeps the older
+        entries' dates)."""
+        return tuple(sorted({o.date for runs_of in self.origins().values() for o in runs_of if o.date}))
 
     def family(self, kind: type[R]) -> Iterator[tuple[BenchmarkEntry, R]]:
         """(entry, record) for every readable record of the family; unreadable ones are in

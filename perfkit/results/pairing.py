@@ -25,6 +25,7 @@ class FigureRuns:
     tolerance: float | None = None  # the benchmark's own minimum effect, where it declares one
     gpu_bound: bool = False  # GPU work (a ceiling it follows, or declared): it reproduces within about 1%
     disturbances: tuple[Disturbance, ...] = ()  # what else slowed the current run (a busy host, a hot GPU)
+    clock_note: str | None = None  # why the two sides' times are not comparable: timed at different SM clocks
 
     @property
     def base_mean(self) -> float | None:
@@ -62,10 +63,21 @@ def pair(baseline: ResultSet, current: ResultSet) -> Pairing:
             kinds.update({n: (m.unit, m.better) for n, m in entry.metrics.items()})
         tolerance = c.context.tolerance if c.context.tolerance is not None else b.context.tolerance
         gpu_bound = c.context.gpu_bound and current.info.device == "cuda"
+        clocks_differ = _clocks_differ(b, c)
         for figure in sorted(base_runs[name].keys() | cur_runs[name].keys()):
             unit, better = kinds.get(figure, ("", "none"))
             figures.append(FigureRuns(name, figure, unit, better, tuple(base_runs[name].get(figure, ())),
                                       tuple(cur_runs[name].get(figure, ())), figure in gates, tolerance,
-                                      gpu_bound, c.disturbances))
+                                      gpu_bound, c.disturbances, clocks_differ if unit != "MiB" else None))
     return Pairing(tuple(figures), tuple(base[n] for n in sorted(base.keys() - cur.keys())),
                    tuple(cur[n] for n in sorted(cur.keys() - base.keys())), common)
+
+
+def _clocks_differ(base: BenchmarkEntry, cur: BenchmarkEntry) -> str | None:
+    """Why ``base`` and ``cur`` cannot be compared on time, where one was timed at a locked SM clock and the
+    other was not (or at another one); None where they ran alike. Allocator peaks do not depend on it."""
+    if base.clock_lock == cur.clock_lock:
+        return None
+    return (f"timed at another SM clock (baseline: {base.clock_lock or 'unlocked'}; this run: "
+            f"{cur.clock_lock or 'unlocked'}): not judged; re-save its baseline entry from a run timed like "
+            "this one")

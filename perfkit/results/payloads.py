@@ -429,6 +429,17 @@ class GpuThrottle(Record):
 
 
 @dataclass(frozen=True)
+class ClockLock(Record):
+    """The SM clock a benchmark was timed at where perfkit locked it (perfkit.measure.clocks); without one the
+    GPU chose its clock. A time measured locked and one measured unlocked differ by the clock (13-23% on an
+    H100 at its base clock), not by the code, so the judge does not compare the two (perfkit.results.pairing).
+    """
+
+    TAG: ClassVar[str] = "clock_lock"
+    sm_clock: str  # e.g. "base/1980 MHz locked"
+
+
+@dataclass(frozen=True)
 class PowerWindow(Record):
     """The NVML loop behind ``avg_power_w`` and ``energy_j`` (perfkit.measure.record.record_power)."""
 
