@@ -50,8 +50,8 @@ def family(device: str, name: str | None, at_hand: Sequence[Path] | None, worklo
         return json.dumps([dataclasses.asdict(p) | {"predicted_s": p.predicted_s} for p in found], indent=2)
     checks = {other.hardware_id: across.hardware_rows(reference, other, _held(other, names), workloads)
               for other in measured if other is not reference and other.profile == reference.profile}
-    return report.prediction_text(found, f"{spec.key} ({spec.name})", roofs.notes, reference.hardware_id,
-                                  checks)
+    notes = (*roofs.notes, *Roofs.of(reference).notes)
+    return report.prediction_text(found, f"{spec.key} ({spec.name})", notes, reference.hardware_id, checks)
 
 
 def _checked(reference: ResultSet, target: ResultSet, names: Sequence[str], workloads: Workloads,
@@ -64,7 +64,8 @@ def _checked(reference: ResultSet, target: ResultSet, names: Sequence[str], work
     if as_json:
         return json.dumps([dataclasses.asdict(h) | {"ratio": h.ratio, "verdict": h.verdict,
                                                      "errors": h.errors()} for h in rows], indent=2)
-    return report.check_text(rows, reference.hardware_id, target.hardware_id)
+    notes = (*Roofs.of(reference).notes, *Roofs.of(target).notes)
+    return report.check_text(rows, reference.hardware_id, target.hardware_id, notes)
 
 
 def _in(benchmark: str, name: str | None) -> bool:

@@ -62,6 +62,14 @@ def test_a_ceiling_a_device_never_measured_is_its_datasheets_and_says_so():
     assert roofs.notes == ("matmul_tflops_bf16 from the datasheet",)
 
 
+def test_roofs_timed_at_a_locked_clock_say_so():
+    raw = load.read_json(H200)
+    copy = next(b for b in raw["benchmarks"] if b["name"] == "test_copy_bandwidth")
+    copy["extra_info"]["clock_lock"] = {"sm_clock": "base/1590 MHz locked", "version": 1}
+    roofs = Roofs.of(load.parse(raw, "h200 locked"))
+    assert roofs.notes == ("nvidia-h200-x1's roofs were timed at base/1590 MHz locked",)
+
+
 def test_each_step_takes_the_larger_of_its_compute_and_memory_time_plus_its_launches():
     roofs = Roofs("d", {COPY: 1000.0, "matmul_tflops_tf32": 100.0, "matmul_tflops_fp32": 10.0},
                   {EAGER: 5e-6, GRAPH: 1e-6})

@@ -96,8 +96,12 @@ class Roofs:
         measured, sheet = Ceilings.of(results).values(), results.info.datasheet
         ceilings = {key: value for key in KEYS
                     if (value := measured.get(key) or (sheet.ceiling(key) if sheet else None))}
-        notes = tuple(f"{key} from the datasheet" for key in ceilings if key not in measured)
-        return cls(results.hardware_id, ceilings, launch_costs(results), notes)
+        notes = [f"{key} from the datasheet" for key in ceilings if key not in measured]
+        runs, roofs = results.runs(), {*KEYS, GRAPH_REPLAY_S.name}
+        locked = sorted({clock for b in results.benchmarks
+                         if (clock := b.clock_lock) and runs[b.fullname].keys() & roofs})
+        notes += [f"{results.hardware_id}'s roofs were timed at {clock}" for clock in locked]
+        return cls(results.hardware_id, ceilings, launch_costs(results), tuple(notes))
 
     @classmethod
     def of_datasheet(cls, spec: datasheet.GpuSpec, launch_from: Roofs) -> Roofs:

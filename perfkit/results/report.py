@@ -164,16 +164,17 @@ def _times(value: float | None) -> str:
     return "-" if value is None else f"x{value:.3g}"
 
 
-def check_text(rows: Sequence[HardwareRow], reference: str, target: str) -> str:
+def check_text(rows: Sequence[HardwareRow], reference: str, target: str, notes: Sequence[str] = ()) -> str:
     """``perfkit predict --device RESULTS``: the model checked against a device that was measured: each
     speedup from ``reference`` beside the expected one, and how far each device's measured time lies above
-    the model's (its roofs are a lower bound)."""
+    the model's (its roofs are a lower bound); ``notes``: where the roofs came from."""
     head = ["benchmark", "speedup", "expected", "measured/expected", "verdict", f"measured/model {reference}",
             f"measured/model {target}", "expected from"]
     cells = [[h.benchmark, f"{h.speedup:.3g}x", "-" if h.expected is None else f"{h.expected:.3g}x",
               _times(h.ratio), h.verdict or ("-" if h.gpu else "host work"),
               *(_times(e) for e in (h.errors() or (None, None))), h.source()] for h in rows]
-    return "\n\n".join([f"The model from {reference} to {target} (measured): {hardware_summary(rows)}",
+    said = "".join(f"; {note}" for note in notes)
+    return "\n\n".join([f"The model from {reference} to {target} (measured): {hardware_summary(rows)}{said}",
                          text_table(head, cells)])
 
 
