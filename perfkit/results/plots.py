@@ -533,7 +533,7 @@ def hardware_chart(rows: Iterable[Any], baseline_id: str, current_id: str, path:
     (coloured by the larger share of the model's time), the diagonal where they agree, the band of x1.15 (as
     expected) shaded and x1.25 (FAR beyond) dashed; the benchmarks outside the band are named. None when no
     benchmark carries an expectation."""
-    from matplotlib.ticker import FuncFormatter, LogLocator
+    from matplotlib.ticker import FixedLocator, FuncFormatter, LogLocator, NullLocator
 
     points = [r for r in rows if r.expected and 0 < r.speedup < float("inf")]
     if not points:
@@ -561,19 +561,19 @@ def hardware_chart(rows: Iterable[Any], baseline_id: str, current_id: str, path:
                     xytext=(16, 14 - 18 * (n % 2)), textcoords="offset points",
                     arrowprops={"arrowstyle": "-", "lw": 0.5, "color": "0.4"})
     ax.set(xscale="log", yscale="log")  # before the tick locators: setting a scale replaces them
-    ticks = FuncFormatter(lambda value, _: f"{value:.2g}")
+    # plain numbers where the speedups span less than two decades (0.6, 0.7, ... 1.2, 1.5), else 1-2-5 steps
+    plain = [v * 10.0**k for k in range(-4, 4) for v in (1, 1.2, 1.5, 2, 3, 4, 5, 6, 7, 8, 9)]
+    shown = [v for v in plain if low <= v <= high]
     for axis in (ax.xaxis, ax.yaxis):
-        axis.set_major_locator(LogLocator(subs=(1.0, 2.0, 5.0)))
-        axis.set_minor_locator(LogLocator(subs=tuple(range(1, 10))))
-        axis.set_major_formatter(ticks)
-        axis.set_minor_formatter(ticks)
+        axis.set_major_locator(FixedLocator(shown) if len(shown) <= 14 else LogLocator(subs=(1.0, 2.0, 5.0)))
+        axis.set_minor_locator(NullLocator())
+        axis.set_major_formatter(FuncFormatter(lambda value, _: f"{value:.3g}"))
     within = len(points) - len(missed)
     ax.set(xlim=(low, high), ylim=(low, high),
            xlabel=f"expected speedup of {current_id} over {baseline_id}",
            ylabel=f"measured speedup ({baseline_id} / {current_id} time)",
            title=f"Across hardware: {within} of {len(points)} benchmarks within x{near} of their expected "
                  "speedup")
-    ax.tick_params(which="minor", labelsize=7)
     ax.grid(True, which="both", alpha=0.2)
     ax.legend(fontsize=8, loc="upper left")
     return _save(fig, path)
