@@ -21,7 +21,7 @@ from perfkit.plugin import profile_of
 from perfkit.results import datasheet, figures
 from perfkit.results.metrics import rates
 from perfkit.results.payloads import VectorAdd
-from perfkit.workloads.kernels import cpu_add
+from perfkit.workloads.kernels import BYTES_PER_ELEMENT, cpu_add, elements
 
 K_FULL = (1, 5, 10, 50, 100)
 K_QUICK = (1,)
@@ -60,8 +60,6 @@ def _vectors(n: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
 
 @pytest.fixture
 def vectors(k):
-    from perfkit.workloads.kernels.vector_add import elements
-
     return _vectors(elements(k))
 
 
@@ -79,7 +77,7 @@ def _record_cpu(benchmark, metrics, scenario: str, k: int, n: int) -> None:
     metrics.payload(VectorAdd(scenario, "cpu", k))
     times = round_times(benchmark)
     if times:
-        metrics.record(figures.BANDWIDTH, samples=rates(12 * n, times, 1e9))
+        metrics.record(figures.BANDWIDTH, samples=rates(BYTES_PER_ELEMENT * n, times, 1e9))
 
 
 def test_cpu_loop(benchmark, k, vectors, perfkit_metrics):
@@ -115,7 +113,7 @@ def gpu():
 
 def _fits_l2(n: int) -> bool:
     """Whether the three arrays of ``n`` elements fit in the GPU's L2 cache together."""
-    return 12 * n <= l2_bytes()
+    return BYTES_PER_ELEMENT * n <= l2_bytes()
 
 
 def _kernel_bound(case: VectorAdd, flushed: bool = False) -> bool:
@@ -144,7 +142,8 @@ def _record_gpu(metrics, spec, case: VectorAdd, n: int, kernel_seconds, flushed:
         # pace
         metrics.bound_by(figures.COPY_BANDWIDTH)
     if kernel_seconds:
-        record_rate(metrics, kernel_seconds, 12 * n, compute=False, ceiling_key=datasheet.COPY, spec=spec)
+        record_rate(metrics, kernel_seconds, BYTES_PER_ELEMENT * n, compute=False, ceiling_key=datasheet.COPY,
+                    spec=spec)
 
 
 @pytest.mark.gpu

@@ -20,8 +20,9 @@ from typing import Any
 from perfkit import stopping
 from perfkit.errors import BaselineError, PerfkitError, UsageError
 from perfkit.results import baselines, datasheet, figures, history, load, noise, partial, report
+from perfkit.results.expected import NoModel, Work
 from perfkit.results.judge import Comparison, Policy, judge
-from perfkit.results.model import ResultSet
+from perfkit.results.model import BenchmarkEntry, ResultSet
 
 EXIT_REGRESSION = 1
 EXIT_USAGE = 2
@@ -236,10 +237,22 @@ def _parser() -> argparse.ArgumentParser:
         "--per-layer", action="store_true", help="print every layer, not only the totals (--json always)"
     )
 
-    pr = _model_command(sub, "predict", "PALEO-style inference time from FLOPs and datasheet peaks", _predict)
-    pr.add_argument("--gpu", required=True, help="datasheet key or device name, e.g. k80, v100-sxm2, h200")
+    pr = _model_command(sub, "predict", "PALEO-style inference time of one model from FLOPs and datasheet "
+                                        "peaks; with --device, a benchmark family's times on a device",
+                        _predict, model_required=False)
+    pr.add_argument("--gpu", help="datasheet key or device name, e.g. k80, v100-sxm2, h200")
     pr.add_argument("--precision", default="fp32", help="fp32 or fp64 (or tf32/bf16/fp16 where listed)")
     pr.add_argument("--ppp", type=float, default=1.0, help="platform percent of peak in (0, 1] (default 1.0)")
+    pr.add_argument("--device", metavar="KEY|RESULTS.json",
+                    help="instead of MODEL --gpu: a datasheet key (b200, a100-80gb, ...: its times "
+                         "predicted) or a result file (a device measured: the model checked against it), for "
+                         "a benchmark family measured on a device at hand, with the model's error there")
+    pr.add_argument("--family", metavar="NAME",
+                    help="with --device: the benchmark family, its bench file's stem (test_ppp); default all")
+    pr.add_argument("--from", dest="at_hand", type=Path, action="append", metavar="RESULTS.json",
+                    help="with --device, once or more: the results measured at hand (default: the baselines "
+                         "of one-GPU machines in baselines/); the one holding most of the family is "
+                         "predicted from, each other measures the model's error")
 
     roof = sub.add_parser("roofline", help="draw the roofline chart of a results JSON's PPP benchmarks")
     roof.add_argument("results", type=Path)
@@ -289,11 +302,12 @@ def _ab_options(parser: argparse.ArgumentParser, required: bool, help_text: str)
 
 
 def _model_command(sub: Any, name: str, help_text: str, func: Callable[[argparse.Namespace], int],
-                   batch_required: bool = False) -> argparse.ArgumentParser:
+                   batch_required: bool = False, model_required: bool = True) -> argparse.ArgumentParser:
     """A subcommand about one model: the model, one image's shape (C,H,W), the batch and --json; the same
     convention for every model command."""
     parser = sub.add_parser(name, help=help_text)
-    parser.add_argument("model", help="a registered model name or package.module:function")
+    parser.add_argument("model", nargs=None if model_required else "?",
+                        help="a registered model name or package.module:function")
     parser.add_argument("--input", default="3,224,224", metavar="C,H,W",
                         help="one image's shape, channels first (default 3,224,224); the batch is --batch")
     parser.add_argument("--batch", type=int, required=batch_required, default=None if batch_required else 1,
@@ -352,7 +366,15 @@ def judge_files(baseline_path: Path, current_path: Path, threshold: str | None,
                          f"{current.profile} profile's; compare runs of the same profile")
     kept = history.storage_path(storage) if storage is not None else history.find_storage(Path.cwd())
     judged_with = noise.for_judging(baseline, current, baselines.BaselineStore.find(Path.cwd()), kept, db)
-    return baseline, current, judge(baseline, current, judged_with, policy)
+    return baseline, current, judge(baseline, current, judged_with, policy, work_of)
+
+
+def work_of(bench: BenchmarkEntry, results: ResultSet) -> Work | NoModel:
+    """A benchmark's work as the roofline model counts it (perfkit.workloads.benchwork), for comparisons
+    across hardware: it imports torch, so only a comparison of two machines loads it."""
+    from perfkit.workloads import benchwork
+
+    return benchwork.work_of(bench, results)
 
 
 def _compare(args: argparse.Namespace) -> int:
@@ -532,7 +554,7 @@ def _dashboard(args: argparse.Namespace) -> int:
     if not kept.runs:
         raise BaselineError(f"{where} holds no perfkit runs; store some with `perfkit history ingest "
                             f"RESULTS.json --db {where}` first")
-    built = dashboard.build(kept)
+    built = dashboard.build(kept, work_of)
     index = dashboard_html.write(built, args.out)
     pages = sum(len(g.benchmarks) for g in built.groups)
     print(f"perfkit: wrote {index} and {pages} benchmark page(s) of {len(built.groups)} hardware id(s) and "
@@ -636,6 +658,19 @@ def _predict(args: argparse.Namespace) -> int:
     from perfkit import console  # renders torch-side objects: imported only by the commands that need them
     from perfkit.workloads import flops, models, paleo
 
+    if args.device is not None:
+        if args.model is not None or args.gpu is not None:
+            raise UsageError("--device predicts a benchmark family; MODEL and --gpu predict one model: give "
+                             "one or the other")
+        from perfkit import predict
+
+        print(predict.family(args.device, args.family, args.at_hand, work_of, args.json))
+        return 0
+    if args.model is None or args.gpu is None:
+        raise UsageError("give MODEL and --gpu KEY (one model's PALEO estimate), or --device "
+                         "KEY|RESULTS.json (a benchmark family's times on a device)")
+    if args.family is not None or args.at_hand:
+        raise UsageError("--family and --from choose what --device predicts; pass --device too")
     spec = paleo.gpu_spec(args.gpu)
     table = flops.flop_table(args.model, (_batch(args), *models.parse_shape(args.input, 3)))
     prediction = paleo.predict(table, spec, args.precision, args.ppp)

@@ -29,6 +29,7 @@ from perfkit.results.baselines import BaselineStore, from_runs
 from perfkit.results.judge import Comparison, Policy, judge
 from perfkit.results.model import PerfkitInfo, ResultSet, family_of
 from perfkit.results.partial import PartialFile
+from perfkit.workloads.benchwork import work_of
 
 PROFILES = ("quick", "full")
 
@@ -308,7 +309,7 @@ class Session:
         files."""
         assert self.baseline is not None
         judged_with = noise.for_judging(self.baseline, results, self.store, self.options.storage)
-        return judge(self.baseline, results, judged_with, Policy())
+        return judge(self.baseline, results, judged_with, Policy(), work_of)
 
     def _confirm(self, results: ResultSet) -> None:
         """Re-run the flagged benchmarks in fresh processes and judge them again on the new runs alone

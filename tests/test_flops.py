@@ -107,6 +107,29 @@ def test_unknown_model_lists_the_valid_ones():
     with pytest.raises(
         UsageError,
         match="choose one of alexnet, googlenet, resnet18, resnet18-cifar, resnet50, resnet50-cifar, "
-              "tiny-cnn, vgg16, vgg19",
+              "tiny-cnn, vgg16, vgg16-swapped, vgg19",
     ):
         flops.flop_table("lenet", (1, 3, 32, 32))
+
+
+def test_each_layers_backward_takes_its_input_and_weight_gradients():
+    rows = {r.name: r for r in flops.flop_table("resnet18", (2, 3, 64, 64)).rows}
+    assert rows["conv1"].backward_flops == rows["conv1"].flops  # the image needs no gradient: weights only
+    assert rows["layer1.0.conv1"].backward_flops == 2 * rows["layer1.0.conv1"].flops  # input and weights
+    assert rows["layer2.0.downsample.0"].backward_flops == 2 * rows["layer2.0.downsample.0"].flops
+    assert rows["fc"].backward_flops == 2 * rows["fc"].flops
+    assert rows["relu"].backward_flops == rows["relu"].flops  # analytic: the forward's figure again
+
+
+@pytest.mark.parametrize("name, shape", [("resnet18", (2, 3, 64, 64)), ("resnet50", (1, 3, 64, 64)),
+                                         ("vgg16", (1, 3, 32, 32)), ("googlenet", (1, 3, 64, 64))])
+def test_the_layers_forward_and_backward_add_up_to_the_counters_whole_pass(name, shape):
+    table = flops.flop_table(name, shape)
+    assert sum(r.flops + r.backward_flops for r in table.rows) == table.forward_backward_flops
+
+
+@pytest.mark.parametrize("name, shape", [("resnet18", (3, 64, 64)), ("vgg16", (3, 32, 32))])
+def test_a_table_scaled_to_another_batch_is_the_table_counted_at_it(name, shape):
+    counted = flops.flop_table(name, (6, *shape))
+    scaled = flops.flop_table(name, (1, *shape)).at_batch(6)
+    assert scaled.to_json() == counted.to_json()

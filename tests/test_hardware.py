@@ -60,6 +60,7 @@ def test_the_fingerprint_counts_the_cpus_this_process_may_use(monkeypatch):
     ("NVIDIA H100 80GB HBM3", "h100-sxm"),
     ("NVIDIA H100 PCIe", "h100-pcie"),
     ("NVIDIA H200", "h200"),
+    ("NVIDIA B200", "b200"),
 ])
 def test_datasheet_lookup_by_cuda_device_name(cuda_name, key):
     assert datasheet.lookup(cuda_name).key == key

@@ -12,7 +12,7 @@ import subprocess
 import pytest
 
 from perfkit.results import report
-from tests.conftest import typed
+from tests.conftest import DATA, typed
 
 #: Injected into a copy of the page: records load errors and, once loaded, whether every image decoded, every
 #: inline SVG drew, and which of the verdict line and the rows to read lie outside the first screen.
@@ -32,9 +32,25 @@ window.addEventListener("load", () => {
                                         return r.top < 0 || r.left < 0 || r.bottom > innerHeight
                                                || r.right > innerWidth; })
                          .map(e => e.textContent.slice(0, 90));
+  const across = [...document.querySelectorAll("h2")].find(h => h.textContent.startsWith("Across hardware"));
+  let seen = null;
+  if (across) {  // scrolled to, as a reader following the verdict line would: its heading and plot on screen
+    across.scrollIntoView();
+    const part = [];
+    for (let e = across.nextElementSibling; e && !/^H[12]$/.test(e.tagName); e = e.nextElementSibling) {
+      part.push(e);
+    }
+    const plot = part.map(e => e.querySelector("img")).find(i => i);
+    const table = part.find(e => e.tagName === "TABLE");
+    const inside = e => { const r = e.getBoundingClientRect();
+                          return r.width > 0 && r.top >= 0 && r.top < innerHeight && r.left >= 0
+                                 && r.right <= innerWidth; };
+    seen = {heading: inside(across), plot: !!plot && plot.naturalWidth > 0 && inside(plot),
+            rows: table ? table.tBodies[0].rows.length : 0};
+  }
   document.body.setAttribute("data-check", JSON.stringify({
     images: document.images.length, bad, errors: window.perfkitErrors, svgs: svgs.length, blank,
-    rows: rows.length, offscreen, screen: [innerWidth, innerHeight]}));
+    rows: rows.length, offscreen, screen: [innerWidth, innerHeight], across: seen}));
 });
 </script>"""
 #: The first screen the verdict line and the rows to read must fit: a laptop's browser window.
@@ -98,6 +114,17 @@ def test_the_verdict_line_and_every_row_to_read_are_on_the_first_screen_and_ever
     assert seen["offscreen"] == []
     assert seen["bad"] == [] and seen["errors"] == [] and seen["images"] >= 7 + seen["rows"]  # + their charts
     assert seen["svgs"] == page.count("<svg") > seen["rows"] and seen["blank"] == []
+
+
+def test_across_hardware_the_section_of_measured_against_expected_speedups_opens_on_screen(tmp_path):
+    from perfkit.cli import judge_files
+
+    _, current, comparison = judge_files(DATA / "across-h200.json", DATA / "across-h100.json", None)
+    page = report.write_report(current, tmp_path / "report", comparison, "across-h200.json")
+    seen = _render(page.with_suffix(".html").read_text(), tmp_path)
+    assert seen["bad"] == [] and seen["errors"] == []
+    assert seen["across"] == {"heading": True, "plot": True, "rows": len(comparison.hardware_rows)}
+    assert seen["offscreen"] == []  # the verdict line and the rows to read still open the page
 
 
 def test_the_browser_check_sees_a_plot_that_does_not_decode(tmp_path):

@@ -17,6 +17,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from perfkit.results import across, baselines, history, noise
+from perfkit.results.expected import Workloads
 from perfkit.results.figures import TIME
 from perfkit.results.judge import Row, Verdict, fingerprint_changes, judge
 from perfkit.results.model import ResultSet
@@ -98,8 +99,9 @@ class Dashboard:
     groups: tuple[Group, ...]
 
 
-def build(kept: history.History) -> Dashboard:
-    """The dashboard of every run in ``kept`` (oldest first, as the store reads them)."""
+def build(kept: history.History, workloads: Workloads | None = None) -> Dashboard:
+    """The dashboard of every run in ``kept`` (oldest first, as the store reads them); ``workloads`` counts a
+    benchmark's work for its speedups' expectations across hardware."""
     runs: dict[tuple[str, str], list[ResultSet]] = defaultdict(list)
     for results in kept.runs:
         runs[results.hardware_id, results.profile].append(results)
@@ -108,12 +110,12 @@ def build(kept: history.History) -> Dashboard:
     for (hardware_id, profile), group in sorted(runs.items()):
         others = {other: holding for (other, p), holding in sorted(newest.items())
                   if p == profile and other != hardware_id}
-        groups.append(_group(hardware_id, profile, group, others))
+        groups.append(_group(hardware_id, profile, group, others, workloads))
     return Dashboard(tuple(groups))
 
 
 def _group(hardware_id: str, profile: str, runs: Sequence[ResultSet],
-           others: dict[str, dict[str, ResultSet]]) -> Group:
+           others: dict[str, dict[str, ResultSet]], workloads: Workloads | None) -> Group:
     latest = _latest_verdicts(runs)
     kept = history.History(tuple(runs))
     entries = [r.by_name() for r in runs]
@@ -126,7 +128,8 @@ def _group(hardware_id: str, profile: str, runs: Sequence[ResultSet],
                        fingerprint_changes(before[0], r) if before is not None else ())
                 for before, (r, entry) in zip([None, *holding], holding)]
         mine = holding[-1][0]
-        speedups = tuple(Speedup(other, theirs.datetime, across.hardware_rows(theirs, mine, [name])[0])
+        speedups = tuple(Speedup(other, theirs.datetime,
+                                 across.hardware_rows(theirs, mine, [name], workloads)[0])
                          for other, newest in others.items() if (theirs := newest.get(name)) is not None)
         deciding = latest[name].deciding()
         moved = None

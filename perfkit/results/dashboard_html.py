@@ -221,8 +221,9 @@ def _fingerprint_changes(bench: Benchmark) -> str:
 def _speedups(group: Group, bench: Benchmark) -> str:
     if not bench.speedups:
         return f"<p>No other hardware id holds it in the {html.escape(group.profile)} profile.</p>"
-    return _table(["the latest run of", "its date", f"speedup of {group.hardware_id} over it", "bound by",
-                   "the ceiling's ratio"],
-                  ([html.escape(s.hardware_id), _when(s.when), f"{s.row.speedup:.3g}x", _text(s.row.bound),
-                    "-" if s.row.expected is None else f"{s.row.expected:.3g}x"] for s in bench.speedups),
-                  numeric=(2, 4))
+    return _table(["the latest run of", "its date", f"speedup of {group.hardware_id} over it", "expected",
+                   "verdict", "expected from"],
+                  ([html.escape(s.hardware_id), _when(s.when), f"{s.row.speedup:.3g}x",
+                    "-" if s.row.expected is None else f"{s.row.expected:.3g}x", _text(s.row.verdict),
+                    html.escape(s.row.source())] for s in bench.speedups),
+                  numeric=(2, 3))

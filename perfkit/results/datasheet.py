@@ -125,6 +125,16 @@ GPUS: tuple[GpuSpec, ...] = (
         r"H100",
     ),
     GpuSpec(
+        "b200",
+        "NVIDIA B200 (HGX, 1000 W)",
+        180,
+        8000,
+        {"fp64": 40.0, "fp32": 80.0, "tf32": 1100.0, "bf16": 2250.0, "fp16": 2250.0},
+        "NVIDIA Blackwell datasheet (HGX B200 at 1000 W; dense = half the sparsity figures); DGX B200: "
+        "1,440 GB and 64 TB/s of HBM3e for eight GPUs",
+        r"B200",
+    ),
+    GpuSpec(
         "h200",
         "NVIDIA H200 SXM",
         141,

@@ -18,6 +18,12 @@ between-machine term where the two sides ran on different machines. A figure
 - is **unknown** beyond it without that evidence: more runs decide (``--perfkit-confirm``), as Chromium's
   Pinpoint and nvbench answer "ambiguous" rather than guess.
 
+Across hardware there is no regression or improvement of the code, only another machine: each benchmark's
+speedup stands against the speedup expected of it (perfkit.results.across), and the gating row of its own
+figure says ``as expected``, ``faster`` or ``slower`` (than expected) or ``FAR from expected``; a benchmark
+without an expectation, and every other gating time, is ``faster`` or ``slower`` where the test above would
+have said improved or regressed; another gating figure that moved is ``changed``.
+
 Every gating figure gates: a noisy one gets a wider interval from its own noise, never a pass. A figure
 that got worse while other processes kept a quarter or more of the run's CPUs busy (the host load the
 plugin records), or while heat held its GPU's clocks down for over 5% of its run, is **unknown**, whatever
@@ -42,6 +48,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from perfkit.results import across, stats
+from perfkit.results.expected import Workloads
 from perfkit.results.figures import TIME, TIME_UNIT
 from perfkit.results.model import ResultSet
 from perfkit.results.noise import FigureNoise, Noise
@@ -52,9 +59,13 @@ class Verdict(enum.Enum):
     """A figure's verdict; a benchmark takes the worst of its gating figures' (:data:`WORST_FIRST`)."""
 
     REGRESSED = "regressed"
+    FAR = across.FAR_FROM  # across hardware: beyond x1.25 of the expected speedup
+    SLOWER = across.SLOWER  # across hardware: slower than expected, or than the baseline's machine
     UNKNOWN = "unknown"
     IMPROVED = "improved"
+    FASTER = across.FASTER
     CHANGED = "changed"  # a count, or a ratio that should stay put, moved (not a gating figure)
+    AS_EXPECTED = across.AS_EXPECTED  # across hardware: within x1.15 of the expected speedup
     UNCHANGED = "unchanged"
     NEW = "new"
     MISSING = "missing"
@@ -65,8 +76,11 @@ class Verdict(enum.Enum):
 
 
 #: The verdicts a benchmark can get, worst first.
-WORST_FIRST: tuple[Verdict, ...] = (Verdict.REGRESSED, Verdict.UNKNOWN, Verdict.IMPROVED, Verdict.CHANGED,
+WORST_FIRST: tuple[Verdict, ...] = (Verdict.REGRESSED, Verdict.FAR, Verdict.SLOWER, Verdict.UNKNOWN,
+                                    Verdict.IMPROVED, Verdict.FASTER, Verdict.CHANGED, Verdict.AS_EXPECTED,
                                     Verdict.UNCHANGED, Verdict.NEW, Verdict.MISSING)
+#: The note of a count that moved (a ratio that moved says otherwise).
+COUNT_MOVED = "a count that should not change"
 #: Fingerprint fields whose change is shown beside the verdicts.
 FINGERPRINT_FIELDS: tuple[str, ...] = (
     "gpu_name", "gpu_count", "driver", "cuda", "cudnn", "torch", "torchvision", "numba", "numba_cuda",
@@ -170,7 +184,8 @@ class Comparison:
             "rows": rows,
             "fingerprint_changes": [list(c) for c in self.fingerprint_changes],
             "geomean_time_ratio": self.geomean_time_ratio,
-            "hardware_rows": [dataclasses.asdict(h) | {"far": h.far} for h in self.hardware_rows],
+            "hardware_rows": [dataclasses.asdict(h) | {"far": h.far, "ratio": h.ratio, "verdict": h.verdict}
+                              for h in self.hardware_rows],
             "alpha": self.alpha,
         }
 
@@ -179,9 +194,10 @@ def _order(row: Row) -> tuple[str, bool, str]:
     return row.benchmark, not row.gating, row.figure
 
 
-def judge(baseline: ResultSet, current: ResultSet, noise: Noise, policy: Policy = Policy()) -> Comparison:
+def judge(baseline: ResultSet, current: ResultSet, noise: Noise, policy: Policy = Policy(),
+          workloads: Workloads | None = None) -> Comparison:
     """Judge every benchmark of ``current`` against ``baseline``, run by run, with the hardware's
-    ``noise``."""
+    ``noise``; across hardware, ``workloads`` counts each benchmark's work for the expected speedup."""
     paired = pair(baseline, current)
     machine = current.info.machine
     rows = [_absent_row(b.fullname, b.median, Verdict.MISSING) for b in paired.only_baseline]
@@ -201,8 +217,9 @@ def judge(baseline: ResultSet, current: ResultSet, noise: Noise, policy: Policy 
             ]
         )
     else:
-        hardware_rows = across.hardware_rows(baseline, current, paired.common)
+        hardware_rows = across.hardware_rows(baseline, current, paired.common, workloads)
         geomean = across.geomean_time_ratio(hardware_rows)
+        rows = _across_hardware(rows, hardware_rows)
     return Comparison(
         baseline.hardware_id,
         current.hardware_id,
@@ -212,6 +229,28 @@ def judge(baseline: ResultSet, current: ResultSet, noise: Noise, policy: Policy 
         hardware_rows,
         policy.alpha,
     )
+
+
+def _across_hardware(rows: list[Row], hardware: tuple[across.HardwareRow, ...]) -> list[Row]:
+    """Another machine's verdicts: each gating time of a benchmark with an expected speedup says how its
+    speedup stands to it; elsewhere what would be regressed or improved on one machine is slower or faster
+    (a time) or changed (another gating figure), and a ratio that should stay put on one machine is shown,
+    not judged."""
+    expected = {h.benchmark: h for h in hardware if h.verdict is not None}
+    out = []
+    for row in rows:
+        found = expected.get(row.benchmark)
+        if row.gating and found is not None and row.unit == TIME_UNIT and row.current is not None:
+            row = dataclasses.replace(row, verdict=Verdict(found.verdict), p_value=None,
+                                      note=found.sentence())
+        elif row.verdict in (Verdict.REGRESSED, Verdict.IMPROVED):
+            moved = Verdict.SLOWER if row.worse else Verdict.FASTER
+            row = dataclasses.replace(row, verdict=moved if row.unit == TIME_UNIT else Verdict.CHANGED,
+                                      note=f"on another machine; {row.note}".rstrip("; "))
+        elif row.verdict is Verdict.CHANGED and not row.note.startswith(COUNT_MOVED):
+            row = dataclasses.replace(row, verdict=Verdict.INFO, note=f"on another machine; {row.note}")
+        out.append(row)
+    return out
 
 
 def _absent_row(name: str, median: float, verdict: Verdict) -> Row:
@@ -283,9 +322,7 @@ def _informational(fig: FigureRuns, minimum: float, noise: FigureNoise | None) -
     base, cur = fig.base_mean or 0.0, fig.cur_mean or 0.0
     if base.is_integer() and cur.is_integer():
         moved = base != cur
-        return _Judged(_row(
-            fig, Verdict.CHANGED if moved else Verdict.INFO, "a count that should not change" if moved else ""
-        ))
+        return _Judged(_row(fig, Verdict.CHANGED if moved else Verdict.INFO, COUNT_MOVED if moved else ""))
     if abs(stats.relative_change(base, cur)) <= minimum:
         return _Judged(_row(fig, Verdict.INFO), ratio=True)
     if min(base, cur) <= 0 or noise is None:

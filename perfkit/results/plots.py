@@ -528,32 +528,65 @@ PLOTTERS: list[Plotter] = [plotter for plotters in FAMILY_PLOTTERS.values() for 
 
 
 def hardware_chart(rows: Iterable[Any], baseline_id: str, current_id: str, path: Path) -> Path | None:
-    """Across two machines: each benchmark's measured speedup against the ratio of the ceiling that bounds it
-    (``compare.HardwareRow``), one colour per ceiling, the diagonal where they agree and a band of ×1.25
-    around it; the benchmarks outside the band are named. None when no benchmark names its ceiling."""
-    points = [r for r in rows if r.expected and r.speedup > 0 and r.speedup != float("inf")]
+    """Across two machines: each benchmark's measured speedup against the speedup expected of it
+    (``across.HardwareRow``): squares where a kernel's ceiling gave it, circles where the roofline model did
+    (coloured by the larger share of the model's time), the diagonal where they agree, the band of x1.15 (as
+    expected) shaded and x1.25 (FAR beyond) dashed; the benchmarks outside the band are named. None when no
+    benchmark carries an expectation."""
+    from matplotlib.ticker import FixedLocator, FuncFormatter, LogLocator, NullLocator
+
+    points = [r for r in rows if r.expected and 0 < r.speedup < float("inf")]
     if not points:
         return None
     plt = _pyplot()
-    fig, ax = plt.subplots(figsize=(7.5, 6))
-    for i, bound in enumerate(sorted({r.bound for r in points})):
-        mine = [r for r in points if r.bound == bound]
-        ax.scatter([r.expected for r in mine], [r.speedup for r in mine], color=f"C{i}", label=bound, s=18)
-    low = min(min(r.expected, r.speedup) for r in points) / 1.5
-    high = max(max(r.expected, r.speedup) for r in points) * 1.5
-    ax.plot([low, high], [low, high], "k--", lw=1, label="speedup = ceiling ratio")
-    far = points[0].FAR  # compare.HardwareRow.FAR, the band the verdict on each point uses
-    ax.fill_between([low, high], [low / far, high / far], [low * far, high * far], color="grey", alpha=0.15,
-                    label=f"within ×{far}")
+    fig, ax = plt.subplots(figsize=(9, 7))
+    groups: dict[tuple[str, str], list[Any]] = defaultdict(list)
     for r in points:
-        if r.far:
-            ax.annotate(r.benchmark.split("::")[-1], (r.expected, r.speedup), fontsize=6, xytext=(3, 3),
-                        textcoords="offset points")
-    ax.set(xscale="log", yscale="log", xlabel=f"ceiling ratio {current_id} / {baseline_id}",
-           ylabel=f"measured speedup ({baseline_id} time / {current_id} time)",
-           title="Across hardware: measured speedup vs the bounding ceiling's ratio")
-    ax.legend(fontsize=7)
+        groups[_expected_from(r)].append(r)
+    for i, ((label, marker), mine) in enumerate(sorted(groups.items())):
+        ax.scatter([r.expected for r in mine], [r.speedup for r in mine], color=f"C{i}", marker=marker,
+                   label=f"{label} ({len(mine)})", s=30, zorder=3, edgecolors="white", linewidths=0.5)
+    low = min(min(r.expected, r.speedup) for r in points) / 1.3
+    high = max(max(r.expected, r.speedup) for r in points) * 1.3
+    near, far = points[0].NEAR, points[0].FAR  # across.HardwareRow's bands, the ones its verdicts use
+    ax.plot([low, high], [low, high], "k-", lw=0.8, label="measured = expected")
+    ax.fill_between([low, high], [low / near, high / near], [low * near, high * near], color="grey",
+                    alpha=0.2, label=f"as expected: within x{near}")
+    for factor in (far, 1 / far):
+        ax.plot([low, high], [low * factor, high * factor], "k--", lw=0.6,
+                label=f"x{far}: FAR from expected beyond" if factor == far else None)
+    missed = sorted((r for r in points if not 1 / near <= r.ratio <= near), key=lambda r: -r.speedup)
+    for n, r in enumerate(missed):
+        ax.annotate(r.benchmark.split("::")[-1], (r.expected, r.speedup), fontsize=7.5,
+                    xytext=(16, 14 - 18 * (n % 2)), textcoords="offset points",
+                    arrowprops={"arrowstyle": "-", "lw": 0.5, "color": "0.4"})
+    ax.set(xscale="log", yscale="log")  # before the tick locators: setting a scale replaces them
+    # plain numbers where the speedups span less than two decades (0.6, 0.7, ... 1.2, 1.5), else 1-2-5 steps
+    plain = [v * 10.0**k for k in range(-4, 4) for v in (1, 1.2, 1.5, 2, 3, 4, 5, 6, 7, 8, 9)]
+    shown = [v for v in plain if low <= v <= high]
+    for axis in (ax.xaxis, ax.yaxis):
+        axis.set_major_locator(FixedLocator(shown) if len(shown) <= 14 else LogLocator(subs=(1.0, 2.0, 5.0)))
+        axis.set_minor_locator(NullLocator())
+        axis.set_major_formatter(FuncFormatter(lambda value, _: f"{value:.3g}"))
+    within = len(points) - len(missed)
+    ax.set(xlim=(low, high), ylim=(low, high),
+           xlabel=f"expected speedup of {current_id} over {baseline_id}",
+           ylabel=f"measured speedup ({baseline_id} / {current_id} time)",
+           title=f"Across hardware: {within} of {len(points)} benchmarks within x{near} of their expected "
+                 "speedup")
+    ax.grid(True, which="both", alpha=0.2)
+    ax.legend(fontsize=8, loc="upper left")
     return _save(fig, path)
+
+
+def _expected_from(row: Any) -> tuple[str, str]:
+    """A row's source of expectation for the legend, and its marker: a kernel's ceiling (a square), or the
+    model by the larger share of its time (a circle)."""
+    if row.model is None:
+        kind = "launch" if row.bound == figures.GRAPH_REPLAY_S.name else row.bound.split("_")[0]
+        return f"kernel, its {kind} ceiling", "s"
+    shares = row.model.current.shares()
+    return f"model, {max(shares, key=shares.get)}-bound", "o"
 
 
 def history_chart(name: str, series: Iterable[tuple[str, float]], change_indices: Iterable[int], path: Path,

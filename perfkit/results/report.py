@@ -9,12 +9,12 @@ import dataclasses
 import json
 import statistics
 from collections import defaultdict
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
 from perfkit.results import changepoints, document, figures, history, seeds
-from perfkit.results.across import HardwareRow
+from perfkit.results.across import AS_EXPECTED, HardwareRow, Prediction
 from perfkit.results.ceilings import Ceilings
 from perfkit.results.derived import scaling_runs
 from perfkit.results.document import (
@@ -29,7 +29,7 @@ from perfkit.results.document import (
     markdown_sections,
 )
 from perfkit.results.figures import TIME, TIME_UNIT
-from perfkit.results.judge import Comparison, Row, Verdict
+from perfkit.results.judge import COUNT_MOVED, Comparison, Row, Verdict
 from perfkit.results.metrics import MetricSpec
 from perfkit.results.model import BenchmarkEntry, ResultSet, family_of
 from perfkit.results.payloads import (
@@ -59,6 +59,19 @@ VERDICT_MEANINGS = (
     "could "
     "call significant."
 )
+#: What the verdict words mean across hardware, printed under a comparison of two machines.
+ACROSS_MEANINGS = (
+    f"Across hardware: as expected: the speedup lies within x{HardwareRow.NEAR} of the speedup expected of "
+    f"it (a kernel's ceiling ratio, else the per-layer roofline model's); faster/slower: beyond that, within "
+    f"x{HardwareRow.FAR}, or where nothing is expected, faster or slower on this machine beyond the minimum "
+    f"effect and the noise; FAR from expected: beyond x{HardwareRow.FAR}; the across-hardware table gives "
+    "each speedup, its expectation and where it came from."
+)
+
+
+def meanings(cmp: Comparison) -> str:
+    """What the verdict words of ``cmp`` mean: across hardware, the words of a speedup too."""
+    return VERDICT_MEANINGS if cmp.same_hardware else f"{ACROSS_MEANINGS} {VERDICT_MEANINGS}"
 
 
 def fmt_mde(mde: float | None) -> str:
@@ -94,8 +107,8 @@ def summary_lines(cmp: Comparison, baseline_name: str, limit: int = 40) -> list[
     worth reading and every count that moved; benchmarks not run, informational figures and the ungated are
     counted."""
     lines = [f"perfkit: compared with {baseline_name}: {headline(cmp)}"]
-    moved = [r for r in cmp.rows if r.verdict in (Verdict.REGRESSED, Verdict.IMPROVED, Verdict.UNKNOWN)
-             or (r.verdict is Verdict.CHANGED and r.note.startswith("a count"))]
+    moved = [r for r in cmp.rows if r.verdict in TO_READ[:-1]
+             or (r.verdict is Verdict.CHANGED and r.note.startswith(COUNT_MOVED))]
     if moved:
         table = text_table(_HEAD, [_row_cells(row) for row in moved[:limit]])
         lines += ["  " + line for line in table.splitlines()]
@@ -116,35 +129,90 @@ def summary_lines(cmp: Comparison, baseline_name: str, limit: int = 40) -> list[
         )
     lines += [f"  fingerprint changed: {f} {old} -> {new}" for f, old, new in cmp.fingerprint_changes]
     if moved:
-        lines.append("  " + VERDICT_MEANINGS)
+        lines.append("  " + meanings(cmp))
     return lines
 
 
+def hardware_summary(rows: Sequence[HardwareRow]) -> str:
+    """How many GPU benchmarks carry an expected speedup, and how many of those lie within x1.15 of it."""
+    gpu = [h for h in rows if h.gpu]
+    expected = [h for h in gpu if h.expected is not None]
+    near = [h for h in expected if h.verdict == AS_EXPECTED]
+    far = [h for h in expected if h.far]
+    return (f"{len(expected)} of {len(gpu)} GPU benchmarks carry an expected speedup "
+            f"({_share(expected, gpu)}); {len(near)} of them lie within x{HardwareRow.NEAR} of it "
+            f"({_share(near, expected)}), "
+            f"{len(far)} beyond x{HardwareRow.FAR}")
+
+
+def _share(part: Sequence[object], whole: Sequence[object]) -> str:
+    return f"{len(part) / len(whole):.0%}" if whole else "-"
+
+
+def hardware_table(rows: Sequence[HardwareRow]) -> Table:
+    """Each benchmark's speedup, its expectation, measured/expected, the word, and where the expectation came
+    from (the model's split of the current machine's time into compute, memory and launch) or why none."""
+    return Table.of(
+        ["benchmark", "speedup", "expected", "measured/expected", "verdict", "expected from"],
+        [[h.benchmark, f"{h.speedup:.3g}x", "-" if h.expected is None else f"{h.expected:.3g}x",
+          "-" if h.ratio is None else f"x{h.ratio:.3g}", h.verdict or ("-" if h.gpu else "host work"),
+          h.source()]
+         for h in rows])
+
+
+def _times(value: float | None) -> str:
+    return "-" if value is None else f"x{value:.3g}"
+
+
+def check_text(rows: Sequence[HardwareRow], reference: str, target: str, notes: Sequence[str] = ()) -> str:
+    """``perfkit predict --device RESULTS``: the model checked against a device that was measured: each
+    speedup from ``reference`` beside the expected one, and how far each device's measured time lies above
+    the model's (its roofs are a lower bound); ``notes``: where the roofs came from."""
+    head = ["benchmark", "speedup", "expected", "measured/expected", "verdict", f"measured/model {reference}",
+            f"measured/model {target}", "expected from"]
+    cells = [[h.benchmark, f"{h.speedup:.3g}x", "-" if h.expected is None else f"{h.expected:.3g}x",
+              _times(h.ratio), h.verdict or ("-" if h.gpu else "host work"),
+              *(_times(e) for e in (h.errors() or (None, None))), h.source()] for h in rows]
+    said = "".join(f"; {note}" for note in notes)
+    return "\n\n".join([f"The model from {reference} to {target} (measured): {hardware_summary(rows)}{said}",
+                         text_table(head, cells)])
+
+
+def prediction_text(found: Sequence[Prediction], device: str, notes: Sequence[str], reference: str,
+                    checks: Mapping[str, Sequence[HardwareRow]]) -> str:
+    """``perfkit predict --device KEY``: each benchmark's time on ``device``, from what ``reference``
+    measured and the expected speedup, the model's own time there (a lower bound) and its split; beside it
+    the model's speedup error from ``reference`` to each other device at hand (measured/expected)."""
+    errors = {other: {h.benchmark: h for h in rows} for other, rows in checks.items()}
+    head = ["benchmark", "figure", f"measured on {reference}", "expected speedup", f"predicted on {device}",
+            "model's own time (lower bound)", "expected from", *[f"error to {other}" for other in errors]]
+    cells = [[p.benchmark, p.expectation.figure, fmt_time(p.reference_s),
+              "-" if p.expectation.expected is None else f"{p.expectation.expected:.3g}x",
+              fmt_time(p.predicted_s), fmt_time(p.expectation.model.current.seconds if p.expectation.model
+                                                else None), p.expectation.source(),
+              *(_times(rows[p.benchmark].ratio) if p.benchmark in rows else "-" for rows in errors.values())]
+             for p in found]
+    gpu = [p for p in found if p.expectation.gpu]
+    carried = [p for p in gpu if p.predicted_s is not None]
+    lines = [(f"Predicted on {device} from {reference}: {len(carried)} of {len(gpu)} GPU benchmarks "
+              f"({_share(carried, gpu)}); {'; '.join(notes)}")]
+    lines += [f"The model's error measured from {reference} to {other}: {hardware_summary(rows)}"
+              for other, rows in checks.items()]
+    return "\n\n".join([*lines, text_table(head, cells)])
+
+
 def _hardware_blocks(cmp: Comparison) -> list[document.Block]:
-    """Across hardware: each benchmark's speedup beside the ratio of the ceiling that bounds it."""
+    """Across hardware: each benchmark's speedup beside the speedup expected of it."""
     if not cmp.hardware_rows:
         return []
-    far = sum(h.far for h in cmp.hardware_rows)
     return [
         Text(
             "Across hardware: speedup (baseline time / current time; a ceiling's own benchmark: current "
-            "rate / baseline rate) beside the ratio of the ceiling that bounds it on each side (none for "
-            f"launch-bound work, host links, or where a run names none); {far} miss it by more than "
-            f"x{HardwareRow.FAR}"
+            "rate / baseline rate; where a benchmark gates on another time or a rate, that figure) beside "
+            "the speedup expected of it: a kernel's ceiling ratio on each side, else the per-layer roofline "
+            f"model's ratio (perfkit.results.expected); {hardware_summary(cmp.hardware_rows)}"
         ),
-        Table.of(
-            ["benchmark", "speedup", "bound", "ceiling ratio", "expectation"],
-            [
-                [
-                    h.benchmark,
-                    f"{h.speedup:.3g}x",
-                    h.bound or "-",
-                    "-" if h.expected is None else f"{h.expected:.3g}x",
-                    "FAR from it" if h.far else "",
-                ]
-                for h in cmp.hardware_rows
-            ],
-        ),
+        hardware_table(cmp.hardware_rows),
     ]
 
 
@@ -168,13 +236,14 @@ def _terminal_blocks(cmp: Comparison, show_unchanged: bool) -> list[document.Blo
     differences and the weak figures."""
     rows = [_row_cells(r) for r in cmp.rows if show_unchanged or r.verdict not in _QUIET]
     blocks: list[document.Block] = [Text(headline(cmp)), Table.of(_HEAD, rows), *_hardware_blocks(cmp)]
-    return blocks + _fingerprint_blocks(cmp) + _weak_blocks(cmp) + [Text(VERDICT_MEANINGS)]
+    return blocks + _fingerprint_blocks(cmp) + _weak_blocks(cmp) + [Text(meanings(cmp))]
 
 
 #: The verdicts of the rows a person should read, worst first: a report and a job summary open with them.
-TO_READ: tuple[Verdict, ...] = (Verdict.REGRESSED, Verdict.UNKNOWN, Verdict.IMPROVED, Verdict.CHANGED)
+TO_READ: tuple[Verdict, ...] = (Verdict.REGRESSED, Verdict.FAR, Verdict.SLOWER, Verdict.UNKNOWN,
+                                Verdict.IMPROVED, Verdict.FASTER, Verdict.CHANGED)
 #: The verdicts whose rows are folded away behind their count.
-FOLDED: tuple[Verdict, ...] = (Verdict.UNCHANGED, Verdict.NEW, Verdict.MISSING)
+FOLDED: tuple[Verdict, ...] = (Verdict.AS_EXPECTED, Verdict.UNCHANGED, Verdict.NEW, Verdict.MISSING)
 #: The MDE a gating figure should reach: the verdict line counts the figures that do.
 MDE_GOAL = 0.05
 #: GitHub keeps at most 1 MiB of job summary per step; what is left is room for lines a workflow adds.
@@ -227,10 +296,11 @@ class Cut:
 
 
 def verdict_blocks(cmp: Comparison, pointers: Pointers | None = None, show_info: bool = False,
-                   lead: Sequence[str] = (), cut: Cut = Cut()) -> list[document.Block]:
+                   lead: Sequence[str] = (), cut: Cut = Cut(), hardware: bool = True) -> list[document.Block]:
     """What follows the verdict line: ``lead``, the rows to read, then folded away (``<details>``) the
     unchanged, new and missing rows (and with ``show_info`` the informational ones), the across-hardware
-    table and the weak figures; the fingerprint differences and what the verdicts mean below them."""
+    table (unless ``hardware`` is False: a report gives it a section of its own) and the weak figures; the
+    fingerprint differences and what the verdicts mean below them."""
     blocks: list[document.Block] = [Text(line) for line in lead]
     blocks += _rows_to_read(cmp, pointers, cut)
     counts = cmp.counts()
@@ -241,15 +311,13 @@ def verdict_blocks(cmp: Comparison, pointers: Pointers | None = None, show_info:
             summary = (f"{benchmarks} {verdict.value} benchmark(s), {len(rows)} figure(s)" if benchmarks
                        else f"{len(rows)} {verdict.value} figure(s)")
             blocks.append(_folded(summary, [Table.of(_HEAD, [_row_cells(r) for r in rows])], cut))
-    hardware = _hardware_blocks(cmp)
-    if hardware:
-        far = sum(h.far for h in cmp.hardware_rows)
-        blocks.append(_folded(f"across hardware: {len(cmp.hardware_rows)} benchmark(s), {far} far from "
-                              "their ceiling ratio", hardware, cut))
+    across = _hardware_blocks(cmp) if hardware else []
+    if across:
+        blocks.append(_folded(f"across hardware: {hardware_summary(cmp.hardware_rows)}", across, cut))
     weak = _weak_blocks(cmp)
     if weak:
         blocks.append(_folded(f"{len(cmp.weak())} weak gating figure(s): MDE > 10%", weak, cut))
-    return blocks + _fingerprint_blocks(cmp) + [Text(VERDICT_MEANINGS)]
+    return blocks + _fingerprint_blocks(cmp) + [Text(meanings(cmp))]
 
 
 def _rows_to_read(cmp: Comparison, pointers: Pointers | None, cut: Cut) -> list[document.Block]:
@@ -365,23 +433,27 @@ def write_report(results: ResultSet, out: Path, comparison: Comparison | None = 
         (out / "verdicts.json").write_text(render(comparison, "json"), encoding="utf-8")  # as compare prints
         title = verdict_line(comparison)
         opening = verdict_blocks(comparison, _pointers(families, charted),
-                                 lead=[f"{where}; against `{baseline_name}`; every verdict: `verdicts.json`"])
+                                 lead=[f"{where}; against `{baseline_name}`; every verdict: `verdicts.json`"],
+                                 hardware=False)
     sections = [Section("", tuple(opening)), _fingerprint_section(results)]
     unreadable = results.unreadable(FAMILIES)
     if unreadable:
         sections.append(Section("Records that could not be read", (
             Text("These entries keep their place in every comparison but lose their plot and table rows:"),
             Table.of(["record"], [[line] for line in unreadable]))))
-    if comparison is not None:
-        chart = hardware_chart(comparison.hardware_rows, comparison.baseline_id, comparison.current_id,
-                               out / "hardware.png")
-        if chart is not None:
-            sections.append(Section("Across hardware: measured vs expected speedup",
-                                    (Image("speedup vs ceiling ratio", chart),)))
+    if comparison is not None and comparison.hardware_rows:
+        sections.append(_hardware_section(comparison, out))
     sections += [section for family in families.values() for section in family]
     if kept is not None:
         sections += _history_section(kept, out, charted)
     return document.write(Document(title, tuple(sections)), out)
+
+
+def _hardware_section(cmp: Comparison, out: Path) -> Section:
+    """Across hardware: the plot of measured against expected speedup, then every benchmark's row."""
+    chart = hardware_chart(cmp.hardware_rows, cmp.baseline_id, cmp.current_id, out / "hardware.png")
+    image: tuple[document.Block, ...] = (Image("measured vs expected speedup", chart),) if chart else ()
+    return Section("Across hardware: measured vs expected speedup", (*image, *_hardware_blocks(cmp)))
 
 
 def _fingerprint_section(results: ResultSet) -> Section:

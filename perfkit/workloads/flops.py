@@ -8,13 +8,18 @@ FlopCounterMode counts matmuls and convolutions and nothing for ReLU, pooling or
 analytic formulas (conv 2·kh·kw·Cin/groups·Hout·Wout·Cout·N, linear 2·in·out·N, ReLU 1 per element,
 pooling the window per output, batch-norm 2 per element) fill those in, and each row says which
 source its figure comes from. Where both count (conv, linear) they must agree; the tests check it.
-Counting runs on the meta device: shapes only, no memory and no arithmetic.
+A layer's backward computes its input's and its weights' gradients, each as many FLOPs as its forward for a
+convolution or a linear layer (only the weights' for a layer fed the network's input, which needs no
+gradient); a layer the counter does not count takes its analytic figure again. Their sum is what the counter
+counts over a whole forward and backward (FlopCounterMode's own per-module split of a backward is not used:
+it credits a residual block's convolutions to its downsample branch). Counting runs on the meta device:
+shapes only, no memory and no arithmetic.
 """
 from __future__ import annotations
 
 import math
 from collections.abc import Callable, Sequence
-from dataclasses import asdict, dataclass, field
+from dataclasses import asdict, dataclass, field, replace
 from typing import Any
 
 import torch
@@ -74,11 +79,28 @@ class LayerRow:
     input_elems: int = 0
     output_elems: int = 0
     share: float = 0.0
+    input_grad: bool = True  # False for a layer fed the network's input: its backward needs no input gradient
 
     @property
     def flops(self) -> int:
         """The counter's figure where it counts this layer, else the analytic one (0 when neither does)."""
         return self.counter_flops or (self.analytic_flops or 0)
+
+    @property
+    def backward_flops(self) -> int:
+        """Its input's and weights' gradients where the counter counts it, else its analytic figure again."""
+        return self.counter_flops * (2 if self.input_grad else 1) if self.counter_flops else self.flops
+
+    def at_batch(self, factor: float) -> LayerRow:
+        """This row for ``factor`` times its batch: every count here is per image, its parameters are not."""
+        def scaled(n: int) -> int:
+            return round(n * factor)
+
+        return replace(self, input_shape=[scaled(self.input_shape[0]), *self.input_shape[1:]],
+                       output_shape=[scaled(self.output_shape[0]), *self.output_shape[1:]],
+                       counter_flops=scaled(self.counter_flops),
+                       analytic_flops=None if self.analytic_flops is None else scaled(self.analytic_flops),
+                       input_elems=scaled(self.input_elems), output_elems=scaled(self.output_elems))
 
     @property
     def source(self) -> str:
@@ -91,7 +113,8 @@ class LayerRow:
         return self.flops // 2
 
     def to_json(self) -> dict[str, Any]:
-        return asdict(self) | {"flops": self.flops, "macs": self.macs, "source": self.source}
+        return asdict(self) | {"flops": self.flops, "macs": self.macs, "source": self.source,
+                               "backward_flops": self.backward_flops}
 
 
 @dataclass
@@ -124,6 +147,15 @@ class FlopTable:
         """FlopCounterMode over a real forward and backward, plus the analytic layers twice (forward,
         backward)."""
         return self.forward_backward_counted + 2 * self.uncounted_flops
+
+    def at_batch(self, batch: int) -> FlopTable:
+        """This table for a batch of ``batch`` instead of its own, without counting again: convolution,
+        linear, elementwise, pooling and batch-norm (counted in eval mode) all work image by image, so FLOPs
+        and activations scale with the batch and parameters do not."""
+        factor = batch / self.input_shape[0]
+        return replace(self, input_shape=(batch, *self.input_shape[1:]),
+                       rows=[row.at_batch(factor) for row in self.rows],
+                       forward_backward_counted=round(self.forward_backward_counted * factor))
 
     @property
     def conv_flop_share(self) -> float:
@@ -163,6 +195,7 @@ def table_of(model: nn.Module, input_shape: tuple[int, ...], name: str) -> FlopT
                 module_name, type(module).__name__, list(x.shape), list(out.shape),
                 sum(p.numel() for p in module.parameters())))
             row.calls += 1
+            row.input_grad = row.input_grad and x is not image
             row.output_shape = list(out.shape)
             row.input_elems += x.numel()
             row.output_elems += out.numel()
@@ -174,10 +207,10 @@ def table_of(model: nn.Module, input_shape: tuple[int, ...], name: str) -> FlopT
         return hook
 
     handles = [m.register_forward_hook(record(n)) for n, m in leaves]
-    x = torch.empty(input_shape, device="meta")
+    image = torch.empty(input_shape, device="meta")
     try:
         with FlopCounterMode(display=False) as counter, torch.no_grad():
-            models.forward_checked(model, x)
+            models.forward_checked(model, image)
     finally:
         for h in handles:
             h.remove()

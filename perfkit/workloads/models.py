@@ -63,6 +63,7 @@ MODELS: dict[str, Callable[[], nn.Module]] = {
     "resnet50-cifar": _cifar_resnet("resnet50"),
     "tiny-cnn": tiny_cnn,
     "vgg16": _torchvision("vgg16"),
+    "vgg16-swapped": lambda: vgg16(swapped=True),
     "vgg19": _torchvision("vgg19"),
 }
 

@@ -71,20 +71,6 @@ def tuned(x2: Any, y2: Any, out2: Any, x: Any, y: Any, out: Any) -> None:
 KERNELS = {"one_thread": one_thread, "one_block": one_block, "grid": grid, "tuned": tuned}
 
 
-def elements(k_millions: Any) -> int:
-    """K million as an element count; K must be a positive number."""
-    try:
-        k = float(k_millions)
-    except (TypeError, ValueError):
-        raise UsageError(f"K must be a number of millions of elements, not {k_millions!r}") from None
-    if not math.isfinite(k) or k <= 0:
-        raise UsageError(f"K must be a positive number of millions of elements, not {k_millions!r}")
-    n = round(k * 1_000_000)
-    if n < 1:
-        raise UsageError(f"K={k_millions} million is less than one element")
-    return n
-
-
 def launch_shape(scenario: str, n: int, sm_count: int) -> tuple[int, int]:
     """(blocks, threads per block) of each scenario for n elements on a device with sm_count SMs."""
     if scenario == "one_thread":

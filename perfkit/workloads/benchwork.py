@@ -1,0 +1,232 @@
+"""What each benchmark runs, read from its records, as the roofline model's work (perfkit.results.expected),
+or why the model cannot speak for it.
+
+A network's steps are its leaf layers, counted once per network and image size on the meta device
+(perfkit.workloads.flops: FlopCounterMode and PALEO's formulas) and scaled to the batch: each layer's forward
+(FLOPs; PALEO's bytes, input, weights and output moved once; one launch per call), its backward where the
+benchmark trains (the input's and weights' gradients; twice the forward's bytes: the output's gradient and
+the saved input read, the input's and weights' gradients written; a launch per gradient), and an SGD-momentum
+update where it steps an optimizer (parameters, gradients and momentum read, parameters and momentum
+written: 20 bytes a parameter; three foreach launches). Convolutions compute in the precision the run
+recorded for them (its PPP record; cuDNN's TF32 by PyTorch's default where none says), linear layers in
+theirs, everything else on CUDA cores in fp32. Left out, and so a lower bound the ratio cancels: operations
+outside leaf layers (a ResNet's residual adds), the loss, and views (flatten, identity, dropout at
+inference), which launch nothing.
+"""
+from __future__ import annotations
+
+import functools
+import re
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any
+
+from perfkit.errors import BaselineError
+from perfkit.results.expected import ARITHMETIC, EAGER, GRAPH, NoModel, Step, Work
+from perfkit.results.figures import IMAGES_PER_S, MODEL_GRAPH_S, TIME
+from perfkit.results.model import BenchmarkEntry, ResultSet
+from perfkit.results.payloads import (
+    AllreduceSweep,
+    BatchCapacity,
+    BatchEpoch,
+    LargeBatch,
+    LayerCapacity,
+    MemoryEstimate,
+    Ppp,
+    Record,
+    Scaling,
+    TimeToAccuracy,
+    VectorAdd,
+    VggSwap,
+)
+from perfkit.workloads import data, flops, kernels, layer_stack, models, paleo, tta
+
+FORWARD, FORWARD_BACKWARD, TRAIN_STEP = "forward", "forward and backward", "training step (SGD momentum)"
+LAYER_STACK = "layer stack"
+#: PyTorch's float32 defaults on a GPU, which every benchmark keeps: cuDNN convolutions in TF32, cuBLAS
+#: matmuls in fp32 (a run's PPP record states what it used).
+DEFAULT_PRECISIONS = ("tf32", "fp32")
+#: An SGD-momentum update: parameters, gradients and momentum read, parameters and momentum written (float32).
+SGD_BYTES_PER_PARAMETER = 5 * paleo.BYTES["fp32"]
+SGD_FLOPS_PER_PARAMETER = 4  # momentum * buffer + gradient, parameter - lr * buffer
+SGD_LAUNCHES = 3  # torch.optim.SGD's foreach path: buffers scaled, gradients added, parameters stepped
+
+
+@dataclass(frozen=True)
+class Network:
+    """A network run whole: its forward, forward and backward, or a training step, at one batch."""
+
+    model: str  # a registered model (perfkit.workloads.models), or LAYER_STACK
+    batch: int
+    image: tuple[int, ...]  # channels, height, width
+    passes: str
+    conv: str
+    linear: str
+    stack: tuple[int, int] | None = None  # LAYER_STACK's convolutions and fully-connected layers
+
+    @property
+    def label(self) -> str:
+        name = f"layer stack {self.stack[0]} conv + {self.stack[1]} fc" if self.stack else self.model
+        return f"{name} batch {self.batch} at {'x'.join(map(str, self.image[1:]))}, {self.passes}"
+
+
+def work_of(bench: BenchmarkEntry, results: ResultSet) -> Work | NoModel:
+    """``bench``'s work as the model counts it, from its records; a GPU benchmark without them, one the
+    model cannot count and host work each say why."""
+    if results.info.device != "cuda":
+        return NoModel("ran on the CPU: the model speaks for GPU runs", gpu=False)
+    for kind, parse in PARSERS:
+        try:
+            record = bench.record(kind)
+        except BaselineError:
+            return NoModel(f"its {kind.TAG} record cannot be read")
+        if record is not None:
+            return parse(record, bench, results)
+    if bench.context.gate is None:
+        return NoModel(bench.context.informational or "its time gates nothing (declared informational)",
+                       gpu=False)
+    return NoModel("its records say nothing of its work that the model could count")
+
+
+def network_work(net: Network, launch: str, figure: str, per_image: bool = False) -> Work:
+    """The steps of ``net`` (see the module's docstring) as a work whose speedup is read from ``figure``
+    (images/s where ``per_image``)."""
+    table = _table(net.model, net.image, net.stack).at_batch(net.batch)
+    steps = []
+    for row in table.rows:
+        if not row.flops:  # a view or a no-op: no kernel
+            continue
+        precision = (net.conv if row.type.startswith("Conv")
+                     else net.linear if row.type == "Linear" else ARITHMETIC)
+        moved = paleo.layer_bytes(row, "fp32")
+        steps.append(Step(row.name, "forward", row.flops, moved, row.calls, precision))
+        if net.passes != FORWARD:
+            steps.append(Step(row.name, "backward", row.backward_flops, 2 * moved,
+                              row.calls * (2 if row.params else 1), precision))
+    if net.passes == TRAIN_STEP:
+        steps.append(Step("SGD momentum", "update", SGD_FLOPS_PER_PARAMETER * table.params,
+                          SGD_BYTES_PER_PARAMETER * table.params, SGD_LAUNCHES, ARITHMETIC))
+    return Work(net.label, tuple(steps), launch, figure, net.batch if per_image else None, network=True)
+
+
+@functools.cache
+def _table(model: str, image: tuple[int, ...], stack: tuple[int, int] | None) -> flops.FlopTable:
+    """A network's FLOP table at batch 1, counted once (seconds for a ResNet-50) and scaled to each batch."""
+    shape = (1, *image)
+    if stack is not None:
+        return flops.table_of(layer_stack.build(*stack, shape, device="meta"), shape, LAYER_STACK)
+    return flops.flop_table(model, shape)
+
+
+def _precisions(results: ResultSet) -> tuple[str, str]:
+    """(convolution, linear) precision as the run's PPP record states it, else PyTorch's defaults."""
+    return next(((rec.precision, rec.linear_precision) for _, rec in results.family(Ppp)), DEFAULT_PRECISIONS)
+
+
+def _ppp(rec: Ppp, bench: BenchmarkEntry, results: ResultSet) -> Work:
+    """A no-grad forward at the course's image size; batch 1 gates on its CUDA-graph replay."""
+    graph = bench.context.gate == MODEL_GRAPH_S.name
+    net = Network(rec.model, rec.batch, models.DEFAULT_INPUT, FORWARD, rec.precision, rec.linear_precision)
+    return network_work(net, GRAPH if graph else EAGER, bench.context.gate or TIME)
+
+
+def _vgg_swap(rec: VggSwap, bench: BenchmarkEntry, results: ResultSet) -> Work | NoModel:
+    if rec.device != "cuda":
+        return NoModel("VGG16 on the CPU", gpu=False)
+    model = "vgg16-swapped" if rec.variant == "swapped" else "vgg16"
+    passes = FORWARD if rec.pass_ == "forward" else FORWARD_BACKWARD
+    net = Network(model, rec.input[0], tuple(rec.input[1:]), passes, *_precisions(results))
+    return network_work(net, EAGER, TIME)
+
+
+def _training_memory(rec: MemoryEstimate, bench: BenchmarkEntry, results: ResultSet) -> Work | NoModel:
+    if rec.dtype != "float32" or rec.optimizer != "sgd-momentum":
+        return NoModel(f"a {rec.dtype} step with {rec.optimizer}: the model counts float32 SGD momentum")
+    net = Network(rec.model, rec.batch, tuple(rec.input_shape), TRAIN_STEP, *_precisions(results))
+    return network_work(net, EAGER, TIME)
+
+
+#: A data-parallel job's key: ``<model>-<data>-<pixels>px-global<batch>`` (perfkit.parallel.scaling).
+_JOB_KEY = re.compile(r"(?P<model>.+)-(?:cifar10|random)-(?P<px>\d+)px-global\d+")
+
+
+def _scaling(rec: Scaling, bench: BenchmarkEntry, results: ResultSet) -> Work | NoModel:
+    if rec.gpus > 1:
+        return NoModel(f"{rec.gpus} GPUs: their all-reduce over NVLink has no ceiling here; the model speaks "
+                       "for one device's work")
+    found = _JOB_KEY.fullmatch(rec.reference_key)
+    if found is None:
+        return NoModel(f"its job key {rec.reference_key!r} names no model and image size")
+    px = int(found["px"])
+    image = (models.DEFAULT_INPUT[0], px, px)
+    return network_work(Network(found["model"], rec.batch_per_gpu, image, TRAIN_STEP, *_precisions(results)),
+                        EAGER, TIME)
+
+
+def _capacity(rec: LayerCapacity, bench: BenchmarkEntry, results: ResultSet) -> Work | NoModel:
+    if rec.split_at is not None:
+        return NoModel("split across two GPUs: the copy between them has no ceiling here")
+    net = Network(LAYER_STACK, rec.input_shape[0], tuple(rec.input_shape[1:]), FORWARD, *_precisions(results),
+                  stack=(rec.num_conv, rec.num_fc))
+    return network_work(net, EAGER, TIME)
+
+
+def _time_to_accuracy(rec: TimeToAccuracy, bench: BenchmarkEntry, results: ResultSet) -> Work | NoModel:
+    """Training throughput: the epochs to the target differ run by run with the seeds, the images per second
+    do not."""
+    variant = tta.VARIANTS.get(rec.variant)
+    if variant is None:
+        return NoModel(f"an unknown variant {rec.variant!r}")
+    if not variant.resident:
+        return NoModel("a DataLoader feeds each step from host memory: the host's pace, which no device "
+                       "ceiling measures")
+    if variant.compile_mode:
+        return NoModel("torch.compile fuses the layers' kernels, which the model counts one by one")
+    if variant.bf16:
+        return NoModel("autocast picks bf16 or fp32 operator by operator at run time; the record does not "
+                       "say which")
+    net = Network(rec.model, rec.batch, data.CIFAR10_SHAPE, TRAIN_STEP, *_precisions(results))
+    return network_work(net, EAGER, IMAGES_PER_S.name, per_image=True)
+
+
+def _batch_epoch(rec: BatchEpoch, bench: BenchmarkEntry, results: ResultSet) -> Work | NoModel:
+    if rec.variant != "resident":
+        return NoModel(f"a DataLoader with {rec.workers} workers feeds it from host memory: the host's pace")
+    net = Network(rec.model, rec.batch, data.CIFAR10_SHAPE, TRAIN_STEP, *_precisions(results))
+    return network_work(net, EAGER, IMAGES_PER_S.name, per_image=True)
+
+
+def _vector_add(rec: VectorAdd, bench: BenchmarkEntry, results: ResultSet) -> Work | NoModel:
+    """A grid launch streams its three arrays through device memory once."""
+    if rec.mode == "cpu":
+        return NoModel("the host's loop", gpu=False)
+    if rec.scenario in ("one_thread", "one_block"):
+        return NoModel(f"{rec.scenario.replace('_', ' ')} runs on one of the device's multiprocessors: its "
+                       "pace is that multiprocessor's latency to memory, which no measured ceiling holds")
+    if rec.mode == "managed_first":
+        return NoModel("the inputs' pages migrate from host memory inside the timing: the host link's and "
+                       "the driver's pace, which no ceiling here measures")
+    n = kernels.elements(rec.k)
+    step = Step(f"{rec.scenario} kernel", "kernel", n, kernels.BYTES_PER_ELEMENT * n, 1, ARITHMETIC)
+    label = f"vector add of {rec.k:g} M elements, {rec.scenario} grid ({rec.mode.replace('_', ' ')})"
+    return Work(label, (step,), EAGER, bench.context.gate or TIME)
+
+
+def _unmodelled(reason: str) -> Callable[[Any, BenchmarkEntry, ResultSet], NoModel]:
+    return lambda rec, bench, results: NoModel(reason)
+
+
+#: Each family record the model reads, and how.
+PARSERS: tuple[tuple[type[Record], Callable[[Any, BenchmarkEntry, ResultSet], Work | NoModel]], ...] = (
+    (Ppp, _ppp),
+    (VggSwap, _vgg_swap),
+    (MemoryEstimate, _training_memory),
+    (Scaling, _scaling),
+    (LayerCapacity, _capacity),
+    (TimeToAccuracy, _time_to_accuracy),
+    (BatchEpoch, _batch_epoch),
+    (VectorAdd, _vector_add),
+    (BatchCapacity, _unmodelled("a search for the largest batch that fits: its time is the probes'")),
+    (LargeBatch, _unmodelled("its record names neither the model nor the image size it trains")),
+    (AllreduceSweep, _unmodelled("an all-reduce between GPUs: no ceiling here measures NVLink")),
+)

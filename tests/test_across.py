@@ -1,0 +1,202 @@
+"""The per-layer roofline model and the comparison across hardware, on stored inputs.
+
+``tests/data/across-h200.json`` and ``across-h100.json`` hold fifteen benchmarks of each committed baseline
+(ceilings, the launch kernel, PPP, layers, vector adds, the layer stack, DDP, a FLOP count), made with
+perfkit's own tool:
+
+    perfkit baseline save baselines/<id>.json --only <the fifteen names> --merge --dir tests/data/tmp
+
+so a re-saved baseline does not move these tests; every expectation here is computed from their own figures.
+"""
+from __future__ import annotations
+
+import math
+import statistics
+
+import pytest
+
+from perfkit.cli import judge_files, work_of
+from perfkit.results import across, datasheet, load, report
+from perfkit.results.expected import EAGER, GRAPH, NoModel, NoRoof, Roofs, Step, Work, estimate
+from perfkit.results.judge import Verdict
+from tests.conftest import DATA
+
+H200, H100 = DATA / "across-h200.json", DATA / "across-h100.json"
+PPP_B1 = "benches/test_ppp.py::test_layerwise_ppp[b1-vgg16]"
+PPP_B64 = "benches/test_ppp.py::test_layerwise_ppp[b64-vgg16]"
+GRID = "benches/test_vector_add.py::test_gpu_explicit[K100-grid]"
+MAXPOOL = "benches/test_layers.py::test_layer[maxpool-forward]"
+TINY = "benches/test_timer_fidelity.py::test_timer_fidelity[tiny]"
+STACK = "benches/test_capacity.py::test_layer_stack_capacity[cap10.91GiB-balanced]"
+COPY = "copy_bandwidth_gbps"
+
+
+@pytest.fixture(scope="module")
+def compared():
+    """The stored H200 entries against the H100's, as ``perfkit compare`` judges them."""
+    return judge_files(H200, H100, None)
+
+
+@pytest.fixture(scope="module")
+def rows(compared):
+    return {r.benchmark: r for r in compared[2].hardware_rows}
+
+
+def test_a_devices_roofs_are_its_measured_ceilings_and_its_launch_kernels_costs():
+    results = load.load(H200)
+    roofs = Roofs.of(results)
+    tiny = results.runs()[TINY]
+    copies = results.runs()["benches/test_ceilings.py::test_copy_bandwidth"][COPY]
+    assert roofs.ceiling(COPY) == pytest.approx(statistics.median(copies))  # the median of its runs
+    assert roofs.launch(GRAPH) == pytest.approx(statistics.median(tiny["graph_replay_s"]))
+    assert roofs.launch(EAGER) == pytest.approx(statistics.median(tiny["events_batched_s"]))
+    assert roofs.ceiling("matmul_tflops_bf16") == results.info.ceilings["matmul_tflops_bf16"]  # stored
+    assert roofs.notes == ()
+
+
+def test_a_ceiling_a_device_never_measured_is_its_datasheets_and_says_so():
+    raw = load.read_json(H200)
+    del raw["machine_info"]["perfkit"]["ceilings"]["matmul_tflops_bf16"]  # bf16 has no benchmark here
+    roofs = Roofs.of(load.parse(raw, "h200 without bf16"))
+    assert roofs.ceiling("matmul_tflops_bf16") == datasheet.by_key("h200").tflops["bf16"]
+    assert roofs.notes == ("matmul_tflops_bf16 from the datasheet",)
+
+
+def test_roofs_timed_at_a_locked_clock_say_so():
+    raw = load.read_json(H200)
+    copy = next(b for b in raw["benchmarks"] if b["name"] == "test_copy_bandwidth")
+    copy["extra_info"]["clock_lock"] = {"sm_clock": "base/1590 MHz locked", "version": 1}
+    roofs = Roofs.of(load.parse(raw, "h200 locked"))
+    assert roofs.notes == ("nvidia-h200-x1's roofs were timed at base/1590 MHz locked",)
+
+
+def test_each_step_takes_the_larger_of_its_compute_and_memory_time_plus_its_launches():
+    roofs = Roofs("d", {COPY: 1000.0, "matmul_tflops_tf32": 100.0, "matmul_tflops_fp32": 10.0},
+                  {EAGER: 5e-6, GRAPH: 1e-6})
+    work = Work("w", (Step("conv", "forward", 2e12, 1e9, 1, "tf32"),  # 20 ms of FLOPs, 1 ms of bytes
+                      Step("relu", "forward", 1e9, 4e9, 2, "fp32")),  # 0.1 ms of FLOPs, 4 ms of bytes
+                EAGER, "time")
+    found = estimate(work, roofs)
+    assert (found.compute_s, found.memory_s, found.launch_s) == pytest.approx((0.02, 0.004, 15e-6))
+    assert found.seconds == pytest.approx(0.024015)
+    assert found.shares()["compute"] == pytest.approx(0.02 / 0.024015)
+    graph = estimate(Work("w", work.steps, GRAPH, "time"), roofs)
+    assert graph.launch_s == pytest.approx(3e-6)
+
+
+def test_a_device_without_tf32_computes_it_in_fp32_and_one_without_a_precision_has_no_roof():
+    v100 = Roofs.of_datasheet(datasheet.by_key("v100-sxm2"), Roofs("h", {}, {EAGER: 7e-6}))
+    assert v100.flop_rate("tf32") == v100.flop_rate("fp32") == 15.7e12
+    k80 = Roofs.of_datasheet(datasheet.by_key("k80"), Roofs("h", {}, {EAGER: 7e-6}))
+    with pytest.raises(NoRoof, match="matmul_tflops_bf16"):
+        k80.flop_rate("bf16")
+    with pytest.raises(NoRoof, match="graph_replay_s"):
+        k80.launch(GRAPH)
+    assert "launch costs measured on h" in k80.notes[-1]
+
+
+def test_each_benchmark_describes_its_work_from_its_records():
+    h200, h100 = load.load(H200), load.load(H100)
+    entries = h200.by_name()
+    ppp = work_of(entries[PPP_B1], h200)
+    assert isinstance(ppp, Work) and ppp.network and (ppp.launch, ppp.figure) == (GRAPH, "model_graph_s")
+    assert ppp.label == "vgg16 batch 1 at 224x224, forward"
+    assert {s.precision for s in ppp.steps if s.name.startswith("features.0")} == {"tf32"}  # a convolution
+    assert {s.precision for s in ppp.steps if s.name == "classifier.0"} == {"fp32"}  # a linear layer
+    older = work_of(h100.by_name()[PPP_B1], h100)  # the H100's bench gated batch 1 on its time then
+    assert isinstance(older, Work) and (older.launch, older.figure) == (EAGER, "time")
+    grid = work_of(entries[GRID], h200)
+    assert isinstance(grid, Work) and not grid.network and grid.figure == "kernel_s"
+    assert [(s.flops, s.bytes, s.launches) for s in grid.steps] == [(100_000_000, 1_200_000_000, 1)]
+    ddp = work_of(entries["benches/test_data_parallel.py::test_ddp[resnet18-cifar-b128-weak-gpus1]"], h200)
+    assert isinstance(ddp, Work) and ddp.label.startswith("resnet18 batch 128 at 32x32, training step")
+    assert ddp.steps[-1].kind == "update" and {s.kind for s in ddp.steps} == {"forward", "backward", "update"}
+    stack = work_of(entries[STACK], h200)
+    assert isinstance(stack, Work) and sum(s.kind == "forward" for s in stack.steps) == 2 * 110 + 2 * 110
+
+
+@pytest.mark.parametrize("name, gpu, reason", [
+    ("benches/test_vector_add.py::test_gpu_explicit[K1-one_block]", True, "one of the device's"),
+    ("benches/test_vector_add.py::test_cpu_numpy[K1]", False, "the host's loop"),
+    ("benches/test_flops.py::test_flop_count[vgg16]", False, "a meta device"),
+])
+def test_work_the_model_cannot_count_says_why(name, gpu, reason):
+    h200 = load.load(H200)
+    found = work_of(h200.by_name()[name], h200)
+    assert isinstance(found, NoModel) and found.gpu is gpu and reason in found.reason
+
+
+def test_kernels_keep_their_ceilings_ratio_and_the_launch_kernel_its_costs(rows):
+    h200, h100 = Roofs.of(load.load(H200)), Roofs.of(load.load(H100))
+    copy = rows["benches/test_ceilings.py::test_copy_bandwidth"]
+    assert copy.expected == pytest.approx(h100.ceiling(COPY) / h200.ceiling(COPY))
+    assert copy.speedup == copy.expected and copy.verdict == across.AS_EXPECTED and copy.model is None
+    tiny = rows[TINY]
+    assert tiny.expected == pytest.approx(h200.launch(GRAPH) / h100.launch(GRAPH)) == tiny.speedup
+    # max-pooling follows neither ceiling on these GPUs: same speed on both, the copy ratio expects 0.7
+    maxpool = rows[MAXPOOL]
+    assert maxpool.bound == COPY and maxpool.verdict == across.FAR_FROM
+    assert maxpool.ratio is not None and maxpool.ratio > across.HardwareRow.FAR
+
+
+def test_networks_and_streaming_kernels_take_the_models_ratio_between_their_ceilings(rows):
+    h200, h100 = Roofs.of(load.load(H200)), Roofs.of(load.load(H100))
+    copy_ratio = h100.ceiling(COPY) / h200.ceiling(COPY)
+    tf32_ratio = h100.ceiling("matmul_tflops_tf32") / h200.ceiling("matmul_tflops_tf32")
+    grid = rows[GRID]  # streams memory: 98% of its time at the copy ceiling
+    assert grid.model is not None and grid.model.current.shares()["memory"] > 0.95
+    assert grid.expected == pytest.approx(copy_ratio, rel=0.03)
+    b64 = rows[PPP_B64]  # names the TF32 ceiling, yet its ReLU and pooling layers stream memory
+    assert b64.bound is None and b64.model is not None and copy_ratio < b64.expected < tf32_ratio
+    assert b64.source().startswith("model: compute ")
+    assert b64.errors() is not None and all(e > 1 for e in b64.errors())  # the roofs are a lower bound
+
+
+def test_a_benchmark_that_gates_on_another_figure_on_one_side_is_read_by_it_on_both(rows):
+    b1 = rows[PPP_B1]  # the H200's batch 1 gates on its CUDA-graph replay, the older H100 run on its time
+    assert b1.figure == "model_graph_s"
+    h200, h100 = load.load(H200).runs()[PPP_B1], load.load(H100).runs()[PPP_B1]
+    mean = sum(h200["model_graph_s"]) / len(h200["model_graph_s"])
+    assert b1.speedup == pytest.approx(mean / (sum(h100["model_graph_s"]) / len(h100["model_graph_s"])))
+    assert b1.model is not None and b1.model.current.launch_s > 0
+
+
+def test_across_hardware_no_benchmark_regresses_or_improves_and_each_speaks_of_its_speedup(compared):
+    comparison = compared[2]
+    verdicts = comparison.benchmark_verdicts()
+    assert not {Verdict.REGRESSED, Verdict.IMPROVED} & set(verdicts.values())
+    assert comparison.regressions == ()  # so `perfkit compare --fail` passes: the code did not change
+    assert verdicts[MAXPOOL] is Verdict.FAR and verdicts[PPP_B64] is Verdict.AS_EXPECTED
+    gate = next(r for r in comparison.rows if r.benchmark == PPP_B64 and r.figure == "time")
+    assert gate.note.startswith("speedup ") and "from model: compute" in gate.note
+    host = [h for h in comparison.hardware_rows if not h.gpu]
+    assert {h.benchmark.split("::")[1] for h in host} == {"test_cpu_numpy[K1]", "test_flop_count[vgg16]"}
+
+
+def test_the_summary_counts_the_gpu_benchmarks_with_an_expectation_and_those_within_x115(rows):
+    gpu = [r for r in rows.values() if r.gpu]
+    expected = [r for r in gpu if r.expected is not None]
+    near = [r for r in expected if r.ratio is not None and 1 / 1.15 <= r.ratio <= 1.15]
+    assert len(gpu) == 13 and len(expected) == 12  # one block on one multiprocessor: no expectation
+    said = report.hardware_summary(list(rows.values()))
+    assert said.startswith(f"{len(expected)} of {len(gpu)} GPU benchmarks carry an expected speedup")
+    assert f"{len(near)} of them lie within x1.15" in said
+
+
+@pytest.mark.parametrize("speedup, expected, verdict", [
+    (0.80, 0.80, across.AS_EXPECTED), (0.91, 0.80, across.AS_EXPECTED), (0.93, 0.80, across.FASTER),
+    (0.66, 0.80, across.SLOWER), (1.01, 0.80, across.FAR_FROM), (0.63, 0.80, across.FAR_FROM),
+    (0.8, None, None),
+])
+def test_a_speedup_is_as_expected_within_x115_and_far_beyond_x125(speedup, expected, verdict):
+    assert across.HardwareRow("b", speedup, None, expected).verdict == verdict
+
+
+def test_the_report_holds_the_across_hardware_plot_and_table(tmp_path, compared):
+    _, current, comparison = compared
+    text = report.write_report(current, tmp_path, comparison, "across-h200.json").read_text()
+    section = text.split("## Across hardware: measured vs expected speedup")[1].split("\n## ")[0]
+    assert "](hardware.png)" in section and (tmp_path / "hardware.png").stat().st_size > 20_000
+    assert f"| {MAXPOOL} | " in section and "FAR from expected" in section and "model: compute" in section
+    assert section.count("| benches/") == len(comparison.hardware_rows)
+    assert not math.isnan(comparison.geomean_time_ratio or math.nan)

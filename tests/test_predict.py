@@ -1,0 +1,83 @@
+"""``perfkit predict --device``: a benchmark family on a device never measured (a datasheet key) or measured
+(a result file: the model checked), from the stored entries of tests/data/across-*.json (see
+tests/test_across.py); bad input is one sentence and exit 2."""
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from perfkit import cli
+from perfkit.results import datasheet, load
+from perfkit.results.expected import Roofs
+from tests.conftest import DATA
+
+H200, H100 = str(DATA / "across-h200.json"), str(DATA / "across-h100.json")
+FROM = ["--from", H200, "--from", H100]
+PPP_B64 = "benches/test_ppp.py::test_layerwise_ppp[b64-vgg16]"
+
+
+def _json(capsys, *args: str) -> list[dict]:
+    assert cli.main(["predict", *args, "--json"]) == 0
+    return json.loads(capsys.readouterr().out)
+
+
+def test_a_familys_times_on_a_datasheet_device_are_the_measured_times_over_the_expected_speedup(capsys):
+    found = {p["benchmark"]: p for p in _json(capsys, "--device", "b200", "--family", "test_ppp", *FROM)}
+    assert set(found) == {"benches/test_ppp.py::test_layerwise_ppp[b1-vgg16]", PPP_B64}
+    b64 = found[PPP_B64]
+    measured = load.load(H200).runs()[PPP_B64]["time"]
+    assert b64["reference_s"] == pytest.approx(sum(measured) / len(measured))  # at hand, holding the most
+    assert b64["predicted_s"] == pytest.approx(b64["reference_s"] / b64["expectation"]["expected"])
+    # a B200 has twice an H200's bandwidth by datasheet and three times its TF32 rate: the model's ratio lies
+    # between what its bytes and its FLOPs alone would give
+    h200, b200 = Roofs.of(load.load(H200)), datasheet.by_key("b200")
+    assert b200.bandwidth_gbps / h200.ceiling("copy_bandwidth_gbps") < b64["expectation"]["expected"] < (
+        b200.tflops["tf32"] / h200.ceiling("matmul_tflops_tf32"))
+
+
+def test_the_prediction_states_where_it_starts_its_borrowed_launch_costs_and_the_models_error(capsys):
+    assert cli.main(["predict", "--device", "a100-80gb", "--family", "test_ppp", *FROM]) == 0
+    out = capsys.readouterr().out
+    assert out.startswith("Predicted on a100-80gb (NVIDIA A100 80GB SXM) from nvidia-h200-x1: 2 of 2 GPU")
+    assert "launch costs measured on nvidia-h200-x1 (a datasheet lists none)" in out
+    assert ("The model's error measured from nvidia-h200-x1 to nvidia-h100-80gb-hbm3-x1: 2 of 2 GPU "
+            "benchmarks carry an expected speedup") in out
+    assert "error to nvidia-h100-80gb-hbm3-x1" in out and "model: compute" in out
+
+
+def test_a_measured_device_checks_the_model_speedup_and_absolute_time(capsys):
+    rows = {r["benchmark"]: r for r in _json(capsys, "--device", H100, "--from", H200)}
+    b64 = rows[PPP_B64]
+    assert b64["verdict"] == "as expected" and b64["ratio"] == pytest.approx(b64["speedup"] / b64["expected"])
+    assert all(error > 1 for error in b64["errors"])  # each device slower than its roofs: a lower bound
+    assert rows["benches/test_layers.py::test_layer[maxpool-forward]"]["verdict"] == "FAR from expected"
+    assert cli.main(["predict", "--device", H100, "--from", H200, "--family", "test_layers"]) == 0
+    out = capsys.readouterr().out
+    assert out.startswith("The model from nvidia-h200-x1 to nvidia-h100-80gb-hbm3-x1 (measured): 2 of 2 GPU")
+
+
+def _without_ceilings(tmp_path) -> str:
+    raw = load.read_json(H200)
+    raw["benchmarks"] = [b for b in raw["benchmarks"] if "test_ceilings" not in b["fullname"]]
+    raw["machine_info"]["perfkit"]["ceilings"] = {}
+    raw["machine_info"]["perfkit"]["fingerprint"]["datasheet_key"] = ""
+    raw["machine_info"]["perfkit"].pop("runs", None)
+    path = tmp_path / "bare.json"
+    path.write_text(json.dumps(raw))
+    return str(path)
+
+
+@pytest.mark.parametrize("args, said", [
+    (["--device", "x900", *FROM], "unknown device 'x900': give a datasheet key (k80, "),
+    (["--device", "b200", "--family", "test_no", *FROM], "holds no benchmark of the family 'test_no'"),
+    (["--device", "b200", "--from", "{bare}"], "holds no ceilings and its GPU is not in the datasheet"),
+    (["vgg16", "--device", "b200"], "--device predicts a benchmark family; MODEL and --gpu predict one"),
+    (["vgg16"], "give MODEL and --gpu KEY"),
+    (["vgg16", "--gpu", "k80", "--family", "test_ppp"], "--family and --from choose what --device predicts"),
+])
+def test_bad_requests_are_one_sentence_and_exit_2(args, said, tmp_path, capsys):
+    args = [a.replace("{bare}", _without_ceilings(tmp_path)) if a == "{bare}" else a for a in args]
+    assert cli.main(["predict", *args]) == cli.EXIT_USAGE
+    err = capsys.readouterr().err
+    assert said in err and err.count("\n") == 1 and "Traceback" not in err
