@@ -26,14 +26,15 @@ def h100_against_h200() -> Comparison:
 def test_the_h100_copies_at_about_70_percent_of_the_h200_and_multiplies_as_fast(h100_against_h200):
     ceilings = {r.bound: r.expected for r in h100_against_h200.hardware_rows if r.bound}
     assert 0.65 < ceilings[COPY] < 0.76  # 3.35 against 4.8 TB/s by datasheet: 0.70
-    assert all(0.95 < ratio < 1.06 for bound, ratio in ceilings.items() if bound.startswith("matmul_tflops"))
+    # timed at each GPU's base clock (perfkit.measure.clocks), the H100 multiplies as fast or up to 10% faster
+    assert all(0.95 < ratio < 1.12 for bound, ratio in ceilings.items() if bound.startswith("matmul_tflops"))
 
 
 def test_bandwidth_bound_benchmarks_move_with_the_copy_ratio_and_compute_bound_ones_hardly(h100_against_h200):
     rows = [r for r in h100_against_h200.hardware_rows if r.expected is not None and r.model is None]
     streaming = [r for r in rows if r.bound == COPY and "maxpool" not in r.benchmark]
     compute = [r for r in rows if r.bound != COPY]
-    assert len(streaming) >= 5 and len(compute) >= 10
+    assert len(streaming) >= 5 and len(compute) >= 7  # the kernels that name a ceiling; networks: test_across
     assert all(not r.far for r in streaming + compute), [r for r in streaming + compute if r.far]
     assert all(r.speedup < 0.8 for r in streaming)  # the bandwidth cut shows
     assert all(r.speedup > 0.85 for r in compute)

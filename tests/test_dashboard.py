@@ -79,7 +79,11 @@ def _nightly(folder: Path) -> list[Path]:
 def _origins(hardware_id: str, name: str) -> tuple[RunOrigin, ...]:
     """The date and machine of each run the committed baseline of ``hardware_id`` keeps of benchmark
     ``name``."""
-    return load.load(ROOT / "baselines" / BASELINES[hardware_id]).origins()[name]
+    return _origins_of(hardware_id)[name]
+
+
+def _origins_of(hardware_id: str) -> dict[str, tuple[RunOrigin, ...]]:
+    return load.load(ROOT / "baselines" / BASELINES[hardware_id]).origins()
 
 
 def _ingested(db_url: str, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> str:
@@ -202,12 +206,14 @@ def test_runs_of_another_profile_get_their_own_trend(tmp_path, capsys):
     files = [ROOT / "baselines" / "nvidia-h200-x1-quick.json", *_nightly(tmp_path / "runs")[:1]]
     assert _cli(["history", "ingest", *map(str, files), "--db", url], capsys)[0] == 0
     built = dashboard.build(store.kept_runs(url))
-    stored = len(_origins(H200, COPY))  # the cut baseline's runs: its entries share their dates
-    assert [(g.hardware_id, g.profile, len(g.runs)) for g in built.groups] == [(H200, "full", stored),
+    # the cut baseline's runs: each of its entries at its own runs' dates
+    stored = {name: _origins(H200, name) for name in KEPT if name in _origins_of(H200)}
+    dates = {o.date for origins in stored.values() for o in origins}
+    assert [(g.hardware_id, g.profile, len(g.runs)) for g in built.groups] == [(H200, "full", len(dates)),
                                                                                (H200, "quick", 3)]
     full, quick = built.groups
     assert not {r.datetime for r in full.runs} & {r.datetime for r in quick.runs}
-    assert all(len(b.runs) == stored for b in full.benchmarks)
+    assert all(len(b.runs) == len(stored[b.name]) for b in full.benchmarks)
     assert all(len(b.runs) == 3 for b in quick.benchmarks)
     assert not any(b.speedups for g in built.groups for b in g.benchmarks)  # sizes differ: no speedup
 

@@ -272,7 +272,9 @@ def test_with_kept_runs_each_row_shows_its_trend_and_links_its_chart_without_non
     assert layers.count('<svg class="spark"') == layers.count("<tr>") - 1 == 8  # one per benchmark
     assert all(re.search(r" \| \[[▁▂▃▄▅▆▇█]{5}\]\(#time-of-", line) for line in _rows_table(text))
     section = text.split("\n## test_layers\n")[1].split("\n## ")[0]
-    assert re.search(r"\| test_layer\[conv-forward\] \| regressed \|.* \| ▁▃▅▆█ \|", section)  # 2% a run
+    # five kept runs, each 2% slower than the last: a rising trend
+    spark = re.search(r"\| test_layer\[conv-forward\] \| regressed \|.* \| ([▁▂▃▄▅▆▇█]{5}) \|", section)
+    assert spark and spark[1][0] == "▁" and spark[1][-1] == "█" and list(spark[1]) == sorted(spark[1])
     plain = (injected_reports.plain / "report.html").read_text()
     plain_text = (injected_reports.plain / "report.md").read_text()
     assert "<svg" not in plain and "trend" not in plain_text and not re.search("[▁▂▃▄▅▆▇█]", plain_text)
