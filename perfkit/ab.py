@@ -11,12 +11,14 @@ benchmark run under way gets the signal too, and the pairs finished by then stay
 """
 from __future__ import annotations
 
+import json
 import os
 import random
 import shutil
 import subprocess
 import sys
 import tempfile
+import typing
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import ExitStack, contextmanager
 from dataclasses import asdict, dataclass
@@ -255,9 +257,9 @@ def _report(base: Side, head: Side, seed: int, done: list[str], rounds: int, ben
     }
 
 
-def render(report: dict[str, Any], fmt: str = "table") -> str:
-    """The A/B table for a terminal or as markdown (a CI job summary): the two sides, the pairs run and
-    their order, which test and why, then one row per benchmark, new and missing ones last."""
+def section(report: dict[str, Any]) -> Section:
+    """The A/B as one section: the two sides, the pairs run and their order, which test and why, then one
+    row per benchmark, new and missing ones last (``render`` and ``perfkit report`` show it)."""
     base, head, effect = report["base"], report["head"], report["minimum_effect"]
     title = (f"A/B: base {base['ref']} ({base['commit'][:10]}) against head {head['ref']} "
              f"({head['commit'][:10]})")
@@ -272,10 +274,26 @@ def render(report: dict[str, Any], fmt: str = "table") -> str:
     rows += [[name, "new", "", "", "", "", "head only"] for name in report["new"]]
     rows += [[name, "missing", "", "", "", "", "base only"] for name in report["missing"]]
     table = Table.of(["benchmark", "verdict", "change", "min", "MDE", "pairs", "note"], rows)
-    blocks = (Text(ran), Text(test), table)
+    return Section(title, (Text(ran), Text(test), table))
+
+
+def render(report: dict[str, Any], fmt: str = "table") -> str:
+    """The A/B table for a terminal or as markdown (a CI job summary)."""
+    part = section(report)
     if fmt == "markdown":
-        return markdown_sections([Section(title, blocks)])
-    return plain_text([Text(title), *blocks])
+        return markdown_sections([part])
+    return plain_text([Text(part.title), *part.blocks])
+
+
+def read_report(path: Path) -> dict[str, Any]:
+    """The ``ab.json`` an A/B wrote; a file that is not one is a UsageError that says so."""
+    try:
+        report = json.loads(path.read_text(encoding="utf-8"))
+        section(report)  # every field the table needs is there
+    except (OSError, UnicodeDecodeError, ValueError, KeyError, TypeError) as exc:
+        raise UsageError(f"{path}: not an A/B result of `perfkit ab` ({exc}); leave it out or run the A/B "
+                         "again") from None
+    return typing.cast(dict[str, Any], report)
 
 
 def regressed(report: dict[str, Any]) -> list[str]:

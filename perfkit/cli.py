@@ -575,7 +575,11 @@ def _report(args: argparse.Namespace) -> int:
             kept = _kept_runs(args.history, results.hardware_id, args.db, results.profile)[1]
         except PerfkitError as exc:  # the report is still worth writing: say why its history is left out
             print(f"perfkit: report without history: {exc}", file=sys.stderr)
-    path = report.write_report(results, args.out, comparison, str(args.baseline or ""), kept)
+    from perfkit import ab
+
+    beside = args.results.parent / "ab.json"  # perfkit ab's folder: its table comes first
+    first = [ab.section(ab.read_report(beside))] if beside.is_file() else []
+    path = report.write_report(results, args.out, comparison, str(args.baseline or ""), kept, first)
     print(f"perfkit: wrote {path} and {path.with_suffix('.html')} (self-contained: opens offline)")
     return 0
 

@@ -120,6 +120,13 @@ def test_ab_of_the_working_tree_writes_nothing_there_and_reports_new_ones(tmp_pa
     assert row["pairs"] == 2 and row["change"] > 2.0  # 10x the work
     assert len(load.load(out / "head.json").runs()["benches/test_loop.py::test_sum"]["time"]) == 2
     assert main(["compare", str(out / "base.json"), str(out / "head.json")]) == 0
+    assert main(["report", str(out / "head.json"), "--baseline", str(out / "base.json"),
+                 "--out", str(tmp_path / "report")]) == 0  # the A/B's table comes first, then the verdicts
+    page = (tmp_path / "report" / "report.md").read_text()
+    assert page.index("## A/B: base HEAD") < page.index("test_sum") < page.index("## Fingerprint")
+    (out / "ab.json").write_text("{}")
+    assert main(["report", str(out / "head.json"), "--out", str(tmp_path / "report")]) == 2
+    assert "not an A/B result of `perfkit ab`" in capsys.readouterr().err
     assert git(repo, "status", "--porcelain", "--ignored") == "M benches/test_loop.py"  # its own edit only
     assert git(repo, "worktree", "list").count("\n") == 0
     only_head = ab.ab(repo, "HEAD", None, tmp_path / "out2", expr="test_extra", rounds=3)

@@ -410,14 +410,16 @@ def _tighten(row: Row) -> str:
 # ---- the run report -------------------------------------------------------------------------
 
 def write_report(results: ResultSet, out: Path, comparison: Comparison | None = None,
-                 baseline_name: str = "", kept: history.History | None = None) -> Path:
+                 baseline_name: str = "", kept: history.History | None = None,
+                 first: Sequence[Section] = ()) -> Path:
     """Write ``report.md``, its PNG plots and ``report.html`` (the same sections, self-contained) into
     ``out``, and with a comparison ``verdicts.json`` (as ``perfkit compare --format json`` prints it); returns
     the markdown path.
 
     The page opens with the verdict line and the rows a person should read, each pointing at its family's
     section (its table beside its plots) and, with kept runs, at its trend; the rest is folded away or
-    follows: the fingerprint, then one section per family, then the history."""
+    follows: the fingerprint, then one section per family, then the history. ``first``: sections that come
+    before all of it (an A/B's table, which is the stronger evidence)."""
     out.mkdir(parents=True, exist_ok=True)
     kept = kept if kept is not None and len(kept) else None
     ceilings = Ceilings.of(results)
@@ -435,7 +437,7 @@ def write_report(results: ResultSet, out: Path, comparison: Comparison | None = 
         opening = verdict_blocks(comparison, _pointers(families, charted),
                                  lead=[f"{where}; against `{baseline_name}`; every verdict: `verdicts.json`"],
                                  hardware=False)
-    sections = [Section("", tuple(opening)), _fingerprint_section(results)]
+    sections = [*first, Section("", tuple(opening)), _fingerprint_section(results)]
     unreadable = results.unreadable(FAMILIES)
     if unreadable:
         sections.append(Section("Records that could not be read", (
