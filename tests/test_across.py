@@ -1,6 +1,7 @@
 """The per-layer roofline model and the comparison across hardware, on stored inputs.
 
-``tests/data/across-h200.json`` and ``across-h100.json`` hold fifteen benchmarks of each committed baseline
+``tests/data/baselines/across-h200.json`` and ``across-h100.json`` hold fifteen benchmarks of each committed
+baseline
 (ceilings, the launch kernel, PPP, layers, vector adds, the layer stack, DDP, a FLOP count), made with
 perfkit's own tool:
 
@@ -21,7 +22,7 @@ from perfkit.results.expected import EAGER, GRAPH, NoModel, NoRoof, Roofs, Step,
 from perfkit.results.judge import Verdict
 from tests.conftest import DATA
 
-H200, H100 = DATA / "across-h200.json", DATA / "across-h100.json"
+H200, H100 = DATA / "baselines" / "across-h200.json", DATA / "baselines" / "across-h100.json"
 PPP_B1 = "benches/test_ppp.py::test_layerwise_ppp[b1-vgg16]"
 PPP_B64 = "benches/test_ppp.py::test_layerwise_ppp[b64-vgg16]"
 GRID = "benches/test_vector_add.py::test_gpu_explicit[K100-grid]"

@@ -119,7 +119,8 @@ def test_the_verdict_line_and_every_row_to_read_are_on_the_first_screen_and_ever
 def test_across_hardware_the_section_of_measured_against_expected_speedups_opens_on_screen(tmp_path):
     from perfkit.cli import judge_files
 
-    _, current, comparison = judge_files(DATA / "across-h200.json", DATA / "across-h100.json", None)
+    cut = DATA / "baselines"
+    _, current, comparison = judge_files(cut / "across-h200.json", cut / "across-h100.json", None)
     page = report.write_report(current, tmp_path / "report", comparison, "across-h200.json")
     seen = _render(page.with_suffix(".html").read_text(), tmp_path)
     assert seen["bad"] == [] and seen["errors"] == []

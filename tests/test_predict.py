@@ -1,5 +1,5 @@
 """``perfkit predict --device``: a benchmark family on a device never measured (a datasheet key) or measured
-(a result file: the model checked), from the stored entries of tests/data/across-*.json (see
+(a result file: the model checked), from the stored entries of tests/data/baselines/across-*.json (see
 tests/test_across.py); bad input is one sentence and exit 2."""
 from __future__ import annotations
 
@@ -12,7 +12,7 @@ from perfkit.results import datasheet, load
 from perfkit.results.expected import Roofs
 from tests.conftest import DATA
 
-H200, H100 = str(DATA / "across-h200.json"), str(DATA / "across-h100.json")
+H200, H100 = str(DATA / "baselines" / "across-h200.json"), str(DATA / "baselines" / "across-h100.json")
 FROM = ["--from", H200, "--from", H100]
 PPP_B64 = "benches/test_ppp.py::test_layerwise_ppp[b64-vgg16]"
 
