@@ -1,9 +1,8 @@
 """The per-layer roofline model and the comparison across hardware, on stored inputs.
 
 ``tests/data/baselines/across-h200.json`` and ``across-h100.json`` hold fifteen benchmarks of each committed
-baseline
-(ceilings, the launch kernel, PPP, layers, vector adds, the layer stack, DDP, a FLOP count), made with
-perfkit's own tool:
+baseline (ceilings, the launch kernel, PPP, layers, vector adds, the layer stack, DDP, a FLOP count),
+made with perfkit's own tool:
 
     perfkit baseline save baselines/<id>.json --only <the fifteen names> --merge --dir tests/data/tmp
 
