@@ -313,10 +313,19 @@ class Session:
         for reason, count in sorted(self.skipped.items(), key=lambda kv: -kv[1]):
             lines.append(f"perfkit: {count} skipped: {reason}")
         if self.results_path is not None:
-            lines.append(
-                f"perfkit: results in {self.results_path} (a run cut short keeps its finished benchmarks in "
-                f"{self.results_path}.partial)"
-            )
+            lines.append(where_results(self.results_path))
         if self.comparison is not None:
             lines[:0] = report.summary_lines(self.comparison, str(self.baseline_path))
         return lines
+
+
+def where_results(path: Path) -> str:
+    """Where this run's results are, naming only files that exist: the final JSON, else the partial file of
+    a run cut short (killed, interrupted), else nothing (no benchmark finished)."""
+    unfinished = partial.path_for(path)
+    if path.exists() and path.stat().st_size:
+        return f"perfkit: results in {path}"
+    if unfinished.exists():
+        return (f"perfkit: the run was cut short; the benchmarks it finished are in {unfinished} "
+                "(perfkit compare and report read it)")
+    return f"perfkit: no benchmark finished, so nothing was written to {path}"
