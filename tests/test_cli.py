@@ -133,6 +133,20 @@ def test_memory_prints_the_estimate_terms(capsys):
     assert "resnet18, batch 4, input 3x64x64" in out
 
 
+def test_memory_of_a_batch_no_gpu_holds_says_so_and_what_fits(capsys):
+    assert cli.main(["memory", "resnet18", "--batch", "100000000"]) == 0
+    out = capsys.readouterr().out
+    note = next(line for line in out.splitlines() if line.startswith("note: "))
+    assert "more than any GPU in the datasheet holds (the largest, NVIDIA H200 SXM, has 141 GB)" in note
+    fits = int(note.rsplit("at most batch ", 1)[1].split()[0].replace(",", ""))
+    assert 1000 < fits < 100_000_000
+    from perfkit.workloads.estimate import estimate_training_memory
+    assert estimate_training_memory("resnet18", fits).total <= 141e9 < estimate_training_memory(
+        "resnet18", fits + 1).total
+    assert cli.main(["memory", "resnet18", "--batch", "32"]) == 0
+    assert "note:" not in capsys.readouterr().out
+
+
 def test_memory_json_has_every_term_in_mib(capsys):
     assert cli.main(["memory", "resnet18", "--batch", "4", "--input", "3,64,64", "--json"]) == 0
     payload = json.loads(capsys.readouterr().out)
