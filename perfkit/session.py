@@ -204,14 +204,22 @@ class Session:
     def machine_info(self) -> dict[str, Any]:
         """perfkit's section of the run's ``machine_info``; ceilings are filled by the derived pass."""
         extra = {"family_wall_s": dict(self.family_seconds), "wall_s": time.monotonic() - self.started}
-        return PerfkitInfo(
-            SCHEMA_VERSION,
-            self.settings.hardware_id,
-            self.settings.device.type,
-            self.settings.profile.name,
-            self.settings.fingerprint.to_json(),
-            raw=extra,
-        ).to_json()
+        return self._info(extra).to_json()
+
+    def _info(self, extra: Mapping[str, Any] | None = None) -> PerfkitInfo:
+        return PerfkitInfo(SCHEMA_VERSION, self.settings.hardware_id, self.settings.device.type,
+                           self.settings.profile.name, self.settings.fingerprint.to_json(), raw=extra or {})
+
+    def header_lines(self) -> list[str]:
+        """What the run says before its first test: that its baseline comes from a different machine under
+        this hardware id, so the run will be compared with it across hardware, not judged (said at the end
+        too)."""
+        change = self.baseline.info.machine_change(self._info()) if self.baseline is not None else ""
+        if not change:
+            return []
+        said = (f"perfkit: baseline {self.baseline_path} is of a DIFFERENT machine under this hardware id "
+                f"({change}): this run will be compared with it, not judged")
+        return [said]
 
     def keep_finished(self, benchmarks: list[dict[str, Any]], header: Callable[[], dict[str, Any]]) -> None:
         """Append benchmarks that just finished to the partial results file, if the run writes one."""

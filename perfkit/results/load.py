@@ -74,13 +74,15 @@ def typed(raw: Mapping[str, Any], source: str) -> ResultSet:
 
 def parse(raw: Mapping[str, Any], source: str, lender: ResultSet | None = None) -> ResultSet:
     """A parsed result file as perfkit reads it: migrated, validated, and with its cross-benchmark figures
-    derived; ``lender``, a result set of the same machine (the baseline it is judged against), lends the
-    ceilings it did not measure."""
+    derived; ``lender``, a result set of the same machine (the baseline it is judged against: same hardware
+    id, no :meth:`~perfkit.results.model.PerfkitInfo.machine_change`), lends the ceilings it did not
+    measure."""
     results = typed(raw, source)
     if not results.benchmarks:  # pytest-benchmark writes no file for a run that finished none
         raise BaselineError(f"{source}: holds no benchmarks, so there is nothing to compare, report or "
                             "store; give the file of a run that finished at least one")
-    same = lender is not None and lender.hardware_id == results.hardware_id
+    same = (lender is not None and lender.hardware_id == results.hardware_id
+            and not lender.info.machine_change(results.info))
     return derived.derive(results, Ceilings.of(lender) if same and lender is not None else None)
 
 
