@@ -694,6 +694,8 @@ def _batch(args: argparse.Namespace) -> int:
 def _roofline(args: argparse.Namespace) -> int:
     from perfkit.results import plots
 
+    if args.out.suffix.lower() != ".png":
+        raise UsageError(f"--out {args.out}: the roofline is drawn as PNG; give a path ending in .png")
     path = plots.roofline_chart(load.load(args.results), args.out)
     if path is None:
         raise UsageError(f"{args.results} holds no roofline points; run benches/test_ppp.py on a GPU first")

@@ -12,7 +12,7 @@ from perfkit.measure.memory import MiB, PeakMemory
 from perfkit.results import datasheet
 from perfkit.results.ceilings import Ceilings
 from perfkit.results.tables import fmt_time, text_table
-from perfkit.workloads.estimate import MemoryEstimate
+from perfkit.workloads.estimate import MemoryEstimate, largest_batch
 from perfkit.workloads.flops import CONVENTION, FlopTable
 from perfkit.workloads.paleo import Prediction
 
@@ -46,7 +46,19 @@ def render_memory(estimate: MemoryEstimate, measured: PeakMemory | None) -> str:
     shape = "x".join(map(str, estimate.input_shape))
     title = (f"{estimate.model}, batch {estimate.batch}, input {shape}, float32, {estimate.optimizer} "
              f"(activations: {estimate.to_json()['activations_method']})")
-    return title + "\n\n" + text_table(["term", "MiB"], rows) + "\n"
+    return title + "\n\n" + text_table(["term", "MiB"], rows) + "\n" + _beyond_every_gpu(estimate)
+
+
+def _beyond_every_gpu(estimate: MemoryEstimate) -> str:
+    """A note under an estimate larger than the largest GPU in the datasheet: the figure is arithmetic, not
+    a step any card could run."""
+    card = max(datasheet.GPUS, key=lambda spec: spec.memory_gb)
+    if estimate.total <= card.memory_gb * 1e9:
+        return ""
+    fits = largest_batch(estimate, card.memory_gb * 1e9)
+    return (f"\nnote: {estimate.total / 1e9:,.0f} GB is more than any GPU in the datasheet holds (the "
+            f"largest, {card.name}, has {card.memory_gb:g} GB); by this estimate at most batch {fits:,} "
+            "fits in it\n")
 
 
 def render_flops(table: FlopTable, per_layer: bool) -> str:

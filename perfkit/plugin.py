@@ -139,6 +139,11 @@ def pytest_configure(config: pytest.Config) -> None:
         raise pytest.UsageError(str(exc)) from None
 
 
+def pytest_report_header(config: pytest.Config) -> list[str]:
+    run = config.stash.get(_SESSION, None)
+    return run.header_lines() if run is not None else []
+
+
 def pytest_sessionstart(session: pytest.Session) -> None:
     """Where the run starts: the memory cap (and a clock lock, if asked) take hold before the first test."""
     run = session.config.stash.get(_SESSION, None)

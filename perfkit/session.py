@@ -240,14 +240,22 @@ class Session:
     def machine_info(self) -> dict[str, Any]:
         """perfkit's section of the run's ``machine_info``; ceilings are filled by the derived pass."""
         extra = {"family_wall_s": dict(self.family_seconds), "wall_s": time.monotonic() - self.started}
-        return PerfkitInfo(
-            SCHEMA_VERSION,
-            self.settings.hardware_id,
-            self.settings.device.type,
-            self.settings.profile.name,
-            self.settings.fingerprint.to_json(),
-            raw=extra,
-        ).to_json()
+        return self._info(extra).to_json()
+
+    def _info(self, extra: Mapping[str, Any] | None = None) -> PerfkitInfo:
+        return PerfkitInfo(SCHEMA_VERSION, self.settings.hardware_id, self.settings.device.type,
+                           self.settings.profile.name, self.settings.fingerprint.to_json(), raw=extra or {})
+
+    def header_lines(self) -> list[str]:
+        """What the run says before its first test: that its baseline comes from a different machine under
+        this hardware id, so the run will be compared with it across hardware, not judged (said at the end
+        too)."""
+        change = self.baseline.info.machine_change(self._info()) if self.baseline is not None else ""
+        if not change:
+            return []
+        said = (f"perfkit: baseline {self.baseline_path} is of a DIFFERENT machine under this hardware id "
+                f"({change}): this run will be compared with it, not judged")
+        return [said]
 
     def keep_finished(self, benchmarks: list[dict[str, Any]], header: Callable[[], dict[str, Any]]) -> None:
         """Append benchmarks that just finished to the partial results file, if the run writes one."""
@@ -349,10 +357,19 @@ class Session:
         for reason, count in sorted(self.skipped.items(), key=lambda kv: -kv[1]):
             lines.append(f"perfkit: {count} skipped: {reason}")
         if self.results_path is not None:
-            lines.append(
-                f"perfkit: results in {self.results_path} (a run cut short keeps its finished benchmarks in "
-                f"{self.results_path}.partial)"
-            )
+            lines.append(where_results(self.results_path))
         if self.comparison is not None:
             lines[:0] = report.summary_lines(self.comparison, str(self.baseline_path))
         return lines
+
+
+def where_results(path: Path) -> str:
+    """Where this run's results are, naming only files that exist: the final JSON, else the partial file of
+    a run cut short (killed, interrupted), else nothing (no benchmark finished)."""
+    unfinished = partial.path_for(path)
+    if path.exists() and path.stat().st_size:
+        return f"perfkit: results in {path}"
+    if unfinished.exists():
+        return (f"perfkit: the run was cut short; the benchmarks it finished are in {unfinished} "
+                "(perfkit compare and report read it)")
+    return f"perfkit: no benchmark finished, so nothing was written to {path}"

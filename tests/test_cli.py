@@ -8,7 +8,7 @@ import sys
 import pytest
 
 from perfkit import cli
-from tests.conftest import DATA, slowed, three_runs
+from tests.conftest import DATA, ROOT, slowed, three_runs
 
 MATMUL = "benches/test_ceilings.py::test_matmul_flops[fp32]"
 
@@ -54,13 +54,30 @@ def test_a_looser_threshold_lets_a_30_percent_slowdown_pass(files):
 @pytest.mark.parametrize("args, message", [
     (["compare", "{base}", "{base}", "--threshold", "lots"], "threshold 'lots' is not a number"),
     (["compare", "{base}", "{missing}"], "no such file"),
+    (["compare", "{missing}", "{base}"], "no such file; give the path of an existing result file"),
     (["report", "{corrupt}", "--out", "{tmp}/r"], "not valid JSON"),
+    (["compare", "{latin1}", "{base}"], "latin1.json: not a text file (not UTF-8)"),
+    (["report", "{latin1}", "--out", "{tmp}/r"], "latin1.json: not a text file (not UTF-8)"),
+    (["baseline", "save", "{latin1}", "--dir", "{tmp}/b"], "latin1.json: not a text file (not UTF-8)"),
+    (["compare", "{base}", "{latin1}.partial"], "latin1.json.partial: not a text file (not UTF-8)"),
+    (["report", "{latin1}.partial", "--out", "{tmp}/r"], "latin1.json.partial: not a text file (not UTF-8)"),
+    (["report", "{empty}", "--out", "{tmp}/r"], "empty.json: holds no benchmarks"),
+    (["compare", "{base}", "{empty}"], "empty.json: holds no benchmarks"),
+    (["baseline", "save", "{empty}", "--dir", "{tmp}/b"], "empty.json: holds no benchmarks"),
+    (["roofline", "{h200}", "--out", "{tmp}/x.txt"], "x.txt: the roofline is drawn as PNG"),
 ])
 def test_bad_input_is_one_line_exit_2_no_traceback(files, tmp_path, args, message):
     base = files[0]
-    corrupt = tmp_path / "corrupt.json"
+    corrupt, latin1, empty = tmp_path / "corrupt.json", tmp_path / "latin1.json", tmp_path / "empty.json"
     corrupt.write_text("{")
-    fill = {"base": base, "missing": tmp_path / "missing.json", "corrupt": corrupt, "tmp": tmp_path}
+    for path in (latin1, tmp_path / "latin1.json.partial"):  # what an editor saving as Latin-1 leaves
+        path.write_bytes(base.read_text().replace('"benchmarks"', '"caf\xe9", "benchmarks"', 1)
+                         .encode("latin-1", errors="replace"))
+    no_benchmarks = json.loads(base.read_text())
+    no_benchmarks["benchmarks"] = []
+    empty.write_text(json.dumps(no_benchmarks))
+    fill = {"base": base, "missing": tmp_path / "missing.json", "corrupt": corrupt, "tmp": tmp_path,
+            "latin1": latin1, "empty": empty, "h200": cli_h200()}
     done = subprocess.run(
         check=False,
         args=[sys.executable, "-m", "perfkit.cli", *[a.format(**fill) for a in args]],
@@ -70,6 +87,11 @@ def test_bad_input_is_one_line_exit_2_no_traceback(files, tmp_path, args, messag
     )
     assert done.returncode == 2
     assert done.stderr.count("\n") == 1 and message in done.stderr and "Traceback" not in done.stderr
+    assert not any((tmp_path / made).exists() for made in ("b", "r", "x.txt"))  # nothing written
+
+
+def cli_h200() -> str:
+    return str(ROOT / "baselines" / "nvidia-h200-x1.json")
 
 
 def test_baseline_save_refuses_to_overwrite_without_force(files, tmp_path, capsys):
@@ -109,6 +131,20 @@ def test_memory_prints_the_estimate_terms(capsys):
     for term in ("params", "grads", "optimizer_state", "activations", "total estimate"):
         assert term in out
     assert "resnet18, batch 4, input 3x64x64" in out
+
+
+def test_memory_of_a_batch_no_gpu_holds_says_so_and_what_fits(capsys):
+    assert cli.main(["memory", "resnet18", "--batch", "100000000"]) == 0
+    out = capsys.readouterr().out
+    note = next(line for line in out.splitlines() if line.startswith("note: "))
+    assert "more than any GPU in the datasheet holds (the largest, NVIDIA H200 SXM, has 141 GB)" in note
+    fits = int(note.rsplit("at most batch ", 1)[1].split()[0].replace(",", ""))
+    assert 1000 < fits < 100_000_000
+    from perfkit.workloads.estimate import estimate_training_memory
+    assert estimate_training_memory("resnet18", fits).total <= 141e9 < estimate_training_memory(
+        "resnet18", fits + 1).total
+    assert cli.main(["memory", "resnet18", "--batch", "32"]) == 0
+    assert "note:" not in capsys.readouterr().out
 
 
 def test_memory_json_has_every_term_in_mib(capsys):

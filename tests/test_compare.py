@@ -1,6 +1,7 @@
 from __future__ import annotations
 
 import copy
+import json
 from typing import Any
 
 import pytest
@@ -10,10 +11,10 @@ from hypothesis import strategies as st
 from perfkit import SCHEMA_VERSION
 from perfkit.cli import parse_threshold
 from perfkit.errors import BaselineError, UsageError
-from perfkit.results import baselines
+from perfkit.results import baselines, load, report
 from perfkit.results.across import HardwareRow
 from perfkit.results.judge import Policy
-from tests.conftest import judged, typed, words
+from tests.conftest import ROOT, all_slowed, judged, one_run, typed, words
 
 
 def compare(baseline, current, policy=None, noise=None):
@@ -391,3 +392,46 @@ def test_ratios_that_should_stay_put_are_corrected_for_how_many_were_compared():
     rows = {r.benchmark: r for r in _corrected(judged, Policy())}
     assert rows["moved"].verdict is Verdict.CHANGED
     assert rows["chance"].verdict is Verdict.INFO and "after correcting for 40 ratios" in rows["chance"].note
+
+
+def _on_cpu(results: dict[str, Any], signature: str, factor: float = 1.0) -> dict[str, Any]:
+    """One run of a baseline, every time ``factor`` slower, measured on a host of CPU ``signature``."""
+    out = all_slowed(one_run(results), factor, results["datetime"])
+    out["machine_info"]["perfkit"]["fingerprint"]["cpu_signature"] = signature
+    return out
+
+
+def test_another_cpu_generation_under_one_hardware_id_is_said_up_front_and_not_judged():
+    cpu = json.loads((ROOT / "baselines" / "cpu-amd-epyc-2cpu-quick.json").read_text())
+    assert cpu["machine_info"]["perfkit"]["fingerprint"]["cpu_signature"] == "family 26 model 2"
+    slower = compare(cpu, _on_cpu(cpu, "family 25 model 1", 2.5))  # the issue's run: a Zen 3 host, 2.5x
+    assert slower.not_judged == "cpu_signature family 26 model 2 -> family 25 model 1"
+    assert not slower.rows and not slower.regressions and not slower.same_hardware
+    assert slower.geomean_time_ratio == pytest.approx(2.5, rel=0.05)
+    assert len(slower.hardware_rows) == len(cpu["benchmarks"])
+    first = report.render(slower, "table").splitlines()[0]
+    assert first.startswith("DIFFERENT machine under one hardware id (cpu-amd-epyc-2cpu: cpu_signature "
+                            "family 26 model 2 -> family 25 model 1): not judged")
+    said = report.summary_lines(slower, "b.json")[0]
+    assert said.startswith("perfkit: compared with b.json: DIFFERENT machine")
+    assert slower.to_json()["not_judged"] == slower.not_judged
+    same_cpu = compare(cpu, _on_cpu(cpu, "family 26 model 2", 2.5))  # the same slowdown on its own CPU
+    assert not same_cpu.not_judged and same_cpu.regressions
+
+
+def test_a_gpu_runs_host_signature_is_a_fingerprint_change_not_another_machine(h200_results):
+    other_host = _on_cpu(h200_results, "family 25 model 1")
+    other_host["machine_info"]["perfkit"]["fingerprint"]["device"] = "cuda"
+    found = compare(h200_results, other_host)
+    assert not found.not_judged and found.rows and found.same_hardware
+    assert ("cpu_signature", "family 6 model 207", "family 25 model 1") in found.fingerprint_changes
+
+
+def test_a_baseline_of_another_cpu_generation_lends_no_ceilings():
+    cpu = json.loads((ROOT / "baselines" / "cpu-amd-epyc-2cpu-quick.json").read_text())
+    run = _on_cpu(cpu, "family 25 model 1")
+    run["benchmarks"] = [b for b in run["benchmarks"] if "test_ceilings" not in b["fullname"]]
+    run["machine_info"]["perfkit"]["ceilings"] = {}
+    same, other = (load.parse(_on_cpu(run, sig), "run", typed(cpu)) for sig in ("family 26 model 2",
+                                                                                 "family 25 model 1"))
+    assert same.info.lent_ceilings and not other.info.lent_ceilings

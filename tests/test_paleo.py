@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import json
+import re
 
 import pytest
 
@@ -56,6 +57,19 @@ def test_cli_predict_json(capsys):
 
 def test_a_device_name_finds_its_datasheet_entry():
     assert paleo.gpu_spec("Tesla K80").key == "k80"
+    assert paleo.gpu_spec("Tesla V100-SXM2-16GB").key == "v100-sxm2"
+    assert paleo.gpu_spec("V100-PCIE").key == "v100-pcie" and paleo.gpu_spec("gtx").key == "gtx-1080-ti"
+
+
+@pytest.mark.parametrize("name, choices", [("v100", "v100-sxm2 (NVIDIA Tesla V100 SXM2), v100-pcie"),
+                                           ("H100", "h100-pcie (NVIDIA H100 PCIe), h100-sxm"),
+                                           ("a100", "a100-80gb (NVIDIA A100 80GB SXM), a100-40gb")])
+def test_a_name_several_entries_share_is_refused_with_the_choices(name, choices, capsys):
+    with pytest.raises(UsageError, match=rf"'{name}' names 2 datasheet entries whose peaks differ: "
+                                         rf"{re.escape(choices)}"):
+        paleo.gpu_spec(name)
+    assert cli.main(["predict", "alexnet", "--gpu", name]) == cli.EXIT_USAGE
+    assert capsys.readouterr().err.count("\n") == 1
 
 
 @pytest.mark.parametrize(

@@ -33,11 +33,14 @@ def test_partial_lines_load_back_and_a_half_written_line_is_dropped(tmp_path):
     for name in ("a", "b"):
         writer.append({"fullname": name, "stats": {"median": 1.0}}, lambda: header)
     path.write_text(path.read_text() + '{"fullname": "c", "sta')  # killed mid-write
-    results = partial.load(path)
+    results = load.read_json(path)
     assert [b["fullname"] for b in results["benchmarks"]] == ["a", "b"]
     assert results["machine_info"]["perfkit"]["hardware_id"] == "cpu-x"
     writer.remove_if_complete()
     assert path.exists()  # no final JSON yet
+    (tmp_path / "r.json").write_text("")  # pytest-benchmark 5.2 creates it empty when the run starts
+    writer.remove_if_complete()
+    assert path.exists()
     (tmp_path / "r.json").write_text("{}")
     writer.remove_if_complete()
     assert not path.exists()
@@ -74,6 +77,47 @@ def test_a_finished_run_leaves_no_partial_file_and_records_family_wall_time(pyte
     info = json.loads((pytester.path / "out.json").read_text())["machine_info"]["perfkit"]
     assert info["family_wall_s"]["test_fam"] > 0.01 and info["wall_s"] >= info["family_wall_s"]["test_fam"]
     result.stdout.fnmatch_lines(["*perfkit: wall time * s from start-up*"])
+
+
+INTERRUPTED = """
+import os, signal, time
+def test_a(benchmark):
+    benchmark.pedantic(time.sleep, args=(0.001,), rounds=3)
+def test_interrupted():
+    os.kill(os.getpid(), signal.SIGINT)  # Ctrl-C, as `timeout -s INT` sends it
+    time.sleep(30)
+"""
+
+
+@pytest.mark.parametrize("finished", [0, 1])
+def test_an_interrupted_run_names_only_files_that_exist(pytester, finished):
+    body = INTERRUPTED if finished else INTERRUPTED.split("def test_a")[0] + "def test_interrupted" + \
+        INTERRUPTED.split("def test_interrupted")[1]
+    pytester.makepyfile(body)
+    result = pytester.runpytest_subprocess(*PLUGIN, "--benchmark-json=out.json")
+    assert result.ret == pytest.ExitCode.INTERRUPTED
+    final, unfinished = pytester.path / "out.json", pytester.path / "out.json.partial"
+    said = [line for line in result.outlines if line.startswith("perfkit: ") and "out.json" in line]
+    if finished:  # pytest-benchmark writes what finished when the session ends on Ctrl-C
+        assert final.exists() and not unfinished.exists()
+        assert said == ["perfkit: results in out.json"]
+        assert [b.name for b in load.load(final).benchmarks] == ["test_a"]
+    else:
+        assert not final.exists() and not unfinished.exists()
+        assert said == ["perfkit: no benchmark finished, so nothing was written to out.json"]
+
+
+def test_the_end_of_a_run_names_the_partial_file_only_while_no_final_json_is_written(tmp_path):
+    from perfkit.session import where_results
+
+    final, unfinished = tmp_path / "r.json", partial.path_for(tmp_path / "r.json")
+    assert where_results(final) == f"perfkit: no benchmark finished, so nothing was written to {final}"
+    unfinished.write_text("{}\n")
+    assert f"the benchmarks it finished are in {unfinished}" in where_results(final)
+    final.write_text("")  # pytest-benchmark 5.2 creates it empty when the run starts
+    assert str(unfinished) in where_results(final)
+    final.write_text("{}")
+    assert where_results(final) == f"perfkit: results in {final}"
 
 
 def test_a_stuck_benchmark_fails_with_a_sentence_and_the_run_goes_on(pytester):

@@ -165,6 +165,24 @@ def test_a_corrupt_baseline_stops_the_run_before_it_starts_and_stays_untouched(p
     run("--perfkit-baseline=none").assert_outcomes(passed=1)
 
 
+@pytest.mark.parametrize("args, said", [
+    (["--perfkit-baseline={latin1}"], "*latin1.json: not a text file (not UTF-8)*"),
+    (["--perfkit-baseline={latin1}.partial"], "*latin1.json.partial: not a text file (not UTF-8)*"),
+    (["--perfkit-baseline=nope.json"], "*nope.json: no such file; give the path of a saved baseline*"),
+    (["--perfkit-timeout", "-1"], "*--perfkit-timeout takes seconds (0 for no limit), not -1*"),
+])
+def test_bad_perfkit_options_are_one_usage_error_line_before_anything_runs(pytester, run, args, said):
+    latin1 = pytester.path / "latin1.json"
+    for path in (latin1, pytester.path / "latin1.json.partial"):
+        path.write_bytes('{"benchmarks": [], "machine_info": {"node": "caf\xe9"}}'.encode("latin-1"))
+    pytester.makepyfile(SLEEPY)
+    result = run(*[a.format(latin1=latin1) for a in args])
+    assert result.ret == pytest.ExitCode.USAGE_ERROR
+    result.stderr.fnmatch_lines([said])
+    assert "INTERNALERROR" not in result.stderr.str() and "--benchmark-json" not in result.stderr.str()
+    assert "passed" not in result.stdout.str()  # nothing ran
+
+
 def test_a_baseline_of_other_hardware_is_refused(pytester, run, h200_results):
     other = pytester.path / "h200.json"
     other.write_text(json.dumps(h200_results))

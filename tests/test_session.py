@@ -309,3 +309,23 @@ def test_a_whole_run_lock_is_every_benchmarks_clock_and_confirmation_re_runs_loc
         assert clock == "base/1980 MHz locked"
     session.end()
     assert "--perfkit-lock-clocks=base" in session.options.rerun_args("cuda", "full")
+
+
+def test_a_baseline_of_another_cpu_generation_is_said_before_the_run_and_never_fails_it(store, tmp_path):
+    from tests.conftest import ROOT, all_slowed, one_run
+
+    committed = json.loads((ROOT / "baselines" / "cpu-amd-epyc-2cpu-quick.json").read_text())
+    path = tmp_path / "cpu.json"
+    path.write_text(json.dumps(committed))
+    fingerprint = {**committed["machine_info"]["perfkit"]["fingerprint"],
+                   "cpu_signature": "family 25 model 1"}
+    session = _session(_settings(fingerprint), store, baseline=str(path), fail_on_regression=True)
+    said = (f"perfkit: baseline {path} is of a DIFFERENT machine under this hardware id (cpu_signature "
+            "family 26 model 2 -> family 25 model 1): this run will be compared with it, not judged")
+    assert session.header_lines() == [said]
+    run = all_slowed(one_run(committed), 2.5, committed["datetime"])
+    run["machine_info"]["perfkit"]["fingerprint"] = fingerprint
+    assert session.finish(typed(run)) is Outcome.OK
+    assert session.summary_lines()[0].startswith(f"perfkit: compared with {path}: DIFFERENT machine")
+    own = _session(_settings(committed["machine_info"]["perfkit"]["fingerprint"]), store, baseline=str(path))
+    assert own.header_lines() == []

@@ -132,10 +132,13 @@ class Comparison:
     geomean_time_ratio: float | None = None
     hardware_rows: tuple[across.HardwareRow, ...] = field(default=())
     alpha: float = Policy.alpha
+    # why the two sides, though of one hardware id, ran on different machines and were compared across
+    # hardware instead of judged (PerfkitInfo.machine_change); "" where they were judged
+    not_judged: str = ""
 
     @property
     def same_hardware(self) -> bool:
-        return self.baseline_id == self.current_id
+        return self.baseline_id == self.current_id and not self.not_judged
 
     @property
     def regressions(self) -> tuple[Row, ...]:
@@ -187,6 +190,7 @@ class Comparison:
             "hardware_rows": [dataclasses.asdict(h) | {"far": h.far, "ratio": h.ratio, "verdict": h.verdict}
                               for h in self.hardware_rows],
             "alpha": self.alpha,
+            "not_judged": self.not_judged,
         }
 
 
@@ -197,8 +201,16 @@ def _order(row: Row) -> tuple[str, bool, str]:
 def judge(baseline: ResultSet, current: ResultSet, noise: Noise, policy: Policy = Policy(),
           workloads: Workloads | None = None) -> Comparison:
     """Judge every benchmark of ``current`` against ``baseline``, run by run, with the hardware's
-    ``noise``; across hardware, ``workloads`` counts each benchmark's work for the expected speedup."""
+    ``noise``; across hardware, ``workloads`` counts each benchmark's work for the expected speedup. Runs of
+    one hardware id on different machines (another CPU generation) are not judged, only compared across
+    hardware."""
     paired = pair(baseline, current)
+    change = baseline.info.machine_change(current.info)
+    if change:  # another machine under the same id: its speedups say how far apart they are, not a verdict
+        speedups = across.hardware_rows(baseline, current, paired.common, workloads)
+        changes = fingerprint_changes(baseline, current)
+        return Comparison(baseline.hardware_id, current.hardware_id, (), changes,
+                          across.geomean_time_ratio(speedups), speedups, policy.alpha, change)
     machine = current.info.machine
     rows = [_absent_row(b.fullname, b.median, Verdict.MISSING) for b in paired.only_baseline]
     rows += [_absent_row(b.fullname, b.median, Verdict.NEW) for b in paired.only_current]

@@ -22,8 +22,6 @@ from perfkit.results.model import BenchmarkEntry, PerfkitInfo, ResultSet
 def read_json(path: str | os.PathLike[str]) -> dict[str, Any]:
     """The parsed JSON of a result file, or of a run cut short (``RESULTS.json.partial``)."""
     path = Path(path)
-    if path.name.endswith(partial.SUFFIX) and path.exists():
-        return partial.load(path)
     try:
         text = path.read_text(encoding="utf-8")
     except FileNotFoundError:
@@ -34,14 +32,16 @@ def read_json(path: str | os.PathLike[str]) -> dict[str, Any]:
                 "finished: pass that file instead"
             ) from None
         raise BaselineError(
-            f"{path}: no such file; run `pytest benches/ --benchmark-json={path}` first, or give "
-            "the path of an existing result file"
+            f"{path}: no such file; give the path of an existing result file (`pytest benches/ "
+            "--benchmark-json=FILE` writes one) or baseline (baselines/<hardware-id>.json)"
         ) from None
     except UnicodeDecodeError:
-        raise BaselineError(f"{path}: not a text file (not UTF-8); give a result JSON written by "
-                            "pytest --benchmark-json") from None
+        raise BaselineError(f"{path}: not a text file (not UTF-8), so not a result file or baseline perfkit "
+                            "wrote; check the path") from None
     except OSError as exc:
         raise BaselineError(f"{path}: cannot be read ({exc.strerror})") from None
+    if path.name.endswith(partial.SUFFIX):
+        return partial.parse(text, str(path))
     unfinished = partial.path_for(path)
     if not text.strip() and unfinished.exists():  # pytest-benchmark 5.2 creates the file when the run starts
         raise BaselineError(f"{path}: empty: that run did not finish; {unfinished} holds the benchmarks it "
@@ -74,10 +74,15 @@ def typed(raw: Mapping[str, Any], source: str) -> ResultSet:
 
 def parse(raw: Mapping[str, Any], source: str, lender: ResultSet | None = None) -> ResultSet:
     """A parsed result file as perfkit reads it: migrated, validated, and with its cross-benchmark figures
-    derived; ``lender``, a result set of the same machine (the baseline it is judged against), lends the
-    ceilings it did not measure."""
+    derived; ``lender``, a result set of the same machine (the baseline it is judged against: same hardware
+    id, no :meth:`~perfkit.results.model.PerfkitInfo.machine_change`), lends the ceilings it did not
+    measure."""
     results = typed(raw, source)
-    same = lender is not None and lender.hardware_id == results.hardware_id
+    if not results.benchmarks:  # pytest-benchmark writes no file for a run that finished none
+        raise BaselineError(f"{source}: holds no benchmarks, so there is nothing to compare, report or "
+                            "store; give the file of a run that finished at least one")
+    same = (lender is not None and lender.hardware_id == results.hardware_id
+            and not lender.info.machine_change(results.info))
     return derived.derive(results, Ceilings.of(lender) if same and lender is not None else None)
 
 

@@ -325,6 +325,17 @@ class PerfkitInfo:
         machine = self.fingerprint.get("machine")
         return None if machine is None else str(machine)
 
+    def machine_change(self, other: PerfkitInfo) -> str:
+        """What makes ``other``, a run under this hardware id, a different machine ("" where nothing does):
+        on a CPU run, another CPU signature (x86 family and model). A cloud VM often names its CPU only "AMD
+        EPYC", so hosts of two generations share the model name and the id, and one ran the quick suite 2.5x
+        slower than the other. A GPU run is told apart by its GPU; its host's signature is a fingerprint
+        change."""
+        mine, theirs = self.fingerprint.get("cpu_signature"), other.fingerprint.get("cpu_signature")
+        if self.device != "cpu" or other.device != "cpu" or not mine or not theirs or mine == theirs:
+            return ""
+        return f"cpu_signature {mine} -> {theirs}"
+
     @property
     def datasheet(self) -> datasheet.GpuSpec | None:
         """The vendor's figures for this machine's GPU; None on a CPU or an unlisted GPU."""

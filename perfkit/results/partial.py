@@ -5,8 +5,8 @@ or crashed used to leave nothing. Beside the ``--benchmark-json`` path perfkit k
 the first line holds the run's ``machine_info`` and ``commit_info``, each further line one finished
 benchmark entry exactly as the final JSON will hold it; every line is flushed and fsynced as it is
 written. The file is removed once the final JSON is written. ``load`` turns it back into a result
-set (a half-written last line, from a kill mid-write, is dropped), which ``perfkit compare`` and
-``report`` read like any result file.
+set (a half-written last line, from a kill mid-write, is dropped; perfkit.results.load reads the file),
+which ``perfkit compare`` and ``report`` read like any result file.
 """
 from __future__ import annotations
 
@@ -46,20 +46,23 @@ class PartialFile:
         self._started = True
 
     def remove_if_complete(self) -> None:
-        """Remove the partial file once the final JSON beside it exists."""
-        if Path(os.fspath(self.path).removesuffix(SUFFIX)).exists():
+        """Remove the partial file once the final JSON beside it is written (pytest-benchmark 5.2 creates it
+        empty when the run starts)."""
+        final = Path(os.fspath(self.path).removesuffix(SUFFIX))
+        if final.exists() and final.stat().st_size:
             self.path.unlink(missing_ok=True)
 
 
-def load(path: str | os.PathLike[str]) -> dict[str, Any]:
-    """The result set a partial file holds: its header's machine and commit info and every complete line."""
-    lines = Path(path).read_text(encoding="utf-8").splitlines()
+def parse(text: str, source: str) -> dict[str, Any]:
+    """The result set a partial file's ``text`` holds: its header's machine and commit info and every
+    complete line."""
+    lines = text.splitlines()
     try:
         header = json.loads(lines[0]) if lines else {}
     except json.JSONDecodeError:
         header = {}
     if not isinstance(header, dict) or header.get("perfkit_partial") != 1:
-        raise BaselineError(f"{path}: not a perfkit partial results file (no header line)")
+        raise BaselineError(f"{source}: not a perfkit partial results file (no header line)")
     benchmarks = []
     for line in lines[1:]:
         try:

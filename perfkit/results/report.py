@@ -95,8 +95,11 @@ _HEAD = ["verdict", "benchmark", "figure", "baseline", "current", "change", "MDE
 
 
 def headline(cmp: Comparison) -> str:
-    counts = ", ".join(f"{n} {v.value}" for v, n in cmp.counts().items()) or "nothing to compare"
     geo = "" if cmp.geomean_time_ratio is None else f"; geomean time ratio {cmp.geomean_time_ratio:.3f}"
+    if cmp.not_judged:
+        return (f"DIFFERENT machine under one hardware id ({cmp.current_id}: {cmp.not_judged}): not judged; "
+                f"{len(cmp.hardware_rows)} benchmark(s) compared as across hardware{geo}")
+    counts = ", ".join(f"{n} {v.value}" for v, n in cmp.counts().items()) or "nothing to compare"
     hw = (f"same hardware ({cmp.current_id})" if cmp.same_hardware
           else f"DIFFERENT hardware: baseline {cmp.baseline_id}, current {cmp.current_id}")
     return f"{hw}: {counts} (benchmarks){geo}"
@@ -128,6 +131,8 @@ def summary_lines(cmp: Comparison, baseline_name: str, limit: int = 40) -> list[
             "more runs (baseline, kept or --perfkit-confirm) tighten them"
         )
     lines += [f"  fingerprint changed: {f} {old} -> {new}" for f, old, new in cmp.fingerprint_changes]
+    if cmp.not_judged:
+        lines.append("  `perfkit compare` lists each benchmark's speedup beside the ratio of its ceiling")
     if moved:
         lines.append("  " + meanings(cmp))
     return lines
@@ -235,8 +240,10 @@ def _terminal_blocks(cmp: Comparison, show_unchanged: bool) -> list[document.Blo
     """The terminal's comparison: the headline, the verdict table, the across-hardware table, fingerprint
     differences and the weak figures."""
     rows = [_row_cells(r) for r in cmp.rows if show_unchanged or r.verdict not in _QUIET]
-    blocks: list[document.Block] = [Text(headline(cmp)), Table.of(_HEAD, rows), *_hardware_blocks(cmp)]
-    return blocks + _fingerprint_blocks(cmp) + _weak_blocks(cmp) + [Text(meanings(cmp))]
+    verdicts = [] if cmp.not_judged else [Table.of(_HEAD, rows)]
+    blocks: list[document.Block] = [Text(headline(cmp)), *verdicts, *_hardware_blocks(cmp)]
+    said = [] if cmp.not_judged else [Text(meanings(cmp))]
+    return blocks + _fingerprint_blocks(cmp) + _weak_blocks(cmp) + said
 
 
 #: The verdicts of the rows a person should read, worst first: a report and a job summary open with them.
@@ -323,6 +330,9 @@ def verdict_blocks(cmp: Comparison, pointers: Pointers | None = None, show_info:
 def _rows_to_read(cmp: Comparison, pointers: Pointers | None, cut: Cut) -> list[document.Block]:
     """The rows a person should read, one table; ``cut.keep`` of them where a size limit says so."""
     rows = to_read(cmp)
+    if cmp.not_judged:
+        return [Text(f"Not judged: the two sides ran on different machines under one hardware id "
+                     f"({cmp.not_judged}); the across-hardware table gives each benchmark's speedup.")]
     if not rows:
         return [Text("Nothing to read: no gating figure moved beyond its minimum effect, no count changed.")]
     head = [*_HEAD[:-1], *(["trend"] if pointers and pointers.trend else []), _HEAD[-1]]

@@ -99,6 +99,14 @@ def estimate_training_memory(name: str, batch: int, input_shape: Sequence[int] =
                           param_bytes * OPTIMIZER_STATE_COPIES[optimizer], round(fixed + per_sample * batch))
 
 
+def largest_batch(estimate: MemoryEstimate, budget_bytes: float) -> int:
+    """The largest batch of ``estimate``'s model, input and optimizer whose estimate fits ``budget_bytes`` (0:
+    not even one sample); the estimate is linear in the batch."""
+    _, fixed, per_sample = _counted(estimate.model, estimate.input_shape)
+    room = budget_bytes - (estimate.params + estimate.grads + estimate.optimizer_state) - fixed
+    return max(0, int(room // per_sample)) if per_sample > 0 else 0
+
+
 def measure_training_peak(name: str, batch: int, input_shape: Sequence[int]) -> PeakMemory:
     """The allocator's peak over one training step on the GPU, after two warm-up steps."""
     if not torch.cuda.is_available():

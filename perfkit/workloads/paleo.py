@@ -73,7 +73,13 @@ class Prediction:
 
 
 def gpu_spec(name: str) -> datasheet.GpuSpec:
-    spec = datasheet.by_key(name) or datasheet.lookup(name)
+    """A datasheet key, the start of exactly one key (``k80``, ``1080``), or a device name as CUDA reports it;
+    a start that several keys share (``v100``: SXM2 and PCIe differ by 9%) is refused with the choices."""
+    keys = [spec for spec in datasheet.GPUS if spec.key.startswith(name.lower())]
+    if len(keys) > 1 and datasheet.by_key(name.lower()) is None:
+        raise UsageError(f"{name!r} names {len(keys)} datasheet entries whose peaks differ: "
+                         f"{', '.join(f'{s.key} ({s.name})' for s in keys)}; choose one")
+    spec = datasheet.by_key(name.lower()) or (keys[0] if keys else datasheet.lookup(name))
     if spec is None:
         raise UsageError(f"unknown GPU {name!r}; choose one of {', '.join(s.key for s in datasheet.GPUS)}")
     return spec
