@@ -8,6 +8,7 @@ import sys
 import pytest
 
 from perfkit import cli
+from perfkit.results import datasheet
 from tests.conftest import DATA, ROOT, slowed, three_runs
 
 MATMUL = "benches/test_ceilings.py::test_matmul_flops[fp32]"
@@ -137,11 +138,14 @@ def test_memory_of_a_batch_no_gpu_holds_says_so_and_what_fits(capsys):
     assert cli.main(["memory", "resnet18", "--batch", "100000000"]) == 0
     out = capsys.readouterr().out
     note = next(line for line in out.splitlines() if line.startswith("note: "))
-    assert "more than any GPU in the datasheet holds (the largest, NVIDIA H200 SXM, has 141 GB)" in note
+    largest = max(datasheet.GPUS, key=lambda gpu: gpu.memory_gb)
+    said = f"the largest, {largest.name}, has {largest.memory_gb:g} GB"
+    assert f"more than any GPU in the datasheet holds ({said})" in note
     fits = int(note.rsplit("at most batch ", 1)[1].split()[0].replace(",", ""))
     assert 1000 < fits < 100_000_000
     from perfkit.workloads.estimate import estimate_training_memory
-    assert estimate_training_memory("resnet18", fits).total <= 141e9 < estimate_training_memory(
+    card = largest.memory_gb * 1e9
+    assert estimate_training_memory("resnet18", fits).total <= card < estimate_training_memory(
         "resnet18", fits + 1).total
     assert cli.main(["memory", "resnet18", "--batch", "32"]) == 0
     assert "note:" not in capsys.readouterr().out
