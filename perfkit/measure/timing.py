@@ -27,6 +27,9 @@ WARMUP_ITERATIONS = 5
 TIMED_REPETITIONS = 10
 #: triton.testing.do_bench zeroes a 256 MB buffer to evict the inputs from L2 between repetitions.
 L2_FLUSH_BYTES = 256 * 1024 * 1024
+#: GPU cycles (about 1 ms) a flushed plain repetition holds the stream before its start event, so the host has
+#: queued the timed call by then (nvbench's blocking kernel does this by waiting for the host).
+HOLD_CYCLES = 2_000_000
 #: How long a GPU-bound operation runs untimed before its first timed round, so it is timed in the power and
 #: clock state it holds under its own load, whatever ran before it (a GEMM ran 15% faster on a cool H200).
 STEADY_CLOCK_S = 0.5
@@ -132,10 +135,10 @@ def time_cuda_events(
     which hides the host's launch gaps behind queued work. ``graph`` captures ``batch`` calls in
     a CUDA graph and replays it, removing per-launch CPU overhead: plain minus graph is the
     launch overhead. ``flush_l2`` zeroes a 256 MB buffer before each repetition, outside the
-    events, so inputs are read from memory rather than a warm L2; in ``plain`` mode the GPU is still
-    zeroing while the host records the start event and launches ``fn``, so a launch-bound call is timed
-    from its queued kernel, not from the host's launch, as long as the zeroing outlasts the launch (about
-    55 us on an H200; nvbench's blocking kernel waits for the host instead).
+    events, so inputs are read from memory rather than a warm L2; in ``plain`` mode the stream then
+    sleeps HOLD_CYCLES while the host records the start event and launches ``fn``, so a launch-bound call
+    is timed from its queued kernel, not from the host's launch: the zeroing alone (about 55 us on an H200)
+    did not always outlast numba's launch, and an 8 us K1 vector add then read 13-38 us on a fresh H200.
     """
     if not torch.cuda.is_available():
         raise HardwareError("CUDA event timing needs a CUDA GPU; use time_host on CPU")
@@ -150,6 +153,8 @@ def time_cuda_events(
     for start, end in zip(starts, ends):
         if flush is not None:
             flush.zero_()
+            if mode == "plain":
+                torch.cuda._sleep(HOLD_CYCLES)  # PyTorch's spin kernel (private; its own stream tests use it)
         start.record()
         body()
         end.record()
