@@ -115,8 +115,9 @@ def test_warm_for_keeps_the_operation_busy_for_the_time_asked_and_says_what_a_ca
     assert 0.001 <= per_call < 0.05 / 10
 
 
-@pytest.mark.parametrize(("per_call", "calls"), [(0.09e-3, 23), (2e-3, 1), (9.5e-3, 1), (0.0, 2_000_000)])
-def test_a_round_makes_enough_calls_to_last_two_milliseconds(per_call, calls):
+@pytest.mark.parametrize(("per_call", "calls"), [(0.09e-3, 556), (1.7e-3, 30), (50e-3, 1), (0.2, 1),
+                                                  (0.0, 50_000_000)])
+def test_a_round_makes_enough_calls_to_last_fifty_milliseconds(per_call, calls):
     assert timing.calls_per_round(per_call) == calls
 
 

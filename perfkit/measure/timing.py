@@ -33,8 +33,12 @@ HOLD_CYCLES = 2_000_000
 #: How long a GPU-bound operation runs untimed before its first timed round, so it is timed in the power and
 #: clock state it holds under its own load, whatever ran before it (a GEMM ran 15% faster on a cool H200).
 STEADY_CLOCK_S = 0.5
-#: The shortest round of a GPU operation timed by the host's synchronising clock (see calls_per_round).
-MIN_ROUND_S = 2e-3
+#: The shortest round of a GPU operation timed by the host's synchronising clock (see calls_per_round). 50 ms,
+#: not 2: on one H200 at the base clock, 2 ms rounds of a maxpool forward+backward read 656-694 us per call
+#: in six fresh processes while CUDA events read 649-653 (the host's wake-up after each synchronize, up to
+#: 40 us a call, differs between processes), and one-call rounds of a power-capped bf16 GEMM spread 3% where
+#: 50 ms rounds spread 0.25% (the power controller's swings last tens of milliseconds; a round averages them).
+MIN_ROUND_S = 50e-3
 
 Mode = Literal["plain", "graph", "batched"]
 
@@ -88,9 +92,10 @@ def warm_for(fn: Callable[[], Any], seconds: float = STEADY_CLOCK_S) -> float:
 
 
 def calls_per_round(seconds_per_call: float, round_s: float = MIN_ROUND_S) -> int:
-    """Calls a timed round makes so that it lasts ``round_s``: a short kernel timed one call at a time
-    carries the host's launch and synchronisation latency (tens of microseconds, differing between
-    machines); back to back, the queue hides it and the round times the GPU."""
+    """Calls a timed round makes so that it lasts ``round_s``: a kernel timed one call at a time carries the
+    host's launch and synchronisation latency (tens of microseconds, differing between processes and
+    machines) and whatever phase of the power controller it lands in; back to back for MIN_ROUND_S, the
+    queue hides the first and the round averages the second."""
     return max(1, math.ceil(round_s / max(seconds_per_call, 1e-9)))
 
 
