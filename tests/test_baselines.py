@@ -65,6 +65,21 @@ def test_append_keeps_every_run_of_both_and_refuses_a_run_it_holds(tmp_path, cpu
     assert path.read_bytes() == before
 
 
+def test_a_run_merged_for_some_benchmarks_can_be_appended_for_the_others(tmp_path, cpu_results):
+    nights = ("2026-11-01T00:00", "2026-11-02T00:00")
+    baselines.save_baseline(baselines.from_runs([typed(_dated(cpu_results, n)) for n in nights]), tmp_path)
+    night = _dated(cpu_results, "2026-11-03T00:00")
+    first, rest = copy.deepcopy(night), copy.deepcopy(night)
+    first["benchmarks"], rest["benchmarks"] = night["benchmarks"][:1], night["benchmarks"][1:]
+    baselines.save_baseline(typed(first), tmp_path, "merge")  # one benchmark re-measured by this run
+    path = baselines.save_baseline(typed(rest), tmp_path, "append")  # the others gain it as a third run
+    runs = load.load(path).runs()
+    counts = [len(runs[b["fullname"]]["time"]) for b in night["benchmarks"]]
+    assert counts == [1] + [3] * len(rest["benchmarks"])
+    with pytest.raises(BaselineError, match="already holds the run of 2026-11-03T00:00"):
+        baselines.save_baseline(typed(first), tmp_path, "append")
+
+
 def test_a_merged_run_keeps_the_older_runs_dates_so_the_file_still_stands_for_its_runs(tmp_path, cpu_results):
     # a one-run --merge once dropped the file's run dates: ingest then stored a three-run baseline as one run,
     # and --append could add a run the file already held

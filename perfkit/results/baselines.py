@@ -108,8 +108,11 @@ def append(old: ResultSet, new: ResultSet) -> ResultSet:
     """``new``'s runs added to ``old``'s: a benchmark both hold keeps every run of both (more runs, more
     degrees of freedom for its noise, perfkit.results.noise), its entry taken from ``new``; the rest kept as
     they are. A run the baseline already holds (same date) is refused: counted twice it would shrink the
-    noise it is meant to measure."""
-    again = sorted(set(new.dates()) & set(old.dates()))
+    noise it is meant to measure. The check is per benchmark: one run re-saved for a few benchmarks (``--merge
+    --only``) can still be appended for the others."""
+    held = {name: {o.date for o in origins} for name, origins in old.origins().items()}
+    again = sorted({o.date for name, origins in new.origins().items() for o in origins
+                    if o.date and o.date in held.get(name, set())})
     if again:
         raise BaselineError(f"the baseline already holds the run of {again[0]}; append only new runs")
     combined = from_runs([old, new])
