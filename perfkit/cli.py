@@ -14,6 +14,7 @@ import math
 import re
 import sys
 from collections.abc import Callable, Sequence
+from importlib import metadata
 from pathlib import Path
 from typing import Any
 
@@ -50,6 +51,14 @@ def main(argv: Sequence[str] | None = None) -> int:
     return EXIT_USAGE
 
 
+def _version() -> str:
+    """The installed package's version (a source tree that is not installed says so)."""
+    try:
+        return metadata.version("perfkit")
+    except metadata.PackageNotFoundError:
+        return "(not installed: pip install -e .)"
+
+
 def _values_may_start_with_minus(argv: list[str]) -> list[str]:
     """``--threshold -5%`` as ``--threshold=-5%``: argparse would take ``-5%`` for an option and say only
     "expected one argument"; joined, the value reaches its own check, which says what is wrong with it."""
@@ -63,18 +72,21 @@ def _values_may_start_with_minus(argv: list[str]) -> list[str]:
 
 
 def _parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(prog="perfkit", description=__doc__.splitlines()[0])
+    summary = " ".join(__doc__.split("\n\n")[0].split()).replace("``", "")  # plain text for a terminal
+    parser = argparse.ArgumentParser(prog="perfkit", description=summary)
+    parser.add_argument("--version", action="version", version=f"perfkit {_version()}")
     sub = parser.add_subparsers(dest="command", required=True)
 
     hw = sub.add_parser("hw", help="this machine's fingerprint, hardware id and the datasheet table")
     hw.add_argument("--json", action="store_true", help="machine-readable output")
     hw.add_argument("--id", action="store_true", help="print only the hardware id (for scripts and CI)")
-    hw.add_argument("--device", choices=("auto", "cpu", "cuda"), default="auto")
+    hw.add_argument("--device", choices=("auto", "cpu", "cuda"), default="auto",
+                    help="the device to describe (default: a GPU where one is visible, else the CPU)")
     hw.set_defaults(func=_hw)
 
     cmp = sub.add_parser("compare", help="compare two result files (baseline first)")
-    cmp.add_argument("baseline", type=Path)
-    cmp.add_argument("current", type=Path)
+    cmp.add_argument("baseline", type=Path, help="the reference: a baseline in baselines/ or any result file")
+    cmp.add_argument("current", type=Path, help="the run to judge (pytest --benchmark-json's file)")
     cmp.add_argument(
         "--fail", action="store_true", help="exit 1 on a significant regression (noise never fails)"
     )

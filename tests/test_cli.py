@@ -4,6 +4,7 @@ from __future__ import annotations
 import json
 import subprocess
 import sys
+from importlib import metadata
 
 import pytest
 
@@ -366,3 +367,19 @@ def test_baseline_save_append_adds_one_benchmarks_runs_and_refuses_them_twice(fi
     capsys.readouterr()
     assert cli.main(appended) == cli.EXIT_USAGE
     assert "already holds the run of" in capsys.readouterr().err
+
+
+def test_version_and_help_say_what_is_installed_and_what_each_option_is(capsys):
+    with pytest.raises(SystemExit) as done:
+        cli.main(["--version"])
+    said = capsys.readouterr().out.strip()
+    assert done.value.code == 0 and said == f"perfkit {metadata.version('perfkit')}"
+    with pytest.raises(SystemExit):
+        cli.main(["hw", "--help"])
+    assert "the device to describe" in capsys.readouterr().out
+    with pytest.raises(SystemExit):
+        cli.main(["compare", "--help"])
+    assert "the run to judge" in capsys.readouterr().out
+    with pytest.raises(SystemExit):
+        cli.main(["--help"])
+    assert "``" not in capsys.readouterr().out  # reST markup is for the docs, not a terminal
