@@ -160,7 +160,9 @@ def test_each_benchmark_shows_the_judges_verdict_on_its_newest_run_its_runs_and_
     values = [r.value for r in copy.runs]
     assert time.baseline == pytest.approx(statistics.fmean(values[-4:-1])) and time.current == values[-1]
     assert values[-1] == pytest.approx(1.3 * values[-2]) and time.p_value is not None and time.p_value < 0.05
-    assert h200[DDP18].latest.verdict is Verdict.UNCHANGED and h200[DDP18].moved is None
+    # nothing moved it: never a verdict that flags (its committed runs, launch-bound, span 6.7-10.5 ms over
+    # three H200s, so a value at their median can stay unknown against its last three)
+    assert h200[DDP18].latest.verdict in (Verdict.UNCHANGED, Verdict.UNKNOWN) and h200[DDP18].moved is None
     assert h200[ODD].latest.verdict is Verdict.NEW and h200[ODD].latest.against == 0
     ddp = h200[DDP].latest.deciding()
     assert h200[DDP].latest.verdict is Verdict.REGRESSED and ddp is not None and ddp.figure == PEAK
