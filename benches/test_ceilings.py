@@ -34,14 +34,6 @@ COPY_BYTES = {
 MATMUL_N = {("cuda", "full"): 8192, ("cuda", "quick"): 4096, ("cpu", "full"): 4096, ("cpu", "quick"): 1024}
 
 
-def _warm(work: ceilings.Operation, device) -> int:
-    """On a GPU, run the operation untimed to the clock its power limit holds, and return the calls a round
-    makes (the module docstring); one on a CPU."""
-    if device.type != "cuda":
-        return 1
-    return timing.calls_per_round(timing.warm_for(work.run))
-
-
 def _record_ceiling(benchmark, metrics, spec, ceiling: MetricSpec, amount: float, scale: float) -> None:
     """The rate per round as a metric named by its ceiling key, and its share of the datasheet figure."""
     metrics.bound_by(ceiling)
@@ -57,7 +49,7 @@ def test_copy_bandwidth(benchmark, perfkit_device, perfkit_profile, perfkit_metr
     nbytes = COPY_BYTES[perfkit_device.type, perfkit_profile.name]
     work = ceilings.copy_workload(perfkit_device, nbytes)
     perfkit_metrics.info("bytes_copied", nbytes)
-    calls = _warm(work, perfkit_device)
+    calls = timing.warmed_calls_per_round(work.run, perfkit_device)
     benchmark.pedantic(work.run, rounds=ROUNDS, warmup_rounds=WARMUP, iterations=calls)
     work.check()
     _record_ceiling(benchmark, perfkit_metrics, perfkit_datasheet, figures.COPY_BANDWIDTH, work.amount, 1e9)
@@ -73,7 +65,7 @@ def test_matmul_flops(
     work = ceilings.matmul_workload(perfkit_device, n, precision)
     perfkit_metrics.info("n", n)
     with ceilings.float32_matmul(precision):
-        calls = _warm(work, perfkit_device)
+        calls = timing.warmed_calls_per_round(work.run, perfkit_device)
         benchmark.pedantic(work.run, rounds=ROUNDS, warmup_rounds=WARMUP, iterations=calls)
     work.check()
     _record_ceiling(

@@ -42,7 +42,7 @@ def test_layer(benchmark, case, pass_, perfkit_device, perfkit_profile, perfkit_
     since = memory.allocated_bytes(perfkit_device)
     run = layers.LayerRun(case, shape, perfkit_device, pass_)
     benchmark.pedantic(run, rounds=perfkit_profile.pick(quick=10, full=20), warmup_rounds=WARMUP,
-                       iterations=_calls_per_round(run, perfkit_device))
+                       iterations=timing.warmed_calls_per_round(run, perfkit_device))
     run.check()
     work = run.work()
     perfkit_metrics.payload(Layer(case.name, pass_, shape, case.bound, work.flops, work.min_bytes))
@@ -60,10 +60,3 @@ def test_layer(benchmark, case, pass_, perfkit_device, perfkit_profile, perfkit_
     seconds_per_call = statistics.median(times) if times else 1e-3
     record.record_power(perfkit_metrics, run, seconds_per_call, perfkit_device)
 
-
-def _calls_per_round(run: layers.LayerRun, device) -> int:
-    """One on a CPU (host-timed work has no launch to hide); on a GPU, after warming the layer to its steady
-    clock, the calls that fill a round (timing.MIN_ROUND_S)."""
-    if device.type != "cuda":
-        return 1
-    return timing.calls_per_round(timing.warm_for(run))

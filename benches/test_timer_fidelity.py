@@ -49,7 +49,7 @@ def test_timer_fidelity(benchmark, kind, perfkit_device, perfkit_profile, perfki
         # ceilings (held at its power limit): half a second of it first, and both orders time the limit;
         # then rounds of 50 ms (timing.calls_per_round), since one-call rounds of 2 ms caught the host's
         # wake-up and the power controller's swings
-        calls = timing.calls_per_round(timing.warm_for(work.run))
+        calls = timing.warmed_calls_per_round(work.run, perfkit_device)
         benchmark.pedantic(work.run, rounds=ROUNDS, warmup_rounds=WARMUP, iterations=calls)
     else:
         benchmark(work.run)

@@ -125,3 +125,8 @@ def test_without_a_gpu_no_input_is_taken_to_fit_in_l2():
     if torch.cuda.is_available():
         pytest.skip("this machine has a GPU")
     assert timing.l2_bytes() == 0
+
+
+def test_on_a_cpu_a_round_is_one_call_and_nothing_runs_untimed_first():
+    calls = []
+    assert timing.warmed_calls_per_round(lambda: calls.append(1), torch.device("cpu")) == 1 and not calls

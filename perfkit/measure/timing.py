@@ -99,6 +99,15 @@ def calls_per_round(seconds_per_call: float, round_s: float = MIN_ROUND_S) -> in
     return max(1, math.ceil(round_s / max(seconds_per_call, 1e-9)))
 
 
+def warmed_calls_per_round(fn: Callable[[], Any], device: torch.device) -> int:
+    """The calls a pytest-benchmark round of ``fn`` makes: one on a CPU (host-timed work has no launch to
+    hide); on a GPU, after warm_for brings the clock to the state its power limit holds, the calls that fill
+    MIN_ROUND_S."""
+    if device.type != "cuda":
+        return 1
+    return calls_per_round(warm_for(fn))
+
+
 def l2_bytes() -> int:
     """The current GPU's L2 cache size in bytes (0 without a GPU): inputs smaller than it stay warm in L2
     between repetitions unless flushed."""
