@@ -45,6 +45,35 @@ def test_a_target_out_of_reach_is_recorded_not_hung(sets):
     assert not run.reached and run.tta_s is None and run.epochs == 2 and run.shifted_accuracy is None
 
 
+def test_a_deterministic_variant_trains_with_cudnns_deterministic_algorithms_and_restores_the_process(
+        sets, monkeypatch):
+    """The nightly's variant: cuDNN deterministic and its autotuner off while it trains (seen from inside a
+    step), the process's own flags back afterwards; a seed then repeats its accuracies run after run."""
+    cudnn = torch.backends.cudnn
+    monkeypatch.setattr(cudnn, "deterministic", False)
+    monkeypatch.setattr(cudnn, "benchmark", True)
+    seen: list[tuple[bool, bool]] = []
+    real_step = tta._step
+
+    def watched_step(*args):
+        seen.append((cudnn.deterministic, cudnn.benchmark))
+        real_step(*args)
+
+    monkeypatch.setattr(tta, "_step", watched_step)
+    variant = tta.Variant(batch=64, deterministic=True)
+    train, valid, _ = sets
+    runs = [tta.train_to_target("tiny-cnn", train, valid, 1.0, 2, CPU, seed=3, variant=variant,
+                                progress=lambda _: None) for _ in range(2)]
+    assert seen and set(seen) == {(True, False)}
+    assert (cudnn.deterministic, cudnn.benchmark) == (False, True)
+    assert runs[0].accuracies == runs[1].accuracies
+    seen.clear()
+    tta.train_to_target("tiny-cnn", train, valid, 1.0, 1, CPU, variant=QUICK, progress=lambda _: None)
+    assert set(seen) == {(False, True)}  # the other variants leave the process's choice alone
+    assert tta.VARIANTS["resident-batch512-deterministic"] == tta.Variant(
+        "resident-batch512-deterministic", resident=True, batch=512, deterministic=True)
+
+
 @pytest.mark.parametrize(
     ("target", "batch", "message"), [(1.5, 64, "fraction"), (0.5, 4096, "exceeds the training")]
 )
