@@ -68,7 +68,9 @@ def scaling(worker: Worker, job: ScalingJob) -> ScalingResult:
     peak = torch.cuda.max_memory_allocated(worker.device) if cuda else None
     replicas = replica_difference(model)
     grad_bytes = sum(p.numel() * p.element_size() for p in model.parameters() if p.requires_grad)
-    profile = _profile_split(step, epochs(2), job.profile_steps) if cuda else None
+    # one GPU has nothing to all-reduce: its NCCL split would be dropped (and torch.profiler's start-up costs
+    # seconds of the nightly)
+    profile = _profile_split(step, epochs(2), job.profile_steps) if cuda and worker.world > 1 else None
     nosync = time_steps(train_step(ddp, optimizer, sync=False), epochs(3), worker.device, job.nosync_steps)[0]
     raw = allreduce_seconds(grad_bytes // 4, worker.device, job.allreduce_reps) if worker.world > 1 else None
     peaks: list[int | None] = [None] * worker.world
