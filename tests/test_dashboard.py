@@ -35,7 +35,8 @@ H200, H100, TWO_H200 = "nvidia-h200-x1", "nvidia-h100-80gb-hbm3-x1", "nvidia-h20
 BASELINES = {H200: "nvidia-h200-x1.json", H100: "nvidia-h100-80gb-hbm3-x1.json",
              TWO_H200: "nvidia-h200-x2.json"}
 SAFE = set("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789._-")
-NIGHTS = ("2026-11-24T02:00:00.000000+00:00", "2026-11-25T02:00:00.000000+00:00")
+#: two nightly runs dated after every run the committed baselines hold (a baseline re-saved today stays older)
+NIGHTS = ("2030-01-01T02:00:00.000000+00:00", "2030-01-02T02:00:00.000000+00:00")
 
 #: Added at the end of a page's body (after tests.test_html's CHECK has set data-check): where its links
 #: lead, as the browser resolves them, and how many inline SVGs it drew and how many drew nothing.
