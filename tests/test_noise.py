@@ -244,5 +244,10 @@ def test_gpu_bound_and_host_bound_figures_pool_apart():
     assert judge(baseline, current, noise).benchmark_verdicts()["host_tight"] is not Verdict.REGRESSED
     # a benchmark the current code declares GPU-bound pools with the GPU's figures, even where the baseline
     # was saved before the declaration
-    declared = Noise.of(baseline, gpu_bound={"host0"})
+    declared = Noise.of(baseline, gpu_bound={"host0": True})
     assert declared.kinds["host0", "time"] == "timed-gpu" and noise.kinds["host0", "time"] == "timed-host"
+    # and one whose declaration the current code withdrew pools with the host's (an 8 us kernel that moved 5%
+    # with the benchmark run before it), where the baseline still says GPU-bound
+    withdrawn = Noise.of(baseline, gpu_bound={"gpu0": False})
+    assert withdrawn.kinds["gpu0", "time"] == "timed-host" and withdrawn.kinds["gpu1", "time"] == "timed-gpu"
+    assert for_judging(baseline, _run({"gpu0": 1e-3}, device="cuda")).kinds["gpu0", "time"] == "timed-gpu"

@@ -36,7 +36,7 @@ from __future__ import annotations
 import math
 import statistics
 from collections import defaultdict
-from collections.abc import Collection, Iterable, Mapping, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -82,18 +82,18 @@ class FigureNoise:
     source: str = ""
 
 
-def noise_kind(bench: BenchmarkEntry, figure: str, gpu_bound: bool = False) -> str:
+def noise_kind(bench: BenchmarkEntry, figure: str, gpu_bound: bool | None = None) -> str:
     """Allocator peaks and counts apart from timed figures, and the timed figures of GPU-bound benchmarks
-    (declared so by ``bench`` or by ``gpu_bound``) apart from the rest: the two are different populations (a
-    GPU-bound step repeats within a fraction of a percent, a launch-bound one can shift 50% in one run), and
-    one prior for both let a launch-bound figure with three tight runs borrow the GPU's precision and cry
-    wolf."""
+    (declared so by the current code, ``gpu_bound``, else by ``bench``) apart from the rest: the two are
+    different populations (a GPU-bound step repeats within a fraction of a percent, a launch-bound one can
+    shift 50% in one run), and one prior for both let a launch-bound figure with three tight runs borrow the
+    GPU's precision and cry wolf."""
     metric = bench.metrics.get(figure)
     if metric is not None and metric.unit == "MiB":
         return "memory"
     if metric is not None and not metric.samples and float(metric.value).is_integer():
         return "count"
-    return "timed-gpu" if gpu_bound or bench.context.gpu_bound else "timed-host"
+    return "timed-gpu" if (bench.context.gpu_bound if gpu_bound is None else gpu_bound) else "timed-host"
 
 
 def dispersion(bench: BenchmarkEntry, figure: str) -> float | None:
@@ -222,13 +222,13 @@ class Noise:
         baseline: ResultSet,
         kept: Iterable[ResultSet] = (),
         stored: ResultSet | None = None,
-        gpu_bound: Collection[str] = frozenset(),
+        gpu_bound: Mapping[str, bool] | None = None,
     ) -> Noise:
         """The noise of ``baseline``'s hardware: its own runs, the ``kept`` runs of that hardware and profile
         (pytest-benchmark's storage, from each benchmark's last change point on), and where the baseline holds
         a single run, ``stored`` (the baseline kept in baselines/ for that hardware) in its place.
-        ``gpu_bound`` names the benchmarks the current code declares GPU-bound (a baseline saved before a
-        declaration does not carry it)."""
+        ``gpu_bound``: per benchmark the current code runs, whether it declares it GPU-bound (a baseline
+        saved before a declaration was added, or withdrawn, carries the old one)."""
         reference = baseline if baseline.info.runs or stored is None else stored
         entries = reference.by_name()
         runs: dict[tuple[str, str], list[float]] = defaultdict(list)
@@ -239,7 +239,8 @@ class Noise:
             for figure, values in figures.items():
                 runs[name, figure] += values
         keys = [key for key in runs if key[0] in entries]
-        kinds = {key: noise_kind(entries[key[0]], key[1], key[0] in gpu_bound) for key in keys}
+        declared = gpu_bound or {}
+        kinds = {key: noise_kind(entries[key[0]], key[1], declared.get(key[0])) for key in keys}
         covariates = {key: dispersion(entries[key[0]], key[1]) for key in keys}
         logs = {key: tuple(math.log(v) for v in runs[key]) for key in keys}
         gating = {key for key in keys if key[1] in entries[key[0]].gating_figures()}
@@ -394,7 +395,7 @@ def for_judging(baseline: ResultSet, current: ResultSet, store: BaselineStore | 
 
     if current.hardware_id != baseline.hardware_id:
         return Noise.of(baseline)
-    declared = {entry.fullname for entry in current.benchmarks if entry.context.gpu_bound}
+    declared = {entry.fullname: entry.context.gpu_bound for entry in current.benchmarks}
 
     stored = (
         store.load(baseline.hardware_id, baseline.profile)
