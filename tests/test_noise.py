@@ -2,6 +2,7 @@
 shift is seen by one run, and the between-machine term applies only across machines."""
 from __future__ import annotations
 
+import dataclasses
 import math
 from typing import Any
 
@@ -13,7 +14,7 @@ from hypothesis import strategies as st
 from perfkit import SCHEMA_VERSION
 from perfkit.results import baselines
 from perfkit.results.judge import Policy, Verdict, judge
-from perfkit.results.noise import Noise, fit_prior, for_judging, moderate
+from perfkit.results.noise import Noise, fit_prior, for_judging, moderate, noise_kind
 from tests.conftest import typed
 
 COPY_BOUND = {"bound": "copy_bandwidth_gbps"}
@@ -153,6 +154,34 @@ def test_the_between_machine_term_widens_the_interval_only_for_another_machine()
     assert same is not None and other is not None and same.between_sd == 0 and other.between_sd > 0.02
     shifted = _run({n: v * 1.08 for n, v in _draws(rng, sds, 1)[0].items()}, machine="m9")
     assert not judge(baseline, shifted, noise).regressions  # 8% is within what another machine may show
+    # estimated on the times, it widens every timed figure of the benchmark (a kernel time, a ratio of times
+    # that gates or should stay put), never an allocator peak
+    other_figures = dataclasses.replace(
+        noise,
+        runs={**noise.runs, ("b0", "kernel_s"): noise.runs["b0", "time"], ("b0", "peak"): (1.0, 1.0, 1.1)},
+        kinds={**noise.kinds, ("b0", "kernel_s"): "timed-gpu", ("b0", "peak"): "memory"},
+    )
+    kernel = other_figures.of_figure("b0", "kernel_s", current_machine="m9")
+    peak = other_figures.of_figure("b0", "peak", current_machine="m9")
+    assert kernel is not None and kernel.between_sd == other.between_sd and peak is not None
+    assert peak.between_sd == 0
+
+
+def test_a_benchmark_that_gates_on_another_figure_is_gpu_bound_in_that_figure_only():
+    """PPP at batch 1 gates on its CUDA-graph replay and declares it GPU-bound; its eager time and its
+    layers-over-model ratio follow the host's launches and pool with the host's figures."""
+    declared = (("model_graph_s", "s", "lower"), ("layers_over_model", "ratio", "none"))
+    metrics = {name: {"value": 1.25, "unit": unit, "better": better} for name, unit, better in declared}
+    entry = typed({"benchmarks": [{"fullname": "b1", "name": "b1", "stats": {"median": 1e-3},
+                                   "extra_info": {"gate": "model_graph_s", "gpu_bound": True,
+                                                  "metrics": metrics}}],
+                   "machine_info": {"perfkit": {"schema_version": SCHEMA_VERSION, "hardware_id": "gpu-test",
+                                                "device": "cuda"}},
+                   "datetime": "2026-11-24"}).benchmarks[0]
+    assert noise_kind(entry, "model_graph_s") == "timed-gpu"
+    assert noise_kind(entry, "layers_over_model") == noise_kind(entry, "time") == "timed-host"
+    plain = dataclasses.replace(entry, context=dataclasses.replace(entry.context, gate=None))
+    assert noise_kind(plain, "time") == noise_kind(plain, "layers_over_model") == "timed-gpu"
 
 
 def test_the_between_machine_term_is_each_kinds_own():

@@ -93,7 +93,12 @@ def noise_kind(bench: BenchmarkEntry, figure: str, gpu_bound: bool | None = None
         return "memory"
     if metric is not None and not metric.samples and float(metric.value).is_integer():
         return "count"
-    return "timed-gpu" if (bench.context.gpu_bound if gpu_bound is None else gpu_bound) else "timed-host"
+    declared = bench.context.gpu_bound if gpu_bound is None else gpu_bound
+    # a benchmark that gates on another figure than its time is GPU-bound in that figure only: the vector
+    # add's whole program holds pageable host copies, PPP b1's eager forward and layers-over-model ratio the
+    # host's launches (its CUDA-graph replay gates)
+    gate = bench.context.gate or TIME
+    return "timed-gpu" if declared and (gate == TIME or figure == gate) else "timed-host"
 
 
 def dispersion(bench: BenchmarkEntry, figure: str) -> float | None:
@@ -272,7 +277,9 @@ class Noise:
         known = self.machines.get(benchmark, frozenset())
         other_machine = current_machine is not None and bool(known) and current_machine not in known
         between_sd = self.between_by_kind.get(self.kinds.get(key, ""), self.between_sd)
-        between = between_sd if other_machine and figure == TIME else 0.0
+        # estimated on the time, applied to every timed figure and ratio of the benchmark: a launch-bound
+        # step's kernel time or layers-over-model ratio moves with the host as its time does
+        between = between_sd if other_machine and self.kinds.get(key, "").startswith("timed") else 0.0
         source = f"{len(own)} kept run(s)" + (f", pooled (d0 {prior.df:.3g})" if prior else "")
         return FigureNoise(math.sqrt(var), dof, between, len(own), source)
 
