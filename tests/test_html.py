@@ -12,7 +12,7 @@ import subprocess
 import pytest
 
 from perfkit.results import report
-from tests.conftest import DATA, typed
+from tests.conftest import DATA, INJECTED, typed
 
 #: Injected into a copy of the page: records load errors and, once loaded, whether every image decoded, every
 #: inline SVG drew, and which of the verdict line and the rows to read lie outside the first screen.
@@ -110,7 +110,9 @@ def test_the_verdict_line_and_every_row_to_read_are_on_the_first_screen_and_ever
     seen = _render(page, tmp_path)
     # the window's height less what headless Chromium keeps for itself, as a browser's own bars would
     assert seen["screen"][0] == SCREEN[0] and 700 <= seen["screen"][1] <= SCREEN[1]
-    assert seen["rows"] == len(report.to_read(injected_reports.comparison)) > 10
+    # a long list to fit: the three injected rows and the unknowns beside them (ten with the committed H200
+    # baseline of 2026-11-24, whose more machines leave fewer unknowns than before)
+    assert seen["rows"] == len(report.to_read(injected_reports.comparison)) >= 3 * len(INJECTED)
     assert seen["offscreen"] == []
     assert seen["bad"] == [] and seen["errors"] == [] and seen["images"] >= 7 + seen["rows"]  # + their charts
     assert seen["svgs"] == page.count("<svg") > seen["rows"] and seen["blank"] == []
