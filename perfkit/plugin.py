@@ -129,6 +129,7 @@ def pytest_configure(config: pytest.Config) -> None:
         "markers", "locked_clock: a kernel benchmark, timed at the GPU's base clock (--perfkit-lock-clocks)"
     )
     pbench.use_timer(config, PERFKIT_TIMER)
+    pbench.readable_table(config)
     try:
         inject.rules()  # a malformed testing aid stops the run before it starts
         options = RunOptions.from_config(config)

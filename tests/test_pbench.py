@@ -88,3 +88,33 @@ def test_the_json_path_is_the_whole_path_in_either_pytest_benchmark(tmp_path):
     with open(tmp_path / "r.json", "wb") as handle:  # 5.2: an open file
         assert pbench.json_path(Config(handle)) == tmp_path / "r.json"
     assert pbench.json_path(Config(None)) is None
+
+
+TWO_FUNCTIONS = """
+import time
+import pytest
+
+@pytest.mark.parametrize("seconds", [0.0005, 0.02])
+def test_sleep(benchmark, seconds):
+    benchmark.pedantic(time.sleep, args=(seconds,), rounds=3)
+
+def test_tiny(benchmark):
+    benchmark.pedantic(sum, args=((1, 2),), rounds=3)
+"""
+
+
+def test_the_table_is_one_per_function_with_the_columns_a_reader_compares(pytester):
+    pytester.makepyfile(TWO_FUNCTIONS)
+    out = pytester.runpytest("-p", "perfkit.plugin", "--perfkit-device=cpu", "--perfkit-baseline=none")
+    out.assert_outcomes(passed=3)
+    text = out.stdout.str()
+    assert "benchmark 'test_sleep': 2 tests" in text and "benchmark 'test_tiny': 1 tests" in text
+    header = next(line for line in text.splitlines() if line.startswith("Name (time in"))
+    assert header.split()[4:] == ["Min", "Median", "IQR", "Rounds"]
+    # what the user asks for wins
+    chosen = pytester.runpytest("-p", "perfkit.plugin", "--perfkit-device=cpu", "--perfkit-baseline=none",
+                                "--benchmark-columns=max", "--benchmark-group-by=fullfunc")
+    chosen_text = chosen.stdout.str()
+    assert "benchmark 'test_tiny'" not in chosen_text and "::test_tiny'" in chosen_text
+    assert any(line.startswith("Name (time in") and line.split()[4:] == ["Max"]
+               for line in chosen_text.splitlines())
