@@ -32,7 +32,7 @@ def use_timer(config: pytest.Config, dotted_name: str) -> None:
 
 
 #: The columns of pytest-benchmark's table in perfkit's runs: what a reader compares (its default ten made
-#: lines of almost 300 characters, with an operations-per-second column that means nothing for a training run).
+#: lines of almost 300 characters, with an operations-per-second column meaningless for a training run).
 READABLE_COLUMNS = ["min", "median", "iqr", "rounds"]
 
 
