@@ -280,3 +280,25 @@ def test_gpu_bound_and_host_bound_figures_pool_apart():
     withdrawn = Noise.of(baseline, gpu_bound={"gpu0": False})
     assert withdrawn.kinds["gpu0", "time"] == "timed-host" and withdrawn.kinds["gpu1", "time"] == "timed-gpu"
     assert for_judging(baseline, _run({"gpu0": 1e-3}, device="cuda")).kinds["gpu0", "time"] == "timed-gpu"
+
+
+def test_a_whole_host_running_slower_makes_its_host_bound_figures_unknown_not_regressed():
+    """A fresh H100 read every host-bound figure 15-75% slower with no code change: the common shift is the
+    host's, so the figures within it are unknown; a GPU-bound figure and a host-bound one far beyond it still
+    regress."""
+    rng = np.random.default_rng(3)
+    sds = {**{f"gpu{i}": 0.01 for i in range(10)}, **{f"host{i}": 0.08 for i in range(12)}}
+    baseline = _baseline(_draws(rng, sds, 6), within=sds)
+    slow_host = {f"host{i}": 1.3 for i in range(12)}
+    shifts = {**slow_host, "host0": 1.35, "host1": 1.3 * 4.0, "gpu0": 1.10}
+    current = _run(_draws(rng, sds, 1, shift=shifts)[0], within=sds)
+    comparison = judge(baseline, current, Noise.of(baseline))
+    verdicts = comparison.benchmark_verdicts()
+    assert verdicts["gpu0"] is Verdict.REGRESSED and verdicts["host1"] is Verdict.REGRESSED
+    assert not [n for n, v in verdicts.items() if v is Verdict.REGRESSED and n not in ("gpu0", "host1")]
+    host0 = next(r for r in comparison.rows if r.benchmark == "host0" and r.figure == "time")
+    assert host0.verdict is Verdict.UNKNOWN
+    assert any(s in host0.note for s in ("common host shift", "slower together"))
+    # twice as slow on a host that kept its pace is a regression
+    alone = _run(_draws(rng, sds, 1, shift={"host0": 2.0})[0], within=sds)
+    assert judge(baseline, alone, Noise.of(baseline)).benchmark_verdicts()["host0"] is Verdict.REGRESSED
