@@ -302,3 +302,19 @@ def test_a_whole_host_running_slower_makes_its_host_bound_figures_unknown_not_re
     # twice as slow on a host that kept its pace is a regression
     alone = _run(_draws(rng, sds, 1, shift={"host0": 2.0})[0], within=sds)
     assert judge(baseline, alone, Noise.of(baseline)).benchmark_verdicts()["host0"] is Verdict.REGRESSED
+    # so is every host-bound figure twice as slow: that is not a slower host
+    halved = _run(_draws(rng, sds, 1, shift={f"host{i}": 2.0 for i in range(12)})[0], within=sds)
+    verdicts = judge(baseline, halved, Noise.of(baseline)).benchmark_verdicts()
+    assert all(verdicts[f"host{i}"] is Verdict.REGRESSED for i in range(12))
+
+
+def test_a_cpu_run_slower_throughout_is_not_excused_as_a_slower_host():
+    rng = np.random.default_rng(4)
+    sds = {f"host{i}": 0.03 for i in range(12)}
+    draws = enumerate(_draws(rng, sds, 6))
+    runs = [_run(d, when=f"2026-11-2{i}", device="cpu", within=sds) for i, d in draws]
+    baseline = baselines.from_runs(runs)
+    slower = _run(_draws(rng, sds, 1, shift={n: 1.3 for n in sds})[0], device="cpu", within=sds)
+    comparison = judge(baseline, slower, Noise.of(baseline))
+    assert not any("slower together" in r.note for r in comparison.rows)
+    assert comparison.benchmark_verdicts()["host0"] is Verdict.REGRESSED

@@ -215,7 +215,8 @@ def judge(baseline: ResultSet, current: ResultSet, noise: Noise, policy: Policy 
     machine = current.info.machine
     rows = [_absent_row(b.fullname, b.median, Verdict.MISSING) for b in paired.only_baseline]
     rows += [_absent_row(b.fullname, b.median, Verdict.NEW) for b in paired.only_current]
-    host = HostShift.of(paired.figures, noise, policy)
+    same_kind = baseline.hardware_id == current.hardware_id and current.info.device == "cuda"
+    host = HostShift.of(paired.figures, noise, policy) if same_kind else None
     judged = [_judge_figure(f, policy, noise.of_figure(f.benchmark, f.figure, f.current, machine),
                             host if noise.kinds.get((f.benchmark, f.figure)) == HOST_KIND else None)
               for f in paired.figures]
@@ -297,12 +298,17 @@ class HostShift:
     15-75% slower than five earlier runs (the CPU loop's 1 M elements 0.99 ms against 0.48-0.60, the NumPy add
     24% slower) with no code change and no other process on the host; tested one by one against their
     history, two of them were called regressed. A figure whose worsening is within the run's common host
-    shift is ``unknown`` (the host, not the code, moved it); one beyond it is tested on what remains."""
+    shift is ``unknown`` (the host, not the code, moved it); one beyond it is tested on what remains.
+
+    Only on a GPU run judged against its own hardware (its GPU-bound figures still speak for the code), and
+    only below ``MAX_RATIO``: a whole suite 1.5 times slower or more is not called a slower host, and on a CPU
+    run every figure is host-bound, so a common shift there may be the code's."""
 
     shift: float  # median log shift (current over baseline) of the run's host-bound gating times
     figures: int
 
     MIN_FIGURES: ClassVar[int] = 8
+    MAX_RATIO: ClassVar[float] = 1.5
 
     @classmethod
     def of(cls, figures: Sequence[FigureRuns], noise: Noise, policy: Policy) -> HostShift | None:
@@ -313,7 +319,8 @@ class HostShift:
         if len(shifts) < cls.MIN_FIGURES:
             return None
         shift = statistics.median(shifts)
-        return cls(shift, len(shifts)) if shift > math.log1p(policy.threshold) else None
+        plausible = math.log1p(policy.threshold) < shift < math.log(cls.MAX_RATIO)
+        return cls(shift, len(shifts)) if plausible else None
 
     def sentence(self) -> str:
         return (f"the run's {self.figures} host-bound times were {math.expm1(self.shift):+.0%} slower "
