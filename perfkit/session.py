@@ -26,7 +26,7 @@ from perfkit.options import RunOptions
 from perfkit.parallel import launch
 from perfkit.results import datasheet, inject, load, noise, partial, report
 from perfkit.results.baselines import BaselineStore, from_runs
-from perfkit.results.judge import Comparison, Policy, judge
+from perfkit.results.judge import Comparison, HostShift, Policy, judge
 from perfkit.results.model import PerfkitInfo, ResultSet, family_of
 from perfkit.results.partial import PartialFile
 from perfkit.workloads.benchwork import work_of
@@ -312,12 +312,12 @@ class Session:
                 outcome = Outcome.NOT_SAVED
         return outcome
 
-    def judge(self, results: ResultSet) -> Comparison:
+    def judge(self, results: ResultSet, host: HostShift | None = None) -> Comparison:
         """The verdict of ``results`` against the baseline, as ``perfkit compare`` gives it for the same
-        files."""
+        files (``host``: the first run's common host slowdown, for a confirmation's re-runs)."""
         assert self.baseline is not None
         judged_with = noise.for_judging(self.baseline, results, self.store, self.options.storage)
-        return judge(self.baseline, results, judged_with, Policy(), work_of)
+        return judge(self.baseline, results, judged_with, Policy(), work_of, host)
 
     def _confirm(self, results: ResultSet) -> None:
         """Re-run the flagged benchmarks in fresh processes and judge them again on the new runs alone
@@ -329,7 +329,8 @@ class Session:
             return
         try:
             again = self.rerun(names, runs)
-            self.comparison = self.comparison.replacing(self.judge(from_runs(again)), set(names))
+            again_judged = self.judge(from_runs(again), self.comparison.host)
+            self.comparison = self.comparison.replacing(again_judged, set(names))
         except PerfkitError as exc:
             self.messages.append(f"perfkit: confirmation failed, the verdicts are this run's alone: {exc}")
             return

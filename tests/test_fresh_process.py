@@ -1,23 +1,42 @@
 """Child processes of a run share one bytecode cache where the environment says not to write bytecode."""
 from __future__ import annotations
 
+import os
+import stat
 import subprocess
 import sys
+import tempfile
 from pathlib import Path
+
+import pytest
 
 from perfkit.measure import fresh_process
 
 
-def test_children_keep_their_bytecode_in_one_folder_where_the_environment_writes_none(tmp_path: Path):
-    module = tmp_path / "some_module.py"
-    module.write_text("VALUE = 3\n")
-    environ = {"PYTHONDONTWRITEBYTECODE": "1", "PATH": "/usr/bin", "PYTHONPATH": str(tmp_path)}
+def test_children_keep_their_bytecode_in_one_private_folder_where_the_environment_writes_none(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch):
+    monkeypatch.setattr(tempfile, "tempdir", str(tmp_path / "tmp"))
+    (tmp_path / "tmp").mkdir()
+    source = tmp_path / "src"
+    source.mkdir()
+    (source / "some_module.py").write_text("VALUE = 3\n")
+    environ = {"PYTHONDONTWRITEBYTECODE": "1", "PATH": "/usr/bin", "PYTHONPATH": str(source)}
     folder = fresh_process.share_bytecode_cache(environ)
-    assert folder is not None and "PYTHONDONTWRITEBYTECODE" not in environ
-    environ["PYTHONPYCACHEPREFIX"] = str(tmp_path / "cache")  # the test's own folder, not the shared one
+    assert folder is not None and folder.parent == tmp_path / "tmp"
+    assert "PYTHONDONTWRITEBYTECODE" not in environ
+    assert environ["PYTHONPYCACHEPREFIX"] == str(folder) and stat.S_IMODE(folder.stat().st_mode) == 0o700
     subprocess.run([sys.executable, "-c", "import some_module"], env=environ, check=True)
-    assert list((tmp_path / "cache").rglob("some_module*.pyc"))
-    assert not (tmp_path / "__pycache__").exists()  # nothing beside the sources
+    assert list(folder.rglob("some_module*.pyc"))
+    assert not (source / "__pycache__").exists()  # nothing beside the sources
+
+
+def test_a_bytecode_folder_others_can_write_is_not_used(tmp_path: Path, monkeypatch: pytest.MonkeyPatch):
+    monkeypatch.setattr(tempfile, "tempdir", str(tmp_path))
+    planted = tmp_path / f"perfkit-pycache-{os.getuid()}"
+    planted.mkdir()
+    planted.chmod(0o777)
+    environ = {"PYTHONDONTWRITEBYTECODE": "1"}
+    assert fresh_process.share_bytecode_cache(environ) is None and environ == {"PYTHONDONTWRITEBYTECODE": "1"}
 
 
 def test_an_environment_that_writes_bytecode_or_names_its_own_folder_is_left_alone():

@@ -318,3 +318,35 @@ def test_a_cpu_run_slower_throughout_is_not_excused_as_a_slower_host():
     comparison = judge(baseline, slower, Noise.of(baseline))
     assert not any("slower together" in r.note for r in comparison.rows)
     assert comparison.benchmark_verdicts()["host0"] is Verdict.REGRESSED
+
+
+def _slow_host_case() -> tuple[Any, Any, dict[str, float]]:
+    rng = np.random.default_rng(8)
+    sds = {**{f"gpu{i}": 0.01 for i in range(10)}, **{f"host{i}": 0.05 for i in range(12)}}
+    baseline = _baseline(_draws(rng, sds, 6), within=sds)
+    current = _run(_draws(rng, sds, 1, shift={f"host{i}": 1.25 for i in range(12)})[0], within=sds)
+    return baseline, current, sds
+
+
+def test_a_new_software_stack_is_not_excused_as_a_slower_host():
+    baseline, current, _ = _slow_host_case()
+    assert judge(baseline, current, Noise.of(baseline)).host is not None
+    info = current.info
+    upgraded = current.with_info(fingerprint={**info.fingerprint, "torch": "2.99"})
+    old = baseline.with_info(fingerprint={**baseline.info.fingerprint, "torch": "2.11"})
+    comparison = judge(old, upgraded, Noise.of(old))
+    assert comparison.host is None and not any("slower together" in r.note for r in comparison.rows)
+
+
+def test_a_confirmation_judges_its_few_re_runs_with_the_first_runs_host_shift():
+    """Re-runs of three flagged host-bound benchmarks on the same slow host cannot show a common shift of
+    their own (eight figures are needed) and were picked for being worse: the first run's shift holds."""
+    baseline, current, _ = _slow_host_case()
+    first = judge(baseline, current, Noise.of(baseline))
+    names = ["host0", "host1", "host2"]
+    rerun = current.with_benchmarks([b for b in current.benchmarks if b.fullname in names])
+    alone = judge(baseline, rerun, Noise.of(baseline))
+    kept = judge(baseline, rerun, Noise.of(baseline), host=first.host)
+    assert alone.host is None and alone.regressions and kept.host == first.host
+    assert not kept.regressions
+    assert all(kept.benchmark_verdicts()[n] is Verdict.UNKNOWN for n in names)

@@ -80,6 +80,10 @@ class Verdict(enum.Enum):
 WORST_FIRST: tuple[Verdict, ...] = (Verdict.REGRESSED, Verdict.FAR, Verdict.SLOWER, Verdict.UNKNOWN,
                                     Verdict.IMPROVED, Verdict.FASTER, Verdict.CHANGED, Verdict.AS_EXPECTED,
                                     Verdict.UNCHANGED, Verdict.NEW, Verdict.MISSING)
+#: Fingerprint fields of the software: where one changed, a common host-bound shift may be its doing.
+SOFTWARE_FIELDS = frozenset(
+    {"driver", "cuda", "cudnn", "torch", "torchvision", "numba", "numba_cuda", "python"}
+)
 #: The note of a count that moved (a ratio that moved says otherwise).
 COUNT_MOVED = "a count that should not change"
 #: Fingerprint fields whose change is shown beside the verdicts.
@@ -136,6 +140,8 @@ class Comparison:
     # why the two sides, though of one hardware id, ran on different machines and were compared across
     # hardware instead of judged (PerfkitInfo.machine_change); "" where they were judged
     not_judged: str = ""
+    # the run's common host slowdown, where one excused host-bound figures (a confirmation keeps it)
+    host: HostShift | None = None
 
     @property
     def same_hardware(self) -> bool:
@@ -192,6 +198,7 @@ class Comparison:
                               for h in self.hardware_rows],
             "alpha": self.alpha,
             "not_judged": self.not_judged,
+            "host_shift": None if self.host is None else math.expm1(self.host.shift),
         }
 
 
@@ -200,11 +207,13 @@ def _order(row: Row) -> tuple[str, bool, str]:
 
 
 def judge(baseline: ResultSet, current: ResultSet, noise: Noise, policy: Policy = Policy(),
-          workloads: Workloads | None = None) -> Comparison:
+          workloads: Workloads | None = None, host: HostShift | None = None) -> Comparison:
     """Judge every benchmark of ``current`` against ``baseline``, run by run, with the hardware's
     ``noise``; across hardware, ``workloads`` counts each benchmark's work for the expected speedup. Runs of
     one hardware id on different machines (another CPU generation) are not judged, only compared across
-    hardware."""
+    hardware. ``host``: the common host slowdown found in the run whose flagged benchmarks ``current``
+    re-runs (a confirmation: its few re-run figures cannot show one of their own, and they were chosen for
+    being worse)."""
     paired = pair(baseline, current)
     change = baseline.info.machine_change(current.info)
     if change:  # another machine under the same id: its speedups say how far apart they are, not a verdict
@@ -215,8 +224,12 @@ def judge(baseline: ResultSet, current: ResultSet, noise: Noise, policy: Policy 
     machine = current.info.machine
     rows = [_absent_row(b.fullname, b.median, Verdict.MISSING) for b in paired.only_baseline]
     rows += [_absent_row(b.fullname, b.median, Verdict.NEW) for b in paired.only_current]
-    same_kind = baseline.hardware_id == current.hardware_id and current.info.device == "cuda"
-    host = HostShift.of(paired.figures, noise, policy) if same_kind else None
+    changes = fingerprint_changes(baseline, current)
+    software_changed = any(field in SOFTWARE_FIELDS for field, _, _ in changes)
+    if baseline.hardware_id != current.hardware_id or current.info.device != "cuda" or software_changed:
+        host = None
+    elif host is None:
+        host = HostShift.of(paired.figures, noise, policy)
     judged = [_judge_figure(f, policy, noise.of_figure(f.benchmark, f.figure, f.current, machine),
                             host if noise.kinds.get((f.benchmark, f.figure)) == HOST_KIND else None)
               for f in paired.figures]
@@ -240,10 +253,11 @@ def judge(baseline: ResultSet, current: ResultSet, noise: Noise, policy: Policy 
         baseline.hardware_id,
         current.hardware_id,
         tuple(rows),
-        fingerprint_changes(baseline, current),
+        changes,
         geomean,
         hardware_rows,
         policy.alpha,
+        host=host,
     )
 
 
@@ -300,12 +314,16 @@ class HostShift:
     history, two of them were called regressed. A figure whose worsening is within the run's common host
     shift is ``unknown`` (the host, not the code, moved it); one beyond it is tested on what remains.
 
-    Only on a GPU run judged against its own hardware (its GPU-bound figures still speak for the code), and
-    only below ``MAX_RATIO``: a whole suite 1.5 times slower or more is not called a slower host, and on a CPU
-    run every figure is host-bound, so a common shift there may be the code's."""
+    Only on a GPU run judged against its own hardware (its GPU-bound figures still speak for the code), with
+    the same software (a new PyTorch or Python slows every host-bound step together too), and only below
+    ``MAX_RATIO``: a whole suite 1.5 times slower or more is not called a slower host, and on a CPU run every
+    figure is host-bound, so a common shift there may be the code's. A change of perfkit's own code that
+    slows every host-bound step alike (a timer's overhead) reads as a slower host too: ``unknown``, never
+    ``unchanged``."""
 
     shift: float  # median log shift (current over baseline) of the run's host-bound gating times
     figures: int
+    spread: float = 0.0  # robust SD of those shifts (1.4826 MAD): how differently figures follow the host
 
     MIN_FIGURES: ClassVar[int] = 8
     MAX_RATIO: ClassVar[float] = 1.5
@@ -319,8 +337,15 @@ class HostShift:
         if len(shifts) < cls.MIN_FIGURES:
             return None
         shift = statistics.median(shifts)
+        spread = 1.4826 * statistics.median(abs(v - shift) for v in shifts)
         plausible = math.log1p(policy.threshold) < shift < math.log(cls.MAX_RATIO)
-        return cls(shift, len(shifts)) if plausible else None
+        return cls(shift, len(shifts), spread) if plausible else None
+
+    def widened(self, se: float) -> float:
+        """The standard error of a figure's shift beyond the host's: its own, the host shift's (a median:
+        variance about pi/2 times the spread's over n) and how far one figure may follow the host
+        differently from the median (the spread)."""
+        return math.sqrt(se**2 + self.spread**2 * (1 + math.pi / (2 * self.figures)))
 
     def sentence(self) -> str:
         return (f"the run's {self.figures} host-bound times were {math.expm1(self.shift):+.0%} slower "
@@ -419,10 +444,10 @@ def _gate(fig: FigureRuns, minimum: float, noise: FigureNoise | None,
     if worse > 0 and disturbed is not None:
         return _Judged(_row(fig, Verdict.UNKNOWN, disturbed.sentence(), True), evidence=evidence)
     note = ""
-    if worse > 0 and host is not None and fig.better == "lower":
+    if worse > 0 and host is not None and fig.better == "lower" and fig.unit == TIME_UNIT:
         if shift - host.shift <= floor:
             return _Judged(_row(fig, Verdict.UNKNOWN, host.sentence(), True), evidence=evidence)
-        shift -= host.shift
+        shift, se = shift - host.shift, host.widened(se)
         note = f"tested on what remains beyond the run's common host shift ({math.expm1(host.shift):+.0%})"
     p_value = 0.0 if se == 0 else stats.two_sided_p(shift / se, noise.df)
     return _Judged(
