@@ -52,7 +52,7 @@ from perfkit.results import across, stats
 from perfkit.results.expected import Workloads
 from perfkit.results.figures import TIME, TIME_UNIT
 from perfkit.results.model import ResultSet
-from perfkit.results.noise import FigureNoise, Noise
+from perfkit.results.noise import HOST_KIND, FigureNoise, Noise
 from perfkit.results.pairing import FigureRuns, pair
 
 
@@ -296,10 +296,6 @@ def _absent_row(name: str, median: float, verdict: Verdict) -> Row:
         verdict=verdict,
         gating=True,
     )
-
-
-#: The noise kind of a timed figure that holds the host's work (perfkit.results.noise.noise_kind).
-HOST_KIND = "timed-host"
 
 
 @dataclass(frozen=True)

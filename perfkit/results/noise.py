@@ -52,6 +52,8 @@ MIN_FIGURES = 5
 MIN_COVARIATE_SPREAD = 0.1
 #: A figure whose variance the prior would give less than this chance keeps its own (robust empirical Bayes).
 OUTLIER_P = 0.001
+#: The noise kind of a timed figure that holds the host's work (the judge's common host shift reads it).
+HOST_KIND = "timed-host"
 
 
 @dataclass(frozen=True)
@@ -98,7 +100,7 @@ def noise_kind(bench: BenchmarkEntry, figure: str, gpu_bound: bool | None = None
     # add's whole program holds pageable host copies, PPP b1's eager forward and layers-over-model ratio the
     # host's launches (its CUDA-graph replay gates)
     gate = bench.context.gate or TIME
-    return "timed-gpu" if declared and (gate == TIME or figure == gate) else "timed-host"
+    return "timed-gpu" if declared and (gate == TIME or figure == gate) else HOST_KIND
 
 
 def dispersion(bench: BenchmarkEntry, figure: str) -> float | None:
