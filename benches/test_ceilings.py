@@ -8,13 +8,16 @@ runs of the tensor-core GEMMs on one H200 spread 5.4% (tf32); warmed, 0.7%, and 
 ceiling, the one a long training step meets). Each GPU round then makes the calls that fill 50 ms
 (timing.calls_per_round): a bf16 GEMM draws the card's power limit even at the base clock, and one-call rounds
 caught the power controller's swings (3% between fresh processes on one H200; 0.25% in 50 ms rounds).
+A GEMM draws the power limit even at the base clock, so its speed follows the die's temperature: it is warmed
+until the temperature stops rising (perfkit.measure.heat; on an H100 tf32 read 3.5% slower hot than from a
+cool start), and reads the same first in a run and after training.
 The rate is recorded as a metric named by its ceiling key; the derived pass reads it from there.
 """
 from __future__ import annotations
 
 import pytest
 
-from perfkit.measure import ceilings, timing
+from perfkit.measure import ceilings, heat, timing
 from perfkit.measure.record import record_share_of_datasheet
 from perfkit.pbench import round_times
 from perfkit.results import figures
@@ -65,7 +68,9 @@ def test_matmul_flops(
     work = ceilings.matmul_workload(perfkit_device, n, precision)
     perfkit_metrics.info("n", n)
     with ceilings.float32_matmul(precision):
-        calls = timing.warmed_calls_per_round(work.run, perfkit_device)
+        calls, warmed = heat.warmed_calls_per_round(work.run, perfkit_device)
+        if warmed:
+            perfkit_metrics.info("heat", warmed.as_info())
         benchmark.pedantic(work.run, rounds=ROUNDS, warmup_rounds=WARMUP, iterations=calls)
     work.check()
     _record_ceiling(

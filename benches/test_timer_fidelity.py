@@ -12,7 +12,7 @@ import pytest
 import torch
 
 from perfkit.errors import MeasurementError
-from perfkit.measure import ceilings, fidelity, timing
+from perfkit.measure import ceilings, fidelity, heat, timing
 from perfkit.pbench import round_times
 from perfkit.results import figures
 
@@ -49,7 +49,12 @@ def test_timer_fidelity(benchmark, kind, perfkit_device, perfkit_profile, perfki
         # ceilings (held at its power limit): half a second of it first, and both orders time the limit;
         # then rounds of 50 ms (timing.calls_per_round), since one-call rounds of 2 ms caught the host's
         # wake-up and the power controller's swings
-        calls = timing.warmed_calls_per_round(work.run, perfkit_device)
+        if kind == "gemm":  # at the power limit: warmed until its heat is steady, as the ceilings
+            calls, warmed = heat.warmed_calls_per_round(work.run, perfkit_device)
+            if warmed:
+                perfkit_metrics.info("heat", warmed.as_info())
+        else:
+            calls = timing.warmed_calls_per_round(work.run, perfkit_device)
         benchmark.pedantic(work.run, rounds=ROUNDS, warmup_rounds=WARMUP, iterations=calls)
     else:
         benchmark(work.run)

@@ -95,6 +95,14 @@ def _cuda_pci_bus_id(cuda_index: int) -> str | None:
     return f"{domain:08x}:{bus:02x}:{device:02x}.0"
 
 
+def device_handle(nvml: Any, cuda_index: int) -> Any:
+    """NVML's handle of CUDA device ``cuda_index`` (by PCI bus id where CUDA gives one)."""
+    bus_id = _cuda_pci_bus_id(cuda_index)
+    if bus_id is not None:
+        return nvml.nvmlDeviceGetHandleByPciBusId(bus_id)
+    return nvml.nvmlDeviceGetHandleByIndex(cuda_index)
+
+
 class PowerSampler:
     """``with PowerSampler(0) as sampler: work()`` then ``sampler.trace``.
 
@@ -127,7 +135,7 @@ class PowerSampler:
             self._nvml = load_nvml()
         else:
             self._nvml.nvmlInit()
-        self._handle = self._device_handle()
+        self._handle = device_handle(self._nvml, self._cuda_index)
         self._energy_start = self._energy_mj()
         self._start = time.perf_counter()
         self._sample()
@@ -146,12 +154,6 @@ class PowerSampler:
                 self._trace = self._finish(time.perf_counter() - self._start, self._energy_mj())
         finally:
             self._nvml.nvmlShutdown()
-
-    def _device_handle(self) -> Any:
-        bus_id = _cuda_pci_bus_id(self._cuda_index)
-        if bus_id is not None:
-            return self._nvml.nvmlDeviceGetHandleByPciBusId(bus_id)
-        return self._nvml.nvmlDeviceGetHandleByIndex(self._cuda_index)
 
     def _run(self) -> None:
         while not self._stop.wait(self._interval):

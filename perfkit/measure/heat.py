@@ -1,0 +1,105 @@
+"""Warm a power-limited kernel until the GPU's temperature stops rising, so it is timed at its steady heat.
+
+A tensor-core GEMM draws the card's power limit even at the locked base clock, so the clock it runs at
+follows the die's leakage, which follows its temperature. Measured on one H100 (8192³ GEMMs, base clock
+locked, 25 rounds of 50 ms after half a second of warm-up): started at 38 °C, tf32 read 3006-3032 µs per
+call over six starts (the die heated to 53 °C within the run, and the power controller overshot on the way:
+rounds of 2935-3689 µs); started at 61 °C after 20 s of bf16 GEMMs, 3135-3137 µs over three starts, rounds of
+3063-3203 µs; bf16 1594-1637 µs cool against 1643-1654 µs hot. A nightly runs the ceilings cool in file order
+and hot after training in reverse order, so half a second of warm-up made the figure follow the order (the
+baseline's H100 runs: 358-360 TFLOP/s reversed, 367-369 in file order). Warmed until the temperature stops
+rising, both orders time the hot steady state, which repeats within 0.1%.
+"""
+from __future__ import annotations
+
+import time
+from collections import deque
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass
+from typing import Any
+
+import torch
+
+from perfkit.errors import HardwareError
+from perfkit.measure import power, timing
+
+#: Each reading of the temperature comes after this much back-to-back work.
+SLICE_S = 0.5
+#: Steady: no warmer than it was this long ago (NVML reads whole degrees, so a rise slower than about
+#: 0.3 °C/s often reads as none; at that slope an H100 GEMM is within 2 °C, about 0.3%, of its plateau).
+WINDOW_S = 2.0
+#: The longest warm-up: an H100 rises from 38 to 61 °C in about 20 s of GEMMs.
+LIMIT_S = 30.0
+
+
+@dataclass(frozen=True)
+class Warmed:
+    """How a warm-up went: seconds per call back to back at its end, how long it ran, and the GPU's
+    temperature at its start and end (None where NVML cannot read it: the warm-up then lasts
+    timing.STEADY_CLOCK_S)."""
+
+    seconds_per_call: float
+    warmed_s: float
+    start_c: int | None = None
+    end_c: int | None = None
+
+    def as_info(self) -> dict[str, Any]:
+        """What a benchmark records of it (``extra_info["heat"]``), so a figure's heat shows beside it."""
+        return {"warmed_s": round(self.warmed_s, 2), "start_c": self.start_c, "end_c": self.end_c}
+
+
+@contextmanager
+def temperature_reader(device: torch.device) -> Iterator[Callable[[], int] | None]:
+    """A reader of ``device``'s GPU temperature in °C for the block, or None where NVML cannot read it (no
+    GPU, no driver)."""
+    if device.type != "cuda":
+        yield None
+        return
+    try:
+        nvml = power.load_nvml()
+    except HardwareError:
+        yield None
+        return
+    try:
+        handle = power.device_handle(nvml, device.index or 0)
+        nvml.nvmlDeviceGetTemperature(handle, nvml.NVML_TEMPERATURE_GPU)
+    except nvml.NVMLError:
+        nvml.nvmlShutdown()
+        yield None
+        return
+    try:
+        yield lambda: int(nvml.nvmlDeviceGetTemperature(handle, nvml.NVML_TEMPERATURE_GPU))
+    finally:
+        nvml.nvmlShutdown()
+
+
+def warm_until_steady(fn: Callable[[], Any], read_c: Callable[[], int] | None, window_s: float = WINDOW_S,
+                      limit_s: float = LIMIT_S, slice_s: float = SLICE_S) -> Warmed:
+    """Run ``fn`` back to back until the temperature ``read_c`` gives, read every ``slice_s``, is no higher
+    than ``window_s`` ago (at least one window; at most ``limit_s``); without a reader, for
+    timing.STEADY_CLOCK_S as elsewhere."""
+    if read_c is None:
+        return Warmed(timing.warm_for(fn), timing.STEADY_CLOCK_S)
+    started = time.monotonic()
+    start_c = read_c()
+    per_call = timing.warm_for(fn, slice_s)
+    readings: deque[int] = deque([start_c, read_c()], maxlen=round(window_s / slice_s) + 1)
+    while True:
+        elapsed = time.monotonic() - started
+        steady = len(readings) == readings.maxlen and readings[-1] <= readings[0]
+        if steady or elapsed >= limit_s:
+            return Warmed(per_call, elapsed, start_c, readings[-1])
+        calls, seconds = timing.run_for(fn, slice_s, per_call)
+        per_call = seconds / calls
+        readings.append(read_c())
+
+
+def warmed_calls_per_round(fn: Callable[[], Any], device: torch.device) -> tuple[int, Warmed | None]:
+    """timing.warmed_calls_per_round for a kernel that draws the power limit: warmed until its heat is
+    steady, then the calls that fill timing.MIN_ROUND_S; on a CPU one call and no warm-up."""
+    if device.type != "cuda":
+        return 1, None
+    with temperature_reader(device) as read_c:
+        warmed = warm_until_steady(fn, read_c)
+    return timing.calls_per_round(warmed.seconds_per_call), warmed
