@@ -350,3 +350,20 @@ def test_a_confirmation_judges_its_few_re_runs_with_the_first_runs_host_shift():
     assert alone.host is None and alone.regressions and kept.host == first.host
     assert not kept.regressions
     assert all(kept.benchmark_verdicts()[n] is Verdict.UNKNOWN for n in names)
+
+
+@pytest.mark.parametrize(("factor", "within", "expected"), [
+    (1.65, 0.40, Verdict.UNKNOWN),  # worse, rounds spread ~40% against ~1%: the measurement did not settle
+    (1.65, 0.01, Verdict.REGRESSED),  # the same slowdown, every round alike: the code
+    (0.60, 0.40, Verdict.IMPROVED),  # a figure that got better is not excused by its spread
+    (1.65, 0.15, Verdict.REGRESSED),  # rounds spread ~15%: under settling.MIN_SPREAD, a slowdown
+])
+def test_a_slowdown_whose_rounds_did_not_settle_is_unknown(factor, within, expected):
+    rng = np.random.default_rng(3)
+    sds = {f"b{i}": 0.01 for i in range(20)}
+    baseline = _baseline(_draws(rng, sds, 3), within=sds)
+    current = _run(_draws(rng, sds, 1, shift={"b0": factor})[0], within={**sds, "b0": within})
+    comparison = judge(baseline, current, Noise.of(baseline))
+    assert comparison.benchmark_verdicts()["b0"] is expected
+    row = next(r for r in comparison.rows if r.benchmark == "b0" and r.gating)
+    assert ("did not settle" in row.note) == (expected is Verdict.UNKNOWN)

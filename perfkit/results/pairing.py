@@ -9,6 +9,7 @@ from perfkit.results.figures import TIME, TIME_UNIT
 from perfkit.results.metrics import Better
 from perfkit.results.model import BenchmarkEntry, ResultSet
 from perfkit.results.payloads import Disturbance
+from perfkit.results.settling import unsettled as settling_of
 
 
 @dataclass(frozen=True)
@@ -24,7 +25,8 @@ class FigureRuns:
     gating: bool = False  # the benchmark's verdict rests on it
     tolerance: float | None = None  # the benchmark's own minimum effect, where it declares one
     gpu_bound: bool = False  # GPU work (a ceiling it follows, or declared): it reproduces within about 1%
-    disturbances: tuple[Disturbance, ...] = ()  # what else slowed the current run (a busy host, a hot GPU)
+    # what else slowed the current run (a busy host, a hot GPU, rounds that did not settle)
+    disturbances: tuple[Disturbance, ...] = ()
     clock_note: str | None = None  # why the two sides' times are not comparable: timed at different SM clocks
 
     @property
@@ -66,9 +68,11 @@ def pair(baseline: ResultSet, current: ResultSet) -> Pairing:
         clocks_differ = _clocks_differ(b, c)
         for figure in sorted(base_runs[name].keys() | cur_runs[name].keys()):
             unit, better = kinds.get(figure, ("", "none"))
+            settling = settling_of(b, c, figure) if figure in gates else None
             figures.append(FigureRuns(name, figure, unit, better, tuple(base_runs[name].get(figure, ())),
                                       tuple(cur_runs[name].get(figure, ())), figure in gates, tolerance,
-                                      gpu_bound, c.disturbances, clocks_differ if unit != "MiB" else None))
+                                      gpu_bound, (*c.disturbances, *filter(None, [settling])),
+                                      clocks_differ if unit != "MiB" else None))
     return Pairing(tuple(figures), tuple(base[n] for n in sorted(base.keys() - cur.keys())),
                    tuple(cur[n] for n in sorted(cur.keys() - base.keys())), common)
 
