@@ -68,9 +68,7 @@ def test_matmul_flops(
     work = ceilings.matmul_workload(perfkit_device, n, precision)
     perfkit_metrics.info("n", n)
     with ceilings.float32_matmul(precision):
-        calls, warmed = heat.warmed_calls_per_round(work.run, perfkit_device)
-        if warmed:
-            perfkit_metrics.info("heat", warmed.as_info())
+        calls = heat.warmed_calls_per_round(work.run, perfkit_device, perfkit_metrics)
         benchmark.pedantic(work.run, rounds=ROUNDS, warmup_rounds=WARMUP, iterations=calls)
     work.check()
     _record_ceiling(

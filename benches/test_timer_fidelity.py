@@ -46,13 +46,11 @@ def test_timer_fidelity(benchmark, kind, perfkit_device, perfkit_profile, perfki
     work = _operation(kind, perfkit_device, perfkit_profile.name == "full")
     if perfkit_device.type == "cuda" and kind in BOUNDS:
         # the GEMM ran 15% faster after the vector-add benchmarks (a cool GPU boosts) than after the
-        # ceilings (held at its power limit): half a second of it first, and both orders time the limit;
-        # then rounds of 50 ms (timing.calls_per_round), since one-call rounds of 2 ms caught the host's
-        # wake-up and the power controller's swings
-        if kind == "gemm":  # at the power limit: warmed until its heat is steady, as the ceilings
-            calls, warmed = heat.warmed_calls_per_round(work.run, perfkit_device)
-            if warmed:
-                perfkit_metrics.info("heat", warmed.as_info())
+        # ceilings (held at its power limit): warmed until its heat is steady, as the ceilings' GEMMs, so
+        # both orders time the limit; the copy half a second; then rounds of 50 ms (timing.calls_per_round),
+        # since one-call rounds of 2 ms caught the host's wake-up and the power controller's swings
+        if kind == "gemm":
+            calls = heat.warmed_calls_per_round(work.run, perfkit_device, perfkit_metrics)
         else:
             calls = timing.warmed_calls_per_round(work.run, perfkit_device)
         benchmark.pedantic(work.run, rounds=ROUNDS, warmup_rounds=WARMUP, iterations=calls)

@@ -1,9 +1,11 @@
 """Warming a power-limited kernel until its heat is steady, driven by a scripted temperature."""
 from __future__ import annotations
 
+import pytest
 import torch
 
 from perfkit.measure import heat, timing
+from perfkit.results.metrics import MetricRecorder
 
 SLICE = 0.01  # seconds of back-to-back work between two readings (0.5 on a GPU)
 
@@ -47,8 +49,66 @@ def test_a_temperature_that_never_settles_stops_at_the_limit():
 def test_without_a_temperature_it_warms_as_every_other_kernel():
     warmed = heat.warm_until_steady(lambda: None, None)
     assert warmed.warmed_s == timing.STEADY_CLOCK_S
-    assert warmed.as_info() == {"warmed_s": timing.STEADY_CLOCK_S, "start_c": None, "end_c": None}
+    assert warmed.as_info() == {"warmed_s": timing.STEADY_CLOCK_S, "start_c": None, "end_c": None,
+                                "steady": None}
 
 
-def test_a_cpu_is_not_warmed():
-    assert heat.warmed_calls_per_round(lambda: None, torch.device("cpu")) == (1, None)
+def test_a_warm_up_cut_at_its_limit_says_so():
+    rising = iter(range(30, 10_000))
+    warmed = heat.warm_until_steady(lambda: None, lambda: next(rising), window_s=2 * SLICE, limit_s=0.1,
+                                    slice_s=SLICE)
+    assert warmed.steady is False and warmed.as_info()["steady"] is False
+    read, _ = scripted(70, 68, 66, 66)  # hot from what ran before, cooling: steady at once
+    assert heat.warm_until_steady(lambda: None, read, window_s=2 * SLICE, slice_s=SLICE).steady is True
+
+
+def test_a_window_shorter_than_a_slice_still_compares_two_readings():
+    read, reads = scripted(40, 50, 60, 60)
+    heat.warm_until_steady(lambda: None, read, window_s=SLICE / 10, slice_s=SLICE)
+    assert len(reads) == 4  # 50 > 40, 60 > 50, then 60 <= 60
+
+
+def test_a_cpu_is_not_warmed_and_records_no_heat():
+    extra: dict = {}
+    assert heat.warmed_calls_per_round(lambda: None, torch.device("cpu"), MetricRecorder(extra)) == 1
+    assert "heat" not in extra
+
+
+class FakeNvml:
+    """NVML with one GPU at ``celsius``, counting its inits and shutdowns; ``broken`` fails every reading."""
+
+    NVML_TEMPERATURE_GPU = 0
+
+    class NVMLError(Exception):
+        pass
+
+    def __init__(self, celsius: int = 50, broken: bool = False) -> None:
+        self.celsius, self.broken, self.open = celsius, broken, 0
+
+    def init(self) -> FakeNvml:
+        self.open += 1
+        return self
+
+    def nvmlShutdown(self) -> None:
+        self.open -= 1
+
+    def nvmlDeviceGetHandleByIndex(self, index: int) -> int:
+        return index
+
+    def nvmlDeviceGetTemperature(self, handle: int, sensor: int) -> int:
+        if self.broken:
+            raise self.NVMLError("not supported")
+        return self.celsius
+
+
+@pytest.mark.parametrize("broken", [False, True])
+def test_the_temperature_reader_shuts_nvml_down_and_falls_back_without_a_reading(monkeypatch, broken):
+    nvml = FakeNvml(celsius=61, broken=broken)
+    monkeypatch.setattr(heat.power, "load_nvml", nvml.init)
+    monkeypatch.setattr(heat.power, "_cuda_pci_bus_id", lambda index: None)
+    with heat.temperature_reader(torch.device("cuda", 0)) as read_c:
+        assert nvml.open == 1
+        assert (read_c is None) is broken
+        if read_c is not None:
+            assert read_c() == 61
+    assert nvml.open == 0

@@ -352,18 +352,31 @@ def test_a_confirmation_judges_its_few_re_runs_with_the_first_runs_host_shift():
     assert all(kept.benchmark_verdicts()[n] is Verdict.UNKNOWN for n in names)
 
 
-@pytest.mark.parametrize(("factor", "within", "expected"), [
-    (1.65, 0.40, Verdict.UNKNOWN),  # worse, rounds spread ~40% against ~1%: the measurement did not settle
-    (1.65, 0.01, Verdict.REGRESSED),  # the same slowdown, every round alike: the code
-    (0.60, 0.40, Verdict.IMPROVED),  # a figure that got better is not excused by its spread
-    (1.65, 0.15, Verdict.REGRESSED),  # rounds spread ~15%: under settling.MIN_SPREAD, a slowdown
+@pytest.mark.parametrize(("factor", "base_within", "within", "expected"), [
+    (1.65, 0.01, 0.40, Verdict.UNKNOWN),  # worse, rounds spread ~40% against ~1%: did not settle
+    (1.65, 0.0, 0.40, Verdict.UNKNOWN),  # against rounds that did not spread at all
+    (1.65, 0.01, 0.01, Verdict.REGRESSED),  # the same slowdown, every round alike: the code
+    (0.60, 0.01, 0.40, Verdict.IMPROVED),  # a figure that got better is not excused by its spread
+    (1.65, 0.01, 0.15, Verdict.REGRESSED),  # rounds spread ~15%: under settling.MIN_SPREAD, a slowdown
+    (1.65, 0.06, 0.25, Verdict.REGRESSED),  # ~25% against ~6%: under settling.FACTOR times the baseline's
+    (1.65, 0.15, 0.90, Verdict.REGRESSED),  # a baseline whose rounds spread 15% did not settle either
 ])
-def test_a_slowdown_whose_rounds_did_not_settle_is_unknown(factor, within, expected):
+def test_a_slowdown_whose_rounds_did_not_settle_is_unknown(factor, base_within, within, expected):
     rng = np.random.default_rng(3)
     sds = {f"b{i}": 0.01 for i in range(20)}
-    baseline = _baseline(_draws(rng, sds, 3), within=sds)
+    baseline = _baseline(_draws(rng, sds, 3), within={**sds, "b0": base_within})
     current = _run(_draws(rng, sds, 1, shift={"b0": factor})[0], within={**sds, "b0": within})
     comparison = judge(baseline, current, Noise.of(baseline))
     assert comparison.benchmark_verdicts()["b0"] is expected
     row = next(r for r in comparison.rows if r.benchmark == "b0" and r.gating)
     assert ("did not settle" in row.note) == (expected is Verdict.UNKNOWN)
+
+
+def test_fresh_runs_that_keep_the_slowdown_regress_however_their_rounds_spread():
+    # --perfkit-confirm judges its re-runs together: the single-run excuse does not apply to them
+    rng = np.random.default_rng(3)
+    sds = {f"b{i}": 0.01 for i in range(20)}
+    baseline = _baseline(_draws(rng, sds, 3), within=sds)
+    again = baselines.from_runs([_run(r, when=f"2026-11-2{5 + i}", within={**sds, "b0": 0.40})
+                                 for i, r in enumerate(_draws(rng, sds, 3, shift={"b0": 1.65}))])
+    assert judge(baseline, again, Noise.of(baseline)).benchmark_verdicts()["b0"] is Verdict.REGRESSED

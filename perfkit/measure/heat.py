@@ -8,7 +8,8 @@ rounds of 2935-3689 µs); started at 61 °C after 20 s of bf16 GEMMs, 3135-3137 
 3063-3203 µs; bf16 1594-1637 µs cool against 1643-1654 µs hot. A nightly runs the ceilings cool in file order
 and hot after training in reverse order, so half a second of warm-up made the figure follow the order (the
 baseline's H100 runs: 358-360 TFLOP/s reversed, 367-369 in file order). Warmed until the temperature stops
-rising, both orders time the hot steady state, which repeats within 0.1%.
+rising, both orders time the hot steady state: three runs (file, reverse, file order) of one H100 spread
+0.4-0.8%, of one H200 0.6-0.8% (tf32: 3.0% and 1.8% before).
 """
 from __future__ import annotations
 
@@ -23,6 +24,7 @@ import torch
 
 from perfkit.errors import HardwareError
 from perfkit.measure import power, timing
+from perfkit.results.metrics import MetricRecorder
 
 #: Each reading of the temperature comes after this much back-to-back work.
 SLICE_S = 0.5
@@ -36,24 +38,26 @@ LIMIT_S = 30.0
 
 @dataclass(frozen=True)
 class Warmed:
-    """How a warm-up went: seconds per call back to back at its end, how long it ran, and the GPU's
-    temperature at its start and end (None where NVML cannot read it: the warm-up then lasts
-    timing.STEADY_CLOCK_S)."""
+    """How a warm-up went: seconds per call back to back at its end, how long it ran, the GPU's temperature at
+    its start and end, and whether that had stopped rising (False: stopped at LIMIT_S; None: NVML could not
+    read it, and the warm-up lasted timing.STEADY_CLOCK_S)."""
 
     seconds_per_call: float
     warmed_s: float
     start_c: int | None = None
     end_c: int | None = None
+    steady: bool | None = None
 
     def as_info(self) -> dict[str, Any]:
         """What a benchmark records of it (``extra_info["heat"]``), so a figure's heat shows beside it."""
-        return {"warmed_s": round(self.warmed_s, 2), "start_c": self.start_c, "end_c": self.end_c}
+        return {"warmed_s": round(self.warmed_s, 2), "start_c": self.start_c, "end_c": self.end_c,
+                "steady": self.steady}
 
 
 @contextmanager
 def temperature_reader(device: torch.device) -> Iterator[Callable[[], int] | None]:
-    """A reader of ``device``'s GPU temperature in °C for the block, or None where NVML cannot read it (no
-    GPU, no driver)."""
+    """A reader of ``device``'s GPU temperature in °C for the block (NVMLError where a reading fails), or None
+    where NVML cannot read it (no GPU, no driver); NVML is shut down after the block either way."""
     if device.type != "cuda":
         yield None
         return
@@ -63,13 +67,13 @@ def temperature_reader(device: torch.device) -> Iterator[Callable[[], int] | Non
         yield None
         return
     try:
-        handle = power.device_handle(nvml, device.index or 0)
-        nvml.nvmlDeviceGetTemperature(handle, nvml.NVML_TEMPERATURE_GPU)
-    except nvml.NVMLError:
-        nvml.nvmlShutdown()
-        yield None
-        return
-    try:
+        try:
+            index = torch.cuda.current_device() if device.index is None else device.index
+            handle = power.device_handle(nvml, index)
+            nvml.nvmlDeviceGetTemperature(handle, nvml.NVML_TEMPERATURE_GPU)
+        except nvml.NVMLError:
+            yield None
+            return
         yield lambda: int(nvml.nvmlDeviceGetTemperature(handle, nvml.NVML_TEMPERATURE_GPU))
     finally:
         nvml.nvmlShutdown()
@@ -78,29 +82,30 @@ def temperature_reader(device: torch.device) -> Iterator[Callable[[], int] | Non
 def warm_until_steady(fn: Callable[[], Any], read_c: Callable[[], int] | None, window_s: float = WINDOW_S,
                       limit_s: float = LIMIT_S, slice_s: float = SLICE_S) -> Warmed:
     """Run ``fn`` back to back until the temperature ``read_c`` gives, read every ``slice_s``, is no higher
-    than ``window_s`` ago (at least one window; at most ``limit_s``); without a reader, for
+    than ``window_s`` ago (at least one window, and one slice; at most ``limit_s``); without a reader, for
     timing.STEADY_CLOCK_S as elsewhere."""
     if read_c is None:
         return Warmed(timing.warm_for(fn), timing.STEADY_CLOCK_S)
     started = time.monotonic()
     start_c = read_c()
     per_call = timing.warm_for(fn, slice_s)
-    readings: deque[int] = deque([start_c, read_c()], maxlen=round(window_s / slice_s) + 1)
+    readings: deque[int] = deque([start_c, read_c()], maxlen=max(2, round(window_s / slice_s) + 1))
     while True:
         elapsed = time.monotonic() - started
         steady = len(readings) == readings.maxlen and readings[-1] <= readings[0]
         if steady or elapsed >= limit_s:
-            return Warmed(per_call, elapsed, start_c, readings[-1])
+            return Warmed(per_call, elapsed, start_c, readings[-1], steady)
         calls, seconds = timing.run_for(fn, slice_s, per_call)
         per_call = seconds / calls
         readings.append(read_c())
 
 
-def warmed_calls_per_round(fn: Callable[[], Any], device: torch.device) -> tuple[int, Warmed | None]:
-    """timing.warmed_calls_per_round for a kernel that draws the power limit: warmed until its heat is
-    steady, then the calls that fill timing.MIN_ROUND_S; on a CPU one call and no warm-up."""
+def warmed_calls_per_round(fn: Callable[[], Any], device: torch.device, metrics: MetricRecorder) -> int:
+    """timing.warmed_calls_per_round for a kernel that draws the power limit: on a GPU warmed until its heat
+    is steady (recorded as ``extra_info["heat"]``), then the calls that fill timing.MIN_ROUND_S."""
     if device.type != "cuda":
-        return 1, None
+        return timing.warmed_calls_per_round(fn, device)
     with temperature_reader(device) as read_c:
         warmed = warm_until_steady(fn, read_c)
-    return timing.calls_per_round(warmed.seconds_per_call), warmed
+    metrics.info("heat", warmed.as_info())
+    return timing.calls_per_round(warmed.seconds_per_call)

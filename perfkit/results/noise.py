@@ -43,10 +43,15 @@ from pathlib import Path
 from perfkit.results import stats
 from perfkit.results.baselines import BaselineStore
 from perfkit.results.figures import TIME
+from perfkit.results.metrics import relative_iqr
 from perfkit.results.model import BenchmarkEntry, ResultSet
 
 #: Fewer figures than this of a kind and its prior is taken from all kinds of the machine together.
 MIN_FIGURES = 5
+#: A variance grows at most as the square of the dispersion that predicts it: slope 2 in log-log (the
+#: committed baselines fit about 0.9). Nineteen figures at one dispersion and one apart fitted a slope in the
+#: thousands, whose prior overflowed; a trend needs MIN_FIGURES distinct dispersions.
+MAX_SLOPE = 2.0
 # : The SD of the covariates (log within-run dispersion) below which the figures are alike and the prior is
 # flat.
 MIN_COVARIATE_SPREAD = 0.1
@@ -103,8 +108,8 @@ def noise_kind(bench: BenchmarkEntry, figure: str, gpu_bound: bool | None = None
     return "timed-gpu" if declared and (gate == TIME or figure == gate) else HOST_KIND
 
 
-def dispersion(bench: BenchmarkEntry, figure: str) -> float | None:
-    """The log of a figure's relative IQR within one run (its rounds, or its samples); None without four."""
+def round_spread(bench: BenchmarkEntry, figure: str) -> float | None:
+    """A figure's relative IQR within one run (its rounds, or its samples); None without four."""
     samples = (
         bench.samples
         if figure == TIME
@@ -112,8 +117,13 @@ def dispersion(bench: BenchmarkEntry, figure: str) -> float | None:
     )
     if len(samples) < 4 or min(samples) <= 0:
         return None
-    q1, median, q3 = statistics.quantiles(samples, n=4, method="inclusive")
-    return math.log((q3 - q1) / median) if q3 > q1 else None
+    return relative_iqr(samples)
+
+
+def dispersion(bench: BenchmarkEntry, figure: str) -> float | None:
+    """The log of round_spread; None where it is unknown or zero."""
+    spread = round_spread(bench, figure)
+    return math.log(spread) if spread else None
 
 
 def fit_prior(
@@ -142,9 +152,12 @@ def fit_prior(
     e = [math.log(max(v, 1e-5 * median)) - float(digamma(d / 2)) + math.log(d / 2) for v, d, _ in rows]
     known = [(x, y) for (_, _, x), y in zip(rows, e) if x is not None]
     slope, mean_x = 0.0, 0.0
-    if len(known) >= MIN_FIGURES and statistics.pstdev(x for x, _ in known) > MIN_COVARIATE_SPREAD:
+    distinct = len({round(x, 9) for x, _ in known})
+    if (len(known) >= MIN_FIGURES and distinct >= MIN_FIGURES
+            and statistics.pstdev(x for x, _ in known) > MIN_COVARIATE_SPREAD):
         mean_x = statistics.fmean(x for x, _ in known)
-        slope = max(0.0, float(theilslopes([y for _, y in known], [x for x, _ in known])[0]))
+        slope = float(theilslopes([y for _, y in known], [x for x, _ in known])[0])
+        slope = min(MAX_SLOPE, max(0.0, slope))
     residual = [y - slope * ((x if x is not None else mean_x) - mean_x) for (_, _, x), y in zip(rows, e)]
     if robust:
         return _quantile_prior(residual, statistics.median(d for _, d, _ in rows), slope, mean_x, len(rows))

@@ -5,11 +5,11 @@ from __future__ import annotations
 import statistics
 from dataclasses import dataclass
 
+from perfkit.results import settling
 from perfkit.results.figures import TIME, TIME_UNIT
 from perfkit.results.metrics import Better
 from perfkit.results.model import BenchmarkEntry, ResultSet
 from perfkit.results.payloads import Disturbance
-from perfkit.results.settling import unsettled as settling_of
 
 
 @dataclass(frozen=True)
@@ -68,10 +68,11 @@ def pair(baseline: ResultSet, current: ResultSet) -> Pairing:
         clocks_differ = _clocks_differ(b, c)
         for figure in sorted(base_runs[name].keys() | cur_runs[name].keys()):
             unit, better = kinds.get(figure, ("", "none"))
-            settling = settling_of(b, c, figure) if figure in gates else None
+            now = tuple(cur_runs[name].get(figure, ()))
+            unsteady = settling.unsettled(b, c, figure, len(now)) if figure in gates else None
+            disturbances = c.disturbances + ((unsteady,) if unsteady else ())
             figures.append(FigureRuns(name, figure, unit, better, tuple(base_runs[name].get(figure, ())),
-                                      tuple(cur_runs[name].get(figure, ())), figure in gates, tolerance,
-                                      gpu_bound, (*c.disturbances, *filter(None, [settling])),
+                                      now, figure in gates, tolerance, gpu_bound, disturbances,
                                       clocks_differ if unit != "MiB" else None))
     return Pairing(tuple(figures), tuple(base[n] for n in sorted(base.keys() - cur.keys())),
                    tuple(cur[n] for n in sorted(cur.keys() - base.keys())), common)

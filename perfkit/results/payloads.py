@@ -373,7 +373,8 @@ class TimeToAccuracy(Record):
 
 
 class Disturbance(Protocol):
-    """Something besides the code that slowed a benchmark while it ran (a busy host, a hot GPU)."""
+    """Something besides the code that slowed a benchmark while it ran (a busy host, a hot GPU; and, derived
+    when judged, rounds that did not settle: perfkit.results.settling)."""
 
     @property
     def disturbed(self) -> bool: ...
