@@ -72,10 +72,15 @@ def _check(out: np.ndarray, expected: np.ndarray, what: str) -> None:
         raise MeasurementError(f"{what}: {wrong} of {out.size} elements differ from the host sum")
 
 
+def _slow(scenario: str, n: int) -> bool:
+    """One thread or one block over more than 5 M elements: launches of seconds, given fewer rounds."""
+    return n > 5_000_000 and scenario in ("one_thread", "one_block")
+
+
 def _rounds(scenario: str, n: int) -> tuple[int, int]:
-    if n <= 5_000_000:
+    if not _slow(scenario, n):
         return ROUNDS
-    return {"one_thread": SLOW_ROUNDS, "one_block": ONE_BLOCK_ROUNDS}.get(scenario, ROUNDS)
+    return SLOW_ROUNDS if scenario == "one_thread" else ONE_BLOCK_ROUNDS
 
 
 def _record_cpu(benchmark, metrics, scenario: str, k: int, n: int) -> None:
@@ -224,7 +229,7 @@ def test_gpu_managed(benchmark, scenario, phase, k, vectors, gpu, perfkit_metric
         kernel()
         # one fresh H100's ten warm K1 one-block timings fell from 1.64 to 0.95 ms (the baseline's 0.69-0.87):
         # half a second back to back first, as the explicit-copy kernels (not the slow launches of seconds)
-        if x.size <= 5_000_000 or scenario not in ("one_thread", "one_block"):
+        if not _slow(scenario, x.size):
             warm_for(launch)
         benchmark.pedantic(kernel, rounds=rounds, warmup_rounds=warmup)
     _check(np.asarray(mout), expected, f"{scenario} kernel, managed memory")
