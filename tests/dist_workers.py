@@ -24,8 +24,8 @@ def job(worker: Worker, spec: dict[str, Any]) -> dict[str, Any] | None:
     action = spec["action"]
     if "pid_dir" in spec:
         (Path(spec["pid_dir"]) / f"{worker.rank}.pid").write_text(str(os.getpid()))
-    if action == "crash" and worker.rank == 1:
-        raise ValueError("boom on rank 1")
+    if action == "crash" and worker.rank == spec.get("crash_rank", 1):
+        raise ValueError(f"boom on rank {worker.rank}")
     if action == "hang":
         time.sleep(3600)
     if action == "perturb":

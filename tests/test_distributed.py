@@ -128,3 +128,12 @@ def test_an_unknown_job_kind_fails_in_one_sentence_naming_the_kinds():
         launch.DistributedError, match="unknown job kind 'dance'; one of scaling, allreduce, accuracy"
     ):
         launch.launch("perfkit.parallel.jobs", {"kind": "dance", "device": "cpu"}, 2, env=ENV)
+
+
+def test_a_one_process_job_runs_without_torchrun_and_ignores_an_inherited_rendezvous():
+    started = time.monotonic()
+    result = launch.launch("tests.dist_workers", {"device": "cpu", "action": "world"}, 1,
+                           env={**ENV, "MASTER_ADDR": "192.0.2.1", "MASTER_PORT": "9"}, timeout_s=60)
+    assert result == {"world": 1} and time.monotonic() - started < 60
+    with pytest.raises(launch.DistributedError, match=r"rank 0 of 1 failed: ValueError: boom on rank 0"):
+        _launch({"action": "crash", "crash_rank": 0}, 1)

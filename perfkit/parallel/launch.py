@@ -1,11 +1,13 @@
 """Run a measurement on one process per GPU through torchrun, from inside a benchmark.
 
-The launcher side (``launch``) starts ``python -m torch.distributed.run`` in its own session with a
-job spec in a private folder, waits with a timeout, and collects the JSON that global rank 0 wrote
-(the ranks gather their figures to it). A failing rank's error text becomes the benchmark's
-failure; on timeout or any exception every process is stopped: torchrun gets SIGTERM (it stops its
-workers), then anything still alive, workers included, gets SIGKILL. Without rendezvous arguments
-torchrun runs ``--standalone``, which takes a free port, so a busy 29500 does not matter; with
+The launcher side (``launch``) starts ``python -m torch.distributed.run`` in its own session with a job spec
+in a private folder, waits with a timeout, and collects the JSON that global rank 0 wrote (the ranks gather
+their figures to it). A one-process job on this machine alone (a 1-GPU DDP reference) starts its worker
+directly: torchrun's own interpreter and agent took 4-6 s of each such launch on an H100, a tenth of the
+data-parallel family's nightly minute and a half, for a rendezvous of one. A failing rank's error text
+becomes the benchmark's failure; on timeout or any exception every process is stopped: torchrun gets SIGTERM
+(it stops its workers), then anything still alive, workers included, gets SIGKILL. Without rendezvous
+arguments torchrun runs ``--standalone``, which takes a free port, so a busy 29500 does not matter; with
 ``--perfkit-torchrun-args`` the same benchmark spans several machines.
 
 The worker side (``worker_main``) joins the process group (NCCL on GPUs, gloo on CPU), runs the
@@ -39,6 +41,9 @@ DEFAULT_TIMEOUT_S = 900.0
 #: How long torchrun gets to stop its workers after SIGTERM before everything is killed.
 STOP_GRACE_S = 10.0
 RESULT_FILE = "result.json"
+#: What torchrun would tell the worker of a one-process job, which ``launch`` starts without it; no
+#: MASTER_ADDR, so the worker joins a process group of one through an in-memory store (no port to take).
+ALONE_ENV = {"RANK": "0", "WORLD_SIZE": "1", "LOCAL_RANK": "0", "LOCAL_WORLD_SIZE": "1"}
 LOG_TAIL_LINES = 15
 
 
@@ -83,17 +88,20 @@ def launch(module: str, job: Mapping[str, Any], nproc: int, *, torchrun_args: Se
         out = Path(folder)
         spec = out / "job.json"
         spec.write_text(json.dumps(dict(job)))
-        command = torchrun_command(["-m", module, str(spec), str(out)], nproc, torchrun_args, out / "elastic")
+        entry = ["-m", module, str(spec), str(out)]
+        alone = nproc == 1 and not torchrun_args
+        command = [sys.executable, *entry] if alone else torchrun_command(entry, nproc, torchrun_args,
+                                                                          out / "elastic")
         log_path = out / "torchrun.log"
         with (
             open(log_path, "w") as log,
-            _running(command, log, {**os.environ, **(env or {})}, out) as process,
+            _running(command, log, _environment(env, alone), out) as process,
         ):
             try:
                 code = process.wait(timeout=timeout_s)
             except subprocess.TimeoutExpired:
                 raise DistributedError(
-                    f"{module} on {nproc} processes ran past {timeout_s:.0f} s and was stopped (all ranks "
+                    f"{module} on {nproc} process(es) ran past {timeout_s:.0f} s and was stopped (all ranks "
                     f"killed); "
                     f"last output: {_tail(log_path)}"
                 ) from None
@@ -106,12 +114,24 @@ def launch(module: str, job: Mapping[str, Any], nproc: int, *, torchrun_args: Se
                                    f" (at {first['where']})")
         result = out / RESULT_FILE
         if code != 0:
-            raise DistributedError(f"torchrun exited with code {code} and no rank reported an error "
+            launcher = "its worker" if alone else "torchrun"
+            raise DistributedError(f"{launcher} exited with code {code} and no rank reported an error "
                                    f"(a rank crashed or was killed); last output: {_tail(log_path)}")
         if not result.exists():
             raise NotRankZero("this machine did not hold rank 0; the node that did records the results")
         payload: dict[str, Any] = json.loads(result.read_text())
         return payload
+
+
+def _environment(env: Mapping[str, str] | None, alone: bool) -> dict[str, str]:
+    """The job's environment: this process's with ``env`` on top; a worker started alone gets ALONE_ENV
+    and no rendezvous address (one inherited from a cluster's job would make it wait for peers)."""
+    out = {**os.environ, **(env or {})}
+    if alone:
+        for name in ("MASTER_ADDR", "MASTER_PORT"):
+            out.pop(name, None)
+        out.update(ALONE_ENV)
+    return out
 
 
 def run(
@@ -198,7 +218,12 @@ def worker_main(job: Callable[[Worker, dict[str, Any]], dict[str, Any] | None],
         backend = "nccl" if device.type == "cuda" else "gloo"
         if device.type == "cuda":
             torch.cuda.set_device(device)
-        dist.init_process_group(backend, device_id=device if device.type == "cuda" else None)
+        device_id = device if device.type == "cuda" else None
+        if world == 1 and "MASTER_ADDR" not in os.environ:  # started alone (ALONE_ENV), not by torchrun
+            dist.init_process_group(backend, store=dist.HashStore(), rank=0, world_size=1,
+                                    device_id=device_id)
+        else:
+            dist.init_process_group(backend, device_id=device_id)
         result = job(Worker(rank, local_rank, world, device), spec)
         if rank == 0 and result is not None:
             tmp = out / f"{RESULT_FILE}.tmp"
