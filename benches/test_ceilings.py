@@ -10,7 +10,8 @@ ceiling, the one a long training step meets). Each GPU round then makes the call
 caught the power controller's swings (3% between fresh processes on one H200; 0.25% in 50 ms rounds).
 A GEMM draws the power limit even at the base clock, so its speed follows the die's temperature: it is warmed
 until the temperature stops rising (perfkit.measure.heat; on an H100 tf32 read 3.5% slower hot than from a
-cool start), and reads the same first in a run and after training.
+cool start), and reads the same first in a run and after training; it gates on its SM cycles per call,
+which the clock each card holds at the power limit does not move (two H100s: tf32 2.3% apart in time).
 The rate is recorded as a metric named by its ceiling key; the derived pass reads it from there.
 """
 from __future__ import annotations
@@ -69,8 +70,10 @@ def test_matmul_flops(
     perfkit_metrics.info("n", n)
     with ceilings.float32_matmul(precision):
         calls = heat.warmed_calls_per_round(work.run, perfkit_device, perfkit_metrics)
-        benchmark.pedantic(work.run, rounds=ROUNDS, warmup_rounds=WARMUP, iterations=calls)
+        with heat.sm_clock(perfkit_device) as clock:
+            benchmark.pedantic(work.run, rounds=ROUNDS, warmup_rounds=WARMUP, iterations=calls)
     work.check()
+    heat.gate_on_cycles(perfkit_metrics, round_times(benchmark), clock)
     _record_ceiling(
         benchmark, perfkit_metrics, perfkit_datasheet, figures.matmul_ceiling(precision), work.amount, 1e12
     )

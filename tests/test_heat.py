@@ -1,11 +1,16 @@
 """Warming a power-limited kernel until its heat is steady, driven by a scripted temperature."""
 from __future__ import annotations
 
+import functools
+import time
+
 import pytest
 import torch
 
 from perfkit.measure import heat, timing
+from perfkit.results import inject
 from perfkit.results.metrics import MetricRecorder
+from tests.test_power import FakeNvml as FakePowerNvml
 
 SLICE = 0.01  # seconds of back-to-back work between two readings (0.5 on a GPU)
 
@@ -112,3 +117,48 @@ def test_the_temperature_reader_shuts_nvml_down_and_falls_back_without_a_reading
         if read_c is not None:
             assert read_c() == 61
     assert nvml.open == 0
+
+
+class ClockingNvml(FakePowerNvml):
+    """A GPU whose SM clock alternates between 1400 and 1600 MHz from one reading to the next."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.reads = 0
+
+    def nvmlDeviceGetClockInfo(self, handle: str, clock: int) -> int:
+        self.reads += 1
+        return 1400 if self.reads % 2 else 1600
+
+
+def test_a_power_limited_kernel_gates_on_its_cycles_at_the_clock_it_held(monkeypatch):
+    nvml = ClockingNvml()
+    monkeypatch.setattr(heat.power, "unavailable_reason", lambda: None)
+    monkeypatch.setattr(heat.power, "PowerSampler", functools.partial(heat.power.PowerSampler, nvml=nvml))
+    monkeypatch.setattr(heat.power, "_cuda_pci_bus_id", lambda index: None)
+    with heat.sm_clock(torch.device("cuda", 0), interval_s=0.002) as clock:
+        time.sleep(0.1)
+    assert clock.readings >= 10 and (clock.low_mhz, clock.high_mhz) == (1400, 1600)
+    assert 1400 < clock.mean_mhz < 1600 and nvml.shutdowns == nvml.inits
+    extra: dict = {}
+    heat.gate_on_cycles(MetricRecorder(extra), [0.003, 0.004], clock)
+    cycles = extra["metrics"]["sm_mcycles"]
+    assert cycles["samples"] == pytest.approx([0.003 * clock.mean_mhz, 0.004 * clock.mean_mhz])
+    assert cycles["unit"] == "Mcycles" and extra["gate"] == "sm_mcycles"
+    assert extra["sm_clock"]["readings"] == clock.readings
+
+
+def test_without_a_clock_reading_the_time_stays_the_gate():
+    with heat.sm_clock(torch.device("cpu")) as clock:
+        pass
+    extra: dict = {}
+    heat.gate_on_cycles(MetricRecorder(extra), [0.003], clock)
+    assert clock.mean_mhz is None and extra == {}
+
+
+def test_an_injected_slowdown_scales_cycles_as_it_scales_time():
+    entry = {"fullname": "benches/test_ceilings.py::test_matmul_flops[tf32]",
+             "stats": {"median": 0.003, "data": [0.003]},
+             "extra_info": {"metrics": {"sm_mcycles": {"value": 4.5, "unit": "Mcycles", "better": "lower"}}}}
+    inject.apply(entry, {inject.ENV: "*tf32*=1.10"})
+    assert entry["extra_info"]["metrics"]["sm_mcycles"]["value"] == pytest.approx(4.95)

@@ -10,12 +10,19 @@ and hot after training in reverse order, so half a second of warm-up made the fi
 baseline's H100 runs: 358-360 TFLOP/s reversed, 367-369 in file order). Warmed until the temperature stops
 rising, both orders time the hot steady state: three runs (file, reverse, file order) of one H100 spread
 0.4-0.8%, of one H200 0.6-0.8% (tf32: 3.0% and 1.8% before).
+
+At the power limit each card holds the clock its own silicon allows: two H100s read tf32 2.3% apart, fp32
+(which does not reach the limit) 1% the other way. So a power-limited kernel gates on its SM cycles per call
+(``sm_mcycles``: the time times the mean SM clock NVML read while it was timed), which a card's power draw
+does not move and a change of code does; its time and rate are still recorded. What this cannot see is a
+change that only draws more power per operation (the card clocks down, the cycles stay): the time and rate
+beside it show that, unjudged.
 """
 from __future__ import annotations
 
 import time
 from collections import deque
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass
 from typing import Any
@@ -24,6 +31,7 @@ import torch
 
 from perfkit.errors import HardwareError
 from perfkit.measure import power, timing
+from perfkit.results import figures
 from perfkit.results.metrics import MetricRecorder
 
 #: Each reading of the temperature comes after this much back-to-back work.
@@ -34,6 +42,8 @@ SLICE_S = 0.5
 WINDOW_S = 3.0
 #: The longest warm-up: an H100 rises from 38 to 61 °C in about 20 s of GEMMs.
 LIMIT_S = 30.0
+#: How often the SM clock is read while a power-limited kernel is timed (its rounds take about a second).
+CLOCK_INTERVAL_S = 0.005
 
 
 @dataclass(frozen=True)
@@ -109,3 +119,47 @@ def warmed_calls_per_round(fn: Callable[[], Any], device: torch.device, metrics:
         warmed = warm_until_steady(fn, read_c)
     metrics.info("heat", warmed.as_info())
     return timing.calls_per_round(warmed.seconds_per_call)
+
+
+@dataclass
+class ClockWindow:
+    """The SM clock over a timed block (filled in when it ends): mean, lowest and highest reading in MHz and
+    how many readings; no mean where NVML could not read it."""
+
+    mean_mhz: float | None = None
+    low_mhz: float | None = None
+    high_mhz: float | None = None
+    readings: int = 0
+
+    def as_info(self) -> dict[str, Any]:
+        """What a benchmark records of it (``extra_info["sm_clock"]``)."""
+        mean = None if self.mean_mhz is None else round(self.mean_mhz, 1)
+        return {"mean_mhz": mean, "low_mhz": self.low_mhz, "high_mhz": self.high_mhz,
+                "readings": self.readings}
+
+
+@contextmanager
+def sm_clock(device: torch.device, interval_s: float = CLOCK_INTERVAL_S) -> Iterator[ClockWindow]:
+    """Read ``device``'s SM clock every ``interval_s`` during the block; the yielded window holds the
+    readings' mean when it ends (none on a CPU or where NVML cannot be read)."""
+    window = ClockWindow()
+    if device.type != "cuda" or power.unavailable_reason() is not None:
+        yield window
+        return
+    index = torch.cuda.current_device() if device.index is None else device.index
+    with power.PowerSampler(index, interval_s) as sampler:
+        yield window
+    clocks = [r.sm_clock_mhz for r in sampler.trace.readings]
+    window.mean_mhz, window.readings = sampler.trace.mean("sm_clock_mhz"), len(clocks)
+    window.low_mhz, window.high_mhz = min(clocks), max(clocks)
+
+
+def gate_on_cycles(metrics: MetricRecorder, seconds_per_call: Sequence[float], clock: ClockWindow) -> None:
+    """Record each round's SM cycles per call (its seconds times the window's mean clock) and gate on them
+    (see the module docstring); where no clock was read, the time stays the gate."""
+    if clock.mean_mhz is None or not seconds_per_call:
+        return
+    metrics.info("sm_clock", clock.as_info())
+    mhz = clock.mean_mhz
+    metrics.record(figures.SM_MCYCLES, samples=[s * mhz for s in seconds_per_call])  # s·MHz = Mcycles
+    metrics.gate_on(figures.SM_MCYCLES)

@@ -27,6 +27,9 @@ def matmul_ceiling(precision: str) -> MetricSpec:
 
 
 CEILINGS: tuple[MetricSpec, ...] = (COPY_BANDWIDTH, *(matmul_ceiling(p) for p in PRECISIONS))
+#: A power-limited kernel's SM cycles per call (its time times the mean SM clock it ran at): what its code
+#: costs, apart from the clock the card's power limit let it hold (perfkit.measure.heat)
+SM_MCYCLES = MetricSpec("sm_mcycles", "Mcycles", "lower")
 TFLOPS = MetricSpec("tflops", "TFLOP/s", "higher")
 BANDWIDTH = MetricSpec("bandwidth_gbps", "GB/s", "higher")
 SHARE_OF_DATASHEET = MetricSpec("share_of_datasheet", "ratio", "higher")

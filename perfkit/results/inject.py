@@ -2,8 +2,8 @@
 
 ``PERFKIT_INJECT_SLOWDOWN="PATTERN=FACTOR[,PATTERN=FACTOR...]"`` (fnmatch patterns over benchmark full
 names, e.g. ``*test_copy_bandwidth*=1.10``) scales what the matching benchmarks measured as the run
-writes its results: every measured time (pytest-benchmark's stats and metrics in seconds; not a model's
-prediction, which is better neither way) by FACTOR, every rate that is better higher (GB/s, TFLOP/s,
+writes its results: every measured time (pytest-benchmark's stats and metrics in seconds or SM cycles; not a
+model's prediction, which is better neither way) by FACTOR, every rate that is better higher (GB/s, TFLOP/s,
 images/s) by 1/FACTOR. The benchmark still runs for real,
 so the comparison sees a run FACTOR slower than the code made it, with the machine's real
 run-to-run noise around it. Each scaled entry says so in ``extra_info["injected_slowdown"]``. The
@@ -34,7 +34,7 @@ _TIME_STATS = (
     "ld15iqr",
     "hd15iqr",
 )
-_TIME_UNITS = ("s", "ms", "us")
+_TIME_UNITS = ("s", "ms", "us", "Mcycles")  # SM cycles per call scale as the time does
 
 
 def rules(environ: Mapping[str, str] = os.environ) -> list[tuple[str, float]]:
