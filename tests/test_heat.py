@@ -1,6 +1,7 @@
 """Warming a power-limited kernel until its heat is steady, driven by a scripted temperature."""
 from __future__ import annotations
 
+import contextlib
 import functools
 import time
 
@@ -162,3 +163,34 @@ def test_an_injected_slowdown_scales_cycles_as_it_scales_time():
              "extra_info": {"metrics": {"sm_mcycles": {"value": 4.5, "unit": "Mcycles", "better": "lower"}}}}
     inject.apply(entry, {inject.ENV: "*tf32*=1.10"})
     assert entry["extra_info"]["metrics"]["sm_mcycles"]["value"] == pytest.approx(4.95)
+
+
+def _clock_of(low: float, high: float):
+    """heat.sm_clock that reports ``low``..``high`` MHz over the block."""
+    @contextlib.contextmanager
+    def fake(device, interval_s=heat.CLOCK_INTERVAL_S):
+        window = heat.ClockWindow()
+        yield window
+        window.mean_mhz, window.low_mhz, window.high_mhz, window.readings = (low + high) / 2, low, high, 100
+    return fake
+
+
+@pytest.mark.parametrize("low,high,warmed_by_heat", [(1590, 1590, False), (1335, 1515, True)])
+def test_only_a_kernel_whose_clock_moves_is_warmed_until_its_heat_settles(monkeypatch, low, high,
+                                                                           warmed_by_heat):
+    monkeypatch.setattr(heat, "sm_clock", _clock_of(low, high))
+    monkeypatch.setattr(heat, "SLICE_S", SLICE)
+    read, reads = scripted(50, 55, 58, 60, 60, 60, 60, 60)
+
+    @contextlib.contextmanager
+    def reader(device):
+        yield read
+
+    monkeypatch.setattr(heat, "temperature_reader", reader)
+    monkeypatch.setattr(heat, "warm_until_steady",
+                        functools.partial(heat.warm_until_steady, window_s=2 * SLICE, slice_s=SLICE))
+    extra: dict = {}
+    calls = heat.warmed_calls_per_round(lambda: None, torch.device("cuda", 0), MetricRecorder(extra))
+    assert calls >= 1
+    assert bool(reads) is warmed_by_heat
+    assert ("start_c" in extra["heat"]) is warmed_by_heat and ("held_mhz" in extra["heat"]) is not warmed_by_heat
