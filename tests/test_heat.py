@@ -165,20 +165,26 @@ def test_an_injected_slowdown_scales_cycles_as_it_scales_time():
     assert entry["extra_info"]["metrics"]["sm_mcycles"]["value"] == pytest.approx(4.95)
 
 
-def _clock_of(low: float, high: float):
-    """heat.sm_clock that reports ``low``..``high`` MHz over the block."""
+def _clock_of(low: float, high: float, watts: float):
+    """heat.sm_clock that reports ``low``..``high`` MHz at ``watts`` over the block."""
     @contextlib.contextmanager
     def fake(device, interval_s=heat.CLOCK_INTERVAL_S):
         window = heat.ClockWindow()
         yield window
         window.mean_mhz, window.low_mhz, window.high_mhz, window.readings = (low + high) / 2, low, high, 100
+        window.power_w = watts
     return fake
 
 
-@pytest.mark.parametrize("low,high,warmed_by_heat", [(1590, 1590, False), (1335, 1515, True)])
-def test_only_a_kernel_whose_clock_moves_is_warmed_until_its_heat_settles(monkeypatch, low, high,
-                                                                           warmed_by_heat):
-    monkeypatch.setattr(heat, "sm_clock", _clock_of(low, high))
+@pytest.mark.parametrize("low,high,watts,warmed_by_heat", [
+    (1590, 1590, 450, False),  # a held clock well below the limit
+    (1335, 1515, 700, True),  # a moving clock at the limit
+    (1500, 1500, 690, True),  # held so far, but at the limit: it will fall as the die warms
+])
+def test_only_a_kernel_below_the_power_limit_with_a_held_clock_skips_settling_its_heat(
+        monkeypatch, low, high, watts, warmed_by_heat):
+    monkeypatch.setattr(heat, "sm_clock", _clock_of(low, high, watts))
+    monkeypatch.setattr(heat.power, "enforced_limit_w", lambda index: 700.0)
     monkeypatch.setattr(heat, "SLICE_S", SLICE)
     read, reads = scripted(50, 55, 58, 60, 60, 60, 60, 60)
 

@@ -44,6 +44,10 @@ WINDOW_S = 3.0
 LIMIT_S = 30.0
 #: How often the SM clock is read while a power-limited kernel is timed (its rounds take about a second).
 CLOCK_INTERVAL_S = 0.005
+#: A kernel that held its clock through the first slice at under this share of the power limit is not warmed
+#: until its heat settles. A held clock alone is not enough: a bf16 GEMM on a cool H200 held 1500 MHz for half
+#: a second, then its clock fell to 1440-1500 as the die warmed at the limit.
+UNLIMITED_SHARE = 0.85
 
 
 @dataclass(frozen=True)
@@ -118,11 +122,14 @@ def warmed_calls_per_round(fn: Callable[[], Any], device: torch.device, metrics:
         return timing.warmed_calls_per_round(fn, device)
     with sm_clock(device) as clock:
         per_call = timing.warm_for(fn, SLICE_S)
-    if clock.readings > 1 and clock.low_mhz == clock.high_mhz:
-        # it held one clock for a whole slice: below the power limit, its heat does not set its speed (fp32 on
-        # an H100 read 1590 MHz in each of 250 readings over five runs; tf32 moved between 1335 and 1515), so
-        # it is not warmed for the 7-11 s its heat took to settle
-        metrics.info("heat", {"warmed_s": SLICE_S, "held_mhz": clock.low_mhz})
+    limit = power.enforced_limit_w(torch.cuda.current_device() if device.index is None else device.index)
+    if (clock.readings > 1 and clock.low_mhz == clock.high_mhz and clock.power_w is not None
+            and limit is not None and clock.power_w < UNLIMITED_SHARE * limit):
+        # it held one clock for a whole slice, well below the power limit: its heat does not set its speed
+        # (fp32 on an H100 read 1590 MHz in each of 250 readings over five runs; tf32 moved between 1335 and
+        # 1515), so it is not warmed for the 7-11 s its heat took to settle
+        metrics.info("heat", {"warmed_s": SLICE_S, "held_mhz": clock.low_mhz,
+                              "power_w": round(clock.power_w)})
         return timing.calls_per_round(per_call)
     with temperature_reader(device) as read_c:
         warmed = warm_until_steady(fn, read_c)
@@ -139,6 +146,7 @@ class ClockWindow:
     low_mhz: float | None = None
     high_mhz: float | None = None
     readings: int = 0
+    power_w: float | None = None  # the block's mean power (energy over time)
 
     def as_info(self) -> dict[str, Any]:
         """What a benchmark records of it (``extra_info["sm_clock"]``)."""
@@ -160,6 +168,7 @@ def sm_clock(device: torch.device, interval_s: float = CLOCK_INTERVAL_S) -> Iter
         yield window
     clocks = [r.sm_clock_mhz for r in sampler.trace.readings]
     window.mean_mhz, window.readings = sampler.trace.mean("sm_clock_mhz"), len(clocks)
+    window.power_w = sampler.trace.avg_power_w
     window.low_mhz, window.high_mhz = min(clocks), max(clocks)
 
 

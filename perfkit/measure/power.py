@@ -81,6 +81,20 @@ def unavailable_reason() -> str | None:
     return None
 
 
+def enforced_limit_w(cuda_index: int) -> float | None:
+    """The power limit the driver enforces on GPU ``cuda_index`` in watts; None where NVML cannot say."""
+    try:
+        nvml = load_nvml()
+    except HardwareError:
+        return None
+    try:
+        return float(nvml.nvmlDeviceGetEnforcedPowerLimit(device_handle(nvml, cuda_index))) / 1e3
+    except nvml.NVMLError:
+        return None
+    finally:
+        nvml.nvmlShutdown()
+
+
 def _cuda_pci_bus_id(cuda_index: int) -> str | None:
     """The PCI bus id of a CUDA device, so NVML reads the same GPU whatever CUDA_VISIBLE_DEVICES says."""
     import torch
