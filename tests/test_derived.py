@@ -114,6 +114,14 @@ def test_a_rate_becomes_a_share_of_this_runs_ceiling_else_of_the_baselines():
     assert "benches/test_ceilings.py" in without.benchmarks[0].absent["share_of_copy_peak"]
 
 
+def test_a_rate_above_its_ceiling_is_no_share_of_it_and_says_why():
+    layer = _bench("relu", 1e-4, RatePeak("copy_bandwidth_gbps", 4800.0), metrics={"bandwidth_gbps": 290.0})
+    (relu, _) = _results(layer, _bench("copy", 2e-3, metrics={"copy_bandwidth_gbps": 42.7})).benchmarks
+    assert "share_of_copy_peak" not in relu.metrics
+    assert "290 GB/s is above the measured copy_bandwidth_gbps of 42.7" in relu.absent["share_of_copy_peak"]
+    assert "cache" in relu.absent["share_of_copy_peak"]
+
+
 def test_a_baseline_of_several_runs_divides_by_the_median_of_its_runs_ceilings():
     from perfkit.results.baselines import from_runs
 

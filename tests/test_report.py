@@ -181,17 +181,46 @@ def test_the_swap_memory_panel_leaves_out_the_cpu_cases_that_have_no_peak(tmp_pa
     drawn: dict[str, list[str]] = {}
     real = plots._grouped_bars
 
-    def record(ax, cases, series, label):
+    def record(ax, cases, series, label, spread=None):
         drawn[label] = list(cases)
-        return real(ax, cases, series, label)
+        return real(ax, cases, series, label, spread)
 
     monkeypatch.setattr(plots, "_grouped_bars", record)
     results = typed(
         json.loads((ROOT / "baselines" / "nvidia-h200-x1.json").read_text())
     )  # cpu and cuda cases
     plots.plot_vgg_swap(results, tmp_path)
-    assert {case.split()[0] for case in drawn["median time (s)"]} == {"cpu", "cuda"}
+    times = {label: cases for label, cases in drawn.items() if label.startswith("median time on")}
+    # one linear time panel per device: on one log axis a GPU's forward beside a CPU's hid the swap
+    assert {label.split()[3]: {c.split()[0] for c in cases} for label, cases in times.items()} == {
+        "cpu": {"cpu"}, "cuda": {"cuda"}}
     assert drawn["peak allocated (MiB)"] == ["cuda forward", "cuda forward_backward"]
+
+
+def test_bars_stand_on_linear_axes_from_zero_each_labelled_with_its_value(tmp_path, monkeypatch):
+    import matplotlib.figure
+
+    axes = []
+    real = matplotlib.figure.Figure.savefig
+
+    def keep(fig, *args, **kwargs):
+        axes.extend(fig.axes)
+        return real(fig, *args, **kwargs)
+
+    monkeypatch.setattr(matplotlib.figure.Figure, "savefig", keep)
+    results = typed(json.loads((ROOT / "baselines" / "nvidia-h200-x1.json").read_text()))
+    for plotter in (plots.plot_ceilings, plots.plot_layers, plots.plot_vgg_swap):
+        plotter(results, tmp_path)
+    assert axes and all(ax.get_yscale() == "linear" and ax.get_ylim()[0] == 0 for ax in axes)
+    labels = [text.get_text() for ax in axes for text in ax.texts]
+    assert len(labels) >= sum(len(ax.patches) for ax in axes) // 2 and all(labels)
+
+
+def test_a_cpu_runs_titles_promise_no_datasheet_peak_or_utilisation(tmp_path):
+    results = typed(json.loads((ROOT / "tests" / "data" / "cpu-quick-families.json").read_text()))
+    titles = [title for plotter in plots.PLOTTERS for title, _ in plotter(results, tmp_path)]
+    assert titles and not any(word in title for title in titles
+                              for word in ("datasheet", "actual GPU memory", "GPU utilisation"))
 
 
 # ---- verdict first: the report and the job summary ------------------------------------------------------

@@ -6,6 +6,7 @@ nothing when the run holds none of its family's benchmarks.
 from __future__ import annotations
 
 import math
+import statistics
 from collections import defaultdict
 from collections.abc import Callable, Iterable
 from pathlib import Path
@@ -61,20 +62,30 @@ def plot_ceilings(results: ResultSet, out: Path) -> Iterable[tuple[str, Path]]:
     for ax, want, unit in ((axes[0], datasheet.COPY, "GB/s"), (axes[1], "matmul", "TFLOP/s")):
         names = [k for k in keys if k.startswith(want)]
         xs = range(len(names))
-        ax.bar([x - 0.2 for x in xs], [measured[k] for k in names], width=0.4, label="measured")
+        _label(ax, ax.bar([x - 0.2 for x in xs], [measured[k] for k in names], width=0.4, label="measured"))
         if spec:
-            ax.bar([x + 0.2 for x in xs], [spec.ceiling(k) or 0 for k in names], width=0.4, label="datasheet")
+            _label(ax, ax.bar([x + 0.2 for x in xs], [spec.ceiling(k) or 0 for k in names], width=0.4,
+                              label="datasheet"))
         ax.set_xticks(list(xs), [k.replace("matmul_tflops_", "").replace("_gbps", "") for k in names])
         ax.set_ylabel(unit)
-        if (
-            unit == "TFLOP/s"
-        ):  # fp32 to bf16 spans 20x; one bandwidth against its datasheet reads true from zero
-            ax.set_yscale("log")
-        else:
-            ax.set_ylim(0, ax.get_ylim()[1] * 1.25)  # room above the bars for the legend
-        ax.legend(loc="upper right")
+        # linear from zero, each bar labelled: on a log axis 51 against 67 TFLOP/s looked like 1 to 3
+        ax.set_ylim(0, ax.get_ylim()[1] * 1.25)  # room above the bars for the legend
+        ax.legend(loc="upper left")
     fig.suptitle(f"Ceilings of {results.hardware_id} (copy counts bytes read + written)")
-    return [("Measured ceilings vs datasheet", _save(fig, out / "ceilings.png"))]
+    return [("Measured ceilings" + (" vs datasheet" if spec else ""), _save(fig, out / "ceilings.png"))]
+
+
+def _quartiles(samples: tuple[float, ...]) -> tuple[float, float] | None:
+    """(q1, q3) of a benchmark's rounds; None with fewer than two."""
+    if len(samples) < 2:
+        return None
+    q1, _, q3 = statistics.quantiles(samples, n=4, method="inclusive")
+    return q1, q3
+
+
+def _label(ax: Any, bars: Any) -> None:
+    """Each bar's value above it, so a short bar on a linear axis still reads (12,908, not 1.29e+04)."""
+    ax.bar_label(bars, fmt=lambda v: f"{v:,.0f}" if abs(v) >= 100 else f"{v:.3g}", fontsize=7, padding=1)
 
 
 def plot_vector_add(results: ResultSet, out: Path) -> Iterable[tuple[str, Path]]:
@@ -119,13 +130,23 @@ def _plain_log_ticks(*axes: Any) -> None:
         axis.set_minor_formatter(ticker.NullFormatter())
 
 
-def _grouped_bars(ax: Any, groups: list[str], series: dict[str, list[float | None]], ylabel: str) -> None:
+def _grouped_bars(ax: Any, groups: list[str], series: dict[str, list[float | None]], ylabel: str,
+                  spread: dict[str, list[tuple[float, float] | None]] | None = None) -> None:
+    """Bars per group and series on a linear axis from zero, each labelled with its value; ``spread``: per
+    series and group the (q1, q3) of its rounds, drawn as an error bar."""
     width = 0.8 / max(len(series), 1)
     for i, (label, values) in enumerate(series.items()):
         xs = [g + (i - (len(series) - 1) / 2) * width for g in range(len(groups))]
-        ax.bar(xs, [v if v is not None else 0 for v in values], width=width, label=label)
+        heights = [v if v is not None else 0 for v in values]
+        quartiles = (spread or {}).get(label)
+        yerr = None
+        if quartiles:
+            yerr = [[h - q[0] if q else 0 for h, q in zip(heights, quartiles)],
+                    [q[1] - h if q else 0 for h, q in zip(heights, quartiles)]]
+        _label(ax, ax.bar(xs, heights, width=width, label=label, yerr=yerr, capsize=3 if yerr else 0))
     ax.set_xticks(range(len(groups)), groups)
     ax.set_ylabel(ylabel)
+    ax.set_ylim(0, ax.get_ylim()[1] * 1.15)  # room for the labels
     ax.legend(fontsize=8)
 
 
@@ -151,8 +172,6 @@ def plot_layers(results: ResultSet, out: Path) -> Iterable[tuple[str, Path]]:
     fig, axes = plt.subplots(1, len(panels), figsize=(5 * len(panels), 4), squeeze=False)
     for ax, (metric, label) in zip(axes[0], panels):
         _grouped_bars(ax, names, {p: [value[n, p, metric] for n in names] for p in passes}, label)
-        if metric == figures.ENERGY_J.name:
-            ax.set_yscale("log")
     shape = rows[0][1].input
     fig.suptitle(f"Single layers on {results.hardware_id}, input batch {shape[0]} (NVML power over a loop)")
     return [("Per-layer memory and power", _save(fig, out / "layers.png"))]
@@ -171,17 +190,23 @@ def plot_vgg_swap(results: ResultSet, out: Path) -> Iterable[tuple[str, Path]]:
     # peaks come from the CUDA allocator: the memory panel shows only the cases that have one (none on a CPU
     # run)
     with_memory = [c for c in cases if any(memory.get((c, v)) is not None for v in ("normal", "swapped"))]
-    panels = [("median time (s)", time, cases)]
+    quartiles = {(f"{c.device} {c.pass_}", c.variant): _quartiles(b.samples) for b, c in rows}
+    # one time panel per device, each linear from zero: a GPU's forward is hundreds of times a CPU's, and on
+    # one log axis the bars' lengths said nothing of the swap
+    panels: list[tuple[str, dict[tuple[str, str], Any], list[str], dict[tuple[str, str], Any] | None]] = [
+        (f"median time on {device} (s; bars: IQR of rounds)", time,
+         [c for c in cases if c.startswith(f"{device} ")], quartiles)
+        for device in dict.fromkeys(c.device for _, c in rows)
+    ]
     if with_memory:
-        panels.append(("peak allocated (MiB)", memory, with_memory))
+        panels.append(("peak allocated (MiB)", memory, with_memory, None))
     plt = _pyplot()
     fig, axes = plt.subplots(1, len(panels), figsize=(6 * len(panels), 4), squeeze=False)
-    for ax, (label, values, shown) in zip(axes[0], panels):
-        _grouped_bars(
-            ax, shown, {v: [values.get((c, v)) for c in shown] for v in ("normal", "swapped")}, label
-        )
+    variants = ("normal", "swapped")
+    for ax, (label, values, shown, spread) in zip(axes[0], panels):
+        _grouped_bars(ax, shown, {v: [values.get((c, v)) for c in shown] for v in variants}, label,
+                      None if spread is None else {v: [spread.get((c, v)) for c in shown] for v in variants})
         ax.tick_params(axis="x", labelsize=8)
-    axes[0][0].set_yscale("log")
     fig.suptitle("VGG16: ReLU -> MaxPool (normal) vs MaxPool -> ReLU (swapped)"
                  + ("" if len(panels) > 1 else "\n(peak memory is measured on a GPU only)"), fontsize=10)
     return [("VGG16 ReLU/MaxPool swap", _save(fig, out / "vgg_swap.png"))]
@@ -203,7 +228,8 @@ def plot_memory_breakdown(results: ResultSet, out: Path) -> Iterable[tuple[str, 
         )
         bottom = [b + h for b, h in zip(bottom, heights)]
     measured = [b.value(figures.PEAK_ALLOCATED_MIB) for b, _ in rows]
-    if any(m is not None for m in measured):
+    peaked = any(m is not None for m in measured)
+    if peaked:
         ax.bar([i + 0.2 for i in range(len(rows))], [m or 0 for m in measured], width=0.4, color="black",
                label="measured peak allocated")
         title = "Training-step memory: estimate terms (stacked) vs measured peak"
@@ -213,7 +239,8 @@ def plot_memory_breakdown(results: ResultSet, out: Path) -> Iterable[tuple[str, 
     ax.set_ylabel("MiB")
     ax.legend(fontsize=8)
     ax.set_title(title)
-    return [("Parameter memory vs actual GPU memory", _save(fig, out / "memory_breakdown.png"))]
+    heading = "Parameter memory vs actual GPU memory" if peaked else "Parameter memory estimate"
+    return [(heading, _save(fig, out / "memory_breakdown.png"))]
 
 
 _ROOF_PRECISIONS = ("fp32", "tf32", "bf16")
@@ -507,7 +534,8 @@ def plot_time_to_accuracy(results: ResultSet, out: Path) -> Iterable[tuple[str, 
             fontsize=6, ncol=2, loc="upper center", bbox_to_anchor=(0.5, -0.17)
         )  # below: the lines stay visible
     fig.suptitle(f"Time to accuracy on {results.hardware_id}")
-    return [("Time to accuracy and GPU utilisation", _save(fig, out / "time_to_accuracy.png"))]
+    heading = "Time to accuracy and GPU utilisation" if traced else "Time to accuracy"
+    return [(heading, _save(fig, out / "time_to_accuracy.png"))]
 
 
 #: Each benchmark family (its bench file, perfkit.results.model.family_of) and its plots, in report order;
