@@ -20,7 +20,7 @@ from typing import Any
 
 from perfkit import stopping
 from perfkit.errors import BaselineError, PerfkitError, UsageError
-from perfkit.results import baselines, datasheet, figures, history, load, noise, partial, report
+from perfkit.results import baselines, datasheet, figures, history, load, noise, partial, report, tables
 from perfkit.results.expected import NoModel, Work
 from perfkit.results.judge import Comparison, Policy, judge
 from perfkit.results.model import BenchmarkEntry, ResultSet
@@ -391,7 +391,7 @@ def work_of(bench: BenchmarkEntry, results: ResultSet) -> Work | NoModel:
 
 def _compare(args: argparse.Namespace) -> int:
     _, _, result = judge_files(args.baseline, args.current, args.threshold, args.history, args.db)
-    print(report.render(result, args.format), end="")
+    print(report.render(result, args.format, width=tables.terminal_width()), end="")
     return _failed([r.benchmark for r in result.regressions]) if args.fail else 0
 
 
@@ -453,7 +453,7 @@ def _baseline_drop(args: argparse.Namespace) -> int:
 def _history(args: argparse.Namespace) -> int:
     """Per benchmark: first and last run value, the number of runs and each change point (e-divisive
     means)."""
-    from perfkit.results import changepoints, tables
+    from perfkit.results import changepoints
 
     storage, kept = _kept_runs(args.storage, args.hardware_id, args.db, args.profile)
     found = history.trends(kept, args.pattern, args.figure)
@@ -463,7 +463,8 @@ def _history(args: argparse.Namespace) -> int:
           f"(change points: e-divisive means on log values, permutation test p <= {changepoints.ALPHA})")
     print(
         tables.text_table(
-            ["benchmark", "runs", "first", "last", "change points"], report.trend_rows(kept, found)
+            ["benchmark", "runs", "first", "last", "change points"], report.trend_rows(kept, found),
+            tables.terminal_width()
         )
     )
     if args.out is not None:

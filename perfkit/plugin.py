@@ -18,7 +18,7 @@ from perfkit.measure import clocks, fresh_process, gpu_throttle, host_load, memo
 from perfkit.options import DEFAULT_TIMEOUT_S, RunOptions
 from perfkit.parallel import launch
 from perfkit.parallel.records import Job
-from perfkit.results import datasheet, inject
+from perfkit.results import datasheet, inject, tables
 from perfkit.results.metrics import MetricRecorder
 from perfkit.results.payloads import ClockLock
 from perfkit.session import Outcome, Profile, Session
@@ -377,8 +377,9 @@ def pytest_terminal_summary(terminalreporter: Any, config: pytest.Config) -> Non
         for report in terminalreporter.stats.get("skipped", []):  # the reasons, without -rs
             if isinstance(report.longrepr, tuple):
                 session.add_skip(str(report.longrepr[2]).removeprefix("Skipped: "))
-    lines = session.summary_lines() if session is not None else []
+    width = config.get_terminal_writer().fullwidth  # the terminal's, or COLUMNS, or 80 where piped
+    lines = session.summary_lines(width) if session is not None else []
     if lines:
         terminalreporter.section("perfkit")
         for line in lines:
-            terminalreporter.write_line(line)
+            terminalreporter.write_line(tables.wrapped(line, width))

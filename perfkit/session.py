@@ -346,9 +346,9 @@ class Session:
         notes = [m for m in self.messages if m.startswith("perfkit: confirmation")]
         return report.summary_markdown(comparison, notes)
 
-    def summary_lines(self) -> list[str]:
-        """What the terminal summary shows: the comparison first, then the other messages and the wall
-        times."""
+    def summary_lines(self, width: int | None = None) -> list[str]:
+        """What the terminal summary shows: the comparison first (its table fitted to ``width`` columns where
+        given), then the other messages and the wall times."""
         lines = list(self.messages)
         if self.family_seconds:
             families = ", ".join(f"{name} {s:.0f} s" for name, s in sorted(self.family_seconds.items(),
@@ -360,7 +360,7 @@ class Session:
         if self.results_path is not None:
             lines.append(where_results(self.results_path))
         if self.comparison is not None:
-            lines[:0] = report.summary_lines(self.comparison, str(self.baseline_path))
+            lines[:0] = report.summary_lines(self.comparison, str(self.baseline_path), width=width)
         return lines
 
 

@@ -48,6 +48,29 @@ def test_json_and_markdown_formats(files, capsys):
     assert "| verdict | benchmark |" in capsys.readouterr().out
 
 
+@pytest.mark.parametrize("columns", [80, 120])
+def test_the_terminal_table_fits_columns_and_loses_no_cell_json_holds(files, capsys, monkeypatch, columns):
+    base, _, slow = files
+    monkeypatch.setenv("COLUMNS", str(columns))
+    cli.main(["compare", str(base), str(slow)])
+    text = capsys.readouterr().out
+    assert max(map(len, text.splitlines())) <= columns
+    cli.main(["compare", str(base), str(slow), "--format", "json"])
+    rows = json.loads(capsys.readouterr().out)["rows"]
+    flat = " ".join(text.split())
+    for row in rows:  # every benchmark (without its file) and every word of every note is still there
+        assert row["benchmark"].rsplit("::", 1)[-1] in flat
+        assert all(word in flat for word in row["note"].split())
+
+
+def test_a_table_that_fits_keeps_its_columns():
+    from perfkit.results.tables import text_table
+
+    table = text_table(["a", "b"], [["benches/x.py::t[1]", "note"]], width=80)
+    assert table.splitlines() == ["a                   b", "------------------  ----",
+                                  "benches/x.py::t[1]  note"]
+
+
 def test_a_looser_threshold_lets_a_30_percent_slowdown_pass(files):
     base, _, slow = files
     assert cli.main(["compare", str(base), str(slow), "--fail", "--threshold", "50%"]) == 0

@@ -97,6 +97,9 @@ def test_the_end_of_run_summary_lists_verdicts_worth_reading_and_counts_the_rest
     assert any(line.strip().startswith("regressed/improved:") for line in lines)
     head = next(i for i, line in enumerate(lines) if line.strip().startswith("verdict"))
     assert lines[head + 2].index(matmul) == lines[head].index("benchmark")  # the detail lines are columns
+    narrow = report.summary_lines(judged(three_runs(cpu_results), current), "baselines/x.json", width=80)
+    table = narrow[1:narrow.index(next(line for line in narrow if "missing benchmark(s)" in line))]
+    assert max(map(len, table)) <= 80 and any("test_matmul_flops[fp32]" in line for line in table)
 
 
 def test_the_end_of_a_run_says_where_the_results_went_and_why_tests_skipped(pytester):

@@ -15,7 +15,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
-from perfkit.results.tables import text_table
+from perfkit.results.tables import text_table, wrapped
 
 
 @dataclass(frozen=True)
@@ -146,15 +146,15 @@ def _markdown_block(block: Block) -> str:
     return block.text
 
 
-def plain_text(blocks: Sequence[Block]) -> str:
+def plain_text(blocks: Sequence[Block], width: int | None = None) -> str:
     """Text and tables for a terminal (a table's columns padded, a trend as unicode bars), one blank line
-    between blocks; other blocks are left out."""
+    between blocks, fitted to ``width`` columns where given; other blocks are left out."""
     parts = []
     for block in blocks:
         if isinstance(block, Table):
-            parts.append(text_table(list(block.head), [[cell_text(c) for c in r] for r in block.rows]))
+            parts.append(text_table(list(block.head), [[cell_text(c) for c in r] for r in block.rows], width))
         elif isinstance(block, Text):
-            parts.append(block.text)
+            parts.append(wrapped(block.text, width))
     return "\n\n".join(parts) + "\n"
 
 

@@ -105,15 +105,17 @@ def headline(cmp: Comparison) -> str:
     return f"{hw}: {counts} (benchmarks){geo}"
 
 
-def summary_lines(cmp: Comparison, baseline_name: str, limit: int = 40) -> list[str]:
+def summary_lines(cmp: Comparison, baseline_name: str, limit: int = 40,
+                  width: int | None = None) -> list[str]:
     """What the terminal shows at the end of a run: the headline, then every gating figure with a verdict
     worth reading and every count that moved; benchmarks not run, informational figures and the ungated are
-    counted."""
+    counted. The table is fitted to ``width`` columns where given."""
     lines = [f"perfkit: compared with {baseline_name}: {headline(cmp)}"]
     moved = [r for r in cmp.rows if r.verdict in TO_READ[:-1]
              or (r.verdict is Verdict.CHANGED and r.note.startswith(COUNT_MOVED))]
     if moved:
-        table = text_table(_HEAD, [_row_cells(row) for row in moved[:limit]])
+        table = text_table(_HEAD, [_row_cells(row) for row in moved[:limit]],
+                           None if width is None else width - 2)
         lines += ["  " + line for line in table.splitlines()]
     if len(moved) > limit:
         lines.append(f"  ... and {len(moved) - limit} more; run `perfkit compare` for the whole table")
@@ -359,16 +361,16 @@ def _folded(summary: str, blocks: list[document.Block], cut: Cut) -> document.Co
     return Collapsed(summary, (Text(f"Rows cut {cut.why}."),) if cut.folded else tuple(blocks))
 
 
-def render(cmp: Comparison, fmt: str, show_unchanged: bool = True) -> str:
-    """A comparison as a terminal table, markdown (the verdict line, the rows to read, the rest folded) or
-    JSON; ``show_unchanged``: every row in the terminal's table, the informational ones too (folded) in
-    markdown."""
+def render(cmp: Comparison, fmt: str, show_unchanged: bool = True, width: int | None = None) -> str:
+    """A comparison as a terminal table (fitted to ``width`` columns where given), markdown (the verdict line,
+    the rows to read, the rest folded) or JSON, both whole; ``show_unchanged``: every row in the terminal's
+    table, the informational ones too (folded) in markdown."""
     if fmt == "json":
         return json.dumps(cmp.to_json(), indent=2)
     if fmt == "markdown":
         blocks = verdict_blocks(cmp, show_info=show_unchanged)
         return markdown_sections([Section(verdict_line(cmp), tuple(blocks))])
-    return document.plain_text(_terminal_blocks(cmp, show_unchanged))
+    return document.plain_text(_terminal_blocks(cmp, show_unchanged), width)
 
 
 def summary_markdown(cmp: Comparison, notes: Sequence[str] = (), budget: int = SUMMARY_BYTES) -> str:

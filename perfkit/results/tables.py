@@ -3,6 +3,9 @@ perfkit.results.document)."""
 
 from __future__ import annotations
 
+import shutil
+import textwrap
+
 
 def fmt_time(seconds: float | None) -> str:
     if seconds is None:
@@ -23,10 +26,53 @@ def fmt_change(change: float | None) -> str:
     return "-" if change is None else f"{change:+.1%}"
 
 
-def text_table(head: list[str], rows: list[list[str]]) -> str:
+def terminal_width() -> int:
+    """The terminal's columns (``COLUMNS`` where set; 120 where the output is not a terminal)."""
+    return shutil.get_terminal_size((120, 24)).columns
+
+
+def text_table(head: list[str], rows: list[list[str]], width: int | None = None) -> str:
+    """Columns padded to their widest cell. With ``width``, a table wider than that is laid out to fit it:
+    a benchmark's full name loses its file (``benches/x.py::``), as many leading columns as fit stay columns,
+    and each row's other cells follow on a wrapped, indented line of ``name value`` pairs."""
+    if width is None or _padded(head, rows) <= width:
+        return _columns(head, rows)
+    rows = [[str(c).rsplit("::", 1)[-1] for c in row] for row in rows]
+    keep = len(head)
+    while keep > 1 and _padded(head[:keep], [r[:keep] for r in rows]) > width:
+        keep -= 1
+    table = _columns(head[:keep], [r[:keep] for r in rows]).splitlines()
+    out = table[:2]
+    for line, row in zip(table[2:], rows):
+        out.append(line)
+        rest = " · ".join(f"{name} {cell}" for name, cell in zip(head[keep:], row[keep:]) if cell.strip())
+        if rest:
+            out += textwrap.wrap(rest, width, initial_indent="    ", subsequent_indent="    ",
+                                 break_on_hyphens=False)
+    return "\n".join(out)
+
+
+def _padded(head: list[str], rows: list[list[str]]) -> int:
+    """The width of ``_columns``' widest line."""
+    widths = [max(len(str(x)) for x in col) for col in zip(head, *rows)]
+    return sum(widths) + 2 * (len(widths) - 1)
+
+
+def _columns(head: list[str], rows: list[list[str]]) -> str:
     widths = [max(len(str(x)) for x in col) for col in zip(head, *rows)]
 
     def line(cells: list[str]) -> str:
         return "  ".join(str(c).ljust(w) for c, w in zip(cells, widths)).rstrip()
 
     return "\n".join([line(head), line(["-" * w for w in widths])] + [line(r) for r in rows])
+
+
+def wrapped(text: str, width: int | None) -> str:
+    """``text`` with each line longer than ``width`` wrapped, its continuation indented as the line was."""
+    if width is None:
+        return text
+    out = []
+    for line in text.splitlines():
+        indent = line[: len(line) - len(line.lstrip())]
+        out += textwrap.wrap(line, width, subsequent_indent=indent + "  ", break_on_hyphens=False) or [""]
+    return "\n".join(out)
