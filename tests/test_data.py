@@ -103,3 +103,19 @@ def test_a_data_folder_asked_for_and_not_there_stops_the_run_at_once(pytester, t
         result = pytester.runpytest("-p", "perfkit.plugin", "--perfkit-device=cpu", *args)
         assert result.ret == pytest.ExitCode.USAGE_ERROR
         assert message in result.stderr.str() and "Traceback" not in result.stderr.str()
+
+
+def test_more_loader_workers_than_cpus_is_said_once_in_perfkits_words(monkeypatch):
+    import warnings
+
+    monkeypatch.setattr(data.os, "sched_getaffinity", lambda pid: {0}, raising=False)
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        loader = data.HostLoader(data.synthetic_cifar10(64), 16, torch.device("cpu"), workers=2)
+        batches = sum(1 for _ in loader.epoch())
+    ours = [w for w in caught if issubclass(w.category, data.OversubscribedWarning)]
+    assert batches == 4 and len(ours) == 1 and "2 DataLoader workers on 1 CPU(s)" in str(ours[0].message)
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        data.HostLoader(data.synthetic_cifar10(64), 16, torch.device("cpu"), workers=1)
+    assert not [w for w in caught if issubclass(w.category, data.OversubscribedWarning)]

@@ -11,6 +11,7 @@ from __future__ import annotations
 import functools
 import os
 import pickle
+import warnings
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
@@ -273,6 +274,10 @@ def epoch_batches(data: ImageSet, batch: int, epoch: int, rank: int = 0, world: 
         yield data.batch(order[start:start + batch])
 
 
+class OversubscribedWarning(UserWarning):
+    """A DataLoader asked for more worker processes than the host has CPUs."""
+
+
 class HostLoader:
     """Epochs through one ``DataLoader`` from host memory (seed 004's path: per-image indexing, collation in
     ``workers`` processes, optionally pinned pages), each batch copied to ``device`` and normalised there;
@@ -289,6 +294,11 @@ class HostLoader:
         seed: int = 0,
     ) -> None:
         self.device = device
+        cpus = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count() or 1
+        if workers > cpus:  # said once here, where torch's DataLoader says it at two places of each epoch
+            warnings.warn(f"{workers} DataLoader workers on {cpus} CPU(s): they take turns on the cores, so "
+                          "this variant's epochs time an oversubscribed host", OversubscribedWarning,
+                          stacklevel=2)
         self.loader = DataLoader(TensorDataset(data.images, data.labels), batch_size=batch, shuffle=True,
                                  drop_last=True, num_workers=workers, persistent_workers=workers > 0,
                                  pin_memory=pin_memory and device.type == "cuda",
