@@ -340,3 +340,27 @@ def test_the_verdict_line_counts_the_gating_figures_a_5_percent_change_could_mov
     assert line.endswith("; fingerprint unchanged; MDE ≤ 5% for 2 of 4 gating figures, worst 12.0%, "
                          "1 of unknown noise")
     assert report.verdict_line(Comparison("hw", "hw", ())).endswith("; no gating figure compared")
+
+
+def test_the_batch_sweep_compares_like_with_like_and_says_what_memory_its_search_had(tmp_path, monkeypatch):
+    import matplotlib.figure
+
+    axes = []
+    real = matplotlib.figure.Figure.savefig
+
+    def keep(fig, *args, **kwargs):
+        axes.extend(fig.axes)
+        return real(fig, *args, **kwargs)
+
+    monkeypatch.setattr(matplotlib.figure.Figure, "savefig", keep)
+    raw = json.loads((ROOT / "tests" / "data" / "cpu-quick-families.json").read_text())
+    for bench in raw["benchmarks"]:
+        if "batch_capacity" in bench["extra_info"]:
+            bench["extra_info"]["batch_capacity"]["room"] = "a 2 MiB synthetic budget"
+    plots.plot_batch_sweep(typed(raw), tmp_path)
+    left, right = axes
+    assert left.get_xlim()[1] < 256 and right.get_xlim()[1] < 256  # measured at 32 and 128: no seed 2048
+    legend = [t.get_text() for t in right.get_legend().get_texts()]
+    assert "largest batch that fits under a 2 MiB synthetic budget: 47 (out of memory above)" in legend
+    assert any("50,000-image epochs" in text for text in legend)  # the seed's throughput, not its epochs
+    assert right.get_yscale() == "log" and left.get_yscale() == "linear"

@@ -334,6 +334,7 @@ class BatchCapacity(Record):
     dataset: int
     cap_gib: float | None
     probes: tuple[CapacityProbe, ...]
+    room: str = ""  # the memory the search had, in words ("a 2 MiB synthetic budget"), as LayerCapacity's
 
 
 @dataclass(frozen=True)

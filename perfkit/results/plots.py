@@ -83,6 +83,13 @@ def _quartiles(samples: tuple[float, ...]) -> tuple[float, float] | None:
     return q1, q3
 
 
+def _scale(values: list[float]) -> str:
+    """"log" for lines whose values span a decade or more, else "linear" (a log axis over 3.1-3.7 s labels
+    its ticks 3.1x10^0)."""
+    positive = [v for v in values if v > 0]
+    return "log" if positive and max(positive) >= 10 * min(positive) else "linear"
+
+
 def _label(ax: Any, bars: Any) -> None:
     """Each bar's value above it, so a short bar on a linear axis still reads (12,908, not 1.29e+04)."""
     ax.bar_label(bars, fmt=lambda v: f"{v:,.0f}" if abs(v) >= 100 else f"{v:.3g}", fontsize=7, padding=1)
@@ -392,7 +399,8 @@ def plot_busbw(results: ResultSet, out: Path) -> Iterable[tuple[str, Path]]:
 
 def plot_batch_sweep(results: ResultSet, out: Path) -> Iterable[tuple[str, Path]]:
     """Epoch time and images/s vs batch size (log x), one line per way of feeding the data, with the largest
-    batch that fits marked and seed 003's V100 epochs beside them."""
+    batch that fits marked (under the memory its search had) and seed 003's V100 beside them as images/s at
+    the batches this run measured: its epochs held 50,000 images, a quick run's a few hundred."""
     epochs = sorted((rec for _, rec in results.family(BatchEpoch)), key=lambda r: r.batch)
     if not epochs:
         return []
@@ -402,24 +410,26 @@ def plot_batch_sweep(results: ResultSet, out: Path) -> Iterable[tuple[str, Path]
         rows = [r for r in epochs if r.variant == variant]
         left.plot([r.batch for r in rows], [r.epoch_s for r in rows], marker="o", label=variant)
         right.plot([r.batch for r in rows], [r.images_per_s for r in rows], marker="o", label=variant)
-    left.scatter(
-        list(seeds.BATCH_EPOCH_V100),
-        list(seeds.BATCH_EPOCH_V100.values()),
-        marker="x",
-        color="grey",
-        label=f"seed 003 V100 (out of memory at {seeds.BATCH_OOM_V100})",
-    )
+    measured = {r.batch for r in epochs}
+    seed = {b: seeds.SEED_003_IMAGES / s for b, s in seeds.BATCH_EPOCH_V100.items() if b in measured}
+    if seed:
+        right.scatter(list(seed), list(seed.values()), marker="x", color="grey",
+                      label=f"seed 003 V100, {seeds.SEED_003_IMAGES:,}-image epochs")
     for _, cap in results.family(BatchCapacity):
+        under = f" under {cap.room}" if cap.room else " its search's memory"
+        beyond = " (out of memory above)" if cap.stopped_by == "out of memory" else " (the whole dataset)"
         for ax in (left, right):
             ax.axvline(cap.largest, color="r", linestyle="--",
-                       label=f"largest batch that fits: {cap.largest}" + (" (out of memory above)"
-                                                                          if cap.stopped_by == "out of memory"
-                                                                          else " (the whole dataset)"))
-    left.set(xscale="log", yscale="log", xlabel="batch size", ylabel="epoch time (s)", title="one epoch")
-    right.set(xscale="log", xlabel="batch size", ylabel="images/s", title="throughput")
-    _plain_log_ticks(left.xaxis, right.xaxis)
-    right.set_xticks(sorted({r.batch for r in epochs}))  # every batch measured, labelled
+                       label=f"largest batch that fits{under}: {cap.largest}{beyond}")
+    left.set(xscale="log", yscale=_scale([r.epoch_s for r in epochs]), xlabel="batch size",
+             ylabel="epoch time (s)", title=f"one epoch of {epochs[0].dataset:,} images")
+    right.set(xscale="log", yscale=_scale([r.images_per_s for r in epochs] + list(seed.values())),
+              xlabel="batch size", ylabel="images/s", title="throughput")
+    _plain_log_ticks(left.xaxis, right.xaxis, left.yaxis, right.yaxis)
+    for ax in (left, right):
+        ax.set_xticks(sorted(measured))  # every batch measured, labelled
     left.legend(fontsize=7)
+    right.legend(fontsize=7)
     fig.suptitle(f"{epochs[0].model} on {epochs[0].dataset} images, {results.hardware_id}")
     return [("Epoch time vs batch size", _save(fig, out / "batch_sweep.png"))]
 

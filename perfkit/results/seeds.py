@@ -13,3 +13,5 @@ LAYER_SPLIT_1080TI: dict[str, tuple[int, int, float]] = {"GPU0": (84, 0, 110.2),
 #: Seed 003, Q1, V100, data resident ("w/o data-loading"): batch -> epoch seconds; 8192 ran out of memory.
 BATCH_EPOCH_V100: dict[int, float] = {32: 14.2, 128: 4.0, 512: 2.4, 2048: 0.83}
 BATCH_OOM_V100 = 8192
+#: Seed 003, Q1: its epochs were CIFAR-10's training split ("Files already downloaded and verified").
+SEED_003_IMAGES = 50_000
