@@ -48,7 +48,7 @@ def text_table(head: list[str], rows: list[list[str]], width: int | None = None)
         rest = " · ".join(f"{name} {cell}" for name, cell in zip(head[keep:], row[keep:]) if cell.strip())
         if rest:
             out += textwrap.wrap(rest, width, initial_indent="    ", subsequent_indent="    ",
-                                 break_on_hyphens=False)
+                                 break_on_hyphens=False, break_long_words=False)
     return "\n".join(out)
 
 
@@ -74,5 +74,6 @@ def wrapped(text: str, width: int | None) -> str:
     out = []
     for line in text.splitlines():
         indent = line[: len(line) - len(line.lstrip())]
-        out += textwrap.wrap(line, width, subsequent_indent=indent + "  ", break_on_hyphens=False) or [""]
+        out += textwrap.wrap(line, width, subsequent_indent=indent + "  ", break_on_hyphens=False,
+                             break_long_words=False) or [""]
     return "\n".join(out)
