@@ -364,3 +364,26 @@ def test_the_batch_sweep_compares_like_with_like_and_says_what_memory_its_search
     assert "largest batch that fits under a 2 MiB synthetic budget: 47 (out of memory above)" in legend
     assert any("50,000-image epochs" in text for text in legend)  # the seed's throughput, not its epochs
     assert right.get_yscale() == "log" and left.get_yscale() == "linear"
+
+
+def test_log_axes_carry_dots_not_bars_and_the_roofline_promises_no_ncu_points_it_lacks(tmp_path, monkeypatch):
+    import matplotlib.figure
+
+    figs = []
+    real = matplotlib.figure.Figure.savefig
+
+    def keep(fig, *args, **kwargs):
+        figs.append(fig)
+        return real(fig, *args, **kwargs)
+
+    monkeypatch.setattr(matplotlib.figure.Figure, "savefig", keep)
+    raw = json.loads((ROOT / "baselines" / "nvidia-h200-x1.json").read_text())
+    for bench in raw["benchmarks"]:  # a run without ncu: every point's bytes are the analytic minimum
+        for point in (bench["extra_info"].get("roofline") or {}).get("points", []):
+            point["bytes_source"] = "analytic minimum"
+    results = typed(raw)
+    plots.plot_ppp(results, tmp_path)
+    plots.roofline_chart(results, tmp_path / "roof.png")
+    ppp, roof = figs
+    assert all(ax.get_xscale() == "log" and not ax.patches for ax in ppp.axes if ax.get_visible())
+    assert "hollow" not in roof.axes[0].get_title() and roof.axes[0].collections

@@ -283,9 +283,10 @@ def roofline_chart(results: ResultSet, path: Path) -> Path | None:
         hollow = p.bytes_source != "analytic minimum"
         attained = p.flops / bench.median / 1e12
         ax.scatter([p.intensity], [attained], s=40, facecolors="none" if hollow else None, edgecolors="black")
-        # points of one model at one batch sit close together: each nearby label goes one line lower
+        # points of one model at one batch sit close together (VGG16 and VGG19 at batch 64 too): each nearby
+        # label goes one line lower
         near = sum(
-            abs(math.log10(x / p.intensity)) < 0.2 and abs(math.log10(y / attained)) < 0.15
+            abs(math.log10(x / p.intensity)) < 0.3 and abs(math.log10(y / attained)) < 0.2
             for x, y in labelled
         )
         labelled.append((p.intensity, attained))
@@ -293,7 +294,7 @@ def roofline_chart(results: ResultSet, path: Path) -> Path | None:
             f"{p.label} b{ppp.batch if ppp else '?'}{' (ncu)' if hollow else ''}",
             (p.intensity, attained),
             fontsize=7,
-            xytext=(4, 2 - 9 * near),
+            xytext=(8, 3 - 11 * near),
             textcoords="offset points",
         )
     ax.set(
@@ -301,7 +302,9 @@ def roofline_chart(results: ResultSet, path: Path) -> Path | None:
         yscale="log",
         xlabel="arithmetic intensity (FLOP/byte)",
         ylabel="attained TFLOP/s",
-        title=f"Roofline on {results.hardware_id}: forward passes (filled: analytic bytes, hollow: ncu DRAM)",
+        title=f"Roofline on {results.hardware_id}: forward passes"
+              + (" (filled: analytic bytes, hollow: ncu DRAM)"
+                 if any(p.bytes_source != "analytic minimum" for _, p in points) else ""),
     )
     ax.grid(True, which="both", alpha=0.3)
     ax.legend(fontsize=7, loc="lower right")
@@ -450,6 +453,7 @@ def plot_layer_capacity(results: ResultSet, out: Path) -> Iterable[tuple[str, Pa
     fitted = max((c + f for (c, f), ms in seeds.LAYER_STACK_1080TI.items() if ms is not None), default=0)
     ax.axhline(fitted, color="grey", linestyle="--", label=f"seed 000 GTX 1080 Ti: {fitted} layers")
     ax.set(ylabel="layers that fit", title="largest stack before out-of-memory")
+    ax.set_ylim(0, ax.get_ylim()[1] * 1.3)  # room above the bars for the legend
     ax.tick_params(axis="x", labelsize=7, labelrotation=30)
     ax.legend(fontsize=7)
     if split:
@@ -486,15 +490,20 @@ def plot_ppp(results: ResultSet, out: Path, top: int = 10) -> Iterable[tuple[str
     for ax, (bench, run) in zip(axes.flat, runs):
         slowest = sorted(run.layers, key=lambda layer: -layer.seconds)[:top][::-1]  # the slowest at the top
         y = list(range(len(slowest)))
-        ax.barh(
-            [i + 0.2 for i in y], [layer.seconds * 1e3 for layer in slowest], height=0.4, label="measured"
-        )
-        ax.barh([i - 0.2 for i in y], [(layer.predicted_s or 0.0) * 1e3 for layer in slowest], height=0.4,
-                label="PALEO at datasheet peak")
+        # dots on the log axis, joined per layer: the gap is the layer's distance from the peak (bars on a log
+        # axis drew lengths from an arbitrary origin)
+        predicted = [(i, layer.predicted_s * 1e3, layer.seconds * 1e3) for i, layer in zip(y, slowest)
+                     if layer.predicted_s]
+        ax.hlines([i for i, _, _ in predicted], [p for _, p, _ in predicted], [m for _, _, m in predicted],
+                  color="lightgrey", zorder=1)
+        ax.scatter([layer.seconds * 1e3 for layer in slowest], y, label="measured", zorder=2)
+        ax.scatter([p for _, p, _ in predicted], [i for i, _, _ in predicted], marker="D", s=18,
+                   label="PALEO at datasheet peak", zorder=2)
         ax.set_yticks(y, [f"{layer.name} ({layer.type})" for layer in slowest], fontsize=7)
         ax.set_xscale("log")
         _plain_log_ticks(ax.xaxis)
         ax.set_xlim(right=max(layer.seconds for layer in slowest) * 1e3 * 12)  # a decade free for the legend
+        ax.grid(axis="x", which="major", alpha=0.3)
         share = bench.value(figures.SHARE_OF_PEAK)
         ax.set(xlabel="time per forward (ms, log)",
                title=f"{run.model} batch {run.batch}" + ("" if share is None else f": PPP {share:.0%}"))
