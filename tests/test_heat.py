@@ -201,3 +201,38 @@ def test_only_a_kernel_below_the_power_limit_with_a_held_clock_skips_settling_it
     assert bool(reads) is warmed_by_heat
     assert ("start_c" in extra["heat"]) is warmed_by_heat
     assert ("held_mhz" in extra["heat"]) is not warmed_by_heat
+
+
+class FailingNvml(ClockingNvml):
+    """NVML that stops answering utilisation after ``good`` readings (as under MIG from the first)."""
+
+    def __init__(self, good: int) -> None:
+        super().__init__()
+        self.good = good
+
+    def nvmlDeviceGetUtilizationRates(self, handle: str):
+        if self.good <= 0:
+            raise self.NVMLError("Not Supported")
+        self.good -= 1
+        return super().nvmlDeviceGetUtilizationRates(handle)
+
+
+@pytest.mark.parametrize("good", [0, 3])
+def test_a_clock_nvml_cannot_read_leaves_the_time_as_the_gate_and_nvml_closed(monkeypatch, good):
+    nvml = FailingNvml(good)
+    monkeypatch.setattr(heat.power, "unavailable_reason", lambda: None)
+    monkeypatch.setattr(heat.power, "PowerSampler", functools.partial(heat.power.PowerSampler, nvml=nvml))
+    monkeypatch.setattr(heat.power, "_cuda_pci_bus_id", lambda index: None)
+    with heat.sm_clock(torch.device("cuda", 0), interval_s=0.002) as clock:
+        time.sleep(0.05)
+    extra: dict = {}
+    heat.gate_on_cycles(MetricRecorder(extra), [0.003], clock)
+    assert clock.mean_mhz is None and extra == {} and nvml.inits == nvml.shutdowns == 1
+
+
+def test_the_power_sampler_says_in_one_sentence_that_nvml_stopped_answering():
+    nvml = FailingNvml(2)
+    stopped = pytest.raises(heat.power.SamplingError, match="NVML stopped answering while GPU 0 was sampled")
+    with stopped, heat.power.PowerSampler(0, interval_s=0.002, nvml=nvml):
+        time.sleep(0.05)
+    assert nvml.shutdowns == 1

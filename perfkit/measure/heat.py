@@ -20,6 +20,7 @@ beside it show that, unjudged.
 """
 from __future__ import annotations
 
+import sys
 import time
 from collections import deque
 from collections.abc import Callable, Iterator, Sequence
@@ -115,9 +116,9 @@ def warm_until_steady(fn: Callable[[], Any], read_c: Callable[[], int] | None, w
 
 
 def warmed_calls_per_round(fn: Callable[[], Any], device: torch.device, metrics: MetricRecorder) -> int:
-    """timing.warmed_calls_per_round for a kernel that may draw the power limit: on a GPU, where its SM clock
-    moved during a first slice of work, warmed until its heat is steady (recorded as ``extra_info["heat"]``),
-    then the calls that fill timing.MIN_ROUND_S."""
+    """timing.warmed_calls_per_round for a kernel that may draw the power limit: on a GPU, unless it held one
+    SM clock through a first slice of work at under UNLIMITED_SHARE of the power limit, warmed until its heat
+    is steady (recorded as ``extra_info["heat"]``); then the calls that fill timing.MIN_ROUND_S."""
     if device.type != "cuda":
         return timing.warmed_calls_per_round(fn, device)
     with sm_clock(device) as clock:
@@ -139,8 +140,8 @@ def warmed_calls_per_round(fn: Callable[[], Any], device: torch.device, metrics:
 
 @dataclass
 class ClockWindow:
-    """The SM clock over a timed block (filled in when it ends): mean, lowest and highest reading in MHz and
-    how many readings; no mean where NVML could not read it."""
+    """The SM clock over a timed block (filled in when it ends): mean, lowest and highest reading in MHz, how
+    many readings, and the block's mean power; no mean where NVML could not read it."""
 
     mean_mhz: float | None = None
     low_mhz: float | None = None
@@ -158,24 +159,37 @@ class ClockWindow:
 @contextmanager
 def sm_clock(device: torch.device, interval_s: float = CLOCK_INTERVAL_S) -> Iterator[ClockWindow]:
     """Read ``device``'s SM clock every ``interval_s`` during the block; the yielded window holds the
-    readings' mean when it ends (none on a CPU or where NVML cannot be read)."""
+    readings' mean when it ends, and none on a CPU or where NVML cannot read it (then the time gates)."""
     window = ClockWindow()
     if device.type != "cuda" or power.unavailable_reason() is not None:
         yield window
         return
-    index = torch.cuda.current_device() if device.index is None else device.index
-    with power.PowerSampler(index, interval_s) as sampler:
+    sampler = power.PowerSampler(torch.cuda.current_device() if device.index is None else device.index,
+                                 interval_s)
+    try:
+        sampler.__enter__()
+    except power.SamplingError:
         yield window
+        return
+    try:
+        yield window
+    except BaseException:
+        sampler.__exit__(*sys.exc_info())
+        raise
+    try:
+        sampler.__exit__(None, None, None)
+    except power.SamplingError:
+        return
     clocks = [r.sm_clock_mhz for r in sampler.trace.readings]
     window.mean_mhz, window.readings = sampler.trace.mean("sm_clock_mhz"), len(clocks)
-    window.power_w = sampler.trace.avg_power_w
     window.low_mhz, window.high_mhz = min(clocks), max(clocks)
+    window.power_w = sampler.trace.avg_power_w
 
 
 def gate_on_cycles(metrics: MetricRecorder, seconds_per_call: Sequence[float], clock: ClockWindow) -> None:
     """Record each round's SM cycles per call (its seconds times the window's mean clock) and gate on them
     (see the module docstring); where no clock was read, the time stays the gate."""
-    if clock.mean_mhz is None or not seconds_per_call:
+    if not clock.mean_mhz or not seconds_per_call:  # no reading (or a clock of 0 MHz): no cycles to count
         return
     metrics.info("sm_clock", clock.as_info())
     mhz = clock.mean_mhz

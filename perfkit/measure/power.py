@@ -117,6 +117,10 @@ def device_handle(nvml: Any, cuda_index: int) -> Any:
     return nvml.nvmlDeviceGetHandleByIndex(cuda_index)
 
 
+class SamplingError(HardwareError):
+    """NVML could not sample the GPU (a reading it does not support there, such as utilisation under MIG)."""
+
+
 class PowerSampler:
     """``with PowerSampler(0) as sampler: work()`` then ``sampler.trace``.
 
@@ -137,6 +141,7 @@ class PowerSampler:
         self._start = 0.0
         self._energy_start: float | None = None
         self._trace: PowerTrace | None = None
+        self._failed: str | None = None  # why the sampling thread stopped early
 
     @property
     def trace(self) -> PowerTrace:
@@ -149,10 +154,14 @@ class PowerSampler:
             self._nvml = load_nvml()
         else:
             self._nvml.nvmlInit()
-        self._handle = device_handle(self._nvml, self._cuda_index)
-        self._energy_start = self._energy_mj()
-        self._start = time.perf_counter()
-        self._sample()
+        try:
+            self._handle = device_handle(self._nvml, self._cuda_index)
+            self._energy_start = self._energy_mj()
+            self._start = time.perf_counter()
+            self._sample()
+        except self._nvml.NVMLError as exc:
+            self._nvml.nvmlShutdown()
+            raise SamplingError(f"NVML cannot sample GPU {self._cuda_index} ({exc})") from None
         self._thread = threading.Thread(target=self._run, name="perfkit-power", daemon=True)
         self._thread.start()
         return self
@@ -164,14 +173,25 @@ class PowerSampler:
             self._thread.join()
         try:
             if exc_type is None:
-                self._sample()
+                if self._failed is None:
+                    try:
+                        self._sample()
+                    except self._nvml.NVMLError as failed:
+                        self._failed = str(failed)
+                if self._failed is not None:
+                    raise SamplingError(f"NVML stopped answering while GPU {self._cuda_index} was sampled "
+                                        f"({self._failed})")
                 self._trace = self._finish(time.perf_counter() - self._start, self._energy_mj())
         finally:
             self._nvml.nvmlShutdown()
 
     def _run(self) -> None:
         while not self._stop.wait(self._interval):
-            self._sample()
+            try:
+                self._sample()
+            except self._nvml.NVMLError as exc:  # said when the block ends, not as a thread's traceback
+                self._failed = str(exc)
+                return
 
     def _sample(self) -> None:
         nvml, handle = self._nvml, self._handle
