@@ -35,6 +35,8 @@ def job(worker: Worker, spec: dict[str, Any]) -> dict[str, Any] | None:
             with torch.no_grad():
                 next(model.parameters())[0].add_(0.25)
         return {"difference": ddp.replica_difference(model)}
+    if action == "launcher":
+        return {"world": worker.world, "torchrun": "TORCHELASTIC_RUN_ID" in os.environ}
     return {"world": worker.world}
 
 

@@ -71,6 +71,19 @@ def test_a_table_that_fits_keeps_its_columns():
                                   "benches/x.py::t[1]  note"]
 
 
+def test_a_narrow_table_keeps_every_row_and_shortens_only_benchmark_names():
+    from perfkit.results.tables import text_table
+
+    rows = [["regressed", "benches/x.py::t[1]", "see benches/b.py::test_y\nfor why " + "word " * 12],
+            ["unknown", "benches/x.py::t[2]"]]  # a cell with a line break, a row shorter than the head
+    lines = text_table(["verdict", "benchmark", "note"], rows, width=40).splitlines()
+    assert max(map(len, lines)) <= 40
+    assert [line.split()[:2] for line in lines if not line.startswith(" ")][2:] == [["regressed", "t[1]"],
+                                                                                   ["unknown", "t[2]"]]
+    assert "see benches/b.py::test_y for why" in " ".join(" ".join(lines).split())
+    assert text_table(["a", "b"], [], width=10).splitlines() == ["a  b", "-  -"]
+
+
 def test_a_looser_threshold_lets_a_30_percent_slowdown_pass(files):
     base, _, slow = files
     assert cli.main(["compare", str(base), str(slow), "--fail", "--threshold", "50%"]) == 0

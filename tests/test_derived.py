@@ -120,6 +120,9 @@ def test_a_rate_above_its_ceiling_is_no_share_of_it_and_says_why():
     assert "share_of_copy_peak" not in relu.metrics
     assert "290 GB/s is above the measured copy_bandwidth_gbps of 42.7" in relu.absent["share_of_copy_peak"]
     assert "cache" in relu.absent["share_of_copy_peak"]
+    near = _bench("relu", 1e-4, RatePeak("copy_bandwidth_gbps", 4800.0), metrics={"bandwidth_gbps": 44.0})
+    (relu, _) = _results(near, _bench("copy", 2e-3, metrics={"copy_bandwidth_gbps": 42.7})).benchmarks
+    assert relu.value("share_of_copy_peak") == pytest.approx(44.0 / 42.7)  # a run's noise, still a share
 
 
 def test_a_baseline_of_several_runs_divides_by_the_median_of_its_runs_ceilings():

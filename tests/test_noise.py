@@ -182,6 +182,11 @@ def test_a_benchmark_that_gates_on_another_figure_is_gpu_bound_in_that_figure_on
     assert noise_kind(entry, "layers_over_model") == noise_kind(entry, "time") == "timed-host"
     plain = dataclasses.replace(entry, context=dataclasses.replace(entry.context, gate=None))
     assert noise_kind(plain, "time") == noise_kind(plain, "layers_over_model") == "timed-gpu"
+    # a GEMM follows its ceiling and gates on its SM cycles: its time is GPU work too, judged as such where a
+    # run read no clock and the time gates instead
+    gemm = dataclasses.replace(entry, context=dataclasses.replace(entry.context, gate="sm_mcycles",
+                                                                  bound="matmul_tflops_tf32"))
+    assert noise_kind(gemm, "time") == "timed-gpu" and noise_kind(gemm, "layers_over_model") == "timed-host"
 
 
 def test_the_between_machine_term_is_each_kinds_own():

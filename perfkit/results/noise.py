@@ -105,7 +105,10 @@ def noise_kind(bench: BenchmarkEntry, figure: str, gpu_bound: bool | None = None
     # add's whole program holds pageable host copies, PPP b1's eager forward and layers-over-model ratio the
     # host's launches (its CUDA-graph replay gates)
     gate = bench.context.gate or TIME
-    return "timed-gpu" if declared and (gate == TIME or figure == gate) else HOST_KIND
+    # a kernel that follows a ceiling is GPU work in its time too (the GEMMs gate on their SM cycles, and a
+    # run that read no clock is judged on the time)
+    gpu_time = figure == TIME and bench.context.bound is not None
+    return "timed-gpu" if declared and (gate == TIME or figure == gate or gpu_time) else HOST_KIND
 
 
 def round_spread(bench: BenchmarkEntry, figure: str) -> float | None:

@@ -419,7 +419,8 @@ def plot_batch_sweep(results: ResultSet, out: Path) -> Iterable[tuple[str, Path]
         right.scatter(list(seed), list(seed.values()), marker="x", color="grey",
                       label=f"seed 003 V100, {seeds.SEED_003_IMAGES:,}-image epochs")
     for _, cap in results.family(BatchCapacity):
-        under = f" under {cap.room}" if cap.room else " its search's memory"
+        room = cap.room or (f"{cap.cap_gib:.2f} GiB per GPU (capped)" if cap.cap_gib else "")
+        under = f" under {room}" if room else " its search's memory"
         beyond = " (out of memory above)" if cap.stopped_by == "out of memory" else " (the whole dataset)"
         for ax in (left, right):
             ax.axvline(cap.largest, color="r", linestyle="--",

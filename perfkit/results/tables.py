@@ -33,11 +33,16 @@ def terminal_width() -> int:
 
 def text_table(head: list[str], rows: list[list[str]], width: int | None = None) -> str:
     """Columns padded to their widest cell. With ``width``, a table wider than that is laid out to fit it:
-    a benchmark's full name loses its file (``benches/x.py::``), as many leading columns as fit stay columns,
-    and each row's other cells follow on a wrapped, indented line of ``name value`` pairs."""
-    if width is None or _padded(head, rows) <= width:
+    the ``benchmark`` column's full names lose their file (``benches/x.py::``), as many leading columns as fit
+    stay columns, and each row's other cells follow on a wrapped, indented line of ``name value`` pairs."""
+    # one line per cell, every row as long as the head
+    rows = [[" ".join(str(c).split("\n")) for c in row] + [""] * (len(head) - len(row)) for row in rows]
+    if width is None or not rows or _padded(head, rows) <= width:
         return _columns(head, rows)
-    rows = [[str(c).rsplit("::", 1)[-1] for c in row] for row in rows]
+    width = max(width, 20)
+    if "benchmark" in head:  # a benchmark's full name without its file
+        at = head.index("benchmark")
+        rows = [[c.rsplit("::", 1)[-1] if i == at else c for i, c in enumerate(row)] for row in rows]
     keep = len(head)
     while keep > 1 and _padded(head[:keep], [r[:keep] for r in rows]) > width:
         keep -= 1
