@@ -377,7 +377,8 @@ def pytest_terminal_summary(terminalreporter: Any, config: pytest.Config) -> Non
         for report in terminalreporter.stats.get("skipped", []):  # the reasons, without -rs
             if isinstance(report.longrepr, tuple):
                 session.add_skip(str(report.longrepr[2]).removeprefix("Skipped: "))
-    width = config.get_terminal_writer().fullwidth  # the terminal's, or COLUMNS, or 80 where piped
+    writer = config.get_terminal_writer()  # a terminal's width, or COLUMNS; a log or a pipe keeps rows whole
+    width = writer.fullwidth if writer.hasmarkup or "COLUMNS" in os.environ else None
     lines = session.summary_lines(width) if session is not None else []
     if lines:
         terminalreporter.section("perfkit")

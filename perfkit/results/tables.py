@@ -3,7 +3,9 @@ perfkit.results.document)."""
 
 from __future__ import annotations
 
+import os
 import shutil
+import sys
 import textwrap
 
 
@@ -26,9 +28,12 @@ def fmt_change(change: float | None) -> str:
     return "-" if change is None else f"{change:+.1%}"
 
 
-def terminal_width() -> int:
-    """The terminal's columns (``COLUMNS`` where set; 120 where the output is not a terminal)."""
-    return shutil.get_terminal_size((120, 24)).columns
+def terminal_width() -> int | None:
+    """The terminal's columns (``COLUMNS`` where set); None where the output goes to a file or a pipe and
+    ``COLUMNS`` is not set: there every row stays whole on one line, for grep."""
+    if "COLUMNS" in os.environ or sys.stdout.isatty():
+        return shutil.get_terminal_size().columns
+    return None
 
 
 def text_table(head: list[str], rows: list[list[str]], width: int | None = None) -> str:
