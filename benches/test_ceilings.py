@@ -1,6 +1,8 @@
 """The machine's own roofline ceilings (later families report "% of measured peak" against them).
 
-Copy bandwidth counts bytes read + written; matmul FLOP/s counts 2·n³ (FMA = 2) on random data.
+Copy bandwidth counts bytes read + written; matmul FLOP/s counts 2·n³ (FMA = 2) on random data. On a GPU,
+a copy by one thread and by one block (numba.cuda) measures one multiprocessor's pace against the latency of
+memory: the roof of the vector add's launches of those shapes (perfkit.workloads.benchwork).
 Each is timed by pytest-benchmark with perfkit's synchronizing clock: 5 warm-up rounds, then 20. On a GPU
 the operation first runs untimed for half a second (timing.warm_for), so it is timed in the clock state its
 power limit holds under sustained load, whatever ran before: timed from a cool start, the four fresh-process
@@ -36,6 +38,10 @@ COPY_BYTES = {
     ("cpu", "quick"): 64 * MiB,
 }
 MATMUL_N = {("cuda", "full"): 8192, ("cuda", "quick"): 4096, ("cpu", "full"): 4096, ("cpu", "quick"): 1024}
+#: Elements one thread or one block copies, in the cache level the vector add's nightly launches of that shape
+#: stream from: one thread 4 MiB a side (in L2, as at K1, the one size it runs nightly), one block 64 MiB a
+#: side (beyond L2, as at K100).
+ONE_SM_ELEMENTS = {"one_thread": 2**20, "one_block": 2**24}
 
 
 def _record_ceiling(benchmark, metrics, spec, ceiling: MetricSpec, amount: float, scale: float) -> None:
@@ -77,3 +83,19 @@ def test_matmul_flops(
     _record_ceiling(
         benchmark, perfkit_metrics, perfkit_datasheet, figures.matmul_ceiling(precision), work.amount, 1e12
     )
+
+
+@pytest.mark.gpu
+@pytest.mark.parametrize("scenario", figures.ONE_SM_SCENARIOS)
+def test_one_sm_copy(benchmark, scenario, perfkit_device, perfkit_metrics, perfkit_datasheet):
+    """One multiprocessor's streaming pace: a copy by one thread or one block, the ceiling the vector add's
+    launches of that shape follow across hardware (no datasheet lists it)."""
+    pytest.importorskip("numba.cuda", reason="numba-cuda is not installed (pip install -e '.[cuda]')")
+    n = ONE_SM_ELEMENTS[scenario]
+    work = ceilings.one_sm_copy_workload(scenario, n)
+    perfkit_metrics.info("elements", n)
+    calls = timing.warmed_calls_per_round(work.run, perfkit_device)
+    benchmark.pedantic(work.run, rounds=ROUNDS, warmup_rounds=WARMUP, iterations=calls)
+    work.check()
+    _record_ceiling(benchmark, perfkit_metrics, perfkit_datasheet, figures.one_sm_copy(scenario), work.amount,
+                    1e9)

@@ -29,6 +29,7 @@ MAXPOOL = "benches/test_layers.py::test_layer[maxpool-forward]"
 TINY = "benches/test_timer_fidelity.py::test_timer_fidelity[tiny]"
 STACK = "benches/test_capacity.py::test_layer_stack_capacity[cap10.91GiB-balanced]"
 COPY = "copy_bandwidth_gbps"
+ONE_BLOCK = "benches/test_vector_add.py::test_gpu_explicit[K1-one_block]"
 
 
 @pytest.fixture(scope="module")
@@ -116,7 +117,6 @@ def test_each_benchmark_describes_its_work_from_its_records():
 
 
 @pytest.mark.parametrize("name, gpu, reason", [
-    ("benches/test_vector_add.py::test_gpu_explicit[K1-one_block]", True, "one of the device's"),
     ("benches/test_vector_add.py::test_cpu_numpy[K1]", False, "the host's loop"),
     ("benches/test_flops.py::test_flop_count[vgg16]", False, "a meta device"),
 ])
@@ -152,6 +152,41 @@ def test_networks_and_streaming_kernels_take_the_models_ratio_between_their_ceil
     assert b64.errors() is not None and all(e > 1 for e in b64.errors())  # the roofs are a lower bound
 
 
+def test_a_first_launch_on_managed_memory_says_its_pages_migrate():
+    raw = load.read_json(H200)
+    warm = next(b for b in raw["benchmarks"] if b["name"] == "test_gpu_managed[K100-tuned-warm]")
+    warm["extra_info"]["vector_add"]["mode"] = "managed_first"  # as the first launch records it
+    h200 = load.parse(raw, "h200 first launch")
+    found = work_of(h200.by_name()[warm["fullname"]], h200)
+    assert isinstance(found, NoModel) and found.gpu and "pages migrate from host memory" in found.reason
+
+
+def test_one_thread_or_one_block_streams_at_its_multiprocessors_measured_pace():
+    h200 = load.load(H200)
+    one_block = work_of(h200.by_name()[ONE_BLOCK], h200)
+    assert isinstance(one_block, Work)
+    assert one_block.label == "vector add of 1 M elements, one block (explicit)"
+    assert [(s.bytes, s.launches, s.roof) for s in one_block.steps] == [(12e6, 1, "one_block_copy_gbps")]
+    with pytest.raises(NoRoof, match="no one_block_copy_gbps .*benches/test_ceilings.py"):
+        estimate(one_block, Roofs.of(h200))  # these baselines predate the ceiling
+    assert "one_block_copy_gbps" not in Roofs.of_datasheet(datasheet.by_key("h200"), Roofs.of(h200)).ceilings
+
+
+def test_given_each_devices_one_block_ceiling_one_block_expects_its_ratio():
+    def with_one_block(path, gbps):
+        raw = load.read_json(path)
+        raw["machine_info"]["perfkit"]["ceilings"]["one_block_copy_gbps"] = gbps
+        return load.parse(raw, path.name)
+
+    h200, h100 = with_one_block(H200, 8.0), with_one_block(H100, 7.2)
+    (row,) = across.hardware_rows(h200, h100, [ONE_BLOCK], work_of)
+    assert row.model is not None and row.model.current.shares()["memory"] > 0.99  # 1.6 ms of bytes, a launch
+    assert row.expected == pytest.approx(0.9, rel=0.01)
+    measured = statistics.fmean(h200.runs()[ONE_BLOCK]["kernel_s"]) / statistics.fmean(
+        h100.runs()[ONE_BLOCK]["kernel_s"])
+    assert row.figure == "kernel_s" and row.speedup == pytest.approx(measured)
+
+
 def test_a_benchmark_that_gates_on_another_figure_on_one_side_is_read_by_it_on_both(rows):
     b1 = rows[PPP_B1]  # the H200's batch 1 gates on its CUDA-graph replay, the older H100 run on its time
     assert b1.figure == "model_graph_s"
@@ -177,7 +212,7 @@ def test_the_summary_counts_the_gpu_benchmarks_with_an_expectation_and_those_wit
     gpu = [r for r in rows.values() if r.gpu]
     expected = [r for r in gpu if r.expected is not None]
     near = [r for r in expected if r.ratio is not None and 1 / 1.15 <= r.ratio <= 1.15]
-    assert len(gpu) == 13 and len(expected) == 12  # one block on one multiprocessor: no expectation
+    assert len(gpu) == 13 and len(expected) == 12  # one block: these baselines never measured its ceiling
     said = report.hardware_summary(list(rows.values()))
     assert said.startswith(f"{len(expected)} of {len(gpu)} GPU benchmarks carry an expected speedup")
     assert f"{len(near)} of them lie within x1.15" in said

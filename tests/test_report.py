@@ -219,6 +219,29 @@ def test_bars_stand_on_linear_axes_from_zero_each_labelled_with_its_value(tmp_pa
     assert len(labels) >= sum(len(ax.patches) for ax in axes) // 2 and all(labels)
 
 
+def test_one_multiprocessors_ceilings_get_a_panel_of_their_own_with_no_datasheet_bar(tmp_path, monkeypatch):
+    import matplotlib.figure
+
+    figs = []
+    real = matplotlib.figure.Figure.savefig
+
+    def keep(fig, *args, **kwargs):
+        figs.append(fig)
+        return real(fig, *args, **kwargs)
+
+    monkeypatch.setattr(matplotlib.figure.Figure, "savefig", keep)
+    raw = json.loads((ROOT / "baselines" / "nvidia-h200-x1.json").read_text())
+    plots.plot_ceilings(typed(raw), tmp_path)  # measured before the one-multiprocessor ceilings existed
+    raw["machine_info"]["perfkit"]["ceilings"].update(one_block_copy_gbps=8.1, one_thread_copy_gbps=0.31)
+    plots.plot_ceilings(typed(raw), tmp_path)
+    before, after = figs
+    assert len(before.axes) == 2 and len(after.axes) == 3
+    panel = after.axes[2]
+    assert [t.get_text() for t in panel.get_xticklabels()] == ["one_block", "one_thread"]
+    assert len(panel.patches) == 2 and [t.get_text() for t in panel.texts] == ["8.1", "0.31"]
+    assert [t.get_text() for t in panel.get_legend().get_texts()] == ["measured"]
+
+
 def test_a_cpu_runs_titles_promise_no_datasheet_peak_or_utilisation(tmp_path):
     results = typed(json.loads((ROOT / "tests" / "data" / "cpu-quick-families.json").read_text()))
     titles = [title for plotter in plots.PLOTTERS for title, _ in plotter(results, tmp_path)]

@@ -66,6 +66,27 @@ def matmul_workload(device: torch.device, n: int, precision: str) -> Operation:
     return Operation(lambda: torch.mm(a, b, out=out), 2.0 * n**3, check)
 
 
+def one_sm_copy_workload(scenario: str, n: int) -> Operation:
+    """A float32 copy of ``n`` elements by one thread or one block (numba.cuda: needs the ``cuda`` extra);
+    counts bytes read + written, as the device copy does."""
+    import numpy as np
+    from numba import cuda
+
+    from perfkit.workloads.kernels import one_sm
+
+    host = np.arange(n, dtype=np.float32)
+    src, dst = cuda.to_device(host), cuda.device_array(n, dtype=np.float32)
+    launch = one_sm.launcher(scenario, src, dst)
+    launch()  # compiled here, not in a timed round
+
+    def check() -> None:
+        if not np.array_equal(dst.copy_to_host(), host):
+            raise MeasurementError(f"the {scenario.replace('_', ' ')} copy's destination differs from its "
+                                   "source")
+
+    return Operation(launch, 2.0 * n * 4, check)
+
+
 @contextlib.contextmanager
 def float32_matmul(precision: str) -> Iterator[None]:
     """Make fp32 matmuls IEEE fp32 or TF32 for the block, then restore the global setting."""

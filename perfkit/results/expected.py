@@ -47,6 +47,7 @@ class Step:
     bytes: float
     launches: int
     precision: str  # the precision its FLOPs are computed in (a matmul ceiling's key suffix)
+    roof: str = datasheet.COPY  # the ceiling its bytes move at: the device's copy, or one multiprocessor's
 
 
 @dataclass(frozen=True)
@@ -125,10 +126,12 @@ class Roofs:
             raise NoRoof(f"{self.device} has no {key} (measured or on the datasheet)")
         return found * 1e12
 
-    def byte_rate(self) -> float:
-        found = self.ceiling(datasheet.COPY)
+    def byte_rate(self, key: str = datasheet.COPY) -> float:
+        """Bytes/s of the copy ceiling ``key`` (the device's; one thread's or one block's, measured only)."""
+        found = self.ceiling(key)
         if not found:
-            raise NoRoof(f"{self.device} has no {datasheet.COPY} (measured or on the datasheet)")
+            raise NoRoof(f"{self.device} has no {key} (measured or on the datasheet; "
+                         "benches/test_ceilings.py measures it)")
         return found * 1e9
 
     def launch(self, mode: str) -> float:
@@ -174,12 +177,12 @@ class Estimate:
 
 def estimate(work: Work, roofs: Roofs) -> Estimate:
     """The sum over ``work``'s steps of ``max(flops / flop rate, bytes / byte rate)``, plus its launches."""
-    byte_rate, per_launch = roofs.byte_rate(), roofs.launch(work.launch)
+    per_launch = roofs.launch(work.launch)
     compute = memory = 0.0
     launches = 0
     for step in work.steps:
         flop_s = step.flops / roofs.flop_rate(step.precision) if step.flops else 0.0
-        byte_s = step.bytes / byte_rate
+        byte_s = step.bytes / roofs.byte_rate(step.roof)
         if flop_s >= byte_s:
             compute += flop_s
         else:

@@ -26,7 +26,16 @@ def matmul_ceiling(precision: str) -> MetricSpec:
     return MetricSpec(matmul_key(precision), "TFLOP/s", "higher")
 
 
-CEILINGS: tuple[MetricSpec, ...] = (COPY_BANDWIDTH, *(matmul_ceiling(p) for p in PRECISIONS))
+def one_sm_copy(scenario: str) -> MetricSpec:
+    """The copy rate of one thread or one block (bytes read + written): one multiprocessor's pace against
+    the latency of memory, which the vector add's launches of that shape follow (no datasheet lists it)."""
+    return MetricSpec(f"{scenario}_copy_gbps", "GB/s", "higher")
+
+
+#: The launch shapes that run on one multiprocessor (perfkit.workloads.kernels.one_sm).
+ONE_SM_SCENARIOS: tuple[str, ...] = ("one_thread", "one_block")
+CEILINGS: tuple[MetricSpec, ...] = (COPY_BANDWIDTH, *(matmul_ceiling(p) for p in PRECISIONS),
+                                    *(one_sm_copy(s) for s in ONE_SM_SCENARIOS))
 #: A power-limited kernel's SM cycles per call (its time times the mean SM clock it ran at): what its code
 #: costs, apart from the clock the card's power limit let it hold (perfkit.measure.heat)
 SM_MCYCLES = MetricSpec("sm_mcycles", "Mcycles", "lower")

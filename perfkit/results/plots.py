@@ -51,22 +51,29 @@ def _save(fig: Any, path: Path) -> Path:
 
 
 def plot_ceilings(results: ResultSet, out: Path) -> Iterable[tuple[str, Path]]:
-    """Measured ceilings beside the datasheet figures: bandwidth and matmul rate per precision."""
+    """Measured ceilings beside the datasheet figures: bandwidth, matmul rate per precision, and one
+    multiprocessor's copy rate where measured."""
     measured = Ceilings.of(results).values()
     if not measured:
         return []
     plt = _pyplot()
     spec = results.info.datasheet
     keys = sorted(measured)
-    fig, axes = plt.subplots(1, 2, figsize=(11, 4))
-    for ax, want, unit in ((axes[0], datasheet.COPY, "GB/s"), (axes[1], "matmul", "TFLOP/s")):
+    one_sm = [figures.one_sm_copy(s).name for s in figures.ONE_SM_SCENARIOS]
+    panels = [(datasheet.COPY, "GB/s"), ("matmul", "TFLOP/s")]
+    panels += [("one_", "GB/s, one multiprocessor")] if measured.keys() & set(one_sm) else []
+    fig, axes = plt.subplots(1, len(panels), figsize=(5.5 * len(panels), 4))
+    for ax, (want, unit) in zip(axes, panels, strict=True):
         names = [k for k in keys if k.startswith(want)]
         xs = range(len(names))
-        _label(ax, ax.bar([x - 0.2 for x in xs], [measured[k] for k in names], width=0.4, label="measured"))
-        if spec:
-            _label(ax, ax.bar([x + 0.2 for x in xs], [spec.ceiling(k) or 0 for k in names], width=0.4,
+        sheet = spec is not None and any(spec.ceiling(k) for k in names)  # none lists one multiprocessor's
+        shift = 0.2 if sheet else 0.0
+        _label(ax, ax.bar([x - shift for x in xs], [measured[k] for k in names], width=0.4, label="measured"))
+        if spec is not None and sheet:
+            _label(ax, ax.bar([x + shift for x in xs], [spec.ceiling(k) or 0 for k in names], width=0.4,
                               label="datasheet"))
-        ax.set_xticks(list(xs), [k.replace("matmul_tflops_", "").replace("_gbps", "") for k in names])
+        ax.set_xticks(list(xs), [k.replace("matmul_tflops_", "").replace("_gbps", "").replace("_copy", "")
+                                 for k in names])
         ax.set_ylabel(unit)
         # linear from zero, each bar labelled: on a log axis 51 against 67 TFLOP/s looked like 1 to 3
         ax.set_ylim(0, ax.get_ylim()[1] * 1.25)  # room above the bars for the legend

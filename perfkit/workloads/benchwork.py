@@ -22,8 +22,9 @@ from dataclasses import dataclass
 from typing import Any
 
 from perfkit.errors import BaselineError
+from perfkit.results.datasheet import COPY
 from perfkit.results.expected import ARITHMETIC, EAGER, GRAPH, NoModel, Step, Work
-from perfkit.results.figures import IMAGES_PER_S, MODEL_GRAPH_S, TIME
+from perfkit.results.figures import IMAGES_PER_S, MODEL_GRAPH_S, ONE_SM_SCENARIOS, TIME, one_sm_copy
 from perfkit.results.model import BenchmarkEntry, ResultSet
 from perfkit.results.payloads import (
     AllreduceSweep,
@@ -197,18 +198,18 @@ def _batch_epoch(rec: BatchEpoch, bench: BenchmarkEntry, results: ResultSet) -> 
 
 
 def _vector_add(rec: VectorAdd, bench: BenchmarkEntry, results: ResultSet) -> Work | NoModel:
-    """A grid launch streams its three arrays through device memory once."""
+    """A launch streams its three arrays through device memory once: a grid at the device's copy ceiling, one
+    thread or one block at the pace of the one multiprocessor it runs on (its copy ceiling)."""
     if rec.mode == "cpu":
         return NoModel("the host's loop", gpu=False)
-    if rec.scenario in ("one_thread", "one_block"):
-        return NoModel(f"{rec.scenario.replace('_', ' ')} runs on one of the device's multiprocessors: its "
-                       "pace is that multiprocessor's latency to memory, which no measured ceiling holds")
     if rec.mode == "managed_first":
         return NoModel("the inputs' pages migrate from host memory inside the timing: the host link's and "
                        "the driver's pace, which no ceiling here measures")
     n = kernels.elements(rec.k)
-    step = Step(f"{rec.scenario} kernel", "kernel", n, kernels.BYTES_PER_ELEMENT * n, 1, ARITHMETIC)
-    label = f"vector add of {rec.k:g} M elements, {rec.scenario} grid ({rec.mode.replace('_', ' ')})"
+    roof = one_sm_copy(rec.scenario).name if rec.scenario in ONE_SM_SCENARIOS else COPY
+    step = Step(f"{rec.scenario} kernel", "kernel", n, kernels.BYTES_PER_ELEMENT * n, 1, ARITHMETIC, roof)
+    shape = rec.scenario.replace("_", " ") if roof != COPY else f"{rec.scenario} grid"
+    label = f"vector add of {rec.k:g} M elements, {shape} ({rec.mode.replace('_', ' ')})"
     return Work(label, (step,), EAGER, bench.context.gate or TIME)
 
 
