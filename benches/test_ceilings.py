@@ -42,6 +42,9 @@ MATMUL_N = {("cuda", "full"): 8192, ("cuda", "quick"): 4096, ("cpu", "full"): 40
 #: stream from: one thread 4 MiB a side (in L2, as at K1, the one size it runs nightly), one block 64 MiB a
 #: side (beyond L2, as at K100).
 ONE_SM_ELEMENTS = {"one_thread": 2**20, "one_block": 2**24}
+#: Rounds and warm-up rounds of 50 ms each for a one-multiprocessor copy: latency-bound, it draws little power
+#: and needs no long settling, and the nightly budget is tight.
+ONE_SM_ROUNDS = (10, 2)
 
 
 def _record_ceiling(benchmark, metrics, spec, ceiling: MetricSpec, amount: float, scale: float) -> None:
@@ -95,7 +98,8 @@ def test_one_sm_copy(benchmark, scenario, perfkit_device, perfkit_metrics, perfk
     work = ceilings.one_sm_copy_workload(scenario, n)
     perfkit_metrics.info("elements", n)
     calls = timing.warmed_calls_per_round(work.run, perfkit_device)
-    benchmark.pedantic(work.run, rounds=ROUNDS, warmup_rounds=WARMUP, iterations=calls)
+    rounds, warmup = ONE_SM_ROUNDS
+    benchmark.pedantic(work.run, rounds=rounds, warmup_rounds=warmup, iterations=calls)
     work.check()
     _record_ceiling(benchmark, perfkit_metrics, perfkit_datasheet, figures.one_sm_copy(scenario), work.amount,
                     1e9)
