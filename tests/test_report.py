@@ -200,26 +200,9 @@ def test_the_swap_memory_panel_leaves_out_the_cpu_cases_that_have_no_peak(tmp_pa
     assert drawn["peak allocated (MiB)"] == ["cuda forward", "cuda forward_backward"]
 
 
-def test_bars_stand_on_linear_axes_from_zero_each_labelled_with_its_value(tmp_path, monkeypatch):
-    import matplotlib.figure
-
-    axes = []
-    real = matplotlib.figure.Figure.savefig
-
-    def keep(fig, *args, **kwargs):
-        axes.extend(fig.axes)
-        return real(fig, *args, **kwargs)
-
-    monkeypatch.setattr(matplotlib.figure.Figure, "savefig", keep)
-    results = typed(json.loads((ROOT / "baselines" / "nvidia-h200-x1.json").read_text()))
-    for plotter in (plots.plot_ceilings, plots.plot_layers, plots.plot_vgg_swap):
-        plotter(results, tmp_path)
-    assert axes and all(ax.get_yscale() == "linear" and ax.get_ylim()[0] == 0 for ax in axes)
-    labels = [text.get_text() for ax in axes for text in ax.texts]
-    assert len(labels) >= sum(len(ax.patches) for ax in axes) // 2 and all(labels)
-
-
-def test_one_multiprocessors_ceilings_get_a_panel_of_their_own_with_no_datasheet_bar(tmp_path, monkeypatch):
+@pytest.fixture
+def saved_figures(monkeypatch):
+    """Every matplotlib figure a plotter saves during the test, to read its axes back."""
     import matplotlib.figure
 
     figs = []
@@ -230,11 +213,25 @@ def test_one_multiprocessors_ceilings_get_a_panel_of_their_own_with_no_datasheet
         return real(fig, *args, **kwargs)
 
     monkeypatch.setattr(matplotlib.figure.Figure, "savefig", keep)
+    return figs
+
+
+def test_bars_stand_on_linear_axes_from_zero_each_labelled_with_its_value(tmp_path, saved_figures):
+    results = typed(json.loads((ROOT / "baselines" / "nvidia-h200-x1.json").read_text()))
+    for plotter in (plots.plot_ceilings, plots.plot_layers, plots.plot_vgg_swap):
+        plotter(results, tmp_path)
+    axes = [ax for fig in saved_figures for ax in fig.axes]
+    assert axes and all(ax.get_yscale() == "linear" and ax.get_ylim()[0] == 0 for ax in axes)
+    labels = [text.get_text() for ax in axes for text in ax.texts]
+    assert len(labels) >= sum(len(ax.patches) for ax in axes) // 2 and all(labels)
+
+
+def test_one_multiprocessors_ceilings_get_a_panel_of_their_own_with_no_datasheet_bar(tmp_path, saved_figures):
     raw = json.loads((ROOT / "baselines" / "nvidia-h200-x1.json").read_text())
     plots.plot_ceilings(typed(raw), tmp_path)  # measured before the one-multiprocessor ceilings existed
     raw["machine_info"]["perfkit"]["ceilings"].update(one_block_copy_gbps=8.1, one_thread_copy_gbps=0.31)
     plots.plot_ceilings(typed(raw), tmp_path)
-    before, after = figs
+    before, after = saved_figures
     assert len(before.axes) == 2 and len(after.axes) == 3
     panel = after.axes[2]
     assert [t.get_text() for t in panel.get_xticklabels()] == ["one_block", "one_thread"]
@@ -365,23 +362,13 @@ def test_the_verdict_line_counts_the_gating_figures_a_5_percent_change_could_mov
     assert report.verdict_line(Comparison("hw", "hw", ())).endswith("; no gating figure compared")
 
 
-def test_the_batch_sweep_compares_like_with_like_and_says_what_memory_its_search_had(tmp_path, monkeypatch):
-    import matplotlib.figure
-
-    axes = []
-    real = matplotlib.figure.Figure.savefig
-
-    def keep(fig, *args, **kwargs):
-        axes.extend(fig.axes)
-        return real(fig, *args, **kwargs)
-
-    monkeypatch.setattr(matplotlib.figure.Figure, "savefig", keep)
+def test_the_batch_sweep_compares_like_with_like_and_says_what_memory_its_search_had(tmp_path, saved_figures):
     raw = json.loads((ROOT / "tests" / "data" / "cpu-quick-families.json").read_text())
     for bench in raw["benchmarks"]:
         if "batch_capacity" in bench["extra_info"]:
             bench["extra_info"]["batch_capacity"]["room"] = "a 2 MiB synthetic budget"
     plots.plot_batch_sweep(typed(raw), tmp_path)
-    left, right = axes
+    ((left, right),) = [fig.axes for fig in saved_figures]
     assert left.get_xlim()[1] < 256 and right.get_xlim()[1] < 256  # measured at 32 and 128: no seed 2048
     legend = [t.get_text() for t in right.get_legend().get_texts()]
     assert "largest batch that fits under a 2 MiB synthetic budget: 47 (out of memory above)" in legend
@@ -389,17 +376,8 @@ def test_the_batch_sweep_compares_like_with_like_and_says_what_memory_its_search
     assert right.get_yscale() == "log" and left.get_yscale() == "linear"
 
 
-def test_log_axes_carry_dots_not_bars_and_the_roofline_promises_no_ncu_points_it_lacks(tmp_path, monkeypatch):
-    import matplotlib.figure
-
-    figs = []
-    real = matplotlib.figure.Figure.savefig
-
-    def keep(fig, *args, **kwargs):
-        figs.append(fig)
-        return real(fig, *args, **kwargs)
-
-    monkeypatch.setattr(matplotlib.figure.Figure, "savefig", keep)
+def test_log_axes_carry_dots_not_bars_and_the_roofline_promises_no_ncu_points_it_lacks(tmp_path,
+                                                                                      saved_figures):
     raw = json.loads((ROOT / "baselines" / "nvidia-h200-x1.json").read_text())
     for bench in raw["benchmarks"]:  # a run without ncu: every point's bytes are the analytic minimum
         for point in (bench["extra_info"].get("roofline") or {}).get("points", []):
@@ -407,6 +385,6 @@ def test_log_axes_carry_dots_not_bars_and_the_roofline_promises_no_ncu_points_it
     results = typed(raw)
     plots.plot_ppp(results, tmp_path)
     plots.roofline_chart(results, tmp_path / "roof.png")
-    ppp, roof = figs
+    ppp, roof = saved_figures
     assert all(ax.get_xscale() == "log" and not ax.patches for ax in ppp.axes if ax.get_visible())
     assert "hollow" not in roof.axes[0].get_title() and roof.axes[0].collections
