@@ -1,9 +1,11 @@
 """The machine's own roofline ceilings (later families report "% of measured peak" against them).
 
 Copy bandwidth counts bytes read + written; matmul FLOP/s counts 2·n³ (FMA = 2) on random data. On a GPU,
-a copy by one thread and by one block (numba.cuda) measures one multiprocessor's pace against the latency of
-memory: the roof of the vector add's launches of those shapes (perfkit.workloads.benchwork).
-Each is timed by pytest-benchmark with perfkit's synchronizing clock: 5 warm-up rounds, then 20. On a GPU
+a copy by one thread and by one block (numba.cuda) over the vector add's sizes measures one multiprocessor's
+pace against the latency of memory: the roof of the vector add's launches of those shapes
+(perfkit.workloads.benchwork); it runs at the clock the GPU chooses, as they do, and fewer rounds.
+Copy and matmul are timed at the base clock where the driver allows (perfkit.measure.clocks), by
+pytest-benchmark with perfkit's synchronizing clock: 5 warm-up rounds, then 20. On a GPU
 the operation first runs untimed for half a second (timing.warm_for), so it is timed in the clock state its
 power limit holds under sustained load, whatever ran before: timed from a cool start, the four fresh-process
 runs of the tensor-core GEMMs on one H200 spread 5.4% (tf32); warmed, 0.7%, and 14% slower (the sustained
@@ -25,9 +27,7 @@ from perfkit.measure.record import record_share_of_datasheet
 from perfkit.pbench import round_times
 from perfkit.results import figures
 from perfkit.results.metrics import MetricSpec, rates
-
-# kernels: timed at the GPU base clock where allowed (perfkit.measure.clocks)
-pytestmark = pytest.mark.locked_clock
+from perfkit.workloads import kernels
 
 ROUNDS, WARMUP = 20, 5
 GiB, MiB = 2**30, 2**20
@@ -38,26 +38,32 @@ COPY_BYTES = {
     ("cpu", "quick"): 64 * MiB,
 }
 MATMUL_N = {("cuda", "full"): 8192, ("cuda", "quick"): 4096, ("cpu", "full"): 4096, ("cpu", "quick"): 1024}
-#: Elements one thread or one block copies, in the cache level the vector add's nightly launches of that shape
-#: stream from: one thread 4 MiB a side (in L2, as at K1, the one size it runs nightly), one block 64 MiB a
-#: side (beyond L2, as at K100).
-ONE_SM_ELEMENTS = {"one_thread": 2**20, "one_block": 2**24}
-#: Rounds and warm-up rounds of 50 ms each for a one-multiprocessor copy: latency-bound, it draws little power
-#: and needs no long settling, and the nightly budget is tight.
-ONE_SM_ROUNDS = (10, 2)
+#: Rounds and warm-up rounds of a one-multiprocessor copy (of 50 ms each, or one call of 0.1-0.2 s over
+#: 100 M elements): latency-bound, it draws little power and needs no long settling; the nightly budget is
+#: tight.
+ONE_SM_ROUNDS = {1: (10, 2), 100: (5, 1)}
 
 
-def _record_ceiling(benchmark, metrics, spec, ceiling: MetricSpec, amount: float, scale: float) -> None:
-    """The rate per round as a metric named by its ceiling key, and its share of the datasheet figure."""
+def _record_ceiling(benchmark, metrics, ceiling: MetricSpec, amount: float, scale: float) -> float | None:
+    """The rate per round as a metric named by its ceiling key (None when benchmarks are disabled)."""
     metrics.bound_by(ceiling)
     times = round_times(benchmark)
     if not times:
         metrics.absent(ceiling, "benchmarks are disabled: no timings to turn into a rate")
-        return
-    rate = metrics.record(ceiling, samples=rates(amount, times, scale))
-    record_share_of_datasheet(metrics, rate.value, ceiling.name, spec)
+        return None
+    return metrics.record(ceiling, samples=rates(amount, times, scale)).value
 
 
+def _record_with_datasheet(benchmark, metrics, spec, ceiling: MetricSpec, amount: float,
+                           scale: float) -> None:
+    """The rate, and its share of the datasheet figure."""
+    rate = _record_ceiling(benchmark, metrics, ceiling, amount, scale)
+    if rate is not None:
+        record_share_of_datasheet(metrics, rate, ceiling.name, spec)
+
+
+# kernels: timed at the GPU base clock where allowed (perfkit.measure.clocks)
+@pytest.mark.locked_clock
 def test_copy_bandwidth(benchmark, perfkit_device, perfkit_profile, perfkit_metrics, perfkit_datasheet):
     nbytes = COPY_BYTES[perfkit_device.type, perfkit_profile.name]
     work = ceilings.copy_workload(perfkit_device, nbytes)
@@ -65,9 +71,11 @@ def test_copy_bandwidth(benchmark, perfkit_device, perfkit_profile, perfkit_metr
     calls = timing.warmed_calls_per_round(work.run, perfkit_device)
     benchmark.pedantic(work.run, rounds=ROUNDS, warmup_rounds=WARMUP, iterations=calls)
     work.check()
-    _record_ceiling(benchmark, perfkit_metrics, perfkit_datasheet, figures.COPY_BANDWIDTH, work.amount, 1e9)
+    _record_with_datasheet(benchmark, perfkit_metrics, perfkit_datasheet, figures.COPY_BANDWIDTH, work.amount,
+                           1e9)
 
 
+@pytest.mark.locked_clock
 @pytest.mark.parametrize("precision", [pytest.param(p, id=p) for p in figures.PRECISIONS])
 def test_matmul_flops(
     benchmark, precision, perfkit_device, perfkit_profile, perfkit_metrics, perfkit_datasheet
@@ -83,23 +91,24 @@ def test_matmul_flops(
             benchmark.pedantic(work.run, rounds=ROUNDS, warmup_rounds=WARMUP, iterations=calls)
     work.check()
     heat.gate_on_cycles(perfkit_metrics, round_times(benchmark), clock)
-    _record_ceiling(
+    _record_with_datasheet(
         benchmark, perfkit_metrics, perfkit_datasheet, figures.matmul_ceiling(precision), work.amount, 1e12
     )
 
 
 @pytest.mark.gpu
-@pytest.mark.parametrize("scenario", figures.ONE_SM_SCENARIOS)
-def test_one_sm_copy(benchmark, scenario, perfkit_device, perfkit_metrics, perfkit_datasheet):
-    """One multiprocessor's streaming pace: a copy by one thread or one block, the ceiling the vector add's
-    launches of that shape follow across hardware (no datasheet lists it)."""
+@pytest.mark.parametrize("scenario, k",
+                         [pytest.param(s, k, id=f"K{k}-{s}") for s, k in figures.ONE_SM_COPIES])
+def test_one_sm_copy(benchmark, scenario, k, perfkit_device, perfkit_metrics):
+    """One multiprocessor's pace: a copy by one thread or one block over the vector add's K million elements,
+    the ceiling its launches of that shape and size follow across hardware. Timed at the clock the GPU
+    chooses, as the vector add is (not locked: a latency-bound loop follows the SM clock)."""
     pytest.importorskip("numba.cuda", reason="numba-cuda is not installed (pip install -e '.[cuda]')")
-    n = ONE_SM_ELEMENTS[scenario]
+    n = kernels.elements(k)
     work = ceilings.one_sm_copy_workload(scenario, n)
-    perfkit_metrics.info("elements", n)
     calls = timing.warmed_calls_per_round(work.run, perfkit_device)
-    rounds, warmup = ONE_SM_ROUNDS
+    rounds, warmup = ONE_SM_ROUNDS[k]
     benchmark.pedantic(work.run, rounds=rounds, warmup_rounds=warmup, iterations=calls)
     work.check()
-    _record_ceiling(benchmark, perfkit_metrics, perfkit_datasheet, figures.one_sm_copy(scenario), work.amount,
-                    1e9)
+    # no datasheet lists one multiprocessor's pace: no share of it
+    _record_ceiling(benchmark, perfkit_metrics, figures.one_sm_copy(scenario, k), work.amount, 1e9)

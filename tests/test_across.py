@@ -18,6 +18,7 @@ import pytest
 from perfkit.cli import judge_files, work_of
 from perfkit.results import across, datasheet, load, report
 from perfkit.results.expected import EAGER, GRAPH, NoModel, NoRoof, Roofs, Step, Work, estimate
+from perfkit.results.figures import ceiling_label
 from perfkit.results.judge import Verdict
 from tests.conftest import DATA
 
@@ -161,30 +162,44 @@ def test_a_first_launch_on_managed_memory_says_its_pages_migrate():
     assert isinstance(found, NoModel) and found.gpu and "pages migrate from host memory" in found.reason
 
 
-def test_one_thread_or_one_block_streams_at_its_multiprocessors_measured_pace():
+def test_one_thread_or_one_block_goes_at_the_pace_of_its_multiprocessors_same_sized_copy():
     h200 = load.load(H200)
     one_block = work_of(h200.by_name()[ONE_BLOCK], h200)
     assert isinstance(one_block, Work)
     assert one_block.label == "vector add of 1 M elements, one block (explicit)"
-    assert [(s.bytes, s.launches, s.roof) for s in one_block.steps] == [(12e6, 1, "one_block_copy_gbps")]
-    with pytest.raises(NoRoof, match="no one_block_copy_gbps .*benches/test_ceilings.py"):
+    # priced per element at the copy's element rate: the copy moves 8 bytes an element, the add waits as long
+    assert [(s.bytes, s.launches, s.roof) for s in one_block.steps] == [(8e6, 1, "one_block_copy_k1_gbps")]
+    with pytest.raises(NoRoof, match="no measured one_block_copy_k1_gbps .*test_one_sm_copy measures it"):
         estimate(one_block, Roofs.of(h200))  # these baselines predate the ceiling
-    assert "one_block_copy_gbps" not in Roofs.of_datasheet(datasheet.by_key("h200"), Roofs.of(h200)).ceilings
+    sheet = Roofs.of_datasheet(datasheet.by_key("h200"), Roofs.of(h200))
+    assert "one_block_copy_k1_gbps" not in sheet.ceilings
+
+
+def test_a_size_no_one_multiprocessor_copy_was_measured_at_says_so():
+    raw = load.read_json(H200)
+    bench = next(b for b in raw["benchmarks"] if b["fullname"] == ONE_BLOCK)
+    bench["extra_info"]["vector_add"]["k"] = 5  # a weekly size
+    h200 = load.parse(raw, "h200 at K5")
+    found = work_of(h200.by_name()[ONE_BLOCK], h200)
+    assert isinstance(found, NoModel) and found.gpu
+    assert "no copy by one multiprocessor of its size" in found.reason
+    assert "one block at K=100" in found.reason
 
 
 def test_given_each_devices_one_block_ceiling_one_block_expects_its_ratio():
     def with_one_block(path, gbps):
         raw = load.read_json(path)
-        raw["machine_info"]["perfkit"]["ceilings"]["one_block_copy_gbps"] = gbps
+        raw["machine_info"]["perfkit"]["ceilings"]["one_block_copy_k1_gbps"] = gbps
         return load.parse(raw, path.name)
 
-    h200, h100 = with_one_block(H200, 8.0), with_one_block(H100, 7.2)
+    h200, h100 = with_one_block(H200, 12.0), with_one_block(H100, 10.8)
     (row,) = across.hardware_rows(h200, h100, [ONE_BLOCK], work_of)
-    assert row.model is not None and row.model.current.shares()["memory"] > 0.99  # 1.6 ms of bytes, a launch
+    assert row.model is not None and row.model.current.shares()["memory"] > 0.99  # 0.7 ms a launch, a launch
     assert row.expected == pytest.approx(0.9, rel=0.01)
     measured = statistics.fmean(h200.runs()[ONE_BLOCK]["kernel_s"]) / statistics.fmean(
         h100.runs()[ONE_BLOCK]["kernel_s"])
     assert row.figure == "kernel_s" and row.speedup == pytest.approx(measured)
+    assert row.errors() is not None and all(0.5 < e < 1.5 for e in row.errors())  # 18.5 GB/s of adds
 
 
 def test_a_benchmark_that_gates_on_another_figure_on_one_side_is_read_by_it_on_both(rows):
@@ -235,3 +250,9 @@ def test_the_report_holds_the_across_hardware_plot_and_table(tmp_path, compared)
     assert f"| {MAXPOOL} | " in section and "FAR from expected" in section and "model: compute" in section
     assert section.count("| benches/") == len(comparison.hardware_rows)
     assert not math.isnan(comparison.geomean_time_ratio or math.nan)
+
+
+def test_a_ceilings_kind_in_a_legend_is_a_word_or_two():
+    assert ceiling_label("copy_bandwidth_gbps") == "copy" and ceiling_label("matmul_tflops_bf16") == "matmul"
+    assert ceiling_label("one_block_copy_k100_gbps") == "one block"
+    assert ceiling_label("one_thread_copy_k1_gbps") == "one thread"

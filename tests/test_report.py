@@ -229,13 +229,16 @@ def test_bars_stand_on_linear_axes_from_zero_each_labelled_with_its_value(tmp_pa
 def test_one_multiprocessors_ceilings_get_a_panel_of_their_own_with_no_datasheet_bar(tmp_path, saved_figures):
     raw = json.loads((ROOT / "baselines" / "nvidia-h200-x1.json").read_text())
     plots.plot_ceilings(typed(raw), tmp_path)  # measured before the one-multiprocessor ceilings existed
-    raw["machine_info"]["perfkit"]["ceilings"].update(one_block_copy_gbps=8.1, one_thread_copy_gbps=0.31)
+    measured = {"one_block_copy_k100_gbps": 5.1, "one_block_copy_k1_gbps": 12.0,
+                "one_thread_copy_k1_gbps": 0.16}
+    raw["machine_info"]["perfkit"]["ceilings"].update(measured)
     plots.plot_ceilings(typed(raw), tmp_path)
     before, after = saved_figures
     assert len(before.axes) == 2 and len(after.axes) == 3
     panel = after.axes[2]
-    assert [t.get_text() for t in panel.get_xticklabels()] == ["one_block", "one_thread"]
-    assert len(panel.patches) == 2 and [t.get_text() for t in panel.texts] == ["8.1", "0.31"]
+    ticks = ["one thread K1", "one block K1", "one block K100"]
+    assert [t.get_text() for t in panel.get_xticklabels()] == ticks
+    assert len(panel.patches) == 3 and [t.get_text() for t in panel.texts] == ["0.16", "12", "5.1"]
     assert [t.get_text() for t in panel.get_legend().get_texts()] == ["measured"]
 
 

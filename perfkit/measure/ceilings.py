@@ -1,4 +1,5 @@
-"""The machine's own roofline ceilings: copy bandwidth and large-matmul FLOP/s per precision.
+"""The machine's own roofline ceilings: copy bandwidth, large-matmul FLOP/s per precision, and on a GPU the
+copy rate of one thread or one block (one multiprocessor's pace against the latency of memory).
 
 Measured, then kept beside the datasheet values, never hard-coded as the only truth. Later
 benchmark families report "% of measured peak" against them (perfkit.results.derived: this run's
@@ -74,8 +75,12 @@ def one_sm_copy_workload(scenario: str, n: int) -> Operation:
 
     from perfkit.workloads.kernels import one_sm
 
+    if torch.cuda.is_available():  # not under numba's simulator
+        # perfkit's synchronizing clock waits through torch's device synchronize, which waits for numba's
+        # launches too (both run in the device's primary context), once torch's CUDA is initialised
+        torch.cuda.init()
     host = np.arange(n, dtype=np.float32)
-    src, dst = cuda.to_device(host), cuda.device_array(n, dtype=np.float32)
+    src, dst = cuda.to_device(host), cuda.to_device(np.full(n, np.nan, dtype=np.float32))
     launch = one_sm.launcher(scenario, src, dst)
     launch()  # compiled here, not in a timed round
 

@@ -36,7 +36,9 @@ class GpuSpec:
         """The figure matching a ceiling key, in its unit (GB/s for the copy, TFLOP/s for matmuls)."""
         if key == COPY:
             return self.bandwidth_gbps
-        return self.peak_tflops(key.removeprefix("matmul_tflops_"))
+        if key.startswith("matmul_tflops_"):
+            return self.peak_tflops(key.removeprefix("matmul_tflops_"))
+        return None  # a ceiling no datasheet lists (one multiprocessor's pace)
 
 
 _HOPPER_SXM = {"fp64": 34.0, "fp32": 67.0, "tf32": 494.7, "bf16": 989.4, "fp16": 989.4}

@@ -26,16 +26,30 @@ def matmul_ceiling(precision: str) -> MetricSpec:
     return MetricSpec(matmul_key(precision), "TFLOP/s", "higher")
 
 
-def one_sm_copy(scenario: str) -> MetricSpec:
-    """The copy rate of one thread or one block (bytes read + written): one multiprocessor's pace against
-    the latency of memory, which the vector add's launches of that shape follow (no datasheet lists it)."""
-    return MetricSpec(f"{scenario}_copy_gbps", "GB/s", "higher")
+#: The copies by one multiprocessor that the ceilings family measures: (launch shape, K million elements), at
+#: the vector add's nightly sizes of that shape, so that each of its launches meets a copy of its own size in
+#: the same level of the memory hierarchy on any device (in L2 on a Hopper at K = 1, beyond it at 100).
+ONE_SM_COPIES: tuple[tuple[str, int], ...] = (("one_thread", 1), ("one_block", 1), ("one_block", 100))
 
 
-#: The launch shapes that run on one multiprocessor (perfkit.workloads.kernels.one_sm).
-ONE_SM_SCENARIOS: tuple[str, ...] = ("one_thread", "one_block")
+def one_sm_copy(scenario: str, k: int) -> MetricSpec:
+    """The copy rate (bytes read + written) of one thread or one block over K million elements: one
+    multiprocessor's pace against the latency of memory, which no datasheet lists."""
+    return MetricSpec(f"{scenario}_copy_k{k}_gbps", "GB/s", "higher")
+
+
 CEILINGS: tuple[MetricSpec, ...] = (COPY_BANDWIDTH, *(matmul_ceiling(p) for p in PRECISIONS),
-                                    *(one_sm_copy(s) for s in ONE_SM_SCENARIOS))
+                                    *(one_sm_copy(s, k) for s, k in ONE_SM_COPIES))
+ONE_SM_CEILINGS: frozenset[str] = frozenset(one_sm_copy(s, k).name for s, k in ONE_SM_COPIES)
+
+
+def ceiling_label(key: str) -> str:
+    """A ceiling key in a few words for a legend: copy, matmul, one thread, one block."""
+    if key in ONE_SM_CEILINGS:
+        return key.split("_copy_")[0].replace("_", " ")
+    return key.split("_")[0]
+
+
 #: A power-limited kernel's SM cycles per call (its time times the mean SM clock it ran at): what its code
 #: costs, apart from the clock the card's power limit let it hold (perfkit.measure.heat)
 SM_MCYCLES = MetricSpec("sm_mcycles", "Mcycles", "lower")

@@ -58,13 +58,12 @@ def plot_ceilings(results: ResultSet, out: Path) -> Iterable[tuple[str, Path]]:
         return []
     plt = _pyplot()
     spec = results.info.datasheet
-    keys = sorted(measured)
-    one_sm = [figures.one_sm_copy(s).name for s in figures.ONE_SM_SCENARIOS]
-    panels = [(datasheet.COPY, "GB/s"), ("matmul", "TFLOP/s")]
-    panels += [("one_", "GB/s, one multiprocessor")] if measured.keys() & set(one_sm) else []
+    one_sm = [k for k in figures.ONE_SM_CEILINGS if k in measured]
+    panels = [([datasheet.COPY], "GB/s"), (sorted(k for k in measured if k.startswith("matmul")), "TFLOP/s")]
+    panels += [(sorted(one_sm, key=_one_sm_order), "GB/s, one multiprocessor")] if one_sm else []
     fig, axes = plt.subplots(1, len(panels), figsize=(5.5 * len(panels), 4))
-    for ax, (want, unit) in zip(axes, panels, strict=True):
-        names = [k for k in keys if k.startswith(want)]
+    for ax, (names, unit) in zip(axes, panels, strict=True):
+        names = [k for k in names if k in measured]
         xs = range(len(names))
         sheet = spec is not None and any(spec.ceiling(k) for k in names)  # none lists one multiprocessor's
         shift = 0.2 if sheet else 0.0
@@ -72,14 +71,27 @@ def plot_ceilings(results: ResultSet, out: Path) -> Iterable[tuple[str, Path]]:
         if spec is not None and sheet:
             _label(ax, ax.bar([x + shift for x in xs], [spec.ceiling(k) or 0 for k in names], width=0.4,
                               label="datasheet"))
-        ax.set_xticks(list(xs), [k.replace("matmul_tflops_", "").replace("_gbps", "").replace("_copy", "")
-                                 for k in names])
+        ax.set_xticks(list(xs), [_ceiling_tick(k) for k in names])
         ax.set_ylabel(unit)
         # linear from zero, each bar labelled: on a log axis 51 against 67 TFLOP/s looked like 1 to 3
         ax.set_ylim(0, ax.get_ylim()[1] * 1.25)  # room above the bars for the legend
         ax.legend(loc="upper left")
     fig.suptitle(f"Ceilings of {results.hardware_id} (copy counts bytes read + written)")
     return [("Measured ceilings" + (" vs datasheet" if spec else ""), _save(fig, out / "ceilings.png"))]
+
+
+def _one_sm_order(key: str) -> tuple[str, int]:
+    """One thread before one block, small K before large."""
+    shape, k = key.removesuffix("_gbps").split("_copy_k")
+    return ("" if shape == "one_thread" else shape, int(k))
+
+
+def _ceiling_tick(key: str) -> str:
+    """A ceiling's bar label: copy_bandwidth, fp32, one thread K1."""
+    if key in figures.ONE_SM_CEILINGS:
+        shape, k = key.removesuffix("_gbps").split("_copy_k")
+        return f"{shape.replace('_', ' ')} K{k}"
+    return key.replace("matmul_tflops_", "").removesuffix("_gbps")
 
 
 def _quartiles(samples: tuple[float, ...]) -> tuple[float, float] | None:
@@ -638,7 +650,7 @@ def _expected_from(row: Any) -> tuple[str, str]:
     """A row's source of expectation for the legend, and its marker: a kernel's ceiling (a square), or the
     model by the larger share of its time (a circle)."""
     if row.model is None:
-        kind = "launch" if row.bound == figures.GRAPH_REPLAY_S.name else row.bound.split("_")[0]
+        kind = "launch" if row.bound == figures.GRAPH_REPLAY_S.name else figures.ceiling_label(row.bound)
         return f"kernel, its {kind} ceiling", "s"
     shares = row.model.current.shares()
     return f"model, {max(shares, key=shares.get)}-bound", "o"

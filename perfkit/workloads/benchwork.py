@@ -22,9 +22,8 @@ from dataclasses import dataclass
 from typing import Any
 
 from perfkit.errors import BaselineError
-from perfkit.results.datasheet import COPY
 from perfkit.results.expected import ARITHMETIC, EAGER, GRAPH, NoModel, Step, Work
-from perfkit.results.figures import IMAGES_PER_S, MODEL_GRAPH_S, ONE_SM_SCENARIOS, TIME, one_sm_copy
+from perfkit.results.figures import IMAGES_PER_S, MODEL_GRAPH_S, ONE_SM_COPIES, TIME, one_sm_copy
 from perfkit.results.model import BenchmarkEntry, ResultSet
 from perfkit.results.payloads import (
     AllreduceSweep,
@@ -197,20 +196,33 @@ def _batch_epoch(rec: BatchEpoch, bench: BenchmarkEntry, results: ResultSet) -> 
     return network_work(net, EAGER, IMAGES_PER_S.name, per_image=True)
 
 
+#: Bytes a one-multiprocessor copy moves per element (one read, one write; float32).
+ONE_SM_COPY_BYTES_PER_ELEMENT = 8
+
+
 def _vector_add(rec: VectorAdd, bench: BenchmarkEntry, results: ResultSet) -> Work | NoModel:
-    """A launch streams its three arrays through device memory once: a grid at the device's copy ceiling, one
-    thread or one block at the pace of the one multiprocessor it runs on (its copy ceiling)."""
+    """A grid launch streams its three arrays through device memory once, at the copy ceiling. One thread or
+    one block goes at the pace of the multiprocessor it runs on, which is a pace per element: each iteration
+    waits one latency of memory, whether it reads one array (the copy that measures it) or two at once (the
+    add), so its elements are priced at the same-sized copy's element rate."""
     if rec.mode == "cpu":
         return NoModel("the host's loop", gpu=False)
     if rec.mode == "managed_first":
         return NoModel("the inputs' pages migrate from host memory inside the timing: the host link's and "
                        "the driver's pace, which no ceiling here measures")
     n = kernels.elements(rec.k)
-    roof = one_sm_copy(rec.scenario).name if rec.scenario in ONE_SM_SCENARIOS else COPY
-    step = Step(f"{rec.scenario} kernel", "kernel", n, kernels.BYTES_PER_ELEMENT * n, 1, ARITHMETIC, roof)
-    shape = rec.scenario.replace("_", " ") if roof != COPY else f"{rec.scenario} grid"
-    label = f"vector add of {rec.k:g} M elements, {shape} ({rec.mode.replace('_', ' ')})"
-    return Work(label, (step,), EAGER, bench.context.gate or TIME)
+    label = f"vector add of {rec.k:g} M elements, {rec.scenario.replace('_', ' ')}"
+    if rec.scenario in {shape for shape, _ in ONE_SM_COPIES}:
+        if (rec.scenario, rec.k) not in ONE_SM_COPIES:
+            sizes = ", ".join(f"{s.replace('_', ' ')} at K={k}" for s, k in ONE_SM_COPIES)
+            return NoModel(f"no copy by one multiprocessor of its size was measured (the ceilings family "
+                           f"measures {sizes})")
+        step = Step(f"{rec.scenario} kernel", "kernel", n, ONE_SM_COPY_BYTES_PER_ELEMENT * n, 1, ARITHMETIC,
+                    one_sm_copy(rec.scenario, rec.k).name)
+    else:
+        step = Step(f"{rec.scenario} kernel", "kernel", n, kernels.BYTES_PER_ELEMENT * n, 1, ARITHMETIC)
+        label += " grid"
+    return Work(f"{label} ({rec.mode.replace('_', ' ')})", (step,), EAGER, bench.context.gate or TIME)
 
 
 def _unmodelled(reason: str) -> Callable[[Any, BenchmarkEntry, ResultSet], NoModel]:

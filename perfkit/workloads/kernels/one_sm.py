@@ -13,8 +13,10 @@ from typing import Any
 from numba import cuda
 
 from perfkit.errors import UsageError
-from perfkit.results.figures import ONE_SM_SCENARIOS as SCENARIOS
 from perfkit.workloads.kernels import vector_add
+
+#: The vector add's launch shapes that run on one multiprocessor.
+SCENARIOS: tuple[str, ...] = ("one_thread", "one_block")
 
 
 @cuda.jit
