@@ -239,12 +239,13 @@ class Session:
 
     def machine_info(self) -> dict[str, Any]:
         """perfkit's section of the run's ``machine_info``; ceilings are filled by the derived pass."""
-        extra = {"family_wall_s": dict(self.family_seconds), "wall_s": time.monotonic() - self.started}
-        return self._info(extra).to_json()
+        info = dataclasses.replace(self._info(), family_wall_s=dict(self.family_seconds),
+                                   raw={"wall_s": time.monotonic() - self.started})
+        return info.to_json()
 
-    def _info(self, extra: Mapping[str, Any] | None = None) -> PerfkitInfo:
+    def _info(self) -> PerfkitInfo:
         return PerfkitInfo(SCHEMA_VERSION, self.settings.hardware_id, self.settings.device.type,
-                           self.settings.profile.name, self.settings.fingerprint.to_json(), raw=extra or {})
+                           self.settings.profile.name, self.settings.fingerprint.to_json())
 
     def header_lines(self) -> list[str]:
         """What the run says before its first test: that its baseline comes from a different machine under

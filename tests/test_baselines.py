@@ -40,6 +40,18 @@ def test_force_replaces_and_merge_keeps_other_benchmarks(tmp_path, cpu_results):
     assert len(load.load(path).benchmarks) == 1
 
 
+def test_merge_keeps_the_wall_time_of_the_families_the_new_run_did_not_time(tmp_path, cpu_results):
+    old = copy.deepcopy(cpu_results)
+    old["machine_info"]["perfkit"]["family_wall_s"] = {"test_ceilings": 12.0, "test_layers": 40.0}
+    baselines.save_baseline(typed(old), tmp_path)
+    one = copy.deepcopy(cpu_results)
+    one["benchmarks"] = one["benchmarks"][:1]
+    one["machine_info"]["perfkit"]["family_wall_s"] = {"test_ceilings": 14.0}  # one family re-run
+    merged = load.load(baselines.save_baseline(typed(one), tmp_path, "merge"))
+    assert merged.info.family_wall_s == {"test_ceilings": 14.0, "test_layers": 40.0}
+    assert merged.to_json()["machine_info"]["perfkit"]["family_wall_s"] == merged.info.family_wall_s
+
+
 def _dated(results, date: str):
     out = copy.deepcopy(results)
     out["datetime"] = date

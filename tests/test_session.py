@@ -156,8 +156,7 @@ def test_machine_info_leaves_ceilings_to_the_derived_pass_and_the_baseline_lends
     info = session.machine_info()
     assert info["wall_s"] >= 0 and info.pop("wall_s") is not None
     assert info == {"schema_version": SCHEMA_VERSION, "hardware_id": "cpu-amd-epyc", "device": "cpu",
-                    "profile": "quick", "fingerprint": settings.fingerprint.to_json(), "ceilings": {},
-                    "family_wall_s": {}}
+                    "profile": "quick", "fingerprint": settings.fingerprint.to_json(), "ceilings": {}}
     lent = session.derive(alone).info.lent_ceilings
     assert (
         lent["copy_bandwidth_gbps"]

@@ -81,7 +81,7 @@ def merge(old: ResultSet, new: ResultSet) -> ResultSet:
     runs.
 
     Ceilings measured only in the older run are kept too, so saving one family's results never drops another
-    family's.
+    family's; so are the wall times of the families the new run did not time.
     """
     if old.hardware_id != new.hardware_id:
         raise BaselineError(f"cannot merge results of {new.hardware_id} into a baseline of {old.hardware_id}")
@@ -96,6 +96,7 @@ def merge(old: ResultSet, new: ResultSet) -> ResultSet:
         [b for b in old.benchmarks if b.fullname not in fresh] + list(new.benchmarks)
     ).with_info(
         ceilings={**old.info.ceilings, **new.info.ceilings},
+        family_wall_s={**old.info.family_wall_s, **new.info.family_wall_s},
         runs=merged_runs,
         noise=runs.noise(merged_runs),
         run_machines=(),  # each entry's machines are in its origins

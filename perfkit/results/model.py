@@ -278,6 +278,9 @@ class PerfkitInfo:
     # unknown): a merged or appended baseline holds entries of different runs, which the file's ``run_dates``
     # and ``run_machines`` cannot say
     run_origins: Mapping[str, tuple[RunOrigin, ...]] = field(default_factory=dict)
+    # each family's wall time (bench file -> seconds): of the run, or in a merged baseline of the run each
+    # family's entries came from
+    family_wall_s: Mapping[str, float] = field(default_factory=dict)
     raw: Mapping[str, Any] = field(default_factory=dict, repr=False, compare=False)
 
     @classmethod
@@ -291,6 +294,7 @@ class PerfkitInfo:
             lent = {str(k): float(v) for k, v in (raw.get("baseline_ceilings") or {}).items()}
             origins = {str(name): tuple(map(RunOrigin.from_json, runs_of))
                        for name, runs_of in (raw.get("run_origins") or {}).items()}
+            walls = {str(family): float(s) for family, s in (raw.get("family_wall_s") or {}).items()}
         except (AttributeError, KeyError, TypeError, ValueError) as exc:
             raise BaselineError(
                 f"{where}: perfkit's runs, noise or ceilings are malformed ({exc}); re-save the "
@@ -316,6 +320,7 @@ class PerfkitInfo:
             tuple(str(d) for d in raw.get("run_dates") or ()),
             tuple(str(m) for m in raw.get("run_machines") or ()),
             origins,
+            walls,
             raw,
         )
 
@@ -352,6 +357,7 @@ class PerfkitInfo:
             ("run_dates", list(self.run_dates)),
             ("run_machines", list(self.run_machines)),
             ("run_origins", {n: [list(o) for o in runs_of] for n, runs_of in self.run_origins.items()}),
+            ("family_wall_s", dict(self.family_wall_s)),
         ):
             if value:
                 out[key] = value
