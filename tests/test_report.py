@@ -68,6 +68,14 @@ def test_the_4gpu_report_draws_scaling_and_tabulates_ddp_beside_dataparallel(tmp
     for method in ("DDP", "DataParallel"):
         for gpus in (1, 2, 4):
             assert f"| {method} | resnet50-224-b64 | {gpus} |" in section
+
+
+def test_the_large_batch_table_gives_each_runs_gpus_batch_rule_and_rate(tmp_path):
+    # the four-GPU baseline's large-batch entries of 2026-11-22 (ids of before the harder synthetic set), kept
+    # by `perfkit baseline save <that file> --only '*test_large_batch*' --merge --dir <an empty folder>` when
+    # the baseline dropped them
+    results = typed(json.loads((ROOT / "tests" / "data" / "h200-x4-large-batch.json").read_text()))
+    text = report.write_report(results, tmp_path).read_text()
     table = text.split("## Large-batch training (same epochs)")[1].split("\n## ")[0]
     assert "| 1 | 128 | same | 0.1 |" in table and "| 4 | 2048 | linear-warmup | 1.6 |" in table
 
