@@ -3,7 +3,8 @@
 Copy bandwidth counts bytes read + written; matmul FLOP/s counts 2·n³ (FMA = 2) on random data. On a GPU,
 a copy by one thread and by one block (numba.cuda) over the vector add's sizes measures one multiprocessor's
 pace against the latency of memory: the roof of the vector add's launches of those shapes
-(perfkit.workloads.benchwork); it runs at the clock the GPU chooses, as they do, fewer rounds, and weekly.
+(perfkit.workloads.benchwork); a grid's first touch of managed memory the host wrote measures the roof of its
+first launches there. They run at the clock the GPU chooses, as the vector add does, fewer rounds, and weekly.
 Copy and matmul are timed at the base clock where the driver allows (perfkit.measure.clocks), by
 pytest-benchmark with perfkit's synchronizing clock: 5 warm-up rounds, then 20. On a GPU
 the operation first runs untimed for half a second (timing.warm_for), so it is timed in the clock state its
@@ -41,7 +42,7 @@ MATMUL_N = {("cuda", "full"): 8192, ("cuda", "quick"): 4096, ("cpu", "full"): 40
 #: Rounds and warm-up rounds of a one-multiprocessor copy (of 50 ms each, or one call of 0.1-0.2 s over
 #: 100 M elements): latency-bound, it draws little power and needs no long settling; the nightly budget is
 #: tight.
-ONE_SM_ROUNDS = {1: (10, 2), 100: (5, 1)}
+ONE_SM_ROUNDS = {1: (10, 2), 100: (5, 1)}  # the first touch's too
 
 
 def _record_ceiling(benchmark, metrics, ceiling: MetricSpec, amount: float, scale: float) -> float | None:
@@ -115,3 +116,20 @@ def test_one_sm_copy(benchmark, scenario, k, perfkit_device, perfkit_metrics):
     work.check()
     # no datasheet lists one multiprocessor's pace: no share of it
     _record_ceiling(benchmark, perfkit_metrics, figures.one_sm_copy(scenario, k), work.amount, 1e9)
+
+
+# weekly, as the one-multiprocessor copies: a nightly run borrows the ceiling from its machine's baseline
+@pytest.mark.weekly
+@pytest.mark.gpu
+@pytest.mark.parametrize("k", [pytest.param(k, id=f"K{k}") for k in figures.FIRST_TOUCH_KS])
+def test_first_touch(benchmark, k, perfkit_metrics):
+    """The pace at which a grid's first reads migrate K million elements of managed memory the host just
+    wrote: the ceiling of the vector add's first launches on managed memory across hardware. Each round is one
+    call after an untimed host write; at the clock the GPU chooses, as the vector add runs."""
+    pytest.importorskip("numba.cuda", reason="numba-cuda is not installed (pip install -e '.[cuda]')")
+    work = ceilings.first_touch_workload(kernels.elements(k))
+    rounds, warmup = ONE_SM_ROUNDS[k]
+    benchmark.pedantic(work.run, setup=work.setup, rounds=rounds, warmup_rounds=warmup)
+    work.check()
+    # no datasheet lists the host link's page migration: no share of it
+    _record_ceiling(benchmark, perfkit_metrics, figures.first_touch(k), work.amount, 1e9)

@@ -153,13 +153,36 @@ def test_networks_and_streaming_kernels_take_the_models_ratio_between_their_ceil
     assert b64.errors() is not None and all(e > 1 for e in b64.errors())  # the roofs are a lower bound
 
 
-def test_a_first_launch_on_managed_memory_says_its_pages_migrate():
-    raw = load.read_json(H200)
-    warm = next(b for b in raw["benchmarks"] if b["name"] == "test_gpu_managed[K100-tuned-warm]")
-    warm["extra_info"]["vector_add"]["mode"] = "managed_first"  # as the first launch records it
-    h200 = load.parse(raw, "h200 first launch")
-    found = work_of(h200.by_name()[warm["fullname"]], h200)
-    assert isinstance(found, NoModel) and found.gpu and "pages migrate from host memory" in found.reason
+def _first_launch(path, gbps=None, k=100):
+    """A stored baseline whose warm managed K100 launch reads as a first launch of size ``k`` (its records
+    changed as a first launch writes them), with a first touch ceiling of ``gbps`` where given."""
+    raw = load.read_json(path)
+    bench = next(b for b in raw["benchmarks"] if b["name"] == "test_gpu_managed[K100-tuned-warm]")
+    bench["extra_info"]["vector_add"].update(mode="managed_first", k=k)
+    del bench["extra_info"]["bound"]  # only a warm launch names the copy ceiling
+    if gbps is not None:
+        raw["machine_info"]["perfkit"]["ceilings"][f"first_touch_k{k}_gbps"] = gbps
+    return load.parse(raw, path.name), bench["fullname"]
+
+
+def test_a_first_launch_on_managed_memory_migrates_its_inputs_at_the_first_touchs_rate_then_streams():
+    (h200, name), (h100, _) = _first_launch(H200, 10.0), _first_launch(H100, 8.0)
+    work = work_of(h200.by_name()[name], h200)
+    assert isinstance(work, Work) and work.label == "vector add of 100 M elements, tuned grid (managed first)"
+    assert [(s.kind, s.bytes, s.roof) for s in work.steps] == [("migrate", 8e8, "first_touch_k100_gbps"),
+                                                               ("kernel", 1.2e9, COPY)]
+    (row,) = across.hardware_rows(h200, h100, [name], work_of)
+    # 80 ms of migration against 0.3 ms of streaming: the first touch's ratio, nearly
+    assert row.model is not None and row.expected == pytest.approx(0.8, rel=0.01)
+    with pytest.raises(NoRoof, match="no measured first_touch_k100_gbps .*test_first_touch measures it"):
+        estimate(work, Roofs.of(load.load(H200)))  # the committed baselines predate the ceiling
+
+
+def test_a_first_launch_of_a_size_no_first_touch_was_measured_at_says_its_pages_migrate():
+    h200, name = _first_launch(H200, k=5)
+    found = work_of(h200.by_name()[name], h200)
+    assert isinstance(found, NoModel) and found.gpu and "pages migrate inside the timing" in found.reason
+    assert "the ceilings family measures K = 1, 100" in found.reason
 
 
 def test_one_thread_or_one_block_goes_at_the_pace_of_its_multiprocessors_same_sized_copy():

@@ -234,20 +234,23 @@ def test_bars_stand_on_linear_axes_from_zero_each_labelled_with_its_value(tmp_pa
     assert len(labels) >= sum(len(ax.patches) for ax in axes) // 2 and all(labels)
 
 
-def test_one_multiprocessors_ceilings_get_a_panel_of_their_own_with_no_datasheet_bar(tmp_path, saved_figures):
+def test_ceilings_no_datasheet_lists_get_panels_of_their_own_with_no_datasheet_bar(tmp_path, saved_figures):
     raw = json.loads((ROOT / "baselines" / "nvidia-h200-x1.json").read_text())
     plots.plot_ceilings(typed(raw), tmp_path)  # measured before the one-multiprocessor ceilings existed
     measured = {"one_block_copy_k100_gbps": 5.1, "one_block_copy_k1_gbps": 12.0,
-                "one_thread_copy_k1_gbps": 0.16}
+                "one_thread_copy_k1_gbps": 0.16, "first_touch_k100_gbps": 9.3, "first_touch_k1_gbps": 6.2}
     raw["machine_info"]["perfkit"]["ceilings"].update(measured)
     plots.plot_ceilings(typed(raw), tmp_path)
     before, after = saved_figures
-    assert len(before.axes) == 2 and len(after.axes) == 3
-    panel = after.axes[2]
+    assert len(before.axes) == 2 and len(after.axes) == 4
+    one_sm, touch = after.axes[2:]
     ticks = ["one thread K1", "one block K1", "one block K100"]
-    assert [t.get_text() for t in panel.get_xticklabels()] == ticks
-    assert len(panel.patches) == 3 and [t.get_text() for t in panel.texts] == ["0.16", "12", "5.1"]
-    assert [t.get_text() for t in panel.get_legend().get_texts()] == ["measured"]
+    assert [t.get_text() for t in one_sm.get_xticklabels()] == ticks
+    assert len(one_sm.patches) == 3 and [t.get_text() for t in one_sm.texts] == ["0.16", "12", "5.1"]
+    assert [t.get_text() for t in touch.get_xticklabels()] == ["first touch K1", "first touch K100"]
+    assert [t.get_text() for t in touch.texts] == ["6.2", "9.3"]
+    for panel in (one_sm, touch):
+        assert [t.get_text() for t in panel.get_legend().get_texts()] == ["measured"]
 
 
 def test_a_cpu_runs_titles_promise_no_datasheet_peak_or_utilisation(tmp_path):

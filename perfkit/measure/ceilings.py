@@ -1,5 +1,6 @@
 """The machine's own roofline ceilings: copy bandwidth, large-matmul FLOP/s per precision, and on a GPU the
-copy rate of one thread or one block (one multiprocessor's pace against the latency of memory).
+copy rate of one thread or one block (one multiprocessor's pace against the latency of memory) and the rate
+at which a grid's first touch migrates managed pages from the host.
 
 Measured, then kept beside the datasheet values, never hard-coded as the only truth. Later
 benchmark families report "% of measured peak" against them (perfkit.results.derived: this run's
@@ -34,6 +35,7 @@ class Operation:
     run: Callable[[], Any]
     amount: float
     check: Callable[[], None]
+    setup: Callable[[], Any] | None = None  # untimed, before each call (its calls then go one a round)
 
 
 def copy_workload(device: torch.device, nbytes: int) -> Operation:
@@ -90,6 +92,34 @@ def one_sm_copy_workload(scenario: str, n: int) -> Operation:
                                    "source")
 
     return Operation(launch, 2.0 * n * 4, check)
+
+
+def first_touch_workload(n: int) -> Operation:
+    """A grid's copy of ``n`` float32 elements out of managed memory into device memory, each call after the
+    host wrote the source again (``setup``: writing every page on the host moves it back there), so every call
+    migrates the source's pages; counts the bytes migrated."""
+    import numpy as np
+    from numba import cuda
+
+    from perfkit.workloads.kernels import first_touch
+
+    if torch.cuda.is_available():  # see one_sm_copy_workload: the synchronizing clock waits through torch
+        torch.cuda.init()
+    host = np.arange(n, dtype=np.float32)
+    src, dst = cuda.managed_array(n, dtype=np.float32), cuda.to_device(np.full(n, np.nan, dtype=np.float32))
+    launch = first_touch.launcher(src, dst)
+
+    def host_writes() -> None:
+        src[:] = host
+
+    host_writes()
+    launch()  # compiled here, not in a timed round
+
+    def check() -> None:
+        if not np.array_equal(dst.copy_to_host(), host):
+            raise MeasurementError("the first touch's copy differs from what the host wrote")
+
+    return Operation(launch, float(n * 4), check, host_writes)
 
 
 @contextlib.contextmanager

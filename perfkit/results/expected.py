@@ -3,15 +3,16 @@
 A benchmark's work is a list of steps (perfkit.workloads.benchwork counts them: each layer's forward, its
 backward where it trains, an optimizer's update, a kernel). A step takes ``max(flops / the matmul ceiling
 of the precision it computes in, bytes / its copy ceiling)`` plus its kernel launches times the cost of one
-launch measured on the device; the benchmark's time is the sum. A step's copy ceiling is the device's, or
-for a launch of one thread or one block, the copy by one multiprocessor of its size. Nothing is fitted per
+launch measured on the device; the benchmark's time is the sum. A step's copy ceiling is the device's; for a
+launch of one thread or one block, the copy by one multiprocessor of its size; for the pages a first launch
+on managed memory migrates, a first touch of its size. Nothing is fitted per
 model: the same measured ceilings serve every benchmark, so a model's time is a lower bound that the ratio
 of two devices' times turns into an expected speedup. Each estimate says how much of it is compute, memory
 and launch.
 
 The roofs come from what a result set holds: its ceilings (perfkit.results.ceilings; the datasheet for a key
-never measured, where a datasheet lists it: none lists one multiprocessor's pace) and the launch cost its
-one-element kernel measured (the timer-fidelity benchmark that replays it as a CUDA graph:
+never measured, where a datasheet lists it: none lists one multiprocessor's pace or a first touch's) and the
+launch cost its one-element kernel measured (the timer-fidelity benchmark that replays it as a CUDA graph:
 ``events_batched_s`` for kernels launched one after another from Python, ``graph_replay_s`` for a graph's
 replay). A device never measured takes its datasheet and, said beside the figures, the launch cost of the
 device a prediction starts from.
@@ -24,7 +25,7 @@ from dataclasses import dataclass
 
 from perfkit.results import datasheet
 from perfkit.results.ceilings import KEYS, Ceilings
-from perfkit.results.figures import GRAPH_REPLAY_S, ONE_SM_CEILINGS, timer_seconds
+from perfkit.results.figures import FIRST_TOUCH_CEILINGS, GRAPH_REPLAY_S, ONE_SM_CEILINGS, timer_seconds
 from perfkit.results.model import BenchmarkEntry, ResultSet
 
 #: How a benchmark launches its kernels: one after another from Python, or replayed from a CUDA graph.
@@ -45,12 +46,13 @@ class Step:
     """One piece of a benchmark's work: a layer's forward or backward, an update, a kernel."""
 
     name: str
-    kind: str  # forward, backward, update, kernel
+    kind: str  # forward, backward, update, kernel, migrate
     flops: float
     bytes: float
     launches: int
     precision: str  # the precision its FLOPs are computed in (a matmul ceiling's key suffix)
-    roof: str = datasheet.COPY  # the ceiling its bytes move at: the device's copy, or one multiprocessor's
+    # the ceiling its bytes move at: the device's copy, one multiprocessor's, or a first touch's migration
+    roof: str = datasheet.COPY
 
 
 @dataclass(frozen=True)
@@ -132,9 +134,10 @@ class Roofs:
     def byte_rate(self, key: str = datasheet.COPY) -> float:
         """Bytes/s of the copy ceiling ``key`` (the device's; one thread's or one block's, measured only)."""
         found = self.ceiling(key)
-        if not found and key in ONE_SM_CEILINGS:
+        if not found and key in ONE_SM_CEILINGS | FIRST_TOUCH_CEILINGS:
+            test = "test_one_sm_copy" if key in ONE_SM_CEILINGS else "test_first_touch"
             raise NoRoof(f"{self.device} has no measured {key} (no datasheet lists it: "
-                         "benches/test_ceilings.py::test_one_sm_copy measures it)")
+                         f"benches/test_ceilings.py::{test} measures it, weekly)")
         if not found:
             raise NoRoof(f"{self.device} has no {key} (measured or on the datasheet)")
         return found * 1e9

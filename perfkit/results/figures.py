@@ -38,15 +38,30 @@ def one_sm_copy(scenario: str, k: int) -> MetricSpec:
     return MetricSpec(f"{scenario}_copy_k{k}_gbps", "GB/s", "higher")
 
 
+#: The sizes (K million float32 elements) at which the ceilings family measures how fast a grid's first touch
+#: migrates managed pages the host wrote: the vector add's nightly sizes, as its first launches migrate them.
+FIRST_TOUCH_KS: tuple[int, ...] = (1, 100)
+
+
+def first_touch(k: int) -> MetricSpec:
+    """The rate (bytes migrated) at which a grid's first reads move K million elements of managed memory from
+    the host: the host link's and the driver's pace, which no datasheet lists."""
+    return MetricSpec(f"first_touch_k{k}_gbps", "GB/s", "higher")
+
+
 CEILINGS: tuple[MetricSpec, ...] = (COPY_BANDWIDTH, *(matmul_ceiling(p) for p in PRECISIONS),
-                                    *(one_sm_copy(s, k) for s, k in ONE_SM_COPIES))
+                                    *(one_sm_copy(s, k) for s, k in ONE_SM_COPIES),
+                                    *(first_touch(k) for k in FIRST_TOUCH_KS))
 ONE_SM_CEILINGS: frozenset[str] = frozenset(one_sm_copy(s, k).name for s, k in ONE_SM_COPIES)
+FIRST_TOUCH_CEILINGS: frozenset[str] = frozenset(first_touch(k).name for k in FIRST_TOUCH_KS)
 
 
 def ceiling_label(key: str) -> str:
-    """A ceiling key in a few words for a legend: copy, matmul, one thread, one block."""
+    """A ceiling key in a few words for a legend: copy, matmul, one thread, one block, first touch."""
     if key in ONE_SM_CEILINGS:
         return key.split("_copy_")[0].replace("_", " ")
+    if key in FIRST_TOUCH_CEILINGS:
+        return "first touch"
     return key.split("_")[0]
 
 

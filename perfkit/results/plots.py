@@ -51,16 +51,18 @@ def _save(fig: Any, path: Path) -> Path:
 
 
 def plot_ceilings(results: ResultSet, out: Path) -> Iterable[tuple[str, Path]]:
-    """Measured ceilings beside the datasheet figures: bandwidth, matmul rate per precision, and one
-    multiprocessor's copy rate where measured."""
+    """Measured ceilings beside the datasheet figures: bandwidth, matmul rate per precision, and where
+    measured one multiprocessor's copy rate and a first touch's page migration."""
     measured = Ceilings.of(results).values()
     if not measured:
         return []
     plt = _pyplot()
     spec = results.info.datasheet
-    one_sm = [k for k in figures.ONE_SM_CEILINGS if k in measured]
+    one_sm = sorted((k for k in figures.ONE_SM_CEILINGS if k in measured), key=_one_sm_order)
+    touch = sorted((k for k in figures.FIRST_TOUCH_CEILINGS if k in measured), key=_size_of)
     panels = [([datasheet.COPY], "GB/s"), (sorted(k for k in measured if k.startswith("matmul")), "TFLOP/s")]
-    panels += [(sorted(one_sm, key=_one_sm_order), "GB/s, one multiprocessor")] if one_sm else []
+    panels += [(one_sm, "GB/s, one multiprocessor")] if one_sm else []
+    panels += [(touch, "GB/s migrated from the host")] if touch else []
     fig, axes = plt.subplots(1, len(panels), figsize=(5.5 * len(panels), 4))
     for ax, (names, unit) in zip(axes, panels, strict=True):
         names = [k for k in names if k in measured]
@@ -80,17 +82,20 @@ def plot_ceilings(results: ResultSet, out: Path) -> Iterable[tuple[str, Path]]:
     return [("Measured ceilings" + (" vs datasheet" if spec else ""), _save(fig, out / "ceilings.png"))]
 
 
-def _one_sm_order(key: str) -> tuple[str, int]:
+def _size_of(key: str) -> int:
+    """The K of a ceiling measured at the vector add's sizes (``..._k<K>_gbps``)."""
+    return int(key.removesuffix("_gbps").rsplit("_k", 1)[1])
+
+
+def _one_sm_order(key: str) -> tuple[bool, int]:
     """One thread before one block, small K before large."""
-    shape, k = key.removesuffix("_gbps").split("_copy_k")
-    return ("" if shape == "one_thread" else shape, int(k))
+    return not key.startswith("one_thread"), _size_of(key)
 
 
 def _ceiling_tick(key: str) -> str:
-    """A ceiling's bar label: copy_bandwidth, fp32, one thread K1."""
-    if key in figures.ONE_SM_CEILINGS:
-        shape, k = key.removesuffix("_gbps").split("_copy_k")
-        return f"{shape.replace('_', ' ')} K{k}"
+    """A ceiling's bar label: copy_bandwidth, fp32, one thread K1, first touch K100."""
+    if key in figures.ONE_SM_CEILINGS | figures.FIRST_TOUCH_CEILINGS:
+        return f"{figures.ceiling_label(key)} K{_size_of(key)}"
     return key.replace("matmul_tflops_", "").removesuffix("_gbps")
 
 

@@ -22,8 +22,17 @@ from dataclasses import dataclass
 from typing import Any
 
 from perfkit.errors import BaselineError
+from perfkit.results.datasheet import COPY
 from perfkit.results.expected import ARITHMETIC, EAGER, GRAPH, NoModel, Step, Work
-from perfkit.results.figures import IMAGES_PER_S, MODEL_GRAPH_S, ONE_SM_COPIES, TIME, one_sm_copy
+from perfkit.results.figures import (
+    FIRST_TOUCH_KS,
+    IMAGES_PER_S,
+    MODEL_GRAPH_S,
+    ONE_SM_COPIES,
+    TIME,
+    first_touch,
+    one_sm_copy,
+)
 from perfkit.results.model import BenchmarkEntry, ResultSet
 from perfkit.results.payloads import (
     AllreduceSweep,
@@ -198,31 +207,46 @@ def _batch_epoch(rec: BatchEpoch, bench: BenchmarkEntry, results: ResultSet) -> 
 
 #: Bytes a one-multiprocessor copy moves per element (one read, one write; float32).
 ONE_SM_COPY_BYTES_PER_ELEMENT = 8
+#: Bytes of managed memory a first launch migrates per element: x and y, which the host wrote (float32).
+MIGRATED_BYTES_PER_ELEMENT = 8
 
 
 def _vector_add(rec: VectorAdd, bench: BenchmarkEntry, results: ResultSet) -> Work | NoModel:
+    """A launch and, for a first launch on managed memory, the migration of its inputs' pages before it (at
+    the rate a grid's first touch migrated the same size: the host link's and the driver's pace)."""
+    if rec.mode == "cpu":
+        return NoModel("the host's loop", gpu=False)
+    n = kernels.elements(rec.k)
+    kernel = _vector_add_kernel(rec.scenario, rec.k, n)
+    if isinstance(kernel, NoModel):
+        return kernel
+    steps: tuple[Step, ...] = (kernel,)
+    if rec.mode == "managed_first":
+        if rec.k not in FIRST_TOUCH_KS:
+            sizes = ", ".join(map(str, FIRST_TOUCH_KS))
+            return NoModel(f"its inputs' pages migrate inside the timing, and no first touch of its size was "
+                           f"measured (the ceilings family measures K = {sizes})")
+        migrate = Step("page migration of x and y", "migrate", 0, MIGRATED_BYTES_PER_ELEMENT * n, 0,
+                       ARITHMETIC, first_touch(rec.k).name)
+        steps = (migrate, kernel)
+    shape = rec.scenario.replace("_", " ") + ("" if kernel.roof != COPY else " grid")
+    label = f"vector add of {rec.k:g} M elements, {shape} ({rec.mode.replace('_', ' ')})"
+    return Work(label, steps, EAGER, bench.context.gate or TIME)
+
+
+def _vector_add_kernel(scenario: str, k: int, n: int) -> Step | NoModel:
     """A grid launch streams its three arrays through device memory once, at the copy ceiling. One thread or
     one block goes at the pace of the multiprocessor it runs on, which is a pace per element: each iteration
     waits one latency of memory, whether it reads one array (the copy that measures it) or two at once (the
     add), so its elements are priced at the same-sized copy's element rate."""
-    if rec.mode == "cpu":
-        return NoModel("the host's loop", gpu=False)
-    if rec.mode == "managed_first":
-        return NoModel("the inputs' pages migrate from host memory inside the timing: the host link's and "
-                       "the driver's pace, which no ceiling here measures")
-    n = kernels.elements(rec.k)
-    label = f"vector add of {rec.k:g} M elements, {rec.scenario.replace('_', ' ')}"
-    if rec.scenario in {shape for shape, _ in ONE_SM_COPIES}:
-        if (rec.scenario, rec.k) not in ONE_SM_COPIES:
-            sizes = ", ".join(f"{s.replace('_', ' ')} at K={k}" for s, k in ONE_SM_COPIES)
-            return NoModel(f"no copy by one multiprocessor of its size was measured (the ceilings family "
-                           f"measures {sizes})")
-        step = Step(f"{rec.scenario} kernel", "kernel", n, ONE_SM_COPY_BYTES_PER_ELEMENT * n, 1, ARITHMETIC,
-                    one_sm_copy(rec.scenario, rec.k).name)
-    else:
-        step = Step(f"{rec.scenario} kernel", "kernel", n, kernels.BYTES_PER_ELEMENT * n, 1, ARITHMETIC)
-        label += " grid"
-    return Work(f"{label} ({rec.mode.replace('_', ' ')})", (step,), EAGER, bench.context.gate or TIME)
+    if scenario not in {shape for shape, _ in ONE_SM_COPIES}:
+        return Step(f"{scenario} kernel", "kernel", n, kernels.BYTES_PER_ELEMENT * n, 1, ARITHMETIC)
+    if (scenario, k) not in ONE_SM_COPIES:
+        sizes = ", ".join(f"{s.replace('_', ' ')} at K={size}" for s, size in ONE_SM_COPIES)
+        return NoModel(f"no copy by one multiprocessor of its size was measured (the ceilings family "
+                       f"measures {sizes})")
+    return Step(f"{scenario} kernel", "kernel", n, ONE_SM_COPY_BYTES_PER_ELEMENT * n, 1, ARITHMETIC,
+                one_sm_copy(scenario, k).name)
 
 
 def _unmodelled(reason: str) -> Callable[[Any, BenchmarkEntry, ResultSet], NoModel]:

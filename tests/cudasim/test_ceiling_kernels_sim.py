@@ -1,4 +1,5 @@
-"""The one-multiprocessor copy ceiling's kernel under numba's CUDA simulator (NUMBA_ENABLE_CUDASIM=1).
+"""The kernels of the ceilings no datasheet lists, under numba's CUDA simulator (NUMBA_ENABLE_CUDASIM=1): one
+multiprocessor's copy and a grid's first touch of managed memory.
 
 Run only by tests/test_vector_add.py in a subprocess; timings here are meaningless and not asserted.
 """
@@ -16,7 +17,7 @@ from numba import cuda
 
 from perfkit.errors import MeasurementError, UsageError
 from perfkit.measure import ceilings
-from perfkit.workloads.kernels import one_sm
+from perfkit.workloads.kernels import first_touch, one_sm
 
 
 @pytest.mark.parametrize("scenario", one_sm.SCENARIOS)
@@ -47,3 +48,21 @@ def test_a_grid_is_not_one_multiprocessor():
     src = cuda.to_device(np.ones(4, dtype=np.float32))
     with pytest.raises(UsageError, match="one_thread"):
         one_sm.launcher("grid", src, src)
+
+
+@pytest.mark.parametrize("n", [1, 256, 1000])
+def test_the_first_touch_copies_what_the_host_wrote_before_each_call(monkeypatch, n):
+    # the simulator has no managed memory; its mapped (host-resident, device-visible) arrays stand in
+    monkeypatch.setattr(cuda, "managed_array", cuda.mapped_array, raising=False)
+    work = ceilings.first_touch_workload(n)
+    assert work.amount == n * 4 and work.setup is not None  # the bytes migrated: the source's
+    work.setup()
+    work.run()
+    work.check()
+
+
+def test_a_first_touch_that_copied_nothing_is_refused(monkeypatch):
+    monkeypatch.setattr(cuda, "managed_array", cuda.mapped_array, raising=False)
+    monkeypatch.setattr(first_touch, "launcher", lambda src, dst: lambda: None)
+    with pytest.raises(MeasurementError, match="first touch's copy differs"):
+        ceilings.first_touch_workload(300).check()
