@@ -92,6 +92,8 @@ def test_every_record_in_the_committed_baselines_reads(path):
             "time_to_accuracy",
         ),
         "nvidia-h200-x2": ("scaling", "allreduce_sweep", "large_batch", "layer_capacity"),
+        # its large-batch entries of old ids were dropped (2026-11-26) until a 4-GPU run saves them again
+        "nvidia-h200-x4": ("scaling", "allreduce_sweep"),
     }
     families = expected.get(path.stem, ("scaling", "allreduce_sweep", "large_batch"))
     assert all(found[k] for k in families), {k: found[k] for k in families}
