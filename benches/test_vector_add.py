@@ -21,7 +21,7 @@ from perfkit.plugin import profile_of
 from perfkit.results import datasheet, figures
 from perfkit.results.metrics import rates
 from perfkit.results.payloads import VectorAdd
-from perfkit.workloads.kernels import BYTES_PER_ELEMENT, cpu_add, elements
+from perfkit.workloads.kernels import BYTES_PER_ELEMENT, MANAGED_TOLERANCE, cpu_add, elements
 
 K_FULL = (1, 5, 10, 50, 100)
 K_QUICK = (1,)
@@ -35,11 +35,6 @@ SLOW_ROUNDS = (1, 0)
 #: warm-up (fifteen launches took 21 s of the nightly's five minutes on an H200)
 ONE_BLOCK_ROUNDS = (5, 1)
 ROUNDS = (10, 5)
-#: The smallest change worth a verdict for a launch on managed memory, where the driver's page work is part
-#: of the time: in four fresh H200 processes the warm K1 grid spread 30%, the tuned kernel 15%, and one block
-#: took 9% longer in one of them; over eight H200 runs on three machines the warm K100 grid read 401-480 us
-#: and the tuned kernel 358-413 us.
-MANAGED_TOLERANCE = 0.15
 
 
 def _weekly(k: int, scenario: str = "") -> list[pytest.MarkDecorator]:

@@ -153,12 +153,12 @@ def test_networks_and_streaming_kernels_take_the_models_ratio_between_their_ceil
     assert b64.errors() is not None and all(e > 1 for e in b64.errors())  # the roofs are a lower bound
 
 
-def _first_launch(path, gbps=None, k=100):
+def _first_launch(path, gbps=None, k=100, scenario="tuned"):
     """A stored baseline whose warm managed K100 launch reads as a first launch of size ``k`` (its records
     changed as a first launch writes them), with a first touch ceiling of ``gbps`` where given."""
     raw = load.read_json(path)
     bench = next(b for b in raw["benchmarks"] if b["name"] == "test_gpu_managed[K100-tuned-warm]")
-    bench["extra_info"]["vector_add"].update(mode="managed_first", k=k)
+    bench["extra_info"]["vector_add"].update(mode="managed_first", k=k, scenario=scenario)
     del bench["extra_info"]["bound"]  # only a warm launch names the copy ceiling
     if gbps is not None:
         raw["machine_info"]["perfkit"]["ceilings"][f"first_touch_k{k}_gbps"] = gbps
@@ -174,8 +174,19 @@ def test_a_first_launch_on_managed_memory_migrates_its_inputs_at_the_first_touch
     (row,) = across.hardware_rows(h200, h100, [name], work_of)
     # 80 ms of migration against 0.3 ms of streaming: the first touch's ratio, nearly
     assert row.model is not None and row.expected == pytest.approx(0.8, rel=0.01)
+    assert row.model.current.shares()["migration"] > 0.99 and "migration 100%" in row.source()
     with pytest.raises(NoRoof, match="no measured first_touch_k100_gbps .*test_first_touch measures it"):
         estimate(work, Roofs.of(load.load(H200)))  # the committed baselines predate the ceiling
+
+
+def test_one_blocks_first_launch_migrates_then_goes_at_its_multiprocessors_pace():
+    h200, name = _first_launch(H200, 10.0, scenario="one_block")
+    work = work_of(h200.by_name()[name], h200)
+    assert isinstance(work, Work) and work.label == "vector add of 100 M elements, one block (managed first)"
+    assert [(s.kind, s.bytes, s.roof) for s in work.steps] == [
+        ("migrate", 8e8, "first_touch_k100_gbps"), ("kernel", 8e8, "one_block_copy_k100_gbps")]
+    with pytest.raises(NoRoof, match="one_block_copy_k100_gbps"):  # the first touch is there, this is not
+        estimate(work, Roofs.of(h200))
 
 
 def test_a_first_launch_of_a_size_no_first_touch_was_measured_at_says_its_pages_migrate():

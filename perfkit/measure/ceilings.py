@@ -35,7 +35,7 @@ class Operation:
     run: Callable[[], Any]
     amount: float
     check: Callable[[], None]
-    setup: Callable[[], Any] | None = None  # untimed, before each call (its calls then go one a round)
+    setup: Callable[[], None] | None = None  # untimed, before each call (its calls then go one a round)
 
 
 def copy_workload(device: torch.device, nbytes: int) -> Operation:
@@ -77,49 +77,61 @@ def one_sm_copy_workload(scenario: str, n: int) -> Operation:
 
     from perfkit.workloads.kernels import one_sm
 
-    if torch.cuda.is_available():  # not under numba's simulator
-        # perfkit's synchronizing clock waits through torch's device synchronize, which waits for numba's
-        # launches too (both run in the device's primary context), once torch's CUDA is initialised
-        torch.cuda.init()
     host = np.arange(n, dtype=np.float32)
-    src, dst = cuda.to_device(host), cuda.to_device(np.full(n, np.nan, dtype=np.float32))
+    src, dst = cuda.to_device(host), _numba_destination(n)
     launch = one_sm.launcher(scenario, src, dst)
-    launch()  # compiled here, not in a timed round
-
-    def check() -> None:
-        if not np.array_equal(dst.copy_to_host(), host):
-            raise MeasurementError(f"the {scenario.replace('_', ' ')} copy's destination differs from its "
-                                   "source")
-
-    return Operation(launch, 2.0 * n * 4, check)
+    return _numba_copy(launch, dst, lambda: host, 2.0 * n * 4, f"the {scenario.replace('_', ' ')} copy")
 
 
 def first_touch_workload(n: int) -> Operation:
-    """A grid's copy of ``n`` float32 elements out of managed memory into device memory, each call after the
-    host wrote the source again (``setup``: writing every page on the host moves it back there), so every call
-    migrates the source's pages; counts the bytes migrated."""
+    """A grid's copy of ``2n`` float32 elements (as many bytes as the vector add's x and y of ``n``) out of
+    managed memory into device memory, each call after the host wrote the source again (``setup``: writing
+    every page on the host moves it back there), so that every call migrates the source's pages; counts the
+    bytes migrated. The host writes one of two buffers in turn, so the check sees the last call's copy."""
     import numpy as np
     from numba import cuda
 
     from perfkit.workloads.kernels import first_touch
 
-    if torch.cuda.is_available():  # see one_sm_copy_workload: the synchronizing clock waits through torch
-        torch.cuda.init()
-    host = np.arange(n, dtype=np.float32)
-    src, dst = cuda.managed_array(n, dtype=np.float32), cuda.to_device(np.full(n, np.nan, dtype=np.float32))
-    launch = first_touch.launcher(src, dst)
+    buffers = (np.arange(2 * n, dtype=np.float32), np.arange(2 * n, 0, -1, dtype=np.float32))
+    written: list[Any] = [buffers[1]]
+    src, dst = cuda.managed_array(2 * n, dtype=np.float32), _numba_destination(2 * n)
 
     def host_writes() -> None:
-        src[:] = host
+        written[0] = buffers[0] if written[0] is buffers[1] else buffers[1]
+        src[:] = written[0]
 
     host_writes()
-    launch()  # compiled here, not in a timed round
+    return _numba_copy(first_touch.launcher(src, dst), dst, lambda: written[0], 2.0 * n * 4,
+                       "the first touch's copy", host_writes)
+
+
+def _numba_destination(n: int) -> Any:
+    """A float32 device array for a numba kernel to copy into, with torch's CUDA initialised: perfkit's
+    synchronizing clock waits through torch's device synchronize, which waits for numba's launches too (both
+    run in the device's primary context)."""
+    import numpy as np
+    from numba import cuda
+
+    if torch.cuda.is_available():  # not under numba's simulator
+        torch.cuda.init()
+    return cuda.device_array(n, dtype=np.float32)
+
+
+def _numba_copy(launch: Callable[[], None], dst: Any, expected: Callable[[], Any], amount: float, what: str,
+                setup: Callable[[], None] | None = None) -> Operation:
+    """``launch`` compiled by one call, then ``dst`` filled with NaN, so that the check after the timed calls
+    sees what they copied (``expected()``: the source as it was last written)."""
+    import numpy as np
+
+    launch()
+    dst.copy_to_device(np.full(dst.size, np.nan, dtype=np.float32))
 
     def check() -> None:
-        if not np.array_equal(dst.copy_to_host(), host):
-            raise MeasurementError("the first touch's copy differs from what the host wrote")
+        if not np.array_equal(dst.copy_to_host(), expected()):
+            raise MeasurementError(f"{what}'s destination differs from its source")
 
-    return Operation(launch, float(n * 4), check, host_writes)
+    return Operation(launch, amount, check, setup)
 
 
 @contextlib.contextmanager

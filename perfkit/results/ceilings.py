@@ -2,11 +2,11 @@
 
 The ceilings family records each measured ceiling as a metric named by its key (``copy_bandwidth_gbps``,
 ``matmul_tflops_<precision>``, and on a GPU ``<one_thread|one_block>_copy_k<K>_gbps``, one multiprocessor's
-copy rate). A set's ceiling is the **median over its runs** of that figure (one run of a
-2-vCPU VM copied at 74 GB/s, the other eight at 34-47), else what its run stored (a file that holds no
-ceiling benchmark keeps its run's), else what a baseline of the same machine lends (the one it is judged
-against now, or the one it was judged against when written). The datasheet figure stands beside each that a
-datasheet lists.
+copy rate, and ``first_touch_k<K>_gbps``, a grid's first touch of managed pages). A set's ceiling is the
+**median over its runs** of that figure (one run of a 2-vCPU VM copied at 74 GB/s, the other eight at
+34-47), else what its run stored (a file that holds no ceiling benchmark keeps its run's), else what a
+baseline of the same machine lends (the one it is judged against now, or the one it was judged against when
+written). The datasheet figure stands beside each that a datasheet lists.
 """
 from __future__ import annotations
 

@@ -38,7 +38,7 @@ class GpuSpec:
             return self.bandwidth_gbps
         if key.startswith("matmul_tflops_"):
             return self.peak_tflops(key.removeprefix("matmul_tflops_"))
-        return None  # a ceiling no datasheet lists (one multiprocessor's pace)
+        return None  # a ceiling no datasheet lists (one multiprocessor's pace, a first touch's migration)
 
 
 _HOPPER_SXM = {"fp64": 34.0, "fp32": 67.0, "tf32": 494.7, "bf16": 989.4, "fp16": 989.4}

@@ -32,6 +32,8 @@ from perfkit.results.model import BenchmarkEntry, ResultSet
 EAGER, GRAPH = "eager", "graph"
 #: The figure of the one-element kernel that gives each launch mode's cost.
 LAUNCH_FIGURES: dict[str, str] = {EAGER: timer_seconds("events_batched").name, GRAPH: GRAPH_REPLAY_S.name}
+#: A step that moves managed pages from the host (a first launch on managed memory): a share of its own.
+MIGRATE = "migrate"
 #: The precision of arithmetic that is not a matrix product (elementwise, pooling, batch-norm): CUDA cores.
 ARITHMETIC = "fp32"
 
@@ -46,7 +48,7 @@ class Step:
     """One piece of a benchmark's work: a layer's forward or backward, an update, a kernel."""
 
     name: str
-    kind: str  # forward, backward, update, kernel, migrate
+    kind: str  # forward, backward, update, kernel, or MIGRATE
     flops: float
     bytes: float
     launches: int
@@ -132,7 +134,8 @@ class Roofs:
         return found * 1e12
 
     def byte_rate(self, key: str = datasheet.COPY) -> float:
-        """Bytes/s of the copy ceiling ``key`` (the device's; one thread's or one block's, measured only)."""
+        """Bytes/s of the ceiling ``key``: the device's copy; one thread's or one block's copy, or a first
+        touch's page migration (measured only)."""
         found = self.ceiling(key)
         if not found and key in ONE_SM_CEILINGS | FIRST_TOUCH_CEILINGS:
             test = "test_one_sm_copy" if key in ONE_SM_CEILINGS else "test_first_touch"
@@ -167,16 +170,18 @@ class Estimate:
     compute_s: float
     memory_s: float
     launch_s: float
+    migration_s: float = 0.0  # managed pages moved from the host (a first launch on managed memory)
 
     @property
     def seconds(self) -> float:
-        return self.compute_s + self.memory_s + self.launch_s
+        return self.compute_s + self.memory_s + self.launch_s + self.migration_s
 
     def shares(self) -> dict[str, float]:
-        """compute, memory, launch -> its share of the time."""
+        """compute, memory, launch (and migration, where pages migrate) -> its share of the time."""
         total = self.seconds or 1.0
-        return {"compute": self.compute_s / total, "memory": self.memory_s / total,
-                "launch": self.launch_s / total}
+        shares = {"compute": self.compute_s / total, "memory": self.memory_s / total,
+                  "launch": self.launch_s / total}
+        return shares | ({"migration": self.migration_s / total} if self.migration_s else {})
 
     def split(self) -> str:
         """'compute 71%, memory 28%, launch 1%'."""
@@ -186,14 +191,16 @@ class Estimate:
 def estimate(work: Work, roofs: Roofs) -> Estimate:
     """The sum over ``work``'s steps of ``max(flops / flop rate, bytes / byte rate)``, plus its launches."""
     per_launch = roofs.launch(work.launch)
-    compute = memory = 0.0
+    compute = memory = migration = 0.0
     launches = 0
     for step in work.steps:
         flop_s = step.flops / roofs.flop_rate(step.precision) if step.flops else 0.0
         byte_s = step.bytes / roofs.byte_rate(step.roof)
-        if flop_s >= byte_s:
+        if step.kind == MIGRATE:
+            migration += byte_s
+        elif flop_s >= byte_s:
             compute += flop_s
         else:
             memory += byte_s
         launches += step.launches
-    return Estimate(compute, memory, launches * per_launch)
+    return Estimate(compute, memory, launches * per_launch, migration)

@@ -22,8 +22,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from perfkit.errors import BaselineError
-from perfkit.results.datasheet import COPY
-from perfkit.results.expected import ARITHMETIC, EAGER, GRAPH, NoModel, Step, Work
+from perfkit.results.expected import ARITHMETIC, EAGER, GRAPH, MIGRATE, NoModel, Step, Work
 from perfkit.results.figures import (
     FIRST_TOUCH_KS,
     IMAGES_PER_S,
@@ -226,10 +225,10 @@ def _vector_add(rec: VectorAdd, bench: BenchmarkEntry, results: ResultSet) -> Wo
             sizes = ", ".join(map(str, FIRST_TOUCH_KS))
             return NoModel(f"its inputs' pages migrate inside the timing, and no first touch of its size was "
                            f"measured (the ceilings family measures K = {sizes})")
-        migrate = Step("page migration of x and y", "migrate", 0, MIGRATED_BYTES_PER_ELEMENT * n, 0,
+        migrate = Step("page migration of x and y", MIGRATE, 0, MIGRATED_BYTES_PER_ELEMENT * n, 0,
                        ARITHMETIC, first_touch(rec.k).name)
         steps = (migrate, kernel)
-    shape = rec.scenario.replace("_", " ") + ("" if kernel.roof != COPY else " grid")
+    shape = "tuned grid" if rec.scenario == "tuned" else rec.scenario.replace("_", " ")
     label = f"vector add of {rec.k:g} M elements, {shape} ({rec.mode.replace('_', ' ')})"
     return Work(label, steps, EAGER, bench.context.gate or TIME)
 

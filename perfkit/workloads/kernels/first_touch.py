@@ -1,8 +1,8 @@
 """A grid copy out of managed memory the host just wrote: how fast a first launch's reads migrate its pages.
 
-A vector add's first launch on managed memory spends most of its time moving the inputs' pages from host
-memory, page fault by page fault: the pace of the host link and of the driver, neither of the device's copy
-ceiling nor of any datasheet. This copy measures that pace on its own, as a ceiling
+A vector add's grid launch, first after the host wrote its inputs in managed memory, spends most of its time
+moving their pages from host memory, fault by fault: the pace of the host link and of the driver, neither
+the device's copy ceiling nor any datasheet's. This copy measures that pace on its own, as a ceiling
 (benches/test_ceilings.py), so that the roofline model can expect the first launches' speedup across hardware
 (perfkit.workloads.benchwork).
 """
