@@ -5,10 +5,9 @@ backward where it trains, an optimizer's update, a kernel). A step takes ``max(f
 of the precision it computes in, bytes / its copy ceiling)`` plus its kernel launches times the cost of one
 launch measured on the device; the benchmark's time is the sum. A step's copy ceiling is the device's; for a
 launch of one thread or one block, the copy by one multiprocessor of its size; for the pages a first launch
-on managed memory migrates, a first touch of its size. Nothing is fitted per
-model: the same measured ceilings serve every benchmark, so a model's time is a lower bound that the ratio
-of two devices' times turns into an expected speedup. Each estimate says how much of it is compute, memory
-and launch.
+on managed memory migrates, a first touch of its size. Nothing is fitted per model: the same measured
+ceilings serve every benchmark, so a model's time is a lower bound that the ratio of two devices' times turns
+into an expected speedup. Each estimate says how much of it is compute, memory, launch and migration.
 
 The roofs come from what a result set holds: its ceilings (perfkit.results.ceilings; the datasheet for a key
 never measured, where a datasheet lists it: none lists one multiprocessor's pace or a first touch's) and the
