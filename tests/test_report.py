@@ -402,3 +402,22 @@ def test_log_axes_carry_dots_not_bars_and_the_roofline_promises_no_ncu_points_it
     ppp, roof = saved_figures
     assert all(ax.get_xscale() == "log" and not ax.patches for ax in ppp.axes if ax.get_visible())
     assert "hollow" not in roof.axes[0].get_title() and roof.axes[0].collections
+
+
+def test_the_large_batch_section_answers_seed_003_q4_with_accuracy_per_epoch(tmp_path):
+    # the 4xH100 baseline's large-batch runs (pytest benches/test_large_batch.py -m "weekly or not weekly",
+    # 2026-11-26): the linear rule's learning rate of 1.6 left both warm-ups at chance on the harder set
+    results = typed(json.loads((ROOT / "baselines" / "nvidia-h100-80gb-hbm3-x4.json").read_text()))
+    text = report.write_report(results, tmp_path).read_text()
+    assert (tmp_path / "large_batch.png").stat().st_size > 10_000 and "](large_batch.png)" in text
+    section = text.split("## Large-batch training (same epochs)")[1].split("\n## ")[0]
+    assert "61.9%" in section and "30.6%" in section  # the seed's figures quoted beside ours
+    assert len([line for line in section.splitlines() if line.startswith(("| 1 |", "| 4 |"))]) == 4
+    same_1gpu = next(line for line in section.splitlines() if line.startswith("| 1 | 128 | same |"))
+    assert "(61.9%)" in same_1gpu and "(chance)" not in same_1gpu
+    same_4gpu = next(line for line in section.splitlines() if line.startswith("| 4 | 2048 | same |"))
+    assert "(30.6%)" in same_4gpu and "(chance)" not in same_4gpu
+    for warmup in ("24", "48"):
+        line = next(line for line in section.splitlines() if line.startswith("| 4 | 2048 | linear-warmup |")
+                    and f"| {warmup} |" in line)
+        assert "(chance)" in line and len(line.split(" | ")[5].split()) == 5  # five epochs' accuracies

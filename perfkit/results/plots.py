@@ -20,6 +20,7 @@ from perfkit.results.payloads import (
     AllreduceSweep,
     BatchCapacity,
     BatchEpoch,
+    LargeBatch,
     Layer,
     LayerCapacity,
     MemoryEstimate,
@@ -582,6 +583,34 @@ def plot_time_to_accuracy(results: ResultSet, out: Path) -> Iterable[tuple[str, 
     return [(heading, _save(fig, out / "time_to_accuracy.png"))]
 
 
+#: CIFAR-10 and its synthetic stand-in (perfkit.workloads.data) both have ten classes: guessing scores 10%.
+LARGE_BATCH_CLASSES = 10
+
+
+def plot_large_batch(results: ResultSet, out: Path) -> Iterable[tuple[str, Path]]:
+    """Train accuracy per epoch of each large-batch run (seed 003 Q4), with guessing's level: whether the
+    large batch caught up, and whether a scaled learning rate trained at all."""
+    runs = [run for _, run in results.family(LargeBatch)]
+    if not runs:
+        return []
+    plt = _pyplot()
+    fig, ax = plt.subplots(figsize=(6.5, 5.4), layout="constrained")
+    for i, run in enumerate(runs):
+        epochs = [e.epoch + 1 for e in run.history]
+        label = f"{run.world} GPU(s), batch {run.global_batch}, {run.rule}, lr {run.lr:g}"
+        if run.warmup_steps:
+            label += f", {run.warmup_steps} warm-up steps"
+        # runs stuck at chance lie on top of each other: markers and dashes keep each visible
+        ax.plot(epochs, [e.train_accuracy for e in run.history], marker="osD^v"[i % 5],
+                linestyle=("-", "--", ":", "-.")[i % 4], label=label)
+    ax.axhline(1 / LARGE_BATCH_CLASSES, color="grey", linestyle="--",
+               label=f"chance ({LARGE_BATCH_CLASSES} classes)")
+    ax.set(xlabel="epoch", ylabel="train accuracy", ylim=(0, 1), xticks=epochs,
+           title=f"Large batch on {runs[0].data} ({results.hardware_id})")
+    fig.legend(fontsize=7, loc="outside lower center")  # below the axes: the lines stay clear
+    return [("Large-batch training: accuracy per epoch", _save(fig, out / "large_batch.png"))]
+
+
 #: Each benchmark family (its bench file, perfkit.results.model.family_of) and its plots, in report order;
 #: a family adds its plots here, and the report draws them beside the family's table.
 FAMILY_PLOTTERS: dict[str, tuple[Plotter, ...]] = {
@@ -595,6 +624,7 @@ FAMILY_PLOTTERS: dict[str, tuple[Plotter, ...]] = {
     "test_capacity": (plot_layer_capacity,),
     "test_batch_sweep": (plot_batch_sweep,),
     "test_time_to_accuracy": (plot_time_to_accuracy,),
+    "test_large_batch": (plot_large_batch,),
 }
 PLOTTERS: list[Plotter] = [plotter for plotters in FAMILY_PLOTTERS.values() for plotter in plotters]
 
