@@ -155,6 +155,9 @@ def test_new_and_missing_benchmarks():
     data = [1.0] * 5
     cmp = compare(_results({"old": data}), _results({"new": data}))
     assert {(r.benchmark, r.verdict.value) for r in cmp.rows} == {("old", "missing"), ("new", "new")}
+    # each says how many runs its one side holds (a baseline of three runs, a run of one), none on the other
+    cmp = compare(_runs([1.0, 1.01, 0.99], name="old"), _results({"new": data}))
+    assert {r.benchmark: r.runs for r in cmp.rows} == {"old": (3, 0), "new": (0, 1)}
 
 
 def test_per_benchmark_tolerance_override():

@@ -222,8 +222,11 @@ def judge(baseline: ResultSet, current: ResultSet, noise: Noise, policy: Policy 
         return Comparison(baseline.hardware_id, current.hardware_id, (), changes,
                           across.geomean_time_ratio(speedups), speedups, policy.alpha, change)
     machine = current.info.machine
-    rows = [_absent_row(b.fullname, b.median, Verdict.MISSING) for b in paired.only_baseline]
-    rows += [_absent_row(b.fullname, b.median, Verdict.NEW) for b in paired.only_current]
+    base_runs, cur_runs = baseline.runs(), current.runs()
+    rows = [_absent_row(b.fullname, b.median, Verdict.MISSING, len(base_runs[b.fullname].get(TIME, ())))
+            for b in paired.only_baseline]
+    rows += [_absent_row(b.fullname, b.median, Verdict.NEW, len(cur_runs[b.fullname].get(TIME, ())))
+             for b in paired.only_current]
     changes = fingerprint_changes(baseline, current)
     software_changed = any(field in SOFTWARE_FIELDS for field, _, _ in changes)
     if baseline.hardware_id != current.hardware_id or current.info.device != "cuda" or software_changed:
@@ -237,7 +240,6 @@ def judge(baseline: ResultSet, current: ResultSet, noise: Noise, policy: Policy 
     rows.sort(key=_order)
     if baseline.hardware_id == current.hardware_id:
         hardware_rows: tuple[across.HardwareRow, ...] = ()
-        base_runs, cur_runs = baseline.runs(), current.runs()
         geomean = stats.geometric_mean(
             [
                 statistics.fmean(cur_runs[n][TIME]) / statistics.fmean(base_runs[n][TIME])
@@ -283,7 +285,8 @@ def _across_hardware(rows: list[Row], hardware: tuple[across.HardwareRow, ...]) 
     return out
 
 
-def _absent_row(name: str, median: float, verdict: Verdict) -> Row:
+def _absent_row(name: str, median: float, verdict: Verdict, runs: int) -> Row:
+    """A benchmark on one side only, with how many runs that side holds of it (none on the other)."""
     missing = verdict is Verdict.MISSING
     return Row(
         benchmark=name,
@@ -295,6 +298,7 @@ def _absent_row(name: str, median: float, verdict: Verdict) -> Row:
         change=None,
         verdict=verdict,
         gating=True,
+        runs=(runs, 0) if missing else (0, runs),
     )
 
 
