@@ -47,12 +47,6 @@ SWEEP_SIZES = {"full": [2**k for k in range(12, 31, 2)], "quick": [2**k for k in
 NIGHTLY = ("resnet18-cifar-b128-weak", "resnet18-cifar-B128-strong", "resnet50-224-b64")
 
 
-def _gpu_bound(workload: ScalingWorkload) -> bool:
-    """224² images keep the GPU busy (ResNet-50 b64 steps spread 0.1-0.3% between H200 runs); a CIFAR
-    step is short enough for the host's pace to show (8-15%)."""
-    return workload.input == IMAGENET
-
-
 def _cases(workloads: list[ScalingWorkload], weak_only: bool = False) -> list[Any]:
     """(workload name, GPUs) pairs: plain values, so the JSON's ``params`` stay readable."""
     return [
@@ -81,8 +75,6 @@ def test_ddp(benchmark, ddp_case, perfkit_metrics, perfkit_data_root, perfkit_to
     result = perfkit_torchrun(workload.job(gpus, perfkit_data_root), gpus)
     inject_samples(benchmark, result.run.step_s)
     scaling.record_ddp(perfkit_metrics, result, workload)
-    if _gpu_bound(workload):
-        perfkit_metrics.gpu_bound()
 
 
 def test_dataparallel(benchmark, dp_case, perfkit_metrics, perfkit_data_root):
@@ -90,8 +82,6 @@ def test_dataparallel(benchmark, dp_case, perfkit_metrics, perfkit_data_root):
     run = dataparallel.run(workload, gpus, perfkit_data_root)
     inject_samples(benchmark, run.step_s)
     scaling.record_dataparallel(perfkit_metrics, run, workload)
-    if _gpu_bound(workload):
-        perfkit_metrics.gpu_bound()
 
 
 @pytest.mark.parametrize("gpus", [pytest.param(n, id=f"gpus{n}", marks=pytest.mark.gpus(n)) for n in (2, 4)])

@@ -67,6 +67,27 @@ def test_weak_scaling_speedup_and_communication_split():
     assert two.record(NcclProfile) == NcclProfile(5, 0.002, 0.008, 0.0015, 10)
 
 
+def test_only_steps_the_gpu_paces_are_declared_gpu_bound():
+    """DDP at 224² is GPU work on any number of GPUs; a CIFAR step is the host's pace; nn.DataParallel on
+    several GPUs is its one process's pace whatever the images (ResNet-50 spread 10-70% between runs)."""
+    imagenet = ScalingWorkload("r50", "resnet50", "random", (3, 224, 224), 64, epoch=False)
+
+    def declared(record: str, workload: ScalingWorkload, world: int) -> bool:
+        extra: dict = {}
+        result = _result(world, 0.03)
+        if record == "ddp":
+            scaling.record_ddp(MetricRecorder(extra), result, workload)
+        else:
+            scaling.record_dataparallel(MetricRecorder(extra), result.run, workload)
+        return extra.get("gpu_bound", False)
+
+    assert all(declared("ddp", imagenet, n) for n in (1, 2, 4))
+    assert not any(declared("ddp", WEAK, n) for n in (1, 2, 4))
+    assert declared("dataparallel", imagenet, 1)
+    assert not declared("dataparallel", imagenet, 2) and not declared("dataparallel", imagenet, 4)
+    assert not declared("dataparallel", WEAK, 1)
+
+
 def test_strong_scaling_shares_the_weak_1gpu_reference():
     strong = ScalingWorkload("r18s", "resnet18", "cifar10", (3, 32, 32), 128, "strong")
     _, four = _derived(_record(_result(1, 0.010)), _record(_result(4, 0.004, batch_per_gpu=32), strong))
