@@ -122,8 +122,12 @@ def test_sweep_reports_nccl_tests_columns():
         SizeTimes(1024, (1e-5,) * 3), SizeTimes(2**30, (0.004, 0.005, 0.006)))))
     assert rows[1].algbw_gbps == pytest.approx(2**30 / 0.005 / 1e9)
     assert extra["metrics"]["busbw_gbps"]["value"] == pytest.approx(1.5 * 2**30 / 0.005 / 1e9)
-    # the 1 GiB all-reduce is the GPUs' and links' work: a slower host does not excuse it
+    # the 1 GiB all-reduce is the GPUs' and links' work: a slower host does not excuse it; the quick
+    # profile's 16 MiB is not declared
     assert extra["gpu_bound"] is True
+    small: dict = {}
+    scaling.record_sweep(MetricRecorder(small), AllreduceResult(4, (SizeTimes(2**24, (1e-4,) * 3),)))
+    assert "gpu_bound" not in small
 
 
 def test_a_diverged_large_batch_run_reports_absence_not_nan():

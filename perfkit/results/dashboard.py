@@ -20,7 +20,7 @@ from perfkit.results import across, baselines, history, noise
 from perfkit.results.expected import Workloads
 from perfkit.results.figures import TIME
 from perfkit.results.judge import Row, Verdict, fingerprint_changes, judge
-from perfkit.results.model import ResultSet
+from perfkit.results.model import ResultSet, run_count
 
 #: The runs a latest run is judged against, per benchmark: a baseline is saved from three fresh runs.
 BASELINE_RUNS = 3
@@ -158,7 +158,7 @@ def _latest_verdicts(runs: Sequence[ResultSet]) -> dict[str, Latest]:
         for name in (n for n, i in newest_at.items() if i == at):
             rows = tuple(r for r in comparison.rows
                          if r.benchmark == name and (r.gating or r.verdict is Verdict.CHANGED))
-            against = len(counted.get(name, {}).get(TIME, ()))
+            against = run_count(counted.get(name, {}))
             out[name] = Latest(verdicts[name], rows, current.datetime, against)
     return out
 

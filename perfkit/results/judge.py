@@ -51,7 +51,7 @@ from typing import Any, ClassVar
 from perfkit.results import across, stats
 from perfkit.results.expected import Workloads
 from perfkit.results.figures import TIME, TIME_UNIT
-from perfkit.results.model import ResultSet
+from perfkit.results.model import ResultSet, run_count
 from perfkit.results.noise import HOST_KIND, FigureNoise, Noise
 from perfkit.results.pairing import FigureRuns, pair
 
@@ -223,9 +223,9 @@ def judge(baseline: ResultSet, current: ResultSet, noise: Noise, policy: Policy 
                           across.geomean_time_ratio(speedups), speedups, policy.alpha, change)
     machine = current.info.machine
     base_runs, cur_runs = baseline.runs(), current.runs()
-    rows = [_absent_row(b.fullname, b.median, Verdict.MISSING, len(base_runs[b.fullname].get(TIME, ())))
+    rows = [_absent_row(b.fullname, b.median, Verdict.MISSING, run_count(base_runs[b.fullname]))
             for b in paired.only_baseline]
-    rows += [_absent_row(b.fullname, b.median, Verdict.NEW, len(cur_runs[b.fullname].get(TIME, ())))
+    rows += [_absent_row(b.fullname, b.median, Verdict.NEW, run_count(cur_runs[b.fullname]))
              for b in paired.only_current]
     changes = fingerprint_changes(baseline, current)
     software_changed = any(field in SOFTWARE_FIELDS for field, _, _ in changes)

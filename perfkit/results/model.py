@@ -40,6 +40,12 @@ R = TypeVar("R", bound=Record)
 Figures = dict[str, list[float]]
 
 
+def run_count(figures: Figures) -> int:
+    """How many runs one benchmark's figures hold: its time's values, else its longest figure's (a stored
+    entry written without the time)."""
+    return len(figures.get(TIME) or max(figures.values(), key=len, default=()))
+
+
 def family_of(name: str) -> str:
     """A benchmark's family: the stem of its bench file (``benches/test_layers.py::test_layer[relu]`` ->
     ``test_layers``), as the wall times, the report's sections and its plots group benchmarks."""
@@ -413,14 +419,14 @@ class ResultSet:
         runs = self.runs()
         if not self.info.runs:
             here = RunOrigin(self.datetime, self.info.machine or "")
-            return {name: (here,) * len(f.get(TIME, ())) for name, f in runs.items()}
+            return {name: (here,) * run_count(f) for name, f in runs.items()}
         dates, machines = self.info.run_dates, self.info.run_machines
         if len(machines) != len(dates):
             machines = ("",) * len(dates)
         legacy = tuple(map(RunOrigin, dates, machines))
         out = {}
         for name, figures in runs.items():
-            count = len(figures.get(TIME, ()))
+            count = run_count(figures)
             stored = self.info.run_origins.get(name)
             out[name] = (
                 stored if stored is not None and len(stored) == count

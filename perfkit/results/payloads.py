@@ -252,6 +252,11 @@ class EpochStats(Record):
     seconds: float
 
 
+#: CIFAR-10 and its synthetic stand-in (perfkit.workloads.data), what a large-batch run trains on, both have
+#: ten classes: guessing scores 10%.
+LARGE_BATCH_CLASSES = 10
+
+
 @dataclass(frozen=True)
 class LargeBatch(Record):
     TAG: ClassVar[str] = "large_batch"

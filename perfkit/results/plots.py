@@ -17,6 +17,7 @@ from perfkit.results.ceilings import Ceilings
 from perfkit.results.derived import scaling_runs
 from perfkit.results.model import ResultSet
 from perfkit.results.payloads import (
+    LARGE_BATCH_CLASSES,
     AllreduceSweep,
     BatchCapacity,
     BatchEpoch,
@@ -583,26 +584,22 @@ def plot_time_to_accuracy(results: ResultSet, out: Path) -> Iterable[tuple[str, 
     return [(heading, _save(fig, out / "time_to_accuracy.png"))]
 
 
-#: CIFAR-10 and its synthetic stand-in (perfkit.workloads.data) both have ten classes: guessing scores 10%.
-LARGE_BATCH_CLASSES = 10
-
-
 def plot_large_batch(results: ResultSet, out: Path) -> Iterable[tuple[str, Path]]:
     """Train accuracy per epoch of each large-batch run (seed 003 Q4), with guessing's level: whether the
     large batch caught up, and whether a scaled learning rate trained at all."""
-    runs = [run for _, run in results.family(LargeBatch)]
+    runs = [run for _, run in results.family(LargeBatch) if run.history]
     if not runs:
         return []
     plt = _pyplot()
     fig, ax = plt.subplots(figsize=(6.5, 5.4), layout="constrained")
     for i, run in enumerate(runs):
-        epochs = [e.epoch + 1 for e in run.history]
         label = f"{run.world} GPU(s), batch {run.global_batch}, {run.rule}, lr {run.lr:g}"
         if run.warmup_steps:
             label += f", {run.warmup_steps} warm-up steps"
         # runs stuck at chance lie on top of each other: markers and dashes keep each visible
-        ax.plot(epochs, [e.train_accuracy for e in run.history], marker="osD^v"[i % 5],
-                linestyle=("-", "--", ":", "-.")[i % 4], label=label)
+        ax.plot([e.epoch + 1 for e in run.history], [e.train_accuracy for e in run.history],
+                marker="osD^v"[i % 5], linestyle=("-", "--", ":", "-.")[i % 4], label=label)
+    epochs = range(1, max(len(run.history) for run in runs) + 1)
     ax.axhline(1 / LARGE_BATCH_CLASSES, color="grey", linestyle="--",
                label=f"chance ({LARGE_BATCH_CLASSES} classes)")
     ax.set(xlabel="epoch", ylabel="train accuracy", ylim=(0, 1), xticks=epochs,

@@ -34,6 +34,7 @@ from perfkit.results.metrics import MetricSpec
 from perfkit.results.model import BenchmarkEntry, ResultSet, family_of
 from perfkit.results.payloads import (
     FAMILIES,
+    LARGE_BATCH_CLASSES,
     BatchCapacity,
     BatchEpoch,
     LargeBatch,
@@ -41,7 +42,7 @@ from perfkit.results.payloads import (
     Ppp,
     TimeToAccuracy,
 )
-from perfkit.results.plots import FAMILY_PLOTTERS, LARGE_BATCH_CLASSES, hardware_chart, history_chart
+from perfkit.results.plots import FAMILY_PLOTTERS, hardware_chart, history_chart
 from perfkit.results.tables import fmt_change, fmt_time, fmt_value, text_table
 
 FORMATS = ("table", "markdown", "json")
@@ -635,38 +636,43 @@ def _scaling_section(results: ResultSet, ceilings: Ceilings) -> list[Section]:
 
 
 def _large_batch_section(results: ResultSet, ceilings: Ceilings) -> list[Section]:
-    """Seed 003 Q4: each run's accuracy per epoch and its mean over the epochs (the seed's figure, quoted
-    beside it); a run that ended near chance says so, since its loss alone does not tell a reader."""
+    """Seed 003 Q4: each run's accuracy per epoch and its mean over the epochs (beside the seed's figure where
+    the run repeats its GPUs, batch, rate and epochs); a run that ended near chance says so, since its loss
+    alone does not tell a reader."""
     runs = list(results.family(LargeBatch))
     if not runs:
         return []
     rows = []
     for bench, run in runs:
-        final = run.history[-1]
-        quoted = seeds.LARGE_BATCH_V100.get((run.world, run.global_batch)) if run.rule == "same" else None
-        mean_accuracy = statistics.fmean(e.train_accuracy for e in run.history)
+        accuracies = [e.train_accuracy for e in run.history]
+        quoted = (
+            seeds.LARGE_BATCH_V100.get((run.world, run.global_batch))
+            if run.rule == "same" and len(accuracies) == seeds.LARGE_BATCH_V100_EPOCHS
+            else None
+        )
+        at_chance = bool(accuracies) and accuracies[-1] < 1.5 / LARGE_BATCH_CLASSES
         rows.append([
             str(run.world), str(run.global_batch), run.rule, f"{run.lr:g}", str(run.warmup_steps),
-            " ".join(f"{e.train_accuracy:.0%}" for e in run.history),
-            f"{mean_accuracy:.1%}" + (f" ({quoted[1]:.1%})" if quoted else ""),
-            f"{final.train_loss:.4g}",
-            _cell(bench, figures.TEST_ACCURACY, "{:.1%}")
-            + (" (chance)" if final.train_accuracy < 1.5 / LARGE_BATCH_CLASSES else ""),
+            (" ".join(f"{a:.0%}" for a in accuracies) + (" (chance)" if at_chance else "")) or "-",
+            (f"{statistics.fmean(accuracies):.1%}" if accuracies else "-")
+            + (f" ({quoted[1]:.1%})" if quoted else ""),
+            f"{run.history[-1].train_loss:.4g}" if run.history else "-",
+            _cell(bench, figures.TEST_ACCURACY, "{:.1%}"),
             _cell(bench, figures.TRAIN_S),
         ])
-    seed = ", ".join(f"{gpus} GPU(s) at batch {batch}: {accuracy:.1%} (loss {loss:g})"
+    seed = ", ".join(f"batch {batch} on {gpus} GPU(s): {accuracy:.1%} (loss {loss:g})"
                      for (gpus, batch), (loss, accuracy) in seeds.LARGE_BATCH_V100.items())
     return [
         Section(
             "Large-batch training (same epochs)",
             (
                 Text(
-                    f"Data: `{runs[0][1].data}`; ResNet-18 for {len(runs[0][1].history)} epochs each. "
-                    "Seed 003 Q4.1 (V100s, CIFAR-10, same learning rate), mean train accuracy over its "
-                    f"epochs: {seed}; in brackets beside ours. Its Q4.2 answer is to scale the learning rate "
-                    "with the batch (the linear-warmup rows). A run marked (chance) ended within 1.5x of "
-                    f"guessing ({1 / LARGE_BATCH_CLASSES:.0%} for {LARGE_BATCH_CLASSES} classes): it did not "
-                    "learn."
+                    f"Data: `{runs[0][1].data}`; ResNet-18. Seed 003 Q4.1 (V100s, CIFAR-10, "
+                    f"{seeds.LARGE_BATCH_V100_EPOCHS} epochs, the same learning rate), its 'Avg Train "
+                    f"Accuracy': {seed}; in brackets beside a run of ours with the same GPUs, batch, rate "
+                    "and epochs. Its Q4.2 answer is to scale the learning rate with the batch (the "
+                    "linear-warmup rows). A run marked (chance) ended within 1.5x of guessing "
+                    f"({1 / LARGE_BATCH_CLASSES:.0%} for {LARGE_BATCH_CLASSES} classes): it did not learn."
                 ),
                 Table.of(
                     [
