@@ -15,7 +15,7 @@ BATCH_EPOCH_V100: dict[int, float] = {32: 14.2, 128: 4.0, 512: 2.4, 2048: 0.83}
 BATCH_OOM_V100 = 8192
 #: Seed 003, Q1: its epochs were CIFAR-10's training split ("Files already downloaded and verified").
 SEED_003_IMAGES = 50_000
-#: Seed 003, Q4.1, CIFAR-10, ResNet-18, 5 epochs at the same learning rate, batch 128 on one V100 and 2048 on
+#: Seed 003, Q4.1, CIFAR-10, five epochs at the same learning rate, batch 128 on one V100 and 2048 on
 #: four: (GPUs, global batch) -> (loss, train accuracy), its table's "Avg Loss" and "Avg Train Accuracy".
 LARGE_BATCH_V100: dict[tuple[int, int], tuple[float, float]] = {
     (1, 128): (0.05, 0.619),
