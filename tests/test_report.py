@@ -435,3 +435,19 @@ def test_the_large_batch_section_quotes_the_seed_only_beside_a_run_of_its_epochs
     assert "| 53% 90% | 71.3% |" in short  # (52.97% + 89.58%) / 2, no seed figure beside it
     empty = next(line for line in lines if line.startswith("| 4 | 2048 | same |"))
     assert empty.split(" | ")[5:8] == ["-", "-", "-"]
+
+
+def test_the_headline_says_how_many_unknowns_only_got_better():
+    """A fresh H100's nightly read 14 unknown, 13 of them faster than the baseline (a quicker host): the one
+    worth a re-run should not hide among them."""
+    def row(name: str, change: float | None, better: str = "lower", figure: str = "time") -> Row:
+        return Row(name, figure, "s", better, 1.0, None if change is None else 1.0 + change, change,
+                   Verdict.UNKNOWN, gating=True)
+
+    rows = (row("faster", -0.2), row("slower", 0.2), row("higher_rate", 0.2, "higher", "busbw_gbps"),
+            row("only_here", None), row("mixed", -0.2), row("mixed", 0.2, figure="peak_allocated_mib"))
+    cmp = Comparison("gpu-x1", "gpu-x1", rows)
+    assert cmp.unknown_better() == 2  # faster, higher_rate; a figure without a change is not called better
+    assert "5 unknown (2 of them better)" in report.headline(cmp)
+    worse_only = Comparison("gpu-x1", "gpu-x1", (row("slower", 0.2),))
+    assert "1 unknown (benchmarks)" in report.headline(worse_only)

@@ -167,6 +167,15 @@ class Comparison:
         verdicts = list(self.benchmark_verdicts().values())
         return {v: n for v in WORST_FIRST if (n := verdicts.count(v))}
 
+    def unknown_better(self) -> int:
+        """How many ``unknown`` benchmarks moved only the better way (faster, higher): nothing to chase on a
+        nightly; the rest moved the worse way in some gating figure and want re-runs."""
+        verdicts = self.benchmark_verdicts()
+        unknown = {r.benchmark for r in self.rows if r.gating and verdicts[r.benchmark] is Verdict.UNKNOWN}
+        worse = {r.benchmark for r in self.rows
+                 if r.gating and r.verdict is Verdict.UNKNOWN and (r.worse or r.change is None)}
+        return len(unknown - worse)
+
     def compared_gating(self) -> tuple[Row, ...]:
         """Gating figures both sides have: the ones judged, each with its minimum detectable effect."""
         return tuple(r for r in self.rows if r.gating and r.verdict not in (Verdict.NEW, Verdict.MISSING))

@@ -100,7 +100,10 @@ def headline(cmp: Comparison) -> str:
     if cmp.not_judged:
         return (f"DIFFERENT machine under one hardware id ({cmp.current_id}: {cmp.not_judged}): not judged; "
                 f"{len(cmp.hardware_rows)} benchmark(s) compared as across hardware{geo}")
-    counts = ", ".join(f"{n} {v.value}" for v, n in cmp.counts().items()) or "nothing to compare"
+    better = cmp.unknown_better()
+    counts = ", ".join(f"{n} {v.value}" + (f" ({better} of them better)" if v is Verdict.UNKNOWN and better
+                                           else "")
+                       for v, n in cmp.counts().items()) or "nothing to compare"
     hw = (f"same hardware ({cmp.current_id})" if cmp.same_hardware
           else f"DIFFERENT hardware: baseline {cmp.baseline_id}, current {cmp.current_id}")
     return f"{hw}: {counts} (benchmarks){geo}"
