@@ -60,8 +60,8 @@ def plot_ceilings(results: ResultSet, out: Path) -> Iterable[tuple[str, Path]]:
         return []
     plt = _pyplot()
     spec = results.info.datasheet
-    one_sm = sorted((k for k in figures.ONE_SM_CEILINGS if k in measured), key=_one_sm_order)
-    touch = sorted((k for k in figures.FIRST_TOUCH_CEILINGS if k in measured), key=_size_of)
+    one_sm = [k for k in _SIZED_TICKS if k in figures.ONE_SM_CEILINGS and k in measured]
+    touch = [k for k in _SIZED_TICKS if k in figures.FIRST_TOUCH_CEILINGS and k in measured]
     panels = [([datasheet.COPY], "GB/s"), (sorted(k for k in measured if k.startswith("matmul")), "TFLOP/s")]
     panels += [(one_sm, "GB/s, one multiprocessor")] if one_sm else []
     panels += [(touch, "GB/s migrated from the host")] if touch else []
@@ -84,21 +84,17 @@ def plot_ceilings(results: ResultSet, out: Path) -> Iterable[tuple[str, Path]]:
     return [("Measured ceilings" + (" vs datasheet" if spec else ""), _save(fig, out / "ceilings.png"))]
 
 
-def _size_of(key: str) -> int:
-    """The K of a ceiling measured at the vector add's sizes (``..._k<K>_gbps``)."""
-    return int(key.removesuffix("_gbps").rsplit("_k", 1)[1])
-
-
-def _one_sm_order(key: str) -> tuple[bool, int]:
-    """One thread before one block, small K before large."""
-    return not key.startswith("one_thread"), _size_of(key)
+#: The bar labels of the ceilings measured at the vector add's sizes, in the order they are drawn: one thread
+#: before one block, small K before large (figures.ONE_SM_COPIES' order), then the first touches.
+_SIZED_TICKS: dict[str, str] = {
+    **{figures.one_sm_copy(s, k).name: f"{s.replace('_', ' ')} K{k}" for s, k in figures.ONE_SM_COPIES},
+    **{figures.first_touch(k).name: f"first touch K{k}" for k in figures.FIRST_TOUCH_KS},
+}
 
 
 def _ceiling_tick(key: str) -> str:
     """A ceiling's bar label: copy_bandwidth, fp32, one thread K1, first touch K100."""
-    if key in figures.ONE_SM_CEILINGS | figures.FIRST_TOUCH_CEILINGS:
-        return f"{figures.ceiling_label(key)} K{_size_of(key)}"
-    return key.replace("matmul_tflops_", "").removesuffix("_gbps")
+    return _SIZED_TICKS.get(key) or key.replace("matmul_tflops_", "").removesuffix("_gbps")
 
 
 def _quartiles(samples: tuple[float, ...]) -> tuple[float, float] | None:
