@@ -199,8 +199,9 @@ def _interleave(base: Side, head: Side, out: Path, expr: str | None, rounds: int
     if not benches:
         return
     kept: dict[str, list[ResultSet]] = {"base": [], "head": []}
-    times: dict[str, list[tuple[float, float]]] = {}
+    pairs: dict[str, list[tuple[float, float]]] = {}
     minimum: dict[str, float] = {}
+    judged: dict[str, str] = {}
     plan = orders(seed, rounds)
     for i, order in enumerate(plan):
         got: dict[str, ResultSet | None] = {}
@@ -216,16 +217,33 @@ def _interleave(base: Side, head: Side, out: Path, expr: str | None, rounds: int
                 kept[label].append(results)
                 baselines.write_atomically(out / f"{label}.json", baselines.from_runs(kept[label]))
         if b is not None and h is not None:
-            for fig in pair(b, h).figures:
-                if fig.figure == TIME and fig.baseline and fig.current:
-                    times.setdefault(fig.benchmark, []).append((fig.baseline[0], fig.current[0]))
-                    minimum[fig.benchmark] = minimum_effect(fig, policy)
-        rows = paired.verdicts(times, minimum, policy.alpha)
-        report = _report(base, head, seed, plan[: i + 1], rounds, benches, policy, rows, times, kept)
+            for name, (figure, values, least) in gated_values(b, h, policy).items():
+                pairs.setdefault(name, []).append(values)
+                minimum[name], judged[name] = least, figure
+        rows = paired.verdicts(pairs, minimum, policy.alpha)
+        report = _report(base, head, seed, plan[: i + 1], rounds, benches, policy, rows, pairs, kept, judged)
         baselines.write_json_atomically(out / "ab.json", report)
         yield report
         if all(r.settled for r in rows):  # none in common: one round tells what is new and missing
             return
+
+
+#: Per benchmark: the figure judged, this pair's (base, head) values, the minimum effect.
+GatedValues = dict[str, tuple[str, tuple[float, float], float]]
+
+
+def gated_values(base: ResultSet, head: ResultSet, policy: Policy) -> GatedValues:
+    """Per benchmark both sides ran: the figure its verdict rests on, the (base, head) values of this pair
+    and its minimum effect. The figure is the bench's gate, as the nightly judge's: the time by default, the
+    kernel's own time or the SM cycles where the bench declares them (the vector add's whole-program time
+    and a GEMM's time at a moving clock are shown, not judged); HEAD's declaration wins where the change
+    moves it. A benchmark with no gate of its own (FLOP counting) is left out, as the judge leaves it
+    ungated."""
+    gates = {e.fullname: e.context.gate for e in base.benchmarks} | {e.fullname: e.context.gate
+                                                                       for e in head.benchmarks}
+    return {fig.benchmark: (fig.figure, (fig.baseline[0], fig.current[0]), minimum_effect(fig, policy))
+            for fig in pair(base, head).figures
+            if fig.figure == gates.get(fig.benchmark) and fig.baseline and fig.current}
 
 
 def progress(report: dict[str, Any]) -> str:
@@ -235,8 +253,8 @@ def progress(report: dict[str, Any]) -> str:
 
 
 def _report(base: Side, head: Side, seed: int, done: list[str], rounds: int, benches: Sequence[str],
-            policy: Policy, rows: list[paired.PairedRow], times: dict[str, list[tuple[float, float]]],
-            kept: dict[str, list[ResultSet]]) -> dict[str, Any]:
+            policy: Policy, rows: list[paired.PairedRow], pairs: dict[str, list[tuple[float, float]]],
+            kept: dict[str, list[ResultSet]], judged: dict[str, str] | None = None) -> dict[str, Any]:
     names = {label: {b.fullname for r in sets for b in r.benchmarks} for label, sets in kept.items()}
     return {
         "base": {"ref": base.ref, "commit": base.commit},
@@ -251,7 +269,8 @@ def _report(base: Side, head: Side, seed: int, done: list[str], rounds: int, ben
         "alpha": policy.alpha,
         "minimum_effect": {"gpu_bound": policy.bound_threshold, "other": policy.threshold},
         "benchmarks": [{**asdict(r), "verdict": r.verdict.value} for r in rows],
-        "pairs": times,
+        "pairs": pairs,
+        "figures": judged or {},
         "new": sorted(names["head"] - names["base"]),
         "missing": sorted(names["base"] - names["head"]),
     }
@@ -269,11 +288,13 @@ def section(report: dict[str, Any]) -> Section:
     test = (f"test: {report['test']}, Holm over the benchmarks at alpha {report['alpha']:.0%}: "
             f"{report['why']}; minimum effect {effect['gpu_bound']:.0%} GPU-bound, {effect['other']:.0%} "
             "otherwise")
-    rows = [[row["benchmark"], row["verdict"], fmt_change(row["change"]), f"{row['minimum']:.0%}",
-             fmt_mde(row["mde"]), row["pairs"], row["note"]] for row in report["benchmarks"]]
-    rows += [[name, "new", "", "", "", "", "head only"] for name in report["new"]]
-    rows += [[name, "missing", "", "", "", "", "base only"] for name in report["missing"]]
-    table = Table.of(["benchmark", "verdict", "change", "min", "MDE", "pairs", "note"], rows)
+    figures = report.get("figures", {})  # an A/B of perfkit before 2026-11-26 judged the time only
+    rows = [[row["benchmark"], figures.get(row["benchmark"], TIME), row["verdict"], fmt_change(row["change"]),
+             f"{row['minimum']:.0%}", fmt_mde(row["mde"]), row["pairs"], row["note"]]
+            for row in report["benchmarks"]]
+    rows += [[name, "", "new", "", "", "", "", "head only"] for name in report["new"]]
+    rows += [[name, "", "missing", "", "", "", "", "base only"] for name in report["missing"]]
+    table = Table.of(["benchmark", "figure", "verdict", "change", "min", "MDE", "pairs", "note"], rows)
     return Section(title, (Text(ran), Text(test), table))
 
 

@@ -162,6 +162,21 @@ def _canned(pairs: dict[str, list[tuple[float, float]]]) -> dict[str, object]:
                       {"base": [], "head": []})
 
 
+def test_each_benchmark_is_paired_on_the_figure_the_nightly_judge_gates_on():
+    """The vector add on its kernel's own time (its whole-program time moved 13% between two runs of the same
+    code on one H100), a GEMM on its SM cycles, a layer on its time, FLOP counting not at all: stored H100
+    runs."""
+    results = load.load(ROOT / "baselines" / "nvidia-h100-80gb-hbm3-x1.json")
+    gated = ab.gated_values(results, results, ab.DEFAULT_POLICY)
+    figure = {name.split("::")[1]: judged for name, (judged, _, _) in gated.items()}
+    assert figure["test_gpu_explicit[K100-grid]"] == "kernel_s"
+    assert figure["test_matmul_flops[bf16]"] == "sm_mcycles"
+    assert figure["test_layer[relu-forward]"] == "time"
+    assert not [name for name in figure if name.startswith("test_flop_count")]
+    _, (base, head), minimum = gated["benches/test_layers.py::test_layer[relu-forward]"]
+    assert base == head > 0 and minimum == ab.DEFAULT_POLICY.bound_threshold
+
+
 def test_fail_exits_1_only_on_a_regression_and_markdown_gives_the_same_table(monkeypatch, capsys):
     def returns(report: dict[str, object]) -> None:
         monkeypatch.setattr(ab, "ab", lambda *args, **kwargs: report)
@@ -171,8 +186,8 @@ def test_fail_exits_1_only_on_a_regression_and_markdown_gives_the_same_table(mon
     captured = capsys.readouterr()
     assert captured.err == "perfkit: 1 benchmark(s) regressed: slower\n"
     assert captured.out.startswith("## A/B: base main (0000000000) against head main")
-    assert "| slower | regressed | +18.7% | 5% | 5.0% | 6 |" in captured.out
-    assert "| same | unchanged |" in captured.out
+    assert "| slower | time | regressed | +18.7% | 5% | 5.0% | 6 |" in captured.out
+    assert "| same | time | unchanged |" in captured.out
     assert main(["ab", "main"]) == 0  # without --fail a regression is reported, not an error
     assert "regressed" in capsys.readouterr().out
     returns(_canned({"same": _pairs(0.0, 6), "faster": _pairs(math.log(0.8), 6, 1)}))

@@ -146,8 +146,8 @@ def test_the_pr_workflow_ab_s_the_touched_families_posts_the_table_and_fails_onl
     assert _run_step(summary_step, clone).returncode == 0
     summary = (clone / "summary.md").read_text()
     assert summary.startswith("## A/B: base origin/main (")
-    assert "| benches/test_loop.py::test_sum | regressed |" in summary
-    assert "| benches/test_new.py::test_extra | new |" in summary and "test_other" not in summary
+    assert "| benches/test_loop.py::test_sum | time | regressed |" in summary
+    assert "| benches/test_new.py::test_extra |  | new |" in summary and "test_other" not in summary
     assert json.loads((clone / "ab" / "ab.json").read_text())["benches"] == ["benches/test_loop.py",
                                                                             "benches/test_new.py"]
 

@@ -1,5 +1,6 @@
-"""The statistics of an A/B run: per-round log ratios HEAD/BASE of each benchmark's time, a paired t-test,
-Holm over the benchmarks; floats in, the judge's verdict words out.
+"""The statistics of an A/B run: per-round log ratios HEAD/BASE of each benchmark's gating figure (its time
+unless the bench names another), a paired t-test, Holm over the benchmarks; floats in, the judge's verdict
+words out.
 
 Paired, not the judge's prediction test: the two sides of a round ran back to back on one machine, so a
 drift of the machine (clocks, neighbours, heat) hits both and cancels in their ratio, and the spread of the
@@ -17,7 +18,7 @@ from perfkit.results.judge import Verdict
 
 #: Fewer pairs give no spread to test against (two give one degree of freedom).
 MIN_PAIRS = 2
-TEST = "paired t-test on the per-round log ratios HEAD/BASE of each benchmark's time"
+TEST = "paired t-test on the per-round log ratios HEAD/BASE of each benchmark's gating figure"
 WHY = ("the two sides of a round ran back to back, so the machine's drift cancels in their ratio and the "
        "ratios' own spread is the noise")
 
