@@ -592,27 +592,50 @@ def _ppp_section(results: ResultSet, ceilings: Ceilings, top: int = 8) -> list[S
     return out
 
 
+#: Where a file's runs of a figure spread more than this around their median, a table shows their median and
+#: range instead of the newest run's value.
+SPREAD_SHOWN = 0.10
+
+
+def _over_runs(values: Sequence[float], newest: str, fmt: Callable[[float], str]) -> str:
+    """``newest`` (the newest run's cell) where the runs agree within SPREAD_SHOWN, else "median (min to
+    max)": one run's value of a figure that moves 20x between runs of one job (the NCCL kernel time waits
+    for the slowest rank) reads as a property of the job."""
+    if len(values) < 2:
+        return newest
+    middle, low, high = statistics.median(values), min(values), max(values)
+    if middle and (high - low) / abs(middle) <= SPREAD_SHOWN:
+        return newest
+    return f"{fmt(middle)} ({fmt(low)} to {fmt(high)})"
+
+
 def _scaling_section(results: ResultSet, ceilings: Ceilings) -> list[Section]:
-    """DDP and DataParallel per workload and GPU count, with the three communication figures side by side."""
+    """DDP and DataParallel per workload and GPU count, with the three communication figures side by side;
+    over a baseline's runs where they disagree."""
     runs = scaling_runs(results)
     if not runs:
         return []
+    kept = results.runs()
+
+    def cell(bench: BenchmarkEntry, spec: MetricSpec, fmt: str = "{:.3g}") -> str:
+        return _over_runs(kept[bench.fullname].get(spec.name, ()), _cell(bench, spec, fmt), fmt.format)
+
     rows = [
         [
             r.method,
             r.workload,
             str(r.gpus),
-            fmt_time(b.median),
-            _cell(b, figures.IMAGES_PER_S, "{:,.0f}"),
-            _cell(b, figures.SPEEDUP, "{:.2f}"),
-            _cell(b, figures.SCALING_EFFICIENCY, "{:.1%}"),
-            _cell(b, figures.COMPUTE_MS),
-            _cell(b, figures.COMM_EXPOSED_MS),
-            _cell(b, figures.NCCL_KERNEL_MS),
-            _cell(b, figures.NCCL_EXPOSED_MS),
-            _cell(b, figures.COMM_SUBTRACTION_MS),
-            _cell(b, figures.BUSBW_RATIO, "{:.2f}"),
-            _cell(b, figures.PEAK_ALLOCATED_MIB, "{:,.0f}"),
+            _over_runs(kept[b.fullname].get(TIME, ()), fmt_time(b.median), fmt_time),
+            cell(b, figures.IMAGES_PER_S, "{:,.0f}"),
+            cell(b, figures.SPEEDUP, "{:.2f}"),
+            cell(b, figures.SCALING_EFFICIENCY, "{:.1%}"),
+            cell(b, figures.COMPUTE_MS),
+            cell(b, figures.COMM_EXPOSED_MS),
+            cell(b, figures.NCCL_KERNEL_MS),
+            cell(b, figures.NCCL_EXPOSED_MS),
+            cell(b, figures.COMM_SUBTRACTION_MS),
+            cell(b, figures.BUSBW_RATIO, "{:.2f}"),
+            cell(b, figures.PEAK_ALLOCATED_MIB, "{:,.0f}"),
         ]
         for b, r in runs
     ]
@@ -630,7 +653,10 @@ def _scaling_section(results: ResultSet, ceilings: Ceilings) -> list[Section]:
                     "torch.profiler's NCCL "
                     "kernel time per step and the part no compute kernel overlapped; the course's "
                     "subtraction (n-GPU step "
-                    "minus the 1-GPU time for the same per-GPU batch)."
+                    "minus the 1-GPU time for the same per-GPU batch). Where the results hold several runs "
+                    f"(a baseline) whose values of a figure spread more than {SPREAD_SHOWN:.0%}, the cell "
+                    "gives their median and range (min to max), not one run's value: the NCCL kernel time "
+                    "includes waiting for the slowest rank and moved up to 20x between runs of one job."
                 ),
                 Table.of(head, rows),
             ),
