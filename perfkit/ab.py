@@ -181,7 +181,8 @@ def ab(path: Path, base_ref: str, head_ref: str | None, out: Path | None, *, exp
                 head = Side("head", head_ref, head_commit, stack.enter_context(worktree(repo, head_commit)))
             out.mkdir(parents=True, exist_ok=True)
             seed = random.randrange(2**32) if seed is None else seed
-            report = _report(base, head, seed, [], rounds, benches, policy, [], {}, {"base": [], "head": []})
+            report = _report(base, head, seed, [], rounds, benches, policy, [], {}, {"base": [], "head": []},
+                             [])
             baselines.write_json_atomically(out / "ab.json", report)
             for report in _interleave(base, head, out, expr, rounds, seed, benches, policy):
                 say(progress(report))
@@ -199,9 +200,11 @@ def _interleave(base: Side, head: Side, out: Path, expr: str | None, rounds: int
     if not benches:
         return
     kept: dict[str, list[ResultSet]] = {"base": [], "head": []}
-    pairs: dict[str, list[tuple[float, float]]] = {}
-    minimum: dict[str, float] = {}
-    judged: dict[str, str] = {}
+    pairs: dict[paired.Key, list[tuple[float, float]]] = {}
+    minimum: dict[paired.Key, float] = {}
+    higher_better: set[paired.Key] = set()
+    lone: dict[paired.Key, paired.PairedRow] = {}
+    ungated: set[str] = set()
     plan = orders(seed, rounds)
     for i, order in enumerate(plan):
         got: dict[str, ResultSet | None] = {}
@@ -217,45 +220,83 @@ def _interleave(base: Side, head: Side, out: Path, expr: str | None, rounds: int
                 kept[label].append(results)
                 baselines.write_atomically(out / f"{label}.json", baselines.from_runs(kept[label]))
         if b is not None and h is not None:
-            for name, (figure, values, least) in gated_values(b, h, policy).items():
-                pairs.setdefault(name, []).append(values)
-                minimum[name], judged[name] = least, figure
-        rows = paired.verdicts(pairs, minimum, policy.alpha)
-        report = _report(base, head, seed, plan[: i + 1], rounds, benches, policy, rows, pairs, kept, judged)
+            this = gated(b, h, policy)
+            for one in this.pairs:
+                pairs.setdefault(one.key, []).append(one.values)
+                minimum[one.key] = one.minimum
+                if one.higher_better:
+                    higher_better.add(one.key)
+            lone.update(this.lone)
+            ungated.update(this.ungated)
+        rows = paired.verdicts(pairs, minimum, policy.alpha, higher_better)
+        rows = sorted([*rows, *(row for key, row in lone.items() if key not in pairs)],
+                      key=lambda row: (row.benchmark, row.figure))
+        report = _report(base, head, seed, plan[: i + 1], rounds, benches, policy, rows, pairs, kept,
+                         sorted(ungated))
         baselines.write_json_atomically(out / "ab.json", report)
         yield report
-        if all(r.settled for r in rows):  # none in common: one round tells what is new and missing
+        if all(r.settled for r in rows):  # nothing left to pair: one round tells what is new and missing
             return
 
 
-#: Per benchmark: the figure judged, this pair's (base, head) values, the minimum effect.
-GatedValues = dict[str, tuple[str, tuple[float, float], float]]
+@dataclass(frozen=True)
+class PairedValue:
+    key: paired.Key  # (benchmark, figure)
+    values: tuple[float, float]  # (base, head) in this pair
+    minimum: float  # the minimum effect worth a verdict
+    higher_better: bool
 
 
-def gated_values(base: ResultSet, head: ResultSet, policy: Policy) -> GatedValues:
-    """Per benchmark both sides ran: the figure its verdict rests on, the (base, head) values of this pair
-    and its minimum effect. The figure is the bench's gate, as the nightly judge's: the time by default, the
-    kernel's own time or the SM cycles where the bench declares them (the vector add's whole-program time
-    and a GEMM's time at a moving clock are shown, not judged); HEAD's declaration wins where the change
-    moves it. A benchmark with no gate of its own (FLOP counting) is left out, as the judge leaves it
-    ungated."""
-    gates = {e.fullname: e.context.gate for e in base.benchmarks} | {e.fullname: e.context.gate
-                                                                       for e in head.benchmarks}
-    return {fig.benchmark: (fig.figure, (fig.baseline[0], fig.current[0]), minimum_effect(fig, policy))
-            for fig in pair(base, head).figures
-            if fig.figure == gates.get(fig.benchmark) and fig.baseline and fig.current}
+@dataclass(frozen=True)
+class Gated:
+    pairs: tuple[PairedValue, ...]
+    lone: dict[paired.Key, paired.PairedRow]  # a gating figure one side lacks: unknown, more pairs won't tell
+    ungated: tuple[str, ...]  # benchmarks with no gating figure (FLOP counting): shown, not judged
+
+
+def gated(base: ResultSet, head: ResultSet, policy: Policy) -> Gated:
+    """One pair's values of every figure the nightly judge gates on, for each benchmark both sides ran: the
+    judge's own pairing (perfkit.results.pairing), so the A/B judges what the nightly judges: the time, or
+    the kernel's own time or SM cycles where the bench names them instead, and the metrics declared to gate
+    (peak memory, a capacity, a share reached), a gate of either side counting."""
+    found: list[PairedValue] = []
+    lone: dict[paired.Key, paired.PairedRow] = {}
+    pairing = pair(base, head)
+    for fig in pairing.figures:
+        if not fig.judged:
+            continue
+        key, least = (fig.benchmark, fig.figure), minimum_effect(fig, policy)
+        if fig.baseline and fig.current:
+            found.append(PairedValue(key, (fig.baseline[0], fig.current[0]), least, fig.better == "higher"))
+        else:
+            only = "head" if fig.current else "base"
+            lone[key] = paired.PairedRow(fig.benchmark, 0, None, Verdict.UNKNOWN, least, settled=True,
+                                         note=f"a gating figure only {only} has: not compared",
+                                         figure=fig.figure)
+    judged = {fig.benchmark for fig in pairing.figures if fig.judged}
+    return Gated(tuple(found), lone, tuple(name for name in pairing.common if name not in judged))
+
+
+def _label(row: dict[str, Any]) -> str:
+    """A row's benchmark, with its figure where that is not the time (a row of perfkit before 2026-11-26
+    has none: it judged the time only)."""
+    figure = row.get("figure", TIME)
+    return row["benchmark"] if figure == TIME else f"{row['benchmark']} {figure}"
 
 
 def progress(report: dict[str, Any]) -> str:
-    """One line after a pair: its number, its order and each benchmark's verdict so far."""
-    verdicts = ", ".join(f"{row['benchmark']} {row['verdict']}" for row in report["benchmarks"])
+    """One line after a pair: its number, its order and each figure's verdict so far."""
+    verdicts = ", ".join(f"{_label(row)} {row['verdict']}" for row in report["benchmarks"])
     return f"pair {len(report['orders'])}/{report['rounds']} ({report['orders'][-1]}): {verdicts}"
 
 
 def _report(base: Side, head: Side, seed: int, done: list[str], rounds: int, benches: Sequence[str],
-            policy: Policy, rows: list[paired.PairedRow], pairs: dict[str, list[tuple[float, float]]],
-            kept: dict[str, list[ResultSet]], judged: dict[str, str] | None = None) -> dict[str, Any]:
+            policy: Policy, rows: list[paired.PairedRow], pairs: dict[paired.Key, list[tuple[float, float]]],
+            kept: dict[str, list[ResultSet]], ungated: list[str]) -> dict[str, Any]:
     names = {label: {b.fullname for r in sets for b in r.benchmarks} for label, sets in kept.items()}
+    values: dict[str, dict[str, list[tuple[float, float]]]] = {}
+    for (benchmark, figure), runs in pairs.items():
+        values.setdefault(benchmark, {})[figure] = runs
     return {
         "base": {"ref": base.ref, "commit": base.commit},
         "head": {"ref": head.ref, "commit": head.commit},
@@ -269,8 +310,8 @@ def _report(base: Side, head: Side, seed: int, done: list[str], rounds: int, ben
         "alpha": policy.alpha,
         "minimum_effect": {"gpu_bound": policy.bound_threshold, "other": policy.threshold},
         "benchmarks": [{**asdict(r), "verdict": r.verdict.value} for r in rows],
-        "pairs": pairs,
-        "figures": judged or {},
+        "pairs": values,
+        "not_judged": ungated,
         "new": sorted(names["head"] - names["base"]),
         "missing": sorted(names["base"] - names["head"]),
     }
@@ -288,10 +329,12 @@ def section(report: dict[str, Any]) -> Section:
     test = (f"test: {report['test']}, Holm over the benchmarks at alpha {report['alpha']:.0%}: "
             f"{report['why']}; minimum effect {effect['gpu_bound']:.0%} GPU-bound, {effect['other']:.0%} "
             "otherwise")
-    figures = report.get("figures", {})  # an A/B of perfkit before 2026-11-26 judged the time only
-    rows = [[row["benchmark"], figures.get(row["benchmark"], TIME), row["verdict"], fmt_change(row["change"]),
+    # a row of perfkit before 2026-11-26 names no figure: it judged the time only
+    rows = [[row["benchmark"], row.get("figure", TIME), row["verdict"], fmt_change(row["change"]),
              f"{row['minimum']:.0%}", fmt_mde(row["mde"]), row["pairs"], row["note"]]
             for row in report["benchmarks"]]
+    rows += [[name, "", "info", "", "", "", "", "no gating figure: shown, not judged"]
+             for name in report.get("not_judged", ())]
     rows += [[name, "", "new", "", "", "", "", "head only"] for name in report["new"]]
     rows += [[name, "", "missing", "", "", "", "", "base only"] for name in report["missing"]]
     table = Table.of(["benchmark", "figure", "verdict", "change", "min", "MDE", "pairs", "note"], rows)
@@ -318,5 +361,6 @@ def read_report(path: Path) -> dict[str, Any]:
 
 
 def regressed(report: dict[str, Any]) -> list[str]:
-    """The benchmarks the A/B found slower beyond their minimum effect, significantly."""
-    return [row["benchmark"] for row in report["benchmarks"] if row["verdict"] == Verdict.REGRESSED.value]
+    """The benchmarks the A/B found worse beyond their minimum effect, significantly, in any gating figure."""
+    worse = Verdict.REGRESSED.value
+    return sorted({row["benchmark"] for row in report["benchmarks"] if row["verdict"] == worse})

@@ -15,6 +15,7 @@ import subprocess
 import sys
 import time
 from pathlib import Path
+from typing import TypeVar
 
 import pytest
 
@@ -37,10 +38,20 @@ def _pairs(shift: float, count: int, seed: int = 0) -> list[tuple[float, float]]
     return out
 
 
+T = TypeVar("T")
+B = ("b", "time")
+#: One CPU run of every family (quick profile): capacities, shares reached, FLOP counting without a gate.
+FAMILIES = ROOT / "tests" / "data" / "cpu-quick-families.json"
+
+
+def _timed(by_name: dict[str, T]) -> dict[tuple[str, str], T]:
+    return {(name, "time"): value for name, value in by_name.items()}
+
+
 def test_the_paired_test_decides_a_known_shift_and_leaves_identical_sides_unchanged():
-    rows = verdicts({"slower": _pairs(math.log(1.2), 6), "faster": _pairs(math.log(0.8), 6, 1),
-                     "same": [(1e-3 * (1 + i / 10),) * 2 for i in range(6)]},
-                    {"slower": 0.05, "faster": 0.05, "same": 0.05}, 0.05)
+    rows = verdicts(_timed({"slower": _pairs(math.log(1.2), 6), "faster": _pairs(math.log(0.8), 6, 1),
+                            "same": [(1e-3 * (1 + i / 10),) * 2 for i in range(6)]}),
+                    _timed({"slower": 0.05, "faster": 0.05, "same": 0.05}), 0.05)
     by = {r.benchmark: r for r in rows}
     assert by["slower"].verdict is Verdict.REGRESSED and by["slower"].change == pytest.approx(0.2, abs=0.02)
     assert by["faster"].verdict is Verdict.IMPROVED and by["slower"].settled and by["faster"].settled
@@ -50,11 +61,23 @@ def test_the_paired_test_decides_a_known_shift_and_leaves_identical_sides_unchan
 
 def test_drift_between_rounds_cancels_in_the_pairs_and_too_few_pairs_stay_unknown():
     # the rounds drift by 5% SD, the pairs by 1%: a 10% change is decided, though each side alone is noisy
-    assert verdicts({"b": _pairs(math.log(1.1), 5, 2)}, {"b": 0.05}, 0.05)[0].verdict is Verdict.REGRESSED
-    one = verdicts({"b": _pairs(math.log(1.1), 1)}, {"b": 0.05}, 0.05)[0]
+    decided = verdicts(_timed({"b": _pairs(math.log(1.1), 5, 2)}), {B: 0.05}, 0.05)[0]
+    assert decided.verdict is Verdict.REGRESSED
+    one = verdicts(_timed({"b": _pairs(math.log(1.1), 1)}), {B: 0.05}, 0.05)[0]
     assert one.verdict is Verdict.UNKNOWN and not one.settled and "needs 2 pairs" in one.note
-    noisy = verdicts({"b": [(1.0, 1.3), (1.0, 0.95)]}, {"b": 0.05}, 0.05)[0]  # beyond 5%, 1 df
+    noisy = verdicts({B: [(1.0, 1.3), (1.0, 0.95)]}, {B: 0.05}, 0.05)[0]  # beyond 5%, 1 df
     assert noisy.verdict is Verdict.UNKNOWN and "more pairs decide" in noisy.note and not noisy.settled
+
+
+def test_a_figure_higher_the_better_regresses_when_it_falls():
+    largest = {("shrank", "largest_layers"): [(157.0, 141.0)] * 3,
+               ("grew", "largest_layers"): [(141.0, 157.0)] * 3}
+    rows = {r.benchmark: r for r in verdicts(largest, dict.fromkeys(largest, 0.05), 0.05, set(largest))}
+    assert rows["shrank"].verdict is Verdict.REGRESSED
+    assert rows["shrank"].change == pytest.approx(141 / 157 - 1)
+    assert rows["grew"].verdict is Verdict.IMPROVED and rows["grew"].figure == "largest_layers"
+    [time] = verdicts({B: [(1.0, 1.2)] * 3}, {B: 0.05}, 0.05)  # the same rise of a time
+    assert time.verdict is Verdict.REGRESSED
 
 
 def test_the_order_is_abba_from_a_seeded_coin():
@@ -157,24 +180,45 @@ def test_a_run_stopped_midway_keeps_its_finished_pairs_and_removes_its_checkout(
 def _canned(pairs: dict[str, list[tuple[float, float]]]) -> dict[str, object]:
     """The report perfkit ab writes for these (base, head) times per pair."""
     side = ab.Side("base", "main", "0" * 40, Path("."))
-    rows = verdicts(pairs, dict.fromkeys(pairs, 0.05), 0.05)
+    rows = verdicts(_timed(pairs), _timed(dict.fromkeys(pairs, 0.05)), 0.05)
     return ab._report(side, side, 1, ["AB", "BA"] * 3, 10, ["benches"], ab.DEFAULT_POLICY, rows, {},
-                      {"base": [], "head": []})
+                      {"base": [], "head": []}, [])
 
 
-def test_each_benchmark_is_paired_on_the_figure_the_nightly_judge_gates_on():
-    """The vector add on its kernel's own time (its whole-program time moved 13% between two runs of the same
-    code on one H100), a GEMM on its SM cycles, a layer on its time, FLOP counting not at all: stored H100
-    runs."""
-    results = load.load(ROOT / "baselines" / "nvidia-h100-80gb-hbm3-x1.json")
-    gated = ab.gated_values(results, results, ab.DEFAULT_POLICY)
-    figure = {name.split("::")[1]: judged for name, (judged, _, _) in gated.items()}
-    assert figure["test_gpu_explicit[K100-grid]"] == "kernel_s"
-    assert figure["test_matmul_flops[bf16]"] == "sm_mcycles"
-    assert figure["test_layer[relu-forward]"] == "time"
-    assert not [name for name in figure if name.startswith("test_flop_count")]
-    _, (base, head), minimum = gated["benches/test_layers.py::test_layer[relu-forward]"]
-    assert base == head > 0 and minimum == ab.DEFAULT_POLICY.bound_threshold
+def test_the_ab_pairs_every_figure_the_nightly_judge_gates_on():
+    """Stored runs: the H100's (the vector add on its kernel's own time, whose whole-program time moved 13%
+    between two runs of the same code; a GEMM on its SM cycles; a layer on its time and peak memory) and one
+    CPU run of every family (a capacity's largest stack, higher the better; FLOP counting not judged)."""
+    h100 = load.load(ROOT / "baselines" / "nvidia-h100-80gb-hbm3-x1.json")
+    figures: dict[str, set[str]] = {}
+    for one in ab.gated(h100, h100, ab.DEFAULT_POLICY).pairs:
+        figures.setdefault(one.key[0], set()).add(one.key[1])
+    assert figures == {b.fullname: b.gating_figures() for b in h100.benchmarks if b.gating_figures()}
+    assert figures["benches/test_vector_add.py::test_gpu_explicit[K100-grid]"] == {"kernel_s"}
+    assert figures["benches/test_ceilings.py::test_matmul_flops[bf16]"] == {"sm_mcycles"}
+    assert figures["benches/test_layers.py::test_layer[relu-forward]"] == {"time", "peak_allocated_mib"}
+    cpu = ab.gated(load.load(FAMILIES), load.load(FAMILIES), ab.DEFAULT_POLICY)
+    largest = {one.key: one for one in cpu.pairs}[
+        ("benches/test_capacity.py::test_layer_stack_capacity[nocap-fc]", "largest_layers")]
+    assert largest.higher_better and largest.values == (157.0, 157.0)
+    assert [name.split("::")[1] for name in cpu.ungated] == [
+        f"test_flop_count[{m}]" for m in ("alexnet", "googlenet", "resnet18", "resnet50", "vgg16", "vgg19")]
+    assert not cpu.lone
+
+
+def test_a_gating_figure_one_side_lacks_is_an_unknown_row_not_dropped():
+    """HEAD gates the ReLU layer on a kernel time BASE never recorded: that figure is unknown (more pairs will
+    not tell), the time both sides have is still paired."""
+    raw = json.loads(FAMILIES.read_text())
+    relu = next(b for b in raw["benchmarks"] if b["fullname"].endswith("test_layer[relu-forward]"))
+    relu["extra_info"]["gate"] = "kernel_s"
+    relu["extra_info"]["metrics"]["kernel_s"] = {"value": 1e-4, "unit": "s", "better": "lower"}
+    head = load.typed(raw, "a head gating ReLU on its kernel")
+    gated = ab.gated(load.load(FAMILIES), head, ab.DEFAULT_POLICY)
+    [(key, row)] = gated.lone.items()
+    assert key == (relu["fullname"], "kernel_s") and row.verdict is Verdict.UNKNOWN and row.settled
+    assert row.note == "a gating figure only head has: not compared"
+    assert (relu["fullname"], "time") in {one.key for one in gated.pairs}
 
 
 def test_fail_exits_1_only_on_a_regression_and_markdown_gives_the_same_table(monkeypatch, capsys):
@@ -188,6 +232,9 @@ def test_fail_exits_1_only_on_a_regression_and_markdown_gives_the_same_table(mon
     assert captured.out.startswith("## A/B: base main (0000000000) against head main")
     assert "| slower | time | regressed | +18.7% | 5% | 5.0% | 6 |" in captured.out
     assert "| same | time | unchanged |" in captured.out
+    older = _canned({"same": _pairs(0.0, 6)})  # an ab.json of perfkit before 2026-11-26
+    del older["not_judged"], older["benchmarks"][0]["figure"]  # type: ignore[index, attr-defined]
+    assert "| same | time | unchanged |" in ab.render(older, "markdown")
     assert main(["ab", "main"]) == 0  # without --fail a regression is reported, not an error
     assert "regressed" in capsys.readouterr().out
     returns(_canned({"same": _pairs(0.0, 6), "faster": _pairs(math.log(0.8), 6, 1)}))
