@@ -598,14 +598,14 @@ SPREAD_SHOWN = 0.10
 
 
 def _over_runs(values: Sequence[float], newest: str, fmt: Callable[[float], str]) -> str:
-    """``newest`` (the newest run's cell) where the runs agree within SPREAD_SHOWN, else "median (min to
-    max)": one run's value of a figure that moves 20x between runs of one job (the NCCL kernel time waits
-    for the slowest rank) reads as a property of the job."""
+    """``newest`` (the one run's cell) for one run; over several, their median, and its range "(min to max)"
+    where they spread more than SPREAD_SHOWN: one run's value of a figure that moved more than 30x between
+    runs of one job (the NCCL kernel time waits for the slowest rank) reads as a property of the job."""
     if len(values) < 2:
         return newest
     middle, low, high = statistics.median(values), min(values), max(values)
-    if middle and (high - low) / abs(middle) <= SPREAD_SHOWN:
-        return newest
+    if high - low <= SPREAD_SHOWN * abs(middle):
+        return fmt(middle)
     return f"{fmt(middle)} ({fmt(low)} to {fmt(high)})"
 
 
@@ -654,9 +654,10 @@ def _scaling_section(results: ResultSet, ceilings: Ceilings) -> list[Section]:
                     "kernel time per step and the part no compute kernel overlapped; the course's "
                     "subtraction (n-GPU step "
                     "minus the 1-GPU time for the same per-GPU batch). Where the results hold several runs "
-                    f"(a baseline) whose values of a figure spread more than {SPREAD_SHOWN:.0%}, the cell "
-                    "gives their median and range (min to max), not one run's value: the NCCL kernel time "
-                    "includes waiting for the slowest rank and moved up to 20x between runs of one job."
+                    "(a baseline), each cell is the median of its runs, with their range (min to max) where "
+                    f"they spread more than {SPREAD_SHOWN:.0%}: the NCCL kernel time includes waiting for "
+                    "the slowest rank and moved more than 30x between runs of one job on four H100s. Each "
+                    "figure's median is its own, so a row's figures need not add up."
                 ),
                 Table.of(head, rows),
             ),
