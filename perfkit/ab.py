@@ -326,7 +326,7 @@ def section(report: dict[str, Any]) -> Section:
     ran = (f"{len(report['orders'])} of {report['rounds']} pairs run of {' '.join(report['benches'])}, "
            f"orders {' '.join(report['orders']) or '-'} (ABBA from seed {report['seed']})"
            if report["benches"] else "The change touches no bench file: nothing was run.")
-    test = (f"test: {report['test']}, Holm over the benchmarks at alpha {report['alpha']:.0%}: "
+    test = (f"test: {report['test']}, Holm over all of them at alpha {report['alpha']:.0%}: "
             f"{report['why']}; minimum effect {effect['gpu_bound']:.0%} GPU-bound, {effect['other']:.0%} "
             "otherwise")
     # a row of perfkit before 2026-11-26 names no figure: it judged the time only
