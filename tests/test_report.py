@@ -88,6 +88,10 @@ def test_the_scaling_table_gives_a_baselines_median_and_range_where_its_runs_dis
     plain = report.write_report(third, tmp_path / "one").read_text().split("## Data-parallel scaling")[1]
     table = plain.split("\n## ")[0].split("|---|")[-1]
     assert "| DDP | resnet50-224-b64 | 4 |" in table and " to " not in table  # one run: its own values
+    name = "benches/test_data_parallel.py::test_ddp[resnet50-224-b64-gpus4]"
+    assert results.median(name, "nccl_kernel_ms") == statistics.median(kept)  # what the plots draw too
+    assert third.median(name, "nccl_kernel_ms") == third.by_name()[name].value("nccl_kernel_ms")
+    assert third.median(name, "no such figure") is None
 
 
 def test_the_large_batch_table_gives_each_runs_gpus_batch_rule_and_rate(tmp_path):

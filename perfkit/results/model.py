@@ -12,6 +12,7 @@ from __future__ import annotations
 import copy
 import dataclasses
 import math
+import statistics
 from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, field
 from typing import Any, NamedTuple, TypeVar
@@ -410,6 +411,12 @@ class ResultSet:
         return {b.fullname: ({fig: list(values) for fig, values in stored[b.fullname].items()}
                              if stored.get(b.fullname) else {fig: [v] for fig, v in b.figures().items()})
                 for b in self.benchmarks}
+
+    def median(self, name: str, figure: str) -> float | None:
+        """A benchmark's figure as the median over every run this set stands for (:meth:`runs`): one run's
+        value where it is one run; None where no run has it."""
+        values = self.runs().get(name, {}).get(figure)
+        return statistics.median(values) if values else None
 
     def origins(self) -> dict[str, tuple[RunOrigin, ...]]:
         """Per benchmark, the date and machine of each of its runs (:meth:`runs`' order; "" where unknown):
