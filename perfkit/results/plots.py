@@ -15,8 +15,7 @@ from typing import Any
 from perfkit.results import datasheet, figures, seeds
 from perfkit.results.ceilings import Ceilings
 from perfkit.results.derived import scaling_runs
-from perfkit.results.metrics import MetricSpec
-from perfkit.results.model import BenchmarkEntry, ResultSet
+from perfkit.results.model import ResultSet
 from perfkit.results.payloads import (
     LARGE_BATCH_CLASSES,
     AllreduceSweep,
@@ -377,19 +376,17 @@ def plot_compute_comm(results: ResultSet, out: Path) -> Iterable[tuple[str, Path
     """Each multi-GPU DDP step as 100%: compute (the no_sync step) and exposed communication, with the
     profiler's NCCL kernel time and the course's subtraction estimate marked on the same scale; each the
     median over a baseline's runs, as the scaling table gives it (the NCCL time moved 30x between runs)."""
-
-    def median(bench: BenchmarkEntry, spec: MetricSpec) -> float | None:
-        return results.median(bench.fullname, spec.name)
-
-    runs = [(b, r) for b, r in scaling_runs(results) if r.method == "DDP" and r.gpus > 1
-            and median(b, figures.COMPUTE_MS) is not None and median(b, figures.COMM_EXPOSED_MS) is not None]
+    shown = (figures.COMPUTE_MS, figures.COMM_EXPOSED_MS, figures.NCCL_KERNEL_MS, figures.COMM_SUBTRACTION_MS)
+    ddp = [(r, {spec.name: results.median(b.fullname, spec.name) for spec in shown})
+           for b, r in scaling_runs(results) if r.method == "DDP" and r.gpus > 1]
+    compute_ms, exposed_ms = figures.COMPUTE_MS.name, figures.COMM_EXPOSED_MS.name
+    runs = [(r, m) for r, m in ddp if m[compute_ms] is not None and m[exposed_ms] is not None]
     if not runs:
         return []
     plt = _pyplot()
-    labels = [f"{r.workload} ×{r.gpus}" for _, r in runs]
-    steps = [(median(b, figures.COMPUTE_MS) or 0.0) + (median(b, figures.COMM_EXPOSED_MS) or 0.0)
-             for b, _ in runs]
-    compute = [100 * min((median(b, figures.COMPUTE_MS) or 0.0) / s, 1.0) for (b, _), s in zip(runs, steps)]
+    labels = [f"{r.workload} ×{r.gpus}" for r, _ in runs]
+    steps = [(m[compute_ms] or 0.0) + (m[exposed_ms] or 0.0) for _, m in runs]
+    compute = [100 * min((m[compute_ms] or 0.0) / s, 1.0) for (_, m), s in zip(runs, steps)]
     fig, ax = plt.subplots(figsize=(9, 0.35 * len(runs) + 1.8))
     ax.barh(labels, compute, label="compute (step under no_sync)")
     ax.barh(labels, [100 - c for c in compute], left=compute, label="exposed communication (step - no_sync)")
@@ -397,8 +394,8 @@ def plot_compute_comm(results: ResultSet, out: Path) -> Iterable[tuple[str, Path
         (figures.NCCL_KERNEL_MS, "|", "k", "NCCL kernel time (profiler)"),
         (figures.COMM_SUBTRACTION_MS, "x", "r", "course's subtraction estimate"),
     ):
-        points = [(100 * max(value, 0.0) / s, i) for i, ((b, _), s) in enumerate(zip(runs, steps))
-                  if (value := median(b, series)) is not None]
+        points = [(100 * max(value, 0.0) / s, i) for i, ((_, m), s) in enumerate(zip(runs, steps))
+                  if (value := m[series.name]) is not None]
         ax.scatter([x for x, _ in points], [i for _, i in points], marker=marker, color=color, s=80, zorder=3,
                    label=label)
     ax.set(
