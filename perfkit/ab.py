@@ -115,9 +115,10 @@ def changed_files(repo: Path, base: str, head: str | None) -> list[str]:
 
 
 def run_side(side: Side, benches: Sequence[str], expr: str | None, out: Path) -> ResultSet | None:
-    """One fresh-process run of the selected benchmarks of ``side`` (None: it has none of them, or none of
-    the bench paths: a family added or removed between the sides is new or missing, not a failure)."""
-    present = [path for path in benches if (side.root / path).exists()]
+    """One fresh-process run of the selected benchmarks of ``side``: ``benches`` are bench paths or pytest
+    node ids (None: it has none of them, or none of the bench files: a family added or removed between the
+    sides is new or missing, not a failure)."""
+    present = [path for path in benches if (side.root / path.split("::")[0]).exists()]
     if not present:
         return None
     command = [sys.executable, "-m", "pytest", *present, "-q", "-p", "perfkit.plugin", "-p",
@@ -206,11 +207,12 @@ def _interleave(base: Side, head: Side, out: Path, expr: str | None, rounds: int
     lone: dict[paired.Key, paired.PairedRow] = {}
     ungated: set[str] = set()
     plan = orders(seed, rounds)
+    selection = benches
     for i, order in enumerate(plan):
         got: dict[str, ResultSet | None] = {}
         for letter in order:
             side = base if letter == "A" else head
-            got[side.label] = run_side(side, benches, expr, out / f"{side.label}-{i + 1}.json")
+            got[side.label] = run_side(side, selection, expr, out / f"{side.label}-{i + 1}.json")
         b, h = got["base"], got["head"]
         if b is None and h is None:
             what = f"-k {expr!r} selects no benchmark" if expr else "there is no benchmark"
@@ -237,6 +239,13 @@ def _interleave(base: Side, head: Side, out: Path, expr: str | None, rounds: int
         yield report
         if all(r.settled for r in rows):  # nothing left to pair: one round tells what is new and missing
             return
+        selection = still_open(rows)
+
+
+def still_open(rows: Sequence[paired.PairedRow]) -> list[str]:
+    """The node ids of the benchmarks with a figure not yet settled: the next pair runs those alone, so a
+    family decided in two pairs costs no more time while a noisy one takes the rounds it needs."""
+    return sorted({row.benchmark for row in rows if not row.settled})
 
 
 @dataclass(frozen=True)
@@ -324,7 +333,8 @@ def section(report: dict[str, Any]) -> Section:
     title = (f"A/B: base {base['ref']} ({base['commit'][:10]}) against head {head['ref']} "
              f"({head['commit'][:10]})")
     ran = (f"{len(report['orders'])} of {report['rounds']} pairs run of {' '.join(report['benches'])}, "
-           f"orders {' '.join(report['orders']) or '-'} (ABBA from seed {report['seed']})"
+           f"orders {' '.join(report['orders']) or '-'} (ABBA from seed {report['seed']}); a benchmark "
+           "whose every figure is settled is not run again"
            if report["benches"] else "The change touches no bench file: nothing was run.")
     test = (f"test: {report['test']}, Holm over all of them at alpha {report['alpha']:.0%}: "
             f"{report['why']}; minimum effect {effect['gpu_bound']:.0%} GPU-bound, {effect['other']:.0%} "
