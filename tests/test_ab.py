@@ -4,6 +4,7 @@ median time of identical code moves up to 1.8x between fresh processes, so a 3x 
 a neighbour in three pairs)."""
 from __future__ import annotations
 
+import copy
 import itertools
 import json
 import math
@@ -14,6 +15,7 @@ import signal
 import subprocess
 import sys
 import time
+from collections.abc import Sequence
 from pathlib import Path
 from typing import TypeVar
 
@@ -24,8 +26,9 @@ from perfkit.cli import EXIT_REGRESSION, main
 from perfkit.errors import BuildError
 from perfkit.results import load
 from perfkit.results.judge import Verdict
+from perfkit.results.model import ResultSet
 from perfkit.results.paired import verdicts
-from tests.conftest import ROOT
+from tests.conftest import ROOT, slowed
 from tests.gitrepo import BENCH, EXTRA, commit, git, make_repo
 
 
@@ -67,6 +70,12 @@ def test_drift_between_rounds_cancels_in_the_pairs_and_too_few_pairs_stay_unknow
     assert one.verdict is Verdict.UNKNOWN and not one.settled and "needs 2 pairs" in one.note
     noisy = verdicts({B: [(1.0, 1.3), (1.0, 0.95)]}, {B: 0.05}, 0.05)[0]  # beyond 5%, 1 df
     assert noisy.verdict is Verdict.UNKNOWN and "more pairs decide" in noisy.note and not noisy.settled
+    loose = verdicts({B: [(1.0, 1.04), (1.0, 0.99)]}, {B: 0.05}, 0.05)[0]  # inside 5%, its interval is not
+    assert loose.verdict is Verdict.UNCHANGED and not loose.settled
+    assert re.fullmatch(r"inside the minimum effect, not settled: the interval reaches \d+\.\d%; more pairs "
+                        r"settle it", loose.note), loose.note
+    settled = verdicts({B: [(1.0, 1.01), (1.0, 1.011)]}, {B: 0.05}, 0.05)[0]
+    assert settled.verdict is Verdict.UNCHANGED and settled.settled and settled.note == ""
 
 
 def test_a_figure_higher_the_better_regresses_when_it_falls():
@@ -175,6 +184,36 @@ def test_a_run_stopped_midway_keeps_its_finished_pairs_and_removes_its_checkout(
     report = json.loads((tmp_path / "out" / "ab.json").read_text())
     assert len(report["orders"]) == 1 and report["benchmarks"][0]["pairs"] == 1
     assert git(repo, "worktree", "list").count("\n") == 0  # only the repository itself
+
+
+def test_a_settled_benchmark_is_not_run_again_while_a_noisy_one_takes_the_rounds(tmp_path, monkeypatch):
+    """Every family of one stored CPU run, the same on both sides but one benchmark whose head moves +30%,
+    -5%, +30%, ... (never decided): from the third pair on only that one runs, by its node id."""
+    repo = make_repo(tmp_path / "repo")
+    commit(repo, 1000, "one")
+    raw = json.loads(FAMILIES.read_text())
+    noisy = "benches/test_layers.py::test_layer[relu-forward]"
+    calls: list[tuple[str, tuple[str, ...]]] = []
+
+    def canned(side: ab.Side, benches: Sequence[str], expr: str | None, out: Path) -> ResultSet:
+        calls.append((side.label, tuple(benches)))
+        heads = sum(label == "head" for label, _ in calls)
+        run = slowed(raw, noisy, (0.95, 1.3)[heads % 2]) if side.label == "head" else copy.deepcopy(raw)
+        if any("::" in name for name in benches):
+            run["benchmarks"] = [b for b in run["benchmarks"] if b["fullname"] in benches]
+        return load.typed(run, f"{side.label} run {len(calls)}")
+
+    monkeypatch.setattr(ab, "run_side", canned)
+    report = ab.ab(repo, "HEAD", "HEAD", tmp_path / "out", rounds=4, seed=0)
+    assert [benches for _, benches in calls[:2]] == [("benches",)] * 2
+    assert len(calls[2][1]) > 20 and noisy in calls[2][1]  # the second pair: every benchmark both sides ran
+    assert [benches for _, benches in calls[4:]] == [(noisy,)] * 4
+    pairs = {(row["benchmark"], row["figure"]): row["pairs"] for row in report["benchmarks"]}
+    assert pairs[(noisy, "time")] == 4 and set(pairs.values()) == {2, 4}
+    assert [(row["verdict"], row["settled"]) for row in report["benchmarks"]
+            if row["benchmark"] == noisy and row["figure"] == "time"] == [("unknown", False)]
+    assert len(load.load(tmp_path / "out" / "head.json").runs()[noisy]["time"]) == 4
+    assert "whose every figure is settled is not run again" in ab.render(report)
 
 
 def _canned(pairs: dict[str, list[tuple[float, float]]]) -> dict[str, object]:

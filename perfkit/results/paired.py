@@ -93,9 +93,12 @@ def _row(t: _Tested, p_value: float | None, significant: bool, alpha: float, tes
     benchmark, figure = t.key
     if p_value is None:
         # inside the minimum effect; settled once the interval around it is inside too
-        reach = stats.t_quantile(alpha / (2 * tests), df) * t.se
+        reach = abs(t.shift) + stats.t_quantile(alpha / (2 * tests), df) * t.se
+        settled = reach <= floor
+        note = "" if settled else (f"inside the minimum effect, not settled: the interval reaches "
+                                   f"{math.expm1(reach):.1%}; more pairs settle it")
         return PairedRow(benchmark, len(t.ratios), change, Verdict.UNCHANGED, t.minimum, mde=mde,
-                         settled=abs(t.shift) + reach <= floor, figure=figure)
+                         settled=settled, note=note, figure=figure)
     if significant:
         worse = t.shift < 0 if t.higher_better else t.shift > 0
         verdict = Verdict.REGRESSED if worse else Verdict.IMPROVED
