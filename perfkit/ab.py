@@ -22,7 +22,7 @@ import typing
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import ExitStack, contextmanager
 from dataclasses import asdict, dataclass
-from pathlib import Path
+from pathlib import Path, PurePosixPath
 from typing import Any
 
 from perfkit import stopping
@@ -121,9 +121,10 @@ def run_side(side: Side, benches: Sequence[str], expr: str | None, out: Path) ->
     present = [path for path in benches if (side.root / path.split("::")[0]).exists()]
     if not present:
         return None
+    # rootdir at the checkout: benchmark names are node ids relative to it, which later pairs run by
     command = [sys.executable, "-m", "pytest", *present, "-q", "-p", "perfkit.plugin", "-p",
-               "no:cacheprovider", "--perfkit-baseline=none", "-m", "weekly or not weekly",
-               f"--benchmark-json={out}"]
+               "no:cacheprovider", f"--rootdir={side.root}", "--perfkit-baseline=none", "-m",
+               "weekly or not weekly", f"--benchmark-json={out}"]
     if expr:
         command += ["-k", expr]
     paths = [str(side.root), *([os.environ["PYTHONPATH"]] if os.environ.get("PYTHONPATH") else [])]
@@ -138,10 +139,16 @@ def run_side(side: Side, benches: Sequence[str], expr: str | None, out: Path) ->
     return load.load(out)
 
 
-def check_rounds(rounds: int) -> None:
+def check_input(rounds: int, benches: Sequence[str]) -> None:
+    """Refuse what cannot make a fair A/B: too few rounds, or a bench path that does not lie inside each
+    checkout (an absolute path would run the same files on both sides)."""
     if rounds < paired.MIN_PAIRS:
         raise UsageError(f"--rounds must be at least {paired.MIN_PAIRS} (a paired test needs that many "
                          f"pairs), not {rounds}")
+    for path in benches:
+        if PurePosixPath(path).is_absolute() or ".." in PurePosixPath(path).parts:
+            raise UsageError(f"--benches {path}: give bench paths relative to the repository's top folder "
+                             "(each side runs them in its own checkout), e.g. benches/test_layers.py")
 
 
 def output_folder(given: Path | None, prefix: str) -> Path:
@@ -161,7 +168,7 @@ def ab(path: Path, base_ref: str, head_ref: str | None, out: Path | None, *, exp
     ``benches``, the bench files the change touches (perfkit.touched), none (nothing run) when it touches
     none. Stopped midway (Ctrl-C, or SIGTERM under perfkit.stopping.interruptible), it raises
     perfkit.stopping.Stopped with the report of the pairs finished by then."""
-    check_rounds(rounds)
+    check_input(rounds, benches)
     repo = repository(path)
     base_commit = resolve(repo, base_ref)
     head_commit = resolve(repo, head_ref or "HEAD")
@@ -333,8 +340,7 @@ def section(report: dict[str, Any]) -> Section:
     title = (f"A/B: base {base['ref']} ({base['commit'][:10]}) against head {head['ref']} "
              f"({head['commit'][:10]})")
     ran = (f"{len(report['orders'])} of {report['rounds']} pairs run of {' '.join(report['benches'])}, "
-           f"orders {' '.join(report['orders']) or '-'} (ABBA from seed {report['seed']}); a benchmark "
-           "whose every figure is settled is not run again"
+           f"orders {' '.join(report['orders']) or '-'} (ABBA from seed {report['seed']})"
            if report["benches"] else "The change touches no bench file: nothing was run.")
     test = (f"test: {report['test']}, Holm over all of them at alpha {report['alpha']:.0%}: "
             f"{report['why']}; minimum effect {effect['gpu_bound']:.0%} GPU-bound, {effect['other']:.0%} "

@@ -48,7 +48,7 @@ def bisect(path: Path, good: str, bad: str, expr: str, rounds: int, out: Path | 
            benches: Sequence[str] = ("benches",), say: Callable[[str], None] = lambda _: None) -> Found:
     """The first commit between ``good`` and ``bad`` whose benchmarks ``expr`` regressed against
     ``good``; ``git bisect reset`` always follows. ``out`` None: a new temporary folder, said."""
-    ab.check_rounds(rounds)
+    ab.check_input(rounds, benches)
     repo = ab.repository(path)
     good_commit, bad_commit = ab.resolve(repo, good), ab.resolve(repo, bad)
     if (repo / ab.git(repo, "rev-parse", "--git-path", "BISECT_START")).exists():

@@ -20,6 +20,7 @@ from pathlib import Path
 from typing import TypeVar
 
 import pytest
+import scipy.stats
 
 from perfkit import ab
 from perfkit.cli import EXIT_REGRESSION, main
@@ -72,8 +73,12 @@ def test_drift_between_rounds_cancels_in_the_pairs_and_too_few_pairs_stay_unknow
     assert noisy.verdict is Verdict.UNKNOWN and "more pairs decide" in noisy.note and not noisy.settled
     loose = verdicts({B: [(1.0, 1.04), (1.0, 0.99)]}, {B: 0.05}, 0.05)[0]  # inside 5%, its interval is not
     assert loose.verdict is Verdict.UNCHANGED and not loose.settled
-    assert re.fullmatch(r"inside the minimum effect, not settled: the interval reaches \d+\.\d%; more pairs "
-                        r"settle it", loose.note), loose.note
+    shift, half = (math.log(1.04) + math.log(0.99)) / 2, (math.log(1.04) - math.log(0.99)) / 2  # mean, its SE
+    reach = scipy.stats.t.ppf(1 - 0.05 / 2, 1) * half
+    said = "inside the minimum effect, not settled: its interval runs from {:+.1%} to {:+.1%}; more pairs " \
+           "settle it"
+    assert loose.note == said.format(math.expm1(shift - reach), math.expm1(shift + reach))
+    assert loose.note == said.format(-0.258, 0.388)
     settled = verdicts({B: [(1.0, 1.01), (1.0, 1.011)]}, {B: 0.05}, 0.05)[0]
     assert settled.verdict is Verdict.UNCHANGED and settled.settled and settled.note == ""
 
@@ -114,6 +119,11 @@ def test_a_bad_ref_and_a_shallow_clone_are_one_sentence(tmp_path, monkeypatch, c
     assert "--rounds must be at least 2" in _one_line_error(capsys, "bisect", "HEAD~1", "HEAD", "-k", "x",
                                                              "--rounds", "1")
     assert "is a file" in _one_line_error(capsys, "ab", "HEAD", "--out", str(repo / "conftest.py"))
+    for path in (str(repo / "benches"), "../repo/benches"):
+        assert f"--benches {path}: give bench paths relative to the repository's top folder" in \
+            _one_line_error(capsys, "ab", "HEAD~1", "HEAD", "--benches", path)
+        assert "relative to the repository's top folder" in _one_line_error(
+            capsys, "bisect", "HEAD~1", "HEAD", "-k", "test_sum", "--benches", path)
     assert not (repo / ".git" / "BISECT_START").exists()  # refused before git bisect started
     subprocess.run(["git", "clone", "-q", "--depth", "1", f"file://{repo}", str(tmp_path / "shallow")],
                    check=True)
@@ -213,7 +223,25 @@ def test_a_settled_benchmark_is_not_run_again_while_a_noisy_one_takes_the_rounds
     assert [(row["verdict"], row["settled"]) for row in report["benchmarks"]
             if row["benchmark"] == noisy and row["figure"] == "time"] == [("unknown", False)]
     assert len(load.load(tmp_path / "out" / "head.json").runs()[noisy]["time"]) == 4
-    assert "whose every figure is settled is not run again" in ab.render(report)
+    assert noisy in ab.render(report)
+
+
+def test_benchmark_names_are_node_ids_of_the_checkout_even_where_pytest_ini_sits_deeper(tmp_path):
+    """A repository whose pytest.ini sits in perf/ (and a decoy benches/ at the top): the names one run
+    gives are the node ids that the next pairs run alone, relative to the checkout, not to perf/."""
+    repo = make_repo(tmp_path / "repo")
+    (repo / "perf" / "benches").mkdir(parents=True)
+    (repo / "perf" / "pytest.ini").write_text("[pytest]\n")
+    (repo / "perf" / "conftest.py").write_text('pytest_plugins = ["perfkit.plugin"]\n')
+    (repo / "perf" / "benches" / "test_loop.py").write_text(BENCH.format(n=1000) + EXTRA)
+    (repo / "benches" / "test_loop.py").write_text(BENCH.format(n=10))
+    side = ab.Side("base", "HEAD", "0" * 40, repo)
+    first = ab.run_side(side, ["perf/benches"], None, tmp_path / "1.json")
+    assert first is not None
+    names = sorted(b.fullname for b in first.benchmarks)
+    assert names == ["perf/benches/test_loop.py::test_extra", "perf/benches/test_loop.py::test_sum"]
+    again = ab.run_side(side, names[1:], None, tmp_path / "2.json")
+    assert again is not None and [b.fullname for b in again.benchmarks] == names[1:]
 
 
 def _canned(pairs: dict[str, list[tuple[float, float]]]) -> dict[str, object]:

@@ -93,10 +93,11 @@ def _row(t: _Tested, p_value: float | None, significant: bool, alpha: float, tes
     benchmark, figure = t.key
     if p_value is None:
         # inside the minimum effect; settled once the interval around it is inside too
-        reach = abs(t.shift) + stats.t_quantile(alpha / (2 * tests), df) * t.se
-        settled = reach <= floor
-        note = "" if settled else (f"inside the minimum effect, not settled: the interval reaches "
-                                   f"{math.expm1(reach):.1%}; more pairs settle it")
+        reach = stats.t_quantile(alpha / (2 * tests), df) * t.se
+        settled = abs(t.shift) + reach <= floor
+        low, high = math.expm1(t.shift - reach), math.expm1(t.shift + reach)
+        note = "" if settled else (f"inside the minimum effect, not settled: its interval runs from "
+                                   f"{low:+.1%} to {high:+.1%}; more pairs settle it")
         return PairedRow(benchmark, len(t.ratios), change, Verdict.UNCHANGED, t.minimum, mde=mde,
                          settled=settled, note=note, figure=figure)
     if significant:
