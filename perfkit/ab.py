@@ -121,7 +121,7 @@ def run_side(side: Side, benches: Sequence[str], expr: str | None, out: Path) ->
     present = [path for path in benches if (side.root / path.split("::")[0]).exists()]
     if not present:
         return None
-    # rootdir at the checkout: benchmark names are node ids relative to it, which later pairs run by
+    # rootdir at the checkout: the benchmark names are node ids relative to it, which later pairs run
     command = [sys.executable, "-m", "pytest", *present, "-q", "-p", "perfkit.plugin", "-p",
                "no:cacheprovider", f"--rootdir={side.root}", "--perfkit-baseline=none", "-m",
                "weekly or not weekly", f"--benchmark-json={out}"]
