@@ -407,15 +407,19 @@ class ResultSet:
     def runs(self) -> dict[str, Figures]:
         """Per benchmark, the values of each figure over every run this set stands for: a baseline built from
         several runs stores them; a plain run stands for one."""
-        stored = self.info.runs
-        return {b.fullname: ({fig: list(values) for fig, values in stored[b.fullname].items()}
-                             if stored.get(b.fullname) else {fig: [v] for fig, v in b.figures().items()})
-                for b in self.benchmarks}
+        return {b.fullname: self._runs_of(b) for b in self.benchmarks}
+
+    def _runs_of(self, bench: BenchmarkEntry) -> Figures:
+        stored = self.info.runs.get(bench.fullname)
+        if stored:
+            return {fig: list(values) for fig, values in stored.items()}
+        return {fig: [value] for fig, value in bench.figures().items()}
 
     def median(self, name: str, figure: str) -> float | None:
         """A benchmark's figure as the median over every run this set stands for (:meth:`runs`): one run's
         value where it is one run; None where no run has it."""
-        values = self.runs().get(name, {}).get(figure)
+        bench = next((b for b in self.benchmarks if b.fullname == name), None)
+        values = self._runs_of(bench).get(figure) if bench is not None else None
         return statistics.median(values) if values else None
 
     def origins(self) -> dict[str, tuple[RunOrigin, ...]]:
