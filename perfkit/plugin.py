@@ -12,9 +12,9 @@ from typing import Any
 import pytest
 import torch
 
-from perfkit import limits, pbench
+from perfkit import bytecode, limits, pbench
 from perfkit.errors import PerfkitError
-from perfkit.measure import clocks, fresh_process, gpu_throttle, host_load, memory, timing
+from perfkit.measure import clocks, gpu_throttle, host_load, memory, timing
 from perfkit.options import DEFAULT_TIMEOUT_S, RunOptions
 from perfkit.parallel import launch
 from perfkit.parallel.records import Job
@@ -130,7 +130,7 @@ def pytest_configure(config: pytest.Config) -> None:
     )
     pbench.use_timer(config, PERFKIT_TIMER)
     pbench.readable_table(config)
-    fresh_process.share_bytecode_cache()
+    bytecode.share_cache()  # where the conftest did not (another rootdir): the children still share
     try:
         inject.rules()  # a malformed testing aid stops the run before it starts
         options = RunOptions.from_config(config)

@@ -10,12 +10,8 @@ A spawned process starts with empty caches, and whatever it leaves ends with it.
 from __future__ import annotations
 
 import multiprocessing
-import os
-import stat
-import tempfile
-from collections.abc import Callable, MutableMapping
+from collections.abc import Callable
 from multiprocessing.connection import Connection
-from pathlib import Path
 from typing import Any, TypeVar
 
 from perfkit.errors import MeasurementError
@@ -64,27 +60,3 @@ def _answer(send: Connection, measure: Callable[..., Any], args: tuple[Any, ...]
         send.send((False, MeasurementError(f"{measure.__name__} answered with something that cannot cross "
                                            f"processes: {exc}")))
     send.close()
-
-
-def share_bytecode_cache(environ: MutableMapping[str, str] = os.environ) -> Path | None:
-    """Let the run's child processes (torchrun workers, fresh processes) keep Python's bytecode in one
-    folder under the temporary directory, where ``PYTHONDONTWRITEBYTECODE`` would have each of them compile
-    torch again: on the lent H100 image that is 7.5 s of every child (its 1,900 modules ship without
-    bytecode), a tenth of the nightly. torchrun's workers write it; processes spawned by multiprocessing
-    inherit this one's ``-B`` and only read it. Nothing is written beside the sources. The folder, or None
-    where the environment already writes bytecode or names its own ``PYTHONPYCACHEPREFIX``, or where the
-    folder is not this user's alone."""
-    if not environ.get("PYTHONDONTWRITEBYTECODE") or environ.get("PYTHONPYCACHEPREFIX"):
-        return None
-    folder = Path(tempfile.gettempdir()) / f"perfkit-pycache-{os.getuid()}"
-    try:
-        folder.mkdir(mode=0o700, exist_ok=True)
-        owned = folder.lstat()
-    except OSError:
-        return None
-    # bytecode is code: a folder another user made or can write (or a link) could hand the children theirs
-    if not stat.S_ISDIR(owned.st_mode) or owned.st_uid != os.getuid() or owned.st_mode & 0o022:
-        return None
-    del environ["PYTHONDONTWRITEBYTECODE"]
-    environ["PYTHONPYCACHEPREFIX"] = str(folder)
-    return folder
