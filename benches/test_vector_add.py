@@ -173,19 +173,20 @@ def test_gpu_explicit(benchmark, scenario, k, vectors, gpu, perfkit_metrics, per
     _check(out, expected, f"{scenario} kernel, explicit copies")
     dx, dy = cuda.to_device(x), cuda.to_device(y)
     dout = cuda.device_array_like(dx)
-    slow = scenario in ("one_thread", "one_block")
+    serial = scenario in ("one_thread", "one_block")
     # Arrays that fit in L2 stay there between back-to-back launches, and the batched time then follows the
     # host's launch pace (30-40% between runs at K1): each launch is timed alone, from memory, after a flush.
-    cold = _fits_l2(x.size) and not slow
+    cold = _fits_l2(x.size) and not serial
     launch = vector_add.launcher(scenario, dx, dy, dout, sms)
-    if cold or (slow and not _slow(scenario, x.size)):
+    if cold or scenario == "one_block" or (scenario == "one_thread" and not _slow(scenario, x.size)):
         # Timed alone, an 8 us kernel leaves the GPU idle between launches: on one fresh H200 its ten timings
         # fell from 99 to 19 us as the clock rose from idle; one block at K1 (one multiprocessor's work) on a
         # fresh H100 that started at 34 °C read 1542 falling to 810 us (the baseline's 660; flagged +38% in an
-        # A/A). Half a second back to back brings the clock up; launches of seconds bring it up themselves.
+        # A/A). Half a second back to back brings the clock up (one block: 0.6-160 ms a launch from K1 to
+        # K100 on an H100 or H200); one thread's launches from K10 (0.65 s and more) bring it up themselves.
         warm_for(launch)
     kernel = time_cuda_events(launch, repetitions=rounds, warmup_iterations=min(warmup, 1),
-                              mode="plain" if slow or cold else "batched", batch=20, flush_l2=cold)
+                              mode="plain" if serial or cold else "batched", batch=20, flush_l2=cold)
     _check(dout.copy_to_host(), expected, f"{scenario} kernel, resident arrays")
     perfkit_metrics.record(figures.KERNEL_S, samples=kernel.seconds)
     perfkit_metrics.gate_on(

@@ -5,7 +5,8 @@ Interleaving is the point (RMIT, duet benchmarking): a drift of the machine over
 both sides alike. The order inside a round follows ABBA (each round the reverse of the one before) from a
 seeded coin, so neither side always runs first, warm after the other, and the seed is recorded. Both sides
 use this environment's Python and packages; each imports its own perfkit (PYTHONPATH and cwd at its
-checkout). Nothing is written into either checkout: results go to ``out``, bytecode is not written, the
+checkout). Nothing is written into either checkout: results go to ``out``, bytecode to perfkit.bytecode's
+folder (where the environment writes none beside the sources; forgotten with its checkout), the
 checkouts made here are removed on the way out, error, Ctrl-C or SIGTERM alike (perfkit.stopping: the
 benchmark run under way gets the signal too, and the pairs finished by then stay in ``out``).
 """
@@ -25,7 +26,7 @@ from dataclasses import asdict, dataclass
 from pathlib import Path, PurePosixPath
 from typing import Any
 
-from perfkit import stopping
+from perfkit import bytecode, stopping
 from perfkit.errors import BuildError, UsageError
 from perfkit.results import baselines, load, paired
 from perfkit.results.document import Section, Table, Text, markdown_sections, plain_text
@@ -96,6 +97,7 @@ def worktree(repo: Path, commit: str) -> Iterator[Path]:
                        check=False)
         shutil.rmtree(folder, ignore_errors=True)
         subprocess.run(["git", "worktree", "prune"], cwd=repo, capture_output=True, check=False)
+        bytecode.forget(path)
 
 
 def orders(seed: int, rounds: int) -> list[str]:

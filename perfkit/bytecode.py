@@ -10,6 +10,7 @@ one every child reads.
 from __future__ import annotations
 
 import os
+import shutil
 import stat
 import sys
 import tempfile
@@ -26,7 +27,7 @@ def share_cache(environ: MutableMapping[str, str] = os.environ) -> Path | None:
     changes)."""
     if not environ.get("PYTHONDONTWRITEBYTECODE") or environ.get("PYTHONPYCACHEPREFIX"):
         return None
-    folder = Path(tempfile.gettempdir()) / f"perfkit-pycache-{os.getuid()}"
+    folder = cache_folder()
     try:
         folder.mkdir(mode=0o700, exist_ok=True)
         owned = folder.lstat()
@@ -41,3 +42,15 @@ def share_cache(environ: MutableMapping[str, str] = os.environ) -> Path | None:
         sys.pycache_prefix = str(folder)
         sys.dont_write_bytecode = False
     return folder
+
+
+def cache_folder() -> Path:
+    """The run's bytecode folder: this user's, under the temporary directory."""
+    return Path(tempfile.gettempdir()) / f"perfkit-pycache-{os.getuid()}"
+
+
+def forget(sources: Path) -> None:
+    """Remove the bytecode kept for the modules under ``sources``, a folder about to be deleted (an A/B's
+    checkout): Python keeps it under the folder at the sources' own path, which no later run imports again."""
+    for path in {sources.absolute(), sources.resolve()}:
+        shutil.rmtree(cache_folder() / path.relative_to(path.anchor), ignore_errors=True)

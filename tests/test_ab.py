@@ -390,3 +390,21 @@ def test_bisect_finds_the_commit_that_made_the_loop_10x_longer(tmp_path, monkeyp
     assert f"first bad commit: {commits[4]} c4" in text and "regressed" in text, text
     assert not (repo / ".git" / "BISECT_START").exists() and git(repo, "rev-parse", "HEAD") == commits[-1]
     assert took < 600, took
+
+
+def test_a_checkout_leaves_no_bytecode_behind(tmp_path: Path, monkeypatch: pytest.MonkeyPatch):
+    """Each side's pytest keeps its bytecode in perfkit.bytecode's folder at the checkout's path; a bisect
+    makes a checkout per step, so each is forgotten with its checkout."""
+    import tempfile
+
+    from perfkit import bytecode
+
+    repo = make_repo(tmp_path / "repo")
+    first = commit(repo, 1, "v1")
+    monkeypatch.setattr(tempfile, "tempdir", str(tmp_path / "tmp"))
+    (tmp_path / "tmp").mkdir()
+    with ab.worktree(repo, first) as checkout:
+        kept = bytecode.cache_folder() / checkout.relative_to("/") / "__pycache__"
+        kept.mkdir(parents=True)
+        (kept / "test_bench.cpython-312.pyc").write_bytes(b"")
+    assert not (bytecode.cache_folder() / checkout.relative_to("/")).exists()

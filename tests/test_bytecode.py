@@ -68,3 +68,17 @@ def test_the_process_that_shares_the_folder_writes_what_it_imports_there_and_a_c
     loaded = subprocess.run([sys.executable, "-B", "-v", "-c", "import some_module"], env=child, check=True,
                             capture_output=True, text=True).stderr
     assert f"code object from '{written[0]}'" in loaded
+
+
+def test_bytecode_kept_for_a_deleted_folder_is_forgotten_and_no_other(tmp_path: Path,
+                                                                         monkeypatch: pytest.MonkeyPatch):
+    monkeypatch.setattr(tempfile, "tempdir", str(tmp_path / "tmp"))
+    checkout, other = tmp_path / "ab" / "checkout", tmp_path / "ab" / "other"
+    for sources in (checkout, other):
+        kept = bytecode.cache_folder() / sources.relative_to("/") / "perfkit" / "__pycache__"
+        kept.mkdir(parents=True)
+        (kept / "model.cpython-312.pyc").write_bytes(b"")
+    bytecode.forget(checkout)
+    assert not (bytecode.cache_folder() / checkout.relative_to("/")).exists()
+    assert (bytecode.cache_folder() / other.relative_to("/")).is_dir()
+    bytecode.forget(tmp_path / "never-imported")  # nothing kept: nothing to do
