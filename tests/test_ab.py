@@ -14,6 +14,7 @@ import re
 import signal
 import subprocess
 import sys
+import tempfile
 import time
 from collections.abc import Sequence
 from pathlib import Path
@@ -22,7 +23,7 @@ from typing import TypeVar
 import pytest
 import scipy.stats
 
-from perfkit import ab
+from perfkit import ab, bytecode
 from perfkit.cli import EXIT_REGRESSION, main
 from perfkit.errors import BuildError
 from perfkit.results import load
@@ -395,10 +396,6 @@ def test_bisect_finds_the_commit_that_made_the_loop_10x_longer(tmp_path, monkeyp
 def test_a_checkout_leaves_no_bytecode_behind(tmp_path: Path, monkeypatch: pytest.MonkeyPatch):
     """Each side's pytest keeps its bytecode in perfkit.bytecode's folder at the checkout's path; a bisect
     makes a checkout per step, so each is forgotten with its checkout."""
-    import tempfile
-
-    from perfkit import bytecode
-
     repo = make_repo(tmp_path / "repo")
     first = commit(repo, 1, "v1")
     monkeypatch.setattr(tempfile, "tempdir", str(tmp_path / "tmp"))

@@ -418,7 +418,7 @@ class ResultSet:
     def median(self, name: str, figure: str) -> float | None:
         """A benchmark's figure as the median over every run this set stands for (:meth:`runs`): one run's
         value where it is one run; None where no run has it."""
-        bench = next((b for b in self.benchmarks if b.fullname == name), None)
+        bench = self.by_name().get(name)
         values = self._runs_of(bench).get(figure) if bench is not None else None
         return statistics.median(values) if values else None
 
