@@ -3,6 +3,7 @@ milliseconds, which in one pass lifts several consecutive small layers, does not
 from __future__ import annotations
 
 import itertools
+from collections.abc import Container
 
 import pytest
 import torch
@@ -31,7 +32,7 @@ class EventTimer:
     """Stands in for CUDA events on this GPU-less machine: runs the module on its captured input and reads
     its true time, SLOWER times that for the timed blocks (counted from 0 over the run) in ``disturbed``."""
 
-    def __init__(self, model: Shared, disturbed: set[int]) -> None:
+    def __init__(self, model: Shared, disturbed: Container[int]) -> None:
         self.names = {id(m): n for n, m in model.named_modules()}
         self.disturbed, self.blocks = disturbed, itertools.count()
 
@@ -41,10 +42,10 @@ class EventTimer:
         return timing.Samples((seconds,) * repetitions)
 
 
-def time_layers(monkeypatch: pytest.MonkeyPatch, disturbed: set[int] = frozenset(),
+def time_layers(monkeypatch: pytest.MonkeyPatch, disturbed: Container[int] = frozenset(),
                 **kwargs: int) -> dict[str, layer_times.LayerTime]:
     model = Shared()
-    monkeypatch.setattr(layer_times.timing, "time_cuda_events", EventTimer(model, set(disturbed)))
+    monkeypatch.setattr(layer_times.timing, "time_cuda_events", EventTimer(model, disturbed))
     return {t.name: t for t in layer_times.time_layers(model, torch.ones(2, 4), **kwargs)}
 
 
