@@ -63,6 +63,11 @@ class Verdict(enum.Enum):
     FAR = across.FAR_FROM  # across hardware: beyond x1.25 of the expected speedup
     SLOWER = across.SLOWER  # across hardware: slower than expected, or than the baseline's machine
     UNKNOWN = "unknown"
+    # a figure the policy cannot judge (too few baseline runs): counted, never shown as unchanged
+    NOT_JUDGED = "not judged"
+    # the two sides measured the figure differently (another method version, another locked clock): shown
+    # side by side, never judged
+    MEASURED_DIFFERENTLY = "measured differently"
     IMPROVED = "improved"
     FASTER = across.FASTER
     CHANGED = "changed"  # a count, or a ratio that should stay put, moved (not a gating figure)
@@ -77,9 +82,11 @@ class Verdict(enum.Enum):
 
 
 #: The verdicts a benchmark can get, worst first.
-WORST_FIRST: tuple[Verdict, ...] = (Verdict.REGRESSED, Verdict.FAR, Verdict.SLOWER, Verdict.UNKNOWN,
-                                    Verdict.IMPROVED, Verdict.FASTER, Verdict.CHANGED, Verdict.AS_EXPECTED,
-                                    Verdict.UNCHANGED, Verdict.NEW, Verdict.MISSING)
+WORST_FIRST: tuple[Verdict, ...] = (
+    Verdict.REGRESSED, Verdict.FAR, Verdict.SLOWER, Verdict.UNKNOWN, Verdict.NOT_JUDGED,
+    Verdict.MEASURED_DIFFERENTLY, Verdict.IMPROVED, Verdict.FASTER, Verdict.CHANGED, Verdict.AS_EXPECTED,
+    Verdict.UNCHANGED, Verdict.NEW, Verdict.MISSING,
+)
 #: Fingerprint fields of the software: where one changed, a common host-bound shift may be its doing.
 SOFTWARE_FIELDS = frozenset(
     {"driver", "cuda", "cudnn", "torch", "torchvision", "numba", "numba_cuda", "python"}
@@ -430,6 +437,8 @@ def _informational(fig: FigureRuns, minimum: float, noise: FigureNoise | None) -
 def _gate(fig: FigureRuns, minimum: float, noise: FigureNoise | None,
           host: HostShift | None = None) -> _Judged:
     b, c = fig.baseline, fig.current
+    if fig.measured_differently is not None:  # different by the method, not the code: never judged
+        return _Judged(_row(fig, Verdict.MEASURED_DIFFERENTLY, fig.measured_differently, True))
     if min(b + c) <= 0:
         same = fig.base_mean == fig.cur_mean
         return _Judged(_row(fig, Verdict.UNCHANGED if same else Verdict.UNKNOWN,
@@ -447,8 +456,6 @@ def _gate(fig: FigureRuns, minimum: float, noise: FigureNoise | None,
     evidence = (noise.df, se, floor)
     if abs(shift) <= floor:
         return _Judged(_row(fig, Verdict.UNCHANGED, gating=True), evidence=evidence)
-    if fig.clock_note is not None:
-        return _Judged(_row(fig, Verdict.UNKNOWN, fig.clock_note, True), evidence=evidence)
     disturbed = next((d for d in fig.disturbances if d.disturbed), None)
     if worse > 0 and disturbed is not None:
         return _Judged(_row(fig, Verdict.UNKNOWN, disturbed.sentence(), True), evidence=evidence)

@@ -27,7 +27,9 @@ class FigureRuns:
     gpu_bound: bool = False  # GPU work (a ceiling it follows, or declared): it reproduces within about 1%
     # what else slowed the current run (a busy host, a hot GPU, rounds that did not settle)
     disturbances: tuple[Disturbance, ...] = ()
-    clock_note: str | None = None  # why the two sides' times are not comparable: timed at different SM clocks
+    # why the two sides' values are not comparable (timed at different SM clocks, or measured by another
+    # method version): shown side by side, never judged
+    measured_differently: str | None = None
 
     @property
     def base_mean(self) -> float | None:
