@@ -25,8 +25,8 @@ from perfkit.measure import capacity, clocks, hardware
 from perfkit.options import RunOptions
 from perfkit.parallel import launch
 from perfkit.results import datasheet, inject, load, noise, partial, report
-from perfkit.results.baselines import BaselineStore, from_runs
-from perfkit.results.judge import Comparison, HostShift, Policy, judge
+from perfkit.results.baselines import BaselineStore
+from perfkit.results.judge import Comparison, FirstLook, Policy, judge
 from perfkit.results.model import PerfkitInfo, ResultSet, family_of
 from perfkit.results.partial import PartialFile
 from perfkit.workloads.benchwork import work_of
@@ -313,25 +313,23 @@ class Session:
                 outcome = Outcome.NOT_SAVED
         return outcome
 
-    def judge(self, results: ResultSet, host: HostShift | None = None) -> Comparison:
+    def judge(self, results: ResultSet, first_look: FirstLook | None = None) -> Comparison:
         """The verdict of ``results`` against the baseline, as ``perfkit compare`` gives it for the same
-        files (``host``: the first run's common host slowdown, for a confirmation's re-runs)."""
+        files (``first_look``: what the first run's verdict tested, for a confirmation's re-runs)."""
         assert self.baseline is not None
         judged_with = noise.for_judging(self.baseline, results, self.store, self.options.storage)
-        return judge(self.baseline, results, judged_with, Policy(), work_of, host)
+        return judge(self.baseline, results, judged_with, Policy(), work_of, first_look)
 
     def _confirm(self, results: ResultSet) -> None:
-        """Re-run the flagged benchmarks in fresh processes and judge them again on the new runs alone
-        (``--perfkit-confirm``): the run that flagged a benchmark was selected for being extreme, so counting
-        it again would bias the second look; the family of the second test is the flagged benchmarks."""
+        """Re-run the flagged benchmarks in fresh processes and judge them again (``--perfkit-confirm``,
+        perfkit.confirm)."""
         runs = self.options.confirm
         names = confirm.suspects(self.comparison) if self.comparison and runs and self.rerun else []
         if not names or self.rerun is None or self.baseline is None or self.comparison is None:
             return
         try:
             again = self.rerun(names, runs)
-            again_judged = self.judge(from_runs(again), self.comparison.host)
-            self.comparison = self.comparison.replacing(again_judged, set(names))
+            self.comparison = confirm.second_look(self.comparison, again, self.judge)
         except PerfkitError as exc:
             self.messages.append(f"perfkit: confirmation failed, the verdicts are this run's alone: {exc}")
             return

@@ -361,7 +361,8 @@ def test_with_kept_runs_each_row_shows_its_trend_and_links_its_chart_without_non
     assert f'<a href="#{chart}"><svg class="spark"' in rows_html and f'<h3 id="{chart}">' in page
     layers = page.split('<h2 id="test_layers">')[1].split('class="benchmarks">')[1].split("</table>")[0]
     assert layers.count('<svg class="spark"') == layers.count("<tr>") - 1 == 8  # one per benchmark
-    assert all(re.search(r" \| \[[▁▂▃▄▅▆▇█]{5}\]\(#time-of-", line) for line in _rows_table(text))
+    # each row's sparkline links to its own figure's chart (the time's, or an unsettled row's kernel_s)
+    assert all(re.search(r" \| \[[▁▂▃▄▅▆▇█]{5}\]\(#[a-z_]+-of-", line) for line in _rows_table(text))
     section = text.split("\n## test_layers\n")[1].split("\n## ")[0]
     # five kept runs, each 2% slower than the last: a rising trend
     spark = re.search(r"\| test_layer\[conv-forward\] \| regressed \|.* \| ([▁▂▃▄▅▆▇█]{5}) \|", section)

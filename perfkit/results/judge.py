@@ -83,9 +83,9 @@ class Verdict(enum.Enum):
 
 #: The verdicts a benchmark can get, worst first.
 WORST_FIRST: tuple[Verdict, ...] = (
-    Verdict.REGRESSED, Verdict.FAR, Verdict.SLOWER, Verdict.UNKNOWN, Verdict.NOT_JUDGED,
-    Verdict.MEASURED_DIFFERENTLY, Verdict.IMPROVED, Verdict.FASTER, Verdict.CHANGED, Verdict.AS_EXPECTED,
-    Verdict.UNCHANGED, Verdict.NEW, Verdict.MISSING,
+    Verdict.REGRESSED, Verdict.FAR, Verdict.SLOWER, Verdict.UNKNOWN, Verdict.IMPROVED, Verdict.FASTER,
+    Verdict.CHANGED, Verdict.NOT_JUDGED, Verdict.MEASURED_DIFFERENTLY, Verdict.AS_EXPECTED, Verdict.UNCHANGED,
+    Verdict.NEW, Verdict.MISSING,
 )
 #: Fingerprint fields of the software: where one changed, a common host-bound shift may be its doing.
 SOFTWARE_FIELDS = frozenset(
@@ -126,8 +126,17 @@ class Row:
     p_value: float | None = None
     note: str = ""
     gating: bool = False
-    mde: float | None = None  # relative; None where no run-to-run noise is known
+    mde: float | None = None  # relative, at 80% power; None where no run-to-run noise is known
     runs: tuple[int, int] = (1, 1)
+    # the change's 1 - 2·alpha interval (relative): ``unchanged`` only where it lies inside the minimum effect
+    interval: tuple[float, float] | None = None
+    minimum: float | None = None  # the minimum effect worth a verdict (relative), for a judged gating figure
+
+    @property
+    def beyond_minimum(self) -> bool:
+        """It moved beyond its minimum effect (on the log scale the test uses)."""
+        return (self.change is not None and self.minimum is not None and self.change > -1
+                and abs(math.log1p(self.change)) > math.log1p(self.minimum))
 
     @property
     def worse(self) -> bool:
@@ -149,6 +158,7 @@ class Comparison:
     not_judged: str = ""
     # the run's common host slowdown, where one excused host-bound figures (a confirmation keeps it)
     host: HostShift | None = None
+    tests: int = 1  # the gating figures the family-wise error is controlled over (a confirmation keeps it)
 
     @property
     def same_hardware(self) -> bool:
@@ -222,14 +232,29 @@ def _order(row: Row) -> tuple[str, bool, str]:
     return row.benchmark, not row.gating, row.figure
 
 
+@dataclass(frozen=True)
+class FirstLook:
+    """What a confirmation's second look keeps of the first: how many gating figures the night tested (its
+    re-runs are tested at Bonferroni's ``alpha / tests``, whatever the first look selected, so the two stages
+    together keep the family-wise error at ``alpha``: a figure ends ``regressed`` only if its second test
+    says so, and each second test errs with chance ``alpha / tests`` at most) and the first run's common
+    host slowdown (a second look never computes one from its suspects, which were chosen for being worse)."""
+
+    tests: int
+    host: HostShift | None = None
+
+    @classmethod
+    def of(cls, first: Comparison) -> FirstLook:
+        return cls(first.tests, first.host)
+
+
 def judge(baseline: ResultSet, current: ResultSet, noise: Noise, policy: Policy = Policy(),
-          workloads: Workloads | None = None, host: HostShift | None = None) -> Comparison:
+          workloads: Workloads | None = None, first_look: FirstLook | None = None) -> Comparison:
     """Judge every benchmark of ``current`` against ``baseline``, run by run, with the hardware's
     ``noise``; across hardware, ``workloads`` counts each benchmark's work for the expected speedup. Runs of
     one hardware id on different machines (another CPU generation) are not judged, only compared across
-    hardware. ``host``: the common host slowdown found in the run whose flagged benchmarks ``current``
-    re-runs (a confirmation: its few re-run figures cannot show one of their own, and they were chosen for
-    being worse)."""
+    hardware. ``first_look``: where ``current`` holds the re-runs of a confirmation, what the first look
+    tested (:class:`FirstLook`)."""
     paired = pair(baseline, current)
     change = baseline.info.machine_change(current.info)
     if change:  # another machine under the same id: its speedups say how far apart they are, not a verdict
@@ -245,24 +270,21 @@ def judge(baseline: ResultSet, current: ResultSet, noise: Noise, policy: Policy 
              for b in paired.only_current]
     changes = fingerprint_changes(baseline, current)
     software_changed = any(field in SOFTWARE_FIELDS for field, _, _ in changes)
+    host = first_look.host if first_look is not None else HostShift.of(paired.figures, noise, policy)
     if baseline.hardware_id != current.hardware_id or current.info.device != "cuda" or software_changed:
         host = None
-    elif host is None:
-        host = HostShift.of(paired.figures, noise, policy)
     judged = [_judge_figure(f, policy, noise.of_figure(f.benchmark, f.figure, f.current, machine),
                             host if noise.kinds.get((f.benchmark, f.figure)) == HOST_KIND else None)
               for f in paired.figures]
-    rows += _corrected(judged, policy)
+    tests = first_look.tests if first_look is not None else max(1, sum(j.row.gating for j in judged))
+    rows += _corrected(judged, policy, tests, bonferroni=first_look is not None)
     rows.sort(key=_order)
     if baseline.hardware_id == current.hardware_id:
         hardware_rows: tuple[across.HardwareRow, ...] = ()
-        geomean = stats.geometric_mean(
-            [
-                statistics.fmean(cur_runs[n][TIME]) / statistics.fmean(base_runs[n][TIME])
-                for n in paired.common
-                if statistics.fmean(base_runs[n][TIME]) > 0
-            ]
-        )
+        shifts = [stats.log_shift(base_runs[n][TIME], cur_runs[n][TIME]) for n in paired.common
+                  if base_runs[n].get(TIME) and cur_runs[n].get(TIME)
+                  and min(base_runs[n][TIME] + cur_runs[n][TIME]) > 0]
+        geomean = math.exp(statistics.fmean(shifts)) if shifts else None
     else:
         hardware_rows = across.hardware_rows(baseline, current, paired.common, workloads)
         geomean = across.geomean_time_ratio(hardware_rows)
@@ -276,6 +298,7 @@ def judge(baseline: ResultSet, current: ResultSet, noise: Noise, policy: Policy 
         hardware_rows,
         policy.alpha,
         host=host,
+        tests=tests,
     )
 
 
@@ -368,15 +391,31 @@ class HostShift:
                 "together (median): a slower host, not this benchmark; run it again on another machine")
 
 
+#: A figure's baseline needs this many runs of its own to be judged: one run says nothing of how far the
+#: figure moves between runs, and a verdict on the prior alone claimed MDEs of 152% to over 1000%.
+MIN_BASELINE_RUNS = 3
+
+
+@dataclass(frozen=True)
+class _Evidence:
+    """What a gating figure's test rests on: the shift of mean logs, its standard error and degrees of
+    freedom, and the minimum effect (log)."""
+
+    shift: float
+    se: float
+    df: float
+    floor: float
+
+
 @dataclass(frozen=True)
 class _Judged:
-    """A row before Holm's correction: gating rows beyond their minimum effect carry a p-value to correct, and
-    so do ratios that should stay put and moved beyond it (``ratio``: one of the ratios compared, a family of
-    their own)."""
+    """A row before the family-wise correction: gating rows beyond their minimum effect carry a p-value to
+    correct, and so do ratios that should stay put and moved beyond it (``ratio``: one of the ratios
+    compared, a family of their own)."""
 
     row: Row
     p_value: float | None = None
-    evidence: tuple[float, float, float] | None = None  # (df, se, minimum) for the MDE at the corrected level
+    evidence: _Evidence | None = None  # for the MDE at the corrected level
     ratio: bool = False
 
 
@@ -395,22 +434,35 @@ def _judge_figure(fig: FigureRuns, policy: Policy, noise: FigureNoise | None,
         note = f"a gating figure only {'this run' if not b else 'the baseline'} has" if fig.judged else ""
         return _Judged(_row(fig, verdict, note=note, gating=fig.judged))
     if fig.judged:
-        return _gate(fig, minimum_effect(fig, policy), noise, host)
+        return _gate(fig, minimum_effect(fig, policy), noise, policy.alpha, host)
     return _informational(fig, minimum_effect(fig, policy), noise)
 
 
-def _row(fig: FigureRuns, verdict: Verdict, note: str = "", gating: bool = False) -> Row:
+def _row(fig: FigureRuns, verdict: Verdict, note: str = "", gating: bool = False,
+         evidence: _Evidence | None = None, alpha: float = Policy.alpha) -> Row:
+    """A figure's row: the two sides' geometric means and the change between them, from the same mean logs
+    the test uses (an arithmetic mean of 1.0, 1.0 and 3.0 ms against 1.6 ms read -4.0% where the test saw
+    +10.9%)."""
     base, cur = fig.base_mean, fig.cur_mean
-    change = stats.relative_change(base, cur) if base is not None and cur is not None else None
+    if base is None or cur is None:
+        change = None
+    elif min(fig.baseline + fig.current) > 0:
+        change = math.expm1(stats.log_shift(fig.baseline, fig.current))
+    else:
+        change = stats.relative_change(base, cur)
+    interval = None if evidence is None else stats.interval(evidence.shift, evidence.se, evidence.df, alpha)
     return Row(benchmark=fig.benchmark, figure=fig.figure, unit=fig.unit, better=fig.better, baseline=base,
                current=cur, change=change, verdict=verdict, note=note, gating=gating,
-               runs=(len(fig.baseline), len(fig.current)))
+               runs=(len(fig.baseline), len(fig.current)), interval=interval,
+               minimum=None if evidence is None else math.expm1(evidence.floor))
 
 
-def _standard_error(fig: FigureRuns, noise: FigureNoise) -> float:
+def _standard_error(fig: FigureRuns, noise: FigureNoise, current_runs: int | None = None) -> float:
     """Of the difference of the two sides' mean log values: the moderated noise of each side's mean, and the
-    between-machine term where the sides ran on different machines."""
-    return math.sqrt(noise.sd**2 * (1 / len(fig.baseline) + 1 / len(fig.current)) + noise.between_sd**2)
+    between-machine term where the sides ran on different machines (``current_runs``: as if the current side
+    held that many)."""
+    runs = len(fig.current) if current_runs is None else current_runs
+    return math.sqrt(noise.sd**2 * (1 / len(fig.baseline) + 1 / runs) + noise.between_sd**2)
 
 
 def _informational(fig: FigureRuns, minimum: float, noise: FigureNoise | None) -> _Judged:
@@ -429,12 +481,13 @@ def _informational(fig: FigureRuns, minimum: float, noise: FigureNoise | None) -
     if min(base, cur) <= 0 or noise is None:
         note = "a figure that should stay put (no run-to-run noise is known to weigh it)"
         return _Judged(_row(fig, Verdict.CHANGED, note), ratio=True)
-    p_value = stats.two_sided_p(math.log(cur / base) / _standard_error(fig, noise), noise.df)
+    se = _standard_error(fig, noise)
+    p_value = 1.0 if se == 0 else stats.two_sided_p(math.log(cur / base) / se, noise.df)
     return _Judged(_row(fig, Verdict.CHANGED, f"a figure that should stay put (p={p_value:.2g})"), p_value,
                    ratio=True)
 
 
-def _gate(fig: FigureRuns, minimum: float, noise: FigureNoise | None,
+def _gate(fig: FigureRuns, minimum: float, noise: FigureNoise | None, alpha: float,
           host: HostShift | None = None) -> _Judged:
     b, c = fig.baseline, fig.current
     if fig.measured_differently is not None:  # different by the method, not the code: never judged
@@ -443,66 +496,104 @@ def _gate(fig: FigureRuns, minimum: float, noise: FigureNoise | None,
         same = fig.base_mean == fig.cur_mean
         return _Judged(_row(fig, Verdict.UNCHANGED if same else Verdict.UNKNOWN,
                             "a zero or negative figure: no log scale", True))
+    if len(b) < MIN_BASELINE_RUNS:
+        return _Judged(_row(fig, Verdict.NOT_JUDGED, f"not judged: needs {MIN_BASELINE_RUNS} baseline runs "
+                                                     f"(it has {len(b)}); re-save its baseline entry from "
+                                                     "more runs", True))
+    if noise is None:
+        return _Judged(_row(fig, Verdict.NOT_JUDGED, "not judged: no run-to-run noise is known for this "
+                                                     "figure", True))
     shift = stats.log_shift(b, c)
     floor = math.log1p(minimum)
     worse = shift if fig.better == "lower" else -shift
-    if noise is None:
-        if abs(shift) <= floor:
-            return _Judged(_row(fig, Verdict.UNCHANGED, gating=True))
-        return _Judged(_row(fig, Verdict.UNKNOWN, "needs more runs: no run-to-run noise is known for this "
-                                                  "figure",
-                            True))
     se = _standard_error(fig, noise)
-    evidence = (noise.df, se, floor)
+    evidence = _Evidence(shift, se, noise.df, floor)
+    if se == 0:  # runs that never varied: a tie, no noise to weigh a change against (never p = 0)
+        if shift == 0:
+            return _Judged(_row(fig, Verdict.UNCHANGED, gating=True, evidence=evidence, alpha=alpha))
+        return _Judged(_row(fig, Verdict.UNKNOWN, "its runs never varied: no noise is known to weigh this "
+                                                  "change; more runs decide", True, evidence, alpha))
     if abs(shift) <= floor:
-        return _Judged(_row(fig, Verdict.UNCHANGED, gating=True), evidence=evidence)
+        return _inside(fig, noise, evidence, alpha)
     disturbed = next((d for d in fig.disturbances if d.disturbed), None)
     if worse > 0 and disturbed is not None:
-        return _Judged(_row(fig, Verdict.UNKNOWN, disturbed.sentence(), True), evidence=evidence)
+        return _Judged(_row(fig, Verdict.UNKNOWN, disturbed.sentence(), True, evidence, alpha),
+                       evidence=evidence)
     note = ""
     if worse > 0 and host is not None and fig.better == "lower" and fig.unit == TIME_UNIT:
         if shift - host.shift <= floor:
-            return _Judged(_row(fig, Verdict.UNKNOWN, host.sentence(), True), evidence=evidence)
+            return _Judged(_row(fig, Verdict.UNKNOWN, host.sentence(), True, evidence, alpha),
+                           evidence=evidence)
         shift, se = shift - host.shift, host.widened(se)
         note = f"tested on what remains beyond the run's common host shift ({math.expm1(host.shift):+.0%})"
-    p_value = 0.0 if se == 0 else stats.two_sided_p(shift / se, noise.df)
-    return _Judged(
-        _row(fig, Verdict.REGRESSED if worse > 0 else Verdict.IMPROVED, note, gating=True), p_value, evidence
-    )
+    p_value = stats.two_sided_p(shift / se, noise.df)
+    verdict = Verdict.REGRESSED if worse > 0 else Verdict.IMPROVED
+    return _Judged(_row(fig, verdict, note, True, evidence, alpha), p_value, evidence)
 
 
-def _corrected(judged: list[_Judged], policy: Policy) -> list[Row]:
-    """Holm's step-down correction over every gating figure compared, and apart over every ratio that should
-    stay put; then each gating row's MDE."""
-    gating = [j for j in judged if j.row.gating]
+def _inside(fig: FigureRuns, noise: FigureNoise, evidence: _Evidence, alpha: float) -> _Judged:
+    """A change inside the minimum effect: ``unchanged`` where its whole interval is inside too (an
+    equivalence test at ``alpha``), else ``unknown`` with the interval and what would settle it."""
+    row = _row(fig, Verdict.UNCHANGED, gating=True, evidence=evidence, alpha=alpha)
+    reach = stats.t_quantile(alpha, evidence.df) * evidence.se
+    if abs(evidence.shift) + reach <= evidence.floor:
+        return _Judged(row, evidence=evidence)
+    low, high = row.interval or (0.0, 0.0)
+    note = (f"inside the minimum effect ({math.expm1(evidence.floor):.0%}) but not shown to be: its interval "
+            f"runs from {low:+.1%} to {high:+.1%}; {_settles(fig, noise, evidence, alpha)}")
+    return _Judged(dataclasses.replace(row, verdict=Verdict.UNKNOWN, note=note), evidence=evidence)
+
+
+def _settles(fig: FigureRuns, noise: FigureNoise, evidence: _Evidence, alpha: float) -> str:
+    """What would settle a change inside the minimum effect, were it to stay where it is: how many runs of
+    this code, or more baseline runs where this side's runs cannot narrow the interval enough."""
+    target = (evidence.floor - abs(evidence.shift)) / stats.t_quantile(alpha, evidence.df)
+    for runs in (2, 3, 5, 8, 12, 20):
+        if runs > len(fig.current) and _standard_error(fig, noise, runs) <= target:
+            return f"about {runs} runs of this code would settle it (--perfkit-confirm {runs - 1})"
+    return ("more runs of this code cannot settle it: the baseline's runs, or the noise between machines, "
+            "limit it; re-save the baseline from more runs")
+
+
+def _corrected(judged: list[_Judged], policy: Policy, tests: int, bonferroni: bool = False) -> list[Row]:
+    """The family-wise correction over the ``tests`` gating figures (Holm's step-down; Bonferroni's level for
+    a confirmation's second look), and apart Holm over every ratio that should stay put; then each gating
+    row's MDE at that level and 80% power."""
     ratios = [j for j in judged if j.ratio]
-    tests = max(1, len(gating))
-    significant: dict[int, bool] = {}
-    for family in (gating, ratios):
-        tested = [j for j in family if j.p_value is not None]
-        significant |= dict(zip(map(id, tested), stats.holm([j.p_value or 0.0 for j in tested], policy.alpha,
-                                                             max(1, len(family)))))
+    gating_tested = [j for j in judged if j.row.gating and j.p_value is not None]
+    if bonferroni:
+        significant = {id(j): (j.p_value or 0.0) <= policy.alpha / tests for j in gating_tested}
+    else:
+        significant = dict(zip(map(id, gating_tested),
+                               stats.holm([j.p_value or 0.0 for j in gating_tested], policy.alpha, tests)))
+    tested_ratios = [j for j in ratios if j.p_value is not None]
+    significant |= dict(zip(map(id, tested_ratios), stats.holm([j.p_value or 0.0 for j in tested_ratios],
+                                                               policy.alpha, max(1, len(ratios)))))
     rows = []
     for j in judged:
         row = j.row
-        if j.evidence is not None:
-            df, se, floor = j.evidence
-            row = dataclasses.replace(row, mde=stats.minimum_detectable(floor, se, df, policy.alpha, tests))
+        if (e := j.evidence) is not None:
+            mde = stats.minimum_detectable(e.floor, e.se, e.df, policy.alpha, tests)
+            row = dataclasses.replace(row, mde=mde)
         if j.p_value is not None and j.ratio:
             if not significant[id(j)]:
                 row = dataclasses.replace(row, verdict=Verdict.INFO,
                                           note=f"within its run-to-run noise after correcting for "
-                                               f"{len(ratios)} ratios (p={j.p_value:.2g})")
+                                               f"{_figures(len(ratios), 'ratio')} (p={j.p_value:.2g})")
         elif j.p_value is not None:
             if significant[id(j)]:
                 row = dataclasses.replace(row, p_value=j.p_value)
             else:
-                note = (f"beyond the minimum effect but not significant after correcting for {tests} figures "
-                        f"(p={j.p_value:.2g}); more runs decide")
+                note = (f"beyond the minimum effect but not significant after correcting for "
+                        f"{_figures(tests, 'figure')} (p={j.p_value:.2g}); more runs decide")
                 row = dataclasses.replace(row, verdict=Verdict.UNKNOWN, p_value=j.p_value,
                                           note=f"{row.note}; {note}" if row.note else note)
         rows.append(row)
     return rows
+
+
+def _figures(count: int, word: str) -> str:
+    return f"{count} {word}" + ("" if count == 1 else "s")
 
 
 def fingerprint_changes(baseline: ResultSet, current: ResultSet) -> tuple[tuple[str, Any, Any], ...]:

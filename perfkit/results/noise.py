@@ -48,10 +48,15 @@ from perfkit.results.model import BenchmarkEntry, ResultSet
 
 #: Fewer figures than this of a kind and its prior is taken from all kinds of the machine together.
 MIN_FIGURES = 5
-#: A variance grows at most as the square of the dispersion that predicts it: slope 2 in log-log (the
-#: committed baselines fit about 0.9). Nineteen figures at one dispersion and one apart fitted a slope in the
-#: thousands, whose prior overflowed; a trend needs MIN_FIGURES distinct dispersions.
-MAX_SLOPE = 2.0
+#: The most degrees of freedom a prior is worth. Where the figures' variances scatter no more than sampling
+#: explains, the moment fit gives an infinite d0, which drops each figure's own variance and gives every one
+#: the prior's normal tails: heavy-tailed figures were 58-73% of the false alarms. A finite d0 keeps a tenth
+#: or more of a figure's own variance in its estimate (at 3-8 runs) and a t tail to its test.
+MAX_PRIOR_DF = 30.0
+#: A figure whose own runs are this heavy-tailed (sample excess kurtosis of its log values, over at least
+#: KURTOSIS_RUNS runs) keeps its own variance: the prior's tails would understate how far it jumps.
+HEAVY_TAIL_KURTOSIS = 2.0
+KURTOSIS_RUNS = 8
 # : The SD of the covariates (log within-run dispersion) below which the figures are alike and the prior is
 # flat.
 MIN_COVARIATE_SPREAD = 0.1
@@ -74,7 +79,8 @@ class Prior:
     mean_x: float = 0.0
 
     def s2(self, x: float | None) -> float:
-        return math.exp(self.intercept + self.slope * ((self.mean_x if x is None else x) - self.mean_x))
+        exponent = self.intercept + self.slope * ((self.mean_x if x is None else x) - self.mean_x)
+        return math.exp(min(exponent, 700.0))  # a trend extrapolated far from its figures must not overflow
 
 
 @dataclass(frozen=True)
@@ -140,8 +146,11 @@ def fit_prior(
     ``s0²(x)`` is a trend in the covariates (Theil-Sen, robust to a few wild figures) where at least
     ``MIN_FIGURES`` have one, else flat (limma-trend). ``d0`` and the level come from Smyth's moments of the
     log variances, or with ``robust`` from their median and interquartile range, which a few hypervariable
-    figures cannot inflate (:func:`fit_robust` finds those first). None for fewer than two variances. Zero
-    variances (a figure that never moved) are offset to 1e-5 times the median, as limma's fitFDist does.
+    figures cannot inflate (:func:`fit_robust` finds those first); never above :data:`MAX_PRIOR_DF`. None
+    for fewer than two variances, or where none is positive. Zero variances (a figure that never moved, such
+    as an allocator peak) are taken as the smallest positive one: limma's offset of 1e-5 times the median
+    jumped 3900-fold once more than half of a kind's variances were zero (the median then is zero, and limma
+    falls back to 1).
     """
     xs = list(covariates) if covariates is not None else [None] * len(variances)
     rows = [(v, d, x) for v, d, x in zip(variances, dfs, xs) if d > 0 and math.isfinite(v) and v >= 0]
@@ -149,10 +158,13 @@ def fit_prior(
         return None
     from scipy.special import digamma, polygamma  # about a second to import: only with variances to fit
     from scipy.stats import theilslopes
-    median = statistics.median(v for v, _, _ in rows) or 1.0
+    positive = [v for v, _, _ in rows if v > 0]
+    if not positive:
+        return None
+    smallest = min(positive)
     # e: an unbiased estimate of log s0² for each figure (Smyth's), so the trend and the level are of s0², not
     # s²
-    e = [math.log(max(v, 1e-5 * median)) - float(digamma(d / 2)) + math.log(d / 2) for v, d, _ in rows]
+    e = [math.log(max(v, smallest)) - float(digamma(d / 2)) + math.log(d / 2) for v, d, _ in rows]
     known = [(x, y) for (_, _, x), y in zip(rows, e) if x is not None]
     slope, mean_x = 0.0, 0.0
     distinct = len({round(x, 9) for x, _ in known})
@@ -160,15 +172,12 @@ def fit_prior(
             and statistics.pstdev(x for x, _ in known) > MIN_COVARIATE_SPREAD):
         mean_x = statistics.fmean(x for x, _ in known)
         slope = float(theilslopes([y for _, y in known], [x for x, _ in known])[0])
-        slope = min(MAX_SLOPE, max(0.0, slope))
     residual = [y - slope * ((x if x is not None else mean_x) - mean_x) for (_, _, x), y in zip(rows, e)]
     if robust:
         return _quantile_prior(residual, statistics.median(d for _, d, _ in rows), slope, mean_x, len(rows))
     level = statistics.fmean(residual)
     excess = statistics.variance(residual) - statistics.fmean(float(polygamma(1, d / 2)) for _, d, _ in rows)
-    if excess <= 0:
-        return Prior(level, slope, math.inf, len(rows), mean_x)
-    d0 = 2 * _trigamma_inverse(excess)
+    d0 = MAX_PRIOR_DF if excess <= 0 else min(MAX_PRIOR_DF, 2 * _trigamma_inverse(excess))
     return Prior(level + float(digamma(d0 / 2)) - math.log(d0 / 2), slope, d0, len(rows), mean_x)
 
 
@@ -184,13 +193,15 @@ def _quantile_prior(residual: list[float], d: float, slope: float, mean_x: float
 
     q1, middle, q3 = statistics.quantiles(residual, n=4, method="inclusive")
     observed = q3 - q1
-    if observed <= spread(1e7):
-        d0 = math.inf
+    if observed <= spread(MAX_PRIOR_DF):
+        d0 = MAX_PRIOR_DF
+    elif observed < spread(1e-3):
+        d0 = float(brentq(lambda x: spread(x) - observed, 1e-3, MAX_PRIOR_DF))
     else:
-        d0 = float(brentq(lambda x: spread(x) - observed, 1e-3, 1e7)) if observed < spread(1e-3) else 1e-3
+        d0 = 1e-3
     # the residuals are log s² less Smyth's bias term; their median sits at log s0² + log median F(d, d0) +
     # bias
-    centre = math.log(f.median(d, 1e7 if math.isinf(d0) else d0)) - float(digamma(d / 2)) + math.log(d / 2)
+    centre = math.log(f.median(d, d0)) - float(digamma(d / 2)) + math.log(d / 2)
     return Prior(middle - centre, slope, d0, figures, mean_x)
 
 
@@ -369,6 +380,7 @@ def _priors(logs: Mapping[tuple[str, str], tuple[float, ...]], kinds: Mapping[tu
             by_kind[kinds[key]].append(
                 (key, statistics.variance(values), len(values) - 1, covariates.get(key))
             )
+    heavy = {key for key in gating if _heavy_tailed(logs[key])}
     everything, all_outliers = fit_robust([row for rows in by_kind.values() for row in rows])
     out: dict[str, Prior] = {}
     outliers: set[tuple[str, str]] = set()
@@ -380,7 +392,17 @@ def _priors(logs: Mapping[tuple[str, str], tuple[float, ...]], kinds: Mapping[tu
         elif everything is not None:
             out[kind] = everything
             outliers |= {row[0] for row in rows} & all_outliers
-    return out, outliers
+    return out, outliers | heavy
+
+
+def _heavy_tailed(values: Sequence[float]) -> bool:
+    """Runs whose sample excess kurtosis says the figure jumps more than a normal spread would (a launch that
+    lands in one of two modes per process); too few runs say nothing of tails."""
+    if len(values) < KURTOSIS_RUNS:
+        return False
+    mean = statistics.fmean(values)
+    m2 = statistics.fmean((v - mean) ** 2 for v in values)
+    return m2 > 0 and statistics.fmean((v - mean) ** 4 for v in values) / m2**2 - 3 > HEAVY_TAIL_KURTOSIS
 
 
 def _between_machines(reference: ResultSet, origins: Mapping[str, tuple[str, ...]],

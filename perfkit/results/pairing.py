@@ -2,10 +2,9 @@
 judge needs to know about the figure (unit, direction, whether it gates, its minimum effect)."""
 from __future__ import annotations
 
-import statistics
 from dataclasses import dataclass
 
-from perfkit.results import settling
+from perfkit.results import settling, stats
 from perfkit.results.figures import TIME, TIME_UNIT
 from perfkit.results.metrics import Better
 from perfkit.results.model import BenchmarkEntry, ResultSet
@@ -33,11 +32,13 @@ class FigureRuns:
 
     @property
     def base_mean(self) -> float | None:
-        return statistics.fmean(self.baseline) if self.baseline else None
+        """The baseline runs' geometric mean: the judge tests mean logs, so the value and the change it
+        prints come from them too."""
+        return stats.geometric(self.baseline) if self.baseline else None
 
     @property
     def cur_mean(self) -> float | None:
-        return statistics.fmean(self.current) if self.current else None
+        return stats.geometric(self.current) if self.current else None
 
     @property
     def judged(self) -> bool:

@@ -49,16 +49,15 @@ FORMATS = ("table", "markdown", "json")
 _QUIET = {Verdict.UNCHANGED, Verdict.INFO}
 #: What each verdict word means, printed under every comparison.
 VERDICT_MEANINGS = (
-    "regressed/improved: beyond the minimum effect (3% for a GPU-bound benchmark, else 5%) and "
-    "outside what the hardware's pooled run-to-run noise predicts, after Holm's correction; unknown: beyond "
-    "it "
-    "without that evidence (more runs decide: --perfkit-confirm), or slower while other processes kept a "
-    "quarter "
-    "of the CPUs busy; info: a figure derived from the time, shown not judged; changed: a count that should "
-    "not "
-    "move did, or a ratio that should stay put moved significantly; MDE: the smallest change this noise "
-    "could "
-    "call significant."
+    "regressed/improved: beyond the minimum effect (3% for a GPU-bound benchmark, else 5%) and outside "
+    "what the hardware's pooled run-to-run noise predicts, the night's family-wise false-alarm rate held "
+    "at 5% (Holm over every gating figure; a confirmation's re-runs at Bonferroni's level over the same); "
+    "unchanged: the change's 90% interval lies inside the minimum effect; unknown: neither shown (more "
+    "runs decide: --perfkit-confirm), or slower while other processes kept a quarter of the CPUs busy; "
+    "not judged: fewer than 3 baseline runs of the figure; measured differently: the two sides measured "
+    "it another way (a method version, a locked clock), shown side by side, not judged; info: a figure "
+    "derived from the time, shown not judged; changed: a count that should not move did, or a ratio that "
+    "should stay put moved significantly; MDE: the change this noise flags 80% of the time."
 )
 #: What the verdict words mean across hardware, printed under a comparison of two machines.
 ACROSS_MEANINGS = (
@@ -254,9 +253,11 @@ def _terminal_blocks(cmp: Comparison, show_unchanged: bool) -> list[document.Blo
 
 #: The verdicts of the rows a person should read, worst first: a report and a job summary open with them.
 TO_READ: tuple[Verdict, ...] = (Verdict.REGRESSED, Verdict.FAR, Verdict.SLOWER, Verdict.UNKNOWN,
-                                Verdict.IMPROVED, Verdict.FASTER, Verdict.CHANGED)
+                                Verdict.IMPROVED, Verdict.FASTER, Verdict.MEASURED_DIFFERENTLY,
+                                Verdict.CHANGED)
 #: The verdicts whose rows are folded away behind their count.
-FOLDED: tuple[Verdict, ...] = (Verdict.AS_EXPECTED, Verdict.UNCHANGED, Verdict.NEW, Verdict.MISSING)
+FOLDED: tuple[Verdict, ...] = (Verdict.NOT_JUDGED, Verdict.AS_EXPECTED, Verdict.UNCHANGED, Verdict.NEW,
+                               Verdict.MISSING)
 #: The MDE a gating figure should reach: the verdict line counts the figures that do.
 MDE_GOAL = 0.05
 #: GitHub keeps at most 1 MiB of job summary per step; what is left is room for lines a workflow adds.

@@ -50,11 +50,41 @@ def t_quantile(upper_tail: float, df: float) -> float:
     return float(student.isf(upper_tail, df))
 
 
-def minimum_detectable(floor_log: float, se: float, df: float, alpha: float, tests: int) -> float:
-    """The smallest relative change that clears the minimum effect and that a two-sided t-test at ``alpha``
-    over ``tests`` figures (Bonferroni's level, Holm's first step) would call significant."""
+#: The power at which a minimum detectable effect is stated: a true change of that size is flagged this often.
+POWER = 0.8
+
+
+def minimum_detectable(floor_log: float, se: float, df: float, alpha: float, tests: int,
+                       power: float = POWER) -> float:
+    """The smallest relative change that a two-sided t-test at ``alpha`` over ``tests`` figures (Bonferroni's
+    level, Holm's first step) flags with probability ``power``, the minimum effect ``floor_log`` included.
+
+    A figure is flagged when its estimated shift clears both the minimum effect and the test's reach
+    (``t·se``); an estimate of a true change ``d`` falls short of that bar ``c`` with chance ``T < (c-d)/se``,
+    so ``d = c + t_power·se`` is flagged with chance ``power`` (80%, where the 50% point would be ``c``
+    itself)."""
     reach = t_quantile(alpha / (2 * tests), df) * se
-    return max(math.expm1(floor_log), math.expm1(min(reach, 50.0)))  # past e^50 the digits say nothing more
+    bar = max(floor_log, reach) + t_quantile(1.0 - power, df) * se
+    return math.expm1(min(bar, 50.0))  # past e^50 the digits say nothing more
+
+
+def interval(shift: float, se: float, df: float, alpha: float) -> tuple[float, float]:
+    """The relative change's ``1 - 2·alpha`` interval (log scale, back-transformed): lying inside the minimum
+    effect, it is an equivalence test at ``alpha`` (Schuirmann's two one-sided tests)."""
+    if se == 0:
+        return math.expm1(shift), math.expm1(shift)
+    reach = t_quantile(alpha, df) * se
+    return math.expm1(max(-50.0, shift - reach)), math.expm1(min(50.0, shift + reach))
+
+
+def geometric(values: Sequence[float]) -> float:
+    """The geometric mean of positive values, exact where they are all equal (a count that never moved), the
+    arithmetic mean where one is zero or negative (no log scale)."""
+    if len(set(values)) == 1:
+        return values[0]
+    if min(values) <= 0:
+        return statistics.fmean(values)
+    return math.exp(statistics.fmean(math.log(v) for v in values))
 
 
 def holm(p_values: Sequence[float], alpha: float, tests: int) -> list[bool]:
