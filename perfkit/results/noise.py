@@ -286,6 +286,19 @@ class Noise:
         return cls(logs, kinds, covariates, priors, frozenset(outliers), between, by_kind, machines,
                    reference.source)
 
+    def _moderated(self, key: tuple[str, str], current: tuple[float, ...] = ()) -> tuple[float, float] | None:
+        """The SD (log) and degrees of freedom of ``key``'s own runs (and the ``current`` side's logs),
+        moderated by its kind's prior; None where nothing is known."""
+        own = self.runs.get(key, ())
+        sides = [side for side in (own, current) if len(side) > 1]
+        df = sum(len(side) - 1 for side in sides)
+        s2 = sum(statistics.variance(side) * (len(side) - 1) for side in sides) / df if df else 0.0
+        prior = None if key in self.outliers else self.priors.get(self.kinds.get(key, ""))
+        if prior is None:
+            return (math.sqrt(s2), float(df)) if df else None
+        var, dof = moderate(s2, df, prior.s2(self.covariates.get(key)), prior.df)
+        return math.sqrt(var), dof
+
     def of_figure(self, benchmark: str, figure: str, current: Sequence[float] = (),
                   current_machine: str | None = None) -> FigureNoise | None:
         """The noise to test ``figure`` of ``benchmark`` with: its own reference runs pooled with the current
@@ -293,16 +306,11 @@ class Noise:
         where nothing is known (no runs of its own and no prior)."""
         key = (benchmark, figure)
         own = self.runs.get(key, ())
-        sides = [side for side in (own, tuple(math.log(v) for v in current if v > 0)) if len(side) > 1]
-        df = sum(len(side) - 1 for side in sides)
-        s2 = sum(statistics.variance(side) * (len(side) - 1) for side in sides) / df if df else 0.0
+        moderated = self._moderated(key, tuple(math.log(v) for v in current if v > 0))
+        if moderated is None:
+            return None
+        sd, dof = moderated
         prior = None if key in self.outliers else self.priors.get(self.kinds.get(key, ""))
-        if prior is None:
-            if not df:
-                return None
-            var, dof = s2, float(df)
-        else:
-            var, dof = moderate(s2, df, prior.s2(self.covariates.get(key)), prior.df)
         known = self.machines.get(benchmark, frozenset())
         other_machine = current_machine is not None and bool(known) and current_machine not in known
         between_sd = self.between_by_kind.get(self.kinds.get(key, ""), self.between_sd)
@@ -310,7 +318,7 @@ class Noise:
         # step's kernel time or layers-over-model ratio moves with the host as its time does
         between = between_sd if other_machine and self.kinds.get(key, "").startswith("timed") else 0.0
         source = f"{len(own)} kept run(s)" + (f", pooled (d0 {prior.df:.3g})" if prior else "")
-        return FigureNoise(math.sqrt(var), dof, between, len(own), source)
+        return FigureNoise(sd, dof, between, len(own), source)
 
 
 def _since_last_change(kept: Iterable[ResultSet], skip_dates: set[str]) -> dict[str, dict[str, list[float]]]:
