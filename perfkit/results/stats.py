@@ -38,16 +38,18 @@ def between_group_variance(groups: Sequence[Sequence[float]]) -> float:
 
 
 def two_sided_p(t: float, df: float) -> float:
-    from scipy.stats import t as student  # ~1 s to import: only when a figure moved beyond its band
+    # scipy.special's t distribution, not scipy.stats': the same numbers, ~25x faster a call (the A/B's
+    # simulations make millions) and a third of the import time, paid only when a figure is tested
+    from scipy.special import stdtr
 
-    return float(2.0 * student.sf(abs(t), df))
+    return float(2.0 * stdtr(df, -abs(t)))
 
 
 def t_quantile(upper_tail: float, df: float) -> float:
     """The t value with ``upper_tail`` probability above it."""
-    from scipy.stats import t as student
+    from scipy.special import stdtrit
 
-    return float(student.isf(upper_tail, df))
+    return float(-stdtrit(df, upper_tail))
 
 
 def minimum_detectable(floor_log: float, se: float, df: float, alpha: float, tests: int) -> float:
