@@ -20,9 +20,9 @@ import subprocess
 import sys
 import tempfile
 import typing
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from contextlib import ExitStack, contextmanager
-from dataclasses import asdict, dataclass
+from dataclasses import asdict, dataclass, field
 from pathlib import Path, PurePosixPath
 from typing import Any
 
@@ -210,11 +210,7 @@ def _interleave(base: Side, head: Side, out: Path, expr: str | None, rounds: int
     if not benches:
         return
     kept: dict[str, list[ResultSet]] = {"base": [], "head": []}
-    pairs: dict[paired.Key, list[tuple[float, float]]] = {}
-    minimum: dict[paired.Key, float] = {}
-    higher_better: set[paired.Key] = set()
-    lone: dict[paired.Key, paired.PairedRow] = {}
-    ungated: set[str] = set()
+    tally = Tally()
     plan = orders(seed, rounds)
     selection = benches
     for i, order in enumerate(plan):
@@ -230,31 +226,60 @@ def _interleave(base: Side, head: Side, out: Path, expr: str | None, rounds: int
             if results is not None:
                 kept[label].append(results)
                 baselines.write_atomically(out / f"{label}.json", baselines.from_runs(kept[label]))
-        if b is not None and h is not None:
-            this = gated(b, h, policy)
-            for one in this.pairs:
-                pairs.setdefault(one.key, []).append(one.values)
-                minimum[one.key] = one.minimum
-                if one.higher_better:
-                    higher_better.add(one.key)
-            lone.update(this.lone)
-            ungated.update(this.ungated)
-        rows = paired.verdicts(pairs, minimum, policy.alpha, higher_better)
-        rows = sorted([*rows, *(row for key, row in lone.items() if key not in pairs)],
-                      key=lambda row: (row.benchmark, row.figure))
-        report = _report(base, head, seed, plan[: i + 1], rounds, benches, policy, rows, pairs, kept,
-                         sorted(ungated))
+        this = gated(b, h, policy) if b is not None and h is not None else None
+        tally, rows = look(tally, this, i + 1, rounds, policy.alpha)
+        report = _report(base, head, seed, plan[: i + 1], rounds, benches, policy, rows, tally.pairs, kept,
+                         sorted(tally.ungated))
         baselines.write_json_atomically(out / "ab.json", report)
         yield report
-        if all(r.settled for r in rows):  # nothing left to pair: one round tells what is new and missing
-            return
         selection = still_open(rows)
+        if not selection:  # nothing left to pair: one round tells what is new and missing
+            return
 
 
 def still_open(rows: Sequence[paired.PairedRow]) -> list[str]:
     """The node ids of the benchmarks with a figure not yet settled: the next pair runs those alone, so a
     family decided in two pairs costs no more time while a noisy one takes the rounds it needs."""
     return sorted({row.benchmark for row in rows if not row.settled})
+
+
+@dataclass(frozen=True)
+class Tally:
+    """What the pairs so far hold for the verdicts; ``look`` makes the next one."""
+
+    pairs: Mapping[paired.Key, tuple[tuple[float, float], ...]] = field(default_factory=dict)
+    minimum: Mapping[paired.Key, float] = field(default_factory=dict)
+    higher_better: frozenset[paired.Key] = frozenset()
+    lone: Mapping[paired.Key, paired.PairedRow] = field(default_factory=dict)
+    ungated: frozenset[str] = frozenset()
+    # the rows settled at an earlier look: their figures stopped there and take no more pairs
+    decided: Mapping[paired.Key, paired.PairedRow] = field(default_factory=dict)
+
+    def add(self, this: Gated) -> Tally:
+        """This pair's values added to the figures still open."""
+        fresh = [one for one in this.pairs if one.key not in self.decided]
+        pairs = dict(self.pairs)
+        for one in fresh:
+            pairs[one.key] = (*pairs.get(one.key, ()), one.values)
+        return Tally(pairs, {**self.minimum, **{one.key: one.minimum for one in fresh}},
+                     self.higher_better | {one.key for one in fresh if one.higher_better},
+                     {**self.lone, **this.lone}, self.ungated | set(this.ungated), self.decided)
+
+
+def look(tally: Tally, this: Gated | None, pair: int, rounds: int,
+         alpha: float) -> tuple[Tally, list[paired.PairedRow]]:
+    """The look after pair ``pair`` (from 1) of ``rounds``: the tally with this pair's values (``this``; None
+    where a side ran no benchmark) and every row, sorted; a row settled here is frozen in the tally. The
+    loop's whole stopping rule, pure, so the simulations of tests/test_ab_spending.py drive this very rule:
+    the next pair runs ``still_open(rows)``, none: the A/B is done."""
+    if this is not None:
+        tally = tally.add(this)
+    rows = paired.verdicts(tally.pairs, tally.minimum, alpha, tally.higher_better, rounds=rounds,
+                           final=pair == rounds, decided=tally.decided)
+    decided = {(row.benchmark, row.figure): row for row in rows if row.settled}
+    rows = sorted([*rows, *(row for key, row in tally.lone.items() if key not in tally.pairs)],
+                  key=lambda row: (row.benchmark, row.figure))
+    return Tally(tally.pairs, tally.minimum, tally.higher_better, tally.lone, tally.ungated, decided), rows
 
 
 @dataclass(frozen=True)
@@ -309,12 +334,13 @@ def progress(report: dict[str, Any]) -> str:
 
 
 def _report(base: Side, head: Side, seed: int, done: list[str], rounds: int, benches: Sequence[str],
-            policy: Policy, rows: list[paired.PairedRow], pairs: dict[paired.Key, list[tuple[float, float]]],
-            kept: dict[str, list[ResultSet]], ungated: list[str]) -> dict[str, Any]:
+            policy: Policy, rows: list[paired.PairedRow],
+            pairs: Mapping[paired.Key, Sequence[tuple[float, float]]], kept: dict[str, list[ResultSet]],
+            ungated: list[str]) -> dict[str, Any]:
     names = {label: {b.fullname for r in sets for b in r.benchmarks} for label, sets in kept.items()}
     values: dict[str, dict[str, list[tuple[float, float]]]] = {}
     for (benchmark, figure), runs in pairs.items():
-        values.setdefault(benchmark, {})[figure] = runs
+        values.setdefault(benchmark, {})[figure] = list(runs)
     return {
         "base": {"ref": base.ref, "commit": base.commit},
         "head": {"ref": head.ref, "commit": head.commit},
@@ -326,6 +352,8 @@ def _report(base: Side, head: Side, seed: int, done: list[str], rounds: int, ben
         "why": paired.WHY,
         "correction": "holm",
         "alpha": policy.alpha,
+        "spending": paired.SPENDING,
+        "interval": paired.INTERVAL,
         "minimum_effect": {"gpu_bound": policy.bound_threshold, "other": policy.threshold},
         "benchmarks": [{**asdict(r), "verdict": r.verdict.value} for r in rows],
         "pairs": values,
@@ -347,6 +375,10 @@ def section(report: dict[str, Any]) -> Section:
     test = (f"test: {report['test']}, Holm over all of them at alpha {report['alpha']:.0%}: "
             f"{report['why']}; minimum effect {effect['gpu_bound']:.0%} GPU-bound, {effect['other']:.0%} "
             "otherwise")
+    # an ab.json of perfkit before 2026-12 took the test at the full alpha after every pair
+    spending = report.get("spending", "the test taken at the full alpha after every pair (alpha not spent)")
+    looks = (f"looks: {spending}, out of a budget of {report['rounds']} rounds; "
+             f"{report.get('interval', 'MDE: the smallest change called significant')}")
     # a row of perfkit before 2026-11-26 names no figure: it judged the time only
     rows = [[row["benchmark"], row.get("figure", TIME), row["verdict"], fmt_change(row["change"]),
              f"{row['minimum']:.0%}", fmt_mde(row["mde"]), row["pairs"], row["note"]]
@@ -356,7 +388,7 @@ def section(report: dict[str, Any]) -> Section:
     rows += [[name, "", "new", "", "", "", "", "head only"] for name in report["new"]]
     rows += [[name, "", "missing", "", "", "", "", "base only"] for name in report["missing"]]
     table = Table.of(["benchmark", "figure", "verdict", "change", "min", "MDE", "pairs", "note"], rows)
-    return Section(title, (Text(ran), Text(test), table))
+    return Section(title, (Text(ran), Text(test), Text(looks), table))
 
 
 def render(report: dict[str, Any], fmt: str = "table") -> str:

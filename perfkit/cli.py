@@ -306,7 +306,8 @@ def _ab_options(parser: argparse.ArgumentParser, required: bool, help_text: str)
     """The options ab and bisect share; returns the group --benches is in, for options that replace it."""
     parser.add_argument("-k", dest="expr", required=required, metavar="EXPR", help=help_text)
     parser.add_argument("--rounds", type=int, default=10,
-                        help="most pairs to run; fewer when every benchmark is decided sooner (default 10)")
+                        help="most pairs to run, the budget each figure's alpha is spent over; fewer when "
+                             "every benchmark is decided sooner (default 10)")
     benches = parser.add_mutually_exclusive_group()
     benches.add_argument("--benches", nargs="+", default=["benches"], metavar="PATH",
                          help="the bench folders or files, relative to each checkout (default: benches)")

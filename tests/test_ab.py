@@ -12,6 +12,7 @@ import os
 import random
 import re
 import signal
+import statistics
 import subprocess
 import sys
 import tempfile
@@ -56,43 +57,47 @@ def _timed(by_name: dict[str, T]) -> dict[tuple[str, str], T]:
 def test_the_paired_test_decides_a_known_shift_and_leaves_identical_sides_unchanged():
     rows = verdicts(_timed({"slower": _pairs(math.log(1.2), 6), "faster": _pairs(math.log(0.8), 6, 1),
                             "same": [(1e-3 * (1 + i / 10),) * 2 for i in range(6)]}),
-                    _timed({"slower": 0.05, "faster": 0.05, "same": 0.05}), 0.05)
+                    _timed({"slower": 0.05, "faster": 0.05, "same": 0.05}), 0.05, rounds=6, final=True)
     by = {r.benchmark: r for r in rows}
     assert by["slower"].verdict is Verdict.REGRESSED and by["slower"].change == pytest.approx(0.2, abs=0.02)
     assert by["faster"].verdict is Verdict.IMPROVED and by["slower"].settled and by["faster"].settled
     assert by["same"].verdict is Verdict.UNCHANGED and by["same"].change == 0 and by["same"].settled
-    assert all(r.pairs == 6 and r.mde is not None for r in rows)
+    assert by["same"].mde is None and by["same"].note == "the two sides were equal in every pair"  # no spread
+    assert all(r.pairs == 6 for r in rows) and by["slower"].mde and by["faster"].mde
 
 
 def test_drift_between_rounds_cancels_in_the_pairs_and_too_few_pairs_stay_unknown():
     # the rounds drift by 5% SD, the pairs by 1%: a 10% change is decided, though each side alone is noisy
-    decided = verdicts(_timed({"b": _pairs(math.log(1.1), 5, 2)}), {B: 0.05}, 0.05)[0]
+    decided = verdicts(_timed({"b": _pairs(math.log(1.1), 5, 2)}), {B: 0.05}, 0.05, rounds=5, final=True)[0]
     assert decided.verdict is Verdict.REGRESSED
-    one = verdicts(_timed({"b": _pairs(math.log(1.1), 1)}), {B: 0.05}, 0.05)[0]
+    one = verdicts(_timed({"b": _pairs(math.log(1.1), 1)}), {B: 0.05}, 0.05, rounds=5)[0]
     assert one.verdict is Verdict.UNKNOWN and not one.settled and "needs 2 pairs" in one.note
-    noisy = verdicts({B: [(1.0, 1.3), (1.0, 0.95)]}, {B: 0.05}, 0.05)[0]  # beyond 5%, 1 df
-    assert noisy.verdict is Verdict.UNKNOWN and "more pairs decide" in noisy.note and not noisy.settled
-    loose = verdicts({B: [(1.0, 1.04), (1.0, 0.99)]}, {B: 0.05}, 0.05)[0]  # inside 5%, its interval is not
-    assert loose.verdict is Verdict.UNCHANGED and not loose.settled
+    noisy = verdicts({B: [(1.0, 1.3), (1.0, 0.95)]}, {B: 0.05}, 0.05, rounds=5)[0]  # beyond 5%, 1 df
+    assert noisy.verdict is Verdict.UNKNOWN and "more pairs settle it" in noisy.note and not noisy.settled
+    # the last of two rounds: the look spends all of alpha; inside 5%, its interval is not: no evidence
+    loose = verdicts({B: [(1.0, 1.04), (1.0, 0.99)]}, {B: 0.05}, 0.05, rounds=2, final=True)[0]
+    assert loose.verdict is Verdict.UNKNOWN and not loose.settled
     shift, half = (math.log(1.04) + math.log(0.99)) / 2, (math.log(1.04) - math.log(0.99)) / 2  # mean, its SE
     reach = scipy.stats.t.ppf(1 - 0.05 / 2, 1) * half
-    said = "inside the minimum effect, not settled: its interval runs from {:+.1%} to {:+.1%}; more pairs " \
-           "settle it"
+    said = "inside the minimum effect, not settled: its interval runs from {:+.1%} to {:+.1%}; more rounds " \
+           "(--rounds) settle it"
     assert loose.note == said.format(math.expm1(shift - reach), math.expm1(shift + reach))
     assert loose.note == said.format(-0.258, 0.388)
-    settled = verdicts({B: [(1.0, 1.01), (1.0, 1.011)]}, {B: 0.05}, 0.05)[0]
+    settled = verdicts({B: [(1.0, 1.01), (1.0, 1.011)]}, {B: 0.05}, 0.05, rounds=2, final=True)[0]
     assert settled.verdict is Verdict.UNCHANGED and settled.settled and settled.note == ""
 
 
 def test_a_figure_higher_the_better_regresses_when_it_falls():
-    largest = {("shrank", "largest_layers"): [(157.0, 141.0)] * 3,
-               ("grew", "largest_layers"): [(141.0, 157.0)] * 3}
-    rows = {r.benchmark: r for r in verdicts(largest, dict.fromkeys(largest, 0.05), 0.05, set(largest))}
+    largest = {("shrank", "largest_layers"): [(157.0, 141.0), (158.0, 141.0), (157.0, 140.0)],
+               ("grew", "largest_layers"): [(141.0, 157.0), (141.0, 158.0), (140.0, 157.0)]}
+    rows = {r.benchmark: r for r in verdicts(largest, dict.fromkeys(largest, 0.05), 0.05, set(largest),
+                                             rounds=3, final=True)}
     assert rows["shrank"].verdict is Verdict.REGRESSED
-    assert rows["shrank"].change == pytest.approx(141 / 157 - 1)
+    assert rows["shrank"].change == pytest.approx(math.exp(statistics.fmean(
+        math.log(h / b) for b, h in largest[("shrank", "largest_layers")])) - 1)
     assert rows["grew"].verdict is Verdict.IMPROVED and rows["grew"].figure == "largest_layers"
-    [time] = verdicts({B: [(1.0, 1.2)] * 3}, {B: 0.05}, 0.05)  # the same rise of a time
-    assert time.verdict is Verdict.REGRESSED
+    [time] = verdicts({B: [(1.0, 1.2), (1.0, 1.21), (1.0, 1.19)]}, {B: 0.05}, 0.05, rounds=3, final=True)
+    assert time.verdict is Verdict.REGRESSED  # the same rise of a time
 
 
 def test_the_order_is_abba_from_a_seeded_coin():
@@ -248,7 +253,7 @@ def test_benchmark_names_are_node_ids_of_the_checkout_even_where_pytest_ini_sits
 def _canned(pairs: dict[str, list[tuple[float, float]]]) -> dict[str, object]:
     """The report perfkit ab writes for these (base, head) times per pair."""
     side = ab.Side("base", "main", "0" * 40, Path("."))
-    rows = verdicts(_timed(pairs), _timed(dict.fromkeys(pairs, 0.05)), 0.05)
+    rows = verdicts(_timed(pairs), _timed(dict.fromkeys(pairs, 0.05)), 0.05, rounds=10)
     return ab._report(side, side, 1, ["AB", "BA"] * 3, 10, ["benches"], ab.DEFAULT_POLICY, rows, {},
                       {"base": [], "head": []}, [])
 
@@ -298,11 +303,19 @@ def test_fail_exits_1_only_on_a_regression_and_markdown_gives_the_same_table(mon
     captured = capsys.readouterr()
     assert captured.err == "perfkit: 1 benchmark(s) regressed: slower\n"
     assert captured.out.startswith("## A/B: base main (0000000000) against head main")
-    assert "| slower | time | regressed | +18.7% | 5% | 5.0% | 6 |" in captured.out
+    assert "| slower | time | regressed | +18.7% | 5% | 6.0% | 6 |" in captured.out
     assert "| same | time | unchanged |" in captured.out
+    [looks] = [line for line in captured.out.splitlines() if line.startswith("looks: alpha spent over the")]
+    assert "O'Brien-Fleming" in looks and "each figure over its own pairs, out of a budget of 10 rounds" in \
+        looks
+    assert "interval at its look's level lies inside its minimum effect, else unknown" in looks
+    assert looks.endswith("MDE: the change found with 80% power at that level")
     older = _canned({"same": _pairs(0.0, 6)})  # an ab.json of perfkit before 2026-11-26
     del older["not_judged"], older["benchmarks"][0]["figure"]  # type: ignore[index, attr-defined]
-    assert "| same | time | unchanged |" in ab.render(older, "markdown")
+    del older["spending"], older["interval"]  # before 2026-12: the full alpha at every look
+    old_table = ab.render(older, "markdown")
+    assert "| same | time | unchanged |" in old_table
+    assert "looks: the test taken at the full alpha after every pair (alpha not spent)" in old_table
     assert main(["ab", "main"]) == 0  # without --fail a regression is reported, not an error
     assert "regressed" in capsys.readouterr().out
     returns(_canned({"same": _pairs(0.0, 6), "faster": _pairs(math.log(0.8), 6, 1)}))

@@ -38,16 +38,18 @@ def between_group_variance(groups: Sequence[Sequence[float]]) -> float:
 
 
 def two_sided_p(t: float, df: float) -> float:
-    from scipy.stats import t as student  # ~1 s to import: only when a figure moved beyond its band
+    # scipy.special's t distribution, not scipy.stats': the same numbers, ~25x faster a call (the A/B's
+    # simulations make millions) and a third of the import time, paid only when a figure is tested
+    from scipy.special import stdtr
 
-    return float(2.0 * student.sf(abs(t), df))
+    return float(2.0 * stdtr(df, -abs(t)))
 
 
 def t_quantile(upper_tail: float, df: float) -> float:
     """The t value with ``upper_tail`` probability above it."""
-    from scipy.stats import t as student
+    from scipy.special import stdtrit
 
-    return float(student.isf(upper_tail, df))
+    return float(-stdtrit(df, upper_tail))
 
 
 #: The power at which a minimum detectable effect is stated: a true change of that size is flagged this often.
@@ -88,6 +90,39 @@ def geometric(values: Sequence[float]) -> float:
     if min(values) <= 0:
         return statistics.fmean(values)
     return math.exp(statistics.fmean(math.log(v) for v in values))
+
+
+def detectable_at_power(floor_log: float, se: float, df: float, level: float, power: float = 0.8) -> float:
+    """The relative change that a two-sided t-test at ``level`` flags beyond the minimum effect
+    (``floor_log``, log scale) with probability ``power``; minimum_detectable's point is flagged half the
+    time. The estimate is flagged once it clears W, the larger of the minimum effect and the critical value
+    times the estimated SE; the change must sit ``power``'s normal quantile of the spread of (estimate - W)
+    above W's mean. The SE's own spread is the noncentral t's (Abramowitz and Stegun 26.7.10): with many
+    degrees of freedom this is max(floor, crit SE) + z_power SE; with few and a small level (an A/B's look:
+    10 pairs, critical t 4.7) that plain sum gives 77% power, not 80%."""
+    if se == 0:
+        return math.expm1(floor_log)
+    unit = statistics.NormalDist()
+    crit = t_quantile(level / 2, df)
+    mean, sd = crit * (1 - 1 / (4 * df)), crit / math.sqrt(2 * df)  # crit times the estimated SE, in SEs
+    floor = floor_log / se
+    cut = (floor - mean) / sd
+    below, density = unit.cdf(cut), unit.pdf(cut)
+    w_mean = floor * below + mean * (1 - below) + sd * density  # W = max(floor, crit SE estimated)
+    w_square = floor**2 * below + (mean**2 + sd**2) * (1 - below) + (mean + floor) * sd * density
+    reach = (w_mean + unit.inv_cdf(power) * math.sqrt(1 + max(0.0, w_square - w_mean**2))) * se
+    return math.expm1(min(reach, 50.0))  # past e^50 the digits say nothing more
+
+
+def obrien_fleming_spent(alpha: float, fraction: float) -> float:
+    """How much of a two-sided ``alpha`` Lan and DeMets' O'Brien-Fleming-type spending function lets the
+    looks up to ``fraction`` of the planned information spend: 2 - 2 Phi(z_{1-alpha/2} / sqrt(t)), ``alpha``
+    at t = 1. It keeps almost all of it for the end, so a test looked at after every pair still has close
+    to the power of a single test at the last look."""
+    if fraction <= 0:
+        return 0.0
+    z = statistics.NormalDist().inv_cdf(1 - alpha / 2)
+    return math.erfc(z / math.sqrt(2 * min(fraction, 1.0)))  # 2 - 2 Phi(x) = erfc(x / sqrt 2)
 
 
 def holm(p_values: Sequence[float], alpha: float, tests: int) -> list[bool]:
