@@ -573,7 +573,8 @@ def _corrected(judged: list[_Judged], policy: Policy, tests: int, bonferroni: bo
     for j in judged:
         row = j.row
         if (e := j.evidence) is not None:
-            mde = stats.minimum_detectable(e.floor, e.se, e.df, policy.alpha, tests)
+            # at Bonferroni's level over the night, Holm's first step: the 80%-power point
+            mde = stats.detectable_at_power(e.floor, e.se, e.df, policy.alpha / tests)
             row = dataclasses.replace(row, mde=mde)
         if j.p_value is not None and j.ratio:
             if not significant[id(j)]:

@@ -33,8 +33,8 @@ from perfkit.results.judge import Verdict
 
 #: Fewer pairs give no spread to test against (two give one degree of freedom).
 MIN_PAIRS = 2
-#: The chance of flagging a change of the MDE a row gives.
-POWER = 0.8
+#: The chance of flagging a change of the MDE a row gives (the nightly judge's too).
+POWER = stats.POWER
 TEST = "paired t-test on the per-round log ratios HEAD/BASE of each benchmark's gating figures"
 WHY = ("the two sides of a round ran back to back, so the machine's drift cancels in their ratio and the "
        "ratios' own spread is the noise")

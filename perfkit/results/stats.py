@@ -56,23 +56,6 @@ def t_quantile(upper_tail: float, df: float) -> float:
 POWER = 0.8
 
 
-def minimum_detectable(floor_log: float, se: float, df: float, alpha: float, tests: int,
-                       power: float = POWER) -> float:
-    """The smallest relative change that a two-sided t-test at ``alpha`` over ``tests`` figures (Bonferroni's
-    level, Holm's first step) flags with probability ``power``, the minimum effect ``floor_log`` included.
-
-    A figure is flagged when its estimated shift clears the minimum effect and its t statistic the test's
-    quantile ``c``. The first holds with chance ``power`` for a true change ``floor + z·se`` (``z`` the
-    normal quantile of ``power``: 0.84 at 80%, where the 50% point would be the floor itself); the second
-    for a true change of ``(c + z·sqrt(1 + c²/(2·df)))·se``, the noncentral t's spread with an estimated
-    SD widening the normal one (the plain ``c + z`` fell to 75% in the simulation)."""
-    crit = t_quantile(alpha / (2 * tests), df)
-    z = t_quantile(1.0 - power, math.inf)
-    spread = 1.0 if math.isinf(df) else math.sqrt(1.0 + crit**2 / (2.0 * df))
-    bar = max(floor_log + z * se, (crit + z * spread) * se)
-    return math.expm1(min(bar, 50.0))  # past e^50 the digits say nothing more
-
-
 def interval(shift: float, se: float, df: float, alpha: float) -> tuple[float, float]:
     """The relative change's ``1 - 2·alpha`` interval (log scale, back-transformed): lying inside the minimum
     effect, it is an equivalence test at ``alpha`` (Schuirmann's two one-sided tests)."""
@@ -92,7 +75,7 @@ def geometric(values: Sequence[float]) -> float:
     return math.exp(statistics.fmean(math.log(v) for v in values))
 
 
-def detectable_at_power(floor_log: float, se: float, df: float, level: float, power: float = 0.8) -> float:
+def detectable_at_power(floor_log: float, se: float, df: float, level: float, power: float = POWER) -> float:
     """The relative change that a two-sided t-test at ``level`` flags beyond the minimum effect
     (``floor_log``, log scale) with probability ``power``; minimum_detectable's point is flagged half the
     time. The estimate is flagged once it clears W, the larger of the minimum effect and the critical value
@@ -106,6 +89,8 @@ def detectable_at_power(floor_log: float, se: float, df: float, level: float, po
     crit = t_quantile(level / 2, df)
     mean, sd = crit * (1 - 1 / (4 * df)), crit / math.sqrt(2 * df)  # crit times the estimated SE, in SEs
     floor = floor_log / se
+    if sd == 0:  # a known SE (infinite degrees of freedom): W is a number
+        return math.expm1(min((max(floor, mean) + unit.inv_cdf(power)) * se, 50.0))
     cut = (floor - mean) / sd
     below, density = unit.cdf(cut), unit.pdf(cut)
     w_mean = floor * below + mean * (1 - below) + sd * density  # W = max(floor, crit SE estimated)
