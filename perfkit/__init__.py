@@ -7,4 +7,6 @@ __version__ = "0.1.0"
 #: ``extra_info["metrics"]``). Bump it when that contract changes, with the step that brings older files
 #: forward (perfkit.results.migrations). 2: figures renamed to what they hold, one unit per figure.
 #: 3: time to accuracy gates on the share of its runs that reached the target, not their count.
-SCHEMA_VERSION = 3
+#: 4: each entry records the method version of the figures measured by a method after the first
+#: (``extra_info["methods"]``, perfkit.results.figures.METHODS); older entries are dated against each method.
+SCHEMA_VERSION = 4

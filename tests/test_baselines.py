@@ -77,6 +77,19 @@ def test_append_keeps_every_run_of_both_and_refuses_a_run_it_holds(tmp_path, cpu
     assert path.read_bytes() == before
 
 
+def test_a_run_measured_by_a_newer_method_replaces_the_runs_measured_the_older_way(tmp_path, cpu_results):
+    nights = ("2026-11-01T00:00", "2026-11-02T00:00")
+    baselines.save_baseline(baselines.from_runs([typed(_dated(cpu_results, n)) for n in nights]), tmp_path)
+    newer = _dated(cpu_results, "2026-11-03T00:00")
+    name, other = (b["fullname"] for b in newer["benchmarks"][:2])
+    newer["benchmarks"][0]["extra_info"]["methods"] = {"time": 2}  # its time is measured another way now
+    path = baselines.save_baseline(typed(newer), tmp_path, "append")
+    saved = load.load(path)
+    assert [len(saved.runs()[n]["time"]) for n in (name, other)] == [1, 3]  # never two ways in one spread
+    assert saved.by_name()[name].method("time") == 2 and name not in saved.info.noise
+    assert [o.date for o in saved.origins()[name]] == ["2026-11-03T00:00"]
+
+
 def test_a_run_merged_for_some_benchmarks_can_be_appended_for_the_others(tmp_path, cpu_results):
     nights = ("2026-11-01T00:00", "2026-11-02T00:00")
     baselines.save_baseline(baselines.from_runs([typed(_dated(cpu_results, n)) for n in nights]), tmp_path)

@@ -7,7 +7,7 @@ from hypothesis import example, given, settings
 from hypothesis import strategies as st
 
 from perfkit.errors import UsageError
-from perfkit.results.changepoints import change_points, segment_medians
+from perfkit.results.changepoints import breaks, change_points, change_points_apart, segment_medians
 
 
 def _noisy(level: float, n: int, rng: np.random.Generator, noise: float = 0.01) -> list[float]:
@@ -92,3 +92,13 @@ def test_bad_parameters_are_a_usage_error(kwargs):
 def test_non_finite_values_are_a_usage_error():
     with pytest.raises(UsageError, match="finite"):
         change_points([1.0] * 5 + [float("nan")] * 5)
+
+
+def test_a_method_change_is_a_break_between_two_series_never_a_change_point():
+    rng = np.random.default_rng(5)
+    methods = [1] * 6 + [2] * 24  # the launch pace (25 us, 20% between runs), then the kernel alone (8.4 us)
+    values = _noisy(25e-6, 6, rng, noise=0.2) + _noisy(8.4e-6, 12, rng) + _noisy(9.3e-6, 12, rng)
+    assert breaks(methods) == [6] and breaks([1, 1]) == [] and breaks([]) == []
+    (point,) = change_points_apart(values, breaks(methods))  # the +10% inside the kernel's own series
+    assert abs(point.index - 18) <= 1 and point.change == pytest.approx(0.10, abs=0.02)
+    assert any(abs(p.index - 6) <= 1 for p in change_points(values))  # seen whole, the method's step is one

@@ -8,13 +8,13 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from perfkit import SCHEMA_VERSION
+from perfkit import SCHEMA_VERSION, cli
 from perfkit.cli import parse_threshold
 from perfkit.errors import BaselineError, UsageError
 from perfkit.results import baselines, load, report
 from perfkit.results.across import HardwareRow
 from perfkit.results.judge import Policy
-from tests.conftest import ROOT, all_slowed, judged, one_run, three_runs, typed, words
+from tests.conftest import DATA, ROOT, all_slowed, judged, one_run, three_runs, typed, words
 
 
 def compare(baseline, current, policy=None, noise=None):
@@ -153,6 +153,39 @@ def test_a_time_taken_at_a_locked_clock_is_not_judged_against_one_taken_unlocked
     locked_baseline = _runs([1.0, 1.01, 0.99, 1.0, 1.005], b=locked)
     assert _verdict(compare(locked_baseline, _results({"b": [1.2] * 5}, b=locked)), "b") == "regressed"
     assert _verdict(compare(locked_baseline, _results({"b": [1.2] * 5})), "b") == "measured differently"
+
+
+#: The H200 nightly of 2026-11-23 12:05, whose K1 grid and tuned kernels were timed back to back (the launch
+#: pace, 25 and 35 us), against today's H200 baseline, which times them alone after an L2 flush (8.4 us).
+NIGHTLY = DATA / "legacy" / "nvidia-h200-x1-2026-11-23.json"
+H200 = ROOT / "baselines" / "nvidia-h200-x1.json"
+VECTOR_ADD = "benches/test_vector_add.py::test_gpu_explicit"
+
+
+def test_a_figure_measured_by_another_method_is_measured_differently_never_regressed(capsys):
+    assert cli.main(["compare", str(H200), str(NIGHTLY), "--format", "json", "--fail"]) == 0
+    out = json.loads(capsys.readouterr().out)
+    rows = {(r["benchmark"], r["figure"]): r for r in out["rows"]}
+    for kernel in ("K1-grid", "K1-tuned"):  # once read regressed by +201% and +312%
+        row = rows[f"{VECTOR_ADD}[{kernel}]", "kernel_s"]
+        assert row["verdict"] == "measured differently" and row["change"] > 2 and row["p_value"] is None
+        assert row["note"].startswith("measured by method 1 here and method 2 in the baseline (the kernel "
+                                      "alone after an L2 flush since 2026-11-23): not judged")
+        assert out["benchmarks"][f"{VECTOR_ADD}[{kernel}]"] == "measured differently"
+    assert rows[f"{VECTOR_ADD}[K1-grid]", "time"]["verdict"] == "info"  # the whole step: the same method
+    assert out["benchmarks"][f"{VECTOR_ADD}[K100-grid]"] == "unchanged"  # never fit in L2: judged as ever
+    assert "regressed" not in out["counts"]
+    layer = rows["benches/test_layers.py::test_layer[relu-forward]", "time"]  # one call a round back then
+    assert layer["verdict"] == "measured differently" and "calls back to back" in layer["note"]
+
+
+def test_a_baseline_measured_the_older_way_asks_for_a_run_of_this_code():
+    today = one_run(json.loads(H200.read_text()))
+    row = next(r for r in judged(load.load(NIGHTLY), today).rows
+               if r.benchmark == f"{VECTOR_ADD}[K1-tuned]" and r.figure == "kernel_s")
+    assert row.verdict.value == "measured differently"
+    assert row.note.startswith("measured by method 2 here and method 1 in the baseline")
+    assert row.note.endswith("re-save the baseline entry from a run of this code")
 
 
 def test_a_noisy_figure_still_gates_with_a_wider_interval():

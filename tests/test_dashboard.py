@@ -272,3 +272,32 @@ def test_an_out_that_is_a_file_is_refused_before_the_database_is_read(tmp_path, 
     code, out, err = _cli(["dashboard", "--db", url, "--out", str(taken / "sub")], capsys)  # cannot be made
     assert code == 2 and out == "" and err.count("\n") == 1 and "Traceback" not in err
     assert f"{taken / 'sub'}; choose another path" in err and taken.read_text() == "mine"
+
+
+def test_a_run_is_judged_against_the_runs_measured_like_it_and_the_older_way_is_another_series(tmp_path):
+    from perfkit.results import history
+    from tests.test_history import KERNEL, kernel_runs
+
+    def built(runs: list[dict[str, Any]]) -> dashboard.Benchmark:
+        kept = history.History(tuple(load.parse(run, f"run {i}") for i, run in enumerate(runs)))
+        (group,) = dashboard.build(kept).groups
+        return {b.name: b for b in group.benchmarks}[KERNEL]
+
+    # 12% slower on its 13th night, the sixth since its kernel was timed alone: the 25 us of the launch pace
+    # before it, 20% apart, are no part of the noise it is judged with, nor its baseline
+    slower = built(kernel_runs(6, 7, slower_from=12, factor=1.12))
+    assert slower.latest.verdict is Verdict.REGRESSED and slower.latest.deciding().figure == "kernel_s"
+    first = built(kernel_runs(6, 1, slower_from=99)).latest  # the first night timed alone: nothing alike yet
+    assert first.verdict is Verdict.MEASURED_DIFFERENTLY
+    assert "method 2 here and method 1 in the baseline" in first.deciding().note
+    runs = kernel_runs(6, 6, slower_from=99)
+    older = dict(runs[5], datetime="2026-01-20T02:00:00.000000+00:00")  # an old checkout's run, timed as then
+    assert built([*runs, older]).latest.verdict is not Verdict.MEASURED_DIFFERENTLY  # against its own kind
+    site = tmp_path / "site"
+    dashboard_html.write(dashboard.build(history.History(tuple(
+        load.parse(run, "run") for run in kernel_runs(6, 7, slower_from=12, factor=1.12)))), site)
+    (page,) = site.glob("*/*K1-grid*.html")
+    assert "Its time was measured another way" not in page.read_text()  # the whole step: one way
+    index = (site / "index.html").read_text()
+    row = next(line for line in index.split("<tr>") if "K1-grid" in line)
+    assert row.count("<polyline") == 1  # the index's sparkline is the time's

@@ -122,6 +122,45 @@ def test_series_of_the_time_and_of_a_metric_per_matching_benchmark(tmp_path):
     assert history.unit_of(kept, COPY, "bandwidth_gbps") == "GB/s" and history.unit_of(kept, COPY) == "s"
 
 
+KERNEL = "benches/test_vector_add.py::test_gpu_explicit[K1-grid]"
+
+
+def kernel_runs(old: int, new: int, slower_from: int, factor: float = 1.10) -> list[dict[str, Any]]:
+    """Nightly runs of the K1 grid, gated on its kernel_s: ``old`` runs timed at the launch pace (method 1,
+    25 us, 20% between runs), then ``new`` timed alone after an L2 flush (method 2, 8.4 us, 1%), ``factor``
+    slower from run ``slower_from`` on."""
+    rng = np.random.default_rng(6)
+    runs = []
+    for i in range(old + new):
+        run = _run({KERNEL: 2e-3 * (1 + 0.01 * rng.standard_normal())}, _day(i))
+        alone = i >= old
+        kernel = (8.4e-6 * (factor if i >= slower_from else 1.0) if alone else 25e-6) * (
+            1 + (0.01 if alone else 0.2) * rng.standard_normal())
+        extra = run["benchmarks"][0]["extra_info"]
+        extra.update(metrics={"kernel_s": {"value": kernel, "unit": "s", "better": "lower"}}, gate="kernel_s")
+        if alone:
+            extra["methods"] = {"kernel_s": 2}
+        runs.append(run)
+    return runs
+
+
+def test_a_trend_breaks_where_its_figure_is_measured_another_way_and_finds_change_points_apart(tmp_path,
+                                                                                              capsys):
+    _store(tmp_path / "store", kernel_runs(6, 24, slower_from=18))
+    kept = history.load_history(tmp_path / "store")
+    (trend,) = history.trends(kept, figure="kernel_s")
+    assert trend.methods == (1,) * 6 + (2,) * 24 and trend.breaks == [6]
+    assert [c.index for c in trend.changes] == [18]  # the +10%, not the method's -66%
+    (time,) = history.trends(kept)
+    assert time.breaks == [] and time.changes == ()  # the whole step was measured one way all along
+    assert cli.main(["history", "--storage", str(tmp_path / "store"), "--figure", "kernel_s",
+                     "--out", str(tmp_path / "charts")]) == 0
+    row = next(line for line in capsys.readouterr().out.splitlines() if line.startswith(KERNEL))
+    assert "run 7 (2026-01-07 02:00, c0702abcde) measured by method 2 from here: a new series; run 19" in row
+    (chart,) = (tmp_path / "charts").glob("*.png")
+    assert chart.stat().st_size > 10_000
+
+
 def test_storage_given_as_pytest_benchmarks_url_or_found_from_a_subfolder(tmp_path):
     assert history.storage_path(f"file://{tmp_path}") == tmp_path
     with pytest.raises(UsageError, match="only file://"):

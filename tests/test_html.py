@@ -142,6 +142,16 @@ def test_the_browser_check_sees_a_row_to_read_below_the_first_screen(tmp_path):
     assert "regressed 79" in _render(page, tmp_path)["offscreen"]
 
 
+def test_a_sparkline_breaks_where_a_new_method_of_measuring_its_figure_begins():
+    from perfkit.results import document
+
+    trend = document.Spark((25.0, 30.0, 8.4, 8.5, 9.3), "kernel_s", breaks=(2,), changes=(4,))
+    svg = document.spark_svg(trend)
+    assert svg.count("<polyline") == 2 and 'stroke="#888888"' in svg and 'stroke="#d62728"' in svg
+    assert document.spark_text(trend) == "▆█¦▁▁▁"
+    assert document.spark_svg(document.Spark((1.0, 2.0), "t")).count("<polyline") == 1
+
+
 def test_markdown_and_html_are_rendered_from_the_same_sections(tmp_path):
     from perfkit.results import document
 

@@ -20,6 +20,13 @@ from perfkit.results.payloads import FAMILIES, Roofline, Scaling
 from tests.conftest import DATA, ROOT
 
 LEGACY = DATA / "legacy"
+#: The H200 nightly of 2026-11-23 12:05 (the newest run of 13c667a's baseline, five of its benchmarks): the
+#: last run that timed the K1 grid and tuned kernels back to back, and the layers one call a round.
+NIGHTLY = LEGACY / "nvidia-h200-x1-2026-11-23.json"
+GRID = "benches/test_vector_add.py::test_gpu_explicit[K1-grid]"
+TUNED = "benches/test_vector_add.py::test_gpu_explicit[K1-tuned]"
+K100 = "benches/test_vector_add.py::test_gpu_explicit[K100-grid]"
+RELU = "benches/test_layers.py::test_layer[relu-forward]"
 
 
 def _write(path: Path, data: object) -> Path:
@@ -124,6 +131,47 @@ def test_time_to_accuracy_of_five_runs_compares_with_one_of_three_by_the_share_t
     raw["machine_info"]["perfkit"]["schema_version"] = 2  # as written before the share was recorded
     assert migrations.migrate(raw, "x")["benchmarks"][raw["benchmarks"].index(three)]["extra_info"][
         "metrics"]["share_reached"]["value"] == pytest.approx(2 / 3)
+
+
+def test_an_older_files_entries_were_measured_by_the_method_of_their_date(tmp_path):
+    old = load.load(NIGHTLY)  # schema 3, 12:05: before the kernels were timed alone (13:45) and the layers
+    assert old.info.schema_version == SCHEMA_VERSION
+    assert all(b.methods == {} for b in old.benchmarks)  # every figure by version 1
+    raw = json.loads(NIGHTLY.read_text())
+    raw["datetime"] = "2026-11-23T13:45:58.725042+00:00"  # e6f5ae8's first run timed alone, before 7033a54
+    alone = load.load(_write(tmp_path / "alone.json", raw)).by_name()
+    assert alone[GRID].method("kernel_s") == alone[TUNED].method("kernel_s") == 2
+    assert alone[GRID].method("share_of_copy_peak") == 2 and alone[GRID].method("time") == 1  # the step
+    assert alone[K100].methods == {} and alone[RELU].methods == {}  # K100 never fit in L2; layers: 15:02
+    raw["datetime"] = "2026-11-23T15:05:24.498751+00:00"
+    assert load.load(_write(tmp_path / "layers.json", raw)).by_name()[RELU].method("time") == 2
+    raw["machine_info"]["perfkit"]["device"] = "cpu"  # a CPU layer is still one call a round
+    assert load.load(_write(tmp_path / "cpu.json", raw)).by_name()[RELU].methods == {}
+
+
+def test_a_baselines_entries_are_dated_by_their_own_runs_and_the_committed_ones_keep_their_meaning():
+    h200 = load.load(ROOT / "baselines" / "nvidia-h200-x1.json").by_name()
+    assert h200[GRID].method("kernel_s") == h200[TUNED].method("kernel_s") == 2  # re-saved from 22:57 on
+    assert h200[K100].methods == {} and h200[RELU].method("time") == 2
+    assert h200["benches/test_ceilings.py::test_matmul_flops[bf16]"].method("matmul_tflops_bf16") == 2
+    assert h200["benches/test_ceilings.py::test_copy_bandwidth"].methods == {}
+    quick = load.load(ROOT / "baselines" / "nvidia-h200-x1-quick.json")  # of 2026-11-22: the first ways
+    assert all(b.methods == {} for b in quick.benchmarks)
+
+
+def test_an_older_baseline_whose_runs_began_before_a_method_keeps_only_its_entrys_run(tmp_path):
+    raw = json.loads(NIGHTLY.read_text())
+    raw["datetime"] = "2026-11-23T13:49:48.409838+00:00"
+    dates = [["2026-11-23T12:05:12+00:00", "m1"], ["2026-11-23T13:49:48.409838+00:00", "m1"]]
+    raw["machine_info"]["perfkit"]["runs"] = {GRID: {"time": [2e-3, 2.1e-3], "kernel_s": [25e-6, 7.8e-6]},
+                                              K100: {"time": [0.2, 0.21], "kernel_s": [3.5e-4, 3.5e-4]}}
+    raw["machine_info"]["perfkit"]["run_origins"] = {GRID: dates, K100: dates}
+    results = load.load(_write(tmp_path / "appended.json", raw))
+    entry = results.by_name()[GRID]
+    assert entry.method("kernel_s") == 2
+    assert results.runs()[GRID]["kernel_s"] == [entry.value("kernel_s")]  # not 25 us measured the old way
+    assert results.origins()[GRID] == (("2026-11-23T13:49:48.409838+00:00", "m1"),)
+    assert len(results.runs()[K100]["kernel_s"]) == 2  # measured one way all along
 
 
 def test_a_record_no_step_can_bring_forward_loses_its_plot_not_its_comparison(tmp_path):

@@ -4,7 +4,7 @@ import pytest
 
 from perfkit.errors import BaselineError, UsageError
 from perfkit.results import figures
-from perfkit.results.metrics import Metric, MetricRecorder, MetricSpec
+from perfkit.results.metrics import Method, Metric, MetricRecorder, MetricSpec
 from perfkit.results.model import BenchmarkEntry, Context
 
 
@@ -83,3 +83,51 @@ def test_every_figure_has_one_unit():
 def test_metric_round_trips_through_json():
     metric = Metric.from_samples([1.0, 2.0, 4.0], "ms", "lower")
     assert Metric.from_json("m", metric.to_json()) == metric
+
+
+def test_a_benchmark_records_the_method_its_figures_were_measured_by():
+    extra: dict = {}
+    recorder = MetricRecorder(extra)
+    recorder.record(figures.KERNEL_S, samples=[8e-6, 9e-6])
+    recorder.measured_by(figures.KERNEL_ALONE)
+    assert extra["methods"] == {"kernel_s": 2, "bandwidth_gbps": 2, "share_of_datasheet": 2,
+                                "share_of_copy_peak": 2}  # those computed from it too, the derived pass's
+    entry = BenchmarkEntry.from_json({"fullname": "b", "stats": {"median": 1.0}, "extra_info": extra}, "test")
+    assert entry.method("kernel_s") == 2 and entry.method("time") == 1  # a figure not named: version 1
+    plain = BenchmarkEntry.from_json({"fullname": "b", "stats": {"median": 1.0},
+                                      "extra_info": {"methods": {"kernel_s": 1}}}, "test")
+    assert plain.methods == {} and plain.method("kernel_s") == 1
+    with pytest.raises(UsageError, match="measured_by"):
+        recorder.info("methods", {})
+
+
+@pytest.mark.parametrize("methods", [{"kernel_s": True}, {"kernel_s": 0}, {"kernel_s": "2"}, [2]])
+def test_a_malformed_method_version_is_a_baseline_error(methods):
+    with pytest.raises(BaselineError, match="not an object of method versions"):
+        BenchmarkEntry.from_json({"fullname": "b", "stats": {"median": 1.0},
+                                  "extra_info": {"methods": methods}}, "test")
+
+
+def test_a_method_covers_the_runs_from_its_first_on_and_applies_to_its_benchmarks_on_its_device():
+    method = figures.KERNEL_ALONE
+    assert method.covers("2026-11-23T13:45:58.725042+00:00") and method.covers("2026-11-24T00:00:00")
+    assert not method.covers("2026-11-23T12:05:12.028093+00:00") and not method.covers("")
+    assert method.covers("2026-11-23T15:45:58+02:00") and not method.covers("2026-11-23T14:45:57+01:00")
+    assert method.applies_to("benches/test_vector_add.py::test_gpu_explicit[K1-grid]", "cuda")
+    assert not method.applies_to("benches/test_vector_add.py::test_gpu_explicit[K100-grid]", "cuda")
+    relu = "benches/test_layers.py::test_layer[relu-forward]"
+    assert figures.LAYER_CALLS_BACK_TO_BACK.applies_to(relu, "cuda")
+    assert not figures.LAYER_CALLS_BACK_TO_BACK.applies_to(relu, "cpu")  # one call a round on a CPU, as ever
+    with pytest.raises(UsageError, match="a version from 2 up"):
+        Method(1, "the first way", "2026-11-23T13:45:58+00:00", ("time",), ("b",))
+    with pytest.raises(UsageError, match="ISO date of its first run"):
+        Method(2, "another way", "soon", ("time",), ("b",))
+
+
+def test_each_method_is_found_by_its_figure_and_version():
+    grid = "benches/test_vector_add.py::test_gpu_explicit[K1-grid]"
+    assert figures.method_of(grid, "kernel_s", 2) is figures.KERNEL_ALONE
+    assert figures.method_of(grid, "kernel_s", 1) is None  # the first way has no declaration
+    assert figures.method_of("benches/test_ceilings.py::test_matmul_flops[tf32]", "time", 2) is \
+        figures.SUSTAINED_MATMUL
+    assert all(m.version >= 2 and m.figures and m.benchmarks for m in figures.METHODS)

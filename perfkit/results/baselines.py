@@ -40,7 +40,9 @@ def from_runs(results: Sequence[ResultSet]) -> ResultSet:
 
     The newest entry of each benchmark is kept whole (so ``pytest-benchmark compare`` reads the file); every
     run's value of every figure goes into ``machine_info["perfkit"]["runs"]`` and their spread into
-    ``["noise"]``.
+    ``["noise"]``. Only the runs that measured a benchmark as its newest run did go in (every figure by the
+    same method version, perfkit.results.figures.METHODS): runs measured another way are another series,
+    whose values would make the spread of neither, and the entry's version is that of every run it keeps.
     """
     if not results:
         raise BaselineError("no result files given; pass the JSON of each run")
@@ -56,6 +58,9 @@ def from_runs(results: Sequence[ResultSet]) -> ResultSet:
         )
     # a benchmark only earlier runs hold stays
     latest = {b.fullname: b for r in results for b in r.benchmarks}
+    results = [kept for r in results
+               if (kept := r.with_benchmarks([b for b in r.benchmarks
+                                              if b.methods == latest[b.fullname].methods])).benchmarks]
     measured = runs.combine(results)
     dates = [d for r in results for d in (r.dates() or (r.datetime,))]
     machines = [m for r in results for m in (r.info.run_machines or (r.info.machine or "",))]

@@ -16,6 +16,7 @@ costs under a second and is kept. The seed is fixed, so the same history always 
 """
 from __future__ import annotations
 
+import dataclasses
 import statistics
 from collections.abc import Sequence
 from dataclasses import dataclass
@@ -102,6 +103,21 @@ def change_points(
         ChangePoint(c, statistics.median(raw[a:c].tolist()), statistics.median(raw[c:b].tolist()), found[c])
         for a, c, b in zip(bounds, bounds[1:], bounds[2:])
     ]
+
+
+def breaks(kinds: Sequence[object]) -> list[int]:
+    """Where a series' values become of another kind (a figure measured by another method version from there
+    on, perfkit.results.figures.METHODS): the first index of each stretch after the first."""
+    return [i for i in range(1, len(kinds)) if kinds[i] != kinds[i - 1]]
+
+
+def change_points_apart(values: Sequence[float], breaks: Sequence[int]) -> list[ChangePoint]:
+    """:func:`change_points` of each stretch between ``breaks``, found apart and indexed in ``values``: values
+    measured another way are another series, so a break is never a change point, and its step neither hides
+    a change point nor moves one."""
+    bounds = [0, *breaks, len(values)]
+    return [dataclasses.replace(point, index=point.index + a)
+            for a, b in pairwise(bounds) for point in change_points(values[a:b])]
 
 
 def segment_medians(values: Sequence[float], points: Sequence[ChangePoint]) -> list[tuple[int, int, float]]:

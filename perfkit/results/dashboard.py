@@ -165,12 +165,15 @@ def _latest_verdicts(runs: Sequence[ResultSet]) -> dict[str, Latest]:
 
 def _baseline(before: Sequence[ResultSet], current: ResultSet) -> ResultSet | None:
     """A baseline of each of ``current``'s benchmarks' last :data:`BASELINE_RUNS` runs in ``before`` (runs
-    may hold different selections of benchmarks); None where no earlier run holds any of them."""
+    may hold different selections of benchmarks) that measured it as ``current`` did (every figure by the
+    same method version), else its last runs whatever their method (the judge then says it was measured
+    differently); None where no earlier run holds any of them."""
     chosen: dict[int, set[str]] = defaultdict(set)
-    held = [{b.fullname for b in r.benchmarks} for r in before]
+    held = [r.by_name() for r in before]
     for bench in current.benchmarks:
-        holders = [i for i, names in enumerate(held) if bench.fullname in names]
-        for i in holders[-BASELINE_RUNS:]:
+        holders = [i for i, entries in enumerate(held) if bench.fullname in entries]
+        alike = [i for i in holders if held[i][bench.fullname].methods == bench.methods]
+        for i in (alike or holders)[-BASELINE_RUNS:]:
             chosen[i].add(bench.fullname)
     if not chosen:
         return None

@@ -80,7 +80,8 @@ def write(dashboard: Dashboard, out: Path) -> Path:
 
 
 def _chart(name: str, trend: Trend, figure: str, path: Path) -> Path:
-    return plots.history_chart(name, trend.points, [c.index for c in trend.changes], path, figure, trend.unit)
+    return plots.history_chart(name, trend.points, [c.index for c in trend.changes], path, figure, trend.unit,
+                               trend.methods)
 
 
 def _page(title: str, body: Iterable[str]) -> str:
@@ -130,7 +131,8 @@ def _spark(bench: Benchmark) -> str:
     first = max(0, len(values) - SPARK_RUNS)
     shown = tuple(values[first:])
     spark = Spark(shown, f"the last {len(shown)} run(s)",
-                  changes=tuple(c.index - first for c in bench.trend.changes))
+                  changes=tuple(c.index - first for c in bench.trend.changes),
+                  breaks=tuple(i - first for i in bench.trend.breaks))
     return spark_svg(spark, SPARK_WIDTH, SPARK_HEIGHT)
 
 
@@ -202,11 +204,14 @@ def _latest_section(group: Group, latest: Latest) -> list[str]:
 
 
 def _change_points(bench: Benchmark) -> str:
-    points = bench.trend.points
+    trend, points = bench.trend, bench.trend.points
     found = [f"from run {c.index + 1} ({_when(points[c.index][0])}) "
-             f"{html.escape(tables.fmt_change(c.change))}" for c in bench.trend.changes]
-    return f"<p>Change points of its time (e-divisive means): {'; '.join(found)}.</p>" if found else \
+             f"{html.escape(tables.fmt_change(c.change))}" for c in trend.changes]
+    said = f"<p>Change points of its time (e-divisive means): {'; '.join(found)}.</p>" if found else \
         "<p>No change point in its time.</p>"
+    methods = [f"by method {trend.methods[i]} from run {i + 1} ({_when(points[i][0])})" for i in trend.breaks]
+    return said + (f"<p>Its time was measured another way {'; '.join(methods)}: each way is a series of its "
+                   "own, never compared with the other.</p>" if methods else "")
 
 
 def _fingerprint_changes(bench: Benchmark) -> str:

@@ -13,6 +13,7 @@ import html
 import re
 from collections.abc import Sequence
 from dataclasses import dataclass
+from itertools import pairwise
 from pathlib import Path
 
 from perfkit.results.tables import text_table, wrapped
@@ -26,12 +27,18 @@ class Text:
 @dataclass(frozen=True)
 class Spark:
     """A figure over runs, oldest first, drawn small enough for a table cell; ``label`` says what it is,
-    ``link`` the anchor of a section it opens (its chart), ``changes`` the runs a change point begins at."""
+    ``link`` the anchor of a section it opens (its chart), ``changes`` the runs a change point begins at,
+    ``breaks`` those a new method of measuring it begins at (the line breaks there: two series)."""
 
     values: tuple[float, ...]
     label: str
     link: str = ""
     changes: tuple[int, ...] = ()
+    breaks: tuple[int, ...] = ()
+
+    def stretches(self) -> list[tuple[int, int]]:
+        """(start, end) of each run of values measured one way."""
+        return list(pairwise([0, *(i for i in self.breaks if 0 < i < len(self.values)), len(self.values)]))
 
 
 Cell = str | Spark
@@ -110,8 +117,9 @@ _BARS = "▁▂▃▄▅▆▇█"
 
 
 def spark_text(spark: Spark) -> str:
-    """A trend as unicode bars, one per run: ▁ the smallest, █ the largest."""
-    return "".join(_BARS[round(f * (len(_BARS) - 1))] for f in _scaled(spark.values)) if spark.values else ""
+    """A trend as unicode bars, one per run: ▁ the smallest, █ the largest; ¦ where a new method begins."""
+    bars = [_BARS[round(f * (len(_BARS) - 1))] for f in _scaled(spark.values)] if spark.values else []
+    return "¦".join("".join(bars[a:b]) for a, b in spark.stretches()) if bars else ""
 
 
 def cell_text(cell: Cell) -> str:
@@ -208,24 +216,27 @@ def _inline(text: str) -> str:
 
 
 def spark_svg(spark: Spark, width: int = 64, height: int = 16) -> str:
-    """A trend as an inline SVG line (no script, no file, no network), the newest run a dot and a dashed line
-    before each run a change point begins at; the label is its tooltip, and with a link the line opens its
-    chart."""
+    """A trend as an inline SVG line (no script, no file, no network), the newest run a dot, a dashed red line
+    before each run a change point begins at and a gap with a dotted grey line before each a new method
+    begins at; the label is its tooltip, and with a link the line opens its chart."""
     if not spark.values:
         return ""
     step = (width - 4) / max(len(spark.values) - 1, 1)
     points = [(2 + i * step, height - 2 - f * (height - 4)) for i, f in enumerate(_scaled(spark.values))]
-    line = " ".join(f"{x:.1f},{y:.1f}" for x, y in points)
+    lines = "".join(
+        '<polyline points="' + " ".join(f"{x:.1f},{y:.1f}" for x, y in points[a:b])
+        + '" fill="none" stroke="#1f77b4" stroke-width="1.5"/>' for a, b in spark.stretches()
+    )
     marks = "".join(
         f'<line x1="{2 + (i - 0.5) * step:.1f}" y1="0" x2="{2 + (i - 0.5) * step:.1f}" y2="{height}" '
-        'stroke="#d62728" stroke-width="1" stroke-dasharray="2 2"/>'
-        for i in spark.changes if 0 < i < len(spark.values)
+        f'stroke="{color}" stroke-width="1" stroke-dasharray="{dashes}"/>'
+        for indices, color, dashes in ((spark.changes, "#d62728", "2 2"), (spark.breaks, "#888888", "1 2"))
+        for i in indices if 0 < i < len(spark.values)
     )
     x, y = points[-1]
     svg = (f'<svg class="spark" width="{width}" height="{height}" viewBox="0 0 {width} {height}" role="img" '
            f'aria-label="{html.escape(spark.label)}"><title>{html.escape(spark.label)}</title>{marks}'
-           f'<polyline points="{line}" fill="none" stroke="#1f77b4" stroke-width="1.5"/>'
-           f'<circle cx="{x:.1f}" cy="{y:.1f}" r="2" fill="#d62728"/></svg>')
+           f'{lines}<circle cx="{x:.1f}" cy="{y:.1f}" r="2" fill="#d62728"/></svg>')
     return f'<a href="#{spark.link}">{svg}</a>' if spark.link else svg
 
 

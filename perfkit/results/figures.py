@@ -11,7 +11,7 @@ arithmetic intensity (the lower of the two ceilings' lines there). A **share** i
 from __future__ import annotations
 
 from perfkit.results.datasheet import COPY, PRECISIONS, matmul_key
-from perfkit.results.metrics import MetricSpec
+from perfkit.results.metrics import Method, MetricSpec
 
 #: The headline: pytest-benchmark's median time of the benchmark (every run has it; not a declared metric).
 TIME = "time"
@@ -200,3 +200,52 @@ RENAMED: dict[str, str] = {
 }
 #: Units older files gave a figure that now has one unit everywhere.
 UNITS: dict[str, str] = {IMAGES_PER_S.name: IMAGES_PER_S.unit}
+
+
+# ---- methods -----------------------------------------------------------------------------------------------
+# A figure measured another way on purpose keeps its name and gets the next method version: its older values
+# are another series, never judged against the new ones (perfkit.results.pairing) and charted apart
+# (perfkit.results.history). Each ``since`` lies between the last stored run of the old code and the first of
+# the new; the migrations date older files' entries against it.
+
+#: The vector add's 1 M-element grid and tuned kernels on explicit copies, whose arrays fit in L2 (50 MB on
+#: the H100 and H200): ``kernel_s`` was the host's launch pace of kernels queued back to back (24-77 us on an
+#: H200, 39-46% between runs) and is the kernel alone, from memory after an L2 flush (8.0-9.3 us), as are the
+#: rate and shares computed from it (7033a54). Since the first run of that code: the four fresh H200 processes
+#: of 13:45-13:49 that e6f5ae8 saved, before the commit at 13:52 (the last run of the old code was 12:05). The
+#: same day's fixes time the same kernel alone: 914d3e1 warms its clock first, 5db4f06 holds the stream until
+#: the launch is queued (7.8-8.1 us became 8.3-8.5 us, within the minimum effect of a kernel that is not
+#: GPU-bound). The K100 kernels never fit in L2 and are timed as before.
+KERNEL_ALONE = Method(
+    2, "the kernel alone after an L2 flush", "2026-11-23T13:45:58+00:00",
+    (KERNEL_S.name, BANDWIDTH.name, SHARE_OF_DATASHEET.name, SHARE_OF_COPY_PEAK.name),
+    ("benches/test_vector_add.py::test_gpu_explicit[K1-grid]",
+     "benches/test_vector_add.py::test_gpu_explicit[K1-tuned]"))
+#: A layer on a GPU: each round timed one call, the host's launch and wake-up included (a ReLU forward
+#: 88-91 us on an H200); it times calls back to back, after half a second untimed, so the queue hides the host
+#: and the time per call is the GPU's (76 us), and so are the rates and shares computed from it (4f75edc, at
+#: 15:02; its first stored runs 15:05, the last of the old code 12:05). Rounds of 2 ms became 50 ms that night
+#: (1da65a7): the same calls back to back, less of the host's wake-up per call.
+LAYER_CALLS_BACK_TO_BACK = Method(
+    2, "calls back to back, the host's launch latency hidden", "2026-11-23T15:02:25+00:00",
+    (TIME, TFLOPS.name, BANDWIDTH.name, SHARE_OF_DATASHEET.name, SHARE_OF_PEAK.name, SHARE_OF_COPY_PEAK.name),
+    ("benches/test_layers.py::test_layer[",))
+#: A matmul ceiling on a GPU: it was timed at whatever clock the card held, near boost from a cool start, and
+#: is timed at the clock its power limit holds under sustained load, the ceiling a long training step meets
+#: (4f75edc, at 15:02: the H200's bf16 GEMM 14% slower, tf32 8%; 09249da had held it back until every
+#: baseline's ceilings could be measured again). The heat-steady warm-up of 2026-11-25 (f19c412) times the
+#: same steady state. The copy ceiling warmed alike read the same (2.01-2.08 ms a copy on an H200 either way)
+#: and keeps version 1, as do the timer's copy and GEMM (run after the hot families, they read the same).
+SUSTAINED_MATMUL = Method(
+    2, "at the clock its power limit holds under sustained load", "2026-11-23T15:02:25+00:00",
+    (TIME, *(matmul_ceiling(p).name for p in PRECISIONS), SHARE_OF_DATASHEET.name),
+    ("benches/test_ceilings.py::test_matmul_flops[",))
+#: Every method after the first, in the order they replaced one another.
+METHODS: tuple[Method, ...] = (KERNEL_ALONE, LAYER_CALLS_BACK_TO_BACK, SUSTAINED_MATMUL)
+
+
+def method_of(benchmark: str, figure: str, version: int) -> Method | None:
+    """The method of ``version`` that measures ``figure``, the one declared for ``benchmark`` first; None for
+    version 1, the way every figure was measured first."""
+    found = [m for m in METHODS if m.version == version and figure in m.figures]
+    return next((m for m in found if benchmark.startswith(m.benchmarks)), found[0] if found else None)

@@ -10,6 +10,7 @@ names the Python, not the box, so runs are told apart by perfkit's hardware id.
 """
 from __future__ import annotations
 
+import dataclasses
 import fnmatch
 import os
 from collections.abc import Collection
@@ -132,14 +133,21 @@ def series(history: History | list[ResultSet] | tuple[ResultSet, ...], benchmark
 
     A value is the run-level figure (median time, or the metric's value), the unit of replication.
     """
-    out: dict[str, Series] = {}
+    return {name: [(when, value) for when, value, _ in points]
+            for name, points in _measured(history, benchmark_pattern, figure).items()}
+
+
+def _measured(history: History | list[ResultSet] | tuple[ResultSet, ...], benchmark_pattern: str,
+              figure: str) -> dict[str, list[tuple[str, float, int]]]:
+    """:func:`series` with the method version each value was measured by (perfkit.results.figures)."""
+    out: dict[str, list[tuple[str, float, int]]] = {}
     for results in history.runs if isinstance(history, History) else history:
         for bench in results.benchmarks:
             if not matches(bench.fullname, benchmark_pattern):
                 continue
             value = bench.figures().get(figure)
             if value is not None:
-                out.setdefault(bench.fullname, []).append((results.datetime, value))
+                out.setdefault(bench.fullname, []).append((results.datetime, value, bench.method(figure)))
     return out
 
 
@@ -205,22 +213,40 @@ def baseline_of(history: History, where: str, hardware_id: str | None, n: int) -
 
 @dataclass(frozen=True)
 class Trend:
-    """One benchmark's figure over the kept runs and the change points e-divisive means found in it."""
+    """One benchmark's figure over the kept runs and the change points e-divisive means found in it;
+    ``methods``: the method version of each point (perfkit.results.figures.METHODS). Where it changes the
+    trend is two series: its line breaks and no change point is sought across it."""
 
     benchmark: str
     unit: str
     points: Series
     changes: tuple[changepoints.ChangePoint, ...]
+    methods: tuple[int, ...] = ()
+
+    @property
+    def breaks(self) -> list[int]:
+        """The points measured by another method than the point before them."""
+        return changepoints.breaks(self.methods)
 
 
 def trends(history: History, benchmark_pattern: str = "*", figure: str = TIME,
            names: Collection[str] | None = None) -> list[Trend]:
     """Every matching benchmark's series with its change points, by name; ``names``: only these full names
     (which a pattern cannot say: their brackets are glob characters)."""
-    return [Trend(name, unit_of(history, name, figure), points,
-                  tuple(changepoints.change_points([v for _, v in points])))
-            for name, points in sorted(series(history, benchmark_pattern, figure).items())
-            if names is None or name in names]
+    found = []
+    for line in lines(history, benchmark_pattern, figure):
+        if names is None or line.benchmark in names:
+            changes = changepoints.change_points_apart([v for _, v in line.points], line.breaks)
+            found.append(dataclasses.replace(line, changes=tuple(changes)))
+    return found
+
+
+def lines(history: History, benchmark_pattern: str = "*", figure: str = TIME) -> list[Trend]:
+    """Every matching benchmark's series and the method of each point, by name, without the change points
+    (:func:`trends` seeks them): what a sparkline draws."""
+    return [Trend(name, unit_of(history, name, figure), [(w, v) for w, v, _ in measured], (),
+                  tuple(m for _, _, m in measured))
+            for name, measured in sorted(_measured(history, benchmark_pattern, figure).items())]
 
 
 def run_label(history: History, when: str) -> str:

@@ -18,6 +18,7 @@ import math
 import statistics
 from collections.abc import MutableMapping, Sequence
 from dataclasses import dataclass, field
+from datetime import datetime, timezone
 from typing import Any, Literal
 
 from perfkit.errors import BaselineError, UsageError
@@ -33,6 +34,9 @@ GPU_BOUND_KEY = "gpu_bound"
 CONTEXT_KEYS = (GATE_KEY, BOUND_KEY, TOLERANCE_KEY, INFORMATIONAL_KEY, GPU_BOUND_KEY)
 #: ``extra_info`` of an entry a testing aid slowed down: the factor (perfkit.results.inject).
 INJECTED_KEY = "injected_slowdown"
+#: ``extra_info`` of an entry: the version of the method each figure was measured by, for the figures a
+#: :class:`Method` after the first measures; a figure it does not name was measured by version 1.
+METHODS_KEY = "methods"
 #: ``extra_info["gate"]`` of a benchmark that gates on no figure of its own.
 GATE_NONE = "none"
 
@@ -104,6 +108,54 @@ class MetricSpec:
             )
 
 
+@dataclass(frozen=True)
+class Method:
+    """A way of measuring figures that replaced the way before it on purpose, under the same names: values
+    measured two ways are never judged against each other, and a history charts them as separate series.
+
+    ``version``: 2, 3, ... (every figure is measured by version 1 until a method says otherwise); ``how``:
+    what it measures, in a few words; ``since``: the first run measured this way (ISO 8601), against which
+    the entries of files written before results recorded their versions are dated
+    (perfkit.results.migrations); ``figures``: the figures it measures, those computed from them included;
+    ``benchmarks``: the ids it applies to, or their start (a family); ``device``: the kind of device whose
+    runs it applies to. The methods are declared in perfkit.results.figures; a benchmark says which it
+    measured by (:meth:`MetricRecorder.measured_by`), since that can depend on the run (a GPU's L2 size, CPU
+    or GPU).
+    """
+
+    version: int
+    how: str
+    since: str
+    figures: tuple[str, ...]
+    benchmarks: tuple[str, ...]
+    device: str = "cuda"
+
+    def __post_init__(self) -> None:
+        if self.version < 2 or _moment(self.since) is None:
+            raise UsageError(f"a method after the first has a version from 2 up and the ISO date of its "
+                             f"first run (such as 2026-11-23T13:45:58+00:00), not version {self.version} and "
+                             f"{self.since!r}")
+
+    def applies_to(self, benchmark: str, device: str) -> bool:
+        """Whether it is the way ``benchmark`` measures its figures on a ``device`` ("cuda", "cpu")."""
+        return device == self.device and benchmark.startswith(self.benchmarks)
+
+    def covers(self, when: str) -> bool:
+        """Whether a run of ``when`` (ISO 8601; "" where unknown) was measured this way: at or after
+        ``since``."""
+        moment, since = _moment(when), _moment(self.since)
+        return moment is not None and since is not None and moment >= since
+
+
+def _moment(when: str) -> datetime | None:
+    """An ISO 8601 date and time (UTC where it names no zone), or None where it is none."""
+    try:
+        moment = datetime.fromisoformat(when)
+    except ValueError:
+        return None
+    return moment if moment.tzinfo is not None else moment.replace(tzinfo=timezone.utc)
+
+
 class MetricRecorder:
     """Writes metrics into a pytest-benchmark ``extra_info`` dict (what the ``perfkit_metrics`` fixture hands
     out)."""
@@ -171,11 +223,17 @@ class MetricRecorder:
         """The family's typed record (perfkit.results.payloads), which the report reads back."""
         self._extra_info[record.TAG] = record.to_json()
 
+    def measured_by(self, method: Method) -> None:
+        """This benchmark measured the figures ``method`` measures by its version (one of
+        perfkit.results.figures' methods): a comparison or a trend never sets them against values measured
+        another way."""
+        self._extra_info.setdefault(METHODS_KEY, {}).update(dict.fromkeys(method.figures, method.version))
+
     def info(self, key: str, value: Any) -> None:
         """Context that is not a metric and that nothing reads back (sizes, what ran out first)."""
-        if key in CONTEXT_KEYS:
+        if key in (*CONTEXT_KEYS, METHODS_KEY):
             raise UsageError(f"{key!r} is set through its own method (gate_on, bound_by, gpu_bound, "
-                             f"tolerance, informational)")
+                             f"tolerance, informational, measured_by)")
         self._extra_info[key] = value
 
 

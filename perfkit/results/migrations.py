@@ -5,7 +5,9 @@ Two kinds of version: the file's ``schema_version`` (perfkit's section and how f
 family record's ``version`` (perfkit.results.payloads; a record without one was written before the records
 were typed, on 2026-11-21, and is version 0). A step takes the parsed JSON of one version to the next, in
 place; a file newer than this perfkit is refused with what to do. A record a step cannot bring forward is
-left as it was: its entry loses its plot (perfkit.results.model), never its place in a comparison.
+left as it was: its entry loses its plot (perfkit.results.model), never its place in a comparison. How a
+figure was measured has a version of its own (perfkit.results.figures.METHODS), which files record since
+schema 4; a schema step gives older files' entries theirs by the date of their runs.
 """
 from __future__ import annotations
 
@@ -16,7 +18,8 @@ from typing import Any
 from perfkit import SCHEMA_VERSION
 from perfkit.errors import BaselineError
 from perfkit.results import figures
-from perfkit.results.metrics import ABSENT_KEY, METRICS_KEY
+from perfkit.results.metrics import ABSENT_KEY, METHODS_KEY, METRICS_KEY
+from perfkit.results.model import BenchmarkEntry, PerfkitInfo, ResultSet, RunOrigin
 
 Json = MutableMapping[str, Any]
 
@@ -68,8 +71,46 @@ def _share_reached(raw: Json) -> None:
             stored[spec.name] = [v / len(runs) for v in stored[figures.RUNS_REACHED.name]]
 
 
+def _method_versions(raw: Json) -> None:
+    """Files record the method version each figure was measured by since (figures.METHODS): an older entry of
+    a benchmark a method applies to on the file's device was measured by it where its run came at or after
+    the method's first run. Its run is its newest stored one (whose entry a baseline keeps whole), else the
+    file's. A baseline whose stored runs of such a benchmark began before the method keeps only its entry's
+    run: which value of each figure came from which run cannot always be told, and a baseline never holds
+    runs measured two ways (perfkit.results.baselines.from_runs)."""
+    info = raw["machine_info"]["perfkit"]
+    try:
+        origins = ResultSet(tuple(BenchmarkEntry.from_json(b, "") for b in raw.get("benchmarks", [])),
+                            PerfkitInfo.from_json(info, ""), str(raw.get("datetime") or "")).origins()
+    except BaselineError:
+        return  # a damaged file: the loader says what is wrong with it
+    for bench in raw["benchmarks"]:
+        runs_of = origins[str(bench["fullname"])]
+        newest = max(runs_of, default=RunOrigin(str(raw.get("datetime") or ""), ""))
+        if not newest.date:
+            newest = newest._replace(date=str(raw.get("datetime") or ""))
+        for method in figures.METHODS:
+            if not method.applies_to(bench["fullname"], str(info.get("device", ""))) or \
+                    not method.covers(newest.date):
+                continue
+            extra = bench.setdefault("extra_info", {})
+            extra.setdefault(METHODS_KEY, {}).update(dict.fromkeys(method.figures, method.version))
+            if any(o.date and not method.covers(o.date) for o in runs_of):
+                _only_entry_run(info, bench["fullname"], newest)
+
+
+def _only_entry_run(info: Json, name: str, newest: RunOrigin) -> None:
+    """A baseline's benchmark left with its entry's own run: no stored runs, its entry's figures stand for
+    it."""
+    for section in ("runs", "noise"):
+        (info.get(section) or {}).pop(name, None)
+    info.setdefault("run_origins", {})[name] = [list(newest)]
+
+
 #: (version reached, step): applied in order to files of a lower ``schema_version``.
-SCHEMA_STEPS: tuple[tuple[int, Callable[[Json], None]], ...] = ((2, _rename_figures), (3, _share_reached))
+SCHEMA_STEPS: tuple[tuple[int, Callable[[Json], None]], ...] = (
+    (2, _rename_figures), (3, _share_reached), (4, _method_versions)
+)
 
 
 def _roofline_points(record: Json, bench: Mapping[str, Any]) -> Json | None:

@@ -29,6 +29,7 @@ from perfkit.results.metrics import (
     GPU_BOUND_KEY,
     INFORMATIONAL_KEY,
     INJECTED_KEY,
+    METHODS_KEY,
     METRICS_KEY,
     TOLERANCE_KEY,
     Metric,
@@ -143,6 +144,12 @@ class BenchmarkEntry:
         metrics = extra.get(METRICS_KEY) or {}
         if not isinstance(metrics, Mapping):
             raise BaselineError(f"{where}: {name}: extra_info.metrics is not an object")
+        methods = extra.get(METHODS_KEY) or {}
+        if not isinstance(methods, Mapping) or not all(
+            isinstance(v, int) and not isinstance(v, bool) and v >= 1 for v in methods.values()
+        ):
+            raise BaselineError(f"{where}: {name}: extra_info.{METHODS_KEY} is not an object of method "
+                                "versions (whole numbers from 1); the file is damaged")
         return cls(name, str(raw.get("name", name)), raw.get("group"), float(median),
                    {n: Metric.from_json(n, m) for n, m in metrics.items()},
                    {str(n): str(r) for n, r in (extra.get(ABSENT_KEY) or {}).items() if n not in metrics},
@@ -209,6 +216,16 @@ class BenchmarkEntry:
         """A declared metric's value, or None where this benchmark did not record it."""
         metric = self.metrics.get(spec if isinstance(spec, str) else spec.name)
         return None if metric is None else metric.value
+
+    @property
+    def methods(self) -> dict[str, int]:
+        """The version of the method each figure was measured by, for those measured by a version after the
+        first (perfkit.results.figures.METHODS): two entries of one benchmark alike here measured alike."""
+        return {str(f): v for f, v in (self.extra.get(METHODS_KEY) or {}).items() if v != 1}
+
+    def method(self, figure: str) -> int:
+        """The version of the method ``figure`` was measured by (1 where none is recorded)."""
+        return self.methods.get(figure, 1)
 
     def figures(self) -> dict[str, float]:
         """This run's value of every figure: the median time and each metric's value."""

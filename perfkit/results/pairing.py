@@ -5,7 +5,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from perfkit.results import settling, stats
-from perfkit.results.figures import TIME, TIME_UNIT
+from perfkit.results.figures import TIME, TIME_UNIT, method_of
 from perfkit.results.metrics import Better
 from perfkit.results.model import BenchmarkEntry, ResultSet
 from perfkit.results.payloads import Disturbance
@@ -74,9 +74,9 @@ def pair(baseline: ResultSet, current: ResultSet) -> Pairing:
             now = tuple(cur_runs[name].get(figure, ()))
             unsteady = settling.unsettled(b, c, figure, len(now)) if figure in gates else None
             disturbances = c.disturbances + ((unsteady,) if unsteady else ())
+            apart = _methods_differ(b, c, figure) or (clocks_differ if unit != "MiB" else None)
             figures.append(FigureRuns(name, figure, unit, better, tuple(base_runs[name].get(figure, ())),
-                                      now, figure in gates, tolerance, gpu_bound, disturbances,
-                                      clocks_differ if unit != "MiB" else None))
+                                      now, figure in gates, tolerance, gpu_bound, disturbances, apart))
     return Pairing(tuple(figures), tuple(base[n] for n in sorted(base.keys() - cur.keys())),
                    tuple(cur[n] for n in sorted(cur.keys() - base.keys())), common)
 
@@ -89,3 +89,17 @@ def _clocks_differ(base: BenchmarkEntry, cur: BenchmarkEntry) -> str | None:
     return (f"timed at another SM clock (baseline: {base.clock_lock or 'unlocked'}; this run: "
             f"{cur.clock_lock or 'unlocked'}): not judged; re-save its baseline entry from a run timed like "
             "this one")
+
+
+def _methods_differ(base: BenchmarkEntry, cur: BenchmarkEntry, figure: str) -> str | None:
+    """Why ``base`` and ``cur`` cannot be compared on ``figure``, where they measured it by different versions
+    of its method (perfkit.results.figures.METHODS; a baseline's runs of a benchmark are all measured like its
+    entry); None where alike."""
+    here, there = cur.method(figure), base.method(figure)
+    if here == there:
+        return None
+    newer = method_of(cur.fullname, figure, max(here, there))
+    what = f" ({newer.how} since {newer.since[:10]})" if newer is not None else ""
+    todo = ("re-save the baseline entry from a run of this code" if here > there else
+            "this run measured it the older way: judge it against a baseline measured the same way")
+    return f"measured by method {here} here and method {there} in the baseline{what}: not judged; {todo}"

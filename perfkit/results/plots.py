@@ -8,11 +8,11 @@ from __future__ import annotations
 import math
 import statistics
 from collections import defaultdict
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Sequence
 from pathlib import Path
 from typing import Any
 
-from perfkit.results import datasheet, figures, seeds
+from perfkit.results import changepoints, datasheet, figures, seeds
 from perfkit.results.ceilings import Ceilings
 from perfkit.results.derived import scaling_runs
 from perfkit.results.model import ResultSet
@@ -688,13 +688,16 @@ def _expected_from(row: Any) -> tuple[str, str]:
 
 
 def history_chart(name: str, series: Iterable[tuple[str, float]], change_indices: Iterable[int], path: Path,
-                  figure: str = figures.TIME, unit: str = figures.TIME_UNIT) -> Path:
+                  figure: str = figures.TIME, unit: str = figures.TIME_UNIT,
+                  methods: Sequence[int] = ()) -> Path:
     """One benchmark's figure over its stored runs (oldest first), change points as vertical lines and each
-    segment's median as a horizontal one: the shift is read off the medians, not off single noisy runs."""
-    import statistics
+    segment's median as a horizontal one: the shift is read off the medians, not off single noisy runs.
+    ``methods``: each run's method version of the figure (perfkit.results.figures.METHODS); where it changes
+    the line breaks, at a grey dotted line naming the new method: the values either side are two series, not
+    a change."""
     from itertools import pairwise
 
-    points, changes = list(series), sorted(change_indices)
+    points, changes, breaks = list(series), sorted(change_indices), changepoints.breaks(methods)
     values = [v for _, v in points]
     scale = 1.0
     if unit == "s" and values:
@@ -704,17 +707,26 @@ def history_chart(name: str, series: Iterable[tuple[str, float]], change_indices
     runs = list(range(1, len(shown) + 1))
     plt = _pyplot()
     fig, ax = plt.subplots(figsize=(9, 4.5))
-    ax.plot(runs, shown, marker="o", ms=4, lw=1, color="tab:blue", label=f"{figure} (one point per run)")
-    segments = [(a, b) for a, b in pairwise([0, *changes, len(shown)]) if b > a]
-    medians = [statistics.median(shown[a:b]) for a, b in segments]
-    for (a, b), median in zip(segments, medians):
-        ax.hlines(median, a + 0.5, b + 0.5, colors="tab:orange", lw=2,
+    for a, b in pairwise([0, *breaks, len(shown)]):
+        ax.plot(runs[a:b], shown[a:b], marker="o", ms=4, lw=1, color="tab:blue",
+                label=f"{figure} (one point per run)" if a == 0 else None)
+    bounds = [0, *sorted({*changes, *breaks}), len(shown)]
+    median_from = {a: statistics.median(shown[a:b]) for a, b in pairwise(bounds) if b > a}
+    for a, b in pairwise(bounds):
+        ax.hlines(median_from[a], a + 0.5, b + 0.5, colors="tab:orange", lw=2,
                   label="segment median" if a == 0 else None)
     for i, index in enumerate(changes):
-        change = medians[i + 1] / medians[i] - 1 if medians[i] else float("nan")
+        before = median_from[max(x for x in bounds if x < index)]
+        change = median_from[index] / before - 1 if before else float("nan")
         ax.axvline(index + 0.5, color="tab:red", ls="--", lw=1.2, label="change point" if i == 0 else None)
         ax.annotate(f"{change:+.1%}", (index + 0.5, max(shown)), xytext=(3, -12), textcoords="offset points",
                     color="tab:red", fontsize=8)
+    for i, index in enumerate(breaks):
+        ax.axvline(index + 0.5, color="grey", ls=":", lw=1.5,
+                   label="measured another way from here: a new series" if i == 0 else None)
+    for index in [0, *breaks] if breaks else []:  # each series says which method measured it
+        ax.annotate(f"method {methods[index]}", (index + 0.5, max(shown)), xytext=(3, -12),
+                    textcoords="offset points", color="dimgrey", fontsize=8)
     step = max(1, math.ceil(len(runs) / 8))
     days = [d[:10] for d, _ in points]
     # the run's number (as the tables number them) over its date, and its time where runs share a day

@@ -28,7 +28,7 @@ from perfkit.results.document import (
     Text,
     markdown_sections,
 )
-from perfkit.results.figures import TIME, TIME_UNIT
+from perfkit.results.figures import TIME
 from perfkit.results.judge import COUNT_MOVED, Comparison, Row, Verdict
 from perfkit.results.metrics import MetricSpec
 from perfkit.results.model import BenchmarkEntry, ResultSet, family_of
@@ -441,7 +441,8 @@ def write_report(results: ResultSet, out: Path, comparison: Comparison | None = 
     kept = kept if kept is not None and len(kept) else None
     ceilings = Ceilings.of(results)
     verdicts = comparison.benchmark_verdicts() if comparison is not None else {}
-    families = _family_sections(results, ceilings, out, verdicts, history.series(kept) if kept else {})
+    families = _family_sections(results, ceilings, out, verdicts,
+                                {t.benchmark: t for t in history.lines(kept)} if kept else {})
     read = to_read(comparison) if comparison is not None else []
     charted = _charted_trends(kept, read) if kept else {}
     title = f"perfkit report: {results.hardware_id}"
@@ -492,7 +493,7 @@ def _pointers(families: dict[str, list[Section]], charted: dict[tuple[str, str],
 
     def trend(row: Row) -> document.Cell:
         found = charted.get((row.benchmark, row.figure))
-        return _spark(found.points, row.figure, found.unit, _chart_title(found, row.figure)) if found else ""
+        return _spark(found, row.figure, _chart_title(found, row.figure)) if found else ""
 
     return Pointers(link, trend if charted else None)
 
@@ -511,7 +512,7 @@ def _chart_title(trend: history.Trend, figure: str) -> str:
 
 
 def _family_sections(results: ResultSet, ceilings: Ceilings, out: Path, verdicts: dict[str, Verdict],
-                     kept_times: dict[str, history.Series]) -> dict[str, list[Section]]:
+                     kept_times: dict[str, history.Trend]) -> dict[str, list[Section]]:
     """Per family (a bench file), those with plots first in their order (plots.FAMILY_PLOTTERS), then the
     rest in the run's: its benchmarks' table beside its plots, then its own tables below."""
     benches: dict[str, list[BenchmarkEntry]] = defaultdict(list)
@@ -876,7 +877,7 @@ def _ceilings_section(results: ResultSet, ceilings: Ceilings) -> list[Section]:
 
 
 def _bench_table(benches: list[BenchmarkEntry], verdicts: dict[str, Verdict],
-                 kept_times: dict[str, history.Series]) -> Table:
+                 kept_times: dict[str, history.Trend]) -> Table:
     """A family's benchmarks, one line each to sit beside its plots: the verdict where compared, the time
     and its spread, the trend where runs are kept."""
     head = ["benchmark", *(["verdict"] if verdicts else []), "median", "IQR/median", "rounds",
@@ -885,8 +886,8 @@ def _bench_table(benches: list[BenchmarkEntry], verdicts: dict[str, Verdict],
     for bench in benches:
         noise = bench.iqr / bench.median if bench.median else 0.0
         verdict = [str(verdicts.get(bench.fullname, "-"))] if verdicts else []
-        points = kept_times.get(bench.fullname)
-        trend: list[document.Cell] = [_spark(points, TIME, TIME_UNIT) if points else ""] if kept_times else []
+        kept = kept_times.get(bench.fullname)
+        trend: list[document.Cell] = [_spark(kept, TIME) if kept else ""] if kept_times else []
         rows.append([bench.name, *verdict, fmt_time(bench.median), f"{noise:.1%}", str(bench.rounds), *trend])
     return Table.of(head, rows, kind="benchmarks")
 
@@ -903,13 +904,15 @@ def _metrics(benches: list[BenchmarkEntry]) -> list[document.Block]:
 SPARK_RUNS = 20
 
 
-def _spark(points: history.Series, figure: str, unit: str, chart: str = "") -> Spark:
-    """The last ``SPARK_RUNS`` kept values of a figure as a sparkline, labelled with the first and last;
-    ``chart``: the title of the section it links to."""
-    values = tuple(v for _, v in points[-SPARK_RUNS:])
-    label = (f"{figure} over the last {len(values)} kept run(s): {fmt_value(values[0], unit)} to "
-             f"{fmt_value(values[-1], unit)}" + ("; click for its chart" if chart else ""))
-    return Spark(values, label, document.anchor(chart) if chart else "")
+def _spark(trend: history.Trend, figure: str, chart: str = "") -> Spark:
+    """The last ``SPARK_RUNS`` kept values of a figure as a sparkline, labelled with the first and last and
+    broken where a new method of measuring it begins; ``chart``: the title of the section it links to."""
+    values = tuple(v for _, v in trend.points[-SPARK_RUNS:])
+    first = len(trend.points) - len(values)
+    label = (f"{figure} over the last {len(values)} kept run(s): {fmt_value(values[0], trend.unit)} to "
+             f"{fmt_value(values[-1], trend.unit)}" + ("; click for its chart" if chart else ""))
+    return Spark(values, label, document.anchor(chart) if chart else "",
+                 breaks=tuple(i - first for i in trend.breaks if i > first))
 
 
 #: A family's own tables beyond its benchmarks' (sections placed under the family's).
@@ -925,18 +928,19 @@ _FAMILY_TABLES: dict[str, Callable[[ResultSet, Ceilings], list[Section]]] = {
 
 
 def trend_rows(kept: history.History, found: list[history.Trend]) -> list[list[str]]:
-    """benchmark, runs, first, last, change points (run, date, commit, size): the history table's rows."""
-    return [
-        [
-            t.benchmark,
-            str(len(t.points)),
-            fmt_value(t.points[0][1], t.unit),
-            fmt_value(t.points[-1][1], t.unit),
-            "; ".join(f"{history.run_label(kept, t.points[c.index][0])} {c.change:+.1%}" for c in t.changes)
-            or "none",
-        ]
-        for t in found
-    ]
+    """benchmark, runs, first, last, change points (run, date, commit, size) and the runs a new method of
+    measuring it begins at: the history table's rows."""
+    return [[t.benchmark, str(len(t.points)), fmt_value(t.points[0][1], t.unit),
+             fmt_value(t.points[-1][1], t.unit), _turns(kept, t)] for t in found]
+
+
+def _turns(kept: history.History, trend: history.Trend) -> str:
+    """A trend's change points and the runs it began to be measured another way at (no change: another
+    series), in order."""
+    said = [(c.index, f"{c.change:+.1%}") for c in trend.changes]
+    said += [(i, f"measured by method {trend.methods[i]} from here: a new series") for i in trend.breaks]
+    runs = [f"{history.run_label(kept, trend.points[i][0])} {what}" for i, what in sorted(said)]
+    return "; ".join(runs) or "none"
 
 
 def trend_charts(found: list[history.Trend], out: Path, figure: str) -> list[Path]:
@@ -950,11 +954,8 @@ def trend_charts(found: list[history.Trend], out: Path, figure: str) -> list[Pat
         )
         png = next(p for i in range(len(charts) + 1)
                    if (p := out / f"{prefix}{slug[:150]}{f'_{i}' if i else ''}.png") not in charts)
-        charts.append(
-            history_chart(
-                trend.benchmark, trend.points, [c.index for c in trend.changes], png, figure, trend.unit
-            )
-        )
+        charts.append(history_chart(trend.benchmark, trend.points, [c.index for c in trend.changes], png,
+                                    figure, trend.unit, trend.methods))
     return charts
 
 
