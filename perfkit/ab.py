@@ -309,7 +309,10 @@ def gated(base: ResultSet, head: ResultSet, policy: Policy) -> Gated:
         if not fig.judged:
             continue
         key, least = (fig.benchmark, fig.figure), minimum_effect(fig, policy)
-        if fig.baseline and fig.current:
+        if fig.measured_differently is not None:  # another method or clock on one side: never paired
+            lone[key] = paired.PairedRow(fig.benchmark, 0, None, Verdict.MEASURED_DIFFERENTLY, least,
+                                         settled=True, note=fig.measured_differently, figure=fig.figure)
+        elif fig.baseline and fig.current:
             found.append(PairedValue(key, (fig.baseline[0], fig.current[0]), least, fig.better == "higher"))
         else:
             only = "head" if fig.current else "base"

@@ -149,7 +149,8 @@ def test_the_job_summary_opens_with_the_verdict_line_then_the_rows_to_read_withi
     summary = (pytester.path / "summary.md").read_text()
     first, _, rest = summary.partition("\n\n")
     assert first.startswith("## same hardware (cpu-") and "1 regressed" in first
-    assert first.endswith("; fingerprint unchanged; MDE ≤ 5% for 1 of 1 gating figures, worst 5.0%")
+    # the MDE at 80% power: the 5% minimum effect plus 0.84 standard errors
+    assert first.endswith("; fingerprint unchanged; MDE ≤ 5% for 0 of 1 gating figures, worst 5.4%")
     rows = rest.split("\n\n")[0]
     assert rows.startswith("| verdict | benchmark |") and "::test_sleep | time |" in rows.splitlines()[2]
     assert len(summary.encode()) <= report.SUMMARY_BYTES

@@ -18,7 +18,7 @@ from sqlalchemy import func, select, table, update
 
 from perfkit import cli
 from perfkit.results import baseline_runs, history, load, store
-from tests.conftest import DATA, ROOT, slowed
+from tests.conftest import DATA, ROOT, slowed, three_runs
 from tests.test_history import ADD, COPY, _day, _run, _stepped, _store
 
 RESULT_FILES = sorted([*DATA.glob("*.json"), *(DATA / "legacy").glob("*.json")])
@@ -267,9 +267,10 @@ def test_a_baseline_from_the_database_is_the_one_from_storage(db_url, tmp_path, 
 def test_the_report_and_compare_read_the_database_as_they_read_storage(db_url, tmp_path, capsys):
     raw = json.loads((DATA / "cpu-quick.json").read_text())
     raw["machine_info"]["perfkit"].update(hardware_id="cpu-test", profile="full")  # as the kept runs are
-    results, slow = tmp_path / "results.json", tmp_path / "slow.json"
+    results, slow, baseline = tmp_path / "results.json", tmp_path / "slow.json", tmp_path / "baseline.json"
     results.write_text(json.dumps(raw))
     slow.write_text(json.dumps(slowed(raw, COPY, 1.2)))
+    baseline.write_text(json.dumps(three_runs(raw).to_json()))  # a one-run baseline is not judged
     _stepped(tmp_path / "storage")
     # runs of the results' own benchmarks too, so that they add to compare's noise
     _store(tmp_path / "storage", [_plain_run(raw, _day(24 + i), 1 + i / 200) for i in range(3)], first=25)
@@ -279,7 +280,7 @@ def test_the_report_and_compare_read_the_database_as_they_read_storage(db_url, t
         assert _cli(["report", str(results), "--out", str(tmp_path / source), *option], capsys)[0] == 0
     text_s, text_d = ((tmp_path / s / "report.md").read_text() for s in ("storage", "db"))
     assert "## History: 27 kept run(s) of cpu-test" in text_d and text_s == text_d
-    compared = [_cli(["compare", str(results), str(slow), "--format", "json", *option], capsys)
+    compared = [_cli(["compare", str(baseline), str(slow), "--format", "json", *option], capsys)
                 for option in (["--history", str(storage)], ["--db", db_url])]
     assert compared[0] == compared[1] and compared[0][0] == 0
     assert json.loads(compared[0][1])["counts"]["regressed"] == 1

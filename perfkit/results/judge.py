@@ -311,7 +311,9 @@ def _across_hardware(rows: list[Row], hardware: tuple[across.HardwareRow, ...]) 
     out = []
     for row in rows:
         found = expected.get(row.benchmark)
-        if row.gating and found is not None and row.unit == TIME_UNIT and row.current is not None:
+        if row.verdict is Verdict.MEASURED_DIFFERENTLY:
+            pass  # another method or clock: no speedup of the code or the machine is read from it
+        elif row.gating and found is not None and row.unit == TIME_UNIT and row.current is not None:
             row = dataclasses.replace(row, verdict=Verdict(found.verdict), p_value=None,
                                       note=found.sentence())
         elif row.verdict in (Verdict.REGRESSED, Verdict.IMPROVED):
@@ -371,7 +373,7 @@ class HostShift:
     def of(cls, figures: Sequence[FigureRuns], noise: Noise, policy: Policy) -> HostShift | None:
         shifts = [stats.log_shift(f.baseline, f.current) for f in figures
                   if f.judged and f.figure == TIME and f.baseline and f.current
-                  and min(f.baseline + f.current) > 0
+                  and f.measured_differently is None and min(f.baseline + f.current) > 0
                   and noise.kinds.get((f.benchmark, f.figure)) == HOST_KIND]
         if len(shifts) < cls.MIN_FIGURES:
             return None
@@ -470,6 +472,8 @@ def _informational(fig: FigureRuns, minimum: float, noise: FigureNoise | None) -
     moves at all; a ratio that should stay put when it moves beyond the minimum effect and significantly
     (Holm over the ratios compared, in :func:`_corrected`: a run holds dozens, and uncorrected one in twenty
     would move by chance)."""
+    if fig.measured_differently is not None:  # shown with why its two sides cannot be compared
+        return _Judged(_row(fig, Verdict.INFO, fig.measured_differently))
     if fig.better != "none":
         return _Judged(_row(fig, Verdict.INFO))
     base, cur = fig.base_mean or 0.0, fig.cur_mean or 0.0
