@@ -17,6 +17,7 @@ run, so re-runs are not interleaved with it; interleaving (RMIT, duet benchmarki
 """
 from __future__ import annotations
 
+import dataclasses
 import subprocess
 import sys
 import tempfile
@@ -25,7 +26,7 @@ from pathlib import Path
 
 from perfkit.errors import PerfkitError
 from perfkit.results import baselines, load
-from perfkit.results.judge import Comparison, FirstLook, Verdict
+from perfkit.results.judge import Comparison, FirstLook, Row, Verdict
 from perfkit.results.model import ResultSet
 
 
@@ -40,9 +41,22 @@ def suspects(comparison: Comparison) -> list[str]:
 def second_look(first: Comparison, reruns: Sequence[ResultSet],
                 judge: Callable[[ResultSet, FirstLook], Comparison]) -> Comparison:
     """The night's verdict once the ``reruns`` of its suspects are judged (``judge``: the run's own judge,
-    given the first look): their rows replace the first run's."""
+    given the first look): their rows replace the first run's, and a suspect the re-runs did not measure
+    keeps no decision of the first look (only a second test may say regressed or improved)."""
     again = judge(baselines.from_runs(list(reruns)), FirstLook.of(first))
-    return first.replacing(again, {b.fullname for run in reruns for b in run.benchmarks})
+    measured = {b.fullname for run in reruns for b in run.benchmarks}
+    missed = set(suspects(first)) - measured
+    confirmed = first.replacing(again, measured)
+    return dataclasses.replace(confirmed, rows=tuple(_unconfirmed(r) if r.benchmark in missed else r
+                                                     for r in confirmed.rows))
+
+
+def _unconfirmed(row: Row) -> Row:
+    """A first-look decision that no re-run measured (deselected, a collection error): unknown."""
+    if not row.gating or row.verdict not in (Verdict.REGRESSED, Verdict.IMPROVED):
+        return row
+    return dataclasses.replace(row, verdict=Verdict.UNKNOWN,
+                               note=f"flagged {row.verdict}; the confirmation's re-runs did not measure it")
 
 
 def rerun(nodeids: Sequence[str], times: int, options: Sequence[str], root: Path,

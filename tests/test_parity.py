@@ -81,7 +81,8 @@ def test_the_summary_compare_and_report_give_the_same_verdicts(tmp_path, monkeyp
     assert compared["rows"] == reported["rows"]
     assert summary_headline in report_headline
     slowed_one = RELU if "H200" in case else MATMUL
-    assert compared["benchmarks"][slowed_one] in ("regressed", "unknown")  # seen, whatever the evidence
-    # no run-to-run noise anywhere: beyond the minimum effect, nothing proves it
-    if case == "single-run baseline":
-        assert compared["benchmarks"][MATMUL] == "unknown" and not compared["counts"].get("regressed")
+    # seen, whatever the evidence (a single-run baseline is not judged at all)
+    assert compared["benchmarks"][slowed_one] in ("regressed", "unknown", "not judged")
+    # one baseline run says nothing of how far a figure moves between runs, whatever the store holds
+    if case.startswith("single-run baseline"):
+        assert compared["benchmarks"][MATMUL] == "not judged" and not compared["counts"].get("regressed")

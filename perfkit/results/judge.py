@@ -10,13 +10,17 @@ run of unchanged code lands? The noise is the figure's own run-to-run variance, 
 hardware, moderated by empirical Bayes over the figures of its class (perfkit.results.noise), plus a
 between-machine term where the two sides ran on different machines. A figure
 
-- is **unchanged** when it moved less than the minimum effect worth a verdict (3% for a GPU-bound
-  benchmark, one that follows a GPU ceiling or declares ``gpu_bound``; 5% otherwise; or the benchmark's own
-  tolerance);
+- is **unchanged** only where its change's ``1 - 2·alpha`` interval lies inside the minimum effect worth a
+  verdict (3% for a GPU-bound benchmark, one that follows a GPU ceiling or declares ``gpu_bound``; 5%
+  otherwise; or the benchmark's own tolerance): an equivalence test at ``alpha``;
 - is **regressed** / **improved** beyond it *and* when the t-test of that prediction is significant after
-  Holm's correction over every gating figure compared (family-wise false-alarm rate ``alpha``, 5%);
-- is **unknown** beyond it without that evidence: more runs decide (``--perfkit-confirm``), as Chromium's
-  Pinpoint and nvbench answer "ambiguous" rather than guess.
+  Holm's correction over every gating figure compared (family-wise false-alarm rate ``alpha``, 5%; a
+  confirmation's re-runs at Bonferroni's level over the same figures, :class:`FirstLook`);
+- is **unknown** otherwise, saying what would settle it, as Chromium's Pinpoint and nvbench answer
+  "ambiguous" rather than guess;
+- is **not judged** where its baseline holds fewer than :data:`MIN_BASELINE_RUNS` runs of it, and
+  **measured differently** where the two sides measured it another way (a method version, a locked clock):
+  shown side by side, never judged.
 
 Across hardware there is no regression or improvement of the code, only another machine: each benchmark's
 speedup stands against the speedup expected of it (perfkit.results.across), and the gating row of its own
@@ -28,15 +32,14 @@ Every gating figure gates: a noisy one gets a wider interval from its own noise,
 that got worse while other processes kept a quarter or more of the run's CPUs busy (the host load the
 plugin records), or while heat held its GPU's clocks down for over 5% of its run, is **unknown**, whatever
 its p-value: on a shared 2-vCPU runner a neighbour alone makes a two-thread benchmark 60-70% slower. So is
-a time measured at a locked SM clock against one measured unlocked (or the other way round): they differ by
-the clock, not the code. So is a host-bound figure within the run's common host slowdown (HostShift).
+a host-bound figure within the run's common host slowdown (HostShift).
 
 Only gating figures get those verdicts: a benchmark gates on its time unless it names another figure (or
 none, declared informational with its reason), plus metrics declared to gate (allocator peaks). Figures
 derived from the time (bandwidth, % of peak, speedups, energy) follow it and are shown as ``info``; counts
 that should not change (FLOPs, parameters) are ``changed`` when they move at all, and ratios that should
 stay put when they move beyond the minimum effect and significantly. Each gating figure carries its minimum
-detectable effect (MDE): the smallest change this policy and this noise would call significant.
+detectable effect (MDE): the change this policy and this noise flag 80% of the time.
 """
 from __future__ import annotations
 
@@ -281,8 +284,9 @@ def judge(baseline: ResultSet, current: ResultSet, noise: Noise, policy: Policy 
     rows.sort(key=_order)
     if baseline.hardware_id == current.hardware_id:
         hardware_rows: tuple[across.HardwareRow, ...] = ()
+        apart = {f.benchmark for f in paired.figures if f.figure == TIME and f.measured_differently}
         shifts = [stats.log_shift(base_runs[n][TIME], cur_runs[n][TIME]) for n in paired.common
-                  if base_runs[n].get(TIME) and cur_runs[n].get(TIME)
+                  if n not in apart and base_runs[n].get(TIME) and cur_runs[n].get(TIME)
                   and min(base_runs[n][TIME] + cur_runs[n][TIME]) > 0]
         geomean = math.exp(statistics.fmean(shifts)) if shifts else None
     else:
@@ -477,8 +481,8 @@ def _informational(fig: FigureRuns, minimum: float, noise: FigureNoise | None) -
     if fig.better != "none":
         return _Judged(_row(fig, Verdict.INFO))
     base, cur = fig.base_mean or 0.0, fig.cur_mean or 0.0
-    if base.is_integer() and cur.is_integer():
-        moved = base != cur
+    if all(float(v).is_integer() for v in fig.baseline + fig.current):  # a count: any move is a change
+        moved = set(fig.baseline) != set(fig.current)
         return _Judged(_row(fig, Verdict.CHANGED if moved else Verdict.INFO, COUNT_MOVED if moved else ""))
     if abs(stats.relative_change(base, cur)) <= minimum:
         return _Judged(_row(fig, Verdict.INFO), ratio=True)
@@ -496,14 +500,14 @@ def _gate(fig: FigureRuns, minimum: float, noise: FigureNoise | None, alpha: flo
     b, c = fig.baseline, fig.current
     if fig.measured_differently is not None:  # different by the method, not the code: never judged
         return _Judged(_row(fig, Verdict.MEASURED_DIFFERENTLY, fig.measured_differently, True))
-    if min(b + c) <= 0:
-        same = fig.base_mean == fig.cur_mean
-        return _Judged(_row(fig, Verdict.UNCHANGED if same else Verdict.UNKNOWN,
-                            "a zero or negative figure: no log scale", True))
     if len(b) < MIN_BASELINE_RUNS:
         return _Judged(_row(fig, Verdict.NOT_JUDGED, f"not judged: needs {MIN_BASELINE_RUNS} baseline runs "
                                                      f"(it has {len(b)}); re-save its baseline entry from "
                                                      "more runs", True))
+    if min(b + c) <= 0:  # no log scale: only the same value on every run of both sides is evidence
+        same = len(set(b + c)) == 1
+        return _Judged(_row(fig, Verdict.UNCHANGED if same else Verdict.UNKNOWN,
+                            "" if same else "a zero or negative figure: no log scale to judge it on", True))
     if noise is None:
         return _Judged(_row(fig, Verdict.NOT_JUDGED, "not judged: no run-to-run noise is known for this "
                                                      "figure", True))
@@ -514,9 +518,11 @@ def _gate(fig: FigureRuns, minimum: float, noise: FigureNoise | None, alpha: flo
     evidence = _Evidence(shift, se, noise.df, floor)
     if se == 0:  # runs that never varied: a tie, no noise to weigh a change against (never p = 0)
         if shift == 0:
-            return _Judged(_row(fig, Verdict.UNCHANGED, gating=True, evidence=evidence, alpha=alpha))
+            return _Judged(_row(fig, Verdict.UNCHANGED, gating=True, evidence=evidence, alpha=alpha),
+                           evidence=evidence)
         return _Judged(_row(fig, Verdict.UNKNOWN, "its runs never varied: no noise is known to weigh this "
-                                                  "change; more runs decide", True, evidence, alpha))
+                                                  "change; more runs decide", True, evidence, alpha),
+                       evidence=evidence)
     if abs(shift) <= floor:
         return _inside(fig, noise, evidence, alpha)
     disturbed = next((d for d in fig.disturbances if d.disturbed), None)
@@ -542,7 +548,8 @@ def _inside(fig: FigureRuns, noise: FigureNoise, evidence: _Evidence, alpha: flo
     reach = stats.t_quantile(alpha, evidence.df) * evidence.se
     if abs(evidence.shift) + reach <= evidence.floor:
         return _Judged(row, evidence=evidence)
-    low, high = row.interval or (0.0, 0.0)
+    assert row.interval is not None  # evidence was given
+    low, high = row.interval
     note = (f"inside the minimum effect ({math.expm1(evidence.floor):.0%}) but not shown to be: its interval "
             f"runs from {low:+.1%} to {high:+.1%}; {_settles(fig, noise, evidence, alpha)}")
     return _Judged(dataclasses.replace(row, verdict=Verdict.UNKNOWN, note=note), evidence=evidence)
@@ -554,7 +561,7 @@ def _settles(fig: FigureRuns, noise: FigureNoise, evidence: _Evidence, alpha: fl
     target = (evidence.floor - abs(evidence.shift)) / stats.t_quantile(alpha, evidence.df)
     for runs in (2, 3, 5, 8, 12, 20):
         if runs > len(fig.current) and _standard_error(fig, noise, runs) <= target:
-            return f"about {runs} runs of this code would settle it (--perfkit-confirm {runs - 1})"
+            return f"about {runs} runs of this code judged together would settle it"
     return ("more runs of this code cannot settle it: the baseline's runs, or the noise between machines, "
             "limit it; re-save the baseline from more runs")
 

@@ -22,9 +22,10 @@ def log_shift(base: Sequence[float], cur: Sequence[float]) -> float:
     return statistics.fmean(math.log(v) for v in cur) - statistics.fmean(math.log(v) for v in base)
 
 
-def between_group_variance(groups: Sequence[Sequence[float]]) -> float:
+def between_group_variance(groups: Sequence[Sequence[float]], floored: bool = True) -> float:
     """The between-group variance component of a one-way random-effects model (ANOVA estimator, floored at
-    0); 0 where no group holds two values (between and within cannot be told apart)."""
+    0 unless ``floored`` is False: an average over many figures must keep the negative estimates to stay
+    unbiased); 0 where no group holds two values (between and within cannot be told apart)."""
     groups = [g for g in groups if g]
     total = sum(len(g) for g in groups)
     within_df = total - len(groups)
@@ -34,7 +35,8 @@ def between_group_variance(groups: Sequence[Sequence[float]]) -> float:
     between_ms = sum(len(g) * (statistics.fmean(g) - grand) ** 2 for g in groups) / (len(groups) - 1)
     within_ms = sum((v - statistics.fmean(g)) ** 2 for g in groups for v in g) / within_df
     n0 = (total - sum(len(g) ** 2 for g in groups) / total) / (len(groups) - 1)
-    return max(0.0, (between_ms - within_ms) / n0)
+    component = (between_ms - within_ms) / n0
+    return max(0.0, component) if floored else component
 
 
 def two_sided_p(t: float, df: float) -> float:
@@ -77,8 +79,8 @@ def geometric(values: Sequence[float]) -> float:
 
 def detectable_at_power(floor_log: float, se: float, df: float, level: float, power: float = POWER) -> float:
     """The relative change that a two-sided t-test at ``level`` flags beyond the minimum effect
-    (``floor_log``, log scale) with probability ``power``; minimum_detectable's point is flagged half the
-    time. The estimate is flagged once it clears W, the larger of the minimum effect and the critical value
+    (``floor_log``, log scale) with probability ``power`` (the bare reach ``crit·se`` is flagged half the
+    time). The estimate is flagged once it clears W, the larger of the minimum effect and the critical value
     times the estimated SE; the change must sit ``power``'s normal quantile of the spread of (estimate - W)
     above W's mean. The SE's own spread is the noncentral t's (Abramowitz and Stegun 26.7.10): with many
     degrees of freedom this is max(floor, crit SE) + z_power SE; with few and a small level (an A/B's look:
