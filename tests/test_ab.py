@@ -139,6 +139,47 @@ def test_a_bad_ref_and_a_shallow_clone_are_one_sentence(tmp_path, monkeypatch, c
     assert "not inside a git repository" in _one_line_error(capsys, "ab", "HEAD")
 
 
+def test_rounds_past_the_bound_are_refused_before_any_checkout(tmp_path, monkeypatch, capsys):
+    """A trillion rounds once built a plan of 22 GB and was killed by the out-of-memory killer."""
+    repo = make_repo(tmp_path / "repo")
+    commit(repo, 100, "one")
+    commit(repo, 200, "two")
+    monkeypatch.chdir(repo)
+    for command in (["ab", "HEAD~1", "HEAD", "-k", "nonexistent"], ["bisect", "HEAD~1", "HEAD", "-k", "x"]):
+        err = _one_line_error(capsys, *command, "--rounds", "1000000000000")
+        assert f"--rounds must be at most {ab.MAX_ROUNDS}" in err and "not 1000000000000" in err
+    assert git(repo, "worktree", "list").count("\n") == 0
+
+
+#: An A/B killed (SIGKILL: no cleanup runs) while its checkout exists.
+KILLED = """import os, signal, sys
+from pathlib import Path
+from perfkit import ab
+with ab.worktree(Path(sys.argv[1]), sys.argv[2]):
+    os.kill(os.getpid(), signal.SIGKILL)
+"""
+
+
+def test_checkouts_left_by_a_killed_ab_are_removed_by_the_next_and_a_live_ones_kept(tmp_path, monkeypatch,
+                                                                                     capsys):
+    repo = make_repo(tmp_path / "repo")
+    first = commit(repo, 100, "one")
+    tmp = tmp_path / "tmp"
+    tmp.mkdir()
+    monkeypatch.setattr(tempfile, "tempdir", str(tmp))
+    env = {**os.environ, "TMPDIR": str(tmp),
+           "PYTHONPATH": os.pathsep.join(filter(None, [str(ROOT), os.environ.get("PYTHONPATH")]))}
+    for _ in range(2):
+        done = subprocess.run([sys.executable, "-c", KILLED, str(repo), first], env=env, check=False)
+        assert done.returncode == -signal.SIGKILL
+    assert git(repo, "worktree", "list").count("\n") == 2 and len(list(tmp.iterdir())) == 2
+    monkeypatch.chdir(repo)
+    with ab.worktree(repo, first) as mine:  # a run beside it, still going
+        assert "'nope' names no commit" in _one_line_error(capsys, "ab", "nope")
+        assert git(repo, "worktree", "list").count("\n") == 1 and list(tmp.iterdir()) == [mine.parent]
+    assert git(repo, "worktree", "list").count("\n") == 0 and list(tmp.iterdir()) == []
+
+
 def test_a_side_that_does_not_build_is_one_sentence(tmp_path, monkeypatch, capsys):
     repo = make_repo(tmp_path / "repo")
     commit(repo, 100, "fine")

@@ -171,6 +171,7 @@ def test_a_corrupt_baseline_stops_the_run_before_it_starts_and_stays_untouched(p
     (["--perfkit-baseline={latin1}.partial"], "*latin1.json.partial: not a text file (not UTF-8)*"),
     (["--perfkit-baseline=nope.json"], "*nope.json: no such file; give the path of a saved baseline*"),
     (["--perfkit-timeout", "-1"], "*--perfkit-timeout takes seconds (0 for no limit), not -1*"),
+    (["--perfkit-confirm=1000000000000"], "*--perfkit-confirm takes how many re-runs (0 to 100: *)*"),
 ])
 def test_bad_perfkit_options_are_one_usage_error_line_before_anything_runs(pytester, run, args, said):
     latin1 = pytester.path / "latin1.json"
