@@ -247,10 +247,19 @@ def ab(path: Path, base_ref: str, head_ref: str | None, out: Path | None, *, exp
                 say(progress(report))
     except KeyboardInterrupt as exc:
         pairs = len(report.get("orders", ()))
-        raise stopping.Stopped(stopping.signum_of(exc), f"{pairs} finished pair(s) of {rounds} kept in {out} "
-                               "(ab.json, base.json, head.json) and the checkouts removed",
+        raise stopping.Stopped(stopping.signum_of(exc),
+                               f"{kept(out, pairs, rounds)} and the checkouts removed",
                                report if pairs else None) from None
     return report
+
+
+def kept(out: Path, pairs: int, rounds: int) -> str:
+    """What an A/B stopped midway leaves in ``out``: the files written by then, named (none while the
+    checkouts were still being made)."""
+    files = [name for name in ("ab.json", "base.json", "head.json") if (out / name).is_file()]
+    if not files:
+        return f"stopped before the first of {rounds} pairs, nothing written to {out}"
+    return f"{pairs} finished pair(s) of {rounds} kept in {out} ({', '.join(files)})"
 
 
 def _interleave(base: Side, head: Side, out: Path, expr: str | None, rounds: int, seed: int,

@@ -24,7 +24,7 @@ from typing import TypeVar
 import pytest
 import scipy.stats
 
-from perfkit import ab, bytecode
+from perfkit import ab, bytecode, stopping
 from perfkit.cli import EXIT_REGRESSION, main
 from perfkit.errors import BuildError
 from perfkit.results import load
@@ -178,6 +178,25 @@ def test_checkouts_left_by_a_killed_ab_are_removed_by_the_next_and_a_live_ones_k
         assert "'nope' names no commit" in _one_line_error(capsys, "ab", "nope")
         assert git(repo, "worktree", "list").count("\n") == 1 and list(tmp.iterdir()) == [mine.parent]
     assert git(repo, "worktree", "list").count("\n") == 0 and list(tmp.iterdir()) == []
+
+
+def test_a_run_stopped_while_checking_out_names_no_file_it_did_not_write(tmp_path, monkeypatch):
+    repo = make_repo(tmp_path / "repo")
+    commit(repo, 100, "one")
+    commit(repo, 200, "two")
+
+    def stopped(*_: object) -> None:
+        raise stopping.Interrupted(signal.SIGTERM)
+
+    monkeypatch.setattr(ab, "worktree", stopped)
+    with pytest.raises(stopping.Stopped) as caught:
+        ab.ab(repo, "HEAD~1", "HEAD", tmp_path / "out", rounds=2)
+    out = tmp_path / "out"
+    said = f"stopped before the first of 2 pairs, nothing written to {out} and the checkouts removed"
+    assert caught.value.kept == said
+    out.mkdir()
+    (out / "ab.json").write_text("{}")
+    assert ab.kept(out, 0, 2) == f"0 finished pair(s) of 2 kept in {out} (ab.json)"
 
 
 def test_a_side_that_does_not_build_is_one_sentence(tmp_path, monkeypatch, capsys):
