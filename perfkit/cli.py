@@ -372,14 +372,28 @@ def judge_files(baseline_path: Path, current_path: Path, threshold: str | None,
     folder and the kept runs of ``storage``, default pytest-benchmark's ``.benchmarks``, or of the history
     database ``db``), the same policy."""
     policy = Policy.with_threshold(None if threshold is None else parse_threshold(threshold))
-    baseline = load.load(baseline_path)
-    current = load.load(current_path, baseline)
+    baseline = read(baseline_path)
+    current = read(current_path, baseline)
     if baseline.profile != current.profile:
         raise UsageError(f"the baseline holds the {baseline.profile} profile's sizes, the results the "
                          f"{current.profile} profile's; compare runs of the same profile")
     kept = history.storage_path(storage) if storage is not None else history.find_storage(Path.cwd())
     judged_with = noise.for_judging(baseline, current, baselines.BaselineStore.find(Path.cwd()), kept, db)
     return baseline, current, judge(baseline, current, judged_with, policy, work_of)
+
+
+def read(path: Path, lender: ResultSet | None = None) -> ResultSet:
+    """A result file by the one loader (perfkit.results.load); a run cut short is said on stderr, since what
+    it shows covers only the benchmarks that run finished."""
+    results = load.load(path, lender)
+    _say_partial(results)
+    return results
+
+
+def _say_partial(results: ResultSet) -> None:
+    line = partial.said(results)
+    if line:
+        print(f"perfkit: {line}", file=sys.stderr)
 
 
 def work_of(bench: BenchmarkEntry, results: ResultSet) -> Work | NoModel:
@@ -408,7 +422,7 @@ def _baseline_save(args: argparse.Namespace) -> int:
         raise UsageError("--only keeps the rest of an existing baseline: use it with --merge or --append")
     results = []
     for path in args.results:
-        kept, injected = baselines.without_injected(load.load(path))
+        kept, injected = baselines.without_injected(read(path))
         if injected:
             print(f"perfkit: left out {len(injected)} benchmark(s) of {path} that carry an injected slowdown")
         results.append(baselines.select(kept, args.only) if args.only else kept)
@@ -522,6 +536,7 @@ def _history_ingest(args: argparse.Namespace) -> int:
     for path in args.results:
         raw = load.read_json(path)
         results = load.parse(raw, str(path))
+        _say_partial(results)
         _, injected = baselines.without_injected(results)
         if injected:
             raise BaselineError(f"{path}: {len(injected)} benchmark(s) carry an injected slowdown (e.g. "
@@ -582,7 +597,7 @@ def _report(args: argparse.Namespace) -> int:
         _, results, comparison = judge_files(args.baseline, args.results, args.threshold, args.history,
                                              args.db)
     else:
-        results = load.load(args.results)
+        results = read(args.results)
     kept = None
     if args.history or args.db:
         try:
@@ -710,7 +725,7 @@ def _roofline(args: argparse.Namespace) -> int:
 
     if args.out.suffix.lower() != ".png":
         raise UsageError(f"--out {args.out}: the roofline is drawn as PNG; give a path ending in .png")
-    path = plots.roofline_chart(load.load(args.results), args.out)
+    path = plots.roofline_chart(read(args.results), args.out)
     if path is None:
         raise UsageError(f"{args.results} holds no roofline points; run benches/test_ppp.py on a GPU first")
     print(f"perfkit: wrote {path}")
