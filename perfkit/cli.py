@@ -602,7 +602,7 @@ def _report(args: argparse.Namespace) -> int:
     if args.history or args.db:
         try:
             kept = _kept_runs(args.history, results.hardware_id, args.db, results.profile)[1]
-        except PerfkitError as exc:  # the report is still worth writing: say why its history is left out
+        except BaselineError as exc:  # no runs of this machine: the report is still worth writing, said why
             print(f"perfkit: report without history: {exc}", file=sys.stderr)
     from perfkit import ab
 

@@ -419,3 +419,26 @@ def test_version_and_help_say_what_is_installed_and_what_each_option_is(capsys):
     with pytest.raises(SystemExit):
         cli.main(["--help"])
     assert "``" not in capsys.readouterr().out  # reST markup is for the docs, not a terminal
+
+
+def _newer_schema(tmp_path) -> str:
+    from perfkit.results import store
+
+    url = f"sqlite:///{tmp_path / 'newer.db'}"
+    with store.open_store(url, create=True) as db, db.engine.begin() as conn:
+        conn.execute(store.schema_table.update().values(version=store.SCHEMA_VERSION + 1))
+    return url
+
+
+@pytest.mark.parametrize("db", ["garbage", "postgresql://nobody@127.0.0.1:1/x", "sqlite:///{tmp}/typo.db",
+                                "newer"])
+def test_a_database_report_cannot_read_is_the_error_compare_gives(files, tmp_path, capsys, db):
+    """Once "report without history", exit 0: a history asked for and not read is bad input, as for
+    compare, history and dashboard."""
+    base = str(files[0])
+    url = _newer_schema(tmp_path) if db == "newer" else db.format(tmp=tmp_path)
+    assert cli.main(["compare", base, base, "--db", url]) == 2
+    said = capsys.readouterr().err
+    assert cli.main(["report", base, "--db", url, "--out", str(tmp_path / "r")]) == 2
+    assert capsys.readouterr() == ("", said) and said.count("\n") == 1 and said.startswith("perfkit: error: ")
+    assert not (tmp_path / "r").exists()
