@@ -87,6 +87,11 @@ def test_drift_between_rounds_cancels_in_the_pairs_and_too_few_pairs_stay_unknow
     assert settled.verdict is Verdict.UNCHANGED and settled.settled and settled.note == ""
 
 
+def test_one_figure_not_significant_is_said_in_the_singular():
+    (row,) = verdicts({B: [(1.0, 1.5), (1.0, 0.9), (1.0, 1.4)]}, {B: 0.05}, 0.05, rounds=3, final=True)
+    assert row.verdict is Verdict.UNKNOWN and "after correcting for 1 figure and the looks (p=" in row.note
+
+
 def test_a_figure_higher_the_better_regresses_when_it_falls():
     largest = {("shrank", "largest_layers"): [(157.0, 141.0), (158.0, 141.0), (157.0, 140.0)],
                ("grew", "largest_layers"): [(141.0, 157.0), (141.0, 158.0), (140.0, 157.0)]}

@@ -206,6 +206,11 @@ def test_a_shift_that_is_not_significant_after_correction_is_unknown():
     assert _verdict(compare(runs(1, 1.0), runs(1, 1.052)), "b0") == "regressed"
 
 
+def test_one_figure_not_significant_is_said_in_the_singular():
+    row = compare(_runs([1.0, 1.3, 0.8]), _runs([1.2, 1.25, 1.15])).rows[0]
+    assert "not significant after correcting for 1 figure (p=" in row.note
+
+
 def test_improvement_is_reported():
     assert compare(_runs([1.0, 1.002, 0.998]), _runs([0.7, 0.701, 0.699])).rows[0].verdict.value == "improved"
 
@@ -455,6 +460,8 @@ def test_ratios_that_should_stay_put_are_corrected_for_how_many_were_compared():
     rows = {r.benchmark: r for r in _corrected(judged, Policy(), tests=1)}
     assert rows["moved"].verdict is Verdict.CHANGED
     assert rows["chance"].verdict is Verdict.INFO and "after correcting for 40 ratios" in rows["chance"].note
+    (alone,) = _corrected([ratio("chance", 0.2)], Policy(), tests=1)
+    assert "after correcting for 1 ratio (p=0.2)" in alone.note
 
 
 def _on_cpu(results: dict[str, Any], signature: str, factor: float = 1.0) -> dict[str, Any]:
