@@ -63,10 +63,11 @@ class Side:
 
 
 def git(repo: Path, *args: str) -> str:
-    """git's output; a failure is one UsageError line with git's own last line."""
+    """git's output; a failure is one UsageError line with git's own last line (some commands, such as git
+    bisect, say why on stdout)."""
     done = subprocess.run(["git", *args], cwd=repo, capture_output=True, text=True, check=False)
     if done.returncode:
-        last = (done.stderr.strip().splitlines() or ["no message"])[-1]
+        last = (done.stderr.strip().splitlines() or done.stdout.strip().splitlines() or ["no message"])[-1]
         raise UsageError(f"git {' '.join(args)} failed in {repo}: {last}")
     return done.stdout.strip()
 

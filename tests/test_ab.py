@@ -26,7 +26,7 @@ import scipy.stats
 
 from perfkit import ab, bytecode, stopping
 from perfkit.cli import EXIT_REGRESSION, main
-from perfkit.errors import BuildError
+from perfkit.errors import BuildError, UsageError
 from perfkit.results import load
 from perfkit.results.judge import Verdict
 from perfkit.results.model import ResultSet
@@ -129,6 +129,10 @@ def test_a_bad_ref_and_a_shallow_clone_are_one_sentence(tmp_path, monkeypatch, c
     assert "'nope' names no commit" in _one_line_error(capsys, "bisect", "HEAD~1", "nope", "-k", "test_sum")
     assert "--rounds must be at least 2" in _one_line_error(capsys, "bisect", "HEAD~1", "HEAD", "-k", "x",
                                                              "--rounds", "1")
+    assert "HEAD and main are the same commit" in _one_line_error(capsys, "bisect", "HEAD", "main", "-k", "x")
+    head = git(repo, "rev-parse", "HEAD")
+    with pytest.raises(UsageError, match=f"{head} was both good and bad$"):  # git said why on stdout
+        ab.git(repo, "bisect", "start", "--no-checkout", head, head)
     assert "is a file" in _one_line_error(capsys, "ab", "HEAD", "--out", str(repo / "conftest.py"))
     for path in (str(repo / "benches"), "../repo/benches"):
         assert f"--benches {path}: give bench paths relative to the repository's top folder" in \
