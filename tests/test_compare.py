@@ -2,6 +2,7 @@ from __future__ import annotations
 
 import copy
 import json
+import re
 from typing import Any
 
 import pytest
@@ -351,6 +352,16 @@ def test_threshold_forms(text, value):
 @pytest.mark.parametrize("text", ["five", "5", "-1%", "nan", "5%%"])
 def test_malformed_thresholds_say_how_to_write_one(text):
     with pytest.raises(UsageError, match=r"5% or 0.05"):
+        parse_threshold(text)
+
+
+@pytest.mark.parametrize(("text", "said"), [
+    ("nan", "threshold 'nan' is not a number"), ("inf%", "threshold 'inf%' is not a number"),
+    ("-1%", "threshold '-1%' is negative: a tolerance is a size, not a direction"),
+    ("5000%", "threshold '5000%' is out of range: a tolerance below 1000%"),
+])
+def test_each_threshold_out_of_bounds_is_told_what_is_wrong_with_it(text, said):
+    with pytest.raises(UsageError, match=re.escape(said)):
         parse_threshold(text)
 
 
