@@ -15,7 +15,9 @@ from __future__ import annotations
 import json
 import os
 import random
+import re
 import shutil
+import socket
 import subprocess
 import sys
 import tempfile
@@ -42,6 +44,14 @@ from perfkit.touched import benches_touched
 NO_TESTS_COLLECTED = 5
 WORKING_TREE = "working tree"
 DEFAULT_POLICY = Policy()
+#: Most pairs an A/B may ask for: each is two fresh benchmark runs (seconds to minutes), and a thousand pairs
+#: resolve a change far below any minimum effect.
+MAX_ROUNDS = 1000
+#: A checkout's prefix, and its git lock's reason: who made it, so that a later A/B can tell one that a killed
+#: run (SIGKILL, the out-of-memory killer) left registered from one that a run beside it still uses.
+PREFIX = "perfkit-ab-"
+OWNER = "perfkit ab: pid {pid} on {host}"
+OWNER_LINE = re.compile(r"^locked perfkit ab: pid (\d+) on (\S+)$", re.MULTILINE)
 
 
 @dataclass(frozen=True)
@@ -53,10 +63,11 @@ class Side:
 
 
 def git(repo: Path, *args: str) -> str:
-    """git's output; a failure is one UsageError line with git's own last line."""
+    """git's output; a failure is one UsageError line with git's own last line (some commands, such as git
+    bisect, say why on stdout)."""
     done = subprocess.run(["git", *args], cwd=repo, capture_output=True, text=True, check=False)
     if done.returncode:
-        last = (done.stderr.strip().splitlines() or ["no message"])[-1]
+        last = (done.stderr.strip().splitlines() or done.stdout.strip().splitlines() or ["no message"])[-1]
         raise UsageError(f"git {' '.join(args)} failed in {repo}: {last}")
     return done.stdout.strip()
 
@@ -86,18 +97,52 @@ def resolve(repo: Path, ref: str) -> str:
 
 @contextmanager
 def worktree(repo: Path, commit: str) -> Iterator[Path]:
-    """A detached checkout of ``commit`` in a temporary folder, removed (and unregistered) on the way out."""
-    folder = Path(tempfile.mkdtemp(prefix="perfkit-ab-"))
+    """A detached checkout of ``commit`` in a temporary folder, locked with this process as its owner and
+    removed (and unregistered) on the way out."""
+    folder = Path(tempfile.mkdtemp(prefix=PREFIX))
     path = folder / "checkout"
+    owner = OWNER.format(pid=os.getpid(), host=socket.gethostname())
     try:
-        git(repo, "worktree", "add", "--detach", "--quiet", str(path), commit)
+        git(repo, "worktree", "add", "--detach", "--quiet", "--lock", "--reason", owner, str(path), commit)
         yield path
     finally:
-        subprocess.run(["git", "worktree", "remove", "--force", str(path)], cwd=repo, capture_output=True,
-                       check=False)
-        shutil.rmtree(folder, ignore_errors=True)
-        subprocess.run(["git", "worktree", "prune"], cwd=repo, capture_output=True, check=False)
-        bytecode.forget(path)
+        _remove_checkout(repo, path)
+
+
+def _remove_checkout(repo: Path, path: Path) -> None:
+    """A checkout made by :func:`worktree` unregistered (locked, so forced twice) and deleted with its
+    temporary folder and its bytecode."""
+    subprocess.run(["git", "worktree", "remove", "--force", "--force", str(path)], cwd=repo,
+                   capture_output=True, check=False)
+    if path.parent.name.startswith(PREFIX):
+        shutil.rmtree(path.parent, ignore_errors=True)
+    subprocess.run(["git", "worktree", "prune"], cwd=repo, capture_output=True, check=False)
+    bytecode.forget(path)
+
+
+def remove_stale_checkouts(repo: Path) -> list[str]:
+    """The checkouts that A/B runs killed before their cleanup left registered in ``repo`` (owned by a
+    process of this host that is gone), removed; then ``git worktree prune`` forgets any whose folder was
+    deleted. A checkout whose owner still runs, or runs on another host, is left alone."""
+    stale = []
+    for block in git(repo, "worktree", "list", "--porcelain").split("\n\n"):
+        owner = OWNER_LINE.search(block)
+        if owner and owner.group(2) == socket.gethostname() and not _alive(int(owner.group(1))):
+            path = block.splitlines()[0].removeprefix("worktree ")
+            _remove_checkout(repo, Path(path))
+            stale.append(path)
+    subprocess.run(["git", "worktree", "prune"], cwd=repo, capture_output=True, check=False)
+    return stale
+
+
+def _alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:  # another user's process
+        return True
+    return True
 
 
 def orders(seed: int, rounds: int) -> list[str]:
@@ -147,6 +192,9 @@ def check_input(rounds: int, benches: Sequence[str]) -> None:
     if rounds < paired.MIN_PAIRS:
         raise UsageError(f"--rounds must be at least {paired.MIN_PAIRS} (a paired test needs that many "
                          f"pairs), not {rounds}")
+    if rounds > MAX_ROUNDS:
+        raise UsageError(f"--rounds must be at most {MAX_ROUNDS} (each pair is two fresh benchmark runs, and "
+                         f"that many resolve a change far below any minimum effect), not {rounds}")
     for path in benches:
         if PurePosixPath(path).is_absolute() or ".." in PurePosixPath(path).parts:
             raise UsageError(f"--benches {path}: give bench paths relative to the repository's top folder "
@@ -172,6 +220,8 @@ def ab(path: Path, base_ref: str, head_ref: str | None, out: Path | None, *, exp
     perfkit.stopping.Stopped with the report of the pairs finished by then."""
     check_input(rounds, benches)
     repo = repository(path)
+    for stale in remove_stale_checkouts(repo):
+        say(f"removed {stale}, a checkout left by an A/B that was killed")
     base_commit = resolve(repo, base_ref)
     head_commit = resolve(repo, head_ref or "HEAD")
     if touched:
@@ -198,10 +248,19 @@ def ab(path: Path, base_ref: str, head_ref: str | None, out: Path | None, *, exp
                 say(progress(report))
     except KeyboardInterrupt as exc:
         pairs = len(report.get("orders", ()))
-        raise stopping.Stopped(stopping.signum_of(exc), f"{pairs} finished pair(s) of {rounds} kept in {out} "
-                               "(ab.json, base.json, head.json) and the checkouts removed",
+        raise stopping.Stopped(stopping.signum_of(exc),
+                               f"{kept(out, pairs, rounds)} and the checkouts removed",
                                report if pairs else None) from None
     return report
+
+
+def kept(out: Path, pairs: int, rounds: int) -> str:
+    """What an A/B stopped midway leaves in ``out``: the files written by then, named (none while the
+    checkouts were still being made)."""
+    files = [name for name in ("ab.json", "base.json", "head.json") if (out / name).is_file()]
+    if not files:
+        return f"stopped before the first of {rounds} pairs, nothing written to {out}"
+    return f"{pairs} finished pair(s) of {rounds} kept in {out} ({', '.join(files)})"
 
 
 def _interleave(base: Side, head: Side, out: Path, expr: str | None, rounds: int, seed: int,

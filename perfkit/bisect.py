@@ -51,6 +51,9 @@ def bisect(path: Path, good: str, bad: str, expr: str, rounds: int, out: Path | 
     ab.check_input(rounds, benches)
     repo = ab.repository(path)
     good_commit, bad_commit = ab.resolve(repo, good), ab.resolve(repo, bad)
+    if good_commit == bad_commit:
+        raise UsageError(f"{good} and {bad} are the same commit ({good_commit[:10]}), so there is nothing "
+                         "between them to bisect; give a GOOD commit older than the BAD one")
     if (repo / ab.git(repo, "rev-parse", "--git-path", "BISECT_START")).exists():
         raise UsageError(f"{repo} is in the middle of a git bisect; finish it with `git bisect reset` first")
     steps = ab.output_folder(out, "perfkit-bisect-out-") / "steps"

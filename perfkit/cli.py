@@ -12,6 +12,7 @@ import argparse
 import json
 import math
 import re
+import subprocess
 import sys
 from collections.abc import Callable, Sequence
 from importlib import metadata
@@ -52,11 +53,41 @@ def main(argv: Sequence[str] | None = None) -> int:
 
 
 def _version() -> str:
-    """The installed package's version (a source tree that is not installed says so)."""
+    """The installed package's version (a source tree that is not installed says so), and the commit of the
+    checkout it runs from, where it runs from one: a version number alone does not say which code ran."""
     try:
-        return metadata.version("perfkit")
+        version = metadata.version("perfkit")
     except metadata.PackageNotFoundError:
-        return "(not installed: pip install -e .)"
+        version = "(not installed: pip install -e .)"
+    commit = _checkout_commit(Path(__file__).resolve().parent.parent)
+    return f"{version} ({commit})" if commit else version
+
+
+def _checkout_commit(root: Path) -> str:
+    """``commit 0123456789`` of the git checkout at ``root`` (``, with uncommitted changes`` where its tracked
+    files differ); "" where ``root`` is no checkout's top folder (an installed copy) or git is missing."""
+    if not (root / ".git").exists():
+        return ""
+    try:
+        head = subprocess.run(["git", "rev-parse", "--short=10", "HEAD"], cwd=root, capture_output=True,
+                              text=True, check=True).stdout.strip()
+        dirty = subprocess.run(["git", "status", "--porcelain", "--untracked-files=no"], cwd=root,
+                               capture_output=True, text=True, check=True).stdout.strip()
+    except (OSError, subprocess.CalledProcessError):
+        return ""
+    return f"commit {head}{', with uncommitted changes' if dirty else ''}"
+
+
+class _VersionAction(argparse.Action):
+    """``--version``, found only when asked: it may run git, which no other command should wait for."""
+
+    def __init__(self, option_strings: Sequence[str], dest: str = argparse.SUPPRESS, **kwargs: Any) -> None:
+        super().__init__(option_strings, dest, nargs=0, default=argparse.SUPPRESS,
+                         help="print perfkit's version, and its git commit where it runs from a checkout")
+
+    def __call__(self, parser: argparse.ArgumentParser, *_: Any) -> None:
+        print(f"perfkit {_version()}")
+        parser.exit()
 
 
 def _values_may_start_with_minus(argv: list[str]) -> list[str]:
@@ -74,7 +105,7 @@ def _values_may_start_with_minus(argv: list[str]) -> list[str]:
 def _parser() -> argparse.ArgumentParser:
     summary = " ".join(__doc__.split("\n\n")[0].split()).replace("``", "")  # plain text for a terminal
     parser = argparse.ArgumentParser(prog="perfkit", description=summary)
-    parser.add_argument("--version", action="version", version=f"perfkit {_version()}")
+    parser.add_argument("--version", action=_VersionAction)
     sub = parser.add_subparsers(dest="command", required=True)
 
     hw = sub.add_parser("hw", help="this machine's fingerprint, hardware id and the datasheet table")
@@ -101,7 +132,9 @@ def _parser() -> argparse.ArgumentParser:
     kept.add_argument("--db", default=None, metavar="URL",
                       help=f"instead of --history: {DB_HELP}, whose runs of the baseline's hardware add to "
                            "the noise")
-    cmp.add_argument("--format", choices=report.FORMATS, default="table")
+    cmp.add_argument("--format", choices=report.FORMATS, default="table",
+                     help="the table for a terminal, markdown (a CI job summary) or json (for scripts; the "
+                          "rows and counts)")
     cmp.set_defaults(func=_compare)
 
     base = sub.add_parser("baseline", help="manage baselines/<hardware-id>.json")
@@ -185,9 +218,8 @@ def _parser() -> argparse.ArgumentParser:
         "current folder up)",
     )
     source.add_argument("--db", default=None, metavar="URL", help=f"instead of --storage: {DB_HELP}")
-    hist.add_argument(
-        "--hardware-id", default=None, help="only the runs of this machine (needed when there are several)"
-    )
+    hist.add_argument("--hardware-id", default=None, metavar="ID",
+                      help="only the runs of this machine (needed when there are several)")
     hist.add_argument("--profile", choices=PROFILES, default=None,
                       help="only the runs of this size profile (needed when there are both)")
     hist.add_argument(
@@ -199,9 +231,8 @@ def _parser() -> argparse.ArgumentParser:
     )
     hist.add_argument("--figure", default=figures.TIME,
                       help="time (each run's median) or a metric name, e.g. bandwidth_gbps (default: time)")
-    hist.add_argument(
-        "--out", type=Path, default=None, help="also write one PNG per benchmark into this folder"
-    )
+    hist.add_argument("--out", type=Path, default=None, metavar="DIR",
+                      help="also write one PNG per benchmark into this folder")
     hist.set_defaults(func=_history)
     hist_sub = hist.add_subparsers(dest="history_action", title="commands", metavar="ingest")
     ingest = hist_sub.add_parser(
@@ -223,8 +254,10 @@ def _parser() -> argparse.ArgumentParser:
     rep = sub.add_parser(
         "report", help="markdown report, PNG plots and one self-contained HTML page of a results JSON"
     )
-    rep.add_argument("results", type=Path)
-    rep.add_argument("--out", type=Path, required=True, help="folder for report.md and plots")
+    rep.add_argument("results", type=Path, metavar="RESULTS.json",
+                     help="the run to report: pytest --benchmark-json's file, a baseline or a .partial file")
+    rep.add_argument("--out", type=Path, required=True, metavar="DIR",
+                     help="folder for report.md, report.html and the plots (made where it does not exist)")
     rep.add_argument("--baseline", type=Path, help="also compare with this baseline")
     rep.add_argument("--threshold", default=None, help="with --baseline: the minimum effect, as for compare")
     kept = rep.add_mutually_exclusive_group()
@@ -267,7 +300,8 @@ def _parser() -> argparse.ArgumentParser:
                          "predicted from, each other measures the model's error")
 
     roof = sub.add_parser("roofline", help="draw the roofline chart of a results JSON's PPP benchmarks")
-    roof.add_argument("results", type=Path)
+    roof.add_argument("results", type=Path, metavar="RESULTS.json",
+                      help="a result file holding PPP benchmarks (benches/test_ppp.py, run on a GPU)")
     roof.add_argument("--out", type=Path, required=True, help="PNG file to write")
     roof.set_defaults(func=_roofline)
 
@@ -358,9 +392,14 @@ def parse_threshold(text: str) -> float:
         raise UsageError(f"threshold {text!r} is not a number; write it as 5% or 0.05") from None
     if not raw.endswith("%") and value >= 1:
         raise UsageError(f"threshold {text!r} is ambiguous; write 5% or 0.05")
-    if not 0 <= value < 10 or math.isnan(value):
-        raise UsageError(f"threshold {text!r} is out of range: a tolerance is a size, not a direction; "
-                         "use a fraction such as 5% or 0.05")
+    if not math.isfinite(value):
+        raise UsageError(f"threshold {text!r} is not a number; write it as 5% or 0.05")
+    if value < 0:
+        raise UsageError(f"threshold {text!r} is negative: a tolerance is a size, not a direction; use a "
+                         "fraction such as 5% or 0.05")
+    if value >= 10:
+        raise UsageError(f"threshold {text!r} is out of range: a tolerance below 1000% (10) is a size worth "
+                         "a verdict; use a fraction such as 5% or 0.05")
     return value
 
 
@@ -372,14 +411,28 @@ def judge_files(baseline_path: Path, current_path: Path, threshold: str | None,
     folder and the kept runs of ``storage``, default pytest-benchmark's ``.benchmarks``, or of the history
     database ``db``), the same policy."""
     policy = Policy.with_threshold(None if threshold is None else parse_threshold(threshold))
-    baseline = load.load(baseline_path)
-    current = load.load(current_path, baseline)
+    baseline = read(baseline_path)
+    current = read(current_path, baseline)
     if baseline.profile != current.profile:
         raise UsageError(f"the baseline holds the {baseline.profile} profile's sizes, the results the "
                          f"{current.profile} profile's; compare runs of the same profile")
     kept = history.storage_path(storage) if storage is not None else history.find_storage(Path.cwd())
     judged_with = noise.for_judging(baseline, current, baselines.BaselineStore.find(Path.cwd()), kept, db)
     return baseline, current, judge(baseline, current, judged_with, policy, work_of)
+
+
+def read(path: Path, lender: ResultSet | None = None) -> ResultSet:
+    """A result file by the one loader (perfkit.results.load); a run cut short is said on stderr, since what
+    it shows covers only the benchmarks that run finished."""
+    results = load.load(path, lender)
+    _say_partial(results)
+    return results
+
+
+def _say_partial(results: ResultSet) -> None:
+    line = partial.said(results)
+    if line:
+        print(f"perfkit: {line}", file=sys.stderr)
 
 
 def work_of(bench: BenchmarkEntry, results: ResultSet) -> Work | NoModel:
@@ -408,7 +461,7 @@ def _baseline_save(args: argparse.Namespace) -> int:
         raise UsageError("--only keeps the rest of an existing baseline: use it with --merge or --append")
     results = []
     for path in args.results:
-        kept, injected = baselines.without_injected(load.load(path))
+        kept, injected = baselines.without_injected(read(path))
         if injected:
             print(f"perfkit: left out {len(injected)} benchmark(s) of {path} that carry an injected slowdown")
         results.append(baselines.select(kept, args.only) if args.only else kept)
@@ -522,6 +575,7 @@ def _history_ingest(args: argparse.Namespace) -> int:
     for path in args.results:
         raw = load.read_json(path)
         results = load.parse(raw, str(path))
+        _say_partial(results)
         _, injected = baselines.without_injected(results)
         if injected:
             raise BaselineError(f"{path}: {len(injected)} benchmark(s) carry an injected slowdown (e.g. "
@@ -559,9 +613,7 @@ def _dashboard(args: argparse.Namespace) -> int:
     from perfkit.results import dashboard, dashboard_html
     from perfkit.results import store as history_db  # SQLAlchemy: imported only where a database is named
 
-    if args.out.exists() and not args.out.is_dir():
-        raise UsageError(f"--out {args.out} is a file; give a folder for the dashboard (made where it does "
-                         "not exist)")
+    _out_folder(args.out, "the dashboard")
     with history_db.open_store(args.db) as db:
         where, kept = db.where, db.history()
     _say_skipped(kept)
@@ -576,18 +628,25 @@ def _dashboard(args: argparse.Namespace) -> int:
     return 0
 
 
+def _out_folder(out: Path, what: str) -> None:
+    """Refuse an ``--out`` that is a file before anything is read, in the words ab's check uses."""
+    if out.exists() and not out.is_dir():
+        raise UsageError(f"--out {out} is a file; give a folder for {what} (made where it does not exist)")
+
+
 def _report(args: argparse.Namespace) -> int:
+    _out_folder(args.out, "the report")
     comparison = None
     if args.baseline:
         _, results, comparison = judge_files(args.baseline, args.results, args.threshold, args.history,
                                              args.db)
     else:
-        results = load.load(args.results)
+        results = read(args.results)
     kept = None
     if args.history or args.db:
         try:
             kept = _kept_runs(args.history, results.hardware_id, args.db, results.profile)[1]
-        except PerfkitError as exc:  # the report is still worth writing: say why its history is left out
+        except BaselineError as exc:  # no runs of this machine: the report is still worth writing, said why
             print(f"perfkit: report without history: {exc}", file=sys.stderr)
     from perfkit import ab
 
@@ -710,7 +769,7 @@ def _roofline(args: argparse.Namespace) -> int:
 
     if args.out.suffix.lower() != ".png":
         raise UsageError(f"--out {args.out}: the roofline is drawn as PNG; give a path ending in .png")
-    path = plots.roofline_chart(load.load(args.results), args.out)
+    path = plots.roofline_chart(read(args.results), args.out)
     if path is None:
         raise UsageError(f"{args.results} holds no roofline points; run benches/test_ppp.py on a GPU first")
     print(f"perfkit: wrote {path}")

@@ -18,6 +18,9 @@ from perfkit.results.baselines import SaveMode
 
 #: Per benchmark; the longest nightly benchmark takes well under a minute, a weekly one a few.
 DEFAULT_TIMEOUT_S = 1800.0
+#: Most confirmation re-runs: each is a fresh process of every flagged benchmark (the nightly uses 3), and
+#: beyond a few dozen more runs no longer change a verdict, only the night's length.
+MAX_CONFIRM = 100
 
 
 @dataclass(frozen=True)
@@ -42,8 +45,9 @@ class RunOptions:
     def __post_init__(self) -> None:
         if self.save_mode is not None and self.save_mode not in get_args(SaveMode):
             raise UsageError(f"unknown save mode {self.save_mode!r}; choose {', '.join(get_args(SaveMode))}")
-        if self.confirm < 0:
-            raise UsageError(f"--perfkit-confirm takes how many re-runs (0 or more), not {self.confirm}")
+        if not 0 <= self.confirm <= MAX_CONFIRM:
+            raise UsageError(f"--perfkit-confirm takes how many re-runs (0 to {MAX_CONFIRM}: each is a fresh "
+                             f"process of every flagged benchmark), not {self.confirm}")
         if self.timeout_s < 0:
             raise UsageError(f"--perfkit-timeout takes seconds (0 for no limit), not {self.timeout_s:g}")
 

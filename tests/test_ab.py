@@ -24,9 +24,9 @@ from typing import TypeVar
 import pytest
 import scipy.stats
 
-from perfkit import ab, bytecode
+from perfkit import ab, bytecode, stopping
 from perfkit.cli import EXIT_REGRESSION, main
-from perfkit.errors import BuildError
+from perfkit.errors import BuildError, UsageError
 from perfkit.results import load
 from perfkit.results.judge import Verdict
 from perfkit.results.model import ResultSet
@@ -87,6 +87,11 @@ def test_drift_between_rounds_cancels_in_the_pairs_and_too_few_pairs_stay_unknow
     assert settled.verdict is Verdict.UNCHANGED and settled.settled and settled.note == ""
 
 
+def test_one_figure_not_significant_is_said_in_the_singular():
+    (row,) = verdicts({B: [(1.0, 1.5), (1.0, 0.9), (1.0, 1.4)]}, {B: 0.05}, 0.05, rounds=3, final=True)
+    assert row.verdict is Verdict.UNKNOWN and "after correcting for 1 figure and the looks (p=" in row.note
+
+
 def test_a_figure_higher_the_better_regresses_when_it_falls():
     largest = {("shrank", "largest_layers"): [(157.0, 141.0), (158.0, 141.0), (157.0, 140.0)],
                ("grew", "largest_layers"): [(141.0, 157.0), (141.0, 158.0), (140.0, 157.0)]}
@@ -124,6 +129,10 @@ def test_a_bad_ref_and_a_shallow_clone_are_one_sentence(tmp_path, monkeypatch, c
     assert "'nope' names no commit" in _one_line_error(capsys, "bisect", "HEAD~1", "nope", "-k", "test_sum")
     assert "--rounds must be at least 2" in _one_line_error(capsys, "bisect", "HEAD~1", "HEAD", "-k", "x",
                                                              "--rounds", "1")
+    assert "HEAD and main are the same commit" in _one_line_error(capsys, "bisect", "HEAD", "main", "-k", "x")
+    head = git(repo, "rev-parse", "HEAD")
+    with pytest.raises(UsageError, match=f"{head} was both good and bad$"):  # git said why on stdout
+        ab.git(repo, "bisect", "start", "--no-checkout", head, head)
     assert "is a file" in _one_line_error(capsys, "ab", "HEAD", "--out", str(repo / "conftest.py"))
     for path in (str(repo / "benches"), "../repo/benches"):
         assert f"--benches {path}: give bench paths relative to the repository's top folder" in \
@@ -137,6 +146,66 @@ def test_a_bad_ref_and_a_shallow_clone_are_one_sentence(tmp_path, monkeypatch, c
     assert "is a shallow clone" in _one_line_error(capsys, "ab", "HEAD")
     monkeypatch.chdir(tmp_path)
     assert "not inside a git repository" in _one_line_error(capsys, "ab", "HEAD")
+
+
+def test_rounds_past_the_bound_are_refused_before_any_checkout(tmp_path, monkeypatch, capsys):
+    """A trillion rounds once built a plan of 22 GB and was killed by the out-of-memory killer."""
+    repo = make_repo(tmp_path / "repo")
+    commit(repo, 100, "one")
+    commit(repo, 200, "two")
+    monkeypatch.chdir(repo)
+    for command in (["ab", "HEAD~1", "HEAD", "-k", "nonexistent"], ["bisect", "HEAD~1", "HEAD", "-k", "x"]):
+        err = _one_line_error(capsys, *command, "--rounds", "1000000000000")
+        assert f"--rounds must be at most {ab.MAX_ROUNDS}" in err and "not 1000000000000" in err
+    assert git(repo, "worktree", "list").count("\n") == 0
+
+
+#: An A/B killed (SIGKILL: no cleanup runs) while its checkout exists.
+KILLED = """import os, signal, sys
+from pathlib import Path
+from perfkit import ab
+with ab.worktree(Path(sys.argv[1]), sys.argv[2]):
+    os.kill(os.getpid(), signal.SIGKILL)
+"""
+
+
+def test_checkouts_left_by_a_killed_ab_are_removed_by_the_next_and_a_live_ones_kept(tmp_path, monkeypatch,
+                                                                                     capsys):
+    repo = make_repo(tmp_path / "repo")
+    first = commit(repo, 100, "one")
+    tmp = tmp_path / "tmp"
+    tmp.mkdir()
+    monkeypatch.setattr(tempfile, "tempdir", str(tmp))
+    env = {**os.environ, "TMPDIR": str(tmp),
+           "PYTHONPATH": os.pathsep.join(filter(None, [str(ROOT), os.environ.get("PYTHONPATH")]))}
+    for _ in range(2):
+        done = subprocess.run([sys.executable, "-c", KILLED, str(repo), first], env=env, check=False)
+        assert done.returncode == -signal.SIGKILL
+    assert git(repo, "worktree", "list").count("\n") == 2 and len(list(tmp.iterdir())) == 2
+    monkeypatch.chdir(repo)
+    with ab.worktree(repo, first) as mine:  # a run beside it, still going
+        assert "'nope' names no commit" in _one_line_error(capsys, "ab", "nope")
+        assert git(repo, "worktree", "list").count("\n") == 1 and list(tmp.iterdir()) == [mine.parent]
+    assert git(repo, "worktree", "list").count("\n") == 0 and list(tmp.iterdir()) == []
+
+
+def test_a_run_stopped_while_checking_out_names_no_file_it_did_not_write(tmp_path, monkeypatch):
+    repo = make_repo(tmp_path / "repo")
+    commit(repo, 100, "one")
+    commit(repo, 200, "two")
+
+    def stopped(*_: object) -> None:
+        raise stopping.Interrupted(signal.SIGTERM)
+
+    monkeypatch.setattr(ab, "worktree", stopped)
+    with pytest.raises(stopping.Stopped) as caught:
+        ab.ab(repo, "HEAD~1", "HEAD", tmp_path / "out", rounds=2)
+    out = tmp_path / "out"
+    said = f"stopped before the first of 2 pairs, nothing written to {out} and the checkouts removed"
+    assert caught.value.kept == said
+    out.mkdir()
+    (out / "ab.json").write_text("{}")
+    assert ab.kept(out, 0, 2) == f"0 finished pair(s) of 2 kept in {out} (ab.json)"
 
 
 def test_a_side_that_does_not_build_is_one_sentence(tmp_path, monkeypatch, capsys):

@@ -1,7 +1,9 @@
 """The perfkit command: exit codes, formats, and one-line errors without tracebacks."""
 from __future__ import annotations
 
+import argparse
 import json
+import re
 import subprocess
 import sys
 from importlib import metadata
@@ -103,6 +105,7 @@ def test_a_looser_threshold_lets_a_30_percent_slowdown_pass(files):
     (["compare", "{base}", "{empty}"], "empty.json: holds no benchmarks"),
     (["baseline", "save", "{empty}", "--dir", "{tmp}/b"], "empty.json: holds no benchmarks"),
     (["roofline", "{h200}", "--out", "{tmp}/x.txt"], "x.txt: the roofline is drawn as PNG"),
+    (["report", "{base}", "--out", "{base}"], "base.json is a file; give a folder for the report (made"),
 ])
 def test_bad_input_is_one_line_exit_2_no_traceback(files, tmp_path, args, message):
     base = files[0]
@@ -273,7 +276,7 @@ def test_every_model_command_takes_one_image_shape_and_the_batch_apart(capsys):
 def test_a_negative_threshold_and_an_unwritable_report_folder_are_one_sentence(tmp_path, capsys):
     results = str(DATA / "cpu-quick.json")
     assert cli.main(["compare", results, results, "--threshold", "-5%"]) == cli.EXIT_USAGE
-    assert "threshold '-5%' is out of range" in capsys.readouterr().err
+    assert "threshold '-5%' is negative: a tolerance is a size, not a direction" in capsys.readouterr().err
     blocker = tmp_path / "file"
     blocker.write_text("")
     assert cli.main(["report", results, "--out", str(blocker / "x")]) == cli.EXIT_USAGE
@@ -409,7 +412,11 @@ def test_version_and_help_say_what_is_installed_and_what_each_option_is(capsys):
     with pytest.raises(SystemExit) as done:
         cli.main(["--version"])
     said = capsys.readouterr().out.strip()
-    assert done.value.code == 0 and said == f"perfkit {metadata.version('perfkit')}"
+    assert done.value.code == 0 and said.startswith(f"perfkit {metadata.version('perfkit')}")
+    if (ROOT / ".git").exists():  # run from a checkout: which code ran
+        head = subprocess.run(["git", "rev-parse", "--short=10", "HEAD"], cwd=ROOT, capture_output=True,
+                              text=True, check=True).stdout.strip()
+        assert f" (commit {head}" in said
     with pytest.raises(SystemExit):
         cli.main(["hw", "--help"])
     assert "the device to describe" in capsys.readouterr().out
@@ -419,3 +426,58 @@ def test_version_and_help_say_what_is_installed_and_what_each_option_is(capsys):
     with pytest.raises(SystemExit):
         cli.main(["--help"])
     assert "``" not in capsys.readouterr().out  # reST markup is for the docs, not a terminal
+
+
+def _commands(parser: argparse.ArgumentParser) -> list[argparse.ArgumentParser]:
+    """Every (sub)command's parser under ``parser``, itself included."""
+    subs = [a for a in parser._actions if isinstance(a, argparse._SubParsersAction)]
+    return [parser, *(c for sub in subs for p in dict.fromkeys(sub.choices.values()) for c in _commands(p))]
+
+
+def test_every_argument_of_every_command_says_what_it_is():
+    for command in _commands(cli._parser()):
+        for action in command._actions:
+            if not isinstance(action, argparse._SubParsersAction):
+                assert action.help, f"{command.prog} {action.dest}"
+
+
+def test_a_usage_written_by_hand_names_each_value_as_its_option_list_does():
+    (history,) = [c for c in _commands(cli._parser()) if c.prog == "perfkit history"]
+    usage, listed = history.format_usage(), history.format_help().split("options:")[1]
+    for option, value in re.findall(r"\[(--?[a-z-]+) ([A-Z]+)\]", usage):
+        assert f"{option} {value}" in listed, (option, value)
+    assert "--hardware-id ID" in usage
+
+
+def test_the_version_names_the_checkouts_commit_and_whether_it_was_changed(tmp_path):
+    from tests.gitrepo import commit, make_repo
+
+    repo = make_repo(tmp_path / "repo")
+    head = commit(repo, 1, "one")
+    assert cli._checkout_commit(repo) == f"commit {head[:10]}"
+    (repo / "benches" / "test_loop.py").write_text("# edited\n")
+    assert cli._checkout_commit(repo) == f"commit {head[:10]}, with uncommitted changes"
+    assert cli._checkout_commit(repo / "benches") == ""  # not a checkout's top folder: an installed copy
+
+
+def _newer_schema(tmp_path) -> str:
+    from perfkit.results import store
+
+    url = f"sqlite:///{tmp_path / 'newer.db'}"
+    with store.open_store(url, create=True) as db, db.engine.begin() as conn:
+        conn.execute(store.schema_table.update().values(version=store.SCHEMA_VERSION + 1))
+    return url
+
+
+@pytest.mark.parametrize("db", ["garbage", "postgresql://nobody@127.0.0.1:1/x", "sqlite:///{tmp}/typo.db",
+                                "newer"])
+def test_a_database_report_cannot_read_is_the_error_compare_gives(files, tmp_path, capsys, db):
+    """Once "report without history", exit 0: a history asked for and not read is bad input, as for
+    compare, history and dashboard."""
+    base = str(files[0])
+    url = _newer_schema(tmp_path) if db == "newer" else db.format(tmp=tmp_path)
+    assert cli.main(["compare", base, base, "--db", url]) == 2
+    said = capsys.readouterr().err
+    assert cli.main(["report", base, "--db", url, "--out", str(tmp_path / "r")]) == 2
+    assert capsys.readouterr() == ("", said) and said.count("\n") == 1 and said.startswith("perfkit: error: ")
+    assert not (tmp_path / "r").exists()

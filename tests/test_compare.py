@@ -2,6 +2,7 @@ from __future__ import annotations
 
 import copy
 import json
+import re
 from typing import Any
 
 import pytest
@@ -209,6 +210,11 @@ def test_a_shift_that_is_not_significant_after_correction_is_unknown():
     assert _verdict(compare(runs(1, 1.0), runs(1, 1.052)), "b0") == "regressed"
 
 
+def test_one_figure_not_significant_is_said_in_the_singular():
+    row = compare(_runs([1.0, 1.3, 0.8]), _runs([1.2, 1.25, 1.15])).rows[0]
+    assert "not significant after correcting for 1 figure (p=" in row.note
+
+
 def test_improvement_is_reported():
     assert compare(_runs([1.0, 1.002, 0.998]), _runs([0.7, 0.701, 0.699])).rows[0].verdict.value == "improved"
 
@@ -352,6 +358,16 @@ def test_malformed_thresholds_say_how_to_write_one(text):
         parse_threshold(text)
 
 
+@pytest.mark.parametrize(("text", "said"), [
+    ("nan", "threshold 'nan' is not a number"), ("inf%", "threshold 'inf%' is not a number"),
+    ("-1%", "threshold '-1%' is negative: a tolerance is a size, not a direction"),
+    ("5000%", "threshold '5000%' is out of range: a tolerance below 1000%"),
+])
+def test_each_threshold_out_of_bounds_is_told_what_is_wrong_with_it(text, said):
+    with pytest.raises(UsageError, match=re.escape(said)):
+        parse_threshold(text)
+
+
 def test_a_gating_figure_that_disappears_makes_the_benchmark_unknown_and_an_info_one_does_not():
     base = _with_metric(10.0, "lower", gate=True)
     cur = _results({"b": [1.0] * 5})
@@ -458,6 +474,8 @@ def test_ratios_that_should_stay_put_are_corrected_for_how_many_were_compared():
     rows = {r.benchmark: r for r in _corrected(judged, Policy(), tests=1)}
     assert rows["moved"].verdict is Verdict.CHANGED
     assert rows["chance"].verdict is Verdict.INFO and "after correcting for 40 ratios" in rows["chance"].note
+    (alone,) = _corrected([ratio("chance", 0.2)], Policy(), tests=1)
+    assert "after correcting for 1 ratio (p=0.2)" in alone.note
 
 
 def _on_cpu(results: dict[str, Any], signature: str, factor: float = 1.0) -> dict[str, Any]:

@@ -301,3 +301,34 @@ def test_a_run_is_judged_against_the_runs_measured_like_it_and_the_older_way_is_
     index = (site / "index.html").read_text()
     row = next(line for line in index.split("<tr>") if "K1-grid" in line)
     assert row.count("<polyline") == 1  # the index's sparkline is the time's
+
+
+def _of_another_cpu(raw: dict[str, Any], when: str) -> dict[str, Any]:
+    """A run of the committed CPU baseline's benchmarks on a CPU of another generation under its hardware id
+    (cloud VMs name both "AMD EPYC")."""
+    out = _plain_run(raw, when)
+    out["machine_info"]["perfkit"]["fingerprint"].update(cpu_signature="family 25 model 1",
+                                                         cpu_model="AMD EPYC 7B13")
+    return out
+
+
+def test_runs_of_two_cpu_models_under_one_id_are_never_judged_against_each_other(db_url, tmp_path, capsys):
+    committed = ROOT / "baselines" / "cpu-amd-epyc-2cpu-quick.json"
+    raw = json.loads(committed.read_text())
+    other, mine = tmp_path / "other.json", tmp_path / "mine.json"
+    other.write_text(json.dumps(_of_another_cpu(raw, NIGHTS[0])))
+    assert _cli(["history", "ingest", str(committed), str(other), "--db", db_url], capsys)[0] == 0
+    code, out, err = _cli(["dashboard", "--db", db_url, "--out", str(tmp_path / "site")], capsys)
+    assert code == 0 and "Traceback" not in err and "40 benchmark page(s)" in out
+    (group,) = dashboard.build(store.kept_runs(db_url)).groups
+    assert {b.latest.verdict for b in group.benchmarks} == {Verdict.NOT_JUDGED}
+    assert all(b.latest.elsewhere == "cpu_signature family 26 model 2 -> family 25 model 1"
+               for b in group.benchmarks)
+    page = (tmp_path / "site" / dashboard_html.page_name(group, group.benchmarks[0])).read_text()
+    assert "on this machine (the earlier ones ran on another machine under the id: cpu_signature" in page
+    # the baseline's machine again: judged against its own last three runs, never the other CPU's
+    mine.write_text(json.dumps(_plain_run(raw, NIGHTS[1])))
+    assert _cli(["history", "ingest", str(mine), "--db", db_url], capsys)[0] == 0
+    (group,) = dashboard.build(store.kept_runs(db_url)).groups
+    assert all(b.latest.against == 3 and not b.latest.elsewhere for b in group.benchmarks)
+    assert Verdict.NOT_JUDGED not in {b.latest.verdict for b in group.benchmarks}

@@ -88,6 +88,35 @@ def test_a_missing_partner_leaves_the_figure_absent_with_the_reason():
     assert "normal VGG16 (cuda, forward) is not in this result set" in swapped.absent["time_ratio_vs_normal"]
 
 
+def test_a_ratio_over_a_time_of_zero_is_absent_with_the_reason_never_a_crash():
+    zero = [dict(b, stats={**b["stats"], "median": 0.0}) for b in _swap_pair()]
+    swapped = _named(_results(*zero), "swapped")
+    assert "time_ratio_vs_normal" not in swapped.metrics
+    assert swapped.absent["time_ratio_vs_normal"] == derived.OVER_ZERO
+    assert swapped.value("memory_ratio_vs_normal") == pytest.approx(0.8)  # its partner's memory is not 0
+    vector = _results(_bench("cpu", 0.075, VectorAdd("cpu_loop", "cpu", 100)),
+                      _bench("grid", 0.0, VectorAdd("grid", "explicit", 100)))
+    assert vector.benchmarks[1].absent["speedup_vs_cpu"] == derived.OVER_ZERO
+
+
+def test_a_committed_baseline_with_every_time_zeroed_compares_in_both_directions(tmp_path, capsys):
+    from perfkit import cli
+
+    raw = json.loads((ROOT / "baselines" / "cpu-amd-epyc-2cpu-quick.json").read_text())
+    raw["machine_info"]["perfkit"].pop("runs")
+    for bench in raw["benchmarks"]:
+        stats = bench["stats"]
+        stats.update({key: 0.0 for key in ("min", "max", "mean", "median", "q1", "q3", "total")},
+                     data=[0.0] * len(stats["data"]))
+    zero = tmp_path / "zero.json"
+    zero.write_text(json.dumps(raw))
+    committed = str(ROOT / "baselines" / "cpu-amd-epyc-2cpu-quick.json")
+    for pair in ((committed, str(zero)), (str(zero), committed)):
+        assert cli.main(["compare", *pair]) == 0
+        out, err = capsys.readouterr()
+        assert err == "" and "a zero or negative figure: no log scale" in out
+
+
 def test_speedup_over_the_cpu_loop_at_the_same_k():
     results = _results(_bench("cpu", 0.075, VectorAdd("cpu_loop", "cpu", 100)),
                        _bench("grid", 0.150, VectorAdd("grid", "explicit", 100)),

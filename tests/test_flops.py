@@ -103,6 +103,22 @@ def test_cli_per_layer_table_states_the_convention(capsys):
     assert "multiply-add as 2" in out and "features.0" in out and "analytic (not counted" in out
 
 
+@pytest.mark.parametrize(("command", "said"), [
+    (["flops", "alexnet", "--batch", "100000000000000"],
+     "an input of shape 100000000000000x3x224x224 holds more than PyTorch can size (2^63 bytes)"),
+    (["flops", "alexnet", "--batch", "1" + "0" * 23], "an input of shape 1" + "0" * 23 + "x3x224x224 holds"),
+    (["predict", "alexnet", "--gpu", "h200", "--batch", "100000000000000"],
+     "holds more than PyTorch can size"),
+    # the input fits in 2^63 bytes, the first convolution's output does not
+    (["flops", "alexnet", "--batch", "13000000000000"],
+     "layer features.0 (Conv2d) would make a tensor of more than PyTorch can size"),
+])
+def test_a_batch_too_large_for_pytorch_to_size_is_one_sentence(capsys, command, said):
+    assert cli.main(command) == 2
+    out, err = capsys.readouterr()
+    assert out == "" and err.count("\n") == 1 and said in err and "give a smaller --batch or --input" in err
+
+
 def test_unknown_model_lists_the_valid_ones():
     with pytest.raises(
         UsageError,

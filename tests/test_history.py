@@ -21,6 +21,13 @@ COPY = "benches/test_ceilings.py::test_copy_bandwidth"
 ADD = "benches/test_vector_add.py::test_vector_add[explicit-1M]"
 
 
+@pytest.fixture(autouse=True)
+def _rows_whole(monkeypatch: pytest.MonkeyPatch) -> None:
+    """`perfkit history` prints each row whole on one line, as a log holds it, whatever COLUMNS the shell
+    exports (a narrow one shortens and wraps the rows these tests read; tests/test_cli.py checks that)."""
+    monkeypatch.delenv("COLUMNS", raising=False)
+
+
 def _run(times: dict[str, float], when: str, hardware_id: str = "cpu-test", data: bool = True,
          gbps: float | None = None) -> dict[str, Any]:
     """One stored perfkit run as autosave writes it: each benchmark's median ``times[name]``."""

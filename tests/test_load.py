@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import copy
 import json
+import re
 import shutil
 import subprocess
 from pathlib import Path
@@ -76,6 +77,26 @@ def test_not_a_benchmark_file_at_all(tmp_path):
 def test_an_entry_without_a_median_is_named(tmp_path, cpu_results):
     cpu_results["benchmarks"][0]["stats"]["median"] = "fast"
     with pytest.raises(BaselineError, match="its median time is not a number"):
+        load.load(_write(tmp_path / "b.json", cpu_results))
+
+
+def test_a_negative_time_is_refused_as_a_nan_is(tmp_path, cpu_results):
+    """Once read as "32 unknown (32 of them better)": no clock measures a negative time."""
+    bench = cpu_results["benchmarks"][0]
+    damaged = copy.deepcopy(cpu_results)
+    damaged["benchmarks"][0]["stats"]["median"] = -0.5
+    with pytest.raises(BaselineError, match=f"{bench['fullname']}: its median time is negative \\(-0.5 s\\)"):
+        load.load(_write(tmp_path / "b.json", damaged))
+    stored = copy.deepcopy(cpu_results)
+    stored["machine_info"]["perfkit"]["runs"] = {bench["fullname"]: {"time": [0.1, -0.1]}}
+    with pytest.raises(BaselineError, match="a stored run's time is negative"):
+        load.load(_write(tmp_path / "s.json", stored))
+
+
+def test_a_benchmark_twice_in_one_file_is_refused(tmp_path, cpu_results):
+    bench = cpu_results["benchmarks"][1]
+    cpu_results["benchmarks"].append(copy.deepcopy(bench))
+    with pytest.raises(BaselineError, match=f"holds {re.escape(bench['fullname'])} twice; keep one entry"):
         load.load(_write(tmp_path / "b.json", cpu_results))
 
 

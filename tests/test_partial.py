@@ -46,6 +46,23 @@ def test_partial_lines_load_back_and_a_half_written_line_is_dropped(tmp_path):
     assert not path.exists()
 
 
+def test_compare_says_a_partial_file_is_a_run_cut_short_and_that_its_torn_line_was_dropped(tmp_path, capsys,
+                                                                                            cpu_results):
+    path = partial.path_for(tmp_path / "r.json")
+    writer = partial.PartialFile(path)
+    header = {key: cpu_results[key] for key in ("machine_info", "commit_info", "datetime")}
+    for bench in cpu_results["benchmarks"][:2]:
+        writer.append(bench, lambda: header)
+    assert cli.main(["compare", str(path), str(path)]) == 0
+    said = f"perfkit: {path}: a run cut short (a partial results file): only the 2 benchmark(s) it finished"
+    assert capsys.readouterr().err == f"{said}\n{said}\n"
+    path.write_text(path.read_text() + json.dumps(cpu_results["benchmarks"][2])[:80])  # killed mid-write
+    assert cli.main(["report", str(path), "--out", str(tmp_path / "report")]) == 0
+    assert capsys.readouterr().err == (f"{said}; its half-written last line, from when the run was stopped, "
+                                       "is left out\n")
+    assert partial.TORN not in load.load(path).to_json()  # a note of this reading, never stored
+
+
 def test_a_file_that_is_not_a_partial_file_says_so(tmp_path):
     path = tmp_path / "x.json.partial"
     path.write_text('{"benchmarks": []}\n')

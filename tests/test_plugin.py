@@ -16,7 +16,12 @@ PLUGIN = ("-p", "perfkit.plugin")
 
 
 @pytest.fixture
-def run(pytester):
+def run(pytester, monkeypatch):
+    """pytest in this process, its output as a CI log holds it: without COLUMNS, whose export in a developer's
+    shell would wrap the end-of-run lines (test_the_end_of_run_lines_wrap_to_columns_and_lose_no_word checks
+    that wrapping)."""
+    monkeypatch.delenv("COLUMNS", raising=False)
+
     def run_pytest(*args):
         return pytester.runpytest(*PLUGIN, "--perfkit-device=cpu", *args)
 
@@ -126,6 +131,19 @@ def test_save_then_compare_then_refuse_to_overwrite(pytester, run):
     assert path.read_bytes() == before
 
 
+def test_the_end_of_run_lines_wrap_to_columns_and_lose_no_word(pytester, run, monkeypatch):
+    path = _saved_baseline(pytester, run)
+    monkeypatch.setenv("COLUMNS", "60")
+    lines = run("--perfkit-save-baseline").stdout.lines
+    start = next(i for i, line in enumerate(lines) if line.startswith("=") and " perfkit " in line)
+    end = next(i for i, line in enumerate(lines) if i > start and line.startswith("="))
+    section = lines[start + 1:end]
+    assert len(section) > 4 and all(len(line) <= 60 or len(line.split()) == 1 for line in section), section
+    said = " ".join(" ".join(section).split())
+    assert f"perfkit: baseline not saved: {path} exists; pass --force to replace it, --merge to update its " \
+           "benchmarks or --append to add runs to them" in said
+
+
 def test_a_significant_regression_fails_the_run_when_asked(pytester, run):
     path = _saved_baseline(pytester, run)
     data = json.loads(path.read_text())
@@ -171,6 +189,7 @@ def test_a_corrupt_baseline_stops_the_run_before_it_starts_and_stays_untouched(p
     (["--perfkit-baseline={latin1}.partial"], "*latin1.json.partial: not a text file (not UTF-8)*"),
     (["--perfkit-baseline=nope.json"], "*nope.json: no such file; give the path of a saved baseline*"),
     (["--perfkit-timeout", "-1"], "*--perfkit-timeout takes seconds (0 for no limit), not -1*"),
+    (["--perfkit-confirm=1000000000000"], "*--perfkit-confirm takes how many re-runs (0 to 100: *)*"),
 ])
 def test_bad_perfkit_options_are_one_usage_error_line_before_anything_runs(pytester, run, args, said):
     latin1 = pytester.path / "latin1.json"

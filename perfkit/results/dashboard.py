@@ -44,12 +44,15 @@ class RunRow:
 class Latest:
     """The verdict of the newest run that holds the benchmark: the rows it rests on (its gating figures, and
     the figures that should stay put and moved), and the number of runs before it that its baseline holds
-    (0: a new benchmark, nothing to judge against)."""
+    (0: nothing to judge against). ``elsewhere``: where every earlier run that holds it was on another machine
+    under the hardware id, what tells them apart (PerfkitInfo.machine_change); such runs are never its
+    baseline."""
 
     verdict: Verdict
     rows: tuple[Row, ...]
     when: str
     against: int
+    elsewhere: str = ""
 
     def deciding(self) -> Row | None:
         """The row the verdict comes from (the first gating row where several share it)."""
@@ -144,22 +147,31 @@ def _group(hardware_id: str, profile: str, runs: Sequence[ResultSet],
 
 def _latest_verdicts(runs: Sequence[ResultSet]) -> dict[str, Latest]:
     """Each benchmark's verdict in the newest run that holds it: that run judged whole (its benchmarks share
-    the correction for multiple figures, as at the end of a run) against the runs before it."""
+    the correction for multiple figures, as at the end of a run) against the runs before it on the same
+    machine. Runs of another machine under the id (a CPU of another generation) are neither its baseline nor
+    its noise, as ``compare`` never judges across them: a benchmark only they hold is not judged."""
     newest_at = {b.fullname: i for i, r in enumerate(runs) for b in r.benchmarks}
     out: dict[str, Latest] = {}
     for at in sorted(set(newest_at.values())):
-        current, before = runs[at], runs[:at]
+        current = runs[at]
+        before = [r for r in runs[:at] if not r.info.machine_change(current.info)]
+        elsewhere = {b.fullname: change for r in runs[:at] if (change := r.info.machine_change(current.info))
+                     for b in r.benchmarks}
         baseline = _baseline(before, current)
         if baseline is None:
-            out.update({b.fullname: Latest(Verdict.NEW, (), current.datetime, 0) for b in current.benchmarks})
-            continue
-        comparison = judge(baseline, current, noise.for_judging(baseline, current, earlier=before))
-        verdicts, counted = comparison.benchmark_verdicts(), baseline.runs()
+            comparison, counted = None, {}
+        else:
+            comparison = judge(baseline, current, noise.for_judging(baseline, current, earlier=before))
+            counted = baseline.runs()
+        verdicts = comparison.benchmark_verdicts() if comparison is not None else {}
         for name in (n for n, i in newest_at.items() if i == at):
-            rows = tuple(r for r in comparison.rows
-                         if r.benchmark == name and (r.gating or r.verdict is Verdict.CHANGED))
             against = run_count(counted.get(name, {}))
-            out[name] = Latest(verdicts[name], rows, current.datetime, against)
+            if not against and name in elsewhere:
+                out[name] = Latest(Verdict.NOT_JUDGED, (), current.datetime, 0, elsewhere[name])
+                continue
+            rows = tuple(r for r in comparison.rows if r.benchmark == name
+                         and (r.gating or r.verdict is Verdict.CHANGED)) if comparison is not None else ()
+            out[name] = Latest(verdicts.get(name, Verdict.NEW), rows, current.datetime, against)
     return out
 
 

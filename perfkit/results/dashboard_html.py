@@ -188,8 +188,11 @@ def _benchmark_page(group: Group, bench: Benchmark, charts: Sequence[str]) -> st
 
 def _latest_section(group: Group, latest: Latest) -> list[str]:
     if not latest.against:
+        where = (f"on this machine (the earlier ones ran on another machine under the id: "
+                 f"{html.escape(latest.elsewhere)}) " if latest.elsewhere else "")
         said = (f"<p>Latest verdict: {_verdict(latest.verdict)}: no earlier run of "
-                f"{html.escape(group.hardware_id)} holds it, so there is nothing to judge it against.</p>")
+                f"{html.escape(group.hardware_id)} {where}holds it, so there is nothing to judge it against."
+                "</p>")
         return [said]
     rows = ([html.escape(r.figure), _value(r.baseline, r.unit), _value(r.current, r.unit),
              html.escape(tables.fmt_change(r.change)), _verdict(r.verdict),

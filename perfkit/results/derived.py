@@ -52,6 +52,18 @@ class _Additions:
         )
 
 
+#: Why a ratio is absent where what it divides by is 0 (a file of zero times: damaged, or made up by hand).
+OVER_ZERO = "what it divides by is 0 in this result set, so there is no ratio"
+
+
+def _ratio(add: _Additions, bench: BenchmarkEntry, spec: MetricSpec, over: float, under: float) -> None:
+    """``over / under`` as ``spec``, or absent with :data:`OVER_ZERO` where ``under`` is 0."""
+    if under:
+        add.record(bench, spec, over / under)
+    else:
+        add.missing(bench, spec, OVER_ZERO)
+
+
 def derive(results: ResultSet, lender: Ceilings | None = None) -> ResultSet:
     """``results`` with every cross-benchmark figure added (idempotent).
 
@@ -110,7 +122,7 @@ def _speedup_vs_cpu(add: _Additions, results: ResultSet) -> None:
         if rec.mode == "cpu":
             continue
         if rec.k in cpu:
-            add.record(bench, figures.SPEEDUP_VS_CPU, cpu[rec.k] / bench.median)
+            _ratio(add, bench, figures.SPEEDUP_VS_CPU, cpu[rec.k], bench.median)
         else:
             add.missing(bench, figures.SPEEDUP_VS_CPU, f"the CPU loop at K={rec.k} is not in this result set "
                                                        "(select test_cpu_loop too)")
@@ -129,13 +141,13 @@ def _swap_ratios(add: _Additions, results: ResultSet) -> None:
             for spec in (figures.TIME_RATIO_VS_NORMAL, figures.MEMORY_RATIO_VS_NORMAL):
                 add.missing(bench, spec, reason)
             continue
-        add.record(bench, figures.TIME_RATIO_VS_NORMAL, bench.median / base.median)
+        _ratio(add, bench, figures.TIME_RATIO_VS_NORMAL, bench.median, base.median)
         mine, theirs = bench.value(figures.PEAK_ALLOCATED_MIB), base.value(figures.PEAK_ALLOCATED_MIB)
         if mine is None or theirs is None:
             add.missing(bench, figures.MEMORY_RATIO_VS_NORMAL,
                         "peak memory comes from PyTorch's CUDA allocator (CUDA only)")
         else:
-            add.record(bench, figures.MEMORY_RATIO_VS_NORMAL, mine / theirs)
+            _ratio(add, bench, figures.MEMORY_RATIO_VS_NORMAL, mine, theirs)
 
 
 def ideal_seconds(ppp: Ppp, peak_tflops: Callable[[str], float | None]) -> float | None:
@@ -193,7 +205,7 @@ def _ppp(add: _Additions, results: ResultSet, ceilings: Ceilings) -> None:
             if ideal is None:
                 add.missing(bench, spec, missing)
             else:
-                add.record(bench, spec, ideal / bench.median)
+                _ratio(add, bench, spec, ideal, bench.median)
 
 
 def _roofline(add: _Additions, results: ResultSet, ceilings: Ceilings) -> None:
@@ -207,6 +219,9 @@ def _roofline(add: _Additions, results: ResultSet, ceilings: Ceilings) -> None:
         if peak is None or bandwidth is None:
             add.missing(bench, figures.SHARE_OF_ROOF,
                         "needs measured copy and matmul ceilings (run benches/test_ceilings.py)")
+            continue
+        if not bench.median:
+            add.missing(bench, figures.SHARE_OF_ROOF, OVER_ZERO)
             continue
         attained = point.flops / bench.median / 1e12
         add.record(

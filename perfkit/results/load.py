@@ -68,8 +68,20 @@ def typed(raw: Mapping[str, Any], source: str) -> ResultSet:
         )
     current = migrations.migrate(copy.deepcopy(dict(raw)), source)
     entries = tuple(BenchmarkEntry.from_json(bench, source) for bench in current["benchmarks"])
+    _refuse_repeats(entries, source)
     return ResultSet(entries, PerfkitInfo.from_json(current["machine_info"]["perfkit"], source),
                      str(current.get("datetime") or ""), source, bool(current.get("partial")), current)
+
+
+def _refuse_repeats(entries: tuple[BenchmarkEntry, ...], source: str) -> None:
+    """A run measures each benchmark once: a second entry of one id (files pasted together by hand) would
+    silently stand for the whole benchmark."""
+    seen: set[str] = set()
+    for bench in entries:
+        if bench.fullname in seen:
+            raise BaselineError(f"{source}: holds {bench.fullname} twice; keep one entry, or give each run "
+                                "its own file (`perfkit baseline save r1.json r2.json` keeps several runs)")
+        seen.add(bench.fullname)
 
 
 def parse(raw: Mapping[str, Any], source: str, lender: ResultSet | None = None) -> ResultSet:

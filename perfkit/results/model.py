@@ -35,6 +35,7 @@ from perfkit.results.metrics import (
     Metric,
     MetricSpec,
 )
+from perfkit.results.partial import TORN
 from perfkit.results.payloads import DISTURBANCES, ClockLock, Disturbance, Record
 
 R = TypeVar("R", bound=Record)
@@ -140,6 +141,9 @@ class BenchmarkEntry:
         median = raw["stats"].get("median")
         if isinstance(median, bool) or not isinstance(median, (int, float)) or not math.isfinite(median):
             raise BaselineError(f"{where}: {name}: its median time is not a number; the file is damaged")
+        if median < 0:
+            raise BaselineError(f"{where}: {name}: its median time is negative ({median:g} s), which no "
+                                "clock measures; the file is damaged: re-run the benchmarks")
         extra = raw.get("extra_info") or {}
         metrics = extra.get(METRICS_KEY) or {}
         if not isinstance(metrics, Mapping):
@@ -331,6 +335,9 @@ class PerfkitInfo:
                 f"{where}: a stored run value is not a finite number; re-save the baseline from its "
                 "result files"
             )
+        if any(v < 0 for figures in runs.values() for v in figures.get(TIME, ())):
+            raise BaselineError(f"{where}: a stored run's time is negative, which no clock measures; re-save "
+                                "the baseline from its result files")
         return cls(
             int(raw.get("schema_version", 0)),
             str(raw.get("hardware_id", "unknown")),
@@ -500,7 +507,7 @@ class ResultSet:
     def to_json(self) -> dict[str, Any]:
         """pytest-benchmark's JSON of this set (every key perfkit does not model kept as it was read)."""
         out = copy.deepcopy(
-            {k: v for k, v in self.raw.items() if k not in ("benchmarks", "machine_info", "partial")}
+            {k: v for k, v in self.raw.items() if k not in ("benchmarks", "machine_info", "partial", TORN)}
         )
         machine = copy.deepcopy(dict(self.raw.get("machine_info") or {}))
         machine["perfkit"] = self.info.to_json()

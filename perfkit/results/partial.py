@@ -14,11 +14,16 @@ import json
 import os
 from collections.abc import Callable, Mapping
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from perfkit.errors import BaselineError
 
+if TYPE_CHECKING:
+    from perfkit.results.model import ResultSet
+
 SUFFIX = ".partial"
+#: The key of a parsed partial file that says a half-written last line was dropped.
+TORN = "partial_torn"
 
 
 def path_for(json_path: str | os.PathLike[str]) -> Path:
@@ -64,10 +69,23 @@ def parse(text: str, source: str) -> dict[str, Any]:
     if not isinstance(header, dict) or header.get("perfkit_partial") != 1:
         raise BaselineError(f"{source}: not a perfkit partial results file (no header line)")
     benchmarks = []
+    torn = False
     for line in lines[1:]:
         try:
             benchmarks.append(json.loads(line))
         except json.JSONDecodeError:
-            break  # the line being written when the run was killed
+            torn = True  # the line being written when the run was killed
+            break
     return {"machine_info": header.get("machine_info", {}), "commit_info": header.get("commit_info", {}),
-            "datetime": header.get("datetime", ""), "benchmarks": benchmarks, "partial": True}
+            "datetime": header.get("datetime", ""), "benchmarks": benchmarks, "partial": True, TORN: torn}
+
+
+def said(results: ResultSet) -> str | None:
+    """The line that says ``results`` is a run cut short, and whether a half-written last line was dropped;
+    None for a finished run."""
+    if not results.partial:
+        return None
+    torn = "; its half-written last line, from when the run was stopped, is left out" \
+        if results.raw.get(TORN) else ""
+    return (f"{results.source}: a run cut short (a partial results file): only the "
+            f"{len(results.benchmarks)} benchmark(s) it finished{torn}")

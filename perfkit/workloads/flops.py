@@ -207,7 +207,7 @@ def table_of(model: nn.Module, input_shape: tuple[int, ...], name: str) -> FlopT
         return hook
 
     handles = [m.register_forward_hook(record(n)) for n, m in leaves]
-    image = torch.empty(input_shape, device="meta")
+    image = models.empty_input(input_shape)
     try:
         with FlopCounterMode(display=False) as counter, torch.no_grad():
             models.forward_checked(model, image)

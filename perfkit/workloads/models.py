@@ -20,6 +20,8 @@ from perfkit.errors import UsageError
 DEFAULT_INPUT: tuple[int, int, int] = (3, 224, 224)
 #: torchvision's VGG16 parameter count (ImageNet head), which the swap must keep.
 VGG16_PARAMETERS = 138_357_544
+#: PyTorch counts a tensor's elements and bytes in signed 64-bit integers: a shape past that is no tensor.
+TOO_LARGE = "more than PyTorch can size (2^63 bytes); give a smaller --batch or --input"
 
 
 def _torchvision(name: str, **kwargs: Any) -> Callable[[], nn.Module]:
@@ -137,8 +139,26 @@ def forward_checked(model: nn.Module, x: torch.Tensor) -> Any:
             if "out of memory" in str(exc).lower():
                 raise
             reason = str(exc).strip().splitlines()[0]
+            if _overflowed(exc):
+                raise UsageError(f"input shape {tuple(x.shape)}: layer {where[-1] if where else '(model)'} "
+                                 f"would make a tensor of {TOO_LARGE}") from None
             raise UsageError(f"input shape {tuple(x.shape)} does not fit the model: layer "
                              f"{where[-1] if where else '(model)'} failed: {reason}") from None
+
+
+def empty_input(shape: Sequence[int], device: str = "meta") -> torch.Tensor:
+    """An uninitialised input of ``shape``; one too large for PyTorch to size is one sentence."""
+    try:
+        return torch.empty(tuple(shape), device=device)
+    except (RuntimeError, TypeError) as exc:
+        if not _overflowed(exc):
+            raise
+        raise UsageError(f"an input of shape {'x'.join(map(str, shape))} holds {TOO_LARGE}") from None
+
+
+def _overflowed(exc: Exception) -> bool:
+    """PyTorch's words for a size past 64 bits: the storage's bytes, or a dimension itself."""
+    return "overflow" in str(exc).lower()
 
 
 @contextlib.contextmanager
