@@ -42,8 +42,9 @@ window.addEventListener("load", () => {
     }
     const plot = part.map(e => e.querySelector("img")).find(i => i);
     const table = part.find(e => e.tagName === "TABLE");
+    // a pixel of slack: scrollIntoView leaves a heading at a sub-pixel top such as -0.17
     const inside = e => { const r = e.getBoundingClientRect();
-                          return r.width > 0 && r.top >= 0 && r.top < innerHeight && r.left >= 0
+                          return r.width > 0 && r.top >= -1 && r.top < innerHeight && r.left >= 0
                                  && r.right <= innerWidth; };
     seen = {heading: inside(across), plot: !!plot && plot.naturalWidth > 0 && inside(plot),
             rows: table ? table.tBodies[0].rows.length : 0};

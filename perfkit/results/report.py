@@ -114,7 +114,7 @@ def summary_lines(cmp: Comparison, baseline_name: str, limit: int = 40,
     worth reading and every count that moved; benchmarks not run, informational figures and the ungated are
     counted. The table is fitted to ``width`` columns where given."""
     lines = [f"perfkit: compared with {baseline_name}: {headline(cmp)}"]
-    moved = [r for r in cmp.rows if r.verdict in TO_READ[:-1]
+    moved = [r for r in cmp.rows if (r.verdict in TO_READ[:-1] and not unsettled(r))
              or (r.verdict is Verdict.CHANGED and r.note.startswith(COUNT_MOVED))]
     if moved:
         table = text_table(_HEAD, [_row_cells(row) for row in moved[:limit]],
@@ -129,6 +129,10 @@ def summary_lines(cmp: Comparison, baseline_name: str, limit: int = 40,
             lines.append(
                 f"  {counts[verdict]} {verdict.value} benchmark(s): {meaning}; `perfkit compare` lists them"
             )
+    inside = sum(unsettled(r) for r in cmp.rows)
+    if inside:
+        lines.append(f"  {inside} unknown figure(s) moved less than their minimum effect, with an interval "
+                     "that reaches beyond it (not shown unchanged); `perfkit compare` lists them")
     weak = cmp.weak()
     if weak:
         lines.append(
@@ -286,8 +290,16 @@ def _mde_words(cmp: Comparison) -> str:
 
 
 def to_read(cmp: Comparison) -> list[Row]:
-    """The rows a person should read (:data:`TO_READ`), worst verdict first, by benchmark within one."""
-    return sorted((r for r in cmp.rows if r.verdict in TO_READ), key=lambda r: TO_READ.index(r.verdict))
+    """The rows a person should read (:data:`TO_READ`), worst verdict first, by benchmark within one; not the
+    figures inside their minimum effect that are unknown only for want of evidence (:func:`unsettled`)."""
+    return sorted((r for r in cmp.rows if r.verdict in TO_READ and not unsettled(r)),
+                  key=lambda r: TO_READ.index(r.verdict))
+
+
+def unsettled(row: Row) -> bool:
+    """A gating figure inside its minimum effect whose interval reaches beyond it: ``unknown``, never shown
+    unchanged, but nothing moved to chase; folded behind its count so the rows that did move open the page."""
+    return row.verdict is Verdict.UNKNOWN and row.minimum is not None and not row.beyond_minimum
 
 
 @dataclass(frozen=True)
@@ -318,6 +330,10 @@ def verdict_blocks(cmp: Comparison, pointers: Pointers | None = None, show_info:
     blocks: list[document.Block] = [Text(line) for line in lead]
     blocks += _rows_to_read(cmp, pointers, cut)
     counts = cmp.counts()
+    inside = [r for r in cmp.rows if unsettled(r)]
+    if inside:
+        blocks.append(_folded(f"{len(inside)} unknown figure(s) inside the minimum effect, their interval "
+                              "beyond it", [Table.of(_HEAD, [_row_cells(r) for r in inside])], cut))
     for verdict in FOLDED + ((Verdict.INFO,) if show_info else ()):
         rows = [r for r in cmp.rows if r.verdict is verdict]
         if rows:
