@@ -545,20 +545,21 @@ def _inside(fig: FigureRuns, noise: FigureNoise, evidence: _Evidence, alpha: flo
     """A change inside the minimum effect: ``unchanged`` where its whole interval is inside too (an
     equivalence test at ``alpha``), else ``unknown`` with the interval and what would settle it."""
     row = _row(fig, Verdict.UNCHANGED, gating=True, evidence=evidence, alpha=alpha)
-    reach = stats.t_quantile(alpha, evidence.df) * evidence.se
-    if abs(evidence.shift) + reach <= evidence.floor:
+    quantile = stats.t_quantile(alpha, evidence.df)
+    if abs(evidence.shift) + quantile * evidence.se <= evidence.floor:
         return _Judged(row, evidence=evidence)
     assert row.interval is not None  # evidence was given
     low, high = row.interval
     note = (f"inside the minimum effect ({math.expm1(evidence.floor):.0%}) but not shown to be: its interval "
-            f"runs from {low:+.1%} to {high:+.1%}; {_settles(fig, noise, evidence, alpha)}")
+            f"runs from {low:+.1%} to {high:+.1%}; {_settles(fig, noise, evidence, quantile)}")
     return _Judged(dataclasses.replace(row, verdict=Verdict.UNKNOWN, note=note), evidence=evidence)
 
 
-def _settles(fig: FigureRuns, noise: FigureNoise, evidence: _Evidence, alpha: float) -> str:
+def _settles(fig: FigureRuns, noise: FigureNoise, evidence: _Evidence, quantile: float) -> str:
     """What would settle a change inside the minimum effect, were it to stay where it is: how many runs of
-    this code, or more baseline runs where this side's runs cannot narrow the interval enough."""
-    target = (evidence.floor - abs(evidence.shift)) / stats.t_quantile(alpha, evidence.df)
+    this code, or more baseline runs where this side's runs cannot narrow the interval enough (``quantile``:
+    the interval's t quantile)."""
+    target = (evidence.floor - abs(evidence.shift)) / quantile
     for runs in (2, 3, 5, 8, 12, 20):
         if runs > len(fig.current) and _standard_error(fig, noise, runs) <= target:
             return f"about {runs} runs of this code judged together would settle it"
@@ -591,20 +592,21 @@ def _corrected(judged: list[_Judged], policy: Policy, tests: int, bonferroni: bo
             if not significant[id(j)]:
                 row = dataclasses.replace(row, verdict=Verdict.INFO,
                                           note=f"within its run-to-run noise after correcting for "
-                                               f"{_figures(len(ratios), 'ratio')} (p={j.p_value:.2g})")
+                                               f"{counted(len(ratios), 'ratio')} (p={j.p_value:.2g})")
         elif j.p_value is not None:
             if significant[id(j)]:
                 row = dataclasses.replace(row, p_value=j.p_value)
             else:
                 note = (f"beyond the minimum effect but not significant after correcting for "
-                        f"{_figures(tests, 'figure')} (p={j.p_value:.2g}); more runs decide")
+                        f"{counted(tests, 'figure')} (p={j.p_value:.2g}); more runs decide")
                 row = dataclasses.replace(row, verdict=Verdict.UNKNOWN, p_value=j.p_value,
                                           note=f"{row.note}; {note}" if row.note else note)
         rows.append(row)
     return rows
 
 
-def _figures(count: int, word: str) -> str:
+def counted(count: int, word: str) -> str:
+    """``count`` and ``word``, plural unless one ("1 figure", "85 figures")."""
     return f"{count} {word}" + ("" if count == 1 else "s")
 
 

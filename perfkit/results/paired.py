@@ -29,7 +29,7 @@ from dataclasses import dataclass
 
 from perfkit.results import stats
 from perfkit.results.figures import TIME
-from perfkit.results.judge import Verdict
+from perfkit.results.judge import Verdict, counted
 
 #: Fewer pairs give no spread to test against (two give one degree of freedom).
 MIN_PAIRS = 2
@@ -159,8 +159,8 @@ def _row(t: _Tested, p_value: float | None, significant: bool, tests: int, final
         return PairedRow(benchmark, t.pairs, change, Verdict.UNCHANGED, t.minimum, mde=mde, settled=True,
                          figure=figure)
     why = ("inside the minimum effect" if p_value is None else
-           f"beyond the minimum effect but not significant after correcting for {tests} "
-           f"figure{'s' * (tests != 1)} and the looks (p={p_value:.2g})")
+           f"beyond the minimum effect but not significant after correcting for {counted(tests, 'figure')} "
+           f"and the looks (p={p_value:.2g})")
     note = (f"{why}, not settled: its interval runs from {_end(t.shift - reach)} to {_end(t.shift + reach)}; "
             f"{more} settle it")
     return PairedRow(benchmark, t.pairs, change, Verdict.UNKNOWN, t.minimum, p_value, mde, note=note,
