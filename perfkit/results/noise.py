@@ -248,10 +248,10 @@ class Noise:
     covariates: Mapping[tuple[str, str], float | None] = field(default_factory=dict)
     priors: Mapping[str, Prior] = field(default_factory=dict)
     outliers: frozenset[tuple[str, str]] = frozenset()  # figures noisier than their prior: their own variance
-    # between-machine SD of log time, where the reference runs came from several machines: over every kind,
-    # and per kind of figure where that kind has its own estimate
-    between_sd: float = 0.0
-    between_by_kind: Mapping[str, float] = field(default_factory=dict)
+    # the between-machine variance of log time as a share of the run-to-run variance, where the reference
+    # runs came from several machines: over every kind, and per kind of figure where that kind has its own
+    between_share: float = 0.0
+    between_share_by_kind: Mapping[str, float] = field(default_factory=dict)
     # per benchmark, the machines its reference runs came from (none where unknown)
     machines: Mapping[str, frozenset[str]] = field(default_factory=dict)
     source: str = ""
@@ -288,8 +288,8 @@ class Noise:
         origins = {name: tuple(o.machine for o in runs_of) for name, runs_of in reference.origins().items()}
         machines = {name: frozenset(m for m in ms if m) for name, ms in origins.items()}
         time_kinds = {name: kind for (name, figure), kind in kinds.items() if figure == TIME}
-        between, by_kind = _between_machines(reference, origins, time_kinds)
-        return cls(logs, kinds, covariates, priors, frozenset(outliers), between, by_kind, machines,
+        share, by_kind = _between_machines(reference, origins, time_kinds)
+        return cls(logs, kinds, covariates, priors, frozenset(outliers), share, by_kind, machines,
                    reference.source)
 
     def _moderated(self, key: tuple[str, str], current: tuple[float, ...] = ()) -> tuple[float, float] | None:
@@ -321,10 +321,12 @@ class Noise:
         prior = None if key in self.outliers else self.priors.get(self.kinds.get(key, ""))
         known = self.machines.get(benchmark, frozenset())
         other_machine = current_machine is not None and bool(known) and current_machine not in known
-        between_sd = self.between_by_kind.get(self.kinds.get(key, ""), self.between_sd)
-        # estimated on the time, applied to every timed figure and ratio of the benchmark: a launch-bound
-        # step's kernel time or layers-over-model ratio moves with the host as its time does
-        between = between_sd if other_machine and self.kinds.get(key, "").startswith("timed") else 0.0
+        share = self.between_share_by_kind.get(self.kinds.get(key, ""), self.between_share)
+        # estimated on the times, applied to every timed figure and ratio in proportion to its own noise: a
+        # launch-bound step's kernel time or layers-over-model ratio moves with the host as its time does,
+        # and a figure that hardly moves between runs hardly moves between machines
+        timed = self.kinds.get(key, "").startswith("timed")
+        between = math.sqrt(share) * sd if other_machine and timed else 0.0
         source = f"{len(own)} kept run(s)" + (f", pooled (d0 {prior.df:.3g})" if prior else "")
         return FigureNoise(sd, dof, between, len(own), source)
 
@@ -426,14 +428,20 @@ def _heavy_tailed(values: Sequence[float]) -> bool:
 
 def _between_machines(reference: ResultSet, origins: Mapping[str, tuple[str, ...]],
                       kinds: Mapping[str, str]) -> tuple[float, dict[str, float]]:
-    """The between-machine SD of log time (one-way random effects, pooled as the mean of the unfloored
-    component estimates of the benchmarks whose runs came from two or more known machines), from each
+    """The between-machine variance of log time as a share of the run-to-run variance (one-way random
+    effects: the sum of the benchmarks' unfloored component estimates over the sum of their runs' variances,
+    which a figure's own variance estimates too, over the benchmarks whose runs came from two or more known
+    machines), from each
     benchmark's runs and the machine of each (``origins``): over every benchmark, and per kind of figure
-    (``kinds``: a benchmark's time's kind), since a host-bound step shifts 5-15% between machines of one kind
-    and a GPU-bound kernel hardly; 0 where every benchmark's runs came from one machine. The median of
-    estimates floored at zero read exactly 0 in 17 of 20 simulated two-machine baselines whose machines did
-    differ, and a run from a third machine, its re-runs sharing that machine, was judged as if none did."""
-    components: dict[str, list[float]] = defaultdict(list)
+    (``kinds``: a benchmark's time's kind); 0 where every benchmark's runs came from one machine.
+
+    A share, not one SD per kind: on the committed H100 and H200 baselines each benchmark's between-machine
+    component tracks its own run-to-run spread (a 1 M-element program step 18%, a launch-bound training step
+    8-17%, a one-thread kernel about 1%), and one SD for every host-bound figure (12% on the H100) gave a
+    one-thread kernel that repeats within 1% a one-run MDE above 200%. Estimates are kept unfloored: the
+    median of estimates floored at zero read exactly 0 in 17 of 20 simulated two-machine baselines whose
+    machines did differ."""
+    components: dict[str, list[tuple[float, float]]] = defaultdict(list)
     for name, figures in reference.runs().items():
         times, machines = figures.get(TIME, []), origins.get(name, ())
         if len(times) != len(machines) or not all(machines) or len(set(machines)) < 2 or min(times) <= 0:
@@ -441,10 +449,17 @@ def _between_machines(reference: ResultSet, origins: Mapping[str, tuple[str, ...
         groups: dict[str, list[float]] = defaultdict(list)
         for machine, value in zip(machines, times):
             groups[machine].append(math.log(value))
-        components[kinds.get(name, "")].append(stats.between_group_variance(list(groups.values()), False))
+        spread = statistics.variance(v for group in groups.values() for v in group)
+        components[kinds.get(name, "")].append((stats.between_group_variance(list(groups.values()), False),
+                                                spread))
     every = [c for kind in components.values() for c in kind]
-    overall = math.sqrt(max(0.0, statistics.fmean(every))) if every else 0.0
-    return overall, {kind: math.sqrt(max(0.0, statistics.fmean(c))) for kind, c in components.items()}
+    return _share(every), {kind: _share(c) for kind, c in components.items()}
+
+
+def _share(components: Sequence[tuple[float, float]]) -> float:
+    """Summed between-machine components over summed run-to-run variances, at least 0."""
+    spread = sum(v for _, v in components)
+    return max(0.0, sum(b for b, _ in components) / spread) if spread > 0 else 0.0
 
 #: The newest kept runs read for noise (older ones add little once a change point has cut the series).
 KEPT_RUNS = 60
