@@ -142,6 +142,7 @@ def time_cuda_events(
     mode: Mode = "plain",
     batch: int = 100,
     flush_l2: bool = False,
+    hold: bool = False,
 ) -> Samples:
     """Time ``fn`` on the current CUDA stream with events; one sample per repetition.
 
@@ -153,6 +154,8 @@ def time_cuda_events(
     sleeps HOLD_CYCLES while the host records the start event and launches ``fn``, so a launch-bound call
     is timed from its queued kernel, not from the host's launch: the zeroing alone (about 55 us on an H200)
     did not always outlast numba's launch, and an 8 us K1 vector add then read 13-38 us on a fresh H200.
+    ``hold`` holds the stream so in ``plain`` mode without a flush too: a call whose data stays resident (a
+    warm launch on managed memory) is then timed as the kernel it is, without the host's dispatch before it.
     """
     if not torch.cuda.is_available():
         raise HardwareError("CUDA event timing needs a CUDA GPU; use time_host on CPU")
@@ -167,8 +170,8 @@ def time_cuda_events(
     for start, end in zip(starts, ends):
         if flush is not None:
             flush.zero_()
-            if mode == "plain":
-                torch.cuda._sleep(HOLD_CYCLES)  # PyTorch's spin kernel (private; its own stream tests use it)
+        if mode == "plain" and (flush is not None or hold):
+            torch.cuda._sleep(HOLD_CYCLES)  # PyTorch's spin kernel (private; its own stream tests use it)
         start.record()
         body()
         end.record()
