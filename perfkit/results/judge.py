@@ -31,8 +31,9 @@ have said improved or regressed; another gating figure that moved is ``changed``
 Every gating figure gates: a noisy one gets a wider interval from its own noise, never a pass. A figure
 that got worse while other processes kept a quarter or more of the run's CPUs busy (the host load the
 plugin records), or while heat held its GPU's clocks down for over 5% of its run, is **unknown**, whatever
-its p-value: on a shared 2-vCPU runner a neighbour alone makes a two-thread benchmark 60-70% slower. So is
-a host-bound figure within the run's common host slowdown (HostShift).
+its p-value: on a shared 2-vCPU runner a neighbour alone makes a two-thread benchmark 60-70% slower (the A/B
+holds back a figure whose pairs were so disturbed by the same rule, :func:`held_back`). So is a host-bound
+figure within the run's common host slowdown (HostShift).
 
 Only gating figures get those verdicts: a benchmark gates on its time unless it names another figure (or
 none, declared informational with its reason), plus metrics declared to gate (allocator peaks). Figures
@@ -47,7 +48,7 @@ import dataclasses
 import enum
 import math
 import statistics
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from typing import Any, ClassVar
 
@@ -57,6 +58,7 @@ from perfkit.results.figures import TIME, TIME_UNIT
 from perfkit.results.model import ResultSet, run_count
 from perfkit.results.noise import HOST_KIND, FigureNoise, Noise
 from perfkit.results.pairing import FigureRuns, pair
+from perfkit.results.payloads import Disturbance
 
 
 class Verdict(enum.Enum):
@@ -525,10 +527,9 @@ def _gate(fig: FigureRuns, minimum: float, noise: FigureNoise | None, alpha: flo
                        evidence=evidence)
     if abs(shift) <= floor:
         return _inside(fig, noise, evidence, alpha)
-    disturbed = next((d for d in fig.disturbances if d.disturbed), None)
-    if worse > 0 and disturbed is not None:
-        return _Judged(_row(fig, Verdict.UNKNOWN, disturbed.sentence(), True, evidence, alpha),
-                       evidence=evidence)
+    held = held_back(fig.disturbances)
+    if worse > 0 and held is not None:
+        return _Judged(_row(fig, Verdict.UNKNOWN, held, True, evidence, alpha), evidence=evidence)
     note = ""
     if worse > 0 and host is not None and fig.better == "lower" and fig.unit == TIME_UNIT:
         if shift - host.shift <= floor:
@@ -539,6 +540,15 @@ def _gate(fig: FigureRuns, minimum: float, noise: FigureNoise | None, alpha: flo
     p_value = stats.two_sided_p(shift / se, noise.df)
     verdict = Verdict.REGRESSED if worse > 0 else Verdict.IMPROVED
     return _Judged(_row(fig, verdict, note, True, evidence, alpha), p_value, evidence)
+
+
+def held_back(disturbances: Iterable[Disturbance]) -> str | None:
+    """Why a figure that got worse is ``unknown`` whatever its p-value: the sentence of the first of
+    ``disturbances`` that disturbed its run (a busy host, a hot GPU: a neighbour alone makes a two-thread
+    benchmark 60-70% slower); None where none did. The one rule of the nightly judge and of the A/B
+    (perfkit.ab), so that the two never give one slowdown two verdicts."""
+    disturbed = next((d for d in disturbances if d.disturbed), None)
+    return None if disturbed is None else disturbed.sentence()
 
 
 def _inside(fig: FigureRuns, noise: FigureNoise, evidence: _Evidence, alpha: float) -> _Judged:
