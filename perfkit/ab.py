@@ -24,7 +24,7 @@ import tempfile
 import typing
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from contextlib import ExitStack, contextmanager
-from dataclasses import asdict, dataclass, field
+from dataclasses import asdict, dataclass, field, replace
 from pathlib import Path, PurePosixPath
 from typing import Any
 
@@ -33,7 +33,7 @@ from perfkit.errors import BuildError, UsageError
 from perfkit.results import baselines, load, paired
 from perfkit.results.document import Section, Table, Text, markdown_sections, plain_text
 from perfkit.results.figures import TIME
-from perfkit.results.judge import Policy, Verdict, minimum_effect
+from perfkit.results.judge import Policy, Verdict, held_back, minimum_effect
 from perfkit.results.model import ResultSet
 from perfkit.results.pairing import pair
 from perfkit.results.report import fmt_mde
@@ -313,6 +313,8 @@ class Tally:
     ungated: frozenset[str] = frozenset()
     # the rows settled at an earlier look: their figures stopped there and take no more pairs
     decided: Mapping[paired.Key, paired.PairedRow] = field(default_factory=dict)
+    # what disturbed a run of a figure's pairs, the latest said (PairedValue.disturbed)
+    disturbed: Mapping[paired.Key, str] = field(default_factory=dict)
 
     def add(self, this: Gated) -> Tally:
         """This pair's values added to the figures still open."""
@@ -322,7 +324,8 @@ class Tally:
             pairs[one.key] = (*pairs.get(one.key, ()), one.values)
         return Tally(pairs, {**self.minimum, **{one.key: one.minimum for one in fresh}},
                      self.higher_better | {one.key for one in fresh if one.higher_better},
-                     {**self.lone, **this.lone}, self.ungated | set(this.ungated), self.decided)
+                     {**self.lone, **this.lone}, self.ungated | set(this.ungated), self.decided,
+                     {**self.disturbed, **{one.key: one.disturbed for one in fresh if one.disturbed}})
 
 
 def look(tally: Tally, this: Gated | None, pair: int, rounds: int,
@@ -334,11 +337,11 @@ def look(tally: Tally, this: Gated | None, pair: int, rounds: int,
     if this is not None:
         tally = tally.add(this)
     rows = paired.verdicts(tally.pairs, tally.minimum, alpha, tally.higher_better, rounds=rounds,
-                           final=pair == rounds, decided=tally.decided)
+                           final=pair == rounds, decided=tally.decided, disturbed=tally.disturbed)
     decided = {(row.benchmark, row.figure): row for row in rows if row.settled}
     rows = sorted([*rows, *(row for key, row in tally.lone.items() if key not in tally.pairs)],
                   key=lambda row: (row.benchmark, row.figure))
-    return Tally(tally.pairs, tally.minimum, tally.higher_better, tally.lone, tally.ungated, decided), rows
+    return replace(tally, decided=decided), rows
 
 
 @dataclass(frozen=True)
@@ -347,6 +350,9 @@ class PairedValue:
     values: tuple[float, float]  # (base, head) in this pair
     minimum: float  # the minimum effect worth a verdict
     higher_better: bool
+    # what disturbed either side's run (a busy host, a hot GPU), in the judge's words (judge.held_back),
+    # head's first: a figure that came out worse is not called regressed on it; None where neither was
+    disturbed: str | None = None
 
 
 @dataclass(frozen=True)
@@ -360,10 +366,13 @@ def gated(base: ResultSet, head: ResultSet, policy: Policy) -> Gated:
     """One pair's values of every figure the nightly judge gates on, for each benchmark both sides ran: the
     judge's own pairing (perfkit.results.pairing), so the A/B judges what the nightly judges: the time, or
     the kernel's own time or SM cycles where the bench names them instead, and the metrics declared to gate
-    (peak memory, a capacity, a share reached), a gate of either side counting."""
+    (peak memory, a capacity, a share reached), a gate of either side counting; with what disturbed either
+    run, recorded as the judge reads it (the rounds' own spread is no excuse here: the pairs are fresh
+    processes, as a confirmation's re-runs are, perfkit.results.settling)."""
     found: list[PairedValue] = []
     lone: dict[paired.Key, paired.PairedRow] = {}
     pairing = pair(base, head)
+    entries = (head.by_name(), base.by_name())
     for fig in pairing.figures:
         if not fig.judged:
             continue
@@ -372,7 +381,9 @@ def gated(base: ResultSet, head: ResultSet, policy: Policy) -> Gated:
             lone[key] = paired.PairedRow(fig.benchmark, 0, None, Verdict.MEASURED_DIFFERENTLY, least,
                                          settled=True, note=fig.measured_differently, figure=fig.figure)
         elif fig.baseline and fig.current:
-            found.append(PairedValue(key, (fig.baseline[0], fig.current[0]), least, fig.better == "higher"))
+            disturbed = held_back(d for side in entries for d in side[fig.benchmark].disturbances)
+            found.append(PairedValue(key, (fig.baseline[0], fig.current[0]), least, fig.better == "higher",
+                                     disturbed))
         else:
             only = "head" if fig.current else "base"
             lone[key] = paired.PairedRow(fig.benchmark, 0, None, Verdict.UNKNOWN, least, settled=True,

@@ -19,7 +19,7 @@ import tempfile
 import time
 from collections.abc import Sequence
 from pathlib import Path
-from typing import TypeVar
+from typing import Any, TypeVar
 
 import pytest
 import scipy.stats
@@ -27,11 +27,11 @@ import scipy.stats
 from perfkit import ab, bytecode, stopping
 from perfkit.cli import EXIT_REGRESSION, main
 from perfkit.errors import BuildError, UsageError
-from perfkit.results import load
+from perfkit.results import baselines, load
 from perfkit.results.judge import Verdict
 from perfkit.results.model import ResultSet
-from perfkit.results.paired import verdicts
-from tests.conftest import ROOT, slowed
+from perfkit.results.paired import PairedRow, verdicts
+from tests.conftest import ROOT, all_slowed, slowed, typed
 from tests.gitrepo import BENCH, EXTRA, commit, git, make_repo
 
 
@@ -394,6 +394,64 @@ def test_fail_exits_1_only_on_a_regression_and_markdown_gives_the_same_table(mon
     with pytest.raises(SystemExit) as refused:
         main(["ab", "main", "--touched", "--benches", "benches/test_loop.py"])
     assert refused.value.code == 2 and "not allowed with argument" in capsys.readouterr().err
+
+
+LOOP = "benches/test_vector_add.py::test_cpu_loop[K1]"
+
+
+def _busy_ab(tmp_path: Path, other_cpus: float) -> tuple[dict[str, Any], Path]:
+    """Three pairs of the CPU loop, HEAD 21.5% slower than BASE in each, every run recorded while other
+    processes kept ``other_cpus`` of the 2 CPUs busy, looked at as perfkit ab looks at them and written
+    where it writes them (ab.json, base.json, head.json)."""
+    raw = json.loads(FAMILIES.read_text())
+    raw["benchmarks"] = [b for b in raw["benchmarks"] if b["fullname"] == LOOP]
+    raw["benchmarks"][0]["extra_info"]["host_load"] = {"other_cpus": other_cpus, "cpus": 2, "version": 1}
+    kept: dict[str, list[ResultSet]] = {"base": [], "head": []}
+    tally, policy = ab.Tally(), ab.DEFAULT_POLICY
+    rows: list[PairedRow] = []
+    for i, factor in enumerate((1.0, 1.01, 0.99)):  # the machine drifts between rounds: both sides move
+        for minute, (label, slower) in enumerate((("base", 1.0), ("head", 1.215 + 0.003 * i))):
+            when = f"2026-12-0{i + 1}T10:0{minute}:00+00:00"
+            kept[label].append(typed(all_slowed(raw, factor * slower, when)))
+        this = ab.gated(kept["base"][-1], kept["head"][-1], policy)
+        tally, rows = ab.look(tally, this, i + 1, 3, policy.alpha)
+    out = tmp_path / "ab"
+    out.mkdir()
+    for label, runs in kept.items():
+        baselines.write_atomically(out / f"{label}.json", baselines.from_runs(runs))
+    base, head = ab.Side("base", "HEAD~3", "0" * 40, tmp_path), ab.Side("head", "HEAD", "1" * 40, tmp_path)
+    report = ab._report(base, head, 3, ab.orders(3, 3), 3, ["benches"], policy, rows, tally.pairs, kept,
+                        sorted(tally.ungated))
+    (out / "ab.json").write_text(json.dumps(report))
+    return report, out
+
+
+def test_a_slowdown_paired_on_a_busy_host_is_unknown_in_the_judges_words_and_the_report_agrees(tmp_path,
+                                                                                                monkeypatch):
+    """Unchanged code A/B'd while other processes kept 1.6 of 2 CPUs busy read regressed +21.5% (3 pairs),
+    where the nightly judge, reading the same base.json and head.json, said unknown; perfkit report printed
+    both on one page. The A/B holds the slowdown back by the judge's rule, in its words."""
+    report, out = _busy_ab(tmp_path, 1.6)
+    [row] = report["benchmarks"]
+    said = ("other processes kept 1.6 of its 2 CPUs busy while it ran: not judged; run it again on a quiet "
+            "machine")
+    assert row["verdict"] == "unknown" and row["note"] == said and row["p_value"] is None
+    assert row["change"] == pytest.approx(0.218, abs=0.002) and not row["settled"]
+    monkeypatch.chdir(tmp_path)  # no baselines folder or kept runs lend their noise
+    assert main(["report", str(out / "head.json"), "--baseline", str(out / "base.json"), "--out",
+                 str(tmp_path / "report")]) == 0
+    [judged] = [r for r in json.loads((tmp_path / "report" / "verdicts.json").read_text())["rows"]
+                if r["benchmark"] == LOOP and r["gating"]]
+    assert judged["verdict"] == "unknown" and judged["note"] == said
+    page = (tmp_path / "report" / "report.md").read_text()
+    cells = re.findall(r"^\| (?:[^|]*\| )*?(regressed|unknown|unchanged|improved) \|", page, re.MULTILINE)
+    assert cells == ["unknown"] * 3  # the A/B's row, the judge's row to read, its family's table
+
+
+def test_the_same_slowdown_paired_on_a_quiet_host_regresses(tmp_path):
+    report, _ = _busy_ab(tmp_path, 0.1)
+    [row] = report["benchmarks"]
+    assert row["verdict"] == "regressed" and row["settled"] and row["note"] == ""
 
 
 GATED = '''import os

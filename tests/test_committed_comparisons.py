@@ -3,15 +3,19 @@
 from __future__ import annotations
 
 import math
+import re
 from pathlib import Path
 
 import pytest
 
 from perfkit.cli import judge_files
-from perfkit.results.judge import Comparison
+from perfkit.results import report
+from perfkit.results.figures import TIME_UNIT
+from perfkit.results.judge import Comparison, Verdict
 
 ROOT = Path(__file__).resolve().parents[1]
 COPY = "copy_bandwidth_gbps"
+GEMM = "benches/test_ceilings.py::test_matmul_flops[bf16]"
 
 
 def _compared(baseline: str, current: str) -> Comparison:
@@ -67,3 +71,31 @@ def test_quick_profile_the_cpu_is_held_to_its_own_measured_ceilings():
     layers = [r for r in cpu_against_h200.hardware_rows if "test_layers.py" in r.benchmark]
     assert layers and all(r.far for r in layers)
     assert cpu_against_h200.geomean_time_ratio is not None and cpu_against_h200.geomean_time_ratio > 2
+
+
+def test_a_gating_figure_other_than_the_time_that_differs_on_the_other_machine_is_info_not_an_alarm(
+        h100_against_h200):
+    """The GEMMs gate on their SM cycles, which the H100 spends 9-10% fewer of than the H200: across hardware
+    they read ``changed`` with "p=3.7e-10; on another machine", like an alarm. Another machine's figure is
+    shown, not judged, in the terminal summary, compare's table and the report alike."""
+    cmp = h100_against_h200
+    moved = [r for r in cmp.rows if r.gating and r.unit != TIME_UNIT and r.beyond_minimum and r.p_value]
+    differ = [r for r in cmp.rows if r.gating and r.note.startswith("differs on the other machine")]
+    assert not moved and {r.figure for r in differ} == {"sm_mcycles"}
+    gemm = next(r for r in differ if r.benchmark == GEMM)
+    assert gemm.verdict is Verdict.INFO and gemm.change == pytest.approx(-0.097, abs=0.005)
+    assert cmp.benchmark_verdicts()[GEMM] is Verdict.INFO
+    assert Verdict.CHANGED not in cmp.counts() and cmp.counts()[Verdict.INFO] == len(differ)
+    summary = report.summary_lines(cmp, "nvidia-h200-x1.json")  # the end of a run's terminal
+    assert f" as expected, {len(differ)} info, " in summary[0] and not re.search(r"\bchanged\b", summary[0])
+    said = (f"  {len(differ)} gating figure(s) other than a time differ on the other machine (info: shown, "
+            "not judged); `perfkit compare` lists them")
+    assert said in summary
+    assert not [line for line in summary if GEMM in line]  # counted, not listed as rows to read
+    table = report.render(cmp, "table")  # what `perfkit compare` prints
+    [line] = [line for line in table.splitlines() if GEMM in line and "sm_mcycles" in line]
+    assert line.startswith("info ") and "differs on the other machine" in line and "p=" not in line
+    assert not re.search(r"^changed ", table, re.MULTILINE)
+    page = report.render(cmp, "markdown", show_unchanged=False)  # the report's and job summary's verdicts
+    assert f"{len(differ)} info benchmark(s), {len(differ)} figure(s)" in page
+    assert "| changed |" not in page and "info: a gating figure other than a time" in page

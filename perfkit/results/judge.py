@@ -26,13 +26,16 @@ Across hardware there is no regression or improvement of the code, only another 
 speedup stands against the speedup expected of it (perfkit.results.across), and the gating row of its own
 figure says ``as expected``, ``faster`` or ``slower`` (than expected) or ``FAR from expected``; a benchmark
 without an expectation, and every other gating time, is ``faster`` or ``slower`` where the test above would
-have said improved or regressed; another gating figure that moved is ``changed``.
+have said improved or regressed; another gating figure that moved (a GEMM's SM cycles, a memory peak) differs
+on the other machine and is ``info``: another GPU spends other cycles and other memory on the same code, so
+neither is the code's change nor an alarm.
 
 Every gating figure gates: a noisy one gets a wider interval from its own noise, never a pass. A figure
 that got worse while other processes kept a quarter or more of the run's CPUs busy (the host load the
 plugin records), or while heat held its GPU's clocks down for over 5% of its run, is **unknown**, whatever
-its p-value: on a shared 2-vCPU runner a neighbour alone makes a two-thread benchmark 60-70% slower. So is
-a host-bound figure within the run's common host slowdown (HostShift).
+its p-value: on a shared 2-vCPU runner a neighbour alone makes a two-thread benchmark 60-70% slower (the A/B
+holds back a figure whose pairs were so disturbed by the same rule, :func:`held_back`). So is a host-bound
+figure within the run's common host slowdown (HostShift).
 
 Only gating figures get those verdicts: a benchmark gates on its time unless it names another figure (or
 none, declared informational with its reason), plus metrics declared to gate (allocator peaks). Figures
@@ -47,7 +50,7 @@ import dataclasses
 import enum
 import math
 import statistics
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from typing import Any, ClassVar
 
@@ -57,6 +60,7 @@ from perfkit.results.figures import TIME, TIME_UNIT
 from perfkit.results.model import ResultSet, run_count
 from perfkit.results.noise import HOST_KIND, FigureNoise, Noise
 from perfkit.results.pairing import FigureRuns, pair
+from perfkit.results.payloads import Disturbance
 
 
 class Verdict(enum.Enum):
@@ -78,7 +82,7 @@ class Verdict(enum.Enum):
     UNCHANGED = "unchanged"
     NEW = "new"
     MISSING = "missing"
-    INFO = "info"  # a figure shown, not judged
+    INFO = "info"  # a figure shown, not judged (across hardware, a gating one that differs there too)
 
     def __str__(self) -> str:
         return self.value
@@ -87,9 +91,12 @@ class Verdict(enum.Enum):
 #: The verdicts a benchmark can get, worst first.
 WORST_FIRST: tuple[Verdict, ...] = (
     Verdict.REGRESSED, Verdict.FAR, Verdict.SLOWER, Verdict.UNKNOWN, Verdict.IMPROVED, Verdict.FASTER,
-    Verdict.CHANGED, Verdict.NOT_JUDGED, Verdict.MEASURED_DIFFERENTLY, Verdict.AS_EXPECTED, Verdict.UNCHANGED,
-    Verdict.NEW, Verdict.MISSING,
+    Verdict.CHANGED, Verdict.NOT_JUDGED, Verdict.MEASURED_DIFFERENTLY, Verdict.AS_EXPECTED,
+    Verdict.INFO,  # across hardware: a gating figure other than a time that differs on the other machine
+    Verdict.UNCHANGED, Verdict.NEW, Verdict.MISSING,
 )
+#: The note of a gating figure other than a time that moved across hardware (shown, not judged).
+DIFFERS = "differs on the other machine: shown, not judged"
 #: Fingerprint fields of the software: where one changed, a common host-bound shift may be its doing.
 SOFTWARE_FIELDS = frozenset(
     {"driver", "cuda", "cudnn", "torch", "torchvision", "numba", "numba_cuda", "python"}
@@ -309,8 +316,9 @@ def judge(baseline: ResultSet, current: ResultSet, noise: Noise, policy: Policy 
 def _across_hardware(rows: list[Row], hardware: tuple[across.HardwareRow, ...]) -> list[Row]:
     """Another machine's verdicts: each gating time of a benchmark with an expected speedup says how its
     speedup stands to it; elsewhere what would be regressed or improved on one machine is slower or faster
-    (a time) or changed (another gating figure), and a ratio that should stay put on one machine is shown,
-    not judged."""
+    (a time) or differs on the other machine (another gating figure: SM cycles, a memory peak, which another
+    GPU spends differently on the same code: ``info``, its p-value dropped, no alarm), and a ratio that
+    should stay put on one machine is shown, not judged."""
     expected = {h.benchmark: h for h in hardware if h.verdict is not None}
     out = []
     for row in rows:
@@ -320,10 +328,12 @@ def _across_hardware(rows: list[Row], hardware: tuple[across.HardwareRow, ...]) 
         elif row.gating and found is not None and row.unit == TIME_UNIT and row.current is not None:
             row = dataclasses.replace(row, verdict=Verdict(found.verdict), p_value=None,
                                       note=found.sentence())
-        elif row.verdict in (Verdict.REGRESSED, Verdict.IMPROVED):
-            moved = Verdict.SLOWER if row.worse else Verdict.FASTER
-            row = dataclasses.replace(row, verdict=moved if row.unit == TIME_UNIT else Verdict.CHANGED,
+        elif row.verdict in (Verdict.REGRESSED, Verdict.IMPROVED) and row.unit == TIME_UNIT:
+            row = dataclasses.replace(row, verdict=Verdict.SLOWER if row.worse else Verdict.FASTER,
                                       note=f"on another machine; {row.note}".rstrip("; "))
+        elif row.verdict in (Verdict.REGRESSED, Verdict.IMPROVED):
+            row = dataclasses.replace(row, verdict=Verdict.INFO, p_value=None,
+                                      note=f"{DIFFERS}; {row.note}".rstrip("; "))
         elif row.verdict is Verdict.CHANGED and not row.note.startswith(COUNT_MOVED):
             row = dataclasses.replace(row, verdict=Verdict.INFO, note=f"on another machine; {row.note}")
         out.append(row)
@@ -525,10 +535,9 @@ def _gate(fig: FigureRuns, minimum: float, noise: FigureNoise | None, alpha: flo
                        evidence=evidence)
     if abs(shift) <= floor:
         return _inside(fig, noise, evidence, alpha)
-    disturbed = next((d for d in fig.disturbances if d.disturbed), None)
-    if worse > 0 and disturbed is not None:
-        return _Judged(_row(fig, Verdict.UNKNOWN, disturbed.sentence(), True, evidence, alpha),
-                       evidence=evidence)
+    held = held_back(fig.disturbances)
+    if worse > 0 and held is not None:
+        return _Judged(_row(fig, Verdict.UNKNOWN, held, True, evidence, alpha), evidence=evidence)
     note = ""
     if worse > 0 and host is not None and fig.better == "lower" and fig.unit == TIME_UNIT:
         if shift - host.shift <= floor:
@@ -539,6 +548,15 @@ def _gate(fig: FigureRuns, minimum: float, noise: FigureNoise | None, alpha: flo
     p_value = stats.two_sided_p(shift / se, noise.df)
     verdict = Verdict.REGRESSED if worse > 0 else Verdict.IMPROVED
     return _Judged(_row(fig, verdict, note, True, evidence, alpha), p_value, evidence)
+
+
+def held_back(disturbances: Iterable[Disturbance]) -> str | None:
+    """Why a figure that got worse is ``unknown`` whatever its p-value: the sentence of the first of
+    ``disturbances`` that disturbed its run (a busy host, a hot GPU: a neighbour alone makes a two-thread
+    benchmark 60-70% slower); None where none did. The one rule of the nightly judge and of the A/B
+    (perfkit.ab), so that the two never give one slowdown two verdicts."""
+    disturbed = next((d for d in disturbances if d.disturbed), None)
+    return None if disturbed is None else disturbed.sentence()
 
 
 def _inside(fig: FigureRuns, noise: FigureNoise, evidence: _Evidence, alpha: float) -> _Judged:

@@ -15,6 +15,12 @@ pairs n out of the rounds R: the look at its n-th pair may spend alpha(n/R) - al
 every figure paired, each at its own look's level (Holm's weighted form: p over that level), and a figure
 found significant at an earlier look counts as rejected, so the family's false-alarm rate stays within alpha.
 
+Disturbed: a figure that came out worse beyond its minimum effect while a run of its pairs, of either side,
+was disturbed (other processes kept a quarter or more of the CPUs busy, heat held the GPU's clocks down) is
+``unknown`` in the nightly judge's words, untested (judge.held_back): a neighbour that comes and goes
+between the two runs of a round does not cancel in their ratio, and the judge reading the A/B's base.json
+and head.json holds the same slowdown back.
+
 The one interval: each figure's two-sided t interval at its look's level over the figures (Bonferroni,
 Holm's first step). These are repeated confidence intervals: with probability 1 - alpha, every interval of
 every figure at every look holds its true change. So ``unchanged`` (the whole interval inside the minimum
@@ -93,6 +99,16 @@ class _Tested:
     def df(self) -> int:
         return self.pairs - 1
 
+    @property
+    def worse(self) -> bool:
+        """HEAD moved the way that is worse for the figure."""
+        return self.shift < 0 if self.higher_better else self.shift > 0
+
+    def held(self, disturbed: Mapping[Key, str]) -> str | None:
+        """Why it cannot be called regressed (judge.held_back): worse beyond its minimum effect while a run
+        of its pairs was disturbed; None otherwise."""
+        return disturbed.get(self.key) if self.worse and abs(self.shift) > self.floor else None
+
 
 def look_level(alpha: float, pairs: int, rounds: int, final: bool) -> float:
     """What the look at a figure's ``pairs``-th pair may spend of ``alpha`` (``pairs`` <= ``rounds``): the
@@ -103,14 +119,18 @@ def look_level(alpha: float, pairs: int, rounds: int, final: bool) -> float:
 
 def verdicts(pairs: Mapping[Key, Sequence[tuple[float, float]]], minimum: Mapping[Key, float],
              alpha: float, higher_better: Collection[Key] = (), *, rounds: int, final: bool = False,
-             decided: Mapping[Key, PairedRow] | None = None) -> list[PairedRow]:
+             decided: Mapping[Key, PairedRow] | None = None,
+             disturbed: Mapping[Key, str] | None = None) -> list[PairedRow]:
     """One row per (benchmark, figure) of ``pairs`` ((base, head) values per round), sorted; ``minimum``:
     each one's minimum effect (perfkit's Policy); ``higher_better``: the figures where a rise is the better
     way (a capacity, a share reached), the rest are times or cycles. ``rounds``: the budget of pairs each
     figure's alpha is spent over; ``final``: the rounds are spent, this look spends what is left;
-    ``decided``: the rows settled at an earlier look, given back as they were (their figures stopped there).
-    Holm corrects over every figure paired (family-wise false-alarm rate ``alpha`` over all the looks)."""
-    decided = decided or {}
+    ``decided``: the rows settled at an earlier look, given back as they were (their figures stopped there);
+    ``disturbed``: for a figure whose pairs hold a disturbed run (a busy host, a hot GPU), what disturbed it,
+    in the judge's words: worse beyond its minimum effect, it is ``unknown`` with them, untested, as the
+    nightly judge holds it back. Holm corrects over every figure paired (family-wise false-alarm rate
+    ``alpha`` over all the looks)."""
+    decided, disturbed = decided or {}, disturbed or {}
     rows: dict[Key, PairedRow] = dict(decided)
     tested: list[_Tested] = []
     for key, values in pairs.items():
@@ -125,7 +145,7 @@ def verdicts(pairs: Mapping[Key, Sequence[tuple[float, float]]], minimum: Mappin
             tested.append(_Tested.of(key, values, minimum[key], key in higher_better,
                                      look_level(alpha, len(values), rounds, final)))
     tests = max(1, len(pairs))
-    beyond = [t for t in tested if t.se > 0 and abs(t.shift) > t.floor]
+    beyond = [t for t in tested if t.se > 0 and abs(t.shift) > t.floor and t.held(disturbed) is None]
     p_values = [stats.two_sided_p(t.shift / t.se, t.df) for t in beyond]
     # weighted Holm: each p over its own look's level, the figures rejected at earlier looks already out
     rejected = sum(row.verdict in _DECIDED for row in decided.values())
@@ -133,11 +153,12 @@ def verdicts(pairs: Mapping[Key, Sequence[tuple[float, float]]], minimum: Mappin
     significant = dict(zip((t.key for t in beyond), stats.holm(scaled, 1.0, tests - rejected)))
     p_of = dict(zip((t.key for t in beyond), p_values))
     for t in tested:
-        rows[t.key] = _row(t, p_of.get(t.key), significant.get(t.key, False), tests, final)
+        rows[t.key] = _row(t, p_of.get(t.key), significant.get(t.key, False), tests, final, t.held(disturbed))
     return [rows[key] for key in sorted(rows)]
 
 
-def _row(t: _Tested, p_value: float | None, significant: bool, tests: int, final: bool) -> PairedRow:
+def _row(t: _Tested, p_value: float | None, significant: bool, tests: int, final: bool,
+         held: str | None = None) -> PairedRow:
     benchmark, figure = t.key
     change = math.expm1(t.shift)
     more = "more rounds (--rounds)" if final else "more pairs"
@@ -150,9 +171,11 @@ def _row(t: _Tested, p_value: float | None, significant: bool, tests: int, final
                          note=f"needs {more}: the pairs did not vary (each {change:+.1%})", figure=figure)
     level = t.level / tests
     mde = stats.detectable_at_power(t.floor, t.se, t.df, level, POWER)
+    if held is not None:  # not tested: more pairs may still bring it inside its minimum effect
+        return PairedRow(benchmark, t.pairs, change, Verdict.UNKNOWN, t.minimum, mde=mde, note=held,
+                         figure=figure)
     if significant:
-        worse = t.shift < 0 if t.higher_better else t.shift > 0
-        verdict = Verdict.REGRESSED if worse else Verdict.IMPROVED
+        verdict = Verdict.REGRESSED if t.worse else Verdict.IMPROVED
         return PairedRow(benchmark, t.pairs, change, verdict, t.minimum, p_value, mde, True, figure=figure)
     reach = stats.t_quantile(level / 2, t.df) * t.se
     if abs(t.shift) + reach <= t.floor:

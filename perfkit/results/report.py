@@ -64,7 +64,9 @@ ACROSS_MEANINGS = (
     f"Across hardware: as expected: the speedup lies within x{HardwareRow.NEAR} of the speedup expected of "
     f"it (a kernel's ceiling ratio, else the per-layer roofline model's); faster/slower: beyond that, within "
     f"x{HardwareRow.FAR}, or where nothing is expected, faster or slower on this machine beyond the minimum "
-    f"effect and the noise; FAR from expected: beyond x{HardwareRow.FAR}; the across-hardware table gives "
+    f"effect and the noise; FAR from expected: beyond x{HardwareRow.FAR}; info: a gating figure other than "
+    "a time (SM cycles, a memory peak) that differs on the other machine beyond the minimum effect and the "
+    "noise, shown, not judged: another GPU spends its own on the same code; the across-hardware table gives "
     "each speedup, its expectation and where it came from."
 )
 
@@ -129,6 +131,10 @@ def summary_lines(cmp: Comparison, baseline_name: str, limit: int = 40,
             lines.append(
                 f"  {counts[verdict]} {verdict.value} benchmark(s): {meaning}; `perfkit compare` lists them"
             )
+    differ = sum(r.gating and r.verdict is Verdict.INFO for r in cmp.rows)
+    if differ:
+        lines.append(f"  {differ} gating figure(s) other than a time differ on the other machine (info: "
+                     "shown, not judged); `perfkit compare` lists them")
     inside = sum(unsettled(r) for r in cmp.rows)
     if inside:
         lines.append(f"  {inside} unknown figure(s) moved less than their minimum effect, with an interval "
@@ -324,7 +330,8 @@ class Cut:
 def verdict_blocks(cmp: Comparison, pointers: Pointers | None = None, show_info: bool = False,
                    lead: Sequence[str] = (), cut: Cut = Cut(), hardware: bool = True) -> list[document.Block]:
     """What follows the verdict line: ``lead``, the rows to read, then folded away (``<details>``) the
-    unchanged, new and missing rows (and with ``show_info`` the informational ones), the across-hardware
+    unchanged, new and missing rows, the gating figures that differ on another machine (and with
+    ``show_info`` every informational one), the across-hardware
     table (unless ``hardware`` is False: a report gives it a section of its own) and the weak figures; the
     fingerprint differences and what the verdicts mean below them."""
     blocks: list[document.Block] = [Text(line) for line in lead]
@@ -334,8 +341,8 @@ def verdict_blocks(cmp: Comparison, pointers: Pointers | None = None, show_info:
     if inside:
         blocks.append(_folded(f"{len(inside)} unknown figure(s) inside the minimum effect, their interval "
                               "beyond it", [Table.of(_HEAD, [_row_cells(r) for r in inside])], cut))
-    for verdict in FOLDED + ((Verdict.INFO,) if show_info else ()):
-        rows = [r for r in cmp.rows if r.verdict is verdict]
+    for verdict in (*FOLDED, Verdict.INFO):
+        rows = [r for r in cmp.rows if r.verdict is verdict and (show_info or r.gating)]
         if rows:
             benchmarks = counts.get(verdict)
             summary = (f"{benchmarks} {verdict.value} benchmark(s), {len(rows)} figure(s)" if benchmarks
