@@ -105,7 +105,9 @@ def _verdict(verdict: Verdict) -> str:
 
 
 def _when(iso: str) -> str:
-    return html.escape(iso[:16].replace("T", " ")) or "-"
+    """A run's date and time; "undated" for a run a baseline kept without its date
+    (perfkit.results.baseline_runs)."""
+    return html.escape(iso[:16].replace("T", " ")) or "undated"
 
 
 def _text(value: object) -> str:

@@ -729,8 +729,10 @@ def history_chart(name: str, series: Iterable[tuple[str, float]], change_indices
                     textcoords="offset points", color="dimgrey", fontsize=8)
     step = max(1, math.ceil(len(runs) / 8))
     days = [d[:10] for d, _ in points]
-    # the run's number (as the tables number them) over its date, and its time where runs share a day
-    when = [d[:10] if len(set(days)) == len(days) else f"{d[5:10]}\n{d[11:16]}" for d, _ in points]
+    # the run's number (as the tables number them) over its date, and its time where runs share a day; a run a
+    # baseline kept without its date (perfkit.results.baseline_runs) says so
+    when = [("undated" if not d else d[:10] if len(set(days)) == len(days) else f"{d[5:10]}\n{d[11:16]}")
+            for d, _ in points]
     ax.set_xticks(runs[::step], [f"{r}\n{w}" for w, r in zip(when[::step], runs[::step])], fontsize=7)
     ax.set(
         xlabel="stored run, oldest first, and its date",
