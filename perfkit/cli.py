@@ -517,7 +517,7 @@ def _history(args: argparse.Namespace) -> int:
           f"(change points: e-divisive means on log values, permutation test p <= {changepoints.ALPHA})")
     print(
         tables.text_table(
-            ["benchmark", "runs", "first", "last", "change points"], report.trend_rows(kept, found),
+            ["benchmark", "runs", "first", "last", "change points"], report.trend_rows(found),
             tables.terminal_width()
         )
     )

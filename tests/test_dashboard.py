@@ -315,7 +315,7 @@ def test_a_run_is_judged_against_the_runs_measured_like_it_and_the_older_way_is_
     dashboard_html.write(dashboard.build(history.History(tuple(
         load.parse(run, "run") for run in kernel_runs(6, 7, slower_from=12, factor=1.12)))), site)
     (page,) = site.glob("*/*K1-grid*.html")
-    assert "Its time was measured another way" not in page.read_text()  # the whole step: one way
+    assert "measured by method" not in page.read_text()  # the whole step: one way
     index = (site / "index.html").read_text()
     row = next(line for line in index.split("<tr>") if "K1-grid" in line)
     assert row.count("<polyline") == 1  # the index's sparkline is the time's

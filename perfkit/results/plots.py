@@ -8,13 +8,14 @@ from __future__ import annotations
 import math
 import statistics
 from collections import defaultdict
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Iterable
 from pathlib import Path
 from typing import Any
 
 from perfkit.results import changepoints, datasheet, figures, seeds
 from perfkit.results.ceilings import Ceilings
 from perfkit.results.derived import scaling_runs
+from perfkit.results.history import Trend
 from perfkit.results.model import ResultSet
 from perfkit.results.payloads import (
     LARGE_BATCH_CLASSES,
@@ -687,18 +688,17 @@ def _expected_from(row: Any) -> tuple[str, str]:
     return f"model, {max(shares, key=shares.get)}-bound", "o"
 
 
-def history_chart(name: str, series: Iterable[tuple[str, float]], change_indices: Iterable[int], path: Path,
-                  figure: str = figures.TIME, unit: str = figures.TIME_UNIT,
-                  methods: Sequence[int] = ()) -> Path:
-    """One benchmark's figure over its stored runs (oldest first), change points as vertical lines and each
-    segment's median as a horizontal one: the shift is read off the medians, not off single noisy runs.
-    ``methods``: each run's method version of the figure (perfkit.results.figures.METHODS); where it changes
-    the line breaks, at a grey dotted line naming the new method: the values either side are two series, not
-    a change."""
+def history_chart(trend: Trend, path: Path, figure: str = figures.TIME) -> Path:
+    """One benchmark's figure over its stored runs (oldest first, numbered as every table numbers them),
+    change points as vertical lines and each segment's median as a horizontal one: the shift is read off the
+    medians, not off single noisy runs. Where the method of measuring the figure (perfkit.results.figures.
+    METHODS) or the machine under the hardware id (a CPU of another generation) changes the line breaks, at a
+    grey dotted line naming what measured the new series and its step: the values either side are two
+    series, not a change."""
     from itertools import pairwise
 
-    points, changes, breaks = list(series), sorted(change_indices), changepoints.breaks(methods)
-    values = [v for _, v in points]
+    points, changes, breaks = list(trend.points), sorted(c.index for c in trend.changes), trend.breaks
+    values, unit = [v for _, v in points], trend.unit
     scale = 1.0
     if unit == "s" and values:
         scale, unit = next(((s, u) for s, u in ((1.0, "s"), (1e-3, "ms"), (1e-6, "us"))
@@ -723,10 +723,11 @@ def history_chart(name: str, series: Iterable[tuple[str, float]], change_indices
                     color="tab:red", fontsize=8)
     for i, index in enumerate(breaks):
         ax.axvline(index + 0.5, color="grey", ls=":", lw=1.5,
-                   label="measured another way from here: a new series" if i == 0 else None)
-    for index in [0, *breaks] if breaks else []:  # each series says which method measured it
-        ax.annotate(f"method {methods[index]}", (index + 0.5, max(shown)), xytext=(3, -12),
-                    textcoords="offset points", color="dimgrey", fontsize=8)
+                   label="measured another way or on another machine from here: a new series" if i == 0
+                   else None)
+    for index in [0, *breaks] if breaks else []:  # each series says what measured it, and its step
+        ax.annotate(_series_name(trend, index), (index + 0.5, max(shown)), xytext=(3, -12),
+                    textcoords="offset points", color="dimgrey", fontsize=8, va="top")
     step = max(1, math.ceil(len(runs) / 8))
     days = [d[:10] for d, _ in points]
     # the run's number (as the tables number them) over its date, and its time where runs share a day; a run a
@@ -735,11 +736,22 @@ def history_chart(name: str, series: Iterable[tuple[str, float]], change_indices
             for d, _ in points]
     ax.set_xticks(runs[::step], [f"{r}\n{w}" for w, r in zip(when[::step], runs[::step])], fontsize=7)
     ax.set(
-        xlabel="stored run, oldest first, and its date",
+        xlabel="its run (of the stored runs that hold it), oldest first, and its date",
         ylabel=f"{figure} ({unit})" if unit else figure,
-        title=name if len(name) <= 90 else "..." + name[-87:],
+        title=trend.benchmark if len(trend.benchmark) <= 90 else "..." + trend.benchmark[-87:],
     )
+    if _scale(shown) == "log":  # two series a decade apart (another CPU): each keeps its own shape
+        ax.set_yscale("log")
+        _plain_log_ticks(ax.yaxis)
     ax.grid(True, alpha=0.3)
     ax.legend(fontsize=8)
     path.parent.mkdir(parents=True, exist_ok=True)
     return _save(fig, path)
+
+
+def _series_name(trend: Trend, index: int) -> str:
+    """What measured the series that begins at point ``index``: its method where the trend changes method, its
+    CPU where it changes machine; after the first, its step from the series before."""
+    said = [f"method {trend.methods[index]}"] if changepoints.breaks(trend.methods) else []
+    said += [f"CPU {trend.machines[index]}"] if trend.moves and trend.machines[index] else []
+    return "\n".join([", ".join(said), *([f"{trend.step(index):+.0%}"] if index else [])])

@@ -943,20 +943,16 @@ _FAMILY_TABLES: dict[str, Callable[[ResultSet, Ceilings], list[Section]]] = {
 }
 
 
-def trend_rows(kept: history.History, found: list[history.Trend]) -> list[list[str]]:
+def trend_rows(found: list[history.Trend]) -> list[list[str]]:
     """benchmark, runs, first, last, change points (run, date, commit, size) and the runs a new method of
     measuring it begins at: the history table's rows."""
     return [[t.benchmark, str(len(t.points)), fmt_value(t.points[0][1], t.unit),
-             fmt_value(t.points[-1][1], t.unit), _turns(kept, t)] for t in found]
+             fmt_value(t.points[-1][1], t.unit), _turns(t)] for t in found]
 
 
-def _turns(kept: history.History, trend: history.Trend) -> str:
-    """A trend's change points and the runs it began to be measured another way at (no change: another
-    series), in order."""
-    said = [(c.index, f"{c.change:+.1%}") for c in trend.changes]
-    said += [(i, f"measured by method {trend.methods[i]} from here: a new series") for i in trend.breaks]
-    runs = [f"{history.run_label(kept, trend.points[i][0])} {what}" for i, what in sorted(said)]
-    return "; ".join(runs) or "none"
+def _turns(trend: history.Trend) -> str:
+    """A trend's change points and new series in order, each run numbered as its chart numbers it."""
+    return "; ".join(f"{trend.label(i)} {what}" for i, what in trend.turns()) or "none"
 
 
 def trend_charts(found: list[history.Trend], out: Path, figure: str) -> list[Path]:
@@ -970,8 +966,7 @@ def trend_charts(found: list[history.Trend], out: Path, figure: str) -> list[Pat
         )
         png = next(p for i in range(len(charts) + 1)
                    if (p := out / f"{prefix}{slug[:150]}{f'_{i}' if i else ''}.png") not in charts)
-        charts.append(history_chart(trend.benchmark, trend.points, [c.index for c in trend.changes], png,
-                                    figure, trend.unit, trend.methods))
+        charts.append(history_chart(trend, png, figure))
     return charts
 
 
@@ -989,7 +984,7 @@ def _history_section(kept: history.History, out: Path, charted: dict[tuple[str, 
             f"<= {changepoints.ALPHA}); charts of the {len(charted)} row(s) to read that the kept runs hold "
             f"and of {len(moved)} other benchmark(s) that changed."
         ),
-        Table.of(["benchmark", "runs", "first", "last", "change points"], trend_rows(kept, found)),
+        Table.of(["benchmark", "runs", "first", "last", "change points"], trend_rows(found)),
     ]
     charts = []
     for figure in dict.fromkeys(f for (_, f), _ in wanted):
