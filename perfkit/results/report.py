@@ -487,9 +487,22 @@ def write_report(results: ResultSet, out: Path, comparison: Comparison | None = 
 
 def _hardware_section(cmp: Comparison, out: Path) -> Section:
     """Across hardware: the plot of measured against expected speedup, then every benchmark's row."""
-    chart = hardware_chart(cmp.hardware_rows, cmp.baseline_id, cmp.current_id, out / "hardware.png")
+    chart = hardware_chart(cmp.hardware_rows, *machine_names(cmp), out / "hardware.png")
     image: tuple[document.Block, ...] = (Image("measured vs expected speedup", chart),) if chart else ()
     return Section("Across hardware: measured vs expected speedup", (*image, *_hardware_blocks(cmp)))
+
+
+def machine_names(cmp: Comparison) -> tuple[str, str]:
+    """The baseline's and the current machine's names: their hardware ids, or where one id names both (CPUs
+    of two generations, PerfkitInfo.machine_change) what tells them apart: "cpu-amd-epyc-2cpu over
+    cpu-amd-epyc-2cpu" says nothing."""
+    if cmp.baseline_id != cmp.current_id:
+        return cmp.baseline_id, cmp.current_id
+    told = [(str(old), str(new)) for name, old, new in cmp.fingerprint_changes
+            if name in ("cpu_model", "cpu_signature")]
+    if not told:
+        return cmp.baseline_id, cmp.current_id
+    return (", ".join(old for old, _ in told), ", ".join(new for _, new in told))
 
 
 def _fingerprint_section(results: ResultSet) -> Section:
