@@ -517,7 +517,7 @@ def _history(args: argparse.Namespace) -> int:
           f"(change points: e-divisive means on log values, permutation test p <= {changepoints.ALPHA})")
     print(
         tables.text_table(
-            ["benchmark", "runs", "first", "last", "change points"], report.trend_rows(kept, found),
+            ["benchmark", "runs", "first", "last", "change points"], report.trend_rows(found),
             tables.terminal_width()
         )
     )
@@ -588,17 +588,20 @@ def _history_ingest(args: argparse.Namespace) -> int:
         for i, doc in enumerate(runs.runs, 1):
             source = f"{path} (run {i} of {len(runs.runs)})"
             unpacked.append((source, doc, load.parse(doc, source)))
+        for i, doc in enumerate(runs.undated_runs, 1):
+            source = f"{path} (undated run {i} of {len(runs.undated_runs)})"
+            unpacked.append((source, doc, load.parse(doc, source)))
         if runs.undated:
-            notes.append(f"perfkit: {path}: {len(runs.undated)} benchmark(s) left out (e.g. "
-                         f"{runs.undated[0]}): `baseline save --merge` kept them from runs whose dates the "
-                         "file does not hold")
+            notes.append(f"perfkit: {path}: {len(runs.undated)} benchmark(s) (e.g. {runs.undated[0]}) stored "
+                         f"as {len(runs.undated_runs)} undated run(s), before the dated ones: `baseline save "
+                         "--merge` kept them from runs whose dates the file does not hold")
     stored = 0
     with history_db.open_store(args.db, create=True) as db:
         for source, raw, results in read + unpacked:
             done = db.ingest(raw, results, source)
             stored += done.stored
             what = (f"run {done.digest[:12]} of {results.hardware_id} ({results.profile} profile, "
-                    f"{results.datetime[:16].replace('T', ' ')})")
+                    f"{results.datetime[:16].replace('T', ' ') or 'undated'})")
             print(f"perfkit: {source}: {'stored as' if done.stored else 'already stored:'} {what}")
         for note in notes:
             print(note)

@@ -149,7 +149,8 @@ def test_a_sqlite_and_a_postgresql_store_of_the_same_runs_give_the_same_dashboar
 def test_each_benchmark_shows_the_judges_verdict_on_its_newest_run_its_runs_and_speedups(tmp_path, capsys):
     url = f"sqlite:///{tmp_path / 'history.db'}"
     out = _ingested(url, tmp_path, capsys)
-    assert "nvidia-h200-x2.json: 1 benchmark(s) left out" in out  # a --merge kept it from undated runs
+    # a --merge kept it from runs the file does not date: stored undated, before the dated runs
+    assert "nvidia-h200-x2.json: 1 benchmark(s) (e.g. " in out and "stored as 1 undated run(s)" in out
     built = dashboard.build(store.kept_runs(url))
     groups = {g.hardware_id: g for g in built.groups}
     assert sorted(groups) == [H100, H200, TWO_H200] and {g.profile for g in built.groups} == {"full"}
@@ -185,15 +186,32 @@ def test_each_benchmark_shows_the_judges_verdict_on_its_newest_run_its_runs_and_
     others = {(g.hardware_id, b.name): b.latest.verdict for g in (groups[H100], groups[TWO_H200])
               for b in g.benchmarks}
     assert Verdict.REGRESSED not in others.values() and others[H100, COPY] is Verdict.UNCHANGED
-    assert [name for (_, name), v in others.items() if v is Verdict.NEW] == [KEPT[-1]]
+    assert Verdict.NEW not in others.values()
+    undated = {b.name: b for b in groups[TWO_H200].benchmarks}[KEPT[-1]]
+    assert [r.when for r in undated.runs] == ["", NIGHTS[0]] and undated.latest.against == 1
+    assert undated.latest.verdict is Verdict.NOT_JUDGED  # one run before it: too few to judge against
     index = dashboard_html.write(built, tmp_path / "site").read_text()
     rows = index[index.index(f'id="{dashboard_html.group_slug(groups[H200])}"'):]
     assert rows.index(COPY) < rows.index(DDP)  # the worst verdicts first
     page = (tmp_path / "site" / dashboard_html.page_name(groups[H200], copy)).read_text()
     assert "regressed" in page and "590.1" in page and "f00dfeed" in page
+    page = (tmp_path / "site" / dashboard_html.page_name(groups[TWO_H200], undated)).read_text()
+    assert "<td>undated</td>" in page
     ddp_page = tmp_path / "site" / dashboard_html.page_name(groups[H200], h200[DDP])
     assert f'src="{ddp_page.stem}-{PEAK}.png"' in ddp_page.read_text()
     assert ddp_page.with_name(f"{ddp_page.stem}-{PEAK}.png").is_file()
+
+
+def test_every_committed_benchmark_is_on_the_dashboard_of_the_committed_baselines(tmp_path, capsys):
+    """Entries a --merge kept without their runs' dates too (107 of the H200's, 44 of the H100's, 17 of the
+    two H200s', 25 of the four H200s'): stored as undated runs, each gets its row and page."""
+    url = f"sqlite:///{tmp_path / 'history.db'}"
+    committed = sorted((ROOT / "baselines").glob("*.json"))
+    assert _cli(["history", "ingest", *map(str, committed), "--db", url], capsys)[0] == 0
+    shown = {(g.hardware_id, g.profile, b.name) for g in dashboard.build(store.kept_runs(url)).groups
+             for b in g.benchmarks}
+    files = [load.load(path) for path in committed]
+    assert shown == {(f.hardware_id, f.profile, b.fullname) for f in files for b in f.benchmarks}
 
 
 def test_page_names_are_file_safe_and_never_shared():
@@ -297,7 +315,7 @@ def test_a_run_is_judged_against_the_runs_measured_like_it_and_the_older_way_is_
     dashboard_html.write(dashboard.build(history.History(tuple(
         load.parse(run, "run") for run in kernel_runs(6, 7, slower_from=12, factor=1.12)))), site)
     (page,) = site.glob("*/*K1-grid*.html")
-    assert "Its time was measured another way" not in page.read_text()  # the whole step: one way
+    assert "measured by method" not in page.read_text()  # the whole step: one way
     index = (site / "index.html").read_text()
     row = next(line for line in index.split("<tr>") if "K1-grid" in line)
     assert row.count("<polyline") == 1  # the index's sparkline is the time's

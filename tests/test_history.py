@@ -3,6 +3,7 @@ it."""
 
 from __future__ import annotations
 
+import html
 import json
 import subprocess
 import sys
@@ -228,6 +229,68 @@ def test_history_prints_each_benchmarks_trend_and_the_step_with_its_run_and_size
     assert float(add.split(") +")[1].split("%")[0]) == pytest.approx(10.0, abs=1.5)
     copy = next(line for line in out.splitlines() if line.startswith(COPY))
     assert copy.rstrip().endswith("none")
+
+
+def test_a_change_point_is_numbered_as_the_benchmarks_own_run_in_the_history_its_chart_and_the_dashboard(
+        tmp_path, capsys):
+    """ADD is first measured in run 11 of the kept runs: its step in its own run 13 (the kept runs' 23rd) is
+    "run 13" in `perfkit history`, on its chart's axis and on the dashboard's page alike."""
+    from perfkit.results import dashboard, dashboard_html
+
+    rng = np.random.default_rng(4)
+    runs = [_run({COPY: 1e-3 * (1 + 0.01 * rng.standard_normal())}, _day(i)) for i in range(10)]
+    runs += [_run({COPY: 1e-3 * (1 + 0.01 * rng.standard_normal()),
+                   ADD: 2e-4 * (1.1 if i >= 22 else 1.0) * (1 + 0.01 * rng.standard_normal())}, _day(i))
+             for i in range(10, 34)]
+    _store(tmp_path / "store", runs)
+    assert cli.main(["history", "--storage", str(tmp_path / "store")]) == 0
+    add = next(line for line in capsys.readouterr().out.splitlines() if line.startswith(ADD))
+    said = "run 13 (2026-01-23 02:00, c2302abcde) +"
+    assert said in add and " 24 " in add
+    kept = history.load_history(tmp_path / "store")
+    (group,) = dashboard.build(kept).groups
+    bench = next(b for b in group.benchmarks if b.name == ADD)
+    dashboard_html.write(dashboard.Dashboard((group,)), tmp_path / "site")
+    page = (tmp_path / "site" / dashboard_html.page_name(group, bench)).read_text()
+    assert f"from {said}" in page
+    assert [r.when for r in bench.runs][12] == _day(22)  # its Runs table's 13th row, its chart's 13th point
+
+
+def _on_cpu(run: dict[str, Any], signature: str) -> dict[str, Any]:
+    """``run`` as a CPU run on a host of CPU ``signature``."""
+    run["machine_info"]["perfkit"].update(device="cpu")
+    run["machine_info"]["perfkit"]["fingerprint"].update(cpu_signature=signature)
+    return run
+
+
+def test_a_trend_across_two_cpus_under_one_hardware_id_breaks_there_and_says_the_step(tmp_path, capsys):
+    """The issue's trend: nine runs of the committed baseline's CPU at about 3.3 s, then one of another CPU
+    generation under the same id at 82.6 s (+2400%): not "change points: none", but another machine's new
+    series, said with its step, on the table, the chart and the dashboard; no change point across it."""
+    from perfkit.results import dashboard, dashboard_html
+
+    rng = np.random.default_rng(5)
+    runs = [_on_cpu(_run({ADD: 3.3 * (1 + 0.02 * rng.standard_normal())}, _day(i)), "family 26 model 2")
+            for i in range(9)]
+    runs.append(_on_cpu(_run({ADD: 82.6}, _day(9)), "family 25 model 1"))
+    runs += [_on_cpu(_run({ADD: 82.6 * (1 + 0.02 * rng.standard_normal())}, _day(i)), "family 25 model 1")
+             for i in range(10, 14)]
+    _store(tmp_path / "store", runs)
+    kept = history.load_history(tmp_path / "store")
+    (trend,) = history.trends(kept)
+    assert trend.breaks == [9] and trend.changes == ()  # two series, each flat
+    assert cli.main(["history", "--storage", str(tmp_path / "store"), "--out", str(tmp_path / "charts")]) == 0
+    row = next(line for line in capsys.readouterr().out.splitlines() if line.startswith(ADD))
+    said = ("run 10 (2026-01-10 02:00, c1002abcde) on another machine from here (cpu_signature family 26 "
+            "model 2 -> family 25 model 1): a new series, not a change; its median +24")
+    assert said in row and "none" not in row
+    assert float(row.split("its median ")[1].split("%")[0]) == pytest.approx(2400, abs=60)
+    (group,) = dashboard.build(kept).groups
+    dashboard_html.write(dashboard.Dashboard((group,)), tmp_path / "site")
+    page = (tmp_path / "site" / dashboard_html.page_name(group, group.benchmarks[0])).read_text()
+    assert f"from {html.escape(said)}" in page
+    (chart,) = (tmp_path / "charts").glob("*.png")
+    assert chart.stat().st_size > 10_000
 
 
 def test_history_of_a_metric_selected_with_k(tmp_path, capsys):

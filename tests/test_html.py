@@ -12,7 +12,7 @@ import subprocess
 import pytest
 
 from perfkit.results import report
-from tests.conftest import DATA, INJECTED, typed
+from tests.conftest import DATA, INJECTED, ROOT, typed
 
 #: Injected into a copy of the page: records load errors and, once loaded, whether every image decoded, every
 #: inline SVG drew, and which of the verdict line and the rows to read lie outside the first screen.
@@ -129,6 +129,22 @@ def test_across_hardware_the_section_of_measured_against_expected_speedups_opens
     assert seen["bad"] == [] and seen["errors"] == []
     assert seen["across"] == {"heading": True, "plot": True, "rows": len(comparison.hardware_rows)}
     assert seen["offscreen"] == []  # the verdict line and the rows to read still open the page
+
+
+def test_the_h100_against_h200_reports_rows_to_read_fit_a_1280_pixel_screen_mde_column_included(tmp_path):
+    """The committed comparison whose long benchmark ids ran the table 121 pixels past the screen: the
+    benchmark cell wraps, every other cell (the MDE, the runs) stays on screen."""
+    from perfkit.cli import judge_files
+    from perfkit.results import document
+
+    _, _, comparison = judge_files(ROOT / "baselines" / "nvidia-h200-x1.json",
+                                   ROOT / "baselines" / "nvidia-h100-80gb-hbm3-x1.json", None)
+    blocks = report.verdict_blocks(comparison, report.Pointers(lambda row: f"[{row.benchmark}](#plots)"),
+                                   lead=["against the H200"], hardware=False)
+    page = document.html_page(document.Document(report.verdict_line(comparison),
+                                                (document.Section("", tuple(blocks)),)))
+    seen = _render(page, tmp_path)
+    assert seen["rows"] == len(report.to_read(comparison)) >= 10 and seen["offscreen"] == []
 
 
 def test_the_browser_check_sees_a_plot_that_does_not_decode(tmp_path):

@@ -15,7 +15,7 @@ from perfkit import SCHEMA_VERSION, cli
 from perfkit.results import baseline_runs, derived, load, payloads, plots, report
 from perfkit.results.judge import Comparison, Row, Verdict
 from perfkit.results.tables import fmt_time
-from tests.conftest import INJECTED, ROOT, judged, typed
+from tests.conftest import INJECTED, ROOT, all_slowed, judged, one_run, typed
 
 
 def test_the_h200_report_has_every_familys_chart(tmp_path, h200_results):
@@ -401,18 +401,62 @@ def test_the_verdict_line_counts_the_gating_figures_a_5_percent_change_could_mov
     assert report.verdict_line(Comparison("hw", "hw", ())).endswith("; no gating figure compared")
 
 
+def _hidden_points(fig, marker_px: float = 5.0) -> list[tuple[float, float]]:
+    """The data points (lines' markers, scatters) of ``fig`` that a legend's box covers, in pixels: a point
+    whose marker (``marker_px`` about its centre) reaches into the box."""
+    import numpy as np
+    from matplotlib.backends.backend_agg import FigureCanvasAgg
+
+    canvas = FigureCanvasAgg(fig)  # the plotter closed it: drawn again, as it was saved
+    canvas.draw()
+    renderer = canvas.get_renderer()
+    boxes = [legend.get_window_extent(renderer) for legend in
+             [*fig.legends, *(ax.get_legend() for ax in fig.axes if ax.get_legend() is not None)]]
+    hidden = []
+    for ax in fig.axes:
+        data = [line.get_xydata() for line in ax.get_lines() if line.get_marker() not in (None, "None", "")]
+        data += [c.get_offsets() for c in ax.collections if len(c.get_offsets())]
+        for x, y in ax.transData.transform(np.concatenate(data)) if data else ():
+            hidden += [(x, y) for box in boxes if box.x0 - marker_px <= x <= box.x1 + marker_px
+                       and box.y0 - marker_px <= y <= box.y1 + marker_px]
+    return hidden
+
+
 def test_the_batch_sweep_compares_like_with_like_and_says_what_memory_its_search_had(tmp_path, saved_figures):
     raw = json.loads((ROOT / "tests" / "data" / "cpu-quick-families.json").read_text())
     for bench in raw["benchmarks"]:
         if "batch_capacity" in bench["extra_info"]:
             bench["extra_info"]["batch_capacity"]["room"] = "a 2 MiB synthetic budget"
     plots.plot_batch_sweep(typed(raw), tmp_path)
-    ((left, right),) = [fig.axes for fig in saved_figures]
+    (fig,) = saved_figures
+    left, right = fig.axes
     assert left.get_xlim()[1] < 256 and right.get_xlim()[1] < 256  # measured at 32 and 128: no seed 2048
-    legend = [t.get_text() for t in right.get_legend().get_texts()]
-    assert "largest batch that fits under a 2 MiB synthetic budget: 47 (out of memory above)" in legend
+    legend = [t.get_text() for t in fig.legends[0].get_texts()]
     assert any("50,000-image epochs" in text for text in legend)  # the seed's throughput, not its epochs
     assert right.get_yscale() == "log" and left.get_yscale() == "linear"
+    # the search had a synthetic budget, the sweep the host's memory, and batch 128 ran: no "out of memory
+    # above" beside a point at 128
+    assert ("largest batch the capacity search fit under a 2 MiB synthetic budget: 47 (the sweep's epochs "
+            "had more memory: batch 128 ran)") in legend
+    assert _hidden_points(fig) == []
+
+
+def test_the_committed_cpu_batch_sweep_neither_contradicts_its_points_nor_hides_one(tmp_path, saved_figures):
+    plots.plot_batch_sweep(load.load(ROOT / "baselines" / "cpu-amd-epyc-2cpu-quick.json"), tmp_path)
+    (fig,) = saved_figures
+    legend = [t.get_text() for t in fig.legends[0].get_texts()]
+    assert not any("out of memory above" in text for text in legend)
+    said = "largest batch the capacity search fit: 47 (the sweep's epochs had more memory: batch 128 ran)"
+    assert said in legend
+    assert _hidden_points(fig) == [] and not any(ax.get_legend() for ax in fig.axes)
+
+
+def test_the_largest_batch_above_every_batch_swept_is_where_memory_ran_out(tmp_path, saved_figures):
+    raw = json.loads((ROOT / "tests" / "data" / "cpu-quick-families.json").read_text())
+    raw["benchmarks"] = [b for b in raw["benchmarks"] if "b128" not in b["fullname"]]
+    plots.plot_batch_sweep(typed(raw), tmp_path)
+    legend = [t.get_text() for t in saved_figures[0].legends[0].get_texts()]
+    assert "largest batch that fits its search's memory: 47 (out of memory above)" in legend
 
 
 def test_log_axes_carry_dots_not_bars_and_the_roofline_promises_no_ncu_points_it_lacks(tmp_path,
@@ -427,6 +471,115 @@ def test_log_axes_carry_dots_not_bars_and_the_roofline_promises_no_ncu_points_it
     ppp, roof = saved_figures
     assert all(ax.get_xscale() == "log" and not ax.patches for ax in ppp.axes if ax.get_visible())
     assert "hollow" not in roof.axes[0].get_title() and roof.axes[0].collections
+
+
+def _drawn(fig):
+    """``fig`` drawn again as it was saved (the plotter closed it), and its renderer."""
+    from matplotlib.backends.backend_agg import FigureCanvasAgg
+
+    canvas = FigureCanvasAgg(fig)
+    canvas.draw()
+    return canvas.get_renderer()
+
+
+def _plotted(ax) -> int:
+    """How many points ``ax``'s scatters draw."""
+    from matplotlib.collections import PathCollection
+
+    return sum(len(c.get_offsets()) for c in ax.collections if isinstance(c, PathCollection))
+
+
+def _overlapping_labels(ax, renderer, marker_px: float = 4.0) -> list[tuple[str, str]]:
+    """Pairs of ``ax``'s point labels (annotations) whose text boxes overlap each other or a point's
+    marker."""
+    from matplotlib.text import Text
+    from matplotlib.transforms import Bbox
+
+    notes = [a for a in ax.texts if a.get_text()]
+    boxes = [Text.get_window_extent(a, renderer) for a in notes]  # the text, not its leader line
+    from matplotlib.collections import PathCollection
+
+    points = [xy for c in ax.collections if isinstance(c, PathCollection)
+              for xy in ax.transData.transform(c.get_offsets())]
+    markers = [Bbox.from_extents(x - marker_px, y - marker_px, x + marker_px, y + marker_px)
+               for x, y in points]
+    found = [(notes[i].get_text(), notes[j].get_text()) for i in range(len(notes))
+             for j in range(i + 1, len(notes)) if boxes[i].overlaps(boxes[j])]
+    return found + [(a.get_text(), "a point") for a, box in zip(notes, boxes) if any(box.overlaps(m)
+                                                                                    for m in markers)]
+
+
+@pytest.mark.parametrize("name", ["nvidia-h200-x1", "nvidia-h100-80gb-hbm3-x1"])
+def test_the_rooflines_point_labels_cover_no_other_label_and_no_point(tmp_path, saved_figures, name):
+    plots.roofline_chart(load.load(ROOT / "baselines" / f"{name}.json"), tmp_path / "roof.png")
+    (fig,) = saved_figures
+    (ax,) = fig.axes
+    renderer = _drawn(fig)
+    assert len(ax.texts) == len(ax.collections) >= 4  # one label per point
+    assert _overlapping_labels(ax, renderer) == []
+    inside = ax.get_window_extent(renderer)
+    assert all(inside.contains(b.x0, b.y0) and inside.contains(b.x1, b.y1)
+               for b in (t.get_window_extent(renderer) for t in ax.texts))
+
+
+def test_across_two_cpus_under_one_id_the_plot_names_each_cpu_and_leaves_out_the_ceilings_own_points(
+        tmp_path, saved_figures):
+    from perfkit.cli import judge_files
+
+    raw = json.loads((ROOT / "baselines" / "cpu-amd-epyc-2cpu-quick.json").read_text())
+    other = all_slowed(one_run(raw), 2.5, raw["datetime"])
+    other["machine_info"]["perfkit"]["fingerprint"].update(cpu_signature="family 25 model 1",
+                                                           cpu_model="AMD EPYC 7B13")
+    (tmp_path / "other.json").write_text(json.dumps(other))
+    _, current, comparison = judge_files(ROOT / "baselines" / "cpu-amd-epyc-2cpu-quick.json",
+                                         tmp_path / "other.json", None)
+    assert report.machine_names(comparison) == ("AMD EPYC, family 26 model 2",
+                                                "AMD EPYC 7B13, family 25 model 1")
+    own = {r.benchmark for r in comparison.hardware_rows if r.by_definition}
+    assert own == {"benches/test_ceilings.py::test_copy_bandwidth",
+                   "benches/test_ceilings.py::test_matmul_flops[fp32]"}
+    report.write_report(current, tmp_path / "report", comparison, "cpu.json")
+    (fig,) = [f for f in saved_figures if f.axes[0].get_xlabel().startswith("expected speedup")]
+    ax = fig.axes[0]
+    assert ax.get_xlabel() == ("expected speedup of AMD EPYC 7B13, family 25 model 1 over AMD EPYC, "
+                               "family 26 model 2")
+    assert "cpu-amd-epyc-2cpu" not in ax.get_xlabel() + ax.get_ylabel()
+    plotted = _plotted(ax)
+    expected = [r for r in comparison.hardware_rows if r.expected and not r.by_definition]
+    assert plotted == len(expected) == 8  # the eight layers; the two ceilings' own benchmarks not
+    assert "2 ceiling benchmark(s) not shown" in ax.get_title()
+    assert _overlapping_labels(ax, _drawn(fig)) == []
+
+
+def test_the_h100_against_h200_plot_leaves_out_the_benchmarks_that_set_their_own_expectation(tmp_path,
+                                                                                            saved_figures):
+    from perfkit.cli import judge_files
+
+    _, _, comparison = judge_files(ROOT / "baselines" / "nvidia-h200-x1.json",
+                                   ROOT / "baselines" / "nvidia-h100-80gb-hbm3-x1.json", None)
+    plots.hardware_chart(comparison.hardware_rows, *report.machine_names(comparison), tmp_path / "hw.png")
+    ax = saved_figures[0].axes[0]
+    own = [r for r in comparison.hardware_rows if r.by_definition]
+    assert own and all(r.speedup == r.expected for r in own)  # the ceilings and the launch cost measured
+    assert _plotted(ax) == sum(
+        1 for r in comparison.hardware_rows if r.expected and not r.by_definition)
+    assert ax.get_ylabel() == "measured speedup (nvidia-h200-x1 / nvidia-h100-80gb-hbm3-x1 time)"
+    assert _overlapping_labels(ax, _drawn(saved_figures[0])) == []
+
+
+def test_the_time_to_accuracy_chart_puts_training_time_on_its_x_axis(tmp_path, saved_figures):
+    results = load.load(ROOT / "baselines" / "nvidia-h200-x1.json")
+    plots.plot_time_to_accuracy(results, tmp_path)
+    left = saved_figures[0].axes[0]
+    assert left.get_xlabel().startswith("training time (s)") and "dotted" in left.get_xlabel()
+    records = [rec for _, rec in results.family(payloads.TimeToAccuracy)]
+    timed = next(run for rec in records for run in rec.runs if run.trained_s)
+    line = next(line for line in left.get_lines() if list(line.get_ydata()) == list(timed.accuracies))
+    assert list(line.get_xdata()) == list(timed.trained_s) and line.get_linestyle() == "-"
+    spread = next(run for rec in records for run in rec.runs if not run.trained_s)
+    line = next(line for line in left.get_lines() if list(line.get_ydata()) == list(spread.accuracies))
+    assert line.get_xdata()[-1] == pytest.approx(spread.train_s) and line.get_linestyle() == ":"
+    assert "epoch" not in saved_figures[0]._suptitle.get_text()
 
 
 def test_the_large_batch_section_answers_seed_003_q4_with_accuracy_per_epoch(tmp_path):

@@ -97,7 +97,8 @@ def test_every_committed_result_file_reads_back_from_the_database_as_from_the_fi
 
 def test_every_committed_baseline_is_stored_as_the_runs_it_was_saved_from(db_url, capsys):
     """One stored run per run date, with its machine and each dated benchmark's value in that run; the newest
-    run's entries whole; the benchmarks a --merge kept from runs the file does not date left out, said."""
+    run's entries whole; the benchmarks a --merge kept from runs the file does not date stored as undated
+    runs before them, said: every committed benchmark is in the history."""
     code, out, _ = _cli(["history", "ingest", *map(str, BASELINES), "--db", db_url], capsys)
     assert code == 0
     with store.open_store(db_url) as db:
@@ -109,13 +110,14 @@ def test_every_committed_baseline_is_stored_as_the_runs_it_was_saved_from(db_url
         dated = {n for n, runs_of in origins.items() if runs_of and all(o.date for o in runs_of)}
         machine_of = {o.date: o.machine for n in dated for o in origins[n]}
         same = (baseline.hardware_id, baseline.profile)
-        mine = [r for r in kept.runs if (r.hardware_id, r.profile) == same]
+        undated = [r for r in kept.runs if (r.hardware_id, r.profile) == same and not r.datetime]
+        mine = [r for r in kept.runs if (r.hardware_id, r.profile) == same and r.datetime]
         assert [r.datetime for r in mine] == sorted(machine_of), path  # one stored run per date, oldest first
         newest = max(machine_of)
         assert [r.info.machine for r in mine] == [
             machine_of[d] or (baseline.info.machine if d == newest else None) for d in sorted(machine_of)
         ], path
-        assert all(r.commit == baseline.commit and not r.info.runs for r in mine), path
+        assert all(r.commit == baseline.commit and not r.info.runs for r in [*undated, *mine]), path
         whole = baseline.by_name()
         for run in mine:
             for bench in run.benchmarks:
@@ -126,11 +128,38 @@ def test_every_committed_baseline_is_stored_as_the_runs_it_was_saved_from(db_url
                 last = i == len(origins[bench.fullname]) - 1  # its newest run keeps its entry whole
                 assert bench.samples == (whole[bench.fullname].samples if last else ()), bench.fullname
         assert {b.fullname for r in mine for b in r.benchmarks} == dated, path
+        # each undated benchmark: its values in order, oldest first, its newest entry whole in the last run
+        assert [r for r in kept.runs if (r.hardware_id, r.profile) == same] == undated + mine  # undated first
+        for name in {b.fullname for b in baseline.benchmarks} - dated:
+            held = [r.by_name()[name] for r in undated if name in r.by_name()]
+            assert [b.median for b in held] == stored[name]["time"], (path, name)
+            assert name in undated[-1].by_name() and held[-1].samples == whole[name].samples, (path, name)
         left_out = len(baseline.benchmarks) - len(dated)
-        assert (f"{path}: {left_out} benchmark(s) left out" in out) == (left_out > 0), path
-    assert len(kept) == sum(len(baseline_runs.unpack(load.load(path)).runs) for path in BASELINES)
+        assert (f"{path}: {left_out} benchmark(s) (e.g." in out) == (left_out > 0), path
+        assert (f"stored as {len(undated)} undated run(s)" in out) == (left_out > 0), path
+    assert "left out" not in out
+    assert {(r.hardware_id, r.profile, b.fullname) for r in kept.runs for b in r.benchmarks} == {
+        (b.hardware_id, b.profile, n.fullname) for b in map(load.load, BASELINES) for n in b.benchmarks}
+    unpacked = [baseline_runs.unpack(load.load(path)) for path in BASELINES]
+    assert len(kept) == sum(len(u.runs) + len(u.undated_runs) for u in unpacked)
     code, out, _ = _cli(["history", "ingest", *map(str, BASELINES), "--db", db_url], capsys)
     assert code == 0 and f"0 run(s) stored, {len(kept)} already there" in out
+
+
+def test_a_baseline_saved_again_adds_only_its_new_runs_not_its_undated_ones_again(db_url, tmp_path, capsys):
+    """An undated run has no date to be told by: the same figures of one hardware id and profile are the same
+    run, whatever commit and fingerprint the file around them names after another save."""
+    committed = ROOT / "baselines" / "nvidia-h200-x2.json"
+    assert _cli(["history", "ingest", str(committed), "--db", db_url], capsys)[0] == 0
+    before = _count(db_url)
+    raw = json.loads(committed.read_text())
+    raw["commit_info"]["id"] = "f" * 40  # saved again at a later commit, nothing re-measured
+    raw["machine_info"]["perfkit"]["fingerprint"]["driver"] = "999.1"
+    again = tmp_path / "again.json"
+    again.write_text(json.dumps(raw))
+    code, out, _ = _cli(["history", "ingest", str(again), "--db", db_url], capsys)
+    assert code == 0 and f"0 run(s) stored, {before} already there" in out and _count(db_url) == before
+    assert "(undated run 1 of 1): already stored: run" in out
 
 
 def test_a_run_kept_in_a_baseline_and_in_its_own_file_is_stored_once_from_its_file(db_url, tmp_path, capsys):
@@ -391,7 +420,8 @@ def test_runs_of_both_profiles_are_kept_and_read_one_profile_at_a_time(db_url, t
     assert code == 2 and "holds runs of the full and quick profiles; a baseline holds one profile's" in err
     code, out, _ = _cli(["history", "--db", db_url, "--profile", "quick"], capsys)
     assert code == 0 and "over 3 stored run(s) of nvidia-h200-x1" in out  # the quick baseline's three runs
-    runs = [len(baseline_runs.unpack(load.load(path)).runs) for path in (full, quick)]
+    unpacked = [baseline_runs.unpack(load.load(path)) for path in (full, quick)]
+    runs = [len(u.runs) + len(u.undated_runs) for u in unpacked]
     assert _count(db_url) == sum(runs) and runs[1] == 3  # nothing lost
 
 

@@ -68,20 +68,19 @@ def write(dashboard: Dashboard, out: Path) -> Path:
         for bench in group.benchmarks:
             page = out / page_name(group, bench)
             page.parent.mkdir(parents=True, exist_ok=True)
-            charts = [_chart(bench.name, bench.trend, TIME, page.with_suffix(".png"))]
+            charts = [_chart(bench.trend, TIME, page.with_suffix(".png"))]
             if bench.moved is not None:
                 figure, trend = bench.moved
                 path = page.with_name(f"{page.stem}-{UNSAFE.sub('-', figure)}.png")
-                charts.append(_chart(bench.name, trend, figure, path))
+                charts.append(_chart(trend, figure, path))
             page.write_text(_benchmark_page(group, bench, [c.name for c in charts]), encoding="utf-8")
     index = out / INDEX
     index.write_text(_index(dashboard), encoding="utf-8")
     return index
 
 
-def _chart(name: str, trend: Trend, figure: str, path: Path) -> Path:
-    return plots.history_chart(name, trend.points, [c.index for c in trend.changes], path, figure, trend.unit,
-                               trend.methods)
+def _chart(trend: Trend, figure: str, path: Path) -> Path:
+    return plots.history_chart(trend, path, figure)
 
 
 def _page(title: str, body: Iterable[str]) -> str:
@@ -105,7 +104,9 @@ def _verdict(verdict: Verdict) -> str:
 
 
 def _when(iso: str) -> str:
-    return html.escape(iso[:16].replace("T", " ")) or "-"
+    """A run's date and time; "undated" for a run a baseline kept without its date
+    (perfkit.results.baseline_runs)."""
+    return html.escape(iso[:16].replace("T", " ")) or "undated"
 
 
 def _text(value: object) -> str:
@@ -207,14 +208,12 @@ def _latest_section(group: Group, latest: Latest) -> list[str]:
 
 
 def _change_points(bench: Benchmark) -> str:
-    trend, points = bench.trend, bench.trend.points
-    found = [f"from run {c.index + 1} ({_when(points[c.index][0])}) "
-             f"{html.escape(tables.fmt_change(c.change))}" for c in trend.changes]
-    said = f"<p>Change points of its time (e-divisive means): {'; '.join(found)}.</p>" if found else \
-        "<p>No change point in its time.</p>"
-    methods = [f"by method {trend.methods[i]} from run {i + 1} ({_when(points[i][0])})" for i in trend.breaks]
-    return said + (f"<p>Its time was measured another way {'; '.join(methods)}: each way is a series of its "
-                   "own, never compared with the other.</p>" if methods else "")
+    """The trend's change points and new series (another method, another machine), in the words and run
+    numbers of ``perfkit history`` and of the chart."""
+    trend = bench.trend
+    found = [f"from {trend.label(i)} {what}" for i, what in trend.turns()]
+    return (f"<p>Change points and new series of its time (e-divisive means): {html.escape('; '.join(found))}"
+            ".</p>" if found else "<p>No change point in its time.</p>")
 
 
 def _fingerprint_changes(bench: Benchmark) -> str:

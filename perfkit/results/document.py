@@ -48,7 +48,9 @@ Cell = str | Spark
 class Table:
     """``kind`` names the table's style in HTML: ``verdicts`` keeps each row on one line (its last cell,
     a note, clipped to the page's width, whole in its tooltip), so the rows a person should read fit on the
-    first screen; ``benchmarks`` keeps each row on one line beside a plot."""
+    first screen, but for its second cell, the benchmark, which wraps where the page is too narrow for its
+    id (a 1280-pixel screen cut the H100-vs-H200 table's MDE column off); ``benchmarks`` keeps each row on
+    one line beside a plot."""
 
     head: tuple[str, ...]
     rows: tuple[tuple[Cell, ...], ...]
@@ -190,6 +192,7 @@ th { background: #f3f3f3; }
 table.verdicts { font-size: 0.8em; width: 100%; }
 table.verdicts th, table.verdicts td { white-space: nowrap; padding: 0.1em 0.35em; line-height: 1.25; }
 table.verdicts td:last-child { width: 100%; max-width: 0; overflow: hidden; text-overflow: ellipsis; }
+table.verdicts td:nth-child(2) { white-space: normal; overflow-wrap: anywhere; min-width: 30em; }
 img { max-width: 100%; border: 1px solid #eee; }
 figure { margin: 0.6em 0; }
 figcaption { font-size: 0.85em; color: #555; }

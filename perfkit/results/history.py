@@ -13,14 +13,17 @@ from __future__ import annotations
 import dataclasses
 import fnmatch
 import os
+import statistics
 from collections.abc import Collection
 from dataclasses import dataclass
 from pathlib import Path
+from typing import NamedTuple
 
 from perfkit.errors import BaselineError, UsageError
 from perfkit.results import baselines, changepoints, load
 from perfkit.results.figures import TIME, TIME_UNIT
-from perfkit.results.model import ResultSet
+from perfkit.results.model import ResultSet, machine_change
+from perfkit.results.tables import fmt_change
 
 #: pytest-benchmark's default ``--benchmark-storage``.
 DEFAULT_STORAGE = ".benchmarks"
@@ -133,21 +136,34 @@ def series(history: History | list[ResultSet] | tuple[ResultSet, ...], benchmark
 
     A value is the run-level figure (median time, or the metric's value), the unit of replication.
     """
-    return {name: [(when, value) for when, value, _ in points]
+    return {name: [(p.when, p.value) for p in points]
             for name, points in _measured(history, benchmark_pattern, figure).items()}
 
 
+class _Point(NamedTuple):
+    """One run's value of a figure, with what a trend tells runs apart by: the method version it was measured
+    by (perfkit.results.figures), the commit, and the machine kind (PerfkitInfo.machine_kind)."""
+
+    when: str
+    value: float
+    method: int
+    commit: str
+    machine: str
+
+
 def _measured(history: History | list[ResultSet] | tuple[ResultSet, ...], benchmark_pattern: str,
-              figure: str) -> dict[str, list[tuple[str, float, int]]]:
-    """:func:`series` with the method version each value was measured by (perfkit.results.figures)."""
-    out: dict[str, list[tuple[str, float, int]]] = {}
+              figure: str) -> dict[str, list[_Point]]:
+    """:func:`series` with each value's method version, commit and machine kind."""
+    out: dict[str, list[_Point]] = {}
     for results in history.runs if isinstance(history, History) else history:
         for bench in results.benchmarks:
             if not matches(bench.fullname, benchmark_pattern):
                 continue
             value = bench.figures().get(figure)
             if value is not None:
-                out.setdefault(bench.fullname, []).append((results.datetime, value, bench.method(figure)))
+                out.setdefault(bench.fullname, []).append(
+                    _Point(results.datetime, value, bench.method(figure), results.commit,
+                           results.info.machine_kind))
     return out
 
 
@@ -213,20 +229,61 @@ def baseline_of(history: History, where: str, hardware_id: str | None, n: int) -
 
 @dataclass(frozen=True)
 class Trend:
-    """One benchmark's figure over the kept runs and the change points e-divisive means found in it;
-    ``methods``: the method version of each point (perfkit.results.figures.METHODS). Where it changes the
-    trend is two series: its line breaks and no change point is sought across it."""
+    """One benchmark's figure over the kept runs that hold it and the change points e-divisive means found in
+    it; per point ``methods``: the method version (perfkit.results.figures.METHODS), ``commits`` and
+    ``machines``: the machine kind (PerfkitInfo.machine_kind). Where the method or the machine changes the
+    trend is two series: its line breaks, no change point is sought across it, and the step is said."""
 
     benchmark: str
     unit: str
     points: Series
     changes: tuple[changepoints.ChangePoint, ...]
     methods: tuple[int, ...] = ()
+    commits: tuple[str, ...] = ()
+    machines: tuple[str, ...] = ()
+
+    @property
+    def moves(self) -> dict[int, str]:
+        """The points run on another machine under the hardware id than the last point before them whose
+        machine is known (a CPU of another generation: 25 times slower is no regression), and what tells the
+        two apart."""
+        out, last = {}, ""
+        for i, kind in enumerate(self.machines):
+            if change := machine_change(last, kind):
+                out[i] = change
+            last = kind or last
+        return out
 
     @property
     def breaks(self) -> list[int]:
-        """The points measured by another method than the point before them."""
-        return changepoints.breaks(self.methods)
+        """Where a new series begins: a point measured by another method, or on another machine, than the
+        point before it."""
+        return sorted({*changepoints.breaks(self.methods), *self.moves})
+
+    def label(self, index: int) -> str:
+        """Point ``index`` as every table, chart and page numbers it: the benchmark's own run number (1: the
+        oldest run that holds it), its date ("undated": kept by a baseline without it) and commit."""
+        date = self.points[index][0][:16].replace("T", " ") or "undated"
+        commit = self.commits[index][:10] if self.commits else ""
+        return f"run {index + 1} ({date}{', ' + commit if commit else ''})"
+
+    def turns(self) -> list[tuple[int, str]]:
+        """(index, what happened there) of each change point and each new series, in order: what the history
+        table and the dashboard say of the trend."""
+        said = [(c.index, fmt_change(c.change)) for c in self.changes]
+        said += [(i, f"measured by method {self.methods[i]} from here: a new series")
+                 for i in changepoints.breaks(self.methods)]
+        said += [(i, (f"on another machine from here ({change}): a new series, not a change; its median "
+                      f"{fmt_change(self.step(i))}")) for i, change in self.moves.items()]
+        return sorted(said)
+
+    def step(self, index: int) -> float:
+        """The relative step at break ``index``: the median of the series it begins over the one before."""
+        values = [v for _, v in self.points]
+        bounds = [0, *self.breaks, len(values)]
+        at = bounds.index(index)
+        before = statistics.median(values[bounds[at - 1]:index])
+        return statistics.median(values[index:bounds[at + 1]]) / before - 1 if before else float("inf")
 
 
 def trends(history: History, benchmark_pattern: str = "*", figure: str = TIME,
@@ -242,17 +299,9 @@ def trends(history: History, benchmark_pattern: str = "*", figure: str = TIME,
 
 
 def lines(history: History, benchmark_pattern: str = "*", figure: str = TIME) -> list[Trend]:
-    """Every matching benchmark's series and the method of each point, by name, without the change points
-    (:func:`trends` seeks them): what a sparkline draws."""
-    return [Trend(name, unit_of(history, name, figure), [(w, v) for w, v, _ in measured], (),
-                  tuple(m for _, _, m in measured))
+    """Every matching benchmark's series and what each point was measured by and on, by name, without the
+    change points (:func:`trends` seeks them): what a sparkline draws."""
+    return [Trend(name, unit_of(history, name, figure), [(p.when, p.value) for p in measured], (),
+                  tuple(p.method for p in measured), tuple(p.commit for p in measured),
+                  tuple(p.machine for p in measured))
             for name, measured in sorted(_measured(history, benchmark_pattern, figure).items())]
-
-
-def run_label(history: History, when: str) -> str:
-    """Run number among the kept runs, date and commit: what a reader looks up next."""
-    for number, results in enumerate(history.runs, 1):
-        if results.datetime == when:
-            commit = results.commit[:10]
-            return f"run {number} ({when[:16].replace('T', ' ')}{', ' + commit if commit else ''})"
-    return f"run ({when[:16]})"

@@ -49,6 +49,12 @@ def run_count(figures: Figures) -> int:
     return len(figures.get(TIME) or max(figures.values(), key=len, default=()))
 
 
+def machine_change(before: str, after: str) -> str:
+    """What makes a run of machine kind ``after`` (PerfkitInfo.machine_kind) another machine than one of kind
+    ``before``; "" where it is not (the same kind, or either unknown)."""
+    return f"cpu_signature {before} -> {after}" if before and after and before != after else ""
+
+
 def family_of(name: str) -> str:
     """A benchmark's family: the stem of its bench file (``benches/test_layers.py::test_layer[relu]`` ->
     ``test_layers``), as the wall times, the report's sections and its plots group benchmarks."""
@@ -367,10 +373,14 @@ class PerfkitInfo:
         EPYC", so hosts of two generations share the model name and the id, and one ran the quick suite 2.5x
         slower than the other. A GPU run is told apart by its GPU; its host's signature is a fingerprint
         change."""
-        mine, theirs = self.fingerprint.get("cpu_signature"), other.fingerprint.get("cpu_signature")
-        if self.device != "cpu" or other.device != "cpu" or not mine or not theirs or mine == theirs:
-            return ""
-        return f"cpu_signature {mine} -> {theirs}"
+        return machine_change(self.machine_kind, other.machine_kind)
+
+    @property
+    def machine_kind(self) -> str:
+        """What tells this run's machine from another under its hardware id (:meth:`machine_change`): a CPU
+        run's CPU signature; "" where nothing does (a GPU run) or it is not known (an older file)."""
+        signature = self.fingerprint.get("cpu_signature")
+        return str(signature) if self.device == "cpu" and signature else ""
 
     @property
     def datasheet(self) -> datasheet.GpuSpec | None:

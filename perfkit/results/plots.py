@@ -15,6 +15,7 @@ from typing import Any
 from perfkit.results import changepoints, datasheet, figures, seeds
 from perfkit.results.ceilings import Ceilings
 from perfkit.results.derived import scaling_runs
+from perfkit.results.history import Trend
 from perfkit.results.model import ResultSet
 from perfkit.results.payloads import (
     LARGE_BATCH_CLASSES,
@@ -28,6 +29,7 @@ from perfkit.results.payloads import (
     Ppp,
     Roofline,
     TimeToAccuracy,
+    TtaRun,
     VectorAdd,
     VggSwap,
 )
@@ -299,26 +301,14 @@ def roofline_chart(results: ResultSet, path: Path) -> Path | None:
             if peak:
                 ax.plot(xs, [min(peak, x * bandwidth / 1e3) for x in xs], style, lw=1,
                         label=f"{source} {precision} ({peak:.0f} TFLOP/s, {bandwidth:.0f} GB/s)")
-    labelled: list[tuple[float, float]] = []
+    labels = []
     for bench, p in points:
         ppp = next((rec for b, rec in results.family(Ppp) if b is bench), None)
         hollow = p.bytes_source != "analytic minimum"
         attained = p.flops / bench.median / 1e12
         ax.scatter([p.intensity], [attained], s=40, facecolors="none" if hollow else None, edgecolors="black")
-        # points of one model at one batch sit close together (VGG16 and VGG19 at batch 64 too): each nearby
-        # label goes one line lower
-        near = sum(
-            abs(math.log10(x / p.intensity)) < 0.3 and abs(math.log10(y / attained)) < 0.2
-            for x, y in labelled
-        )
-        labelled.append((p.intensity, attained))
-        ax.annotate(
-            f"{p.label} b{ppp.batch if ppp else '?'}{' (ncu)' if hollow else ''}",
-            (p.intensity, attained),
-            fontsize=7,
-            xytext=(8, 3 - 11 * near),
-            textcoords="offset points",
-        )
+        batch = ppp.batch if ppp else "?"
+        labels.append((p.intensity, attained, f"{p.label} b{batch}{' (ncu)' if hollow else ''}"))
     ax.set(
         xscale="log",
         yscale="log",
@@ -330,8 +320,62 @@ def roofline_chart(results: ResultSet, path: Path) -> Path | None:
     )
     ax.grid(True, which="both", alpha=0.3)
     ax.legend(fontsize=7, loc="lower right")
+    fig.tight_layout()  # the layout the labels are placed in; they stay out of it, so _save's keeps it
+    _place_labels(ax, labels)
     path.parent.mkdir(parents=True, exist_ok=True)
     return _save(fig, path)
+
+
+#: Where a point's label may go, in points from the point, nearest first: right, left, above, below, then the
+#: diagonals further out (joined to the point by a line).
+_LABEL_OFFSETS = ((7, 0), (-7, 0), (0, 8), (0, -8), (10, 10), (-10, 10), (10, -10), (-10, -10),
+                  (18, 18), (-18, 18), (18, -18), (-18, -18), (28, 30), (-28, 30), (28, -30), (-28, -30))
+
+
+def _place_labels(ax: Any, labels: Sequence[tuple[float, float, str]], fontsize: float = 7,
+                  others: Sequence[tuple[float, float]] = ()) -> None:
+    """Each (x, y, text) label at the nearest of :data:`_LABEL_OFFSETS` where its box covers no other label,
+    no point and no legend (the roofline's VGG16 and VGG19 at one batch sit a few pixels apart: labels one
+    line apart still printed over each other and over the points); ``others``: unlabelled points to keep
+    clear too. A label with no free place keeps the last."""
+    from matplotlib.transforms import Bbox
+
+    renderer = ax.figure.canvas.get_renderer()
+    to_pixels = ax.transData.transform
+    marker = 5.0  # pixels about a point's centre its marker covers
+    taken = [Bbox.from_extents(px - marker, py - marker, px + marker, py + marker)
+             for px, py in (to_pixels(xy) for xy in [*((x, y) for x, y, _ in labels), *others])]
+    taken += [legend.get_window_extent(renderer) for legend in [ax.get_legend()] if legend is not None]
+    for x, y, text in labels:
+        for dx, dy in _LABEL_OFFSETS:  # the last place is kept where none is free
+            box = _text_box(ax, renderer, (x, y, text), (dx, dy), fontsize)
+            if ax.bbox.contains(box.x0, box.y0) and ax.bbox.contains(box.x1, box.y1) \
+                    and not any(box.overlaps(other) for other in taken):
+                break
+        taken.append(box)
+        note = ax.annotate(text, (x, y), xytext=(dx, dy), textcoords="offset points", fontsize=fontsize,
+                           **_alignment(dx, dy),
+                           # a diagonal label is joined to its point, which it names
+                           arrowprops={"arrowstyle": "-", "lw": 0.5, "color": "0.4"} if dx and dy else None)
+        note.set_in_layout(False)
+
+
+def _alignment(dx: float, dy: float) -> dict[str, str]:
+    """A label's alignment that keeps it on the side of its point it is offset to."""
+    return {"ha": "left" if dx > 0 else "right" if dx < 0 else "center",
+            "va": "bottom" if dy > 0 else "top" if dy < 0 else "center"}
+
+
+def _text_box(ax: Any, renderer: Any, label: tuple[float, float, str], offset: tuple[float, float],
+              fontsize: float) -> Any:
+    """The pixels a label's text would cover at ``offset`` (points) from its point (a leader line would
+    widen an annotation's own box to the point)."""
+    x, y, text = label
+    note = ax.annotate(text, (x, y), xytext=offset, textcoords="offset points", fontsize=fontsize,
+                       **_alignment(*offset))
+    box = note.get_window_extent(renderer)
+    note.remove()
+    return box
 
 
 def plot_roofline(results: ResultSet, out: Path) -> Iterable[tuple[str, Path]]:
@@ -433,7 +477,8 @@ def plot_batch_sweep(results: ResultSet, out: Path) -> Iterable[tuple[str, Path]
     if not epochs:
         return []
     plt = _pyplot()
-    fig, (left, right) = plt.subplots(1, 2, figsize=(11, 4.2))
+    # the legend below both panels: inside either it hid a point (the seed's V100 at batch 32)
+    fig, (left, right) = plt.subplots(1, 2, figsize=(11, 4.8), layout="constrained")
     for variant in sorted({r.variant for r in epochs}):
         rows = [r for r in epochs if r.variant == variant]
         left.plot([r.batch for r in rows], [r.epoch_s for r in rows], marker="o", label=variant)
@@ -444,12 +489,8 @@ def plot_batch_sweep(results: ResultSet, out: Path) -> Iterable[tuple[str, Path]
         right.scatter(list(seed), list(seed.values()), marker="x", color="grey",
                       label=f"seed 003 V100, {seeds.SEED_003_IMAGES:,}-image epochs")
     for _, cap in results.family(BatchCapacity):
-        room = cap.room or (f"{cap.cap_gib:.2f} GiB per GPU (capped)" if cap.cap_gib else "")
-        under = f" under {room}" if room else " its search's memory"
-        beyond = " (out of memory above)" if cap.stopped_by == "out of memory" else " (the whole dataset)"
         for ax in (left, right):
-            ax.axvline(cap.largest, color="r", linestyle="--",
-                       label=f"largest batch that fits{under}: {cap.largest}{beyond}")
+            ax.axvline(cap.largest, color="r", linestyle="--", label=_capacity_label(cap, measured))
     left.set(xscale="log", yscale=_scale([r.epoch_s for r in epochs]), xlabel="batch size",
              ylabel="epoch time (s)", title=f"one epoch of {epochs[0].dataset:,} images")
     right.set(xscale="log", yscale=_scale([r.images_per_s for r in epochs] + list(seed.values())),
@@ -457,10 +498,28 @@ def plot_batch_sweep(results: ResultSet, out: Path) -> Iterable[tuple[str, Path]
     _plain_log_ticks(left.xaxis, right.xaxis, left.yaxis, right.yaxis)
     for ax in (left, right):
         ax.set_xticks(sorted(measured))  # every batch measured, labelled
-    left.legend(fontsize=7)
-    right.legend(fontsize=7)
+    shown: dict[str, Any] = {}  # each label once: both panels draw the variants and the largest batch
+    for ax in (left, right):
+        for handle, label in zip(*ax.get_legend_handles_labels()):
+            shown.setdefault(label, handle)
+    fig.legend(list(shown.values()), list(shown), fontsize=7, loc="outside lower center", ncol=2)
     fig.suptitle(f"{epochs[0].model} on {epochs[0].dataset} images, {results.hardware_id}")
     return [("Epoch time vs batch size", _save(fig, out / "batch_sweep.png"))]
+
+
+def _capacity_label(cap: BatchCapacity, measured: set[int]) -> str:
+    """The largest batch the capacity search fit, and the memory it had. Where the sweep ran a larger batch
+    (a CPU's search has a synthetic budget, the sweep's epochs the host's memory) "out of memory above" would
+    contradict the plot beside it: it says that the sweep had more memory instead."""
+    room = cap.room or (f"{cap.cap_gib:.2f} GiB per GPU (capped)" if cap.cap_gib else "")
+    under = f" under {room}" if room else ""
+    above = sorted(b for b in measured if b > cap.largest)
+    if above:
+        return (f"largest batch the capacity search fit{under}: {cap.largest} (the sweep's epochs had more "
+                f"memory: batch {above[-1]} ran)")
+    beyond = " (out of memory above)" if cap.stopped_by == "out of memory" else " (the whole dataset)"
+    within = under or " its search's memory"
+    return f"largest batch that fits{within}: {cap.largest}{beyond}"
 
 
 def plot_layer_capacity(results: ResultSet, out: Path) -> Iterable[tuple[str, Path]]:
@@ -553,13 +612,20 @@ def plot_time_to_accuracy(results: ResultSet, out: Path) -> Iterable[tuple[str, 
     fig, axes = plt.subplots(1, 2 if traced else 1, figsize=(12 if traced else 6.5, 5.2 if traced else 4.2),
                              squeeze=False)
     left = axes[0][0]
+    estimated = False
     for i, rec in enumerate(records):
         for j, run in enumerate(rec.runs):
-            left.plot(range(1, len(run.accuracies) + 1), run.accuracies, color=f"C{i}", alpha=0.6,
+            seconds, guessed = _evaluated_at(run)
+            estimated |= guessed
+            left.plot(seconds, run.accuracies, ":" if guessed else "-", marker=".", color=f"C{i}", alpha=0.6,
                       label=f"{rec.model} {rec.variant} (batch {rec.batch})" if j == 0 else None)
     for target in sorted({r.target for r in records}):
         left.axhline(target, color="grey", linestyle="--", label=f"target {target:.0%}")
-    left.set(xlabel="epoch", ylabel="validation accuracy", title="every run to its target")
+    # the time to accuracy is where a run crosses its target: training seconds on x, as the title says
+    left.set(xlabel="training time (s), one point per epoch" + (
+                 "\n(dotted: a run that kept only its whole training time, its epochs spread evenly over it)"
+                 if estimated else ""),
+             ylabel="validation accuracy", title="every run to its target")
     left.legend(fontsize=7)
     if traced:
         right = axes[0][1]
@@ -581,6 +647,15 @@ def plot_time_to_accuracy(results: ResultSet, out: Path) -> Iterable[tuple[str, 
     fig.suptitle(f"Time to accuracy on {results.hardware_id}")
     heading = "Time to accuracy and GPU utilisation" if traced else "Time to accuracy"
     return [(heading, _save(fig, out / "time_to_accuracy.png"))]
+
+
+def _evaluated_at(run: TtaRun) -> tuple[list[float], bool]:
+    """The training seconds at each of a run's evaluations, and whether they are estimated: files before
+    2026-11-23 kept only the whole training time, spread here evenly over the epochs."""
+    if len(run.trained_s) == len(run.accuracies):
+        return list(run.trained_s), False
+    epochs = len(run.accuracies)
+    return [run.train_s * (k + 1) / epochs for k in range(epochs)], True
 
 
 def plot_large_batch(results: ResultSet, out: Path) -> Iterable[tuple[str, Path]]:
@@ -626,14 +701,18 @@ PLOTTERS: list[Plotter] = [plotter for plotters in FAMILY_PLOTTERS.values() for 
 
 
 def hardware_chart(rows: Iterable[Any], baseline_id: str, current_id: str, path: Path) -> Path | None:
-    """Across two machines: each benchmark's measured speedup against the speedup expected of it
-    (``across.HardwareRow``): squares where a kernel's ceiling gave it, circles where the roofline model did
-    (coloured by the larger share of the model's time), the diagonal where they agree, the band of x1.15 (as
-    expected) shaded and x1.25 (FAR beyond) dashed; the benchmarks outside the band are named. None when no
+    """Across two machines (``baseline_id`` and ``current_id`` name them): each benchmark's measured speedup
+    against the speedup expected of it (``across.HardwareRow``): squares where a kernel's ceiling gave it,
+    circles where the roofline model did (coloured by the larger share of the model's time), the diagonal
+    where they agree, the band of x1.15 (as expected) shaded and x1.25 (FAR beyond) dashed; the benchmarks
+    outside the band are named. A ceiling's own benchmark is left out, and counted in the title: its speedup
+    is its expectation by definition, a point on the diagonal that checks nothing. None when no other
     benchmark carries an expectation."""
     from matplotlib.ticker import FixedLocator, FuncFormatter, LogLocator, NullLocator
 
-    points = [r for r in rows if r.expected and 0 < r.speedup < float("inf")]
+    rows = list(rows)
+    points = [r for r in rows if r.expected and 0 < r.speedup < float("inf") and not r.by_definition]
+    ceilings = sum(1 for r in rows if r.by_definition)
     if not points:
         return None
     plt = _pyplot()
@@ -654,10 +733,6 @@ def hardware_chart(rows: Iterable[Any], baseline_id: str, current_id: str, path:
         ax.plot([low, high], [low * factor, high * factor], "k--", lw=0.6,
                 label=f"x{far}: FAR from expected beyond" if factor == far else None)
     missed = sorted((r for r in points if not 1 / near <= r.ratio <= near), key=lambda r: -r.speedup)
-    for n, r in enumerate(missed):
-        ax.annotate(r.benchmark.split("::")[-1], (r.expected, r.speedup), fontsize=7.5,
-                    xytext=(16, 14 - 18 * (n % 2)), textcoords="offset points",
-                    arrowprops={"arrowstyle": "-", "lw": 0.5, "color": "0.4"})
     ax.set(xscale="log", yscale="log")  # before the tick locators: setting a scale replaces them
     # plain numbers where the speedups span less than two decades (0.6, 0.7, ... 1.2, 1.5), else 1-2-5 steps
     plain = [v * 10.0**k for k in range(-4, 4) for v in (1, 1.2, 1.5, 2, 3, 4, 5, 6, 7, 8, 9)]
@@ -667,13 +742,18 @@ def hardware_chart(rows: Iterable[Any], baseline_id: str, current_id: str, path:
         axis.set_minor_locator(NullLocator())
         axis.set_major_formatter(FuncFormatter(lambda value, _: f"{value:.3g}"))
     within = len(points) - len(missed)
+    sides = f"{baseline_id} / {current_id} time"
     ax.set(xlim=(low, high), ylim=(low, high),
            xlabel=f"expected speedup of {current_id} over {baseline_id}",
-           ylabel=f"measured speedup ({baseline_id} / {current_id} time)",
+           ylabel=f"measured speedup ({sides if len(sides) <= 50 else 'baseline time / current time'})",
            title=f"Across hardware: {within} of {len(points)} benchmarks within x{near} of their expected "
-                 "speedup")
+                 "speedup" + (f"\n{ceilings} ceiling benchmark(s) not shown: their speedup is their "
+                              "expectation" if ceilings else ""))
     ax.grid(True, which="both", alpha=0.2)
     ax.legend(fontsize=8, loc="upper left")
+    fig.tight_layout()  # the layout the names are placed in (they stay out of it)
+    _place_labels(ax, [(r.expected, r.speedup, r.benchmark.split("::")[-1]) for r in missed], 7.5,
+                  [(r.expected, r.speedup) for r in points])
     return _save(fig, path)
 
 
@@ -687,18 +767,17 @@ def _expected_from(row: Any) -> tuple[str, str]:
     return f"model, {max(shares, key=shares.get)}-bound", "o"
 
 
-def history_chart(name: str, series: Iterable[tuple[str, float]], change_indices: Iterable[int], path: Path,
-                  figure: str = figures.TIME, unit: str = figures.TIME_UNIT,
-                  methods: Sequence[int] = ()) -> Path:
-    """One benchmark's figure over its stored runs (oldest first), change points as vertical lines and each
-    segment's median as a horizontal one: the shift is read off the medians, not off single noisy runs.
-    ``methods``: each run's method version of the figure (perfkit.results.figures.METHODS); where it changes
-    the line breaks, at a grey dotted line naming the new method: the values either side are two series, not
-    a change."""
+def history_chart(trend: Trend, path: Path, figure: str = figures.TIME) -> Path:
+    """One benchmark's figure over its stored runs (oldest first, numbered as every table numbers them),
+    change points as vertical lines and each segment's median as a horizontal one: the shift is read off the
+    medians, not off single noisy runs. Where the method of measuring the figure (perfkit.results.figures.
+    METHODS) or the machine under the hardware id (a CPU of another generation) changes the line breaks, at a
+    grey dotted line naming what measured the new series and its step: the values either side are two
+    series, not a change."""
     from itertools import pairwise
 
-    points, changes, breaks = list(series), sorted(change_indices), changepoints.breaks(methods)
-    values = [v for _, v in points]
+    points, changes, breaks = list(trend.points), sorted(c.index for c in trend.changes), trend.breaks
+    values, unit = [v for _, v in points], trend.unit
     scale = 1.0
     if unit == "s" and values:
         scale, unit = next(((s, u) for s, u in ((1.0, "s"), (1e-3, "ms"), (1e-6, "us"))
@@ -723,21 +802,35 @@ def history_chart(name: str, series: Iterable[tuple[str, float]], change_indices
                     color="tab:red", fontsize=8)
     for i, index in enumerate(breaks):
         ax.axvline(index + 0.5, color="grey", ls=":", lw=1.5,
-                   label="measured another way from here: a new series" if i == 0 else None)
-    for index in [0, *breaks] if breaks else []:  # each series says which method measured it
-        ax.annotate(f"method {methods[index]}", (index + 0.5, max(shown)), xytext=(3, -12),
-                    textcoords="offset points", color="dimgrey", fontsize=8)
+                   label="measured another way or on another machine from here: a new series" if i == 0
+                   else None)
+    for index in [0, *breaks] if breaks else []:  # each series says what measured it, and its step
+        ax.annotate(_series_name(trend, index), (index + 0.5, max(shown)), xytext=(3, -12),
+                    textcoords="offset points", color="dimgrey", fontsize=8, va="top")
     step = max(1, math.ceil(len(runs) / 8))
     days = [d[:10] for d, _ in points]
-    # the run's number (as the tables number them) over its date, and its time where runs share a day
-    when = [d[:10] if len(set(days)) == len(days) else f"{d[5:10]}\n{d[11:16]}" for d, _ in points]
+    # the run's number (as the tables number them) over its date, and its time where runs share a day; a run a
+    # baseline kept without its date (perfkit.results.baseline_runs) says so
+    when = [("undated" if not d else d[:10] if len(set(days)) == len(days) else f"{d[5:10]}\n{d[11:16]}")
+            for d, _ in points]
     ax.set_xticks(runs[::step], [f"{r}\n{w}" for w, r in zip(when[::step], runs[::step])], fontsize=7)
     ax.set(
-        xlabel="stored run, oldest first, and its date",
+        xlabel="its run (of the stored runs that hold it), oldest first, and its date",
         ylabel=f"{figure} ({unit})" if unit else figure,
-        title=name if len(name) <= 90 else "..." + name[-87:],
+        title=trend.benchmark if len(trend.benchmark) <= 90 else "..." + trend.benchmark[-87:],
     )
+    if _scale(shown) == "log":  # two series a decade apart (another CPU): each keeps its own shape
+        ax.set_yscale("log")
+        _plain_log_ticks(ax.yaxis)
     ax.grid(True, alpha=0.3)
     ax.legend(fontsize=8)
     path.parent.mkdir(parents=True, exist_ok=True)
     return _save(fig, path)
+
+
+def _series_name(trend: Trend, index: int) -> str:
+    """What measured the series that begins at point ``index``: its method where the trend changes method, its
+    CPU where it changes machine; after the first, its step from the series before."""
+    said = [f"method {trend.methods[index]}"] if changepoints.breaks(trend.methods) else []
+    said += [f"CPU {trend.machines[index]}"] if trend.moves and trend.machines[index] else []
+    return "\n".join([", ".join(said), *([f"{trend.step(index):+.0%}"] if index else [])])

@@ -494,9 +494,22 @@ def write_report(results: ResultSet, out: Path, comparison: Comparison | None = 
 
 def _hardware_section(cmp: Comparison, out: Path) -> Section:
     """Across hardware: the plot of measured against expected speedup, then every benchmark's row."""
-    chart = hardware_chart(cmp.hardware_rows, cmp.baseline_id, cmp.current_id, out / "hardware.png")
+    chart = hardware_chart(cmp.hardware_rows, *machine_names(cmp), out / "hardware.png")
     image: tuple[document.Block, ...] = (Image("measured vs expected speedup", chart),) if chart else ()
     return Section("Across hardware: measured vs expected speedup", (*image, *_hardware_blocks(cmp)))
+
+
+def machine_names(cmp: Comparison) -> tuple[str, str]:
+    """The baseline's and the current machine's names: their hardware ids, or where one id names both (CPUs
+    of two generations, PerfkitInfo.machine_change) what tells them apart: "cpu-amd-epyc-2cpu over
+    cpu-amd-epyc-2cpu" says nothing."""
+    if cmp.baseline_id != cmp.current_id:
+        return cmp.baseline_id, cmp.current_id
+    told = [(str(old), str(new)) for name, old, new in cmp.fingerprint_changes
+            if name in ("cpu_model", "cpu_signature")]
+    if not told:
+        return cmp.baseline_id, cmp.current_id
+    return (", ".join(old for old, _ in told), ", ".join(new for _, new in told))
 
 
 def _fingerprint_section(results: ResultSet) -> Section:
@@ -950,20 +963,16 @@ _FAMILY_TABLES: dict[str, Callable[[ResultSet, Ceilings], list[Section]]] = {
 }
 
 
-def trend_rows(kept: history.History, found: list[history.Trend]) -> list[list[str]]:
+def trend_rows(found: list[history.Trend]) -> list[list[str]]:
     """benchmark, runs, first, last, change points (run, date, commit, size) and the runs a new method of
     measuring it begins at: the history table's rows."""
     return [[t.benchmark, str(len(t.points)), fmt_value(t.points[0][1], t.unit),
-             fmt_value(t.points[-1][1], t.unit), _turns(kept, t)] for t in found]
+             fmt_value(t.points[-1][1], t.unit), _turns(t)] for t in found]
 
 
-def _turns(kept: history.History, trend: history.Trend) -> str:
-    """A trend's change points and the runs it began to be measured another way at (no change: another
-    series), in order."""
-    said = [(c.index, f"{c.change:+.1%}") for c in trend.changes]
-    said += [(i, f"measured by method {trend.methods[i]} from here: a new series") for i in trend.breaks]
-    runs = [f"{history.run_label(kept, trend.points[i][0])} {what}" for i, what in sorted(said)]
-    return "; ".join(runs) or "none"
+def _turns(trend: history.Trend) -> str:
+    """A trend's change points and new series in order, each run numbered as its chart numbers it."""
+    return "; ".join(f"{trend.label(i)} {what}" for i, what in trend.turns()) or "none"
 
 
 def trend_charts(found: list[history.Trend], out: Path, figure: str) -> list[Path]:
@@ -977,8 +986,7 @@ def trend_charts(found: list[history.Trend], out: Path, figure: str) -> list[Pat
         )
         png = next(p for i in range(len(charts) + 1)
                    if (p := out / f"{prefix}{slug[:150]}{f'_{i}' if i else ''}.png") not in charts)
-        charts.append(history_chart(trend.benchmark, trend.points, [c.index for c in trend.changes], png,
-                                    figure, trend.unit, trend.methods))
+        charts.append(history_chart(trend, png, figure))
     return charts
 
 
@@ -996,7 +1004,7 @@ def _history_section(kept: history.History, out: Path, charted: dict[tuple[str, 
             f"<= {changepoints.ALPHA}); charts of the {len(charted)} row(s) to read that the kept runs hold "
             f"and of {len(moved)} other benchmark(s) that changed."
         ),
-        Table.of(["benchmark", "runs", "first", "last", "change points"], trend_rows(kept, found)),
+        Table.of(["benchmark", "runs", "first", "last", "change points"], trend_rows(found)),
     ]
     charts = []
     for figure in dict.fromkeys(f for (_, f), _ in wanted):

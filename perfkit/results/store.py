@@ -13,7 +13,8 @@ never read back by perfkit, which reads the JSON).
 A run's identity is the SHA-256 of its JSON with sorted keys: the same file ingested twice, or by two
 runners at once, is stored once (a unique digest and an insert that ignores the conflict). A run is also
 its hardware id, profile and datetime: a baseline is ingested as the runs it was saved from
-(perfkit.results.baseline_runs), and one of them ingested from its own file too is stored once. The schema
+(perfkit.results.baseline_runs), and one of them ingested from its own file too is stored once; an undated
+run of a baseline (kept by a merge without its date) is its hardware id, profile and figures. The schema
 has a version of its own (``perfkit_schema``), brought forward on open by the ordered steps of
 :data:`MIGRATIONS`; a database written by a newer perfkit is refused rather than guessed at.
 """
@@ -239,12 +240,12 @@ class Store:
             runs_table.c.hardware_id == results.hardware_id, runs_table.c.profile == results.profile,
             runs_table.c.run_datetime == results.datetime).limit(1)
         with self._errors(f"store {source}"), self.engine.begin() as conn:
-            if results.datetime:  # the run may be stored already from another file: its own, or a baseline's
-                if self._postgres:  # one ingest at a time, as SQLite's IMMEDIATE transactions already are
-                    conn.execute(select(func.pg_advisory_xact_lock(INGEST_LOCK)))
-                stored = conn.execute(same_run).scalar()
-                if stored is not None:
-                    return Ingested(source, str(stored), False, results)
+            if self._postgres:  # one ingest at a time, as SQLite's IMMEDIATE transactions already are
+                conn.execute(select(func.pg_advisory_xact_lock(INGEST_LOCK)))
+            # the run may be stored already from another file: its own, or a baseline's (of another save)
+            stored = conn.execute(same_run).scalar() if results.datetime else _undated_alike(conn, results)
+            if stored is not None:
+                return Ingested(source, str(stored), False, results)
             run_id = conn.execute(statement).scalar()
             if run_id is not None:
                 conn.execute(figures_table.insert(), _figure_rows(run_id, results))
@@ -289,6 +290,22 @@ def _version(conn: Connection) -> int | None:
         return None
     version = conn.execute(select(schema_table.c.version).where(schema_table.c.id == 1)).scalar()
     return None if version is None else int(version)
+
+
+def _undated_alike(conn: Connection, results: ResultSet) -> str | None:
+    """The digest of a stored undated run (perfkit.results.baseline_runs) of the same hardware id and profile
+    holding the same figures as ``results``, an undated run too: with no date to tell it by, a run is its
+    measurements (the file around them changes with each save of the baseline that keeps them)."""
+    mine = {(r["benchmark"], r["figure"], r["value"]) for r in _figure_rows(0, results)}
+    candidates = select(runs_table.c.id, runs_table.c.digest).where(
+        runs_table.c.hardware_id == results.hardware_id, runs_table.c.profile == results.profile,
+        runs_table.c.run_datetime == "")
+    for run_id, digest in conn.execute(candidates).all():
+        theirs = conn.execute(select(figures_table.c.benchmark, figures_table.c.figure, figures_table.c.value)
+                              .where(figures_table.c.run_id == run_id)).all()
+        if {tuple(row) for row in theirs} == mine:
+            return str(digest)
+    return None
 
 
 def _figure_rows(run_id: int, results: ResultSet) -> list[dict[str, Any]]:
