@@ -19,11 +19,12 @@ the committed baselines; none on a shared 2-vCPU VM, where the fit finds no slop
 Allocator peaks and counts, which have no rounds, share a flat prior of their own kind.
 
 A baseline measured on other machines of the same kind adds a between-machine term where its runs carry
-the machine they ran on and come from several: the one-way random-effects component of the time, pooled
-over the figures of each kind (host-bound steps shift 5-15% between machines of one kind; a GPU-bound
-kernel hardly), over every kind where a kind has no benchmark run on two machines. It is zero when both
-sides ran on one machine (each benchmark's runs name their machines: a merged baseline holds entries of
-different runs).
+the machine they ran on and come from several: the one-way random-effects component of the time, as a share
+of the run-to-run variance pooled over the figures of each kind (over every kind where a kind has no
+benchmark run on two machines), applied to each figure in proportion to its own noise (a launch-bound step
+that moves 15% between runs shifts about as much between machines; a one-thread kernel that repeats within
+1% hardly). It is zero when both sides ran on one machine (each benchmark's runs name their machines: a
+merged baseline holds entries of different runs).
 
 How others estimate noise (the README says more): asv and rustc-perf look at each benchmark's own recent
 samples; conbench and Bencher take each benchmark's history in a lookback window (Bencher's t-test threshold
