@@ -629,3 +629,16 @@ def test_the_headline_says_how_many_unknowns_only_got_better():
     assert "5 unknown (2 of them better)" in report.headline(cmp)
     worse_only = Comparison("gpu-x1", "gpu-x1", (row("slower", 0.2),))
     assert "1 unknown (benchmarks)" in report.headline(worse_only)
+
+
+def test_the_legend_says_the_minimum_effects_and_alpha_the_comparison_was_judged_by():
+    """A user who passes --threshold 0.1 reads 10% in the legend, not the default policy's 3% and 5%."""
+    from perfkit.results.judge import Policy
+
+    raw = load.read_json(ROOT / "baselines" / "cpu-amd-epyc-2cpu-quick.json")
+    default = report.meanings(judged(raw, raw))
+    assert "(3% for a GPU-bound benchmark, else 5%, or a benchmark's own tolerance)" in default
+    assert "held at 5%" in default and "90% interval" in default
+    wider = report.meanings(judged(raw, raw, Policy(0.10, 0.10, 0.01)))
+    assert "(10%, or a benchmark's own tolerance)" in wider and "3%" not in wider
+    assert "held at 1%" in wider and "98% interval" in wider

@@ -169,6 +169,7 @@ class Comparison:
     # the run's common host slowdown, where one excused host-bound figures (a confirmation keeps it)
     host: HostShift | None = None
     tests: int = 1  # the gating figures the family-wise error is controlled over (a confirmation keeps it)
+    policy: Policy = field(default_factory=Policy)  # the minimum effects and alpha it was judged by
 
     @property
     def same_hardware(self) -> bool:
@@ -271,7 +272,7 @@ def judge(baseline: ResultSet, current: ResultSet, noise: Noise, policy: Policy 
         speedups = across.hardware_rows(baseline, current, paired.common, workloads)
         changes = fingerprint_changes(baseline, current)
         return Comparison(baseline.hardware_id, current.hardware_id, (), changes,
-                          across.geomean_time_ratio(speedups), speedups, policy.alpha, change)
+                          across.geomean_time_ratio(speedups), speedups, policy.alpha, change, policy=policy)
     machine = current.info.machine
     base_runs, cur_runs = baseline.runs(), current.runs()
     rows = [_absent_row(b.fullname, b.median, Verdict.MISSING, run_count(base_runs[b.fullname]))
@@ -310,6 +311,7 @@ def judge(baseline: ResultSet, current: ResultSet, noise: Noise, policy: Policy 
         policy.alpha,
         host=host,
         tests=tests,
+        policy=policy,
     )
 
 

@@ -29,7 +29,7 @@ from perfkit.results.document import (
     markdown_sections,
 )
 from perfkit.results.figures import TIME
-from perfkit.results.judge import COUNT_MOVED, Comparison, Row, Verdict
+from perfkit.results.judge import COUNT_MOVED, MIN_BASELINE_RUNS, Comparison, Policy, Row, Verdict
 from perfkit.results.metrics import MetricSpec
 from perfkit.results.model import BenchmarkEntry, ResultSet, family_of
 from perfkit.results.payloads import (
@@ -48,17 +48,30 @@ from perfkit.results.tables import fmt_change, fmt_time, fmt_value, text_table
 FORMATS = ("table", "markdown", "json")
 _QUIET = {Verdict.UNCHANGED, Verdict.INFO}
 #: What each verdict word means, printed under every comparison.
-VERDICT_MEANINGS = (
-    "regressed/improved: beyond the minimum effect (3% for a GPU-bound benchmark, else 5%) and outside "
-    "what the hardware's pooled run-to-run noise predicts, the night's family-wise false-alarm rate held "
-    "at 5% (Holm over every gating figure; a confirmation's re-runs at Bonferroni's level over the same); "
-    "unchanged: the change's 90% interval lies inside the minimum effect; unknown: neither shown (more "
-    "runs decide: --perfkit-confirm), or slower while other processes kept a quarter of the CPUs busy; "
-    "not judged: fewer than 3 baseline runs of the figure; measured differently: the two sides measured "
-    "it another way (a method version, a locked clock), shown side by side, not judged; info: a figure "
-    "derived from the time, shown not judged; changed: a count that should not move did, or a ratio that "
-    "should stay put moved significantly; MDE: the change this noise flags 80% of the time."
-)
+def _percent(share: float) -> str:
+    return f"{share * 100:.3g}%"
+
+
+def verdict_meanings(policy: Policy) -> str:
+    """What the verdict words mean under ``policy`` (its minimum effects and alpha), printed under every
+    comparison."""
+    gpu, other, alpha = policy.bound_threshold, policy.threshold, policy.alpha
+    effects = f"{_percent(gpu)} for a GPU-bound benchmark, else {_percent(other)}" if gpu != other else \
+        _percent(other)
+    return (
+        f"regressed/improved: beyond the minimum effect ({effects}, or a benchmark's own tolerance) and "
+        "outside what the hardware's pooled run-to-run noise predicts, the night's family-wise false-alarm "
+        f"rate held at {_percent(alpha)} (Holm over every gating figure; a confirmation's re-runs at "
+        f"Bonferroni's level over the same); unchanged: the change's {_percent(1 - 2 * alpha)} interval lies "
+        "inside the minimum effect; unknown: neither shown (more runs decide: --perfkit-confirm), or slower "
+        "while other processes kept a quarter of the CPUs busy; not judged: fewer than "
+        f"{MIN_BASELINE_RUNS} baseline runs of the figure; measured differently: the two sides measured it "
+        "another way (a method version, a locked clock), shown side by side, not judged; info: a figure "
+        "derived from the time, shown not judged; changed: a count that should not move did, or a ratio "
+        "that should stay put moved significantly; MDE: the change this noise flags 80% of the time."
+    )
+
+
 #: What the verdict words mean across hardware, printed under a comparison of two machines.
 ACROSS_MEANINGS = (
     f"Across hardware: as expected: the speedup lies within x{HardwareRow.NEAR} of the speedup expected of "
@@ -73,7 +86,8 @@ ACROSS_MEANINGS = (
 
 def meanings(cmp: Comparison) -> str:
     """What the verdict words of ``cmp`` mean: across hardware, the words of a speedup too."""
-    return VERDICT_MEANINGS if cmp.same_hardware else f"{ACROSS_MEANINGS} {VERDICT_MEANINGS}"
+    said = verdict_meanings(cmp.policy)
+    return said if cmp.same_hardware else f"{ACROSS_MEANINGS} {said}"
 
 
 def fmt_mde(mde: float | None) -> str:
