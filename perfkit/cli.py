@@ -23,8 +23,8 @@ from perfkit import stopping
 from perfkit.errors import BaselineError, PerfkitError, UsageError
 from perfkit.results import baselines, datasheet, figures, history, load, noise, partial, report, tables
 from perfkit.results.expected import NoModel, Work
-from perfkit.results.judge import Comparison, Policy, judge
-from perfkit.results.model import BenchmarkEntry, ResultSet
+from perfkit.results.judge import MIN_BASELINE_RUNS, Comparison, Policy, judge
+from perfkit.results.model import BenchmarkEntry, ResultSet, machine_kind
 
 EXIT_REGRESSION = 1
 EXIT_USAGE = 2
@@ -147,12 +147,16 @@ def _parser() -> argparse.ArgumentParser:
         help="the JSON of one run, or of several runs of the same code (fresh processes): their spread "
         "sets each figure's noise band",
     )
-    save.add_argument(
+    where = save.add_mutually_exclusive_group()
+    where.add_argument(
         "--dir",
         type=Path,
         default=None,
         help="baseline folder (default: the project's baselines/, found from the current folder up)",
     )
+    where.add_argument("--local", action="store_true",
+                       help="save it as this machine's own baseline, in the project's .perfkit/baselines/ "
+                            "(not committed), which later runs here are judged against before baselines/")
     mode = save.add_mutually_exclusive_group()
     mode.add_argument(
         "--force", action="store_const", dest="mode", const="force", help="replace an existing one"
@@ -372,14 +376,15 @@ def _hw(args: argparse.Namespace) -> int:
     if args.id:
         print(fp.hardware_id)
         return 0
-    store = baselines.BaselineStore.find(Path.cwd())
-    stored, ceilings = store.stored_path(fp.hardware_id), store.ceilings(fp.hardware_id)
+    kind = machine_kind(fp.device, fp.to_json())
+    stored = baselines.BaselineStore.find(Path.cwd()).machine_ceilings(fp.hardware_id, kind)
     table = [dict(vars(spec)) for spec in datasheet.GPUS]
     if args.json:
-        print(json.dumps({"fingerprint": fp.to_json(), "stored_ceilings": ceilings.own(), "datasheet": table},
-                         indent=2))
+        print(json.dumps({"fingerprint": fp.to_json(), "stored_ceilings": stored.ceilings.own(),
+                          "stored_ceilings_from": str(stored.path), "stored_ceilings_of": stored.whose,
+                          "datasheet": table}, indent=2))
         return 0
-    print(console.render_hardware(fp.to_json(), ceilings, str(stored)))
+    print(console.render_hardware(fp.to_json(), stored))
     return 0
 
 
@@ -451,6 +456,7 @@ def _compare(args: argparse.Namespace) -> int:
 
 def _baseline_save(args: argparse.Namespace) -> int:
     store = baselines.BaselineStore(args.dir) if args.dir else baselines.BaselineStore.find(Path.cwd())
+    store = store.local if args.local else store
     if args.from_history is not None:
         return _baseline_save_from_history(args, store)
     if args.db or args.profile:
@@ -467,7 +473,20 @@ def _baseline_save(args: argparse.Namespace) -> int:
         results.append(baselines.select(kept, args.only) if args.only else kept)
     path = store.save(baselines.from_runs(results) if len(results) > 1 else results[0], args.mode)
     print(f"perfkit: saved {path} ({len(results)} run{'s' if len(results) > 1 else ''})")
+    _say_busy(results)
+    if args.local and args.mode in ("new", "force") and len(results) < MIN_BASELINE_RUNS:
+        print(f"perfkit: its figures are judged once it holds {MIN_BASELINE_RUNS} runs of them; add runs "
+              "with `perfkit baseline save RUN.json --local --append`, or save with `pytest benches/ "
+              f"--perfkit-save-baseline={baselines.LOCAL_SAVE}`, which re-runs them")
     return 0
+
+
+def _say_busy(runs: Sequence[ResultSet]) -> None:
+    """Warn, without refusing, of each saved run recorded on a busy host (baselines.busy_warning)."""
+    for run in runs:
+        warning = baselines.busy_warning(run)
+        if warning:
+            print(f"perfkit: {warning}", file=sys.stderr)
 
 
 def _baseline_save_from_history(args: argparse.Namespace, store: baselines.BaselineStore) -> int:
@@ -489,6 +508,7 @@ def _baseline_save_from_history(args: argparse.Namespace, store: baselines.Basel
         baseline = history.baseline_from_history(storage, args.hardware_id, args.from_history, args.profile)
     path = store.save(baseline, args.mode)
     print(f"perfkit: saved {path} (the last {args.from_history} runs in {where})")
+    _say_busy([baseline])
     return 0
 
 

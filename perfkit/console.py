@@ -10,22 +10,27 @@ from typing import Any
 
 from perfkit.measure.memory import MiB, PeakMemory
 from perfkit.results import datasheet
-from perfkit.results.ceilings import Ceilings
+from perfkit.results.baselines import LOCAL_SAVE, StoredCeilings
 from perfkit.results.tables import fmt_time, text_table
 from perfkit.workloads.estimate import MemoryEstimate, largest_batch
 from perfkit.workloads.flops import CONVENTION, FlopTable
 from perfkit.workloads.paleo import Prediction
 
 
-def render_hardware(fingerprint: Mapping[str, Any], ceilings: Ceilings, stored: str) -> str:
-    """``perfkit hw``: the fingerprint, stored measured ceilings and the datasheet table with sources."""
+def render_hardware(fingerprint: Mapping[str, Any], stored: StoredCeilings) -> str:
+    """``perfkit hw``: the fingerprint, the stored measured ceilings labelled by whose they are (this
+    machine's, or another machine's under its hardware id) and the datasheet table with sources."""
     parts = ["Fingerprint", text_table(["field", "value"], [[k, str(v)] for k, v in fingerprint.items()])]
+    ceilings = stored.ceilings
     if len(ceilings):
-        parts += [f"Measured ceilings (from {stored})",
+        parts += [f"Measured ceilings of {stored.whose} (from {stored.path})",
                   text_table(["ceiling", "value", "from"], [[k, f"{ceilings.found[k].value:.4g}",
                                                             ceilings.found[k].describe()] for k in ceilings])]
+        if stored.change:
+            parts[-1] += ("\nThis machine's own: run the benchmarks with "
+                          f"--perfkit-save-baseline={LOCAL_SAVE} (its own baseline, in .perfkit/baselines/)")
     else:
-        parts += [f"Measured ceilings: none stored at {stored}; run `pytest benches/test_ceilings.py`"]
+        parts += [f"Measured ceilings: none stored at {stored.path}; run `pytest benches/test_ceilings.py`"]
     precisions = ("fp64",) + datasheet.PRECISIONS
     rows = [[s.key, s.name, f"{s.memory_gb:g}", f"{s.bandwidth_gbps:g}"]
             + [f"{s.tflops[p]:g}" if p in s.tflops else "-" for p in precisions] for s in datasheet.GPUS]

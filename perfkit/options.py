@@ -14,7 +14,7 @@ import pytest
 
 from perfkit import pbench
 from perfkit.errors import UsageError
-from perfkit.results.baselines import SaveMode
+from perfkit.results.baselines import LOCAL_SAVE, SaveMode
 
 #: Per benchmark; the longest nightly benchmark takes well under a minute, a weekly one a few.
 DEFAULT_TIMEOUT_S = 1800.0
@@ -30,6 +30,7 @@ class RunOptions:
     baseline: str = "auto"  # auto, none or a path
     fail_on_regression: bool = False
     save_mode: SaveMode | None = None
+    save_local: bool = False  # save this run, with fresh re-runs, as this machine's own baseline
     data_root: str | None = None
     shifted_root: str | None = None
     confirm: int = 0  # re-runs of each flagged benchmark
@@ -41,6 +42,7 @@ class RunOptions:
     # pytest-benchmark's --benchmark-storage folder: its kept runs add to the noise
     storage: Path | None = None
     lock_clocks: str = "kernels"  # which benchmarks run at a locked SM clock (perfkit.measure.clocks.MODES)
+    command: tuple[str, ...] = ()  # pytest's arguments as given: a line that says how to run again uses them
 
     def __post_init__(self) -> None:
         if self.save_mode is not None and self.save_mode not in get_args(SaveMode):
@@ -54,12 +56,14 @@ class RunOptions:
     @classmethod
     def from_config(cls, config: pytest.Config) -> RunOptions:
         summary = config.getoption("perfkit_summary")
+        save = config.getoption("perfkit_save_baseline")
         return cls(
             device=config.getoption("perfkit_device"),
             profile=config.getoption("perfkit_profile"),
             baseline=config.getoption("perfkit_baseline"),
             fail_on_regression=config.getoption("perfkit_fail_on_regression"),
-            save_mode=cast("SaveMode | None", config.getoption("perfkit_save_baseline")),
+            save_mode=None if save == LOCAL_SAVE else cast("SaveMode | None", save),
+            save_local=save == LOCAL_SAVE,
             data_root=config.getoption("perfkit_data_root"),
             shifted_root=config.getoption("perfkit_shifted_root"),
             confirm=config.getoption("perfkit_confirm"),
@@ -70,6 +74,7 @@ class RunOptions:
             results_path=pbench.json_path(config),
             storage=pbench.storage_path(config),
             lock_clocks=config.getoption("perfkit_lock_clocks"),
+            command=tuple(str(arg) for arg in config.invocation_params.args),
         )
 
     def rerun_args(self, device: str, profile: str) -> list[str]:

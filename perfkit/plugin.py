@@ -19,6 +19,7 @@ from perfkit.options import DEFAULT_TIMEOUT_S, RunOptions
 from perfkit.parallel import launch
 from perfkit.parallel.records import Job
 from perfkit.results import datasheet, inject, tables
+from perfkit.results.baselines import LOCAL_SAVE
 from perfkit.results.metrics import MetricRecorder
 from perfkit.results.payloads import ClockLock
 from perfkit.session import Outcome, Profile, Session
@@ -49,7 +50,8 @@ def pytest_addoption(parser: pytest.Parser) -> None:
         "--perfkit-baseline",
         default="auto",
         metavar="auto|PATH|none",
-        help="baseline to compare with at the end: auto = baselines/<hardware-id>.json if present",
+        help="baseline to compare with at the end: auto = this machine's own .perfkit/baselines/<hardware-id>"
+        ".json if saved (--perfkit-save-baseline=local), else baselines/<hardware-id>.json if present",
     )
     group.addoption("--perfkit-fail-on-regression", action="store_true",
                     help="exit non-zero when a significant regression against the baseline is found")
@@ -58,9 +60,11 @@ def pytest_addoption(parser: pytest.Parser) -> None:
         nargs="?",
         const="new",
         default=None,
-        choices=("new", "merge", "append", "force"),
+        choices=("new", "merge", "append", "force", LOCAL_SAVE),
         help="save this run as baselines/<hardware-id>.json; 'merge' updates an existing one, 'append' adds "
-        "this run to its entries' runs, 'force' replaces it (default: refuse to overwrite)",
+        "this run to its entries' runs, 'force' replaces it (default: refuse to overwrite); 'local' saves it "
+        "with two re-runs in fresh processes as this machine's own baseline in .perfkit/baselines/ (not "
+        "committed; replaces an earlier one), which later runs here are judged against",
     )
     group.addoption(
         "--perfkit-data-root",
@@ -379,8 +383,8 @@ def pytest_terminal_summary(terminalreporter: Any, config: pytest.Config) -> Non
                 session.add_skip(str(report.longrepr[2]).removeprefix("Skipped: "))
     writer = config.get_terminal_writer()  # a terminal's width, or COLUMNS; a log or a pipe keeps rows whole
     width = writer.fullwidth if writer.hasmarkup or "COLUMNS" in os.environ else None
-    lines = session.summary_lines(width) if session is not None else []
+    lines, hint = (session.summary_lines(width), session.hint) if session is not None else ([], "")
     if lines:
         terminalreporter.section("perfkit")
-        for line in lines:
-            terminalreporter.write_line(tables.wrapped(line, width))
+        for line in lines:  # the line that says how to get verdicts stands out from the green "passed"
+            terminalreporter.write_line(tables.wrapped(line, width), yellow=bool(hint) and line == hint)

@@ -11,6 +11,7 @@ from __future__ import annotations
 import contextlib
 import dataclasses
 import enum
+import shlex
 import time
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
@@ -24,9 +25,9 @@ from perfkit.errors import BaselineError, PerfkitError, UsageError
 from perfkit.measure import capacity, clocks, hardware
 from perfkit.options import RunOptions
 from perfkit.parallel import launch
-from perfkit.results import datasheet, inject, load, noise, partial, report
-from perfkit.results.baselines import BaselineStore
-from perfkit.results.judge import Comparison, FirstLook, Policy, judge
+from perfkit.results import baselines, datasheet, inject, load, noise, partial, report
+from perfkit.results.baselines import LOCAL_SAVE, BaselineStore
+from perfkit.results.judge import MIN_BASELINE_RUNS, Comparison, FirstLook, Policy, judge
 from perfkit.results.model import PerfkitInfo, ResultSet, family_of
 from perfkit.results.partial import PartialFile
 from perfkit.workloads.benchwork import work_of
@@ -143,6 +144,7 @@ class Session:
     skipped: dict[str, int] = field(init=False, default_factory=dict)  # reason -> how many tests
     started: float = field(init=False, default_factory=time.monotonic)
     run_clock: str | None = field(init=False, default=None)  # the whole run's locked clock, if locked
+    hint: str = field(init=False, default="")  # a run without verdicts: the line that says how to get them
 
     def __post_init__(self) -> None:
         self.baseline_path, self.baseline = self._load_baseline()
@@ -214,18 +216,35 @@ class Session:
         self.held.close()
 
     def _load_baseline(self) -> tuple[Path | None, ResultSet | None]:
-        choice, hardware_id = self.options.baseline, self.settings.hardware_id
+        choice = self.options.baseline
         if choice == "none":
             return None, None
-        profile = self.settings.profile.name
-        path = self.store.path_for(hardware_id, profile) if choice == "auto" else Path(choice)
-        if choice == "auto" and not path.exists():
-            return None, None
+        if choice == "auto":
+            return self._auto_baseline()
+        path = Path(choice)
         if not path.exists():
             raise BaselineError(
                 f"baseline {path}: no such file; give the path of a saved baseline (they are in "
                 f"{self.store.directory}), or leave --perfkit-baseline out to use this machine's"
             )
+        return path, self._checked(path)
+
+    def _auto_baseline(self) -> tuple[Path | None, ResultSet | None]:
+        """This machine's own baseline (BaselineStore.local) where one of its machine is saved, else the
+        committed one of its hardware id where there is one: a machine that has its own is judged against it,
+        one of another CPU under the id only compared with the committed one."""
+        hardware_id, profile = self.settings.hardware_id, self.settings.profile.name
+        own = self.store.local.path_for(hardware_id, profile)
+        if own.exists():
+            loaded = self._checked(own)
+            if not loaded.info.machine_change(self._info()):  # a checkout shared with another machine's
+                return own, loaded
+        committed = self.store.path_for(hardware_id, profile)
+        return (committed, self._checked(committed)) if committed.exists() else (None, None)
+
+    def _checked(self, path: Path) -> ResultSet:
+        """The baseline at ``path``, refused where it is of other hardware or another profile's sizes."""
+        hardware_id, profile = self.settings.hardware_id, self.settings.profile.name
         loaded = load.load(path)
         if loaded.hardware_id != hardware_id:
             raise BaselineError(
@@ -235,7 +254,7 @@ class Session:
         if loaded.profile != profile:
             raise BaselineError(f"baseline {path} holds the {loaded.profile} profile's sizes, this run the "
                                 f"{profile} profile's; give a baseline of the same profile")
-        return path, loaded
+        return loaded
 
     def machine_info(self) -> dict[str, Any]:
         """perfkit's section of the run's ``machine_info``; ceilings are filled by the derived pass."""
@@ -255,7 +274,8 @@ class Session:
         if not change:
             return []
         said = (f"perfkit: baseline {self.baseline_path} is of a DIFFERENT machine under this hardware id "
-                f"({change}): this run will be compared with it, not judged")
+                f"({change}): this run will be compared with it, not judged; its end says how to get "
+                "verdicts")
         return [said]
 
     def keep_finished(self, benchmarks: list[dict[str, Any]], header: Callable[[], dict[str, Any]]) -> None:
@@ -296,10 +316,7 @@ class Session:
             self._confirm(results)
             if self.options.fail_on_regression and self.comparison.regressions:
                 outcome = Outcome.REGRESSED
-        elif self.options.baseline == "auto":
-            expected = self.store.path_for(self.settings.hardware_id, self.settings.profile.name)
-            self.messages.append(f"perfkit: no baseline {expected.name} in baselines/; "
-                                 "nothing compared (save one with --perfkit-save-baseline)")
+        self.hint = self._next_step(results)
         if self.options.summary is not None and self.comparison is not None:
             self.options.summary.write_text(self._markdown(self.comparison), encoding="utf-8")
         if self.partial is not None:
@@ -307,11 +324,62 @@ class Session:
         if self.options.save_mode:
             try:
                 path = self.store.save(results, self.options.save_mode)
-                self.messages.append(f"perfkit: saved baseline {path}")
+                self._saved(f"perfkit: saved baseline {path}", [results])
             except PerfkitError as exc:
                 self.messages.append(f"perfkit: baseline not saved: {exc}")
                 outcome = Outcome.NOT_SAVED
+        if self.options.save_local and not self._save_local(results):
+            outcome = Outcome.NOT_SAVED
         return outcome
+
+    def _save_local(self, results: ResultSet) -> bool:
+        """Save this run and fresh-process re-runs of its benchmarks, three runs in all, as this machine's own
+        baseline (BaselineStore.local), replacing an earlier one; False where it could not be saved. Three,
+        because one run says nothing of how far a figure moves between runs: the judge needs as many of its
+        baseline (judge.MIN_BASELINE_RUNS) before it gives a verdict."""
+        names = [b.fullname for b in results.benchmarks]
+        try:
+            again = (self.rerun(names, MIN_BASELINE_RUNS - 1) if self.rerun is not None else [])
+            runs = [results, *again]
+            path = self.store.local.save(baselines.from_runs(runs) if again else results, "force")
+        except PerfkitError as exc:
+            self.messages.append(f"perfkit: this machine's own baseline not saved: {exc}")
+            return False
+        self._saved(f"perfkit: saved this machine's own baseline {path} ({len(runs)} run(s): this one and "
+                    f"{len(again)} in fresh processes); later runs here are judged against it", runs)
+        return True
+
+    def _saved(self, said: str, runs: Sequence[ResultSet]) -> None:
+        """Say a baseline was saved, and warn where any of its ``runs`` ran on a busy host."""
+        self.messages.append(said)
+        warning = next((w for run in runs if (w := baselines.busy_warning(run))), "")
+        if warning:
+            self.messages.append(f"perfkit: {warning}")
+
+    def _next_step(self, results: ResultSet) -> str:
+        """The one line a run without verdicts ends with: why there are none (no baseline of this machine, or
+        the committed one is of another CPU under the hardware id, and how much slower or faster this one
+        is), whether the host was busy, and the command that saves this machine's own baseline, against
+        which the next run is judged. "" where the run was judged, asked for no baseline or saves one."""
+        if self.options.baseline != "auto" or self.options.save_mode or self.options.save_local:
+            return ""
+        if self.comparison is not None and not self.comparison.not_judged:
+            return ""
+        if self.comparison is None:
+            name = self.store.path_for(self.settings.hardware_id, self.settings.profile.name).name
+            why = f"no baseline of this machine ({name} is in neither baselines/ nor .perfkit/baselines/)"
+        else:
+            ratio = self.comparison.geomean_time_ratio
+            why = (f"the committed baseline is of another machine under this hardware id "
+                   f"({self.comparison.not_judged})"
+                   + ("" if ratio is None else f", and this run was {report.how_much(ratio)} than it"))
+        busy = results.busy_host()
+        command = shlex.join(["pytest", *(self.options.command or ("benches/",)),
+                              f"--perfkit-save-baseline={LOCAL_SAVE}"])
+        return (f"perfkit: no verdicts: {why}{'; ' + busy if busy else ''}. To judge later runs against this "
+                f"machine, run `{command}` once{' on a quiet host' if busy else ''}: it saves this run and "
+                f"{MIN_BASELINE_RUNS - 1} re-runs in fresh processes as this machine's own baseline in "
+                ".perfkit/baselines/ (not committed)")
 
     def judge(self, results: ResultSet, first_look: FirstLook | None = None) -> Comparison:
         """The verdict of ``results`` against the baseline, as ``perfkit compare`` gives it for the same
@@ -360,7 +428,7 @@ class Session:
             lines.append(where_results(self.results_path))
         if self.comparison is not None:
             lines[:0] = report.summary_lines(self.comparison, str(self.baseline_path), width=width)
-        return lines
+        return lines + ([self.hint] if self.hint else [])
 
 
 def where_results(path: Path) -> str:

@@ -481,3 +481,90 @@ def test_a_database_report_cannot_read_is_the_error_compare_gives(files, tmp_pat
     assert cli.main(["report", base, "--db", url, "--out", str(tmp_path / "r")]) == 2
     assert capsys.readouterr() == ("", said) and said.count("\n") == 1 and said.startswith("perfkit: error: ")
     assert not (tmp_path / "r").exists()
+
+
+def _cpu_run(signature: str, copy_gbps: float, busy: float = 0.0) -> dict:
+    """One run of this machine's hardware id (the committed CPU baseline's entries) on a CPU of ``signature``
+    whose copy ceiling read ``copy_gbps``; ``busy``: the CPUs others kept busy meanwhile (of 2)."""
+    from perfkit.measure import hardware
+
+    run = json.loads((ROOT / "baselines" / "cpu-amd-epyc-2cpu-quick.json").read_text())
+    info = run["machine_info"]["perfkit"]
+    for key in ("runs", "noise", "run_dates", "run_origins", "run_machines"):
+        info.pop(key, None)
+    info["hardware_id"] = info["fingerprint"]["hardware_id"] = hardware.fingerprint("cpu").hardware_id
+    info["fingerprint"]["cpu_signature"] = signature
+    for bench in run["benchmarks"]:
+        bench["extra_info"]["host_load"] = {"other_cpus": busy, "cpus": 2, "version": 1}
+        copy = bench["extra_info"].get("metrics", {}).get("copy_bandwidth_gbps")
+        if copy:
+            copy["value"] = copy_gbps
+    return run
+
+
+def test_hw_labels_the_stored_ceilings_by_whose_they_are(tmp_path, monkeypatch, capsys):
+    from perfkit.measure import hardware
+
+    here = hardware.fingerprint("cpu")
+    (tmp_path / "pyproject.toml").write_text("[project]\nname = 'x'\n")
+    (tmp_path / "baselines").mkdir()
+    monkeypatch.chdir(tmp_path)
+    other = "family 1 model 1" if here.cpu_signature != "family 1 model 1" else "family 2 model 2"
+    committed = tmp_path / "baselines" / f"{here.hardware_id}-quick.json"
+    committed.write_text(json.dumps(_cpu_run(other, 39.0)))
+
+    assert cli.main(["hw", "--device", "cpu"]) == 0
+    said = capsys.readouterr().out
+    assert (f"Measured ceilings of ANOTHER machine under this hardware id (cpu_signature {other} -> "
+            f"{here.cpu_signature}), not this one (from {committed})") in said
+    assert "This machine's own: run the benchmarks with --perfkit-save-baseline=local" in said
+
+    own = tmp_path / "mine.json"
+    own.write_text(json.dumps(_cpu_run(here.cpu_signature, 3.6)))
+    assert cli.main(["baseline", "save", str(own), "--local"]) == 0
+    capsys.readouterr()
+    assert cli.main(["hw", "--json", "--device", "cpu"]) == 0
+    payload = json.loads(capsys.readouterr().out)
+    assert payload["stored_ceilings_of"] == "this machine (its own baseline)"
+    assert payload["stored_ceilings_from"] == str(tmp_path / ".perfkit" / "baselines" / committed.name)
+    assert payload["stored_ceilings"]["copy_bandwidth_gbps"] == 3.6
+
+    (tmp_path / ".perfkit" / "baselines" / committed.name).unlink()
+    committed.write_text(json.dumps(_cpu_run(here.cpu_signature, 39.0)))  # the committed one is of this CPU
+    assert cli.main(["hw", "--device", "cpu"]) == 0
+    assert f"Measured ceilings of this hardware (the committed baseline) (from {committed})" in (
+        capsys.readouterr().out)
+
+
+def test_baseline_save_of_a_busy_run_warns_in_one_sentence_and_saves_it(tmp_path, monkeypatch, capsys):
+    (tmp_path / "pytest.ini").write_text("[pytest]\n")
+    monkeypatch.chdir(tmp_path)
+    busy, quiet = tmp_path / "busy.json", tmp_path / "quiet.json"
+    busy.write_text(json.dumps(_cpu_run("family 26 model 2", 3.6, busy=1.6)))
+    quiet.write_text(json.dumps(_cpu_run("family 26 model 2", 3.6, busy=0.1)))
+    assert cli.main(["baseline", "save", str(busy)]) == 0
+    out, err = capsys.readouterr()
+    (saved,) = (tmp_path / "baselines").glob("*.json")
+    assert f"perfkit: saved {saved} (1 run)" in out
+    assert err == (
+        f"perfkit: warning: {busy}: 40 of its 40 benchmarks ran while other processes kept up to 1.6 of 2 "
+        "CPUs busy, so the baseline holds that load and quiet runs will read faster; for a quiet one, re-run "
+        "with nothing else running (the load in `uptime` near 0) and save that run instead\n")
+    assert cli.main(["baseline", "save", str(quiet), "--force"]) == 0
+    assert capsys.readouterr().err == ""
+
+
+def test_baseline_save_local_writes_this_machines_own_and_says_what_one_run_lacks(tmp_path, monkeypatch,
+                                                                                   capsys):
+    (tmp_path / "pytest.ini").write_text("[pytest]\n")
+    monkeypatch.chdir(tmp_path)
+    run = tmp_path / "results.json"
+    run.write_text(json.dumps(_cpu_run("family 26 model 2", 3.6)))
+    assert cli.main(["baseline", "save", str(run), "--local"]) == 0
+    out = capsys.readouterr().out
+    (saved,) = (tmp_path / ".perfkit" / "baselines").glob("*.json")
+    assert f"perfkit: saved {saved} (1 run)" in out and "judged once it holds 3 runs" in out
+    assert not (tmp_path / "baselines").exists() and (tmp_path / ".perfkit" / ".gitignore").exists()
+    with pytest.raises(SystemExit) as usage:  # one folder or the other
+        cli.main(["baseline", "save", str(run), "--local", "--dir", str(tmp_path / "b")])
+    assert usage.value.code == 2 and "not allowed with argument" in capsys.readouterr().err

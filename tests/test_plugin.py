@@ -4,6 +4,7 @@ run."""
 from __future__ import annotations
 
 import json
+import shlex
 
 import pytest
 import torch
@@ -111,7 +112,8 @@ def test_the_json_holds_the_fingerprint_the_metrics_and_the_synchronizing_timer(
 
 def test_without_a_baseline_the_summary_says_so(pytester, run):
     pytester.makepyfile(SLEEPY)
-    run().stdout.fnmatch_lines(["*no baseline cpu-*-quick.json in baselines/; nothing compared*"])
+    run().stdout.fnmatch_lines([("*no verdicts: no baseline of this machine (cpu-*-quick.json is in neither "
+                                "baselines/ nor .perfkit/baselines/)*")])
 
 
 def _saved_baseline(pytester, run):
@@ -201,6 +203,49 @@ def test_bad_perfkit_options_are_one_usage_error_line_before_anything_runs(pytes
     result.stderr.fnmatch_lines([said])
     assert "INTERNALERROR" not in result.stderr.str() and "--benchmark-json" not in result.stderr.str()
     assert "passed" not in result.stdout.str()  # nothing ran
+
+
+TIMED = """
+import os
+import time
+def test_sleep(benchmark):
+    benchmark.pedantic(time.sleep, args=(float(os.environ["SLEEP_S"]),), rounds=10, warmup_rounds=1)
+"""
+
+
+def _perfkit_section(result) -> list[str]:
+    lines = result.stdout.lines
+    start = next(i for i, line in enumerate(lines) if line.startswith("=") and " perfkit " in line)
+    end = next(i for i, line in enumerate(lines) if i > start and line.startswith("="))
+    return lines[start + 1:end]
+
+
+def test_a_first_run_ends_with_the_line_that_gets_verdicts_and_the_next_run_is_judged(pytester, run,
+                                                                                       monkeypatch):
+    monkeypatch.setenv("SLEEP_S", "0.002")
+    pytester.makepyfile(TIMED)
+    first = run("--benchmark-json=results.json")
+    first.assert_outcomes(passed=1)
+    said = _perfkit_section(first)[-1]
+    assert said.startswith("perfkit: no verdicts: no baseline of this machine (cpu-") and said.endswith(
+        "as this machine's own baseline in .perfkit/baselines/ (not committed)")
+    command = shlex.split(said.split("`")[1])  # what the line says to run, run as it says
+    assert command[0] == "pytest" and command[-1] == "--perfkit-save-baseline=local"
+
+    saving = pytester.runpytest(*command[1:])  # this run and two more in fresh processes
+    assert saving.ret == pytest.ExitCode.OK
+    (own,) = (pytester.path / ".perfkit" / "baselines").glob("cpu-*-quick.json")
+    saving.stdout.fnmatch_lines([f"*saved this machine's own baseline {own} (3 run(s)*"])
+    (runs,) = json.loads(own.read_text())["machine_info"]["perfkit"]["runs"].values()
+    assert len(runs["time"]) == 3
+
+    judged = run("--benchmark-json=results.json")
+    section = " ".join(_perfkit_section(judged))
+    assert f"compared with {own}: same hardware" in section and "no verdicts" not in section
+    monkeypatch.setenv("SLEEP_S", "0.01")  # five times slower: the judge's verdict, and --fail fires
+    slower = run("--perfkit-fail-on-regression")
+    assert slower.ret == pytest.ExitCode.TESTS_FAILED
+    slower.stdout.fnmatch_lines(["*same hardware*1 regressed*", "*regressed*test_sleep*time*"])
 
 
 def test_a_baseline_of_other_hardware_is_refused(pytester, run, h200_results):

@@ -50,9 +50,11 @@ def test_without_a_stored_baseline_auto_compares_nothing_and_says_so(settings, s
     assert session.baseline is None and session.baseline_path is None
     assert session.finish(typed(cpu_results)) is Outcome.OK
     assert session.comparison is None
-    assert session.summary_lines() == [
-        ("perfkit: no baseline cpu-amd-epyc-quick.json in baselines/; nothing compared (save one with "
-        "--perfkit-save-baseline)")]
+    assert session.summary_lines() == [session.hint] == [(
+        "perfkit: no verdicts: no baseline of this machine (cpu-amd-epyc-quick.json is in neither baselines/ "
+        "nor .perfkit/baselines/). To judge later runs against this machine, run `pytest benches/ "
+        "--perfkit-save-baseline=local` once: it saves this run and 2 re-runs in fresh processes as this "
+        "machine's own baseline in .perfkit/baselines/ (not committed)")]
 
 
 def test_auto_compares_with_the_stored_baseline_of_this_hardware(settings, store, cpu_results):
@@ -320,7 +322,8 @@ def test_a_baseline_of_another_cpu_generation_is_said_before_the_run_and_never_f
                    "cpu_signature": "family 25 model 1"}
     session = _session(_settings(fingerprint), store, baseline=str(path), fail_on_regression=True)
     said = (f"perfkit: baseline {path} is of a DIFFERENT machine under this hardware id (cpu_signature "
-            "family 26 model 2 -> family 25 model 1): this run will be compared with it, not judged")
+            "family 26 model 2 -> family 25 model 1): this run will be compared with it, not judged; its end "
+            "says how to get verdicts")
     assert session.header_lines() == [said]
     run = all_slowed(one_run(committed), 2.5, committed["datetime"])
     run["machine_info"]["perfkit"]["fingerprint"] = fingerprint
@@ -328,3 +331,91 @@ def test_a_baseline_of_another_cpu_generation_is_said_before_the_run_and_never_f
     assert session.summary_lines()[0].startswith(f"perfkit: compared with {path}: DIFFERENT machine")
     own = _session(_settings(committed["machine_info"]["perfkit"]["fingerprint"]), store, baseline=str(path))
     assert own.header_lines() == []
+
+
+def _committed_cpu() -> dict[str, Any]:
+    from tests.conftest import ROOT
+
+    return json.loads((ROOT / "baselines" / "cpu-amd-epyc-2cpu-quick.json").read_text())
+
+
+def _run_on(committed: dict[str, Any], signature: str, factor: float = 1.0,
+            busy: float | None = None) -> dict[str, Any]:
+    """One run of the committed CPU baseline on a CPU of ``signature``, every time ``factor`` slower;
+    ``busy``: the CPUs other processes kept busy while each benchmark ran (of 2)."""
+    from tests.conftest import all_slowed, one_run
+
+    run = all_slowed(one_run(committed), factor, "2026-12-01T10:00:00+00:00")
+    run["machine_info"]["perfkit"]["fingerprint"]["cpu_signature"] = signature
+    for bench in run["benchmarks"]:
+        bench["extra_info"].pop("host_load", None)
+        if busy is not None:
+            bench["extra_info"]["host_load"] = {"other_cpus": busy, "cpus": 2, "version": 1}
+    return run
+
+
+def test_another_cpu_under_the_id_ends_with_how_much_slower_how_busy_and_the_command_for_verdicts(store):
+    committed = _committed_cpu()
+    path = _stored(store, committed)
+    run = _run_on(committed, "family 25 model 1", 13.5, busy=1.6)
+    laptop = _settings(run["machine_info"]["perfkit"]["fingerprint"])
+    session = _session(laptop, store, fail_on_regression=True,
+                       command=("benches/", "--benchmark-json=results.json"))
+    assert session.baseline_path == path
+    assert session.finish(typed(run)) is Outcome.OK  # nothing judged: nothing can fail
+    assert session.summary_lines()[-1] == session.hint == (
+        "perfkit: no verdicts: the committed baseline is of another machine under this hardware id "
+        "(cpu_signature family 26 model 2 -> family 25 model 1), and this run was 11.8x slower than it; 40 "
+        "of its 40 benchmarks ran while other processes kept up to 1.6 of 2 CPUs busy. To judge later runs "
+        "against this machine, run `pytest benches/ --benchmark-json=results.json "
+        "--perfkit-save-baseline=local` once on a quiet host: it saves this run and 2 re-runs in fresh "
+        "processes as this machine's own baseline in .perfkit/baselines/ (not committed)")
+    assert "(the current run 11.8x slower)" in session.summary_lines()[0]  # the ceilings kept their rates
+
+
+def test_this_machines_own_baseline_is_saved_from_three_runs_and_judges_the_next_run_before_the_committed(
+        store):
+    committed = _committed_cpu()
+    committed_path = _stored(store, committed)
+    first = _run_on(committed, "family 25 model 1", 13.5)
+    laptop = _settings(first["machine_info"]["perfkit"]["fingerprint"])
+    asked: list[tuple[list[str], int]] = []
+
+    def rerun(names: list[str], times: int) -> list[Any]:  # fresh processes, stood in: the run, 1% apart
+        asked.append((names, times))
+        return [typed(_run_on(committed, "family 25 model 1", 13.5 * f)) for f in (1.01, 0.99)][:times]
+
+    saving = Session(laptop, store, RunOptions(save_local=True), rerun)
+    assert saving.finish(typed(first)) is Outcome.OK and not saving.hint
+    own = store.local.path_for("cpu-amd-epyc-2cpu", "quick")
+    assert asked == [([b["fullname"] for b in first["benchmarks"]], 2)]
+    assert saving.summary_lines()[-1] == (
+        f"perfkit: saved this machine's own baseline {own} (3 run(s): this one and 2 in fresh processes); "
+        "later runs here are judged against it")
+    ignored = own.parent.parent / ".gitignore"  # the folder keeps itself out of git
+    assert own.parent.parent.name == ".perfkit" and ignored.read_text().endswith("\n*\n")
+    assert committed_path.read_text() == store.path_for("cpu-amd-epyc-2cpu", "quick").read_text()
+
+    second = _session(laptop, store, fail_on_regression=True)
+    assert second.baseline_path == own and second.header_lines() == []
+    slower = slowed(_run_on(committed, "family 25 model 1", 13.5), MATMUL, 1.5)
+    assert second.finish(typed(slower)) is Outcome.REGRESSED and not second.hint
+    assert [r.benchmark for r in second.comparison.regressions] == [MATMUL]
+    assert second.summary_lines()[0].startswith(f"perfkit: compared with {own}: same hardware")
+    epyc = _settings(committed["machine_info"]["perfkit"]["fingerprint"])
+    assert Session(epyc, store).baseline_path == committed_path  # another machine's own is passed over
+
+
+def test_saving_a_run_recorded_on_a_busy_host_warns_in_one_sentence_and_saves_it(store):
+    run = _run_on(_committed_cpu(), "family 26 model 2", busy=1.6)
+    session = _session(_settings(run["machine_info"]["perfkit"]["fingerprint"]), store, save_mode="new")
+    assert session.finish(typed(run, "results.json")) is Outcome.OK
+    path = store.path_for("cpu-amd-epyc-2cpu", "quick")
+    assert path.exists() and session.summary_lines()[-2:] == [
+        f"perfkit: saved baseline {path}",
+        ("perfkit: warning: results.json: 40 of its 40 benchmarks ran while other processes kept up to 1.6 "
+         "of 2 CPUs busy, so the baseline holds that load and quiet runs will read faster; for a quiet one, "
+         "re-run with nothing else running (the load in `uptime` near 0) and save that run instead")]
+    quiet = _session(_settings(run["machine_info"]["perfkit"]["fingerprint"]), store, save_mode="force")
+    assert quiet.finish(typed(_run_on(_committed_cpu(), "family 26 model 2", busy=0.1))) is Outcome.OK
+    assert not any("warning" in line for line in quiet.summary_lines())

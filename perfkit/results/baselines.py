@@ -20,13 +20,17 @@ from typing import Any, Literal
 from perfkit.errors import BaselineError
 from perfkit.results import derived, inject, load, runs
 from perfkit.results.ceilings import Ceilings
-from perfkit.results.model import ResultSet, RunOrigin
+from perfkit.results.model import ResultSet, RunOrigin, machine_change
 
 SaveMode = Literal["new", "force", "merge", "append"]
 
 #: Files whose directory is a project root: where ``baselines/`` belongs when there is none yet.
 PROJECT_MARKERS = ("pytest.ini", "pyproject.toml")
 BASELINES_DIR = "baselines"
+#: This checkout's own folder beside ``baselines/``, never committed: where a machine's own baseline lives.
+LOCAL_DIR = ".perfkit"
+#: ``--perfkit-save-baseline=local``: save a run, with fresh re-runs, as this machine's own baseline.
+LOCAL_SAVE = "local"
 
 
 def baseline_path(directory: str | os.PathLike[str], hardware_id: str, profile: str = "full") -> Path:
@@ -79,6 +83,18 @@ def without_injected(results: ResultSet) -> tuple[ResultSet, list[str]]:
     """``results`` less the entries a testing aid slowed down (perfkit.results.inject), and their names."""
     injected = [b.fullname for b in results.benchmarks if b.injected is not None]
     return results.with_benchmarks([b for b in results.benchmarks if b.injected is None]), injected
+
+
+def busy_warning(results: ResultSet) -> str:
+    """One sentence where ``results`` were recorded on a busy host (ResultSet.busy_host), "" otherwise: such a
+    baseline is saved, not refused (a shared machine may never be quiet), but it holds the neighbour's load,
+    so every quiet run after it reads faster and a real slowdown hides under the difference."""
+    busy = results.busy_host()
+    if not busy:
+        return ""
+    return (f"warning: {results.source or 'the run'}: {busy}, so the baseline holds that load and quiet runs "
+            "will read faster; for a quiet one, re-run with nothing else running (the load in `uptime` near "
+            "0) and save that run instead")
 
 
 def merge(old: ResultSet, new: ResultSet) -> ResultSet:
@@ -234,14 +250,37 @@ def write_json_atomically(path: Path, data: Mapping[str, Any]) -> None:
 
 
 @dataclass(frozen=True)
+class StoredCeilings:
+    """The stored ceilings that speak for a machine (BaselineStore.machine_ceilings), with whose they are:
+    ``local``, its own baseline's; ``change``, what tells the baseline's machine from it where the committed
+    baseline is of another machine under its hardware id (model.machine_change); neither, its hardware's."""
+
+    path: Path
+    ceilings: Ceilings
+    local: bool = False
+    change: str = ""
+
+    @property
+    def whose(self) -> str:
+        """Whose ceilings they are, in words: a baseline machine's 39 GB/s copy is not this machine's 3.6."""
+        if self.local:
+            return "this machine (its own baseline)"
+        if self.change:
+            return f"ANOTHER machine under this hardware id ({self.change}), not this one"
+        return "this hardware (the committed baseline)"
+
+
+@dataclass(frozen=True)
 class BaselineStore:
     """The baselines folder, one ``<hardware-id>.json`` per machine.
 
     The plugin and the CLI both find it with :meth:`find`, so a run from the project root and
-    ``perfkit hw`` from a subfolder read the same files.
+    ``perfkit hw`` from a subfolder read the same files. ``is_local``: this is the folder of a machine's own
+    baselines (:attr:`local`), kept out of git.
     """
 
     directory: Path
+    is_local: bool = False
 
     @classmethod
     def find(cls, start: str | os.PathLike[str]) -> BaselineStore:
@@ -252,6 +291,13 @@ class BaselineStore:
             if (folder / BASELINES_DIR).is_dir() or any((folder / m).is_file() for m in PROJECT_MARKERS):
                 return cls(folder / BASELINES_DIR)
         return cls(start / BASELINES_DIR)
+
+    @property
+    def local(self) -> BaselineStore:
+        """This machine's own baselines, ``.perfkit/baselines/`` beside ``baselines/``: a CPU model other than
+        the committed baseline's (a laptop, another cloud generation) is never judged against that one, so
+        it gets verdicts against a baseline of its own, which is no other machine's business to commit."""
+        return BaselineStore(self.directory.parent / LOCAL_DIR / BASELINES_DIR, is_local=True)
 
     def path_for(self, hardware_id: str, profile: str = "full") -> Path:
         return baseline_path(self.directory, hardware_id, profile)
@@ -274,6 +320,27 @@ class BaselineStore:
         path = self.stored_path(hardware_id)
         return Ceilings.of(load.load(path)) if path.exists() else Ceilings({})
 
+    def machine_ceilings(self, hardware_id: str, kind: str) -> StoredCeilings:
+        """The stored ceilings that speak for a machine of ``kind`` (model.machine_kind) under
+        ``hardware_id``: its own baseline's (:attr:`local`, as a run picks its baseline) where one of its
+        kind is saved, else the committed baseline's, said to be another machine's where it is; none stored
+        without either."""
+        for store in (self.local, self):
+            path = store.stored_path(hardware_id)
+            if path.exists():
+                results = load.load(path)
+                change = machine_change(results.info.machine_kind, kind)
+                if store is self or not change:
+                    return StoredCeilings(path, Ceilings.of(results), store.is_local, change)
+        return StoredCeilings(self.stored_path(hardware_id), Ceilings({}))
+
     def save(self, results: ResultSet, mode: SaveMode = "new") -> Path:
-        """Store ``results`` as the baseline of its hardware (see :func:`save_baseline`)."""
+        """Store ``results`` as the baseline of its hardware (see :func:`save_baseline`); the local folder
+        ignores itself in git, as ``.pytest_cache`` does, so no ``git add .`` commits a machine's own."""
+        if self.is_local:
+            ignore = self.directory.parent / ".gitignore"
+            ignore.parent.mkdir(parents=True, exist_ok=True)
+            if not ignore.exists():
+                ignore.write_text("# this machine's own baselines (perfkit): never committed\n*\n",
+                                  encoding="utf-8")
         return save_baseline(results, self.directory, mode)

@@ -36,7 +36,7 @@ from perfkit.results.metrics import (
     MetricSpec,
 )
 from perfkit.results.partial import TORN
-from perfkit.results.payloads import DISTURBANCES, ClockLock, Disturbance, Record
+from perfkit.results.payloads import DISTURBANCES, ClockLock, Disturbance, HostLoad, Record
 
 R = TypeVar("R", bound=Record)
 #: figure -> one value per run
@@ -53,6 +53,14 @@ def machine_change(before: str, after: str) -> str:
     """What makes a run of machine kind ``after`` (PerfkitInfo.machine_kind) another machine than one of kind
     ``before``; "" where it is not (the same kind, or either unknown)."""
     return f"cpu_signature {before} -> {after}" if before and after and before != after else ""
+
+
+def machine_kind(device: str, fingerprint: Mapping[str, Any]) -> str:
+    """What tells a machine from another under its hardware id (:func:`machine_change`): a CPU run's CPU
+    signature; "" where nothing does (a GPU run) or it is not known (an older file). A function of the
+    fingerprint, so that ``perfkit hw`` tells this machine from a baseline's as a run does."""
+    signature = fingerprint.get("cpu_signature")
+    return str(signature) if device == "cpu" and signature else ""
 
 
 def family_of(name: str) -> str:
@@ -379,8 +387,7 @@ class PerfkitInfo:
     def machine_kind(self) -> str:
         """What tells this run's machine from another under its hardware id (:meth:`machine_change`): a CPU
         run's CPU signature; "" where nothing does (a GPU run) or it is not known (an older file)."""
-        signature = self.fingerprint.get("cpu_signature")
-        return str(signature) if self.device == "cpu" and signature else ""
+        return machine_kind(self.device, self.fingerprint)
 
     @property
     def datasheet(self) -> datasheet.GpuSpec | None:
@@ -485,6 +492,18 @@ class ResultSet:
         run, several for a baseline, however it was saved (a ``--merge`` of one run keeps the older
         entries' dates)."""
         return tuple(sorted({o.date for runs_of in self.origins().values() for o in runs_of if o.date}))
+
+    def busy_host(self) -> str:
+        """How many of its entries ran on a busy host (others kept a quarter or more of its CPUs busy,
+        HostLoad.disturbed) and the most they kept busy, in words; "" where none did or none recorded it.
+        Such entries are slower by the neighbour, not the code: a judge holds their slowdowns back, and a
+        baseline of them would make every quiet run read faster."""
+        busy = [load for _, load in self.family(HostLoad) if load.disturbed]
+        if not busy:
+            return ""
+        most = max(busy, key=lambda load: load.other_cpus)
+        return (f"{len(busy)} of its {len(self.benchmarks)} benchmarks ran while other processes kept up to "
+                f"{most.other_cpus:.1f} of {most.cpus} CPUs busy")
 
     def family(self, kind: type[R]) -> Iterator[tuple[BenchmarkEntry, R]]:
         """(entry, record) for every readable record of the family; unreadable ones are in

@@ -110,8 +110,19 @@ def _row_cells(row: Row) -> list[str]:
 _HEAD = ["verdict", "benchmark", "figure", "baseline", "current", "change", "MDE", "runs b/c", "note"]
 
 
+def how_much(ratio: float) -> str:
+    """A time ratio (current over baseline) in words, "13.5x slower" or "1.25x faster": a bare 13.472
+    does not say which way the machine differs."""
+    if ratio > 1:
+        return f"{ratio:.3g}x slower"
+    return f"{1 / ratio:.3g}x faster" if 0 < ratio < 1 else "as fast"
+
+
 def headline(cmp: Comparison) -> str:
-    geo = "" if cmp.geomean_time_ratio is None else f"; geomean time ratio {cmp.geomean_time_ratio:.3f}"
+    ratio = cmp.geomean_time_ratio
+    geo = "" if ratio is None else f"; geomean time ratio {ratio:.3f}"
+    if ratio is not None and not cmp.same_hardware:  # across machines it is the machines' difference: its way
+        geo += f" (the current run {how_much(ratio)})"
     if cmp.not_judged:
         return (f"DIFFERENT machine under one hardware id ({cmp.current_id}: {cmp.not_judged}): not judged; "
                 f"{len(cmp.hardware_rows)} benchmark(s) compared as across hardware{geo}")
