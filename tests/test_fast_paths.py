@@ -4,6 +4,7 @@ reads the committed FLOP tables instead of building models, and those tables are
 counts today. The shortcuts that keep SciPy's statistics module out give its numbers exactly."""
 from __future__ import annotations
 
+import dataclasses
 import json
 import math
 import os
@@ -15,10 +16,15 @@ import scipy.stats
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from perfkit import ab
+from perfkit.errors import UsageError
 from perfkit.measure import hardware
-from perfkit.results import load, stats
+from perfkit.results import baseline_runs, changepoints, dashboard_html, history, load, stats
+from perfkit.results.figures import TIME
+from perfkit.results.payloads import Scaling
 from perfkit.workloads import benchwork, flop_cache
 from tests.conftest import ROOT
+from tests.gitrepo import commit, git, make_repo
 
 H200 = str(ROOT / "baselines" / "nvidia-h200-x1.json")
 H100 = str(ROOT / "baselines" / "nvidia-h100-80gb-hbm3-x1.json")
@@ -121,6 +127,7 @@ def test_the_f_and_chi2_functions_give_scipy_stats_numbers(q, d, d0, x):
     assert same(stats.chi2_upper_tail(x * d, d), float(scipy.stats.chi2.sf(x * d, d)))
 
 
+@pytest.mark.filterwarnings("ignore:invalid value encountered in sqrt:RuntimeWarning")  # scipy's own interval
 @settings(max_examples=200, deadline=None)
 @given(st.lists(st.tuples(st.integers(-50, 50).map(lambda i: i / 7), st.floats(-5, 5)), min_size=2,
                 max_size=30))
@@ -129,3 +136,78 @@ def test_theil_sen_gives_scipys_slope(points):
     if len(set(xs)) < 2:
         return
     assert stats.theil_sen_slope(ys, xs) == float(scipy.stats.theilslopes(ys, xs)[0])
+
+
+def test_ab_says_a_selection_of_nothing_before_any_checkout(tmp_path, monkeypatch):
+    """``ab -k nonexistent`` took 36 s (two checkouts, two benchmark runs) to say nothing matched."""
+    repo = make_repo(tmp_path / "repo")
+    commit(repo, 100, "one")
+    (repo / "README.md").write_text("words\n")
+    git(repo, "add", "-A")
+    git(repo, "commit", "-q", "-m", "words only")
+
+    def refuse(*_: object) -> None:
+        raise AssertionError("a checkout was made")
+
+    monkeypatch.setattr(ab, "worktree", refuse)
+    with pytest.raises(UsageError, match="-k 'nonexistent' selects no benchmark in benches on either side"):
+        ab.ab(repo, "HEAD~1", "HEAD", tmp_path / "out", expr="nonexistent", rounds=2)
+    with pytest.raises(UsageError, match="selects no benchmark"):
+        ab.ab(repo, "HEAD~1", None, tmp_path / "out", expr="nonexistent", rounds=2)  # the working tree as B
+    assert not (tmp_path / "out").exists()
+
+
+def test_ab_leaves_the_selection_to_the_pairs_where_a_side_could_collect_otherwise(tmp_path):
+    repo = make_repo(tmp_path / "repo")
+    commit(repo, 100, "one", extra=True)
+    commit(repo, 200, "two")
+    assert ab.selects_nothing(repo, ["HEAD"], ["benches"], "nonexistent")
+    assert not ab.selects_nothing(repo, ["HEAD"], ["benches"], "sum")  # it selects test_sum
+    assert not ab.selects_nothing(repo, ["HEAD~1"], ["benches"], "nonexistent")  # base's benches differ
+    (repo / "benches" / "test_new.py").write_text("def test_new():\n    pass\n")
+    assert not ab.selects_nothing(repo, ["HEAD"], ["benches"], "nonexistent")  # an untracked bench file
+
+
+def _committed_trends() -> list[history.Trend]:
+    """The time trends of a committed baseline's runs (the four-H200 box's: a few dozen benchmarks)."""
+    runs = baseline_runs.unpack(load.load(ROOT / "baselines" / "nvidia-h200-x4.json"))
+    kept = history.History(tuple(load.parse(doc, f"run {i}") for i, doc in enumerate(runs.runs, 1)))
+    return history.trends(kept)
+
+
+@pytest.mark.skipif(sys.platform != "linux", reason="charts are drawn in forked processes on Linux only")
+def test_charts_drawn_in_several_processes_are_the_bytes_drawn_in_one(tmp_path, monkeypatch):
+    trends = _committed_trends()[:6]
+    pools = []
+
+    class Counted(dashboard_html.ProcessPoolExecutor):
+        def __init__(self, *args: object, **kwargs: object) -> None:
+            pools.append(args)
+            super().__init__(*args, **kwargs)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(dashboard_html, "ProcessPoolExecutor", Counted)
+    monkeypatch.setattr(dashboard_html, "CHARTS_PER_WORKER", 1)
+    drawn = {}
+    for cpus in (1, 2):
+        monkeypatch.setattr(dashboard_html, "usable_cpus", lambda cpus=cpus: cpus)
+        folder = tmp_path / str(cpus)
+        folder.mkdir()
+        dashboard_html._draw([(trend, TIME, folder / f"{i}.png") for i, trend in enumerate(trends)])
+        drawn[cpus] = [(folder / f"{i}.png").read_bytes() for i in range(len(trends))]
+    assert len(pools) == 1  # one pool, of the two-CPU drawing
+    assert drawn[1] == drawn[2]
+
+
+def test_a_series_change_points_are_found_once():
+    values = [1.0] * 10 + [1.5] * 10
+    first = changepoints.change_points(values)
+    hits = changepoints._change_points.cache_info().hits
+    assert changepoints.change_points(values) == first and [p.index for p in first] == [10]
+    assert changepoints._change_points.cache_info().hits == hits + 1
+
+
+def test_a_record_is_read_once_per_entry():
+    results = load.load(ROOT / "baselines" / "nvidia-h200-x4.json")
+    entry = next(b for b in results.benchmarks if b.record(Scaling) is not None)
+    assert entry.record(Scaling) is entry.record(Scaling)
+    assert dataclasses.replace(entry, median=1.0)._records == {}  # a copy reads its own
