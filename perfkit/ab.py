@@ -161,6 +161,47 @@ def changed_files(repo: Path, base: str, head: str | None) -> list[str]:
     return [name for name in names.split("\0") if name]
 
 
+#: What decides which benchmarks a checkout collects, besides its bench paths: conftest files, pytest's
+#: configuration and perfkit itself (its plugin, the workloads the benches parametrize over).
+COLLECTION_PATHS = (":(glob)**/conftest.py", "pytest.ini", "pyproject.toml", "setup.cfg", "tox.ini",
+                    "perfkit")
+
+
+def selects_nothing(repo: Path, commits: Sequence[str], benches: Sequence[str], expr: str | None) -> bool:
+    """True where ``-k expr`` selects no benchmark on either side, told by one collection in ``repo``'s
+    working tree (seconds) before any checkout is made or benchmark run (a minute): only where every side's
+    commit in ``commits`` holds what the working tree holds of what decides the selection; else False, and
+    the pairs tell, as they always did."""
+    if not expr or not benches:
+        return False
+    paths = [*benches, *COLLECTION_PATHS]
+    if git(repo, "ls-files", "--others", "--exclude-standard", "--", *paths):
+        return False  # an untracked file could add or hide benchmarks the commits lack
+    for commit in commits:
+        if subprocess.run(["git", "diff", "--quiet", commit, "--", *paths], cwd=repo, capture_output=True,
+                          check=False).returncode:
+            return False
+    present = [path for path in benches if (repo / path.split("::")[0]).exists()]
+    if not present:
+        return False
+    return _collect(repo, present, expr).returncode == NO_TESTS_COLLECTED
+
+
+def _collect(root: Path, benches: Sequence[str], expr: str) -> subprocess.CompletedProcess[str]:
+    """pytest's collection alone of the benchmarks ``-k expr`` selects at ``root``, as a side's run collects
+    them (:func:`run_side`)."""
+    command = [sys.executable, "-m", "pytest", *benches, "--collect-only", "-q", "-p", "perfkit.plugin",
+               "-p", "no:cacheprovider", f"--rootdir={root}", "--perfkit-baseline=none", "-m",
+               "weekly or not weekly", "-k", expr]
+    return stopping.run(command, root, _side_env(root))
+
+
+def _side_env(root: Path) -> dict[str, str]:
+    """The environment of a run at checkout ``root``: its own perfkit first, no bytecode written there."""
+    paths = [str(root), *([os.environ["PYTHONPATH"]] if os.environ.get("PYTHONPATH") else [])]
+    return {**os.environ, "PYTHONPATH": os.pathsep.join(paths), "PYTHONDONTWRITEBYTECODE": "1"}
+
+
 def run_side(side: Side, benches: Sequence[str], expr: str | None, out: Path) -> ResultSet | None:
     """One fresh-process run of the selected benchmarks of ``side``: ``benches`` are bench paths or pytest
     node ids (None: it has none of them, or none of the bench files: a family added or removed between the
@@ -174,9 +215,7 @@ def run_side(side: Side, benches: Sequence[str], expr: str | None, out: Path) ->
                "weekly or not weekly", f"--benchmark-json={out}"]
     if expr:
         command += ["-k", expr]
-    paths = [str(side.root), *([os.environ["PYTHONPATH"]] if os.environ.get("PYTHONPATH") else [])]
-    env = {**os.environ, "PYTHONPATH": os.pathsep.join(paths), "PYTHONDONTWRITEBYTECODE": "1"}
-    done = stopping.run(command, side.root, env)
+    done = stopping.run(command, side.root, _side_env(side.root))
     if done.returncode == NO_TESTS_COLLECTED:
         return None
     if done.returncode or not out.exists() or not out.stat().st_size:
@@ -227,6 +266,13 @@ def ab(path: Path, base_ref: str, head_ref: str | None, out: Path | None, *, exp
     if touched:
         benches = benches_touched(changed_files(repo, base_commit, head_ref and head_commit))
         say(f"the change touches {' '.join(benches) or 'no bench file'}")
+    try:
+        nothing = selects_nothing(repo, [base_commit, *([head_commit] if head_ref else [])], benches, expr)
+    except KeyboardInterrupt as exc:
+        raise stopping.Stopped(stopping.signum_of(exc), "stopped while collecting the benchmarks -k selects, "
+                               "before any checkout: nothing written", None) from None
+    if nothing:
+        raise UsageError(f"-k {expr!r} selects no benchmark in {' '.join(benches)} on either side")
     out = output_folder(out, "perfkit-ab-out-")
     say(f"results in {out}")
     report: dict[str, Any] = {}

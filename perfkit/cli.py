@@ -369,13 +369,14 @@ def _model_command(sub: Any, name: str, help_text: str, func: Callable[[argparse
 
 
 def _hw(args: argparse.Namespace) -> int:
+    from perfkit.measure import hardware  # its fingerprint imports torch (seconds); the id of a CPU does not
+
+    if args.id:
+        print(hardware.hardware_id_here(args.device))
+        return 0
     from perfkit import console  # renders torch-side objects: imported only by the commands that need them
-    from perfkit.measure import hardware  # imports torch (seconds); only this command needs it
 
     fp = hardware.fingerprint(hardware.resolve_device(args.device))
-    if args.id:
-        print(fp.hardware_id)
-        return 0
     kind = machine_kind(fp.device, fp.to_json())
     stored = baselines.BaselineStore.find(Path.cwd()).machine_ceilings(fp.hardware_id, kind)
     table = [dict(vars(spec)) for spec in datasheet.GPUS]
@@ -755,9 +756,8 @@ def _flops(args: argparse.Namespace) -> int:
 
 
 def _predict(args: argparse.Namespace) -> int:
-    from perfkit import console  # renders torch-side objects: imported only by the commands that need them
-    from perfkit.workloads import flops, models, paleo
-
+    """Its usage checked before anything heavy is imported: a mistyped command is told so at once, not after
+    the seconds torch takes to import."""
     if args.device is not None:
         if args.model is not None or args.gpu is not None:
             raise UsageError("--device predicts a benchmark family; MODEL and --gpu predict one model: give "
@@ -771,6 +771,9 @@ def _predict(args: argparse.Namespace) -> int:
                          "KEY|RESULTS.json (a benchmark family's times on a device)")
     if args.family is not None or args.at_hand:
         raise UsageError("--family and --from choose what --device predicts; pass --device too")
+    from perfkit import console  # renders torch-side objects: imported only by the commands that need them
+    from perfkit.workloads import flops, models, paleo
+
     spec = paleo.gpu_spec(args.gpu)
     table = flops.flop_table(args.model, (_batch(args), *models.parse_shape(args.input, 3)))
     prediction = paleo.predict(table, spec, args.precision, args.ppp)

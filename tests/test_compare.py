@@ -174,8 +174,9 @@ def test_a_figure_measured_by_another_method_is_measured_differently_never_regre
                                       "alone after an L2 flush since 2026-11-23): not judged")
         assert out["benchmarks"][f"{VECTOR_ADD}[{kernel}]"] == "measured differently"
     assert rows[f"{VECTOR_ADD}[K1-grid]", "time"]["verdict"] == "info"  # the whole step: the same method
-    # never fit in L2: judged as ever (declared host work in 2026-11-23's code, but a kernel that repeats within
-    # 1%: its between-machine term follows its own noise, and its interval lies inside the minimum effect)
+    # never fit in L2: judged as ever (declared host work in 2026-11-23's code, but a kernel that repeats
+    # within 1%: its between-machine term follows its own noise, and its interval lies inside the minimum
+    # effect)
     k100 = rows[f"{VECTOR_ADD}[K100-grid]", "kernel_s"]
     low, high = k100["interval"]
     assert k100["verdict"] == "unchanged" and -k100["minimum"] < low < high < k100["minimum"]

@@ -7,14 +7,13 @@ baseline file; the fingerprint (driver, CUDA, library versions) goes into pytest
 from __future__ import annotations
 
 import hashlib
+import os
 import platform
 import re
 import sys
 from dataclasses import asdict, dataclass
 from importlib import metadata
 from typing import Any
-
-import torch
 
 from perfkit.errors import HardwareError, UsageError
 from perfkit.measure import clocks, power
@@ -127,7 +126,30 @@ def _driver_version() -> str | None:
 
 
 def gpu_count() -> int:
+    import torch  # seconds to import: only what asks about GPUs pays for it
+
     return torch.cuda.device_count() if torch.cuda.is_available() else 0
+
+
+#: What a GPU that torch could see leaves on a Linux host: the NVIDIA driver's files, WSL's GPU device,
+#: ROCm's compute device (torch.cuda on AMD GPUs).
+GPU_DRIVER_FILES = ("/proc/driver/nvidia", "/dev/nvidiactl", "/dev/dxg", "/dev/kfd")
+
+
+def no_gpu_driver() -> bool:
+    """True where no GPU can be visible to torch, told without importing it (seconds): a Linux host without
+    any GPU driver's files, or a Mac (torch.cuda has no macOS build). False means "ask torch"."""
+    if sys.platform == "darwin":
+        return True
+    return sys.platform.startswith("linux") and not any(os.path.exists(f) for f in GPU_DRIVER_FILES)
+
+
+def hardware_id_here(wanted: str) -> str:
+    """This machine's hardware id for the device ``wanted`` (auto, cpu, cuda), as :func:`fingerprint` names
+    it; a CPU's without importing torch (``perfkit hw --id`` answers scripts, which wait for it)."""
+    if wanted == "cpu" or (wanted == "auto" and no_gpu_driver()):
+        return hardware_id("cpu", None, 0, cpu_model(), usable_cpus())
+    return fingerprint(resolve_device(wanted)).hardware_id
 
 
 def resolve_device(wanted: str) -> str:
@@ -142,6 +164,8 @@ def resolve_device(wanted: str) -> str:
 def fingerprint(device: str, memory_cap: int | None = None) -> Fingerprint:
     """Read the machine; ``device`` is the one this run measures ('cuda' or 'cpu'), ``memory_cap`` the
     allocator cap in bytes (perfkit.measure.capacity), if any."""
+    import torch
+
     cpu, cpus = cpu_model(), usable_cpus()
     gpu_name = memory = capability = spec_key = None
     count = gpu_count()
@@ -183,6 +207,8 @@ def machine_id(device: str, gpus: int) -> str:
     host name each time), else the host name and /etc/machine-id. Runs of one machine share their noise; runs
     of two machines of one kind add a between-machine term (perfkit.results.noise)."""
     if device == "cuda" and gpus:
+        import torch
+
         parts = [str(torch.cuda.get_device_properties(i).uuid) for i in range(gpus)]
     else:
         try:

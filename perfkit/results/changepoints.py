@@ -17,6 +17,7 @@ costs under a second and is kept. The seed is fixed, so the same history always 
 from __future__ import annotations
 
 import dataclasses
+import functools
 import statistics
 from collections.abc import Sequence
 from dataclasses import dataclass
@@ -73,6 +74,15 @@ def change_points(
     seed: int = 0,
 ) -> list[ChangePoint]:
     """Significant change points of ``values`` (in order), each with its segment medians and p-value."""
+    return list(_change_points(tuple(values), alpha, permutations, min_size, seed))
+
+
+@functools.lru_cache(maxsize=4096)
+def _change_points(values: tuple[float, ...], alpha: float, permutations: int, min_size: int,
+                   seed: int) -> tuple[ChangePoint, ...]:
+    """:func:`change_points`, found once per series: a permutation test is the dearest step of a dashboard,
+    and its trends and its noise (the runs since each benchmark's last change point) ask for the same
+    series."""
     if min_size < 2 or permutations < 1 or not 0 < alpha < 1:
         raise UsageError("change points need min_size >= 2, permutations >= 1 and 0 < alpha < 1")
     raw = np.asarray(values, dtype=float)
@@ -99,10 +109,10 @@ def change_points(
         found[start + tau] = p_value
     cuts = sorted(found)
     bounds = [0, *cuts, len(y)]
-    return [
+    return tuple(
         ChangePoint(c, statistics.median(raw[a:c].tolist()), statistics.median(raw[c:b].tolist()), found[c])
         for a, c, b in zip(bounds, bounds[1:], bounds[2:])
-    ]
+    )
 
 
 def breaks(kinds: Sequence[object]) -> list[int]:

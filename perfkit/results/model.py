@@ -15,7 +15,7 @@ import math
 import statistics
 from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, field
-from typing import Any, NamedTuple, TypeVar
+from typing import Any, NamedTuple, TypeVar, cast
 
 from perfkit.errors import BaselineError
 from perfkit.results import datasheet
@@ -144,6 +144,8 @@ class BenchmarkEntry:
     absent: Mapping[str, str]
     context: Context
     raw: Mapping[str, Any] = field(repr=False, compare=False)
+    # the family records read so far, by kind (:meth:`record`); a dataclasses.replace copy starts empty
+    _records: dict[type, Any] = field(default_factory=dict, init=False, repr=False, compare=False)
 
     @classmethod
     def from_json(cls, raw: Mapping[str, Any], where: str) -> BenchmarkEntry:
@@ -258,7 +260,11 @@ class BenchmarkEntry:
         """This entry's family record of ``kind``; None when it has none. A record that cannot be read raises
         BaselineError (callers that can do without it use :meth:`ResultSet.family`)."""
         raw = self.extra.get(kind.TAG)
-        return None if raw is None else kind.from_json(raw, f"{self.fullname}: {kind.TAG}")
+        if raw is None:
+            return None
+        if kind not in self._records:  # read once: the dashboard asks an entry's records many times over
+            self._records[kind] = kind.from_json(raw, f"{self.fullname}: {kind.TAG}")
+        return cast(R, self._records[kind])
 
     def with_metrics(self, metrics: Mapping[str, Metric], absent: Mapping[str, str]) -> BenchmarkEntry:
         """This entry with ``metrics`` recorded and ``absent`` said absent (each replaces the other's

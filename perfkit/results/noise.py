@@ -163,8 +163,7 @@ def fit_prior(
     rows = [(v, d, x) for v, d, x in zip(variances, dfs, xs) if d > 0 and math.isfinite(v) and v >= 0]
     if len(rows) < 2:
         return None
-    from scipy.special import digamma, polygamma  # about a second to import: only with variances to fit
-    from scipy.stats import theilslopes
+    from scipy.special import digamma, polygamma  # a fifth of a second to import: only with variances to fit
     positive = [v for v, _, _ in rows if v > 0]
     if not positive:
         return None
@@ -178,7 +177,7 @@ def fit_prior(
     if (len(known) >= MIN_FIGURES and distinct >= MIN_FIGURES
             and statistics.pstdev(x for x, _ in known) > MIN_COVARIATE_SPREAD):
         mean_x = statistics.fmean(x for x, _ in known)
-        slope = float(theilslopes([y for _, y in known], [x for x, _ in known])[0])
+        slope = stats.theil_sen_slope([y for _, y in known], [x for x, _ in known])
     residual = [y - slope * ((x if x is not None else mean_x) - mean_x) for (_, _, x), y in zip(rows, e)]
     if robust:
         return _quantile_prior(residual, statistics.median(d for _, d, _ in rows), slope, mean_x, len(rows))
@@ -193,10 +192,9 @@ def _quantile_prior(residual: list[float], d: float, slope: float, mean_x: float
     median."""
     from scipy.optimize import brentq
     from scipy.special import digamma
-    from scipy.stats import f
 
     def spread(d0: float) -> float:
-        return math.log(f.ppf(0.75, d, d0) / f.ppf(0.25, d, d0))
+        return math.log(stats.f_quantile(0.75, d, d0) / stats.f_quantile(0.25, d, d0))
 
     q1, middle, q3 = statistics.quantiles(residual, n=4, method="inclusive")
     observed = q3 - q1
@@ -208,7 +206,7 @@ def _quantile_prior(residual: list[float], d: float, slope: float, mean_x: float
         d0 = 1e-3
     # the residuals are log s² less Smyth's bias term; their median sits at log s0² + log median F(d, d0) +
     # bias
-    centre = math.log(f.median(d, d0)) - float(digamma(d / 2)) + math.log(d / 2)
+    centre = math.log(stats.f_quantile(0.5, d, d0)) - float(digamma(d / 2)) + math.log(d / 2)
     return Prior(middle - centre, slope, d0, figures, mean_x)
 
 
@@ -383,10 +381,10 @@ def fit_robust(rows: Sequence[Row]) -> tuple[Prior | None, set[tuple[str, str]]]
 
 def _upper_tail(s2: float, df: float, prior_s2: float, prior_df: float) -> float:
     """P(a variance at least ``s2``) for a figure that follows the prior: s²/s0² is F(df, d0)."""
-    from scipy.stats import chi2, f
-
     ratio = s2 / prior_s2 if prior_s2 > 0 else math.inf
-    return float(chi2.sf(ratio * df, df) if math.isinf(prior_df) else f.sf(ratio, df, prior_df))
+    if math.isinf(prior_df):
+        return stats.chi2_upper_tail(ratio * df, df)
+    return stats.f_upper_tail(ratio, df, prior_df)
 
 
 def _priors(logs: Mapping[tuple[str, str], tuple[float, ...]], kinds: Mapping[tuple[str, str], str],

@@ -767,6 +767,11 @@ def _expected_from(row: Any) -> tuple[str, str]:
     return f"model, {max(shares, key=shares.get)}-bound", "o"
 
 
+def history_chart_ready() -> None:
+    """matplotlib imported and its backend chosen, before processes that draw history charts are forked."""
+    _pyplot()
+
+
 def history_chart(trend: Trend, path: Path, figure: str = figures.TIME) -> Path:
     """One benchmark's figure over its stored runs (oldest first, numbered as every table numbers them),
     change points as vertical lines and each segment's median as a horizontal one: the shift is read off the

@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import math
 import statistics
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 
 
 def relative_change(base: float, cur: float) -> float:
@@ -52,6 +52,53 @@ def t_quantile(upper_tail: float, df: float) -> float:
     from scipy.special import stdtrit
 
     return float(-stdtrit(df, upper_tail))
+
+
+def f_quantile(q: float, dfn: float, dfd: float) -> float:
+    """F(dfn, dfd)'s ``q`` quantile, 0 < q < 1: what scipy.stats.f.ppf computes (the same scipy.special
+    function), without importing scipy.stats (most of a second)."""
+    from scipy.special import fdtri
+
+    return float(fdtri(dfn, dfd, q))
+
+
+def f_upper_tail(x: float, dfn: float, dfd: float) -> float:
+    """P(F(dfn, dfd) > x), as scipy.stats.f.sf gives it (1 at and below 0, 0 at infinity)."""
+    from scipy.special import fdtrc
+
+    return _upper_tail(x, lambda: float(fdtrc(dfn, dfd, x)))
+
+
+def chi2_upper_tail(x: float, df: float) -> float:
+    """P(chi2(df) > x), as scipy.stats.chi2.sf gives it (1 at and below 0, 0 at infinity)."""
+    from scipy.special import chdtrc
+
+    return _upper_tail(x, lambda: float(chdtrc(df, x)))
+
+
+def _upper_tail(x: float, inside: Callable[[], float]) -> float:
+    """scipy.stats' survival function on a support of (0, inf): NaN stays NaN, 1 at and below its start, 0 at
+    infinity, ``inside()`` between."""
+    if math.isnan(x):
+        return math.nan
+    if x <= 0:
+        return 1.0
+    return 0.0 if math.isinf(x) else inside()
+
+
+def theil_sen_slope(y: Sequence[float], x: Sequence[float]) -> float:
+    """The median of the slopes between every two points of distinct x (Theil-Sen), computed as
+    scipy.stats.theilslopes computes its slope, without importing scipy.stats (most of a second); NaN where
+    a value is NaN, as there."""
+    import numpy as np
+
+    ys, xs = np.array(y, dtype=float).ravel(), np.array(x, dtype=float).ravel()
+    if np.isnan(ys).any() or np.isnan(xs).any():
+        return math.nan
+    dx, dy = xs[:, np.newaxis] - xs, ys[:, np.newaxis] - ys
+    slopes = dy[dx > 0] / dx[dx > 0]
+    slopes.sort()
+    return float(np.median(slopes))
 
 
 #: The power at which a minimum detectable effect is stated: a true change of that size is flagged this often.

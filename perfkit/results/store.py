@@ -277,7 +277,7 @@ class Store:
         for digest, document in rows:
             source = f"{self.where}#{digest[:12]}"
             try:
-                found.append(load.parse(json.loads(document), source))
+                found.append(load.parse(json.loads(document), source, fresh=True))
             except BaselineError as exc:
                 skipped.append(str(exc))
             except ValueError as exc:  # JSON that does not parse: written by hand, not by ingest

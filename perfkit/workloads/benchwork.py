@@ -12,10 +12,12 @@ recorded for them (its PPP record; cuDNN's TF32 by PyTorch's default where none 
 theirs, everything else on CUDA cores in fp32. Left out, and so a lower bound the ratio cancels: operations
 outside leaf layers (a ResNet's residual adds), the loss, and views (flatten, identity, dropout at
 inference), which launch nothing.
+
+Nothing here imports torch: the tables come from the committed FLOP cache (perfkit.workloads.flop_cache), so
+a comparison across hardware does not wait seconds for torch and the counting; a table it lacks is counted.
 """
 from __future__ import annotations
 
-import functools
 import re
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -47,10 +49,10 @@ from perfkit.results.payloads import (
     VectorAdd,
     VggSwap,
 )
-from perfkit.workloads import data, flops, kernels, layer_stack, models, paleo, tta
+from perfkit.workloads import flop_cache, kernels, paleo, shapes, tta_variants
 
 FORWARD, FORWARD_BACKWARD, TRAIN_STEP = "forward", "forward and backward", "training step (SGD momentum)"
-LAYER_STACK = "layer stack"
+LAYER_STACK = flop_cache.LAYER_STACK
 #: PyTorch's float32 defaults on a GPU, which every benchmark keeps: cuDNN convolutions in TF32, cuBLAS
 #: matmuls in fp32 (a run's PPP record states what it used).
 DEFAULT_PRECISIONS = ("tf32", "fp32")
@@ -99,7 +101,7 @@ def work_of(bench: BenchmarkEntry, results: ResultSet) -> Work | NoModel:
 def network_work(net: Network, launch: str, figure: str, per_image: bool = False) -> Work:
     """The steps of ``net`` (see the module's docstring) as a work whose speedup is read from ``figure``
     (images/s where ``per_image``)."""
-    table = _table(net.model, net.image, net.stack).at_batch(net.batch)
+    table = flop_cache.table(net.model, net.image, net.stack).at_batch(net.batch)
     steps = []
     for row in table.rows:
         if not row.flops:  # a view or a no-op: no kernel
@@ -117,15 +119,6 @@ def network_work(net: Network, launch: str, figure: str, per_image: bool = False
     return Work(net.label, tuple(steps), launch, figure, net.batch if per_image else None, network=True)
 
 
-@functools.cache
-def _table(model: str, image: tuple[int, ...], stack: tuple[int, int] | None) -> flops.FlopTable:
-    """A network's FLOP table at batch 1, counted once (seconds for a ResNet-50) and scaled to each batch."""
-    shape = (1, *image)
-    if stack is not None:
-        return flops.table_of(layer_stack.build(*stack, shape, device="meta"), shape, LAYER_STACK)
-    return flops.flop_table(model, shape)
-
-
 def _precisions(results: ResultSet) -> tuple[str, str]:
     """(convolution, linear) precision as the run's PPP record states it, else PyTorch's defaults."""
     return next(((rec.precision, rec.linear_precision) for _, rec in results.family(Ppp)), DEFAULT_PRECISIONS)
@@ -134,7 +127,7 @@ def _precisions(results: ResultSet) -> tuple[str, str]:
 def _ppp(rec: Ppp, bench: BenchmarkEntry, results: ResultSet) -> Work:
     """A no-grad forward at the course's image size; batch 1 gates on its CUDA-graph replay."""
     graph = bench.context.gate == MODEL_GRAPH_S.name
-    net = Network(rec.model, rec.batch, models.DEFAULT_INPUT, FORWARD, rec.precision, rec.linear_precision)
+    net = Network(rec.model, rec.batch, shapes.DEFAULT_INPUT, FORWARD, rec.precision, rec.linear_precision)
     return network_work(net, GRAPH if graph else EAGER, bench.context.gate or TIME)
 
 
@@ -166,7 +159,7 @@ def _scaling(rec: Scaling, bench: BenchmarkEntry, results: ResultSet) -> Work | 
     if found is None:
         return NoModel(f"its job key {rec.reference_key!r} names no model and image size")
     px = int(found["px"])
-    image = (models.DEFAULT_INPUT[0], px, px)
+    image = (shapes.DEFAULT_INPUT[0], px, px)
     return network_work(Network(found["model"], rec.batch_per_gpu, image, TRAIN_STEP, *_precisions(results)),
                         EAGER, TIME)
 
@@ -182,7 +175,7 @@ def _capacity(rec: LayerCapacity, bench: BenchmarkEntry, results: ResultSet) -> 
 def _time_to_accuracy(rec: TimeToAccuracy, bench: BenchmarkEntry, results: ResultSet) -> Work | NoModel:
     """Training throughput: the epochs to the target differ run by run with the seeds, the images per second
     do not."""
-    variant = tta.VARIANTS.get(rec.variant)
+    variant = tta_variants.VARIANTS.get(rec.variant)
     if variant is None:
         return NoModel(f"an unknown variant {rec.variant!r}")
     if not variant.resident:
@@ -193,14 +186,14 @@ def _time_to_accuracy(rec: TimeToAccuracy, bench: BenchmarkEntry, results: Resul
     if variant.bf16:
         return NoModel("autocast picks bf16 or fp32 operator by operator at run time; the record does not "
                        "say which")
-    net = Network(rec.model, rec.batch, data.CIFAR10_SHAPE, TRAIN_STEP, *_precisions(results))
+    net = Network(rec.model, rec.batch, shapes.CIFAR10_SHAPE, TRAIN_STEP, *_precisions(results))
     return network_work(net, EAGER, IMAGES_PER_S.name, per_image=True)
 
 
 def _batch_epoch(rec: BatchEpoch, bench: BenchmarkEntry, results: ResultSet) -> Work | NoModel:
     if rec.variant != "resident":
         return NoModel(f"a DataLoader with {rec.workers} workers feeds it from host memory: the host's pace")
-    net = Network(rec.model, rec.batch, data.CIFAR10_SHAPE, TRAIN_STEP, *_precisions(results))
+    net = Network(rec.model, rec.batch, shapes.CIFAR10_SHAPE, TRAIN_STEP, *_precisions(results))
     return network_work(net, EAGER, IMAGES_PER_S.name, per_image=True)
 
 

@@ -22,13 +22,13 @@ from torch.nn import functional
 from torch.utils.data import DataLoader, Dataset, DistributedSampler, TensorDataset
 
 from perfkit.errors import UsageError
+from perfkit.workloads.shapes import CIFAR10_SHAPE
 
 #: Where a user's local CIFAR-10 lives when ``--perfkit-data-root`` is not given.
 DATA_ROOT_ENV = "PERFKIT_DATA_ROOT"
 CIFAR10_FOLDER = "cifar-10-batches-py"
 CIFAR10_TRAIN_FILES = tuple(f"data_batch_{i}" for i in range(1, 6))
 CIFAR10_TEST_FILES = ("test_batch",)
-CIFAR10_SHAPE = (3, 32, 32)
 CIFAR10_CLASSES = 10
 CIFAR10_CLASS_NAMES = (
     "airplane",

@@ -15,9 +15,11 @@ import torch
 from torch import nn
 
 from perfkit.errors import UsageError
+from perfkit.workloads import shapes
 
-#: The course's image size: (channels, height, width).
-DEFAULT_INPUT: tuple[int, int, int] = (3, 224, 224)
+#: The course's image size: (channels, height, width) (perfkit.workloads.shapes: read without torch too).
+DEFAULT_INPUT = shapes.DEFAULT_INPUT
+
 #: torchvision's VGG16 parameter count (ImageNet head), which the swap must keep.
 VGG16_PARAMETERS = 138_357_544
 #: PyTorch counts a tensor's elements and bytes in signed 64-bit integers: a shape past that is no tensor.

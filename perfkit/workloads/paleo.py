@@ -12,7 +12,7 @@ from typing import Any
 
 from perfkit.errors import UsageError
 from perfkit.results import datasheet
-from perfkit.workloads.flops import CONVENTION, FlopTable, LayerRow
+from perfkit.workloads.flop_types import CONVENTION, FlopTable, LayerRow
 
 BYTES = {"fp64": 8, "fp32": 4, "tf32": 4, "bf16": 2, "fp16": 2}
 

@@ -18,7 +18,7 @@ import logging
 import statistics
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager, nullcontext
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 from typing import Any
 
 import torch
@@ -26,45 +26,15 @@ from torch import nn
 
 from perfkit.errors import UsageError
 from perfkit.measure import timing
-from perfkit.workloads import data, models, training
+from perfkit.workloads import data, models, training, tta_variants
+from perfkit.workloads.tta_variants import NAIVE, Variant
+
+#: The variants by name: plain data, in a module without torch (the across-hardware expectations read them).
+VARIANTS = tta_variants.VARIANTS
 
 log = logging.getLogger("perfkit.tta")
 #: Seed 004's optimiser settings for CIFAR-10.
 LR, MOMENTUM, WEIGHT_DECAY = 0.1, 0.9, 5e-4
-
-
-@dataclass(frozen=True)
-class Variant:
-    """How the training is fed and run; the default is the naive loop (a DataLoader from host memory, fp32,
-    no workers), the reference every other variant is compared with."""
-
-    name: str = "naive"
-    resident: bool = False
-    workers: int = 0
-    pin_memory: bool = False
-    channels_last: bool = False
-    bf16: bool = False
-    compile_mode: str | None = None  # torch.compile mode: "default", or "reduce-overhead" (CUDA graphs)
-    batch: int = 128
-    #: cuDNN's deterministic algorithms, its autotuner off: a seed then gives the same accuracy after every
-    #: epoch in every process on one kind of GPU, so the time at which the target is crossed moves with the
-    #: speed of the training alone, not with the atomics' rounding order (7 to 9 epochs for one seed).
-    deterministic: bool = False
-
-
-NAIVE = Variant()
-VARIANTS: dict[str, Variant] = {v.name: v for v in (
-    NAIVE,
-    replace(NAIVE, name="workers4-pinned", workers=4, pin_memory=True),
-    replace(NAIVE, name="resident", resident=True),
-    replace(NAIVE, name="resident-channels-last", resident=True, channels_last=True),
-    replace(NAIVE, name="resident-bf16", resident=True, bf16=True),
-    replace(NAIVE, name="resident-compile", resident=True, compile_mode="default"),
-    replace(NAIVE, name="resident-cuda-graphs", resident=True, compile_mode="reduce-overhead"),
-    replace(NAIVE, name="resident-batch512", resident=True, batch=512),
-    replace(NAIVE, name="resident-batch512-deterministic", resident=True, batch=512, deterministic=True),
-    replace(NAIVE, name="best", resident=True, channels_last=True, bf16=True, compile_mode="reduce-overhead"),
-)}
 
 
 @dataclass(frozen=True)
