@@ -521,3 +521,27 @@ def test_a_baseline_of_another_cpu_generation_lends_no_ceilings():
     same, other = (load.parse(_on_cpu(run, sig), "run", typed(cpu)) for sig in ("family 26 model 2",
                                                                                  "family 25 model 1"))
     assert same.info.lent_ceilings and not other.info.lent_ceilings
+
+
+def test_a_gating_figure_new_to_a_benchmark_is_not_judged_and_one_no_longer_recorded_is_unknown():
+    """The managed warm launches began to gate on their kernel alone: against a baseline entry without that
+    figure there is nothing to judge it by (not judged, counted, told how to settle it), never unknown as if
+    it had moved; a gating figure the run did not record at all is unknown."""
+    raw = json.loads(H200.read_text())
+    current = one_run(raw)
+    new_figure = f"{VECTOR_ADD}[K1-grid]"
+    dropped = f"{VECTOR_ADD}[K1-tuned]"
+    base = copy.deepcopy(raw)
+    for bench in base["benchmarks"]:
+        if bench["fullname"] == new_figure:
+            bench["extra_info"]["metrics"].pop("kernel_s")
+    base["machine_info"]["perfkit"]["runs"][new_figure].pop("kernel_s")
+    for bench in current["benchmarks"]:
+        if bench["fullname"] == dropped:
+            bench["extra_info"]["metrics"].pop("kernel_s")
+    cmp = judged(base, current)
+    rows = {(r.benchmark, r.figure): r for r in cmp.rows}
+    fresh = rows[new_figure, "kernel_s"]
+    assert fresh.verdict.value == "not judged" and fresh.note.startswith("not judged: a gating figure only")
+    assert rows[dropped, "kernel_s"].verdict.value == "unknown"
+    assert cmp.benchmark_verdicts()[new_figure].value == "not judged"

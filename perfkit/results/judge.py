@@ -448,9 +448,14 @@ def _judge_figure(fig: FigureRuns, policy: Policy, noise: FigureNoise | None,
                   host: HostShift | None = None) -> _Judged:
     b, c = fig.baseline, fig.current
     if not b or not c:
-        verdict = Verdict.UNKNOWN if fig.judged else (Verdict.NEW if not b else Verdict.MISSING)
-        note = f"a gating figure only {'this run' if not b else 'the baseline'} has" if fig.judged else ""
-        return _Judged(_row(fig, verdict, note=note, gating=fig.judged))
+        if not fig.judged:
+            return _Judged(_row(fig, Verdict.NEW if not b else Verdict.MISSING))
+        if not b:  # a figure the benchmark gates on since its baseline was saved: nothing to judge it against
+            note = (f"not judged: a gating figure only this run has; re-save its baseline entry from "
+                    f"{MIN_BASELINE_RUNS} runs of this code")
+            return _Judged(_row(fig, Verdict.NOT_JUDGED, note, True))
+        return _Judged(_row(fig, Verdict.UNKNOWN, "a gating figure only the baseline has: this run did not "
+                                                  "record it", True))
     if fig.judged:
         return _gate(fig, minimum_effect(fig, policy), noise, policy.alpha, host)
     return _informational(fig, minimum_effect(fig, policy), noise)
