@@ -9,7 +9,7 @@ import shlex
 import pytest
 import torch
 
-from perfkit import SCHEMA_VERSION
+from perfkit import SCHEMA_VERSION, cpus
 from perfkit.measure import host_load
 from tests.conftest import slowed, three_runs
 
@@ -107,7 +107,7 @@ def test_the_json_holds_the_fingerprint_the_metrics_and_the_synchronizing_timer(
     load = bench["extra_info"][
         "host_load"
     ]  # what others did to the CPUs meanwhile (perfkit.measure.host_load)
-    assert load["cpus"] == host_load.usable_cpus() and load["other_cpus"] >= 0
+    assert load["cpus"] == cpus.usable_cpus() and load["other_cpus"] >= 0
 
 
 def test_without_a_baseline_the_summary_says_so(pytester, run):

@@ -15,9 +15,9 @@ from dataclasses import asdict, dataclass
 from importlib import metadata
 from typing import Any
 
+from perfkit.cpus import usable_cpus
 from perfkit.errors import HardwareError, UsageError
 from perfkit.measure import clocks, power
-from perfkit.measure.host_load import usable_cpus
 from perfkit.results import datasheet
 
 

@@ -34,15 +34,6 @@ class CpuSnapshot:
     cpus: int  # how many CPUs busy_s counts: those this process may run on
 
 
-def usable_cpus() -> int:
-    """Logical CPUs this process may run on: a cpuset's or taskset's limit, not the host's count (a CFS quota
-    such as ``docker --cpus`` is not seen)."""
-    try:
-        return len(os.sched_getaffinity(0))
-    except AttributeError:  # macOS and Windows have no affinity call
-        return os.cpu_count() or 1
-
-
 def busy_seconds(stat_text: str, cpus: set[int], ticks_per_s: float) -> float:
     """Seconds of work on ``cpus`` since boot, from the text of ``/proc/stat``."""
     total = 0

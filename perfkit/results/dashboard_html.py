@@ -19,7 +19,7 @@ from collections.abc import Iterable, Sequence
 from concurrent.futures import ProcessPoolExecutor
 from pathlib import Path
 
-from perfkit.measure.host_load import usable_cpus
+from perfkit.cpus import usable_cpus
 from perfkit.results import plots, tables
 from perfkit.results.dashboard import Benchmark, Dashboard, Group, Latest
 from perfkit.results.document import Spark, spark_svg

@@ -1,0 +1,17 @@
+"""The CPUs this process may run on: what a host's load, a CPU's hardware id and a chart pool count.
+
+Apart from perfkit.measure, whose modules import torch and NVML's side of things, so that the results side
+(perfkit.results, which reads and judges files on any machine) can ask it too.
+"""
+from __future__ import annotations
+
+import os
+
+
+def usable_cpus() -> int:
+    """Logical CPUs this process may run on: a cpuset's or taskset's limit, not the host's count (a CFS quota
+    such as ``docker --cpus`` is not seen)."""
+    try:
+        return len(os.sched_getaffinity(0))
+    except AttributeError:  # macOS and Windows have no affinity call
+        return os.cpu_count() or 1
