@@ -3,7 +3,10 @@ perfkit.workloads.models `resnet18-cifar`) on CIFAR-10-shaped data, 50,000 train
 512, … (×4) until the batch runs out of memory or exceeds the dataset, each said in the skip reason.
 
 Two variants: ``resident`` (the set on the GPU: seed 003's "w/o data-loading") and ``loader-w4-pinned``
-(a DataLoader from host memory with 4 workers and pinned pages; perfkit.workloads.batch_sweep.Loader).
+(a DataLoader from host memory with 4 workers and pinned pages; perfkit.workloads.batch_sweep.Loader). The
+quick profile (perfkit.quick_budget: 20 s on a 2-core CPU) sweeps 128 images (batch 32 and 128) with
+``loader-w2-pinned``: 4 workers on 2 CPUs took turns on the cores and timed an oversubscribed host (16-17 s
+an epoch on CI's loaded box against 5.5 s resident); its largest-batch search times 5 steps after 2.
 Per batch: one warm-up epoch, then the timed epoch (the headline), images/s and the allocator peak.
 ``test_largest_batch`` searches the largest batch that three training steps of a fresh model fit (×2 growth
 then bisection, up to the dataset's size; from the third step on the memory stays put), in a fresh process
@@ -22,16 +25,28 @@ from perfkit.results import figures
 from perfkit.results.payloads import BatchCapacity, BatchEpoch
 from perfkit.workloads import batch_sweep, data
 
-SIZES = {"full": data.CIFAR10_TRAIN_SIZE, "quick": 256}
-VARIANTS = {"resident": None, "loader-w4-pinned": batch_sweep.Loader(workers=4, pin_memory=True)}
+SIZES = {"full": data.CIFAR10_TRAIN_SIZE, "quick": 128}
+#: The loader's workers: the course's 4, or in the quick profile the 2 cores of the box it is budgeted for.
+LOADER_WORKERS = {"full": 4, "quick": 2}
 QUICK_BUDGET = 256 * memory.MiB  # on a CPU, what autograd may keep: about 56 images of this model
-WARMUP, ROUNDS = 5, 10
+#: (warm-up, timed) training steps at the largest batch
+STEPS = {"full": (5, 10), "quick": (2, 5)}
+
+
+def variants(profile: str) -> dict[str, batch_sweep.Loader | None]:
+    """The sweep's ways in, by id: resident, and the loader with the profile's workers and pinned pages."""
+    workers = LOADER_WORKERS[profile]
+    loader = batch_sweep.Loader(workers=workers, pin_memory=True)
+    return {"resident": None, f"loader-w{workers}-pinned": loader}
 
 
 def pytest_generate_tests(metafunc: pytest.Metafunc) -> None:
+    profile = profile_of(metafunc.config).name
     if "batch" in metafunc.fixturenames:
-        batches = batch_sweep.series(SIZES[profile_of(metafunc.config).name])
+        batches = batch_sweep.series(SIZES[profile])
         metafunc.parametrize("batch", [pytest.param(b, id=f"b{b}") for b in batches])
+    if "variant" in metafunc.fixturenames:
+        metafunc.parametrize("variant", list(variants(profile)))
 
 
 def _train_set(profile: str, root: str | None) -> data.ImageSet:
@@ -39,7 +54,6 @@ def _train_set(profile: str, root: str | None) -> data.ImageSet:
 
 
 @pytest.mark.weekly
-@pytest.mark.parametrize("variant", list(VARIANTS))
 def test_batch_sweep(
     benchmark,
     variant,
@@ -55,7 +69,7 @@ def test_batch_sweep(
         batch_sweep.check_fits_dataset(batch, len(train))
     except UsageError as exc:
         pytest.skip(str(exc))
-    loader = VARIANTS[variant]
+    loader = variants(perfkit_profile.name)[variant]
     way = "resident" if loader is None else "loader"
     budget = capacity.Budget([perfkit_device], cap_bytes=perfkit_memory_cap)
     epoch, failure = capacity.attempt(
@@ -88,7 +102,8 @@ def test_largest_batch(benchmark, perfkit_device, perfkit_profile, perfkit_metri
                              cap_bytes=perfkit_memory_cap)
     found = capacity.in_fresh_process(batch_sweep.largest_batch, budget, perfkit_device, size)
     step = batch_sweep.training_step(found.largest, perfkit_device)
-    benchmark.pedantic(step, rounds=ROUNDS, warmup_rounds=WARMUP)  # past the second step the memory stays put
+    warmup, rounds = STEPS[perfkit_profile.name]
+    benchmark.pedantic(step, rounds=rounds, warmup_rounds=warmup)  # past the second step the memory stays put
     del step
     record.record_capacity(perfkit_metrics, found, figures.LARGEST_BATCH, found.largest)
     cap = None if perfkit_memory_cap is None else round(perfkit_memory_cap / capacity.GiB, 2)
