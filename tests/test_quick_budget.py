@@ -33,7 +33,7 @@ def _bench(stem: str) -> ModuleType:
 
 def test_every_bench_family_has_a_budget_and_every_budget_a_family():
     assert set(quick_budget.BUDGET_S) == {p.stem for p in BENCHES.glob("test_*.py")}
-    assert quick_budget.total_s() <= 100  # the README's benchmark command on a quiet 2-core CPU
+    assert quick_budget.total_s() <= 90  # the README's benchmark command on a quiet 2-core CPU
 
 
 def test_the_quick_batch_sweep_trains_128_images_at_batch_32_and_128_with_a_worker_a_core():
@@ -47,7 +47,10 @@ def test_the_quick_batch_sweep_trains_128_images_at_batch_32_and_128_with_a_work
     # two variants x two batches x a warm-up and a timed epoch of 128 images: 1,024 images through ResNet-18
     # (2,048 at the former 256), and the largest batch's 2 + 5 steps (15 before)
     assert 2 * 2 * 2 * size == 1024 and sum(sweep.STEPS["quick"]) == 7
+    # its search: from batch 8 under 96 MiB (11 images fit on the CPU) rather than from 32 under 256 MiB (47)
+    assert sweep.FIRST["quick"] == 8 and sweep.QUICK_BUDGET == 96 * 2**20
     assert sweep.SIZES["full"] == 50_000 and sweep.STEPS["full"] == (5, 10)
+    assert sweep.FIRST["full"] == batch_sweep.FIRST_BATCH == 32
 
 
 def test_the_quick_layers_run_batch_4_for_12_calls():
@@ -82,6 +85,6 @@ def test_a_quick_run_over_a_bench_familys_budget_says_so_in_one_line(tmp_path, p
         assert lines == []
         return
     said = ("perfkit: over the quick profile's budget for a quiet 2-core CPU: test_batch_sweep 90 s (budget "
-            "20 s); a busy host or a slower CPU stretches every family, a size that grew needs its budget")
+            "24 s); a busy host or a slower CPU stretches every family, a size that grew needs its budget")
     assert lines == [said]
 
