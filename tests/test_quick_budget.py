@@ -38,24 +38,37 @@ def test_every_bench_family_has_a_budget_and_every_budget_a_family():
 
 def test_the_quick_batch_sweep_trains_128_images_at_batch_32_and_128_with_a_worker_a_core():
     sweep = _bench("test_batch_sweep")
-    size = sweep.SIZES["quick"]
+    size = sweep.SIZES["quick-cpu"]
     assert size == 128
     assert [b for b in batch_sweep.series(size) if b <= size] == [32, 128]  # the ids as before: b32, b128
-    assert list(sweep.variants("quick")) == ["resident", "loader-w2-pinned"]
-    assert sweep.variants("quick")["loader-w2-pinned"].workers <= BUDGET_CPUS
-    assert list(sweep.variants("full")) == ["resident", "loader-w4-pinned"]  # the course's, unchanged
+    assert list(sweep.variants("quick-cpu")) == ["resident", "loader-w2-pinned"]
+    assert sweep.variants("quick-cpu")["loader-w2-pinned"].workers <= BUDGET_CPUS
+    for sizes in ("full", "quick"):  # the course's, and a GPU's quick run: as their baselines were saved
+        assert list(sweep.variants(sizes)) == ["resident", "loader-w4-pinned"]
     # two variants x two batches x a warm-up and a timed epoch of 128 images: 1,024 images through ResNet-18
     # (2,048 at the former 256), and the largest batch's 2 + 5 steps (15 before)
-    assert 2 * 2 * 2 * size == 1024 and sum(sweep.STEPS["quick"]) == 7
+    assert 2 * 2 * 2 * size == 1024 and sum(sweep.STEPS["quick-cpu"]) == 7
     # its search: from batch 8 under 96 MiB (11 images fit on the CPU) rather than from 32 under 256 MiB (47)
-    assert sweep.FIRST["quick"] == 8 and sweep.QUICK_BUDGET == 96 * 2**20
-    assert sweep.SIZES["full"] == 50_000 and sweep.STEPS["full"] == (5, 10)
-    assert sweep.FIRST["full"] == batch_sweep.FIRST_BATCH == 32
+    assert sweep.FIRST["quick-cpu"] == 8 and sweep.QUICK_BUDGET == 96 * 2**20
+    assert sweep.SIZES["full"] == 50_000 and sweep.SIZES["quick"] == 256
+    assert sweep.STEPS["full"] == sweep.STEPS["quick"] == (5, 10)
+    assert sweep.FIRST["full"] == sweep.FIRST["quick"] == batch_sweep.FIRST_BATCH == 32
 
 
-def test_the_quick_layers_run_batch_4_for_12_calls():
+def test_the_quick_layers_on_a_cpu_warm_up_2_rounds_at_the_gpus_quick_batch():
     layers = _bench("test_layers")
-    assert layers.QUICK_BATCH == 4 and layers.ROUNDS == {"full": (5, 20), "quick": (2, 10)}
+    # batch 8 on both, so a CPU's quick layers compare with a GPU's (a layer's speedup is its time ratio)
+    assert layers.QUICK_BATCH == 8
+    assert layers.ROUNDS == {"full": (5, 20), "quick": (5, 10), "quick-cpu": (2, 10)}
+
+
+SIZES_KEYS = [("quick", "cpu", "quick-cpu"), ("quick", "cuda", "quick"), ("full", "cpu", "full"),
+              ("full", "cuda", "full")]
+
+
+@pytest.mark.parametrize(("profile", "device", "key"), SIZES_KEYS)
+def test_only_a_cpus_quick_run_takes_the_budgeted_sizes(profile, device, key):
+    assert quick_budget.sizes_key(profile, device) == key
 
 
 def test_an_overrun_is_named_with_its_budget_longest_first():
