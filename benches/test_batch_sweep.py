@@ -3,7 +3,11 @@ perfkit.workloads.models `resnet18-cifar`) on CIFAR-10-shaped data, 50,000 train
 512, … (×4) until the batch runs out of memory or exceeds the dataset, each said in the skip reason.
 
 Two variants: ``resident`` (the set on the GPU: seed 003's "w/o data-loading") and ``loader-w4-pinned``
-(a DataLoader from host memory with 4 workers and pinned pages; perfkit.workloads.batch_sweep.Loader).
+(a DataLoader from host memory with 4 workers and pinned pages; perfkit.workloads.batch_sweep.Loader). The
+quick profile on a CPU (perfkit.quick_budget: 24 s on 2 cores) sweeps 128 images (batch 32 and 128) with
+``loader-w2-pinned``: 4 workers on 2 CPUs took turns on the cores and timed an oversubscribed host (16-17 s
+an epoch on CI's loaded box against 5.5 s resident); its largest-batch search runs under 96 MiB from batch 8
+and times 5 steps after 2. A GPU's quick run keeps 256 images, 4 workers and the search from 32.
 Per batch: one warm-up epoch, then the timed epoch (the headline), images/s and the allocator peak.
 ``test_largest_batch`` searches the largest batch that three training steps of a fresh model fit (×2 growth
 then bisection, up to the dataset's size; from the third step on the memory stays put), in a fresh process
@@ -14,32 +18,51 @@ from __future__ import annotations
 
 import pytest
 
+from perfkit import quick_budget
 from perfkit.errors import UsageError
 from perfkit.measure import capacity, memory, record
 from perfkit.pbench import inject_samples
-from perfkit.plugin import profile_of
+from perfkit.plugin import profile_of, session_of
 from perfkit.results import figures
 from perfkit.results.payloads import BatchCapacity, BatchEpoch
 from perfkit.workloads import batch_sweep, data
 
-SIZES = {"full": data.CIFAR10_TRAIN_SIZE, "quick": 256}
-VARIANTS = {"resident": None, "loader-w4-pinned": batch_sweep.Loader(workers=4, pin_memory=True)}
-QUICK_BUDGET = 256 * memory.MiB  # on a CPU, what autograd may keep: about 56 images of this model
-WARMUP, ROUNDS = 5, 10
+#: By perfkit.quick_budget.sizes_key: the course's, a GPU's quick run, a CPU's quick run
+SIZES = {"full": data.CIFAR10_TRAIN_SIZE, "quick": 256, "quick-cpu": 128}
+#: The loader's workers: the course's 4, or on a CPU's quick run the 2 cores of the box it is budgeted for.
+LOADER_WORKERS = {"full": 4, "quick": 4, "quick-cpu": 2}
+#: On a CPU, what autograd may keep: 11 images of this model, searched from batch 8 in 5 probes (until
+#: 2026-11-27 256 MiB from batch 32 found 47 in 7 probes of three steps at batch 32-64, and the test took 13 s
+#: of the family's 28 on the quiet 2-core box; now 6).
+QUICK_BUDGET = 96 * memory.MiB
+#: Where the largest-batch search starts
+FIRST = {"full": batch_sweep.FIRST_BATCH, "quick": batch_sweep.FIRST_BATCH, "quick-cpu": 8}
+#: (warm-up, timed) training steps at the largest batch
+STEPS = {"full": (5, 10), "quick": (5, 10), "quick-cpu": (2, 5)}
+
+
+def variants(sizes: str) -> dict[str, batch_sweep.Loader | None]:
+    """The sweep's ways in, by id: resident, and the loader with the sizes' workers and pinned pages."""
+    workers = LOADER_WORKERS[sizes]
+    loader = batch_sweep.Loader(workers=workers, pin_memory=True)
+    return {"resident": None, f"loader-w{workers}-pinned": loader}
 
 
 def pytest_generate_tests(metafunc: pytest.Metafunc) -> None:
+    device = session_of(metafunc.config).settings.device
+    sizes = quick_budget.sizes_key(profile_of(metafunc.config).name, device.type)
     if "batch" in metafunc.fixturenames:
-        batches = batch_sweep.series(SIZES[profile_of(metafunc.config).name])
+        batches = batch_sweep.series(SIZES[sizes])
         metafunc.parametrize("batch", [pytest.param(b, id=f"b{b}") for b in batches])
+    if "variant" in metafunc.fixturenames:
+        metafunc.parametrize("variant", list(variants(sizes)))
 
 
-def _train_set(profile: str, root: str | None) -> data.ImageSet:
-    return data.cifar10(data.data_root(root), train=True, size=None if profile == "full" else SIZES["quick"])
+def _train_set(sizes: str, root: str | None) -> data.ImageSet:
+    return data.cifar10(data.data_root(root), train=True, size=None if sizes == "full" else SIZES[sizes])
 
 
 @pytest.mark.weekly
-@pytest.mark.parametrize("variant", list(VARIANTS))
 def test_batch_sweep(
     benchmark,
     variant,
@@ -50,12 +73,13 @@ def test_batch_sweep(
     perfkit_metrics,
     perfkit_memory_cap,
 ):
-    train = _train_set(perfkit_profile.name, perfkit_data_root)
+    sizes = quick_budget.sizes_key(perfkit_profile.name, perfkit_device.type)
+    train = _train_set(sizes, perfkit_data_root)
     try:
         batch_sweep.check_fits_dataset(batch, len(train))
     except UsageError as exc:
         pytest.skip(str(exc))
-    loader = VARIANTS[variant]
+    loader = variants(sizes)[variant]
     way = "resident" if loader is None else "loader"
     budget = capacity.Budget([perfkit_device], cap_bytes=perfkit_memory_cap)
     epoch, failure = capacity.attempt(
@@ -82,13 +106,16 @@ def test_batch_sweep(
 
 @pytest.mark.weekly
 def test_largest_batch(benchmark, perfkit_device, perfkit_profile, perfkit_metrics, perfkit_memory_cap):
-    size = SIZES[perfkit_profile.name]
+    sizes = quick_budget.sizes_key(perfkit_profile.name, perfkit_device.type)
+    size = SIZES[sizes]
     on_cpu = perfkit_device.type != "cuda"
     budget = capacity.Budget([perfkit_device], host_bytes=QUICK_BUDGET if on_cpu else None,
                              cap_bytes=perfkit_memory_cap)
-    found = capacity.in_fresh_process(batch_sweep.largest_batch, budget, perfkit_device, size)
+    found = capacity.in_fresh_process(batch_sweep.largest_batch, budget, perfkit_device, size,
+                                      FIRST[sizes])
     step = batch_sweep.training_step(found.largest, perfkit_device)
-    benchmark.pedantic(step, rounds=ROUNDS, warmup_rounds=WARMUP)  # past the second step the memory stays put
+    warmup, rounds = STEPS[sizes]
+    benchmark.pedantic(step, rounds=rounds, warmup_rounds=warmup)  # past the second step the memory stays put
     del step
     record.record_capacity(perfkit_metrics, found, figures.LARGEST_BATCH, found.largest)
     cap = None if perfkit_memory_cap is None else round(perfkit_memory_cap / capacity.GiB, 2)

@@ -1,7 +1,9 @@
 """Per-layer time, memory and power (seed 000, Task 2): ReLU, MaxPool2d, Conv2d and Linear on the
 course's inputs (batch 256; batch 8 in the quick profile), forward and forward + backward.
 
-Headline: pytest-benchmark's time of one call (5 warm-up rounds, then 20; 10 in the quick profile). On a GPU
+Headline: pytest-benchmark's time of one call (5 warm-up rounds, then 20; 10 in the quick profile, after 2
+warm-up rounds on a CPU since 2026-11-27, for perfkit.quick_budget: a warm-up of the convolution's forward +
+backward takes 0.4 s there, and the batch stays the GPU's quick batch, so the two compare). On a GPU
 the layer first runs untimed for half a second (the clock its power limit holds, whatever ran before), and
 each round times enough calls back to back to last 50 ms (timing.calls_per_round): a 0.09 ms ReLU timed one
 call at a time also timed the host's launch and wake-up, and its fresh-process runs spread 3-13%; in 2 ms
@@ -17,6 +19,7 @@ import statistics
 
 import pytest
 
+from perfkit import quick_budget
 from perfkit.measure import memory, record, timing
 from perfkit.measure.ceilings import precision_in_use
 from perfkit.pbench import round_times
@@ -27,7 +30,8 @@ from perfkit.workloads import layers
 # kernels: timed at the GPU base clock where allowed (perfkit.measure.clocks)
 pytestmark = pytest.mark.locked_clock
 
-WARMUP = 5
+#: warm-up and timed rounds, by perfkit.quick_budget.sizes_key
+ROUNDS = {"full": (5, 20), "quick": (5, 10), "quick-cpu": (2, 10)}
 QUICK_BATCH = 8
 
 
@@ -41,7 +45,8 @@ def test_layer(benchmark, case, pass_, perfkit_device, perfkit_profile, perfkit_
         memory.release_cached()
     since = memory.allocated_bytes(perfkit_device)
     run = layers.LayerRun(case, shape, perfkit_device, pass_)
-    benchmark.pedantic(run, rounds=perfkit_profile.pick(quick=10, full=20), warmup_rounds=WARMUP,
+    warmup, rounds = ROUNDS[quick_budget.sizes_key(perfkit_profile.name, perfkit_device.type)]
+    benchmark.pedantic(run, rounds=rounds, warmup_rounds=warmup,
                        iterations=timing.warmed_calls_per_round(run, perfkit_device))
     if perfkit_device.type == "cuda":  # calls back to back, not one a round as before 2026-11-23
         perfkit_metrics.measured_by(figures.LAYER_CALLS_BACK_TO_BACK)

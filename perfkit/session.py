@@ -20,7 +20,7 @@ from typing import Any
 
 import torch
 
-from perfkit import SCHEMA_VERSION, confirm
+from perfkit import SCHEMA_VERSION, confirm, quick_budget
 from perfkit.errors import BaselineError, PerfkitError, UsageError
 from perfkit.measure import capacity, clocks, hardware
 from perfkit.options import RunOptions
@@ -140,6 +140,7 @@ class Session:
     messages: list[str] = field(init=False, default_factory=list)
     partial: PartialFile | None = field(init=False, default=None)
     family_seconds: dict[str, float] = field(init=False, default_factory=dict)
+    bench_seconds: dict[str, float] = field(init=False, default_factory=dict)  # benches/ only: the budget's
     held: contextlib.ExitStack = field(init=False, default_factory=contextlib.ExitStack)  # what begin() took
     skipped: dict[str, int] = field(init=False, default_factory=dict)  # reason -> how many tests
     started: float = field(init=False, default_factory=time.monotonic)
@@ -293,6 +294,17 @@ class Session:
         """Charge a test phase's wall time to its family (the bench file)."""
         family = family_of(nodeid)
         self.family_seconds[family] = self.family_seconds.get(family, 0.0) + seconds
+        if nodeid.startswith(quick_budget.BENCH_DIR):
+            self.bench_seconds[family] = self.bench_seconds.get(family, 0.0) + seconds
+
+    def budget_line(self) -> str | None:
+        """One line naming the bench families of a quick run that took longer than perfkit.quick_budget
+        allows on a quiet 2-core CPU (none in the full profile, whose sizes are the course's)."""
+        over = quick_budget.over_budget(self.bench_seconds) if self.settings.profile.name == "quick" else []
+        if not over:
+            return None
+        return (f"perfkit: over the quick profile's budget for a quiet 2-core CPU: {', '.join(over)}; "
+                "a busy host or a slower CPU stretches every family, a size that grew needs its budget")
 
     def weekly_skipped(self, markexpr: str) -> bool:
         """Whether benchmarks marked ``weekly`` stay out of this run: the nightly selection is the default
@@ -422,6 +434,8 @@ class Session:
                                                                            key=lambda kv: -kv[1]) if s >= 0.5)
             lines.append(f"perfkit: wall time {time.monotonic() - self.started:.0f} s from start-up"
                          + (f"; per family: {families}" if families else ""))
+        if (budget := self.budget_line()) is not None:
+            lines.append(budget)
         for reason, count in sorted(self.skipped.items(), key=lambda kv: -kv[1]):
             lines.append(f"perfkit: {count} skipped: {reason}")
         if self.results_path is not None:

@@ -493,7 +493,9 @@ def test_another_cpu_generation_under_one_hardware_id_is_said_up_front_and_not_j
     slower = compare(cpu, _on_cpu(cpu, "family 25 model 1", 2.5))  # the run: a Zen 3 host, 2.5x
     assert slower.not_judged == "cpu_signature family 26 model 2 -> family 25 model 1"
     assert not slower.rows and not slower.regressions and not slower.same_hardware
-    assert slower.geomean_time_ratio == pytest.approx(2.5, rel=0.05)
+    # the newest entries against the pooled runs (the batch sweep's three of 2026-11-27 beside nine older):
+    # 2.5x, give or take how far the newest run sits from them
+    assert slower.geomean_time_ratio == pytest.approx(2.5, rel=0.1)
     assert len(slower.hardware_rows) == len(cpu["benchmarks"])
     first = report.render(slower, "table").splitlines()[0]
     assert first.startswith("DIFFERENT machine under one hardware id (cpu-amd-epyc-2cpu: cpu_signature "

@@ -24,6 +24,7 @@ from tests.test_history import ADD, COPY, _day, _run, _stepped, _store
 RESULT_FILES = sorted([*DATA.glob("*.json"), *(DATA / "legacy").glob("*.json")])
 BASELINES = sorted((ROOT / "baselines").glob("*.json"))
 CPU_BASELINE = ROOT / "baselines" / "cpu-amd-epyc-2cpu-quick.json"
+BATCH_SWEEP = "benches/test_batch_sweep.py::test_batch_sweep"
 
 
 def _count(url: str, table: Any = store.runs_table) -> int:
@@ -164,18 +165,20 @@ def test_a_baseline_saved_again_adds_only_its_new_runs_not_its_undated_ones_agai
 
 def test_a_run_kept_in_a_baseline_and_in_its_own_file_is_stored_once_from_its_file(db_url, tmp_path, capsys):
     committed = json.loads(CPU_BASELINE.read_text())
-    fourth = committed["machine_info"]["perfkit"]["run_dates"][3]
+    dates = committed["machine_info"]["perfkit"]["run_dates"]  # 12: nine, then the batch sweep's re-save
+    fourth, runs = dates[3], len(dates)
     own = tmp_path / "run4.json"
     own.write_text(json.dumps(_plain_run(committed, fourth)))
     code, out, _ = _cli(["history", "ingest", str(CPU_BASELINE), str(own), "--db", db_url], capsys)
-    assert code == 0 and f"{own}: stored as run" in out and "9 run(s) stored, 1 already there" in out
+    assert code == 0 and f"{own}: stored as run" in out
+    assert f"{runs} run(s) stored, 1 already there" in out
     digest = store.digest_of(json.loads(own.read_text()))
-    assert f"{CPU_BASELINE} (run 4 of 9): already stored: run {digest[:12]}" in out
+    assert f"{CPU_BASELINE} (run 4 of {runs}): already stored: run {digest[:12]}" in out
     with store.open_store(db_url) as db:
         kept = db.history()
     assert [r.datetime for r in kept.runs][3] == fourth and all(b.samples for b in kept.runs[3].benchmarks)
     code, out, _ = _cli(["history", "ingest", str(own), "--db", db_url], capsys)  # later, on its own
-    assert code == 0 and "0 run(s) stored, 1 already there" in out and _count(db_url) == 9
+    assert code == 0 and "0 run(s) stored, 1 already there" in out and _count(db_url) == runs
 
 
 CHILD = """
@@ -268,14 +271,15 @@ def test_history_reads_the_database_as_it_reads_storage(db_url, tmp_path, capsys
 
 
 def test_a_baseline_from_the_database_is_the_one_from_storage(db_url, tmp_path, capsys):
-    """A committed baseline's nine runs and two later runs of that machine, ingested from the baseline and the
-    two files, or kept as eleven files: the baseline from the last three kept runs is the same."""
+    """A committed baseline's runs (nine, and since 2026-11-27 three of its batch sweep) and two later runs
+    of that machine, ingested from the baseline and the two files, or kept as files: the baseline from the
+    last three kept runs is the same."""
     committed = json.loads(CPU_BASELINE.read_text())
-    later = [_plain_run(committed, "2026-11-24T02:00:00.000000+00:00", 1.01),
-             _plain_run(committed, "2026-11-25T02:00:00.000000+00:00", 0.99)]
+    later = [_plain_run(committed, "2026-11-28T02:00:00.000000+00:00", 1.01),  # after its last run
+             _plain_run(committed, "2026-11-29T02:00:00.000000+00:00", 0.99)]
     storage = tmp_path / "storage"
-    nine = baseline_runs.unpack(load.load(CPU_BASELINE)).runs
-    _store(storage, [*nine, *later])
+    kept = baseline_runs.unpack(load.load(CPU_BASELINE)).runs
+    _store(storage, [*kept, *later])
     assert _cli(["history", "ingest", str(CPU_BASELINE), *map(str, _store(tmp_path / "later", later)), "--db",
                  db_url], capsys)[0] == 0
     code_s, out_s, _ = _cli(["baseline", "save", "--from-history", "3", "--storage", str(storage),
@@ -289,8 +293,10 @@ def test_a_baseline_from_the_database_is_the_one_from_storage(db_url, tmp_path, 
     assert saved_s.name == saved_d.name == "cpu-amd-epyc-2cpu-quick.json"
     assert json.loads(saved_s.read_text()) == json.loads(saved_d.read_text())
     info = json.loads(saved_d.read_text())["machine_info"]["perfkit"]
-    assert info["run_dates"] == [nine[-1]["datetime"], later[0]["datetime"], later[1]["datetime"]]
-    assert all(len(values) == 3 for values in info["runs"][COPY].values())
+    assert info["run_dates"] == [kept[-1]["datetime"], later[0]["datetime"], later[1]["datetime"]]
+    # the baseline's last run re-saved the batch sweep alone: the copy is in the two later runs
+    assert all(len(values) == 2 for values in info["runs"][COPY].values())
+    assert all(len(values) == 3 for values in info["runs"][f"{BATCH_SWEEP}[b32-resident]"].values())
 
 
 def test_the_report_and_compare_read_the_database_as_they_read_storage(db_url, tmp_path, capsys):

@@ -119,6 +119,9 @@ class TrainingSteps:
             step()
 
 
-def largest_batch(device: torch.device, dataset_size: int, budget: capacity.Budget) -> capacity.Capacity:
-    """The largest batch, from :data:`FIRST_BATCH` up to the dataset's size, that training steps fit."""
-    return capacity.search(TrainingSteps(device), budget, start=FIRST_BATCH, limit=dataset_size)
+def largest_batch(device: torch.device, dataset_size: int, first: int,
+                  budget: capacity.Budget) -> capacity.Capacity:
+    """The largest batch, from ``first`` (the sweep's :data:`FIRST_BATCH` at the course's sizes; lower under
+    the quick profile's small synthetic budget, whose probes are then cheap) up to the dataset's size, that
+    training steps fit."""
+    return capacity.search(TrainingSteps(device), budget, start=first, limit=dataset_size)

@@ -1,0 +1,58 @@
+"""What each benchmark family of the quick profile may take on the machine CI runs it on: a quiet 2-core CPU
+(the committed baseline's, ``baselines/cpu-amd-epyc-2cpu-quick.json``).
+
+The quick profile exists so that a CPU box runs every benchmark's code path in minutes; its sizes are fixed
+per family in the bench files (deterministic ids and work, no runtime timer), chosen so that each family
+fits the seconds below, and ``tests/test_quick_budget.py`` holds those sizes to what this budget was set
+for. A run of the quick profile whose bench family took longer than its budget says so in one line at its
+end (:func:`over_budget`): a busy host, a slower CPU, or a size that grew without its budget.
+
+The seconds are wall time of the family's tests (set-up and fresh processes included) on the quiet box,
+with room of about a quarter over what it measured (2026-11-27); the benchmark command adds pytest's and
+torch's start-up to their sum. A host whose other processes keep its CPUs busy stretches every family
+alike (CI's loaded box ran the former quick sizes 2-8x slower than the quiet one).
+"""
+from __future__ import annotations
+
+from collections.abc import Mapping
+
+#: family (bench file stem) -> wall seconds on a quiet 2-core CPU
+BUDGET_S: dict[str, float] = {
+    "test_batch_sweep": 24.0,  # 43 s before 2026-11-27 (256 images, 4 loader workers, a 47-image search)
+    "test_capacity": 16.0,  # 12 fresh processes of about a second each: the searches' own work is under 3 s
+    "test_ceilings": 1.0,
+    "test_data_parallel": 0.5,  # GPU only: skips on a CPU
+    "test_flops": 2.0,
+    "test_large_batch": 0.5,  # GPU only
+    "test_layers": 13.0,  # 12 s before 2026-11-27 with 5 warm-up rounds (2 since)
+    "test_model_memory": 5.0,
+    "test_ppp": 0.5,  # GPU only
+    "test_time_to_accuracy": 9.0,
+    "test_timer_fidelity": 5.0,
+    "test_vector_add": 1.0,
+    "test_vgg_swap": 6.0,
+}
+#: The benchmark command's own start-up (pytest, torch, collection) on the quiet box, beside the families.
+START_UP_S = 5.0
+#: The node ids of the benchmarks the budget is for (the tests of tests/ share some stems with them).
+BENCH_DIR = "benches/"
+
+
+def sizes_key(profile: str, device_type: str) -> str:
+    """The key of a bench file's size tables: ``quick-cpu`` for the quick profile on a CPU (the sizes this
+    budget is for), else the profile's name: a GPU's quick run keeps the sizes its baseline
+    (nvidia-h200-x1-quick.json) was saved at, so one id measures one workload on a given device."""
+    return "quick-cpu" if profile == "quick" and device_type != "cuda" else profile
+
+
+def total_s() -> float:
+    """The whole quick benchmark command on a quiet 2-core CPU, as budgeted."""
+    return START_UP_S + sum(BUDGET_S.values())
+
+
+def over_budget(seconds: Mapping[str, float]) -> list[str]:
+    """``family seconds (budget N s)`` for each bench family of a quick run that took longer than its budget,
+    the longest first; a family without a budget (a new bench file) is named with "no budget"."""
+    over = [(name, s) for name, s in seconds.items() if s > BUDGET_S.get(name, 0.0)]
+    return [f"{name} {s:.0f} s ({f'budget {BUDGET_S[name]:.0f} s' if name in BUDGET_S else 'no budget'})"
+            for name, s in sorted(over, key=lambda kv: -kv[1])]
