@@ -250,8 +250,29 @@ MANAGED_KERNEL_ALONE = Method(
     (KERNEL_S.name, BANDWIDTH.name, SHARE_OF_DATASHEET.name, SHARE_OF_COPY_PEAK.name),
     tuple(f"benches/test_vector_add.py::test_gpu_managed[K{k}-{s}-warm]" for k in (1, 5, 10, 50, 100)
           for s in ("one_thread", "one_block", "grid", "tuned")))
+#: The vector add's CPU references (the compiled loop and numpy): each round was one call on buffers the
+#: process allocated once, and read whichever speed their placement gave; they are timed over four fresh
+#: placements on huge pages per run, each warmed and then timed in turn (perfkit.measure.placements). Between
+#: fresh processes: on a 2-core EPYC the K1 loop and add moved 11.8% and 9.7% on one allocation, 2.2% and
+#: 1.2% so; on one H100 host 5.6-11.7% before and 4.6-10.2% after (its noise is the host's, shared by the
+#: figures of a process), and numpy's K100 add there took 101 ms instead of 143 (no page work in it).
+HOST_BUFFERS_PLACED = Method(
+    2, "over four fresh huge-page placements of the buffers", "2026-11-27T07:30:00+00:00",
+    (TIME, BANDWIDTH.name),
+    ("benches/test_vector_add.py::test_cpu_loop[", "benches/test_vector_add.py::test_cpu_numpy["))
+#: The vector add's first launches on managed memory (but one thread's and one block's over millions of
+#: elements, launches of a second where the page work is a small part): each round used the one allocation
+#: the process made, and which migration chunks it got moved the time 12.9% between fresh processes on one
+#: H100 (the K100 grid); the rounds go over four fresh allocations in turn (3.2%), the kernel time and
+#: the rates computed from them too.
+MANAGED_FIRST_PLACED = Method(
+    2, "over four fresh managed allocations", "2026-11-27T07:30:00+00:00",
+    (TIME, KERNEL_S.name, BANDWIDTH.name, SHARE_OF_DATASHEET.name, SHARE_OF_COPY_PEAK.name),
+    tuple(f"benches/test_vector_add.py::test_gpu_managed[K{k}-{s}-first]" for k in (1, 5, 10, 50, 100)
+          for s in ("one_thread", "one_block", "grid", "tuned") if k <= 5 or s in ("grid", "tuned")))
 #: Every method after the first, in the order they replaced one another.
-METHODS: tuple[Method, ...] = (KERNEL_ALONE, LAYER_CALLS_BACK_TO_BACK, SUSTAINED_MATMUL, MANAGED_KERNEL_ALONE)
+METHODS: tuple[Method, ...] = (KERNEL_ALONE, LAYER_CALLS_BACK_TO_BACK, SUSTAINED_MATMUL, MANAGED_KERNEL_ALONE,
+                               HOST_BUFFERS_PLACED, MANAGED_FIRST_PLACED)
 
 
 def method_of(benchmark: str, figure: str, version: int) -> Method | None:

@@ -1,0 +1,83 @@
+"""Time a call over several fresh placements of its buffers in one run, each warmed and then timed in turn.
+
+Why: some host-side timings land in one of several speeds per placement of their memory (which pages, cache
+sets and migration chunks the buffers got), and a nightly run is one process that allocates once. Measured
+between eight fresh processes on one H100 host (16 cores, one NUMA node), the managed first launch of the
+100 M-element grid kernel moved 12.9% between processes on one allocation and 3.2% over four; the CPU
+references moved 5-12% either way there, and on a 2-core EPYC the 1 M-element loop and numpy add moved
+9.7-11.8% on one allocation and 1.2-2.2% over four on huge pages (:func:`huge_page_array`).
+"""
+from __future__ import annotations
+
+import mmap
+from collections.abc import Callable, Iterator, Sequence
+from dataclasses import dataclass
+from typing import Any, Generic, TypeVar
+
+import numpy as np
+
+#: A transparent huge page on x86-64 and arm64 Linux.
+HUGE_PAGE = 2 << 20
+#: Fresh placements per run, rounds timed in each, and untimed rounds before them.
+PLACEMENTS = 4
+ROUNDS_PER_PLACEMENT = 5
+WARM_ROUNDS = 2
+
+Placement = TypeVar("Placement")
+Arguments = tuple[tuple[Any, ...], dict[str, Any]]
+
+
+def huge_page_array(like: np.ndarray) -> np.ndarray:
+    """A copy of ``like`` in a fresh anonymous mapping aligned to a huge page and advised to use huge pages
+    (the kernel's ``madvise`` mode, the default on these hosts), its pages touched by the copy. Where the
+    platform has no ``MADV_HUGEPAGE`` it is a plain copy."""
+    advice = getattr(mmap, "MADV_HUGEPAGE", None)
+    if advice is None:
+        return like.copy()
+    mapping = mmap.mmap(-1, like.nbytes + HUGE_PAGE, flags=mmap.MAP_PRIVATE | mmap.MAP_ANONYMOUS)
+    mapping.madvise(advice)
+    base = np.frombuffer(mapping, dtype=np.uint8)
+    offset = (-base.ctypes.data) % HUGE_PAGE
+    array = base[offset:offset + like.nbytes].view(like.dtype).reshape(like.shape)
+    array[...] = like
+    return array
+
+
+@dataclass
+class Rotation(Generic[Placement]):
+    """``target`` timed over ``placements`` in turn through ``pytest-benchmark``'s pedantic mode: when a
+    placement's turn begins it runs ``WARM_ROUNDS`` times untimed, then ``ROUNDS_PER_PLACEMENT`` timed
+    rounds. ``arguments`` gives a round's arguments on a placement, and does the round's untimed setup
+    (the host writing managed pages before a first launch); ``warm`` is what the untimed rounds run (the
+    target where None; another where the target records something of each timed round)."""
+
+    placements: Sequence[Placement]
+    arguments: Callable[[Placement], Arguments]
+    target: Callable[..., Any]
+    warm: Callable[..., Any] | None = None
+
+    @property
+    def rounds(self) -> int:
+        return len(self.placements) * ROUNDS_PER_PLACEMENT
+
+    def time(self, benchmark: Any) -> None:
+        """Run the rounds under ``benchmark`` (pytest-benchmark's fixture)."""
+        benchmark.pedantic(self.target, setup=self._setup(), rounds=self.rounds)
+
+    def _setup(self) -> Callable[[], Arguments]:
+        turns = self._turns()
+
+        def next_round() -> Arguments:
+            placement, first = next(turns)
+            if first:
+                for _ in range(WARM_ROUNDS):
+                    args, kwargs = self.arguments(placement)
+                    (self.warm or self.target)(*args, **kwargs)
+            return self.arguments(placement)
+
+        return next_round
+
+    def _turns(self) -> Iterator[tuple[Placement, bool]]:
+        for placement in self.placements:
+            for i in range(ROUNDS_PER_PLACEMENT):
+                yield placement, i == 0

@@ -1,0 +1,57 @@
+"""The rotation over fresh placements (perfkit.measure.placements) that the vector add's CPU references and
+managed first launches are timed with."""
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from perfkit.measure import placements
+from perfkit.results import figures
+from perfkit.results.metrics import METHODS_KEY
+
+ROOT = Path(__file__).resolve().parents[1]
+
+
+def test_a_huge_page_copy_holds_the_same_values_in_fresh_memory_aligned_to_a_huge_page():
+    like = np.arange(3 * placements.HUGE_PAGE // 4 + 7, dtype=np.float32)
+    copy = placements.huge_page_array(like)
+    assert np.array_equal(copy, like) and copy.dtype == like.dtype and copy.shape == like.shape
+    assert copy.ctypes.data % placements.HUGE_PAGE == 0
+    copy[0] = -1.0
+    assert like[0] == 0.0  # its own memory, not a view of the original
+
+
+def test_each_placement_is_warmed_untimed_then_timed_in_turn():
+    calls: list[tuple[str, int]] = []
+    rotation = placements.Rotation(
+        placements=[0, 1, 2],
+        arguments=lambda p: ((p,), {}),
+        target=lambda p: calls.append(("timed", p)),
+        warm=lambda p: calls.append(("warm", p)),
+    )
+    setup = rotation._setup()
+    for _ in range(rotation.rounds):  # what pytest-benchmark's pedantic mode does: setup, then the target
+        args, kwargs = setup()
+        rotation.target(*args, **kwargs)
+    expected = [call for p in range(3) for call in
+                [("warm", p)] * placements.WARM_ROUNDS + [("timed", p)] * placements.ROUNDS_PER_PLACEMENT]
+    assert calls == expected
+    assert rotation.rounds == 3 * placements.ROUNDS_PER_PLACEMENT
+    with pytest.raises(StopIteration):  # no round past the planned ones
+        setup()
+
+
+def test_the_vector_adds_cpu_references_are_timed_over_every_placement_as_method_2(pytester):
+    """A real run of the CPU references: every round of the rotation recorded, its method version 2."""
+    pytester.makepyfile(test_vector_add=(ROOT / "benches" / "test_vector_add.py").read_text())
+    result = pytester.runpytest_subprocess("-p", "perfkit.plugin", "--perfkit-baseline=none", "-k", "cpu",
+                                           "--benchmark-json=out.json")
+    result.assert_outcomes(passed=2)
+    benches = json.loads((pytester.path / "out.json").read_text())["benchmarks"]
+    assert {b["name"] for b in benches} == {"test_cpu_loop[K1]", "test_cpu_numpy[K1]"}
+    for bench in benches:
+        assert bench["stats"]["rounds"] == placements.PLACEMENTS * placements.ROUNDS_PER_PLACEMENT
+        assert bench["extra_info"][METHODS_KEY] == dict.fromkeys(figures.HOST_BUFFERS_PLACED.figures, 2)
