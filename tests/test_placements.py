@@ -24,22 +24,23 @@ def test_a_huge_page_copy_holds_the_same_values_in_fresh_memory_aligned_to_a_hug
     assert like[0] == 0.0  # its own memory, not a view of the original
 
 
-def test_each_placement_is_warmed_untimed_then_timed_in_turn():
+@pytest.mark.parametrize("per, warm", [(placements.ROUNDS_PER_PLACEMENT, placements.WARM_ROUNDS), (3, 1)])
+def test_each_placement_is_warmed_untimed_then_timed_in_turn(per, warm):
     calls: list[tuple[str, int]] = []
     rotation = placements.Rotation(
         placements=[0, 1, 2],
         arguments=lambda p: ((p,), {}),
         target=lambda p: calls.append(("timed", p)),
         warm=lambda p: calls.append(("warm", p)),
+        rounds_per=per,
+        warm_rounds=warm,
     )
     setup = rotation._setup()
     for _ in range(rotation.rounds):  # what pytest-benchmark's pedantic mode does: setup, then the target
         args, kwargs = setup()
         rotation.target(*args, **kwargs)
-    expected = [call for p in range(3) for call in
-                [("warm", p)] * placements.WARM_ROUNDS + [("timed", p)] * placements.ROUNDS_PER_PLACEMENT]
-    assert calls == expected
-    assert rotation.rounds == 3 * placements.ROUNDS_PER_PLACEMENT
+    assert calls == [call for p in range(3) for call in [("warm", p)] * warm + [("timed", p)] * per]
+    assert rotation.rounds == 3 * per
     with pytest.raises(StopIteration):  # no round past the planned ones
         setup()
 

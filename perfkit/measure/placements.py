@@ -46,19 +46,21 @@ def huge_page_array(like: np.ndarray) -> np.ndarray:
 @dataclass
 class Rotation(Generic[Placement]):
     """``target`` timed over ``placements`` in turn through ``pytest-benchmark``'s pedantic mode: when a
-    placement's turn begins it runs ``WARM_ROUNDS`` times untimed, then ``ROUNDS_PER_PLACEMENT`` timed
-    rounds. ``arguments`` gives a round's arguments on a placement, and does the round's untimed setup
-    (the host writing managed pages before a first launch); ``warm`` is what the untimed rounds run (the
-    target where None; another where the target records something of each timed round)."""
+    placement's turn begins it runs ``warm_rounds`` times untimed, then ``rounds_per`` timed rounds.
+    ``arguments`` gives a round's arguments on a placement, and does the round's untimed setup (the host
+    writing managed pages before a first launch); ``warm`` is what the untimed rounds run (the target where
+    None; another where the target records something of each timed round)."""
 
     placements: Sequence[Placement]
     arguments: Callable[[Placement], Arguments]
     target: Callable[..., Any]
     warm: Callable[..., Any] | None = None
+    rounds_per: int = ROUNDS_PER_PLACEMENT
+    warm_rounds: int = WARM_ROUNDS
 
     @property
     def rounds(self) -> int:
-        return len(self.placements) * ROUNDS_PER_PLACEMENT
+        return len(self.placements) * self.rounds_per
 
     def time(self, benchmark: Any) -> None:
         """Run the rounds under ``benchmark`` (pytest-benchmark's fixture)."""
@@ -70,7 +72,7 @@ class Rotation(Generic[Placement]):
         def next_round() -> Arguments:
             placement, first = next(turns)
             if first:
-                for _ in range(WARM_ROUNDS):
+                for _ in range(self.warm_rounds):
                     args, kwargs = self.arguments(placement)
                     (self.warm or self.target)(*args, **kwargs)
             return self.arguments(placement)
@@ -79,5 +81,5 @@ class Rotation(Generic[Placement]):
 
     def _turns(self) -> Iterator[tuple[Placement, bool]]:
         for placement in self.placements:
-            for i in range(ROUNDS_PER_PLACEMENT):
+            for i in range(self.rounds_per):
                 yield placement, i == 0

@@ -263,8 +263,8 @@ HOST_BUFFERS_PLACED = Method(
 #: The vector add's first launches on managed memory (but one thread's and one block's over millions of
 #: elements, launches of a second where the page work is a small part): each round used the one allocation
 #: the process made, and which migration chunks it got moved the time 12.9% between fresh processes on one
-#: H100 (the K100 grid); the rounds go over four fresh allocations in turn (3.2%), the kernel time and
-#: the rates computed from them too.
+#: H100 (the K100 grid); the rounds go over four fresh allocations in turn (3.2% with five rounds each;
+#: three each from 10 M elements up), the kernel time and the rates computed from them too.
 MANAGED_FIRST_PLACED = Method(
     2, "over four fresh managed allocations", "2026-11-27T07:30:00+00:00",
     (TIME, KERNEL_S.name, BANDWIDTH.name, SHARE_OF_DATASHEET.name, SHARE_OF_COPY_PEAK.name),
