@@ -257,7 +257,7 @@ MANAGED_KERNEL_ALONE = Method(
 #: 1.2% so; on one H100 host 5.6-11.7% before and 4.6-10.2% after (its noise is the host's, shared by the
 #: figures of a process), and numpy's K100 add there took 101 ms instead of 143 (no page work in it).
 HOST_BUFFERS_PLACED = Method(
-    2, "over four fresh huge-page placements of the buffers", "2026-11-27T07:30:00+00:00",
+    2, "over four fresh huge-page placements of the buffers", "2026-11-27T07:00:00+00:00",
     (TIME, BANDWIDTH.name),
     ("benches/test_vector_add.py::test_cpu_loop[", "benches/test_vector_add.py::test_cpu_numpy["))
 #: The vector add's first launches on managed memory (but one thread's and one block's over millions of
@@ -266,7 +266,7 @@ HOST_BUFFERS_PLACED = Method(
 #: H100 (the K100 grid); the rounds go over four fresh allocations in turn (3.2% with five rounds each;
 #: three each from 10 M elements up), the kernel time and the rates computed from them too.
 MANAGED_FIRST_PLACED = Method(
-    2, "over four fresh managed allocations", "2026-11-27T07:30:00+00:00",
+    2, "over four fresh managed allocations", "2026-11-27T07:13:00+00:00",
     (TIME, KERNEL_S.name, BANDWIDTH.name, SHARE_OF_DATASHEET.name, SHARE_OF_COPY_PEAK.name),
     tuple(f"benches/test_vector_add.py::test_gpu_managed[K{k}-{s}-first]" for k in (1, 5, 10, 50, 100)
           for s in ("one_thread", "one_block", "grid", "tuned") if k <= 5 or s in ("grid", "tuned")))
