@@ -11,7 +11,7 @@ neighbour's burst): the host-bound figures' residuals have an excess kurtosis of
 and CPU baselines; a night where every figure, GPU-bound too, is that heavy-tailed is shown as well.
 
 The CPU test suite runs a small version (tests/test_simulate.py); ``python -m perfkit.results.simulate``
-runs the larger one on the spreads of a committed baseline and prints the table the README quotes.
+runs the larger one on the spreads of a committed baseline and prints the table docs/verdicts.md quotes.
 """
 from __future__ import annotations
 

@@ -1,0 +1,144 @@
+"""The measured numbers the docs quote, computed from the committed baselines and kept between markers.
+
+Why: numbers typed into a README go stale the night a baseline is re-saved (the H200's GEMM rates and vector
+add times the README quoted were a week old). A doc holds ``<!-- numbers: NAME -->`` and
+``<!-- /numbers -->`` around each block; ``python -m perfkit.docnumbers`` rewrites every block from
+``baselines/``, and tests/test_docs.py fails where a block differs from what the committed files give now.
+Each number is the median over the baseline's runs.
+"""
+from __future__ import annotations
+
+import argparse
+import re
+import statistics
+from collections.abc import Callable, Sequence
+from pathlib import Path
+
+from perfkit.results import datasheet, figures, load
+from perfkit.results.ceilings import Ceilings
+from perfkit.results.figures import TIME
+from perfkit.results.model import ResultSet
+from perfkit.results.tables import fmt_time
+
+ROOT = Path(__file__).resolve().parents[1]
+#: The single-GPU baselines whose numbers the docs quote, by the name the tables give them.
+GPUS = {"H200": "nvidia-h200-x1.json", "H100": "nvidia-h100-80gb-hbm3-x1.json"}
+DOCS = ("README.md", "docs/*.md")
+BLOCK = re.compile(r"(<!-- numbers: (?P<name>[\w-]+) -->\n)(?P<body>.*?)(<!-- /numbers -->)", re.DOTALL)
+
+
+def _median(results: ResultSet, benchmark: str, figure: str) -> float | None:
+    values = results.runs().get(f"benches/{benchmark}", {}).get(figure)
+    return statistics.median(values) if values else None
+
+
+def _runs(results: ResultSet, benchmark: str) -> int:
+    return len(results.runs().get(f"benches/{benchmark}", {}).get(TIME, ()))
+
+
+def _table(head: Sequence[str], rows: Sequence[Sequence[str]]) -> str:
+    lines = ["| " + " | ".join(head) + " |", "| " + " | ".join("---" for _ in head) + " |"]
+    return "\n".join(lines + ["| " + " | ".join(row) + " |" for row in rows]) + "\n"
+
+
+def _num(value: float | None, digits: str = ".3g", scale: float = 1.0) -> str:
+    return "-" if value is None else f"{value * scale:{digits}}"
+
+
+def ceilings(baselines: dict[str, ResultSet]) -> str:
+    """Each GPU's measured copy and matmul ceilings beside its datasheet share."""
+    rows = []
+    for gpu, results in baselines.items():
+        own = Ceilings.of(results)
+        cells = [gpu, _num(own.value(datasheet.COPY), ".3g", 1e-3)]
+        cells += [_num(own.value(datasheet.matmul_key(p)), ".3g") for p in datasheet.PRECISIONS]
+        copy = _median(results, "test_ceilings.py::test_copy_bandwidth", figures.SHARE_OF_DATASHEET.name)
+        cells += [_num(copy, ".0%"), str(_runs(results, "test_ceilings.py::test_copy_bandwidth"))]
+        rows.append(cells)
+    head = ["GPU", "copy TB/s", *(f"{p} TFLOP/s" for p in datasheet.PRECISIONS), "copy of datasheet", "runs"]
+    return _table(head, rows)
+
+
+VECTOR_ADD = (
+    ("CPU loop (numba, one thread)", "test_cpu_loop[K{k}]", TIME),
+    ("numpy", "test_cpu_numpy[K{k}]", TIME),
+    ("grid, explicit copies: whole step", "test_gpu_explicit[K{k}-grid]", TIME),
+    ("grid kernel alone", "test_gpu_explicit[K{k}-grid]", figures.KERNEL_S.name),
+    ("tuned kernel alone", "test_gpu_explicit[K{k}-tuned]", figures.KERNEL_S.name),
+    ("grid, managed: first launch", "test_gpu_managed[K{k}-grid-first]", TIME),
+    ("grid, managed: warm kernel", "test_gpu_managed[K{k}-grid-warm]", figures.KERNEL_S.name),
+)
+
+
+def vector_add(baselines: dict[str, ResultSet]) -> str:
+    """The vector add's headline times at both nightly sizes, per GPU."""
+    head = ["vector add"] + [f"{gpu} K={k} M" for gpu in baselines for k in (1, 100)]
+    rows = []
+    for label, benchmark, figure in VECTOR_ADD:
+        cells = [label]
+        for results in baselines.values():
+            for k in (1, 100):
+                value = _median(results, "test_vector_add.py::" + benchmark.format(k=k), figure)
+                cells.append(fmt_time(value))
+        rows.append(cells)
+    return _table(head, rows)
+
+
+LAYERS = (("ReLU", "relu"), ("MaxPool2d", "maxpool"), ("Conv2d 3→128", "conv"),
+          ("Linear 25088→4096", "linear"))
+
+
+def layers(baselines: dict[str, ResultSet]) -> str:
+    """The course's single layers at batch 256: time, rate, memory and power, per GPU."""
+    rows = []
+    for gpu, results in baselines.items():
+        for label, layer in LAYERS:
+            for run_pass, words in (("forward", "forward"), ("forward_backward", "fwd + bwd")):
+                name = f"test_layers.py::test_layer[{layer}-{run_pass}]"
+                rate = _median(results, name, figures.TFLOPS.name)
+                rate_text = (f"{_num(rate)} TFLOP/s" if rate is not None else
+                             f"{_num(_median(results, name, figures.BANDWIDTH.name), '.3g', 1e-3)} TB/s")
+                rows.append([gpu, label, words, fmt_time(_median(results, name, TIME)), rate_text,
+                             f"{_num(_median(results, name, figures.PEAK_ALLOCATED_MIB.name), ',.0f')} MiB",
+                             f"{_num(_median(results, name, figures.AVG_POWER_W.name), '.0f')} W",
+                             f"{_num(_median(results, name, figures.ENERGY_J.name), '.3g')} J"])
+    return _table(["GPU", "layer", "pass", "time", "rate", "peak allocated", "power", "energy / call"], rows)
+
+
+BLOCKS: dict[str, Callable[[dict[str, ResultSet]], str]] = {
+    "ceilings": ceilings, "vector-add": vector_add, "layers": layers,
+}
+
+
+def committed(root: Path = ROOT) -> dict[str, ResultSet]:
+    return {gpu: load.load(root / "baselines" / name) for gpu, name in GPUS.items()}
+
+
+def rewritten(text: str, baselines: dict[str, ResultSet]) -> str:
+    """``text`` with every numbers block rebuilt; an unknown block name is an error that lists the known."""
+    def block(match: re.Match[str]) -> str:
+        name = match["name"]
+        if name not in BLOCKS:
+            raise KeyError(f"unknown numbers block {name!r}; known: {', '.join(BLOCKS)}")
+        return match[1] + BLOCKS[name](baselines) + match[4]
+    return BLOCK.sub(block, text)
+
+
+def doc_files(root: Path = ROOT) -> list[Path]:
+    return [path for pattern in DOCS for path in sorted(root.glob(pattern))]
+
+
+def main(argv: Sequence[str] | None = None) -> None:
+    parser = argparse.ArgumentParser(prog="python -m perfkit.docnumbers", description=__doc__)
+    parser.parse_args(argv)
+    baselines = committed()
+    for path in doc_files():
+        text = path.read_text()
+        new = rewritten(text, baselines)
+        if new != text:
+            path.write_text(new)
+            print(f"rewrote the numbers of {path.relative_to(ROOT)}")
+
+
+if __name__ == "__main__":
+    main()
