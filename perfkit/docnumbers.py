@@ -105,8 +105,24 @@ def layers(baselines: dict[str, ResultSet]) -> str:
     return _table(["GPU", "layer", "pass", "time", "rate", "peak allocated", "power", "energy / call"], rows)
 
 
+def committed_files(_: dict[str, ResultSet]) -> str:
+    """Every committed baseline: its benchmarks, the runs they hold (fewest and most), the machines and the
+    dates of those runs."""
+    rows = []
+    for path in sorted((ROOT / "baselines").glob("*.json")):
+        results = load.load(path)
+        origins = results.origins()
+        held = [len(origins.get(b.fullname, ())) or 1 for b in results.benchmarks]
+        machines = {o.machine for runs in origins.values() for o in runs if o.machine}
+        dates = sorted(o.date[:10] for runs in origins.values() for o in runs if o.date)
+        when = "-" if not dates else dates[0] if dates[0] == dates[-1] else f"{dates[0]} to {dates[-1]}"
+        rows.append([f"`{path.stem}`", str(len(results.benchmarks)), f"{min(held)}-{max(held)}",
+                     str(len(machines)) if machines else "-", when])
+    return _table(["baseline", "benchmarks", "runs each", "machines", "runs dated"], rows)
+
+
 BLOCKS: dict[str, Callable[[dict[str, ResultSet]], str]] = {
-    "ceilings": ceilings, "vector-add": vector_add, "layers": layers,
+    "baselines": committed_files, "ceilings": ceilings, "vector-add": vector_add, "layers": layers,
 }
 
 
