@@ -1,5 +1,5 @@
 """The dashboard as static pages (``perfkit dashboard --out site/``): ``index.html`` and one page per
-benchmark and hardware id, each history chart a PNG beside its page.
+benchmark and hardware id, each history chart an inline SVG (perfkit.results.history_svg) in its page.
 
 It must open from file:// on a machine without network (a CI artifact, unzipped): no script, no CDN, no
 absolute link; the index's sparklines are inline SVG. Page and chart names are made from the benchmark id
@@ -11,20 +11,15 @@ from __future__ import annotations
 
 import hashlib
 import html
-import multiprocessing
 import re
-import signal
-import sys
 from collections.abc import Iterable, Sequence
-from concurrent.futures import ProcessPoolExecutor
 from pathlib import Path
 
-from perfkit.cpus import usable_cpus
-from perfkit.results import plots, tables
+from perfkit.results import tables
 from perfkit.results.dashboard import Benchmark, Dashboard, Group, Latest
 from perfkit.results.document import Spark, spark_svg
 from perfkit.results.figures import TIME, TIME_UNIT
-from perfkit.results.history import Trend
+from perfkit.results.history_svg import history_svg
 from perfkit.results.judge import WORST_FIRST, Row, Verdict
 
 INDEX = "index.html"
@@ -32,11 +27,6 @@ INDEX = "index.html"
 SPARK_RUNS = 30
 SPARK_WIDTH, SPARK_HEIGHT = 140, 28
 UNSAFE = re.compile(r"[^A-Za-z0-9._-]+")
-#: A chart to draw: the trend, its figure and the PNG's path.
-Chart = tuple[Trend, str, Path]
-#: The fewest charts worth a process of their own (starting one costs about as much as drawing a few), and
-#: how many charts a process is handed at once.
-CHARTS_PER_WORKER, CHUNK = 16, 8
 
 _STYLE = """
 body { font-family: system-ui, sans-serif; margin: 1.5em auto; max-width: 1280px; padding: 0 1em; }
@@ -72,56 +62,16 @@ def page_name(group: Group, bench: Benchmark) -> str:
 
 
 def write(dashboard: Dashboard, out: Path) -> Path:
-    """Write the index, every benchmark page and its chart under ``out``; the index's path."""
+    """Write the index and every benchmark page (its charts inside it) under ``out``; the index's path."""
     out.mkdir(parents=True, exist_ok=True)
-    charts: list[Chart] = []
     for group in dashboard.groups:
         for bench in group.benchmarks:
             page = out / page_name(group, bench)
             page.parent.mkdir(parents=True, exist_ok=True)
-            mine = [(bench.trend, TIME, page.with_suffix(".png"))]
-            if bench.moved is not None:
-                figure, trend = bench.moved
-                mine.append((trend, figure, page.with_name(f"{page.stem}-{UNSAFE.sub('-', figure)}.png")))
-            names = [path.name for _, _, path in mine]
-            page.write_text(_benchmark_page(group, bench, names), encoding="utf-8")
-            charts += mine
-    _draw(charts)
+            page.write_text(_benchmark_page(group, bench), encoding="utf-8")
     index = out / INDEX
     index.write_text(_index(dashboard), encoding="utf-8")
     return index
-
-
-def _draw(charts: Sequence[Chart]) -> None:
-    """Every chart, drawn in as many processes as this one may use CPUs (matplotlib takes a tenth of a second
-    a chart, hundreds of charts a dashboard): each chart is a file of its own, the same bytes whichever
-    process draws it. One process where only one CPU is usable, where few charts are left, or where processes
-    cannot be forked (matplotlib and the trends are then not inherited)."""
-    workers = min(usable_cpus(), len(charts) // CHARTS_PER_WORKER)
-    if workers < 2 or "fork" not in multiprocessing.get_all_start_methods() or sys.platform != "linux":
-        for chart in charts:
-            _chart(chart)
-        return
-    plots.history_chart_ready()  # matplotlib imported once here; the forked processes inherit it
-    pool = ProcessPoolExecutor(workers, mp_context=multiprocessing.get_context("fork"),
-                               initializer=_leave_interrupts_to_the_parent)
-    try:
-        for _ in pool.map(_chart, charts, chunksize=CHUNK):
-            pass
-    except BaseException:  # an error, Ctrl-C: the charts not yet begun are not drawn
-        pool.shutdown(wait=True, cancel_futures=True)
-        raise
-    pool.shutdown(wait=True)
-
-
-def _leave_interrupts_to_the_parent() -> None:
-    """A drawing process ignores Ctrl-C: the parent stops the pool and says so once, not once a process."""
-    signal.signal(signal.SIGINT, signal.SIG_IGN)
-
-
-def _chart(chart: Chart) -> Path:
-    trend, figure, path = chart
-    return plots.history_chart(trend, path, figure)
 
 
 def _page(title: str, body: Iterable[str]) -> str:
@@ -208,10 +158,10 @@ def _group_section(group: Group) -> list[str]:
             _table(head, rows, numeric=(3, 5))]
 
 
-def _benchmark_page(group: Group, bench: Benchmark, charts: Sequence[str]) -> str:
+def _benchmark_page(group: Group, bench: Benchmark) -> str:
     back = f"../{INDEX}#{group_slug(group)}"
-    images = "".join(f'<figure><img alt="history of {html.escape(bench.name)}" src="{html.escape(chart)}">'
-                     "</figure>" for chart in charts)
+    drawn = [(TIME, bench.trend), *([bench.moved] if bench.moved is not None else [])]
+    images = "".join(f"<figure>{history_svg(trend, figure)}</figure>" for figure, trend in drawn)
     body = [f'<p><a href="{back}">&larr; {html.escape(_group_title(group))}</a></p>',
             f"<h1><code>{html.escape(bench.name)}</code></h1>",
             *_latest_section(group, bench.latest),

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import dataclasses
 import fnmatch
+import itertools
 import os
 import statistics
 from collections.abc import Collection
@@ -24,6 +25,23 @@ from perfkit.results import baselines, changepoints, load
 from perfkit.results.figures import TIME, TIME_UNIT
 from perfkit.results.model import ResultSet, machine_change
 from perfkit.results.tables import fmt_change
+
+
+def display_unit(values: Collection[float], unit: str) -> tuple[float, str]:
+    """The scale and unit a chart shows ``values`` of ``unit`` in: seconds as s, ms, us or ns by their median,
+    anything else as it is."""
+    if unit != "s" or not values:
+        return 1.0, unit
+    middle = statistics.median(values)
+    return next(((s, u) for s, u in ((1.0, "s"), (1e-3, "ms"), (1e-6, "us")) if middle >= s), (1e-9, "ns"))
+
+
+def axis_scale(values: Collection[float]) -> str:
+    """"log" for lines whose values span a decade or more, else "linear" (a log axis over 3.1-3.7 s labels
+    its ticks 3.1x10^0)."""
+    positive = [v for v in values if v > 0]
+    return "log" if positive and max(positive) >= 10 * min(positive) else "linear"
+
 
 #: pytest-benchmark's default ``--benchmark-storage``.
 DEFAULT_STORAGE = ".benchmarks"
@@ -276,6 +294,13 @@ class Trend:
         said += [(i, (f"on another machine from here ({change}): a new series, not a change; its median "
                       f"{fmt_change(self.step(i))}")) for i, change in self.moves.items()]
         return sorted(said)
+
+    def segments(self) -> list[tuple[int, int, float]]:
+        """(first point, end, median) of each stretch between change points and new series: the shift a chart
+        reads off the medians, not off single noisy runs."""
+        values = [v for _, v in self.points]
+        bounds = [0, *sorted({*(c.index for c in self.changes), *self.breaks}), len(values)]
+        return [(a, b, statistics.median(values[a:b])) for a, b in itertools.pairwise(bounds) if b > a]
 
     def step(self, index: int) -> float:
         """The relative step at break ``index``: the median of the series it begins over the one before."""

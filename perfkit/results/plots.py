@@ -15,7 +15,7 @@ from typing import Any
 from perfkit.results import changepoints, datasheet, figures, seeds
 from perfkit.results.ceilings import Ceilings
 from perfkit.results.derived import scaling_runs
-from perfkit.results.history import Trend
+from perfkit.results.history import Trend, axis_scale, display_unit
 from perfkit.results.model import ResultSet
 from perfkit.results.payloads import (
     LARGE_BATCH_CLASSES,
@@ -105,13 +105,6 @@ def _quartiles(samples: tuple[float, ...]) -> tuple[float, float] | None:
         return None
     q1, _, q3 = statistics.quantiles(samples, n=4, method="inclusive")
     return q1, q3
-
-
-def _scale(values: list[float]) -> str:
-    """"log" for lines whose values span a decade or more, else "linear" (a log axis over 3.1-3.7 s labels
-    its ticks 3.1x10^0)."""
-    positive = [v for v in values if v > 0]
-    return "log" if positive and max(positive) >= 10 * min(positive) else "linear"
 
 
 def _label(ax: Any, bars: Any) -> None:
@@ -491,9 +484,9 @@ def plot_batch_sweep(results: ResultSet, out: Path) -> Iterable[tuple[str, Path]
     for _, cap in results.family(BatchCapacity):
         for ax in (left, right):
             ax.axvline(cap.largest, color="r", linestyle="--", label=_capacity_label(cap, measured))
-    left.set(xscale="log", yscale=_scale([r.epoch_s for r in epochs]), xlabel="batch size",
+    left.set(xscale="log", yscale=axis_scale([r.epoch_s for r in epochs]), xlabel="batch size",
              ylabel="epoch time (s)", title=f"one epoch of {epochs[0].dataset:,} images")
-    right.set(xscale="log", yscale=_scale([r.images_per_s for r in epochs] + list(seed.values())),
+    right.set(xscale="log", yscale=axis_scale([r.images_per_s for r in epochs] + list(seed.values())),
               xlabel="batch size", ylabel="images/s", title="throughput")
     _plain_log_ticks(left.xaxis, right.xaxis, left.yaxis, right.yaxis)
     for ax in (left, right):
@@ -767,11 +760,6 @@ def _expected_from(row: Any) -> tuple[str, str]:
     return f"model, {max(shares, key=shares.get)}-bound", "o"
 
 
-def history_chart_ready() -> None:
-    """matplotlib imported and its backend chosen, before processes that draw history charts are forked."""
-    _pyplot()
-
-
 def history_chart(trend: Trend, path: Path, figure: str = figures.TIME) -> Path:
     """One benchmark's figure over its stored runs (oldest first, numbered as every table numbers them),
     change points as vertical lines and each segment's median as a horizontal one: the shift is read off the
@@ -782,11 +770,8 @@ def history_chart(trend: Trend, path: Path, figure: str = figures.TIME) -> Path:
     from itertools import pairwise
 
     points, changes, breaks = list(trend.points), sorted(c.index for c in trend.changes), trend.breaks
-    values, unit = [v for _, v in points], trend.unit
-    scale = 1.0
-    if unit == "s" and values:
-        scale, unit = next(((s, u) for s, u in ((1.0, "s"), (1e-3, "ms"), (1e-6, "us"))
-                            if statistics.median(values) >= s), (1e-9, "ns"))
+    values = [v for _, v in points]
+    scale, unit = display_unit(values, trend.unit)
     shown = [v / scale for v in values]
     runs = list(range(1, len(shown) + 1))
     plt = _pyplot()
@@ -794,13 +779,13 @@ def history_chart(trend: Trend, path: Path, figure: str = figures.TIME) -> Path:
     for a, b in pairwise([0, *breaks, len(shown)]):
         ax.plot(runs[a:b], shown[a:b], marker="o", ms=4, lw=1, color="tab:blue",
                 label=f"{figure} (one point per run)" if a == 0 else None)
-    bounds = [0, *sorted({*changes, *breaks}), len(shown)]
-    median_from = {a: statistics.median(shown[a:b]) for a, b in pairwise(bounds) if b > a}
-    for a, b in pairwise(bounds):
+    segments = trend.segments()
+    median_from = {a: median / scale for a, _, median in segments}
+    for a, b, _ in segments:
         ax.hlines(median_from[a], a + 0.5, b + 0.5, colors="tab:orange", lw=2,
                   label="segment median" if a == 0 else None)
     for i, index in enumerate(changes):
-        before = median_from[max(x for x in bounds if x < index)]
+        before = median_from[max(a for a in median_from if a < index)]
         change = median_from[index] / before - 1 if before else float("nan")
         ax.axvline(index + 0.5, color="tab:red", ls="--", lw=1.2, label="change point" if i == 0 else None)
         ax.annotate(f"{change:+.1%}", (index + 0.5, max(shown)), xytext=(3, -12), textcoords="offset points",
@@ -824,7 +809,7 @@ def history_chart(trend: Trend, path: Path, figure: str = figures.TIME) -> Path:
         ylabel=f"{figure} ({unit})" if unit else figure,
         title=trend.benchmark if len(trend.benchmark) <= 90 else "..." + trend.benchmark[-87:],
     )
-    if _scale(shown) == "log":  # two series a decade apart (another CPU): each keeps its own shape
+    if axis_scale(shown) == "log":  # two series a decade apart (another CPU): each keeps its own shape
         ax.set_yscale("log")
         _plain_log_ticks(ax.yaxis)
     ax.grid(True, alpha=0.3)
