@@ -211,6 +211,9 @@ def pytest_runtest_makereport(
     report = yield
     if call.excinfo is not None and call.excinfo.errisinstance(PerfkitError):
         report.longrepr = f"{item.nodeid}: {call.excinfo.value}"  # a sentence, not a stack trace
+    benchmark = getattr(item, "funcargs", {}).get("benchmark")
+    if report.when == "call" and report.failed and benchmark is not None:
+        pbench.leave_out(benchmark)
     return report
 
 

@@ -168,3 +168,36 @@ def test_weekly_benchmarks_stay_out_of_the_nightly_selection_unless_asked(pytest
     pytester.runpytest_subprocess(*PLUGIN, "--perfkit-profile=full", "-m", "weekly").assert_outcomes(passed=1,
                                                                                                     deselected=1)
     pytester.runpytest_subprocess(*PLUGIN, "--perfkit-profile=quick").assert_outcomes(passed=2)
+
+
+CHECKED_AFTER_TIMING = '''
+def test_wrong_answer(benchmark):
+    answer = benchmark.pedantic(sum, args=([1, 2],), rounds=3)
+    assert answer == 4, "a fast wrong answer"
+
+
+def test_right(benchmark):
+    assert benchmark.pedantic(sum, args=([1, 2],), rounds=3) == 3
+'''
+#: Copies the partial results as they stand when the next test starts (the failed one's teardown done).
+PARTIAL_SEEN = """
+import pathlib
+
+def pytest_runtest_setup(item):
+    partial = pathlib.Path("out.json.partial")
+    seen = partial.read_text() if partial.exists() else ""
+    pathlib.Path(f"partial-before-{item.name}.txt").write_text(seen)
+"""
+
+
+def test_a_benchmark_whose_answer_is_wrong_after_its_timing_is_in_neither_json(pytester):
+    """Its time was measured, then its check failed: neither the partial lines written as the run goes nor
+    the final JSON hold it, so no comparison judges it and no baseline keeps it."""
+    pytester.makepyfile(test_checked=CHECKED_AFTER_TIMING)
+    pytester.makeconftest(PARTIAL_SEEN)
+    result = pytester.runpytest_subprocess(*PLUGIN, "--benchmark-json=out.json")
+    result.assert_outcomes(passed=1, failed=1)
+    names = [b["name"] for b in json.loads((pytester.path / "out.json").read_text())["benchmarks"]]
+    assert names == ["test_right"]
+    seen = (pytester.path / "partial-before-test_right.txt").read_text()
+    assert seen.startswith("{") and "test_wrong_answer" not in seen  # the run's header line, no entry
