@@ -36,8 +36,8 @@ def _old_cpu(add: Callable, x: np.ndarray, y: np.ndarray, keyword: bool) -> floa
 def _new_cpu(add: Callable, x: np.ndarray, y: np.ndarray, keyword: bool) -> float:
     from perfkit.measure import placements
 
-    buffers = [tuple(placements.huge_page_array(v) for v in (x, y, np.zeros_like(x)))
-               for _ in range(placements.PLACEMENTS)]
+    buffers = [(placements.huge_page_array(x), placements.huge_page_array(y),
+                placements.huge_page_array(x, copy=False)) for _ in range(placements.PLACEMENTS)]
 
     def arguments(b: tuple) -> placements.Arguments:
         return ((b[0], b[1]), {"out": b[2]}) if keyword else (b, {})

@@ -1,4 +1,4 @@
-"""The CPUs this process may run on: what a host's load, a CPU's hardware id and a chart pool count.
+"""The CPUs this process may run on: what a host's load and a CPU's hardware id count.
 
 Apart from perfkit.measure, whose modules import torch and NVML's side of things, so that the results side
 (perfkit.results, which reads and judges files on any machine) can ask it too.

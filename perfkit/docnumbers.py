@@ -17,6 +17,7 @@ from pathlib import Path
 from perfkit.results import datasheet, figures, load
 from perfkit.results.ceilings import Ceilings
 from perfkit.results.figures import TIME
+from perfkit.results.metrics import Method
 from perfkit.results.model import ResultSet
 from perfkit.results.tables import fmt_time
 
@@ -70,18 +71,35 @@ VECTOR_ADD = (
 )
 
 
+def _code_method(name: str, figure: str) -> Method | None:
+    """The newest method by which the code measures ``figure`` of benchmark ``name``; None: the first."""
+    found = [m for m in figures.METHODS if figure in m.figures and name.startswith(m.benchmarks)]
+    return max(found, key=lambda m: m.version, default=None)
+
+
+def _older_method(results: ResultSet, name: str, figure: str) -> Method | None:
+    """The code's method of ``figure`` where ``results`` measured it by an older one (a baseline not yet
+    re-saved), else None."""
+    entry, code = results.by_name().get(name), _code_method(name, figure)
+    return code if entry is not None and code is not None and entry.method(figure) < code.version else None
+
+
 def vector_add(baselines: dict[str, ResultSet]) -> str:
-    """The vector add's headline times at both nightly sizes, per GPU."""
+    """The vector add's headline times at both nightly sizes, per GPU; a value measured by an older method
+    than the code's says which."""
     head = ["vector add"] + [f"{gpu} K={k} M" for gpu in baselines for k in (1, 100)]
     rows = []
     for label, benchmark, figure in VECTOR_ADD:
         cells = [label]
         for results in baselines.values():
             for k in (1, 100):
-                value = _median(results, "test_vector_add.py::" + benchmark.format(k=k), figure)
-                cells.append(fmt_time(value))
+                name = "test_vector_add.py::" + benchmark.format(k=k)
+                newer = _older_method(results, f"benches/{name}", figure)
+                cells.append(fmt_time(_median(results, name, figure))
+                             + (f" (the method before {newer.since[:10]})" if newer else ""))
         rows.append(cells)
     return _table(head, rows)
+
 
 
 LAYERS = (("ReLU", "relu"), ("MaxPool2d", "maxpool"), ("Conv2d 3→128", "conv"),
@@ -127,6 +145,7 @@ BLOCKS: dict[str, Callable[[dict[str, ResultSet]], str]] = {
 
 
 def committed(root: Path = ROOT) -> dict[str, ResultSet]:
+    """The single-GPU baselines the tables quote, loaded by the one loader."""
     return {gpu: load.load(root / "baselines" / name) for gpu, name in GPUS.items()}
 
 
@@ -141,6 +160,7 @@ def rewritten(text: str, baselines: dict[str, ResultSet]) -> str:
 
 
 def doc_files(root: Path = ROOT) -> list[Path]:
+    """The README and every page under docs/."""
     return [path for pattern in DOCS for path in sorted(root.glob(pattern))]
 
 
@@ -149,10 +169,10 @@ def main(argv: Sequence[str] | None = None) -> None:
     parser.parse_args(argv)
     baselines = committed()
     for path in doc_files():
-        text = path.read_text()
+        text = path.read_text(encoding="utf-8")
         new = rewritten(text, baselines)
         if new != text:
-            path.write_text(new)
+            path.write_text(new, encoding="utf-8")
             print(f"rewrote the numbers of {path.relative_to(ROOT)}")
 
 

@@ -19,8 +19,9 @@ from hypothesis import strategies as st
 from perfkit import ab
 from perfkit.errors import UsageError
 from perfkit.measure import hardware
-from perfkit.results import baseline_runs, changepoints, dashboard_html, history, load, stats
+from perfkit.results import baseline_runs, changepoints, history, load, stats
 from perfkit.results.figures import TIME
+from perfkit.results.history_svg import history_svg
 from perfkit.results.payloads import Scaling
 from perfkit.workloads import benchwork, flop_cache
 from tests.conftest import ROOT
@@ -175,27 +176,14 @@ def _committed_trends() -> list[history.Trend]:
     return history.trends(kept)
 
 
-@pytest.mark.skipif(sys.platform != "linux", reason="charts are drawn in forked processes on Linux only")
-def test_charts_drawn_in_several_processes_are_the_bytes_drawn_in_one(tmp_path, monkeypatch):
-    trends = _committed_trends()[:6]
-    pools = []
-
-    class Counted(dashboard_html.ProcessPoolExecutor):
-        def __init__(self, *args: object, **kwargs: object) -> None:
-            pools.append(args)
-            super().__init__(*args, **kwargs)  # type: ignore[arg-type]
-
-    monkeypatch.setattr(dashboard_html, "ProcessPoolExecutor", Counted)
-    monkeypatch.setattr(dashboard_html, "CHARTS_PER_WORKER", 1)
-    drawn = {}
-    for cpus in (1, 2):
-        monkeypatch.setattr(dashboard_html, "usable_cpus", lambda cpus=cpus: cpus)
-        folder = tmp_path / str(cpus)
-        folder.mkdir()
-        dashboard_html._draw([(trend, TIME, folder / f"{i}.png") for i, trend in enumerate(trends)])
-        drawn[cpus] = [(folder / f"{i}.png").read_bytes() for i in range(len(trends))]
-    assert len(pools) == 1  # one pool, of the two-CPU drawing
-    assert drawn[1] == drawn[2]
+def test_the_committed_trends_charts_are_text_drawn_alike_every_time_each_run_a_point():
+    """The dashboard's charts are inline SVG (no process pool, no PNG files): the same trend gives the same
+    bytes, so a site is the same from any database, and each stored run is a point of its chart."""
+    trends = _committed_trends()
+    assert len(trends) >= 10
+    for trend in trends:
+        svg = history_svg(trend, TIME)
+        assert svg == history_svg(trend, TIME) and svg.count("<circle") == len(trend.points)
 
 
 def test_a_series_change_points_are_found_once():

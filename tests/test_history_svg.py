@@ -37,8 +37,15 @@ def test_a_new_method_breaks_the_line_and_a_decade_apart_reads_on_a_log_axis():
 
 
 def test_every_point_lies_inside_the_plot_whatever_the_values():
-    for values in ([5.0], [2.0, 2.0, 2.0], [1e-9, 3e-9, 2e-9], [100.0, 1.0]):
+    for values in ([5.0], [2.0, 2.0, 2.0], [1e-9, 3e-9, 2e-9], [100.0, 1.0], [0.0, 1.0, 20.0]):
         svg = history_svg(_trend(values), "time")
-        for cx, cy in re.findall(r'<circle cx="([\d.]+)" cy="([\d.]+)"', svg):
+        points = re.findall(r'<circle cx="(-?[\d.]+)" cy="(-?[\d.]+)"', svg)
+        assert len(points) == len(values)
+        for cx, cy in points:
             assert 72 <= float(cx) <= 900 - 16 and 34 <= float(cy) <= 400 - 64, (values, cx, cy)
     assert history_svg(_trend([]), "time") == ""
+
+
+def test_a_zero_among_values_a_decade_apart_keeps_a_linear_axis():
+    svg = history_svg(_trend([0.0, 1.0, 20.0]), "time")
+    assert "log scale" not in svg and svg.count("<circle") == 3

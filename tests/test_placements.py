@@ -41,8 +41,21 @@ def test_each_placement_is_warmed_untimed_then_timed_in_turn(per, warm):
         rotation.target(*args, **kwargs)
     assert calls == [call for p in range(3) for call in [("warm", p)] * warm + [("timed", p)] * per]
     assert rotation.rounds == 3 * per
-    with pytest.raises(StopIteration):  # no round past the planned ones
-        setup()
+    assert setup() == ((2,), {}) and len(calls) == 3 * (per + warm)  # --benchmark-cprofile's extra round
+
+
+def test_a_zeroed_huge_page_array_holds_zeros_of_the_shape_asked():
+    like = np.arange(1000, dtype=np.float32) + 1
+    empty = placements.huge_page_array(like, copy=False)
+    assert empty.shape == like.shape and empty.dtype == like.dtype and not empty.any()
+
+
+def test_with_benchmarks_disabled_every_placement_still_computes_its_answer(pytester):
+    """--benchmark-disable runs one round: the other placements run once, so every sum checked is one."""
+    pytester.makepyfile(test_vector_add=(ROOT / "benches" / "test_vector_add.py").read_text())
+    result = pytester.runpytest_subprocess("-p", "perfkit.plugin", "--perfkit-baseline=none", "-k", "cpu",
+                                           "--benchmark-disable")
+    result.assert_outcomes(passed=2)
 
 
 def test_the_vector_adds_cpu_references_are_timed_over_every_placement_as_method_2(pytester):

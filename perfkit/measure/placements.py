@@ -16,7 +16,8 @@ from typing import Any, Generic, TypeVar
 
 import numpy as np
 
-#: A transparent huge page on x86-64 and arm64 Linux.
+#: A transparent huge page on x86-64 (and on arm64 with 4 KiB base pages); an alignment to it is harmless
+#: elsewhere.
 HUGE_PAGE = 2 << 20
 #: Fresh placements per run, rounds timed in each, and untimed rounds before them.
 PLACEMENTS = 4
@@ -27,19 +28,24 @@ Placement = TypeVar("Placement")
 Arguments = tuple[tuple[Any, ...], dict[str, Any]]
 
 
-def huge_page_array(like: np.ndarray) -> np.ndarray:
-    """A copy of ``like`` in a fresh anonymous mapping aligned to a huge page and advised to use huge pages
-    (the kernel's ``madvise`` mode, the default on these hosts), its pages touched by the copy. Where the
-    platform has no ``MADV_HUGEPAGE`` it is a plain copy."""
+def huge_page_array(like: np.ndarray, copy: bool = True) -> np.ndarray:
+    """An array of ``like``'s shape and type in a fresh anonymous mapping aligned to a huge page and advised
+    to use huge pages (the kernel's ``madvise`` mode, the default on these hosts): ``like``'s values, or
+    zeros where not ``copy``; every page touched either way. A plain array where the platform cannot advise it
+    (no ``MADV_HUGEPAGE``, or a kernel built without transparent huge pages)."""
     advice = getattr(mmap, "MADV_HUGEPAGE", None)
-    if advice is None:
-        return like.copy()
     mapping = mmap.mmap(-1, like.nbytes + HUGE_PAGE, flags=mmap.MAP_PRIVATE | mmap.MAP_ANONYMOUS)
-    mapping.madvise(advice)
+    try:
+        if advice is None:
+            raise OSError("no MADV_HUGEPAGE here")
+        mapping.madvise(advice)
+    except OSError:
+        mapping.close()
+        return like.copy() if copy else np.zeros_like(like)
     base = np.frombuffer(mapping, dtype=np.uint8)
     offset = (-base.ctypes.data) % HUGE_PAGE
     array = base[offset:offset + like.nbytes].view(like.dtype).reshape(like.shape)
-    array[...] = like
+    array[...] = like if copy else 0
     return array
 
 
@@ -63,8 +69,14 @@ class Rotation(Generic[Placement]):
         return len(self.placements) * self.rounds_per
 
     def time(self, benchmark: Any) -> None:
-        """Run the rounds under ``benchmark`` (pytest-benchmark's fixture)."""
+        """Run the rounds under ``benchmark`` (pytest-benchmark's fixture). With benchmarks disabled
+        (``--benchmark-disable``) pytest-benchmark runs one round: every other placement then runs once
+        untimed, so each holds an answer to check."""
         benchmark.pedantic(self.target, setup=self._setup(), rounds=self.rounds)
+        if getattr(benchmark, "disabled", False):
+            for placement in self.placements[1:]:
+                args, kwargs = self.arguments(placement)
+                (self.warm or self.target)(*args, **kwargs)
 
     def _setup(self) -> Callable[[], Arguments]:
         turns = self._turns()
@@ -80,6 +92,10 @@ class Rotation(Generic[Placement]):
         return next_round
 
     def _turns(self) -> Iterator[tuple[Placement, bool]]:
+        """Each placement's rounds in turn, then the last placement for any call after them (pytest-benchmark
+        sets up one more round to profile with ``--benchmark-cprofile``)."""
         for placement in self.placements:
             for i in range(self.rounds_per):
                 yield placement, i == 0
+        while True:
+            yield self.placements[-1], False

@@ -2,7 +2,7 @@
 benchmark and hardware id, each history chart an inline SVG (perfkit.results.history_svg) in its page.
 
 It must open from file:// on a machine without network (a CI artifact, unzipped): no script, no CDN, no
-absolute link; the index's sparklines are inline SVG. Page and chart names are made from the benchmark id
+absolute link; the charts and the index's sparklines are inline SVG. Page names are made from the benchmark id
 (which holds ``[``, ``]``, ``::`` and ``/``) by :func:`slug`: file-safe characters only, with a hash of the
 whole id, so two ids never share a page whatever they hold. The pages say nothing of where or when they were
 built, so the same runs give the same site from any database.
@@ -35,7 +35,7 @@ table { border-collapse: collapse; margin: 0.8em 0; font-size: 0.85em; }
 th, td { border: 1px solid #ccc; padding: 0.25em 0.5em; text-align: left; vertical-align: middle; }
 th { background: #f3f3f3; }
 td.num { text-align: right; font-variant-numeric: tabular-nums; white-space: nowrap; }
-img { max-width: 100%; border: 1px solid #eee; }
+svg.history { max-width: 100%; height: auto; border: 1px solid #eee; }
 code { background: #f5f5f5; padding: 0 0.2em; }
 .v { font-weight: 600; padding: 0 0.3em; border-radius: 3px; white-space: nowrap; }
 .regressed { background: #fdd; color: #900; } .unknown { background: #ffe9c6; color: #8a4b00; }

@@ -49,7 +49,7 @@ def history_svg(trend: Trend, figure: str) -> str:
         return ""
     scale, unit = display_unit(values, trend.unit)
     shown = [v / scale for v in values]
-    log = axis_scale(shown) == "log"
+    log = axis_scale(shown) == "log" and min(shown) > 0  # a zero has no place on a log axis
     low, high = min(shown), max(shown)
     if log:
         ticks = _log_ticks(low, high)
@@ -74,22 +74,25 @@ def history_svg(trend: Trend, figure: str) -> str:
                      f'<text x="{LEFT - 6}" y="{y(tick) + 4:.1f}" text-anchor="end">{_fmt(tick)}</text>')
     step = max(1, math.ceil(count / X_LABELS))
     for index in range(0, count, step):
-        date = trend.points[index][0][:10] or "undated"
+        date = html.escape(trend.points[index][0][:10] or "undated")
         parts.append(f'<text x="{x(index + 1):.1f}" y="{TOP + plot_h + 16}" text-anchor="middle">{index + 1}'
                      f'<tspan x="{x(index + 1):.1f}" dy="13">{date}</tspan></text>')
     for first, end, median in trend.segments():
         parts.append(f'<line x1="{x(first + 0.5):.1f}" x2="{x(end + 0.5):.1f}" y1="{y(median / scale):.1f}" '
                      f'y2="{y(median / scale):.1f}" stroke="#ff7f0e" stroke-width="2"/>')
+    def beside(at: float) -> str:  # a label right of its line, or left of it past the middle
+        return f'x="{at + 3:.1f}"' if at < LEFT + plot_w / 2 else f'x="{at - 3:.1f}" text-anchor="end"'
+
     for change in trend.changes:
         at = x(change.index + 0.5)
         parts.append(f'<line x1="{at:.1f}" x2="{at:.1f}" y1="{TOP}" y2="{TOP + plot_h}" stroke="#d62728" '
-                     f'stroke-dasharray="5 3"/><text x="{at + 3:.1f}" y="{TOP + 12}" fill="#d62728">'
+                     f'stroke-dasharray="5 3"/><text {beside(at)} y="{TOP + 12}" fill="#d62728">'
                      f"{html.escape(f'{change.change:+.1%}')}</text>")
     breaks = trend.breaks
-    for index in breaks:
+    for index in breaks:  # a row below the change points' labels: one index can hold both
         at = x(index + 0.5)
         parts.append(f'<line x1="{at:.1f}" x2="{at:.1f}" y1="{TOP}" y2="{TOP + plot_h}" stroke="#888" '
-                     f'stroke-dasharray="2 3" stroke-width="1.5"/><text x="{at + 3:.1f}" y="{TOP + 24}" '
+                     f'stroke-dasharray="2 3" stroke-width="1.5"/><text {beside(at)} y="{TOP + 24}" '
                      f'fill="#555">new series {html.escape(f"{trend.step(index):+.0%}")}</text>')
     for first, end in zip([0, *breaks], [*breaks, count]):
         line = " ".join(f"{x(i + 1):.1f},{y(shown[i]):.1f}" for i in range(first, end))
