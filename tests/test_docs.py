@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import re
+from pathlib import Path
 
 import pytest
 
@@ -45,11 +46,18 @@ def test_every_relative_link_of_the_docs_points_at_a_file_that_exists():
             assert (path.parent / target).exists(), f"{path.name} links to {target}, which does not exist"
 
 
+def _worked_example(path: Path) -> str:
+    text = path.read_text(encoding="utf-8")
+    code = re.search(r"## Adding a benchmark.*?```python\n(.*?)```", text, re.DOTALL)
+    assert code, f"{path.name} lost its worked example of a new benchmark"
+    return code.group(1)
+
+
 def test_the_worked_example_of_a_new_benchmark_runs_and_records_its_rate(pytester):
-    usage = (ROOT / "docs" / "usage.md").read_text()
-    code = re.search(r"## Adding a benchmark.*?```python\n(.*?)```", usage, re.DOTALL)
-    assert code, "docs/usage.md lost its worked example"
-    pytester.makepyfile(test_softmax=code.group(1))
+    """The README's example, the same as the docs' (one example, shown twice), runs as written."""
+    example = _worked_example(ROOT / "README.md")
+    assert example == _worked_example(ROOT / "docs" / "usage.md")
+    pytester.makepyfile(test_softmax=example)
     result = pytester.runpytest("-p", "perfkit.plugin", "--perfkit-device=cpu", "--perfkit-profile=quick",
                                 "--benchmark-json=r.json")
     result.assert_outcomes(passed=2)
