@@ -59,7 +59,7 @@ def test_a_step_up_and_back_gives_two_change_points():
     points = change_points(values)
     assert [p.index for p in points] == [20, 40]
     assert points[0].change > 0.2 and points[1].change < -0.2
-    assert [m for _, _, m in segment_medians(values, points)] == [
+    assert [m for _, _, m in segment_medians(values, [p.index for p in points])] == [
         points[0].before,
         points[0].after,
         points[1].after,

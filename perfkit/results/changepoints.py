@@ -19,7 +19,7 @@ from __future__ import annotations
 import dataclasses
 import functools
 import statistics
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from itertools import pairwise
 
@@ -130,7 +130,8 @@ def change_points_apart(values: Sequence[float], breaks: Sequence[int]) -> list[
             for a, b in pairwise(bounds) for point in change_points(values[a:b])]
 
 
-def segment_medians(values: Sequence[float], points: Sequence[ChangePoint]) -> list[tuple[int, int, float]]:
-    """(start, end, median) of each segment the change points cut ``values`` into (for plots)."""
-    bounds = [0, *(p.index for p in points), len(values)]
+def segment_medians(values: Sequence[float], cuts: Iterable[int]) -> list[tuple[int, int, float]]:
+    """(start, end, median) of each segment ``cuts`` (the indices where a segment begins: change points, new
+    series) cut ``values`` into: the shift a chart reads off the medians, not off single noisy runs."""
+    bounds = [0, *sorted(set(cuts)), len(values)]
     return [(a, b, statistics.median(values[a:b])) for a, b in pairwise(bounds) if b > a]

@@ -12,7 +12,6 @@ from __future__ import annotations
 
 import dataclasses
 import fnmatch
-import itertools
 import os
 import statistics
 from collections.abc import Collection
@@ -299,8 +298,7 @@ class Trend:
         """(first point, end, median) of each stretch between change points and new series: the shift a chart
         reads off the medians, not off single noisy runs."""
         values = [v for _, v in self.points]
-        bounds = [0, *sorted({*(c.index for c in self.changes), *self.breaks}), len(values)]
-        return [(a, b, statistics.median(values[a:b])) for a, b in itertools.pairwise(bounds) if b > a]
+        return changepoints.segment_medians(values, [*(c.index for c in self.changes), *self.breaks])
 
     def step(self, index: int) -> float:
         """The relative step at break ``index``: the median of the series it begins over the one before."""
