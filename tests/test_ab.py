@@ -208,6 +208,7 @@ def test_a_run_stopped_while_checking_out_names_no_file_it_did_not_write(tmp_pat
     assert ab.kept(out, 0, 2) == f"0 finished pair(s) of 2 kept in {out} (ab.json)"
 
 
+@pytest.mark.slow
 def test_a_side_that_does_not_build_is_one_sentence(tmp_path, monkeypatch, capsys):
     repo = make_repo(tmp_path / "repo")
     commit(repo, 100, "fine")
@@ -221,6 +222,7 @@ def test_a_side_that_does_not_build_is_one_sentence(tmp_path, monkeypatch, capsy
         ab.ab(repo, "HEAD", "HEAD~1", tmp_path / "out2", rounds=2)
 
 
+@pytest.mark.slow
 def test_ab_of_the_working_tree_writes_nothing_there_and_reports_new_ones(tmp_path, monkeypatch, capsys):
     repo = make_repo(tmp_path / "repo")
     commit(repo, 100_000, "base")
@@ -251,6 +253,7 @@ def test_ab_of_the_working_tree_writes_nothing_there_and_reports_new_ones(tmp_pa
     assert len(only_head["orders"]) == 1  # nothing to pair: one round says what is new
 
 
+@pytest.mark.slow
 def test_a_run_stopped_midway_keeps_its_finished_pairs_and_removes_its_checkout(tmp_path, monkeypatch):
     repo = make_repo(tmp_path / "repo")
     commit(repo, 1000, "one")
@@ -301,6 +304,7 @@ def test_a_settled_benchmark_is_not_run_again_while_a_noisy_one_takes_the_rounds
     assert noisy in ab.render(report)
 
 
+@pytest.mark.slow
 def test_benchmark_names_are_node_ids_of_the_checkout_even_where_pytest_ini_sits_deeper(tmp_path):
     """A repository whose pytest.ini sits in perf/ (and a decoy benches/ at the top): the names one run
     gives are the node ids that the next pairs run alone, relative to the checkout, not to perf/."""
@@ -479,6 +483,7 @@ def _alive(pid: int) -> bool:
 
 @pytest.mark.parametrize("command", [["ab", "HEAD~1", "HEAD"], ["bisect", "HEAD~2", "HEAD", "-k", "sum"]],
                          ids=["ab", "bisect"])
+@pytest.mark.slow
 def test_sigterm_midway_keeps_the_finished_pair_and_leaves_no_checkout_process_or_bisect(tmp_path, command):
     """What a CI runner does to a job past its time limit: SIGTERM while the second pair's first benchmark
     run is under way. The finished pair stays, the run under way is stopped, the checkouts and their
@@ -519,6 +524,7 @@ def test_sigterm_midway_keeps_the_finished_pair_and_leaves_no_checkout_process_o
         assert not (repo / ".git" / "BISECT_START").exists() and git(repo, "rev-parse", "HEAD") == head
 
 
+@pytest.mark.slow
 def test_bisect_finds_the_commit_that_made_the_loop_10x_longer(tmp_path, monkeypatch, capsys):
     repo = make_repo(tmp_path / "repo")
     commits = [commit(repo, 100_000 if i < 4 else 1_000_000, f"c{i}") for i in range(8)]

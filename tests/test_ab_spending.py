@@ -89,6 +89,7 @@ def power(case: Case, runs: int, seed: int) -> int:
 
 @pytest.mark.parametrize("case", [Case(0.03, "normal", 0.03), Case(0.03, "t3", 0.03),
                                   Case(0.05, "normal", 0.05), Case(0.05, "t3", 0.05)], ids=str)
+@pytest.mark.slow
 def test_identical_code_is_found_changed_in_at_most_alpha_of_the_ab_runs(case: Case):
     """The audit's A/As gave a false verdict in 5.6-12% of runs at the full alpha after every pair. Here
     the count must not be improbably high for a rate of alpha (its binomial tail over 0.1%: at 1000 runs,
@@ -100,6 +101,7 @@ def test_identical_code_is_found_changed_in_at_most_alpha_of_the_ab_runs(case: C
 
 @pytest.mark.parametrize("case", [Case(0.05, "normal", 0.05), Case(0.03, "normal", 0.05),
                                   Case(0.05, "t3", 0.03)], ids=str)
+@pytest.mark.slow
 def test_a_change_of_the_printed_mde_is_found_with_80_percent_power(case: Case):
     """The count must not be improbably low for a power of 80% (at 1000 runs, 759 or fewer fail): the
     critical value binds at 5% noise, both it and the minimum effect at 3%."""

@@ -150,6 +150,7 @@ def test_a_failed_write_leaves_the_old_baseline_whole_and_no_temp_file(tmp_path,
     assert [p.name for p in tmp_path.iterdir()] == [path.name]
 
 
+@pytest.mark.slow
 def test_pytest_benchmark_compare_reads_a_saved_baseline(tmp_path, cpu_results):
     path = baselines.save_baseline(typed(cpu_results), tmp_path)
     done = subprocess.run(check=False, args=[sys.executable, "-m", "pytest_benchmark", "compare", str(path)],

@@ -243,6 +243,7 @@ def test_a_fresh_process_that_dies_says_so_in_a_sentence():
         fresh_process.run(os._exit, 3, label="the search")
 
 
+@pytest.mark.slow
 def test_a_timeout_while_a_fresh_process_measures_kills_it_at_once():
     start = time.perf_counter()
     with pytest.raises(limits.BenchmarkTimeout), limits.time_limit(2, "the search ran past 2 s"):

@@ -147,6 +147,7 @@ def test_baseline_save_refuses_to_overwrite_without_force(files, tmp_path, capsy
     assert cli.main(["baseline", "save", str(base), "--dir", str(folder), "--force"]) == 0
 
 
+@pytest.mark.slow
 def test_report_writes_markdown_and_the_ceilings_plot(tmp_path, h200_results, files):
     results = tmp_path / "h200.json"
     results.write_text(json.dumps(h200_results))

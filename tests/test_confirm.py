@@ -42,6 +42,7 @@ def _baseline(pytester) -> None:
     )
 
 
+@pytest.mark.slow
 def test_an_injected_slowdown_is_flagged_and_holds_over_fresh_process_reruns(pytester, monkeypatch):
     _baseline(pytester)
     monkeypatch.setenv(inject.ENV, "*test_steady=3")
@@ -56,6 +57,7 @@ def test_an_injected_slowdown_is_flagged_and_holds_over_fresh_process_reruns(pyt
     assert steady["extra_info"]["injected_slowdown"] == 3
 
 
+@pytest.mark.slow
 def test_a_slow_first_run_that_the_reruns_do_not_repeat_fails_nothing(pytester):
     _baseline(pytester)
     (pytester.path / "slow-once").write_text("")
@@ -94,6 +96,7 @@ def test_injection_scales_times_up_and_rates_down_once():
     assert metrics["peak_allocated_mib"]["value"] == 5.0 and metrics["predicted_s"]["value"] == 3.0
 
 
+@pytest.mark.slow
 def test_the_final_verdict_is_written_as_markdown_for_a_job_summary(pytester, monkeypatch):
     _baseline(pytester)
     monkeypatch.setenv(inject.ENV, "*test_steady=3")

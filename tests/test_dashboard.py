@@ -105,6 +105,7 @@ def _path(url: str) -> Path:
     return Path(unquote(parsed.path))
 
 
+@pytest.mark.slow
 def test_the_dashboard_opens_offline_and_every_link_reaches_a_page_whose_chart_renders(db_url, tmp_path,
                                                                                         capsys):
     _ingested(db_url, tmp_path, capsys)
@@ -202,6 +203,7 @@ def test_each_benchmark_shows_the_judges_verdict_on_its_newest_run_its_runs_and_
     assert f'aria-label="history of {PEAK} of {DDP}"' in ddp_page.read_text()
 
 
+@pytest.mark.slow
 def test_every_committed_benchmark_is_on_the_dashboard_of_the_committed_baselines(tmp_path, capsys):
     """Entries a --merge kept without their runs' dates too (107 of the H200's, 44 of the H100's, 17 of the
     two H200s', 25 of the four H200s'): stored as undated runs, each gets its row and page."""

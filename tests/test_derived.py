@@ -246,6 +246,7 @@ def _figures(results: dict) -> dict:
             for b in results["benchmarks"]}
 
 
+@pytest.mark.slow
 def test_a_real_run_gives_the_same_figures_in_either_order_and_says_why_one_is_missing(pytester):
     forward = _run_swap_bench(pytester)
     pytester.makeconftest(REVERSE)

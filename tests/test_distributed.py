@@ -48,6 +48,7 @@ def test_torchrun_command_is_standalone_unless_rendezvous_is_given():
     assert "--standalone" not in multi and multi.count("--nproc-per-node") == 1 and "8" in multi
 
 
+@pytest.mark.slow
 def test_torch_elastics_logs_stay_in_the_launchs_own_folder(tmp_path):
     command = launch.torchrun_command(["-m", "job"], 2, (), tmp_path / "elastic")
     assert command[command.index("--log-dir") + 1] == str(tmp_path / "elastic") and command[-2:] == [
@@ -64,6 +65,7 @@ def test_torchrun_args_must_not_name_a_program():
         launch.parse_torchrun_args("--nnodes 1 -m mymodule")
 
 
+@pytest.mark.slow
 def test_ddp_replicas_agree_over_gloo_even_with_the_default_port_taken():
     busy = socket.socket()
     try:
@@ -86,15 +88,18 @@ def test_ddp_replicas_agree_over_gloo_even_with_the_default_port_taken():
     assert run.peaks == (None, None) and len(result.allreduce_op_s or ()) == 3 and result.profile is None
 
 
+@pytest.mark.slow
 def test_replica_check_sees_a_perturbed_rank():
     assert _launch({"action": "perturb"})["difference"] == pytest.approx(0.25)
 
 
+@pytest.mark.slow
 def test_a_crashing_rank_fails_with_its_own_message():
     with pytest.raises(launch.DistributedError, match=r"rank 1 of 2 failed: ValueError: boom on rank 1"):
         _launch({"action": "crash"})
 
 
+@pytest.mark.slow
 def test_a_hung_job_times_out_and_leaves_no_process(tmp_path):
     started = time.monotonic()
     with pytest.raises(launch.DistributedError, match="ran past 20 s and was stopped"):
@@ -104,6 +109,7 @@ def test_a_hung_job_times_out_and_leaves_no_process(tmp_path):
     assert len(pids) == 2 and not any(_alive(pid) for pid in pids)
 
 
+@pytest.mark.slow
 def test_rendezvous_arguments_reach_torchrun():
     with socket.socket() as probe:
         probe.bind(("127.0.0.1", 0))
@@ -113,6 +119,7 @@ def test_rendezvous_arguments_reach_torchrun():
     assert _launch({"action": "hello"}, torchrun_args=args) == {"world": 2}
 
 
+@pytest.mark.slow
 def test_large_batch_job_trains_and_reports_accuracy():
     job = AccuracyJob(TINY, None, 512, 256, 2, 64, base_batch=32, base_lr=0.05, rule="linear-warmup",
                       warmup_epochs=1, recipe="synthetic-hard", device="cpu")
@@ -123,6 +130,7 @@ def test_large_batch_job_trains_and_reports_accuracy():
     assert result.replicas_max_abs_diff == 0.0 and result.data.startswith("synthetic-hard:")
 
 
+@pytest.mark.slow
 def test_an_unknown_job_kind_fails_in_one_sentence_naming_the_kinds():
     with pytest.raises(
         launch.DistributedError, match="unknown job kind 'dance'; one of scaling, allreduce, accuracy"
@@ -130,6 +138,7 @@ def test_an_unknown_job_kind_fails_in_one_sentence_naming_the_kinds():
         launch.launch("perfkit.parallel.jobs", {"kind": "dance", "device": "cpu"}, 2, env=ENV)
 
 
+@pytest.mark.slow
 def test_a_one_process_job_runs_without_torchrun_and_ignores_an_inherited_rendezvous():
     result = launch.launch("tests.dist_workers", {"device": "cpu", "action": "launcher"}, 1,
                            env={**ENV, "MASTER_ADDR": "192.0.2.1", "MASTER_PORT": "9"}, timeout_s=60)

@@ -139,6 +139,7 @@ def test_theil_sen_gives_scipys_slope(points):
     assert stats.theil_sen_slope(ys, xs) == float(scipy.stats.theilslopes(ys, xs)[0])
 
 
+@pytest.mark.slow
 def test_ab_says_a_selection_of_nothing_before_any_checkout(tmp_path, monkeypatch):
     """``ab -k nonexistent`` took 36 s (two checkouts, two benchmark runs) to say nothing matched."""
     repo = make_repo(tmp_path / "repo")
@@ -158,6 +159,7 @@ def test_ab_says_a_selection_of_nothing_before_any_checkout(tmp_path, monkeypatc
     assert not (tmp_path / "out").exists()
 
 
+@pytest.mark.slow
 def test_ab_leaves_the_selection_to_the_pairs_where_a_side_could_collect_otherwise(tmp_path):
     repo = make_repo(tmp_path / "repo")
     commit(repo, 100, "one", extra=True)

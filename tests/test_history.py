@@ -376,6 +376,7 @@ def autosaved(tmp_path_factory) -> Path:
     return root
 
 
+@pytest.mark.slow
 def test_runs_kept_by_autosave_are_read_back(autosaved):
     kept = history.load_history(autosaved / "store")
     assert len(kept) == 3 and kept.skipped == ()

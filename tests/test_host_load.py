@@ -45,6 +45,7 @@ SPIN = "import time\nend = time.time() + 1.5\nwhile time.time() < end: pass"
 
 
 @pytest.mark.skipif(host_load.snapshot() is None, reason="no /proc/stat on this system")
+@pytest.mark.slow
 def test_a_busy_neighbour_is_seen_and_a_busy_child_of_this_run_is_its_own_work():
     # the neighbour: started from another process (here a shell that leaves it running), so not our descendant
     subprocess.run(["sh", "-c", f"{sys.executable} -c '{SPIN}' >/dev/null 2>&1 &"], check=True)

@@ -95,6 +95,7 @@ def _render(text: str, tmp_path) -> dict:
     return json.loads(html.unescape(found.group(1)))
 
 
+@pytest.mark.slow
 def test_the_html_report_renders_offline_with_every_plot(tmp_path, h200_results):
     text = report.write_report(typed(h200_results), tmp_path / "report").with_suffix(".html").read_text()
     assert "http://" not in text and "https://" not in text and 'src="data:image/png;base64,' in text
@@ -104,6 +105,7 @@ def test_the_html_report_renders_offline_with_every_plot(tmp_path, h200_results)
     assert "<table>" in text and "<h2 " in text
 
 
+@pytest.mark.slow
 def test_the_verdict_line_and_every_row_to_read_are_on_the_first_screen_and_every_trend_draws(
     tmp_path, injected_reports
 ):
@@ -119,6 +121,7 @@ def test_the_verdict_line_and_every_row_to_read_are_on_the_first_screen_and_ever
     assert seen["svgs"] == page.count("<svg") > seen["rows"] and seen["blank"] == []
 
 
+@pytest.mark.slow
 def test_across_hardware_the_section_of_measured_against_expected_speedups_opens_on_screen(tmp_path):
     from perfkit.cli import judge_files
 

@@ -245,6 +245,7 @@ def _committed_versions() -> list[tuple[str, str]]:
     return sorted(seen.values())
 
 
+@pytest.mark.slow
 def test_every_result_file_the_project_ever_committed_loads_and_compares(tmp_path):
     versions = _committed_versions()
     assert len(versions) >= 30  # 36 distinct versions when this test was written

@@ -56,6 +56,7 @@ def _session_verdicts(root: Path, baseline: Path, current: dict[str, Any]) -> tu
         "committed multi-run H200 baseline",
     ],
 )
+@pytest.mark.slow
 def test_the_summary_compare_and_report_give_the_same_verdicts(tmp_path, monkeypatch, capsys, case):
     baseline, current, stored = _pairs(tmp_path)[case]
     (tmp_path / "pyproject.toml").write_text("[project]\nname = 'x'\n")

@@ -86,6 +86,7 @@ def test_a_run_killed_midway_keeps_every_finished_benchmark(pytester, capsys):
     assert "2 not judged" in capsys.readouterr().out  # compared, each a one-run entry
 
 
+@pytest.mark.slow
 def test_a_finished_run_leaves_no_partial_file_and_records_family_wall_time(pytester):
     pytester.makepyfile(test_fam=THREE_THEN_KILLED.split("def test_killed")[0])
     result = pytester.runpytest_subprocess(*PLUGIN, "--benchmark-json=out.json")
@@ -107,6 +108,7 @@ def test_interrupted():
 
 
 @pytest.mark.parametrize("finished", [0, 1])
+@pytest.mark.slow
 def test_an_interrupted_run_names_only_files_that_exist(pytester, finished):
     body = INTERRUPTED if finished else INTERRUPTED.split("def test_a")[0] + "def test_interrupted" + \
         INTERRUPTED.split("def test_interrupted")[1]
@@ -137,6 +139,7 @@ def test_the_end_of_a_run_names_the_partial_file_only_while_no_final_json_is_wri
     assert where_results(final) == f"perfkit: results in {final}"
 
 
+@pytest.mark.slow
 def test_a_stuck_benchmark_fails_with_a_sentence_and_the_run_goes_on(pytester):
     pytester.makepyfile("""
         import time
@@ -153,6 +156,7 @@ def test_a_stuck_benchmark_fails_with_a_sentence_and_the_run_goes_on(pytester):
     ]
 
 
+@pytest.mark.slow
 def test_weekly_benchmarks_stay_out_of_the_nightly_selection_unless_asked(pytester):
     pytester.makepyfile("""
         import pytest
@@ -194,6 +198,7 @@ def pytest_runtest_setup(item):
 """
 
 
+@pytest.mark.slow
 def test_a_benchmark_whose_answer_is_wrong_after_its_timing_is_in_neither_json(pytester):
     """Its time was measured, then its check failed: neither the partial lines written as the run goes nor
     the final JSON hold it, so no comparison judges it and no baseline keeps it."""

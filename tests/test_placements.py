@@ -50,6 +50,7 @@ def test_a_zeroed_huge_page_array_holds_zeros_of_the_shape_asked():
     assert empty.shape == like.shape and empty.dtype == like.dtype and not empty.any()
 
 
+@pytest.mark.slow
 def test_with_benchmarks_disabled_every_placement_still_computes_its_answer(pytester):
     """--benchmark-disable runs one round: the other placements run once, so every sum checked is one."""
     pytester.makepyfile(test_vector_add=(ROOT / "benches" / "test_vector_add.py").read_text())
@@ -58,6 +59,7 @@ def test_with_benchmarks_disabled_every_placement_still_computes_its_answer(pyte
     result.assert_outcomes(passed=2)
 
 
+@pytest.mark.slow
 def test_the_vector_adds_cpu_references_are_timed_over_every_placement_as_method_2(pytester):
     """A real run of the CPU references: every round of the rotation recorded, its method version 2."""
     pytester.makepyfile(test_vector_add=(ROOT / "benches" / "test_vector_add.py").read_text())

@@ -220,6 +220,7 @@ def _perfkit_section(result) -> list[str]:
     return lines[start + 1:end]
 
 
+@pytest.mark.slow
 def test_a_first_run_ends_with_the_line_that_gets_verdicts_and_the_next_run_is_judged(pytester, run,
                                                                                        monkeypatch):
     monkeypatch.setenv("SLEEP_S", "0.002")
@@ -257,6 +258,7 @@ def test_a_baseline_of_other_hardware_is_refused(pytester, run, h200_results):
     result.stderr.fnmatch_lines(["*is from nvidia-h200-x1*perfkit compare*"])
 
 
+@pytest.mark.slow
 def test_a_crashing_rank_fails_its_benchmark_in_one_sentence_and_external_times_become_its_stats(
     pytester, run
 ):

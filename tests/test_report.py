@@ -18,6 +18,7 @@ from perfkit.results.tables import fmt_time
 from tests.conftest import INJECTED, ROOT, all_slowed, judged, one_run, typed
 
 
+@pytest.mark.slow
 def test_the_h200_report_has_every_familys_chart(tmp_path, h200_results):
     path = report.write_report(typed(h200_results), tmp_path)
     text = path.read_text()
@@ -26,6 +27,7 @@ def test_the_h200_report_has_every_familys_chart(tmp_path, h200_results):
         assert (tmp_path / png).stat().st_size > 10_000 and f"]({png})" in text
 
 
+@pytest.mark.slow
 def test_the_ppp_table_lists_every_model_and_batch(tmp_path, h200_results):
     text = report.write_report(typed(h200_results), tmp_path).read_text()
     section = text.split("## Platform percent of peak (forward)")[1].split("\n## ")[0]
@@ -134,6 +136,7 @@ def test_the_end_of_run_summary_lists_verdicts_worth_reading_and_counts_the_rest
     assert max(map(len, table)) <= 80 and any("test_matmul_flops[fp32]" in line for line in table)
 
 
+@pytest.mark.slow
 def test_the_end_of_a_run_says_where_the_results_went_and_why_tests_skipped(pytester):
     pytester.makepyfile("""
 import pytest
@@ -181,6 +184,7 @@ def test_a_cpu_run_draws_no_empty_memory_panel(tmp_path):
     )
 
 
+@pytest.mark.slow
 def test_across_hardware_the_report_draws_speedup_against_the_ceiling_ratio(tmp_path, h200_results):
     other = json.loads(json.dumps(h200_results))  # a machine with 70% of the copy bandwidth, as an H100 has
     info = other["machine_info"]["perfkit"]

@@ -28,6 +28,7 @@ def _slack(rate: float, nights: int) -> float:
     return 2 * math.sqrt(rate * (1 - rate) / nights)
 
 
+@pytest.mark.slow
 def test_one_run_against_3_5_8_baseline_runs_and_on_a_new_machine_keeps_the_nights_false_alarms_at_alpha():
     runs = [simulate.rates(simulate.Scenario(FIGURES, n), NIGHTS, seed=100 * n) for n in (3, 5, 8)]
     runs.append(simulate.rates(simulate.Scenario(FIGURES, 5, new_machine=True), NIGHTS, seed=900))

@@ -96,6 +96,7 @@ def test_every_committed_result_file_reads_back_from_the_database_as_from_the_fi
     assert [r.datetime for r in kept.runs] == sorted(r.datetime for r in kept.runs)  # oldest first
 
 
+@pytest.mark.slow
 def test_every_committed_baseline_is_stored_as_the_runs_it_was_saved_from(db_url, capsys):
     """One stored run per run date, with its machine and each dated benchmark's value in that run; the newest
     run's entries whole; the benchmarks a --merge kept from runs the file does not date stored as undated
@@ -194,6 +195,7 @@ sys.exit(cli.main(sys.argv[4:]))
 """
 
 
+@pytest.mark.slow
 def test_runners_ingesting_at_once_all_succeed_and_store_each_run_once(db_url, tmp_path):
     raw = json.loads((DATA / "cpu-quick.json").read_text())
     files = []
@@ -418,6 +420,7 @@ def test_a_bad_file_stops_the_ingest_before_anything_is_stored(db_url, tmp_path,
     assert _cli(["history", "ingest", str(DATA / "cpu-tta.json"), "--db", db_url], capsys)[0] == 0
 
 
+@pytest.mark.slow
 def test_runs_of_both_profiles_are_kept_and_read_one_profile_at_a_time(db_url, tmp_path, capsys):
     full, quick = ROOT / "baselines" / "nvidia-h200-x1.json", ROOT / "baselines" / "nvidia-h200-x1-quick.json"
     code, out, _ = _cli(["history", "ingest", str(full), str(quick), "--db", db_url], capsys)

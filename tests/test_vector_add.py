@@ -13,6 +13,7 @@ from perfkit.workloads import kernels
 vector_add = pytest.importorskip("perfkit.workloads.kernels.vector_add", reason="numba-cuda is not installed")
 
 
+@pytest.mark.slow
 def test_kernels_are_correct_under_the_cuda_simulator():
     """A separate process, so NUMBA_ENABLE_CUDASIM=1 is set before numba is imported."""
     env = dict(os.environ, NUMBA_ENABLE_CUDASIM="1")

@@ -134,6 +134,7 @@ def _pull_request(tmp_path: Path) -> Path:
     return clone
 
 
+@pytest.mark.slow
 def test_the_pr_workflow_ab_s_the_touched_families_posts_the_table_and_fails_only_on_a_regression(tmp_path):
     """The A/B and summary steps as written: a pull request that makes one family 10x slower fails with
     that benchmark regressed in the job summary, the family it leaves alone not run, the one it adds new;
