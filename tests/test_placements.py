@@ -50,22 +50,24 @@ def test_a_zeroed_huge_page_array_holds_zeros_of_the_shape_asked():
     assert empty.shape == like.shape and empty.dtype == like.dtype and not empty.any()
 
 
+def _cpu_references(pytester, option: str) -> None:
+    """A real run of the vector add's CPU references with ``option``, both passing."""
+    pytester.makepyfile(test_vector_add=(ROOT / "benches" / "test_vector_add.py").read_text())
+    result = pytester.runpytest_subprocess("-p", "perfkit.plugin", "--perfkit-baseline=none", "-k", "cpu",
+                                           option)
+    result.assert_outcomes(passed=2)
+
+
 @pytest.mark.slow
 def test_with_benchmarks_disabled_every_placement_still_computes_its_answer(pytester):
     """--benchmark-disable runs one round: the other placements run once, so every sum checked is one."""
-    pytester.makepyfile(test_vector_add=(ROOT / "benches" / "test_vector_add.py").read_text())
-    result = pytester.runpytest_subprocess("-p", "perfkit.plugin", "--perfkit-baseline=none", "-k", "cpu",
-                                           "--benchmark-disable")
-    result.assert_outcomes(passed=2)
+    _cpu_references(pytester, "--benchmark-disable")
 
 
 @pytest.mark.slow
 def test_the_vector_adds_cpu_references_are_timed_over_every_placement_as_method_2(pytester):
     """A real run of the CPU references: every round of the rotation recorded, its method version 2."""
-    pytester.makepyfile(test_vector_add=(ROOT / "benches" / "test_vector_add.py").read_text())
-    result = pytester.runpytest_subprocess("-p", "perfkit.plugin", "--perfkit-baseline=none", "-k", "cpu",
-                                           "--benchmark-json=out.json")
-    result.assert_outcomes(passed=2)
+    _cpu_references(pytester, "--benchmark-json=out.json")
     benches = json.loads((pytester.path / "out.json").read_text())["benchmarks"]
     assert {b["name"] for b in benches} == {"test_cpu_loop[K1]", "test_cpu_numpy[K1]"}
     for bench in benches:
