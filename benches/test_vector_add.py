@@ -289,14 +289,18 @@ def _time_first_placed(benchmark, scenario: str, x: np.ndarray, y: np.ndarray, e
     cuda, vector_add = gpu
     vector_add.require_device_memory(x.size, "managed", sets=placements.PLACEMENTS)
     spans = EventSpans()
-    sets = [tuple(cuda.managed_array(x.size, dtype=np.float32) for _ in range(3))
-            for _ in range(placements.PLACEMENTS)]
     sms = vector_add.sm_count()
 
+    def allocation() -> tuple:
+        mx, my, mout = (cuda.managed_array(x.size, dtype=np.float32) for _ in range(3))
+        return mx, my, mout, vector_add.launcher(scenario, mx, my, mout, sms)
+
+    sets = [allocation() for _ in range(placements.PLACEMENTS)]
+
     def arguments(managed: tuple) -> placements.Arguments:
-        mx, my, mout = managed
+        mx, my, _, launch = managed
         mx[:], my[:] = x, y  # the host touches every page: they migrate back to the host
-        return (vector_add.launcher(scenario, mx, my, mout, sms),), {}
+        return (launch,), {}
 
     def first_launch(launch) -> None:
         with spans.region():
@@ -312,7 +316,7 @@ def _time_first_placed(benchmark, scenario: str, x: np.ndarray, y: np.ndarray, e
     per, warm = (3, 1) if x.size > 5_000_000 else (placements.ROUNDS_PER_PLACEMENT, placements.WARM_ROUNDS)
     placements.Rotation(sets, arguments, first_launch, warm=untimed, rounds_per=per,
                         warm_rounds=warm).time(benchmark)
-    for _, _, mout in sets:
+    for _, _, mout, _ in sets:
         _check(np.asarray(mout), expected, f"{scenario} kernel, managed memory")
     metrics.measured_by(figures.MANAGED_FIRST_PLACED)
     return spans.samples().seconds

@@ -34,12 +34,12 @@ def huge_page_array(like: np.ndarray, copy: bool = True) -> np.ndarray:
     zeros where not ``copy``; every page touched either way. A plain array where the platform cannot advise it
     (no ``MADV_HUGEPAGE``, or a kernel built without transparent huge pages)."""
     advice = getattr(mmap, "MADV_HUGEPAGE", None)
+    if advice is None:
+        return like.copy() if copy else np.zeros_like(like)
     mapping = mmap.mmap(-1, like.nbytes + HUGE_PAGE, flags=mmap.MAP_PRIVATE | mmap.MAP_ANONYMOUS)
     try:
-        if advice is None:
-            raise OSError("no MADV_HUGEPAGE here")
         mapping.madvise(advice)
-    except OSError:
+    except OSError:  # a kernel built without transparent huge pages
         mapping.close()
         return like.copy() if copy else np.zeros_like(like)
     base = np.frombuffer(mapping, dtype=np.uint8)
