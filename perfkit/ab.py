@@ -28,7 +28,7 @@ from dataclasses import asdict, dataclass, field, replace
 from pathlib import Path, PurePosixPath
 from typing import Any
 
-from perfkit import bytecode, stopping
+from perfkit import bytecode, collected, stopping
 from perfkit.errors import BuildError, UsageError
 from perfkit.results import baselines, load, paired
 from perfkit.results.document import Section, Table, Text, markdown_sections, plain_text
@@ -161,39 +161,74 @@ def changed_files(repo: Path, base: str, head: str | None) -> list[str]:
     return [name for name in names.split("\0") if name]
 
 
-#: What decides which benchmarks a checkout collects, besides its bench paths: conftest files, pytest's
-#: configuration and perfkit itself (its plugin, the workloads the benches parametrize over).
-COLLECTION_PATHS = (":(glob)**/conftest.py", "pytest.ini", "pyproject.toml", "setup.cfg", "tox.ini",
-                    "perfkit")
-
-
-def selects_nothing(repo: Path, commits: Sequence[str], benches: Sequence[str], expr: str | None) -> bool:
-    """True where ``-k expr`` selects no benchmark on either side, told by one collection in ``repo``'s
-    working tree (seconds) before any checkout is made or benchmark run (a minute): only where every side's
-    commit in ``commits`` holds what the working tree holds of what decides the selection; else False, and
-    the pairs tell, as they always did."""
+def selects_nothing(repo: Path, commits: Sequence[str | None], benches: Sequence[str],
+                    expr: str | None) -> bool:
+    """True where ``-k expr`` selects no benchmark on any side (``commits``; None: the working tree), told
+    before any benchmark runs by each side's collection: kept from an earlier A/B on this machine
+    (perfkit.collected), else collected now, every side at once (seconds). A side whose collection fails
+    leaves the answer to the pairs (False), whose run says why it does not build."""
     if not expr or not benches:
         return False
-    paths = [*benches, *COLLECTION_PATHS]
-    if git(repo, "ls-files", "--others", "--exclude-standard", "--", *paths):
-        return False  # an untracked file could add or hide benchmarks the commits lack
-    for commit in commits:
-        if subprocess.run(["git", "diff", "--quiet", commit, "--", *paths], cwd=repo, capture_output=True,
-                          check=False).returncode:
-            return False
-    present = [path for path in benches if (repo / path.split("::")[0]).exists()]
-    if not present:
+    found: list[collected.Collected] = []
+    wanted: dict[Path | None, Path] = {}  # where each side's collection is kept (None: not kept) -> its root
+    with ExitStack() as stack:
+        for commit in commits:
+            if commit is None and not _tree_holds(repo, "HEAD", benches):
+                wanted[None] = repo  # uncommitted changes to what collects: collected, not kept
+                continue
+            commit = commit or resolve(repo, "HEAD")
+            kept = collected.cache_file(repo, collected.key(repo, commit, benches))
+            if kept in wanted:
+                continue
+            earlier = collected.read(kept)
+            if earlier is not None:
+                found.append(earlier)
+                wanted[kept] = repo
+                continue
+            wanted[kept] = repo if _tree_holds(repo, commit, benches) else stack.enter_context(
+                worktree(repo, commit))
+        pending = [(kept, root) for kept, root in wanted.items() if kept is None or not kept.exists()]
+        fresh = _collect(pending, benches) if pending else []
+    if fresh is None:
         return False
-    return _collect(repo, present, expr).returncode == NO_TESTS_COLLECTED
+    return not any(collected.selects_any(side, expr) for side in [*found, *fresh])
 
 
-def _collect(root: Path, benches: Sequence[str], expr: str) -> subprocess.CompletedProcess[str]:
-    """pytest's collection alone of the benchmarks ``-k expr`` selects at ``root``, as a side's run collects
-    them (:func:`run_side`)."""
-    command = [sys.executable, "-m", "pytest", *benches, "--collect-only", "-q", "-p", "perfkit.plugin",
-               "-p", "no:cacheprovider", f"--rootdir={root}", "--perfkit-baseline=none", "-m",
-               "weekly or not weekly", "-k", expr]
-    return stopping.run(command, root, _side_env(root))
+def _tree_holds(repo: Path, commit: str, benches: Sequence[str]) -> bool:
+    """Whether the working tree holds what ``commit`` holds of the files that decide what ``benches``
+    collect (no untracked file among them either)."""
+    paths = [*benches, *collected.COLLECTION_PATHS]
+    if git(repo, "ls-files", "--others", "--exclude-standard", "--", *paths):
+        return False
+    return not subprocess.run(["git", "diff", "--quiet", commit, "--", *paths], cwd=repo, capture_output=True,
+                              check=False).returncode
+
+
+def _collect(sides: Sequence[tuple[Path | None, Path]],
+             benches: Sequence[str]) -> list[collected.Collected] | None:
+    """Each side's collection of ``benches`` (``(where it is kept or None, its root)``), all at once, kept
+    where asked; None where one of them fails."""
+    runs, results = [], []
+    with tempfile.TemporaryDirectory(prefix="perfkit-collect-") as folder:
+        for i, (_, root) in enumerate(sides):
+            present = [path for path in benches if (root / path.split("::")[0]).exists()]
+            out = Path(folder) / f"{i}.json"
+            runs.append((present, out))
+            if present:
+                env = {**_side_env(root), collected.OUT_ENV: str(out)}
+                results.append((collected.command(present, root), root, env))
+        done = iter(stopping.run_all(results))
+        found: list[collected.Collected] = []
+        for (kept, _), (present, out) in zip(sides, runs):
+            if not present:
+                found.append([])
+                continue
+            if next(done).returncode not in (0, NO_TESTS_COLLECTED) or (side := collected.read(out)) is None:
+                return None
+            if kept is not None:
+                collected.write(kept, side)
+            found.append(side)
+    return found
 
 
 def _side_env(root: Path) -> dict[str, str]:
@@ -267,7 +302,7 @@ def ab(path: Path, base_ref: str, head_ref: str | None, out: Path | None, *, exp
         benches = benches_touched(changed_files(repo, base_commit, head_ref and head_commit))
         say(f"the change touches {' '.join(benches) or 'no bench file'}")
     try:
-        nothing = selects_nothing(repo, [base_commit, *([head_commit] if head_ref else [])], benches, expr)
+        nothing = selects_nothing(repo, [base_commit, head_commit if head_ref else None], benches, expr)
     except KeyboardInterrupt as exc:
         raise stopping.Stopped(stopping.signum_of(exc), "stopped while collecting the benchmarks -k selects, "
                                "before any checkout: nothing written", None) from None

@@ -14,6 +14,7 @@ import contextlib
 import os
 import signal
 import subprocess
+import tempfile
 from collections.abc import Iterator, Mapping, Sequence
 from pathlib import Path
 from types import FrameType
@@ -89,6 +90,34 @@ def run(command: Sequence[str], cwd: Path, env: Mapping[str, str],
             _stop(child, signum_of(exc), grace_s)
             raise
     return subprocess.CompletedProcess(list(command), child.returncode, out, err)
+
+
+def run_all(commands: Sequence[tuple[Sequence[str], Path, Mapping[str, str]]],
+            grace_s: float = GRACE_S) -> list[subprocess.CompletedProcess[str]]:
+    """:func:`run` for several children at once (``(command, cwd, env)`` each), their output in files (no
+    child waits on a full pipe while another is read); stopped midway, each child's session gets the signal
+    and ``grace_s`` before SIGKILL."""
+    with contextlib.ExitStack() as stack:
+        started = []
+        try:
+            for command, cwd, env in commands:
+                out, err = (stack.enter_context(tempfile.TemporaryFile("w+")) for _ in range(2))
+                child = stack.enter_context(subprocess.Popen(list(command), cwd=cwd, env=dict(env),
+                                                             stdout=out, stderr=err, text=True,
+                                                             start_new_session=True))
+                started.append((child, out, err))
+            for child, _, _ in started:
+                child.wait()
+        except KeyboardInterrupt as exc:
+            for child, _, _ in started:
+                _stop(child, signum_of(exc), grace_s)
+            raise
+        done = []
+        for child, out, err in started:
+            out.seek(0)
+            err.seek(0)
+            done.append(subprocess.CompletedProcess(child.args, child.returncode, out.read(), err.read()))
+        return done
 
 
 def _stop(child: subprocess.Popen[str], signum: int, grace_s: float) -> None:

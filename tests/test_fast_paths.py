@@ -160,15 +160,31 @@ def test_ab_says_a_selection_of_nothing_before_any_checkout(tmp_path, monkeypatc
 
 
 @pytest.mark.slow
-def test_ab_leaves_the_selection_to_the_pairs_where_a_side_could_collect_otherwise(tmp_path):
+def test_ab_tells_a_selection_of_nothing_from_each_sides_collection_and_keeps_it(tmp_path, monkeypatch):
     repo = make_repo(tmp_path / "repo")
     commit(repo, 100, "one", extra=True)
     commit(repo, 200, "two")
     assert ab.selects_nothing(repo, ["HEAD"], ["benches"], "nonexistent")
     assert not ab.selects_nothing(repo, ["HEAD"], ["benches"], "sum")  # it selects test_sum
-    assert not ab.selects_nothing(repo, ["HEAD~1"], ["benches"], "nonexistent")  # base's benches differ
+    assert ab.selects_nothing(repo, ["HEAD"], ["benches"], "extra")  # only the base has test_extra
+    assert not ab.selects_nothing(repo, ["HEAD~1", "HEAD"], ["benches"], "extra")
+    with pytest.raises(UsageError, match="not an expression pytest reads"):
+        ab.selects_nothing(repo, ["HEAD"], ["benches"], "sum and (")
     (repo / "benches" / "test_new.py").write_text("def test_new():\n    pass\n")
-    assert not ab.selects_nothing(repo, ["HEAD"], ["benches"], "nonexistent")  # an untracked bench file
+    assert not ab.selects_nothing(repo, [None], ["benches"], "new")  # the working tree's untracked bench
+    assert ab.selects_nothing(repo, ["HEAD"], ["benches"], "new")  # not in the commit: its own checkout
+
+    def refuse(*_: object) -> None:
+        raise AssertionError("collected again")
+
+    monkeypatch.setattr(ab.stopping, "run_all", refuse)
+    assert ab.selects_nothing(repo, ["HEAD~1", "HEAD"], ["benches"], "nonexistent")  # kept, any -k
+    assert not ab.selects_nothing(repo, ["HEAD~1", "HEAD"], ["benches"], "loop and extra")
+    monkeypatch.undo()
+    (repo / "benches" / "test_new.py").unlink()
+    (repo / "benches" / "test_loop.py").write_text("def test_sum(:\n")  # a side that does not collect
+    git(repo, "commit", "-qam", "broken")
+    assert not ab.selects_nothing(repo, ["HEAD"], ["benches"], "nonexistent")  # the pairs say why
 
 
 def _committed_trends() -> list[history.Trend]:
