@@ -56,6 +56,13 @@ def bisect(path: Path, good: str, bad: str, expr: str, rounds: int, out: Path | 
                          "between them to bisect; give a GOOD commit older than the BAD one")
     if (repo / ab.git(repo, "rev-parse", "--git-path", "BISECT_START")).exists():
         raise UsageError(f"{repo} is in the middle of a git bisect; finish it with `git bisect reset` first")
+    try:
+        nothing = ab.selects_nothing(repo, [good_commit, bad_commit], benches, expr)
+    except KeyboardInterrupt as exc:
+        raise stopping.Stopped(stopping.signum_of(exc), "stopped while collecting the benchmarks -k selects, "
+                               "before git bisect started: nothing written") from None
+    if nothing:
+        raise UsageError(f"-k {expr!r} selects no benchmark in {' '.join(benches)} at {good} or at {bad}")
     steps = ab.output_folder(out, "perfkit-bisect-out-") / "steps"
     say(f"each step's A/B in {steps}")
     probe = [sys.executable, "-c", PROBE, good_commit, "-k", expr, "--rounds", str(rounds),

@@ -16,7 +16,7 @@ import scipy.stats
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from perfkit import ab
+from perfkit import ab, bisect
 from perfkit.errors import UsageError
 from perfkit.measure import hardware
 from perfkit.results import baseline_runs, changepoints, history, load, stats
@@ -156,7 +156,9 @@ def test_ab_says_a_selection_of_nothing_before_any_checkout(tmp_path, monkeypatc
         ab.ab(repo, "HEAD~1", "HEAD", tmp_path / "out", expr="nonexistent", rounds=2)
     with pytest.raises(UsageError, match="selects no benchmark"):
         ab.ab(repo, "HEAD~1", None, tmp_path / "out", expr="nonexistent", rounds=2)  # the working tree as B
-    assert not (tmp_path / "out").exists()
+    with pytest.raises(UsageError, match="selects no benchmark in benches at HEAD~1 or at HEAD"):
+        bisect.bisect(repo, "HEAD~1", "HEAD", "nonexistent", 2, tmp_path / "out")
+    assert not (tmp_path / "out").exists() and not (repo / ".git" / "BISECT_START").exists()
 
 
 @pytest.mark.slow
