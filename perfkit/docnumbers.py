@@ -1,4 +1,5 @@
-"""The measured numbers the docs quote, computed from the committed baselines and kept between markers.
+"""The measured numbers the docs quote, computed from the committed baselines (and the simulated error rates
+kept in docs/data/) and kept between markers.
 
 Why: numbers typed into a README go stale the night a baseline is re-saved (the H200's GEMM rates and vector
 add times the README quoted were a week old). A doc holds ``<!-- numbers: NAME -->`` and
@@ -9,12 +10,13 @@ Each number is the median over the baseline's runs.
 from __future__ import annotations
 
 import argparse
+import json
 import re
 import statistics
 from collections.abc import Callable, Sequence
 from pathlib import Path
 
-from perfkit.results import datasheet, figures, load
+from perfkit.results import datasheet, figures, load, simulate
 from perfkit.results.ceilings import Ceilings
 from perfkit.results.figures import TIME
 from perfkit.results.metrics import Method
@@ -139,8 +141,19 @@ def committed_files(_: dict[str, ResultSet]) -> str:
     return _table(["baseline", "benchmarks", "runs each", "machines", "runs dated"], rows)
 
 
+def _simulation(name: str) -> Callable[[dict[str, ResultSet]], str]:
+    """The error-rate table that ``python -m perfkit.results.simulate --save docs/data/NAME.json`` kept, with
+    its date and the spreads it drew from."""
+    def block(_: dict[str, ResultSet]) -> str:
+        kept = json.loads((ROOT / "docs" / "data" / f"{name}.json").read_text())
+        return (f"Simulated {kept['date']} (seed {kept['seed']}, {kept['gating_figures']} gating figures; "
+                f"spreads: {kept['spreads']}):\n\n{simulate.table(kept['rows'])}\n")
+    return block
+
+
 BLOCKS: dict[str, Callable[[dict[str, ResultSet]], str]] = {
     "baselines": committed_files, "ceilings": ceilings, "vector-add": vector_add, "layers": layers,
+    "simulation": _simulation("simulation"), "simulation-h100": _simulation("simulation-h100"),
 }
 
 

@@ -66,5 +66,6 @@ def test_a_slowdown_of_a_figure_is_flagged_in_the_simulated_night_and_nothing_el
 
 def test_the_table_names_each_scenario():
     figures = simulate.synthetic_profile(gpu=6, host=3)
-    text = simulate.table([simulate.rates(simulate.Scenario(figures, 3, heavy="host", confirm=2), 4)])
+    measured = simulate.rates(simulate.Scenario(figures, 3, heavy="host", confirm=2), 4)
+    text = simulate.table(simulate.rows([measured]))
     assert "| 3 baseline runs, host work heavy-tailed, --perfkit-confirm 2 | 4 |" in text

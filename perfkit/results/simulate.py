@@ -11,16 +11,19 @@ neighbour's burst): the host-bound figures' residuals have an excess kurtosis of
 and CPU baselines; a night where every figure, GPU-bound too, is that heavy-tailed is shown as well.
 
 The CPU test suite runs a small version (tests/test_simulate.py); ``python -m perfkit.results.simulate``
-runs the larger one on the spreads of a committed baseline and prints the table docs/verdicts.md quotes.
+runs the larger one (on the spreads of a committed baseline with ``--baseline``) and prints its table;
+``--save`` keeps it in docs/data/, whose files the docs' tables are made from (perfkit.docnumbers).
 """
 from __future__ import annotations
 
 import argparse
+import json
 import math
 import random
 import statistics
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field, replace
+from datetime import date
 from pathlib import Path
 from typing import Any, Literal
 
@@ -216,12 +219,18 @@ def scenarios(figures: tuple[Figure, ...], confirm: int = 3) -> list[Scenario]:
     return out + [replace(s, confirm=confirm) for s in out]
 
 
-def table(results: Sequence[Rates]) -> str:
-    """The rates as a markdown table."""
+def rows(results: Sequence[Rates]) -> list[dict[str, Any]]:
+    """The rates as plain rows, as ``--save`` keeps them (docs/data/, the docs' tables read them)."""
+    return [{"scenario": r.scenario.label, "nights": r.nights, "false_alarm": r.false_alarm, "power": r.power,
+             "median_mde": r.median_mde} for r in results]
+
+
+def table(kept: Sequence[Mapping[str, Any]]) -> str:
+    """Rows of :func:`rows` as a markdown table."""
     lines = [("| scenario | nights | P(any false regressed/improved) | flagged at the printed MDE | "
              "median MDE |"), "|---|---|---|---|---|"]
-    lines += [f"| {r.scenario.label} | {r.nights} | {r.false_alarm:.1%} | {r.power:.0%} | "
-              f"{r.median_mde:.1%} |" for r in results]
+    lines += [f"| {r['scenario']} | {r['nights']} | {r['false_alarm']:.1%} | {r['power']:.0%} | "
+              f"{r['median_mde']:.1%} |" for r in kept]
     return "\n".join(lines)
 
 
@@ -231,10 +240,18 @@ def main(argv: Sequence[str] | None = None) -> None:
                         "(default: a synthetic machine of 24 GPU-bound and 12 host-bound figures)")
     parser.add_argument("--nights", type=int, default=400, help="nights per scenario (default 400)")
     parser.add_argument("--seed", type=int, default=0, help="the first night's seed (default 0)")
+    parser.add_argument("--save", type=Path, help="also keep the table as JSON here, with the date, the seed "
+                        "and the spreads' source (docs/data/simulation*.json, which the docs' tables read)")
     args = parser.parse_args(argv)
     figures = profile_of(load.load(args.baseline)) if args.baseline else synthetic_profile()
     print(f"{len(figures)} gating figures; alpha {Policy.alpha:.0%}")
-    print(table([rates(s, args.nights, args.seed) for s in scenarios(figures)]))
+    kept = rows([rates(s, args.nights, args.seed) for s in scenarios(figures)])
+    print(table(kept))
+    if args.save:
+        source = args.baseline.name if args.baseline else "synthetic: 24 GPU-bound and 12 host-bound figures"
+        saved = {"date": date.today().isoformat(), "seed": args.seed, "spreads": source,
+                 "gating_figures": len(figures), "rows": kept}
+        args.save.write_text(json.dumps(saved, indent=1) + "\n")
 
 
 if __name__ == "__main__":
