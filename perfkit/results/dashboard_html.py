@@ -17,7 +17,7 @@ from pathlib import Path
 
 from perfkit.results import tables
 from perfkit.results.dashboard import Benchmark, Dashboard, Group, Latest
-from perfkit.results.document import Spark, spark_svg
+from perfkit.results.document import Spark, page_html, spark_svg, table_html
 from perfkit.results.figures import TIME, TIME_UNIT
 from perfkit.results.history_svg import history_svg
 from perfkit.results.judge import WORST_FIRST, Row, Verdict
@@ -27,22 +27,6 @@ INDEX = "index.html"
 SPARK_RUNS = 30
 SPARK_WIDTH, SPARK_HEIGHT = 140, 28
 UNSAFE = re.compile(r"[^A-Za-z0-9._-]+")
-
-_STYLE = """
-body { font-family: system-ui, sans-serif; margin: 1.5em auto; max-width: 1280px; padding: 0 1em; }
-body { color: #222; }
-table { border-collapse: collapse; margin: 0.8em 0; font-size: 0.85em; }
-th, td { border: 1px solid #ccc; padding: 0.25em 0.5em; text-align: left; vertical-align: middle; }
-th { background: #f3f3f3; }
-td.num { text-align: right; font-variant-numeric: tabular-nums; white-space: nowrap; }
-svg.history { max-width: 100%; height: auto; border: 1px solid #eee; }
-code { background: #f5f5f5; padding: 0 0.2em; }
-.v { font-weight: 600; padding: 0 0.3em; border-radius: 3px; white-space: nowrap; }
-.regressed { background: #fdd; color: #900; } .unknown { background: #ffe9c6; color: #8a4b00; }
-.improved { background: #dfd; color: #060; } .changed { background: #e6e6ff; color: #339; }
-.unchanged, .new, .missing { color: #555; padding: 0; }
-.muted { color: #666; font-size: 0.9em; }
-"""
 
 
 def slug(text: str) -> str:
@@ -74,20 +58,14 @@ def write(dashboard: Dashboard, out: Path) -> Path:
     return index
 
 
-def _page(title: str, body: Iterable[str]) -> str:
-    head = f'<meta charset="utf-8"><title>{html.escape(title)}</title><style>{_STYLE}</style>'
-    text = "\n".join(body)
-    return f'<!DOCTYPE html>\n<html lang="en"><head>{head}</head>\n<body>\n{text}\n</body></html>\n'
-
-
-def _table(head: Sequence[str], rows: Iterable[Sequence[str]], numeric: Sequence[int] = ()) -> str:
+def _table(head: Sequence[str], rows: Iterable[Sequence[str]], numeric: Sequence[int] = (),
+           kind: str = "") -> str:
     """A table of cells already in HTML; the columns ``numeric`` right-aligned."""
     def cell(i: int, text: str) -> str:
         return f'<td class="num">{text}</td>' if i in numeric else f"<td>{text}</td>"
 
-    body = "".join("<tr>" + "".join(cell(i, c) for i, c in enumerate(row)) + "</tr>" for row in rows)
-    return ("<table><thead><tr>" + "".join(f"<th>{html.escape(h)}</th>" for h in head) + "</tr></thead>"
-            f"<tbody>{body}</tbody></table>")
+    return table_html([html.escape(h) for h in head],
+                      ["".join(cell(i, c) for i, c in enumerate(row)) for row in rows], kind)
 
 
 def _verdict(verdict: Verdict) -> str:
@@ -139,7 +117,7 @@ def _index(dashboard: Dashboard) -> str:
     body = ["<h1>perfkit dashboard</h1>", about, f"<ul>{links}</ul>"]
     for group in dashboard.groups:
         body += _group_section(group)
-    return _page("perfkit dashboard", body)
+    return page_html("perfkit dashboard", body)
 
 
 def _group_section(group: Group) -> list[str]:
@@ -155,7 +133,7 @@ def _group_section(group: Group) -> list[str]:
                f"{html.escape(said)}.</p>")
     head = ["benchmark", "latest verdict", "change", "latest time", "trend", "runs"]
     return [f'<h2 id="{group_slug(group)}">{html.escape(_group_title(group))}</h2>', summary,
-            _table(head, rows, numeric=(3, 5))]
+            _table(head, rows, numeric=(3, 5), kind="trends")]
 
 
 def _benchmark_page(group: Group, bench: Benchmark) -> str:
@@ -175,7 +153,7 @@ def _benchmark_page(group: Group, bench: Benchmark) -> str:
             _fingerprint_changes(bench),
             "<h2>Across hardware</h2>",
             _speedups(group, bench)]
-    return _page(bench.name, body)
+    return page_html(bench.name, body)
 
 
 def _latest_section(group: Group, latest: Latest) -> list[str]:
