@@ -3,15 +3,14 @@ benchmark and hardware id, each history chart an inline SVG (perfkit.results.his
 
 It must open from file:// on a machine without network (a CI artifact, unzipped): no script, no CDN, no
 absolute link; the charts and the index's sparklines are inline SVG. Page names are made from the benchmark id
-(which holds ``[``, ``]``, ``::`` and ``/``) by :func:`slug`: file-safe characters only, with a hash of the
-whole id, so two ids never share a page whatever they hold. The pages say nothing of where or when they were
-built, so the same runs give the same site from any database.
+(which holds ``[``, ``]``, ``::`` and ``/``) by :func:`unique_name`: file-safe characters only, with a hash
+of the whole id, so two ids never share a page whatever they hold. The pages say nothing of where or when
+they were built, so the same runs give the same site from any database.
 """
 from __future__ import annotations
 
 import hashlib
 import html
-import re
 from collections.abc import Iterable, Sequence
 from pathlib import Path
 
@@ -26,23 +25,23 @@ INDEX = "index.html"
 #: The runs a sparkline shows (the newest ones).
 SPARK_RUNS = 30
 SPARK_WIDTH, SPARK_HEIGHT = 140, 28
-UNSAFE = re.compile(r"[^A-Za-z0-9._-]+")
 
 
-def slug(text: str) -> str:
-    """A file name for ``text``: its file-safe characters, shortened, and 10 hex digits of its SHA-256."""
-    readable = UNSAFE.sub("-", text.removeprefix("benches/")).strip("-.")[:80]
+def unique_name(text: str) -> str:
+    """A file name for ``text``: its slug, keeping case, ``.`` and ``_`` so a benchmark id reads as itself,
+    shortened, and 10 hex digits of its SHA-256, so no two ids share one."""
+    readable = tables.slug(text.removeprefix("benches/"), keep="._-")[:80]
     digest = hashlib.sha256(text.encode("utf-8")).hexdigest()[:10]
     return f"{readable}-{digest}" if readable else digest
 
 
 def group_slug(group: Group) -> str:
-    return slug(f"{group.hardware_id}-{group.profile}")
+    return unique_name(f"{group.hardware_id}-{group.profile}")
 
 
 def page_name(group: Group, bench: Benchmark) -> str:
     """The benchmark page's path relative to the index."""
-    return f"{group_slug(group)}/{slug(bench.name)}.html"
+    return f"{group_slug(group)}/{unique_name(bench.name)}.html"
 
 
 def write(dashboard: Dashboard, out: Path) -> Path:
