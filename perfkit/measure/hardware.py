@@ -17,7 +17,8 @@ from typing import Any
 
 from perfkit.cpus import usable_cpus
 from perfkit.errors import HardwareError, UsageError
-from perfkit.measure import clocks, power
+from perfkit.measure import clocks
+from perfkit.measure.nvml import nvml_open
 from perfkit.results import datasheet
 from perfkit.results.tables import slug
 
@@ -115,15 +116,13 @@ def _version(package: str) -> str | None:
 def _driver_version() -> str | None:
     """The NVIDIA driver version from NVML; None where NVML or the driver is missing."""
     try:
-        nvml = power.load_nvml()
+        with nvml_open() as nvml:
+            try:
+                version = nvml.nvmlSystemGetDriverVersion()
+            except nvml.NVMLError:
+                return None
     except HardwareError:
         return None
-    try:
-        version = nvml.nvmlSystemGetDriverVersion()
-    except nvml.NVMLError:
-        return None
-    finally:
-        nvml.nvmlShutdown()
     return version.decode() if isinstance(version, bytes) else str(version)
 
 
