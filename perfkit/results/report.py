@@ -47,7 +47,8 @@ from perfkit.results.tables import fmt_change, fmt_time, fmt_value, text_table
 
 FORMATS = ("table", "markdown", "json")
 _QUIET = {Verdict.UNCHANGED, Verdict.INFO}
-#: What each verdict word means, printed under every comparison.
+
+
 def _percent(share: float) -> str:
     return f"{share * 100:.3g}%"
 
