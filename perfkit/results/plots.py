@@ -690,7 +690,6 @@ FAMILY_PLOTTERS: dict[str, tuple[Plotter, ...]] = {
     "test_time_to_accuracy": (plot_time_to_accuracy,),
     "test_large_batch": (plot_large_batch,),
 }
-PLOTTERS: list[Plotter] = [plotter for plotters in FAMILY_PLOTTERS.values() for plotter in plotters]
 
 
 def hardware_chart(rows: Iterable[Any], baseline_id: str, current_id: str, path: Path) -> Path | None:
