@@ -160,16 +160,16 @@ def _latest_section(group: Group, latest: Latest) -> list[str]:
         where = (f"on this machine (the earlier ones ran on another machine under the id: "
                  f"{html.escape(latest.elsewhere)}) " if latest.elsewhere else "")
         said = (f"<p>Latest verdict: {_verdict(latest.verdict)}: no earlier run of "
-                f"{html.escape(group.hardware_id)} {where}holds it, so there is nothing to judge it against."
-                "</p>")
+                f"{html.escape(group.hardware_id)} {where}holds it, so there is nothing to judge it "
+                "against.</p>")
         return [said]
     rows = ([html.escape(r.figure), _value(r.baseline, r.unit), _value(r.current, r.unit),
              html.escape(tables.fmt_change(r.change)), _verdict(r.verdict),
              "-" if r.p_value is None else f"{r.p_value:.2g}", "-" if r.mde is None else f"{r.mde:.1%}",
              _text(r.note)] for r in latest.rows)
-    said = (f"<p>Latest verdict: {_verdict(latest.verdict)}, the run of {_when(latest.when)} against its "
-            f"{latest.against} run(s) before (and the noise of every earlier run since its last change "
-            "point).</p>")
+    said = (f"<p>Latest verdict: {_verdict(latest.verdict)}, the run of {_when(latest.when)} against "
+            f"its {latest.against} run(s) before (and the noise of every earlier run since its last "
+            "change point).</p>")
     return [said,
             _table(["figure", "before", "latest", "change", "verdict", "p", "MDE", "note"], rows,
                    numeric=(1, 2, 3, 5, 6))]
@@ -180,8 +180,10 @@ def _change_points(bench: Benchmark) -> str:
     numbers of ``perfkit history`` and of the chart."""
     trend = bench.trend
     found = [f"from {trend.label(i)} {what}" for i, what in trend.turns()]
-    return (f"<p>Change points and new series of its time (e-divisive means): {html.escape('; '.join(found))}"
-            ".</p>" if found else "<p>No change point in its time.</p>")
+    if not found:
+        return "<p>No change point in its time.</p>"
+    turns = html.escape("; ".join(found))
+    return f"<p>Change points and new series of its time (e-divisive means): {turns}.</p>"
 
 
 def _fingerprint_changes(bench: Benchmark) -> str:
