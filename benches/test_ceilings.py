@@ -113,8 +113,10 @@ def test_one_sm_copy(benchmark, scenario, k, perfkit_device, perfkit_metrics):
     the ceiling its launches of that shape and size follow across hardware. Timed at the clock the GPU
     chooses, as the vector add is (not locked: a latency-bound loop follows the SM clock)."""
     pytest.importorskip("numba.cuda", reason="numba-cuda is not installed (pip install -e '.[cuda]')")
+    from perfkit.workloads.kernels import one_sm  # numba's: after the skip above
+
     n = kernels.elements(k)
-    work = ceilings.one_sm_copy_workload(scenario, n)
+    work = ceilings.one_sm_copy_workload(scenario, n, one_sm.launcher)
     calls = timing.warmed_calls_per_round(work.run, perfkit_device)
     rounds, warmup = ONE_SM_ROUNDS[k]
     benchmark.pedantic(work.run, rounds=rounds, warmup_rounds=warmup, iterations=calls)
@@ -133,7 +135,9 @@ def test_first_touch(benchmark, k, perfkit_metrics):
     hardware. Each round is one call after an untimed host write; at the clock the GPU chooses, as the vector
     add runs."""
     pytest.importorskip("numba.cuda", reason="numba-cuda is not installed (pip install -e '.[cuda]')")
-    work = ceilings.first_touch_workload(kernels.elements(k))
+    from perfkit.workloads.kernels import first_touch  # numba's: after the skip above
+
+    work = ceilings.first_touch_workload(kernels.elements(k), first_touch.launcher)
     rounds, warmup = FIRST_TOUCH_ROUNDS
     benchmark.pedantic(work.run, setup=work.setup, rounds=rounds, warmup_rounds=warmup)
     work.check()

@@ -127,11 +127,10 @@ def _parser() -> argparse.ArgumentParser:
     kept = cmp.add_mutually_exclusive_group()
     kept.add_argument("--history", default=None, metavar="DIR",
                       help="pytest-benchmark storage whose kept runs of the baseline's hardware add to the "
-                           "noise "
-                           "(default: .benchmarks, found from the current folder up, where it exists)")
+                           "noise (default: .benchmarks, found from the current folder up, where it exists)")
     kept.add_argument("--db", default=None, metavar="URL",
-                      help=f"instead of --history: {DB_HELP}, whose runs of the baseline's hardware add to "
-                           "the noise")
+                      help=f"instead of --history: {DB_HELP}, whose runs of the baseline's hardware "
+                           "add to the noise")
     cmp.add_argument("--format", choices=report.FORMATS, default="table",
                      help="the table for a terminal, markdown (a CI job summary) or json (for scripts; the "
                           "rows and counts)")
@@ -196,8 +195,8 @@ def _parser() -> argparse.ArgumentParser:
         help="with --from-history: the machine whose runs to use (needed when the storage holds several)",
     )
     save.add_argument("--profile", choices=PROFILES, default=None,
-                      help="with --from-history: the size profile whose runs to use (needed when there are "
-                           "both)")
+                      help="with --from-history: the size profile whose runs to use (needed when "
+                           "there are both)")
 
     drop = base_sub.add_parser(
         "drop", help="retire benchmarks from a baseline: an id renamed or removed on purpose"
@@ -599,9 +598,9 @@ def _history_ingest(args: argparse.Namespace) -> int:
         _say_partial(results)
         _, injected = baselines.without_injected(results)
         if injected:
-            raise BaselineError(f"{path}: {len(injected)} benchmark(s) carry an injected slowdown (e.g. "
-                                f"{injected[0]}); a history keeps only real measurements: ingest a run "
-                                "without it")
+            raise BaselineError(f"{path}: {len(injected)} benchmark(s) carry an injected slowdown "
+                                f"(e.g. {injected[0]}); a history keeps only real measurements: ingest a "
+                                "run without it")
         if not baseline_runs.stands_for_runs(results):
             read.append((str(path), raw, results))
             continue
@@ -626,8 +625,8 @@ def _history_ingest(args: argparse.Namespace) -> int:
             print(f"perfkit: {source}: {'stored as' if done.stored else 'already stored:'} {what}")
         for note in notes:
             print(note)
-        print(f"perfkit: {stored} run(s) stored, {len(read) + len(unpacked) - stored} already there, in "
-              f"{db.where}")
+        print(f"perfkit: {stored} run(s) stored, {len(read) + len(unpacked) - stored} already there, "
+              f"in {db.where}")
     return 0
 
 

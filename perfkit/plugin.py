@@ -14,7 +14,7 @@ import torch
 
 from perfkit import bytecode, limits, pbench
 from perfkit.errors import PerfkitError
-from perfkit.measure import clocks, gpu_throttle, host_load, memory, timing
+from perfkit.measure import clocks, gpu_throttle, host_load, memory
 from perfkit.options import DEFAULT_TIMEOUT_S, RunOptions
 from perfkit.parallel import launch
 from perfkit.parallel.records import Job
@@ -333,12 +333,6 @@ def perfkit_progress(request: pytest.FixtureRequest) -> Callable[[str], None]:
             reporter.write_line(f"perfkit: {request.node.name}: {message}")  # as pytest's live logging does
 
     return say
-
-
-@pytest.fixture
-def perfkit_warmup() -> Any:
-    """``perfkit_warmup(fn, iterations=5)``: untimed runs before measuring."""
-    return timing.warmup
 
 
 @pytest.fixture

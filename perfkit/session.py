@@ -274,9 +274,9 @@ class Session:
         change = self.baseline.info.machine_change(self._info()) if self.baseline is not None else ""
         if not change:
             return []
-        said = (f"perfkit: baseline {self.baseline_path} is of a DIFFERENT machine under this hardware id "
-                f"({change}): this run will be compared with it, not judged; its end says how to get "
-                "verdicts")
+        said = (f"perfkit: baseline {self.baseline_path} is of a DIFFERENT machine under this hardware "
+                f"id ({change}): this run will be compared with it, not judged; its end says how to "
+                "get verdicts")
         return [said]
 
     def keep_finished(self, benchmarks: list[dict[str, Any]], header: Callable[[], dict[str, Any]]) -> None:

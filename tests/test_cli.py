@@ -91,6 +91,15 @@ def test_a_looser_threshold_lets_a_30_percent_slowdown_pass(files):
     assert cli.main(["compare", str(base), str(slow), "--fail", "--threshold", "50%"]) == 0
 
 
+@pytest.mark.parametrize("form", ["table", "markdown"])
+def test_the_legend_under_a_compare_says_the_threshold_in_force(form, capsys):
+    results = str(DATA / "cpu-quick.json")
+    assert cli.main(["compare", results, results, "--threshold", "10%", "--format", form]) == 0
+    out = " ".join(capsys.readouterr().out.split())
+    assert "beyond the minimum effect (10%, or a benchmark's own tolerance)" in out
+    assert "3% for a GPU-bound" not in out
+
+
 @pytest.mark.parametrize("args, message", [
     (["compare", "{base}", "{base}", "--threshold", "lots"], "threshold 'lots' is not a number"),
     (["compare", "{base}", "{missing}"], "no such file"),

@@ -18,7 +18,10 @@ class FakeNvml:
     def __init__(self, allow: bool = True, refuse_from: int = 0) -> None:
         self.allow, self.refuse_from = allow, refuse_from
         self.locked: dict[str, tuple[int, int]] = {}
-        self.shutdowns = 0
+        self.inits = self.shutdowns = 0
+
+    def nvmlInit(self) -> None:
+        self.inits += 1
 
     def nvmlDeviceGetHandleByIndex(self, index: int) -> str:
         return f"gpu{index}"
@@ -46,7 +49,7 @@ class FakeNvml:
 
 def test_the_fingerprint_records_the_application_and_maximum_sm_clock():
     nvml = FakeNvml()
-    assert clocks.sm_clocks(0, nvml) == "1755/1980 MHz" and nvml.shutdowns == 1
+    assert clocks.sm_clocks(0, nvml) == "1755/1980 MHz" and nvml.inits == nvml.shutdowns == 1
 
 
 def test_a_base_lock_holds_the_tdp_clock_for_the_block_and_is_reset_after():
@@ -55,7 +58,7 @@ def test_a_base_lock_holds_the_tdp_clock_for_the_block_and_is_reset_after():
         assert nvml.locked == {"gpu0": (clocks.TDP_LIMIT,) * 2, "gpu1": (clocks.TDP_LIMIT,) * 2}
         assert lock.said == "clocks locked at the base clock on 2 GPU(s)"
         assert lock.sm_clock == "base/1980 MHz locked"
-    assert nvml.locked == {} and nvml.shutdowns == 1
+    assert nvml.locked == {} and nvml.inits == nvml.shutdowns == 1
 
 
 def test_a_max_lock_holds_the_default_application_clock():
@@ -79,7 +82,7 @@ def test_an_unknown_lock_or_no_gpu_is_said():
 @pytest.mark.parametrize("refuse_from", [0, 1])
 def test_a_refused_lock_is_said_and_leaves_no_gpu_locked(refuse_from):
     nvml = FakeNvml(allow=False, refuse_from=refuse_from)
-    with clocks.locked(2, nvml=nvml) as lock:
+    with clocks.locked(2, binding=nvml) as lock:
         assert nvml.locked == {}  # GPU 0, locked before GPU 1 refused, was reset at once
         assert lock.sm_clock is None
         assert lock.said.startswith("clocks not locked: the driver refused (Insufficient Permissions)")
@@ -88,12 +91,12 @@ def test_a_refused_lock_is_said_and_leaves_no_gpu_locked(refuse_from):
 
 def test_without_nvml_the_lock_is_said_not_taken(monkeypatch):
     from perfkit.errors import HardwareError
-    from perfkit.measure import power
+    from perfkit.measure import nvml
 
     def missing():
         raise HardwareError("nvidia-ml-py is not installed")
 
-    monkeypatch.setattr(power, "load_nvml", missing)
+    monkeypatch.setattr(nvml, "load_nvml", missing)
     with clocks.locked(1) as lock:
         assert lock.said == "clocks not locked: nvidia-ml-py is not installed"
     assert clocks.sm_clocks(0) is None

@@ -218,10 +218,12 @@ def test_every_committed_benchmark_is_on_the_dashboard_of_the_committed_baseline
 
 def test_page_names_are_file_safe_and_never_shared():
     ids = [ODD, "benches/test_odd.py::test_odd[a-b--c-d]", "benches/x.py::t[" + "y" * 300 + "]", "::/[]"]
-    names = [dashboard_html.slug(i) for i in ids]
+    names = [dashboard_html.unique_name(i) for i in ids]
     assert len(set(names)) == len(ids) and all(len(n) <= 91 for n in names)
     assert all(set(n) <= SAFE for n in names)
     assert not any(n.startswith((".", "-")) for n in names)
+    # unlike a hardware id's slug, a page name keeps the id's case, '.' and '_': it reads as the benchmark
+    assert dashboard_html.unique_name("benches/test_x.py::test_Y[a_b]").startswith("test_x.py-test_Y-a_b-")
 
 
 def test_runs_of_another_profile_get_their_own_trend(tmp_path, capsys):

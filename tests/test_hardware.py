@@ -14,9 +14,11 @@ from perfkit.results import datasheet
     ("Intel(R) Xeon(R) Platinum 8481C CPU @ 2.70GHz", "intel-xeon-platinum-8481c"),
     ("AMD EPYC 7763 64-Core Processor", "amd-epyc-7763-64-core"),
     ("Apple M2 Pro", "apple-m2-pro"),
+    ("x86_64", "x86-64"),  # platform.machine() where the model name is empty: an id keeps no '_' or '.'
+    ("Ampere Altra v1.2 -- Q80", "ampere-altra-v1-2-q80"),
 ])
 def test_cpu_slugs(model, expected):
-    assert hardware.slug(model) == expected
+    assert hardware.model_slug(model) == expected
     assert hardware.hardware_id("cpu", None, 0, model, 2) == f"cpu-{expected}-2cpu"
 
 

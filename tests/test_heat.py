@@ -9,6 +9,7 @@ import pytest
 import torch
 
 from perfkit.measure import heat, timing
+from perfkit.measure import nvml as nvml_binding
 from perfkit.results import inject
 from perfkit.results.metrics import MetricRecorder
 from tests.test_power import FakeNvml as FakePowerNvml
@@ -110,7 +111,7 @@ class FakeNvml:
 @pytest.mark.parametrize("broken", [False, True])
 def test_the_temperature_reader_shuts_nvml_down_and_falls_back_without_a_reading(monkeypatch, broken):
     nvml = FakeNvml(celsius=61, broken=broken)
-    monkeypatch.setattr(heat.power, "load_nvml", nvml.init)
+    monkeypatch.setattr(nvml_binding, "load_nvml", nvml.init)
     monkeypatch.setattr(heat.power, "_cuda_pci_bus_id", lambda index: None)
     with heat.temperature_reader(torch.device("cuda", 0)) as read_c:
         assert nvml.open == 1

@@ -1,14 +1,16 @@
-"""The architecture's rules, checked: results/ is pure data, `perfkit compare` starts fast, one baselines
-folder.
+"""The architecture's rules, checked: results/ is pure data, measure/ imports no workload, `perfkit compare`
+starts fast, one baselines folder.
 
 Imports are checked in fresh interpreters: this test process has long imported torch.
 """
 from __future__ import annotations
 
+import ast
 import json
 import subprocess
 import sys
 import time
+from pathlib import Path
 
 from perfkit.results.baselines import BaselineStore
 from tests.conftest import DATA, ROOT
@@ -61,6 +63,27 @@ def test_results_imports_nothing_of_torch_numba_nvml_or_the_measuring_side():
     assert _roots(seen["forbidden"]) == [], (
         f"importing {seen['modules']} loaded {_roots(seen['forbidden'])}: "
         f"{[m for m in seen['forbidden'] if m.startswith('perfkit.')]}")
+
+
+def _imported(path: Path) -> set[str]:
+    """Every module ``path`` imports, at its top or inside a function (``from a import b`` as ``a.b`` too)."""
+    names = set()
+    for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+        if isinstance(node, ast.Import):
+            names |= {alias.name for alias in node.names}
+        elif isinstance(node, ast.ImportFrom) and node.module:
+            names |= {node.module, *(f"{node.module}.{alias.name}" for alias in node.names)}
+    return names
+
+
+def test_the_measuring_side_imports_no_workload():
+    """How (measure/) is given what (workloads/), never reaches up for it: read from the source, as the
+    imports this rule replaced ran inside functions, where importing the modules would not see them."""
+    reaching = {}
+    for path in sorted((ROOT / "perfkit" / "measure").rglob("*.py")):
+        if found := sorted(n for n in _imported(path) if f"{n}.".startswith("perfkit.workloads.")):
+            reaching[str(path.relative_to(ROOT))] = found
+    assert reaching == {}
 
 
 def test_perfkit_compare_of_two_files_does_not_import_torch():

@@ -9,6 +9,7 @@ import torch
 
 from perfkit.errors import UsageError
 from perfkit.measure import power
+from perfkit.measure.nvml import nvml_open
 from perfkit.measure.record import record_power
 from perfkit.results.metrics import MetricRecorder
 
@@ -84,6 +85,15 @@ def test_the_thread_stops_and_nvml_shuts_down_when_the_block_raises():
     assert nvml.shutdowns == 1
     with pytest.raises(UsageError, match="after the sampler's with-block"):
         _ = sampler.trace
+
+
+def test_nvml_opened_for_a_block_is_shut_down_whatever_the_block_does():
+    nvml = FakeNvml()
+    with nvml_open(nvml) as opened:
+        assert opened is nvml and (nvml.inits, nvml.shutdowns) == (1, 0)
+    with pytest.raises(nvml.NVMLError), nvml_open(nvml):
+        raise nvml.NVMLError("gone")
+    assert nvml.inits == nvml.shutdowns == 2
 
 
 def test_a_nonpositive_interval_is_refused():

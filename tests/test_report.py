@@ -56,7 +56,7 @@ def test_roofline_cli_without_ppp_results_says_what_to_run(tmp_path, cpu_results
     assert "run benches/test_ppp.py on a GPU" in capsys.readouterr().err
 
 
-@pytest.mark.parametrize("plotter", plots.PLOTTERS)
+@pytest.mark.parametrize("plotter", [p for family in plots.FAMILY_PLOTTERS.values() for p in family])
 def test_plotters_draw_nothing_for_a_run_without_their_family(tmp_path, plotter):
     info = {"perfkit": {"schema_version": SCHEMA_VERSION}}
     empty = load.typed({"benchmarks": [], "machine_info": info}, "no benchmarks")
@@ -283,7 +283,8 @@ def test_ceilings_no_datasheet_lists_get_panels_of_their_own_with_no_datasheet_b
 
 def test_a_cpu_runs_titles_promise_no_datasheet_peak_or_utilisation(tmp_path):
     results = typed(json.loads((ROOT / "tests" / "data" / "cpu-quick-families.json").read_text()))
-    titles = [title for plotter in plots.PLOTTERS for title, _ in plotter(results, tmp_path)]
+    titles = [title for family in plots.FAMILY_PLOTTERS.values() for plotter in family
+              for title, _ in plotter(results, tmp_path)]
     assert titles and not any(word in title for title in titles
                               for word in ("datasheet", "actual GPU memory", "GPU utilisation"))
 

@@ -6,6 +6,7 @@ import pytest
 from perfkit.errors import HardwareError, MeasurementError
 from perfkit.measure import ncu
 from perfkit.results import roofline
+from perfkit.workloads import ncu_forward
 
 _HEAD = ('"ID","Process ID","Process Name","Host Name","Kernel Name","Context","Stream","Block Size",'
          '"Grid Size","Device","CC","Section Name","Metric Name","Metric Unit","Metric Value"')
@@ -49,10 +50,10 @@ def test_a_missing_ncu_is_a_clear_hardware_error(monkeypatch):
     monkeypatch.setattr(ncu.shutil, "which", lambda _: None)
     assert "not on the PATH" in ncu.ncu_unavailable_reason()
     with pytest.raises(HardwareError, match="Nsight Compute"):
-        ncu.measure_dram_bytes(ncu.Region("resnet18", (1, 3, 224, 224)))
+        ncu.measure_dram_bytes(ncu_forward.Region("resnet18", (1, 3, 224, 224)).argv(), "resnet18")
 
 
 def test_the_profiled_region_crosses_the_process_boundary_as_a_typed_record():
-    region = ncu.Region("resnet18", (2, 3, 32, 32))
-    assert region.argv()[-2:] == ["resnet18", "2,3,32,32"]
-    assert ncu.Region.from_argv(region.argv()[-2:]) == region
+    region = ncu_forward.Region("resnet18", (2, 3, 32, 32))
+    assert region.argv() == ["-m", "perfkit.workloads.ncu_forward", "resnet18", "2,3,32,32"]
+    assert ncu_forward.Region.from_argv(region.argv()[-2:]) == region

@@ -229,11 +229,11 @@ def test_a_confirmation_that_cannot_run_keeps_the_first_verdicts_and_says_why(se
 
 def test_a_clock_lock_is_said_and_recorded_in_the_fingerprint_until_the_run_ends(monkeypatch, cpu_results,
                                                                                   store):
-    from perfkit.measure import power
+    from perfkit.measure import nvml as binding
     from tests.test_clocks import FakeNvml
 
     nvml = FakeNvml()
-    monkeypatch.setattr(power, "load_nvml", lambda: nvml)
+    monkeypatch.setattr(binding, "load_nvml", lambda: nvml)
     fingerprint = cpu_results["machine_info"]["perfkit"]["fingerprint"]
     session = _session(_settings(fingerprint, device="cuda", profile="full", gpus=1), store,
                        baseline="none", lock_clocks="base")
@@ -248,11 +248,11 @@ def test_a_clock_lock_is_said_and_recorded_in_the_fingerprint_until_the_run_ends
 @pytest.fixture
 def nvml(monkeypatch):
     """A driver that allows a clock lock, in place of NVML."""
-    from perfkit.measure import power
+    from perfkit.measure import nvml as binding
     from tests.test_clocks import FakeNvml
 
     fake = FakeNvml()
-    monkeypatch.setattr(power, "load_nvml", lambda: fake)
+    monkeypatch.setattr(binding, "load_nvml", lambda: fake)
     return fake
 
 

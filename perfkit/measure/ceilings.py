@@ -69,29 +69,31 @@ def matmul_workload(device: torch.device, n: int, precision: str) -> Operation:
     return Operation(lambda: torch.mm(a, b, out=out), 2.0 * n**3, check)
 
 
-def one_sm_copy_workload(scenario: str, n: int) -> Operation:
+#: Makes a numba kernel's launch on the device arrays it is given (perfkit.workloads.kernels).
+Launcher = Callable[..., Callable[[], None]]
+
+
+def one_sm_copy_workload(scenario: str, n: int, launcher: Launcher) -> Operation:
     """A float32 copy of ``n`` elements by one thread or one block (numba.cuda: needs the ``cuda`` extra);
-    counts bytes read + written, as the device copy does."""
+    counts bytes read + written, as the device copy does. ``launcher(scenario, src, dst)``: the copy's kernel
+    (perfkit.workloads.kernels.one_sm's), passed in, as the measuring side imports no workload."""
     import numpy as np
     from numba import cuda
-
-    from perfkit.workloads.kernels import one_sm
 
     host = np.arange(n, dtype=np.float32)
     src, dst = cuda.to_device(host), _numba_destination(n)
-    launch = one_sm.launcher(scenario, src, dst)
+    launch = launcher(scenario, src, dst)
     return _numba_copy(launch, dst, lambda: host, 2.0 * n * 4, f"the {scenario.replace('_', ' ')} copy")
 
 
-def first_touch_workload(n: int) -> Operation:
+def first_touch_workload(n: int, launcher: Launcher) -> Operation:
     """A grid's copy of ``2n`` float32 elements (as many bytes as the vector add's x and y of ``n``) out of
     managed memory into device memory, each call after the host wrote the source again (``setup``: writing
     every page on the host moves it back there), so that every call migrates the source's pages; counts the
-    bytes migrated. The host writes one of two buffers in turn, so the check sees the last call's copy."""
+    bytes migrated. The host writes one of two buffers in turn, so the check sees the last call's copy.
+    ``launcher(src, dst)``: the copy's kernel (perfkit.workloads.kernels.first_touch's), passed in."""
     import numpy as np
     from numba import cuda
-
-    from perfkit.workloads.kernels import first_touch
 
     buffers = (np.arange(2 * n, dtype=np.float32), np.arange(2 * n, 0, -1, dtype=np.float32))
     written: list[Any] = [buffers[1]]
@@ -102,7 +104,7 @@ def first_touch_workload(n: int) -> Operation:
         src[:] = written[0]
 
     host_writes()
-    return _numba_copy(first_touch.launcher(src, dst), dst, lambda: written[0], 2.0 * n * 4,
+    return _numba_copy(launcher(src, dst), dst, lambda: written[0], 2.0 * n * 4,
                        "the first touch's copy", host_writes)
 
 

@@ -12,28 +12,27 @@ clock (perfkit.results.payloads.ClockLock), so a changed clock shows beside the 
 from __future__ import annotations
 
 from collections.abc import Iterator
-from contextlib import contextmanager
+from contextlib import ExitStack, contextmanager
 from dataclasses import dataclass
 from typing import Any
 
 from perfkit.errors import HardwareError, UsageError
-from perfkit.measure import power
+from perfkit.measure.nvml import nvml_open
 
 
-def sm_clocks(index: int, nvml: Any = None) -> str | None:
-    """``"<application>/<max> MHz"`` of GPU ``index``'s SM clock; None where NVML cannot say."""
+def sm_clocks(index: int, binding: Any = None) -> str | None:
+    """``"<application>/<max> MHz"`` of GPU ``index``'s SM clock; None where NVML cannot say (``binding``:
+    as :func:`perfkit.measure.nvml.nvml_open`'s)."""
     try:
-        nvml = nvml or power.load_nvml()
+        with nvml_open(binding) as nvml:
+            try:
+                handle = nvml.nvmlDeviceGetHandleByIndex(index)
+                application = nvml.nvmlDeviceGetApplicationsClock(handle, nvml.NVML_CLOCK_SM)
+                top = nvml.nvmlDeviceGetMaxClockInfo(handle, nvml.NVML_CLOCK_SM)
+            except nvml.NVMLError:
+                return None
     except HardwareError:
         return None
-    try:
-        handle = nvml.nvmlDeviceGetHandleByIndex(index)
-        application = nvml.nvmlDeviceGetApplicationsClock(handle, nvml.NVML_CLOCK_SM)
-        top = nvml.nvmlDeviceGetMaxClockInfo(handle, nvml.NVML_CLOCK_SM)
-    except nvml.NVMLError:
-        return None
-    finally:
-        nvml.nvmlShutdown()
     return f"{application}/{top} MHz"
 
 
@@ -59,7 +58,7 @@ class Lock:
 
 
 @contextmanager
-def locked(gpus: int, rate: str = "base", nvml: Any = None) -> Iterator[Lock]:
+def locked(gpus: int, rate: str = "base", binding: Any = None) -> Iterator[Lock]:
     """Lock every GPU's SM clock for the block, then reset it; yields what happened (:class:`Lock`: "clocks
     locked at the base clock on 2 GPU(s)", or why not).
 
@@ -67,41 +66,42 @@ def locked(gpus: int, rate: str = "base", nvml: Any = None) -> Iterator[Lock]:
     GEMM no longer runs at whatever clock its power and temperature allow: on an H100, two runs of the
     ceilings and layers locked there spread 0.6% on tf32 (three unlocked: 2.5%), 1.1% on fp16 (2.0%), 2.0% on
     bf16 (2.5%), and every kernel that held a higher clock unlocked ran 13-23% slower. ``max`` locks the
-    boost clock, which a power-limited kernel leaves anyway."""
+    boost clock, which a power-limited kernel leaves anyway. ``binding``: as :func:`sm_clocks`'s."""
     if rate not in RATES:
         raise UsageError(f"unknown clock lock {rate!r}; choose one of {', '.join(RATES)}")
     if gpus < 1:
         yield Lock("clocks not locked: this run uses no GPU")
         return
-    try:
-        nvml = nvml or power.load_nvml()
-    except HardwareError as exc:
-        yield Lock(f"clocks not locked: {exc}")
-        return
-    done = []
-    try:
-        for index in range(gpus):
-            handle = nvml.nvmlDeviceGetHandleByIndex(index)
-            limit = (
-                TDP_LIMIT if rate == "base"
-                else nvml.nvmlDeviceGetDefaultApplicationsClock(handle, nvml.NVML_CLOCK_SM)
-            )
-            nvml.nvmlDeviceSetGpuLockedClocks(handle, limit, limit)
-            done.append(handle)
-    except nvml.NVMLError as exc:
-        for handle in done:
-            nvml.nvmlDeviceResetGpuLockedClocks(handle)
-        nvml.nvmlShutdown()
-        yield Lock(f"clocks not locked: the driver refused ({exc}); the run goes on at the clocks it finds")
-        return
-    try:
+    with ExitStack() as held:  # on leaving: the locked GPUs reset, then NVML shut down
+        try:
+            nvml = held.enter_context(nvml_open(binding))
+        except HardwareError as exc:
+            yield Lock(f"clocks not locked: {exc}")
+            return
+        done: list[Any] = []
+        held.callback(_reset, nvml, done)
+        try:
+            for index in range(gpus):
+                handle = nvml.nvmlDeviceGetHandleByIndex(index)
+                limit = (
+                    TDP_LIMIT if rate == "base"
+                    else nvml.nvmlDeviceGetDefaultApplicationsClock(handle, nvml.NVML_CLOCK_SM)
+                )
+                nvml.nvmlDeviceSetGpuLockedClocks(handle, limit, limit)
+                done.append(handle)
+        except nvml.NVMLError as exc:
+            held.close()  # the GPUs locked before the refusal are reset before the run goes on
+            said = f"the driver refused ({exc}); the run goes on at the clocks it finds"
+            yield Lock(f"clocks not locked: {said}")
+            return
         top = nvml.nvmlDeviceGetMaxClockInfo(done[0], nvml.NVML_CLOCK_SM)
         if rate == "base":  # the driver's own base clock: an idle GPU reads its idle clock, not this one
             yield Lock(f"clocks locked at the base clock on {len(done)} GPU(s)", f"base/{top} MHz locked")
         else:
             yield Lock(f"clocks locked at the default application clock ({limit} MHz) on {len(done)} GPU(s)",
                        f"{limit}/{top} MHz locked")
-    finally:
-        for handle in done:
-            nvml.nvmlDeviceResetGpuLockedClocks(handle)
-        nvml.nvmlShutdown()
+
+
+def _reset(nvml: Any, handles: list[Any]) -> None:
+    for handle in handles:
+        nvml.nvmlDeviceResetGpuLockedClocks(handle)

@@ -16,7 +16,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from perfkit.errors import HardwareError
-from perfkit.measure import power
+from perfkit.measure.nvml import load_nvml
 from perfkit.results.payloads import GpuThrottle
 
 
@@ -30,7 +30,7 @@ class ThermalSnapshot:
 def _gpus() -> tuple[Any, tuple[Any, ...]]:
     """NVML and a handle per GPU it sees, initialised once per process; no GPUs where NVML cannot be read."""
     try:
-        nvml = power.load_nvml()
+        nvml = load_nvml()
     except HardwareError:
         return None, ()
     try:

@@ -17,8 +17,10 @@ from typing import Any
 
 from perfkit.cpus import usable_cpus
 from perfkit.errors import HardwareError, UsageError
-from perfkit.measure import clocks, power
+from perfkit.measure import clocks
+from perfkit.measure.nvml import nvml_open
 from perfkit.results import datasheet
+from perfkit.results.tables import slug
 
 
 @dataclass(frozen=True)
@@ -50,20 +52,21 @@ class Fingerprint:
         return asdict(self)
 
 
-def slug(text: str) -> str:
-    """Lower-case words joined by '-', without trademarks, 'CPU' and clock speeds."""
+def model_slug(text: str) -> str:
+    """A GPU's or CPU's model name as the hardware id spells it: lower-case words joined by '-', without
+    trademarks, 'CPU' and clock speeds (a stored key: its spelling must not change)."""
     text = re.sub(r"\((r|tm|c)\)", " ", text, flags=re.IGNORECASE)
     text = re.sub(r"@.*$", " ", text)
     text = re.sub(r"\b(cpu|processor)\b", " ", text, flags=re.IGNORECASE)
-    return re.sub(r"[^a-z0-9]+", "-", text.lower()).strip("-")
+    return slug(text.lower())
 
 
 def hardware_id(device: str, gpu_name: str | None, gpu_count: int, cpu_model: str, cpu_count: int) -> str:
     """The box: the GPU model and how many (``nvidia-h200-x1``), or the CPU model and how many logical CPUs
     this process may use (``cpu-amd-epyc-2cpu``): cloud runners of one CPU model come with 2 to 64 of them."""
     if device == "cuda" and gpu_name:
-        return f"{slug(gpu_name)}-x{gpu_count}"
-    return f"cpu-{slug(cpu_model) or slug(platform.machine()) or 'unknown'}-{cpu_count}cpu"
+        return f"{model_slug(gpu_name)}-x{gpu_count}"
+    return f"cpu-{model_slug(cpu_model) or model_slug(platform.machine()) or 'unknown'}-{cpu_count}cpu"
 
 
 def cpu_signature(cpuinfo: str | None = None) -> str | None:
@@ -113,15 +116,13 @@ def _version(package: str) -> str | None:
 def _driver_version() -> str | None:
     """The NVIDIA driver version from NVML; None where NVML or the driver is missing."""
     try:
-        nvml = power.load_nvml()
+        with nvml_open() as nvml:
+            try:
+                version = nvml.nvmlSystemGetDriverVersion()
+            except nvml.NVMLError:
+                return None
     except HardwareError:
         return None
-    try:
-        version = nvml.nvmlSystemGetDriverVersion()
-    except nvml.NVMLError:
-        return None
-    finally:
-        nvml.nvmlShutdown()
     return version.decode() if isinstance(version, bytes) else str(version)
 
 

@@ -24,7 +24,7 @@ import sys
 import time
 from collections import deque
 from collections.abc import Callable, Iterator, Sequence
-from contextlib import contextmanager
+from contextlib import ExitStack, contextmanager
 from dataclasses import dataclass
 from typing import Any
 
@@ -32,6 +32,7 @@ import torch
 
 from perfkit.errors import HardwareError
 from perfkit.measure import power, timing
+from perfkit.measure.nvml import nvml_open
 from perfkit.results import figures
 from perfkit.results.metrics import MetricRecorder
 
@@ -76,12 +77,12 @@ def temperature_reader(device: torch.device) -> Iterator[Callable[[], int] | Non
     if device.type != "cuda":
         yield None
         return
-    try:
-        nvml = power.load_nvml()
-    except HardwareError:
-        yield None
-        return
-    try:
+    with ExitStack() as held:
+        try:
+            nvml = held.enter_context(nvml_open())
+        except HardwareError:
+            yield None
+            return
         try:
             index = torch.cuda.current_device() if device.index is None else device.index
             handle = power.device_handle(nvml, index)
@@ -90,8 +91,6 @@ def temperature_reader(device: torch.device) -> Iterator[Callable[[], int] | Non
             yield None
             return
         yield lambda: int(nvml.nvmlDeviceGetTemperature(handle, nvml.NVML_TEMPERATURE_GPU))
-    finally:
-        nvml.nvmlShutdown()
 
 
 def warm_until_steady(fn: Callable[[], Any], read_c: Callable[[], int] | None, window_s: float = WINDOW_S,

@@ -8,17 +8,19 @@ a GPU has no counter it is the integral of the sampled power, and the trace says
 """
 from __future__ import annotations
 
+import contextlib
 import itertools
 import statistics
 import threading
 import time
 from dataclasses import dataclass
-from types import ModuleType, TracebackType
+from types import TracebackType
 from typing import Any
 
 from typing_extensions import Self
 
 from perfkit.errors import HardwareError, UsageError
+from perfkit.measure.nvml import nvml_open
 
 #: Measured window and the lead-in before it (seconds); several NVML update periods each.
 POWER_WINDOW_S = 2.0
@@ -58,41 +60,25 @@ class PowerTrace:
         return max(getattr(r, field) for r in self.readings)
 
 
-def load_nvml() -> ModuleType:
-    """The initialised NVML binding, or a HardwareError saying why it cannot be used here."""
-    try:
-        import pynvml
-    except ImportError:
-        raise HardwareError("nvidia-ml-py is not installed (pip install -e '.[cuda]')") from None
-    try:
-        pynvml.nvmlInit()
-    except pynvml.NVMLError as exc:
-        raise HardwareError(f"NVML is unavailable ({exc}): no NVIDIA driver on this machine") from None
-    return pynvml
-
-
 def unavailable_reason() -> str | None:
     """Why NVML cannot be read here (for ``metrics_absent``), or None when it can."""
     try:
-        nvml = load_nvml()
+        with nvml_open():
+            return None
     except HardwareError as exc:
         return str(exc)
-    nvml.nvmlShutdown()
-    return None
 
 
 def enforced_limit_w(cuda_index: int) -> float | None:
     """The power limit the driver enforces on GPU ``cuda_index`` in watts; None where NVML cannot say."""
     try:
-        nvml = load_nvml()
+        with nvml_open() as nvml:
+            try:
+                return float(nvml.nvmlDeviceGetEnforcedPowerLimit(device_handle(nvml, cuda_index))) / 1e3
+            except nvml.NVMLError:
+                return None
     except HardwareError:
         return None
-    try:
-        return float(nvml.nvmlDeviceGetEnforcedPowerLimit(device_handle(nvml, cuda_index))) / 1e3
-    except nvml.NVMLError:
-        return None
-    finally:
-        nvml.nvmlShutdown()
 
 
 def _cuda_pci_bus_id(cuda_index: int) -> str | None:
@@ -134,6 +120,7 @@ class PowerSampler:
         self._cuda_index = cuda_index
         self._interval = interval_s
         self._nvml = nvml
+        self._open = contextlib.ExitStack()  # NVML, from the block's start to its end
         self._handle: Any = None
         self._readings: list[Reading] = []
         self._stop = threading.Event()
@@ -150,17 +137,14 @@ class PowerSampler:
         return self._trace
 
     def __enter__(self) -> Self:
-        if self._nvml is None:
-            self._nvml = load_nvml()
-        else:
-            self._nvml.nvmlInit()
+        self._nvml = self._open.enter_context(nvml_open(self._nvml))
         try:
             self._handle = device_handle(self._nvml, self._cuda_index)
             self._energy_start = self._energy_mj()
             self._start = time.perf_counter()
             self._sample()
         except self._nvml.NVMLError as exc:
-            self._nvml.nvmlShutdown()
+            self._open.close()
             raise SamplingError(f"NVML cannot sample GPU {self._cuda_index} ({exc})") from None
         self._thread = threading.Thread(target=self._run, name="perfkit-power", daemon=True)
         self._thread.start()
@@ -183,7 +167,7 @@ class PowerSampler:
                                         f"({self._failed})")
                 self._trace = self._finish(time.perf_counter() - self._start, self._energy_mj())
         finally:
-            self._nvml.nvmlShutdown()
+            self._open.close()
 
     def _run(self) -> None:
         while not self._stop.wait(self._interval):

@@ -101,9 +101,8 @@ def launch(module: str, job: Mapping[str, Any], nproc: int, *, torchrun_args: Se
                 code = process.wait(timeout=timeout_s)
             except subprocess.TimeoutExpired:
                 raise DistributedError(
-                    f"{module} on {nproc} process(es) ran past {timeout_s:.0f} s and was stopped (all ranks "
-                    f"killed); "
-                    f"last output: {_tail(log_path)}"
+                    f"{module} on {nproc} process(es) ran past {timeout_s:.0f} s and was stopped (all "
+                    f"ranks killed); last output: {_tail(log_path)}"
                 ) from None
         errors = sorted(
             (json.loads(p.read_text()) for p in out.glob("error.*.json")), key=lambda e: e["time"]

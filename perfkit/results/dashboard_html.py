@@ -3,21 +3,20 @@ benchmark and hardware id, each history chart an inline SVG (perfkit.results.his
 
 It must open from file:// on a machine without network (a CI artifact, unzipped): no script, no CDN, no
 absolute link; the charts and the index's sparklines are inline SVG. Page names are made from the benchmark id
-(which holds ``[``, ``]``, ``::`` and ``/``) by :func:`slug`: file-safe characters only, with a hash of the
-whole id, so two ids never share a page whatever they hold. The pages say nothing of where or when they were
-built, so the same runs give the same site from any database.
+(which holds ``[``, ``]``, ``::`` and ``/``) by :func:`unique_name`: file-safe characters only, with a hash
+of the whole id, so two ids never share a page whatever they hold. The pages say nothing of where or when
+they were built, so the same runs give the same site from any database.
 """
 from __future__ import annotations
 
 import hashlib
 import html
-import re
 from collections.abc import Iterable, Sequence
 from pathlib import Path
 
 from perfkit.results import tables
 from perfkit.results.dashboard import Benchmark, Dashboard, Group, Latest
-from perfkit.results.document import Spark, spark_svg
+from perfkit.results.document import Spark, page_html, spark_svg, table_html
 from perfkit.results.figures import TIME, TIME_UNIT
 from perfkit.results.history_svg import history_svg
 from perfkit.results.judge import WORST_FIRST, Row, Verdict
@@ -26,39 +25,23 @@ INDEX = "index.html"
 #: The runs a sparkline shows (the newest ones).
 SPARK_RUNS = 30
 SPARK_WIDTH, SPARK_HEIGHT = 140, 28
-UNSAFE = re.compile(r"[^A-Za-z0-9._-]+")
-
-_STYLE = """
-body { font-family: system-ui, sans-serif; margin: 1.5em auto; max-width: 1280px; padding: 0 1em; }
-body { color: #222; }
-table { border-collapse: collapse; margin: 0.8em 0; font-size: 0.85em; }
-th, td { border: 1px solid #ccc; padding: 0.25em 0.5em; text-align: left; vertical-align: middle; }
-th { background: #f3f3f3; }
-td.num { text-align: right; font-variant-numeric: tabular-nums; white-space: nowrap; }
-svg.history { max-width: 100%; height: auto; border: 1px solid #eee; }
-code { background: #f5f5f5; padding: 0 0.2em; }
-.v { font-weight: 600; padding: 0 0.3em; border-radius: 3px; white-space: nowrap; }
-.regressed { background: #fdd; color: #900; } .unknown { background: #ffe9c6; color: #8a4b00; }
-.improved { background: #dfd; color: #060; } .changed { background: #e6e6ff; color: #339; }
-.unchanged, .new, .missing { color: #555; padding: 0; }
-.muted { color: #666; font-size: 0.9em; }
-"""
 
 
-def slug(text: str) -> str:
-    """A file name for ``text``: its file-safe characters, shortened, and 10 hex digits of its SHA-256."""
-    readable = UNSAFE.sub("-", text.removeprefix("benches/")).strip("-.")[:80]
+def unique_name(text: str) -> str:
+    """A file name for ``text``: its slug, keeping case, ``.`` and ``_`` so a benchmark id reads as itself,
+    shortened, and 10 hex digits of its SHA-256, so no two ids share one."""
+    readable = tables.slug(text.removeprefix("benches/"), keep="._-")[:80]
     digest = hashlib.sha256(text.encode("utf-8")).hexdigest()[:10]
     return f"{readable}-{digest}" if readable else digest
 
 
 def group_slug(group: Group) -> str:
-    return slug(f"{group.hardware_id}-{group.profile}")
+    return unique_name(f"{group.hardware_id}-{group.profile}")
 
 
 def page_name(group: Group, bench: Benchmark) -> str:
     """The benchmark page's path relative to the index."""
-    return f"{group_slug(group)}/{slug(bench.name)}.html"
+    return f"{group_slug(group)}/{unique_name(bench.name)}.html"
 
 
 def write(dashboard: Dashboard, out: Path) -> Path:
@@ -74,20 +57,14 @@ def write(dashboard: Dashboard, out: Path) -> Path:
     return index
 
 
-def _page(title: str, body: Iterable[str]) -> str:
-    head = f'<meta charset="utf-8"><title>{html.escape(title)}</title><style>{_STYLE}</style>'
-    text = "\n".join(body)
-    return f'<!DOCTYPE html>\n<html lang="en"><head>{head}</head>\n<body>\n{text}\n</body></html>\n'
-
-
-def _table(head: Sequence[str], rows: Iterable[Sequence[str]], numeric: Sequence[int] = ()) -> str:
+def _table(head: Sequence[str], rows: Iterable[Sequence[str]], numeric: Sequence[int] = (),
+           kind: str = "") -> str:
     """A table of cells already in HTML; the columns ``numeric`` right-aligned."""
     def cell(i: int, text: str) -> str:
         return f'<td class="num">{text}</td>' if i in numeric else f"<td>{text}</td>"
 
-    body = "".join("<tr>" + "".join(cell(i, c) for i, c in enumerate(row)) + "</tr>" for row in rows)
-    return ("<table><thead><tr>" + "".join(f"<th>{html.escape(h)}</th>" for h in head) + "</tr></thead>"
-            f"<tbody>{body}</tbody></table>")
+    return table_html([html.escape(h) for h in head],
+                      ["".join(cell(i, c) for i, c in enumerate(row)) for row in rows], kind)
 
 
 def _verdict(verdict: Verdict) -> str:
@@ -139,7 +116,7 @@ def _index(dashboard: Dashboard) -> str:
     body = ["<h1>perfkit dashboard</h1>", about, f"<ul>{links}</ul>"]
     for group in dashboard.groups:
         body += _group_section(group)
-    return _page("perfkit dashboard", body)
+    return page_html("perfkit dashboard", body)
 
 
 def _group_section(group: Group) -> list[str]:
@@ -155,7 +132,7 @@ def _group_section(group: Group) -> list[str]:
                f"{html.escape(said)}.</p>")
     head = ["benchmark", "latest verdict", "change", "latest time", "trend", "runs"]
     return [f'<h2 id="{group_slug(group)}">{html.escape(_group_title(group))}</h2>', summary,
-            _table(head, rows, numeric=(3, 5))]
+            _table(head, rows, numeric=(3, 5), kind="trends")]
 
 
 def _benchmark_page(group: Group, bench: Benchmark) -> str:
@@ -175,7 +152,7 @@ def _benchmark_page(group: Group, bench: Benchmark) -> str:
             _fingerprint_changes(bench),
             "<h2>Across hardware</h2>",
             _speedups(group, bench)]
-    return _page(bench.name, body)
+    return page_html(bench.name, body)
 
 
 def _latest_section(group: Group, latest: Latest) -> list[str]:
@@ -183,16 +160,16 @@ def _latest_section(group: Group, latest: Latest) -> list[str]:
         where = (f"on this machine (the earlier ones ran on another machine under the id: "
                  f"{html.escape(latest.elsewhere)}) " if latest.elsewhere else "")
         said = (f"<p>Latest verdict: {_verdict(latest.verdict)}: no earlier run of "
-                f"{html.escape(group.hardware_id)} {where}holds it, so there is nothing to judge it against."
-                "</p>")
+                f"{html.escape(group.hardware_id)} {where}holds it, so there is nothing to judge it "
+                "against.</p>")
         return [said]
     rows = ([html.escape(r.figure), _value(r.baseline, r.unit), _value(r.current, r.unit),
              html.escape(tables.fmt_change(r.change)), _verdict(r.verdict),
              "-" if r.p_value is None else f"{r.p_value:.2g}", "-" if r.mde is None else f"{r.mde:.1%}",
              _text(r.note)] for r in latest.rows)
-    said = (f"<p>Latest verdict: {_verdict(latest.verdict)}, the run of {_when(latest.when)} against its "
-            f"{latest.against} run(s) before (and the noise of every earlier run since its last change "
-            "point).</p>")
+    said = (f"<p>Latest verdict: {_verdict(latest.verdict)}, the run of {_when(latest.when)} against "
+            f"its {latest.against} run(s) before (and the noise of every earlier run since its last "
+            "change point).</p>")
     return [said,
             _table(["figure", "before", "latest", "change", "verdict", "p", "MDE", "note"], rows,
                    numeric=(1, 2, 3, 5, 6))]
@@ -203,8 +180,10 @@ def _change_points(bench: Benchmark) -> str:
     numbers of ``perfkit history`` and of the chart."""
     trend = bench.trend
     found = [f"from {trend.label(i)} {what}" for i, what in trend.turns()]
-    return (f"<p>Change points and new series of its time (e-divisive means): {html.escape('; '.join(found))}"
-            ".</p>" if found else "<p>No change point in its time.</p>")
+    if not found:
+        return "<p>No change point in its time.</p>"
+    turns = html.escape("; ".join(found))
+    return f"<p>Change points and new series of its time (e-divisive means): {turns}.</p>"
 
 
 def _fingerprint_changes(bench: Benchmark) -> str:

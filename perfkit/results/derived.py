@@ -107,9 +107,8 @@ def _share_of_ceiling(add: _Additions, bench: BenchmarkEntry, ceilings: Ceilings
     elif copy and value > CACHED * ceiling:
         # a share well above 1 is no share of that ceiling: the work's data stayed in a cache (a CPU ReLU of
         # the quick profile streamed 4-7 times the copy ceiling), which the memory-copy roof does not bound
-        add.missing(bench, share, f"its {value:.3g} {rate.unit} is above the measured {peak.key} of "
-                                  f"{ceiling:.3g}: its data stayed in cache, which that ceiling does not "
-                                  "bound")
+        above = f"its {value:.3g} {rate.unit} is above the measured {peak.key} of {ceiling:.3g}"
+        add.missing(bench, share, f"{above}: its data stayed in cache, which that ceiling does not bound")
     else:
         add.record(bench, share, value / ceiling)
 

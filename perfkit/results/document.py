@@ -5,13 +5,16 @@ mailed). Both renderings come from the same sections; neither is parsed back fro
 Text and table cells may hold ``code``, **bold** and links to a section, ``[words](#anchor)`` with the
 anchor :func:`anchor` gives the section's title, which both renderings understand. A table cell may be a
 :class:`Spark` (a small trend): unicode bars in markdown, an inline SVG in HTML.
+
+The HTML writer here (:func:`page_html`, :func:`table_html` and the one style sheet, :data:`STYLE`) writes
+the dashboard's pages too (perfkit.results.dashboard_html), so the two look alike and change together.
 """
 from __future__ import annotations
 
 import base64
 import html
 import re
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from itertools import pairwise
 from pathlib import Path
@@ -183,16 +186,20 @@ def markdown(doc: Document) -> str:
 
 # ---- HTML --------------------------------------------------------------------------------------------------
 
-_STYLE = """
+#: The one style sheet of every page perfkit writes: the report's and the dashboard's.
+STYLE = """
 body { font-family: system-ui, sans-serif; margin: .6em auto; max-width: 1400px; padding: 0 1em; color: #222 }
 h1 { font-size: 1.1em; margin: 0.2em 0; }
 table { border-collapse: collapse; margin: 0.6em 0; font-size: 0.85em; }
 th, td { border: 1px solid #ccc; padding: 0.15em 0.45em; text-align: left; vertical-align: top; }
 th { background: #f3f3f3; }
+td.num { text-align: right; font-variant-numeric: tabular-nums; white-space: nowrap; }
 table.verdicts { font-size: 0.8em; width: 100%; }
 table.verdicts th, table.verdicts td { white-space: nowrap; padding: 0.1em 0.35em; line-height: 1.25; }
 table.verdicts td:last-child { width: 100%; max-width: 0; overflow: hidden; text-overflow: ellipsis; }
 table.verdicts td:nth-child(2) { white-space: normal; overflow-wrap: anywhere; min-width: 30em; }
+table.benchmarks td { white-space: nowrap; }
+table.trends td { vertical-align: middle; }
 img { max-width: 100%; border: 1px solid #eee; }
 figure { margin: 0.6em 0; }
 figcaption { font-size: 0.85em; color: #555; }
@@ -202,8 +209,13 @@ summary { cursor: pointer; }
 .columns { display: flex; flex-wrap: wrap; gap: 1em; align-items: flex-start; }
 .columns > div { flex: 0 1 auto; min-width: 0; overflow-x: auto; }
 .columns > div + div { flex: 1 1 480px; }
-table.benchmarks td { white-space: nowrap; }
 svg.spark { vertical-align: middle; }
+svg.history { max-width: 100%; height: auto; border: 1px solid #eee; }
+.v { font-weight: 600; padding: 0 0.3em; border-radius: 3px; white-space: nowrap; }
+.regressed { background: #fdd; color: #900; } .unknown { background: #ffe9c6; color: #8a4b00; }
+.improved { background: #dfd; color: #060; } .changed { background: #e6e6ff; color: #339; }
+.unchanged, .new, .missing { color: #555; padding: 0; }
+.muted { color: #666; font-size: 0.9em; }
 """
 
 
@@ -250,21 +262,15 @@ def _html_cell(cell: Cell, clipped: bool = False) -> str:
     return f'<td title="{html.escape(cell)}">{_inline(cell)}</td>' if clipped else f"<td>{_inline(cell)}</td>"
 
 
-def _html_row(row: Sequence[Cell], kind: str) -> str:
+def _html_cells(row: Sequence[Cell], kind: str) -> str:
     clip = len(row) - 1 if kind == "verdicts" else -1  # the last cell, a note
-    return "<tr>" + "".join(_html_cell(c, i == clip) for i, c in enumerate(row)) + "</tr>"
+    return "".join(_html_cell(c, i == clip) for i, c in enumerate(row))
 
 
 def _html_block(block: Block) -> str:
     if isinstance(block, Table):
-        kind = f' class="{block.kind}"' if block.kind else ""
-        return (
-            f"<table{kind}><thead><tr>"
-            + "".join(f"<th>{_inline(c)}</th>" for c in block.head)
-            + "</tr></thead><tbody>"
-            + "".join(_html_row(row, block.kind) for row in block.rows)
-            + "</tbody></table>"
-        )
+        return table_html([_inline(c) for c in block.head], [_html_cells(r, block.kind) for r in block.rows],
+                          block.kind)
     if isinstance(block, Image):
         if not block.path.is_file():
             return f"<p><em>{html.escape(block.alt)}: {html.escape(block.path.name)} is missing</em></p>"
@@ -297,11 +303,22 @@ def html_page(doc: Document) -> str:
         if section.title:
             body.append(_heading(section, seen))
         body += [_html_block(b) for b in section.blocks]
-    return (
-        f'<!DOCTYPE html>\n<html lang="en"><head><meta '
-        f'charset="utf-8"><title>{html.escape(doc.title)}</title>'
-        f"<style>{_STYLE}</style></head>\n<body>\n" + "\n".join(body) + "\n</body></html>\n"
-    )
+    return page_html(doc.title, body)
+
+
+def page_html(title: str, body: Iterable[str]) -> str:
+    """A whole page of ``body``'s HTML blocks under the one style sheet (the report's and the dashboard's),
+    titled ``title`` (plain text)."""
+    head = f'<meta charset="utf-8"><title>{html.escape(title)}</title><style>{STYLE}</style>'
+    text = "\n".join(body)
+    return f'<!DOCTYPE html>\n<html lang="en"><head>{head}</head>\n<body>\n{text}\n</body></html>\n'
+
+
+def table_html(head: Iterable[str], rows: Iterable[str], kind: str = "") -> str:
+    """A table of header cells in HTML and rows of ``<td>`` elements, of the style sheet's class ``kind``."""
+    of = f' class="{kind}"' if kind else ""
+    return (f"<table{of}><thead><tr>" + "".join(f"<th>{h}</th>" for h in head) + "</tr></thead><tbody>"
+            + "".join(f"<tr>{r}</tr>" for r in rows) + "</tbody></table>")
 
 
 def write(doc: Document, folder: Path) -> Path:

@@ -454,8 +454,8 @@ def _judge_figure(fig: FigureRuns, policy: Policy, noise: FigureNoise | None,
             note = (f"not judged: a gating figure only this run has; re-save its baseline entry from "
                     f"{MIN_BASELINE_RUNS} runs of this code")
             return _Judged(_row(fig, Verdict.NOT_JUDGED, note, True))
-        return _Judged(_row(fig, Verdict.UNKNOWN, "a gating figure only the baseline has: this run did not "
-                                                  "record it", True))
+        return _Judged(_row(fig, Verdict.UNKNOWN, "a gating figure only the baseline has: this run "
+                                                  "did not record it", True))
     if fig.judged:
         return _gate(fig, minimum_effect(fig, policy), noise, policy.alpha, host)
     return _informational(fig, minimum_effect(fig, policy), noise)
@@ -518,16 +518,16 @@ def _gate(fig: FigureRuns, minimum: float, noise: FigureNoise | None, alpha: flo
     if fig.measured_differently is not None:  # different by the method, not the code: never judged
         return _Judged(_row(fig, Verdict.MEASURED_DIFFERENTLY, fig.measured_differently, True))
     if len(b) < MIN_BASELINE_RUNS:
-        return _Judged(_row(fig, Verdict.NOT_JUDGED, f"not judged: needs {MIN_BASELINE_RUNS} baseline runs "
-                                                     f"(it has {len(b)}); re-save its baseline entry from "
-                                                     "more runs", True))
+        return _Judged(_row(fig, Verdict.NOT_JUDGED, f"not judged: needs {MIN_BASELINE_RUNS} baseline "
+                                                     f"runs (it has {len(b)}); re-save its baseline "
+                                                     "entry from more runs", True))
     if min(b + c) <= 0:  # no log scale: only the same value on every run of both sides is evidence
         same = len(set(b + c)) == 1
         return _Judged(_row(fig, Verdict.UNCHANGED if same else Verdict.UNKNOWN,
                             "" if same else "a zero or negative figure: no log scale to judge it on", True))
     if noise is None:
-        return _Judged(_row(fig, Verdict.NOT_JUDGED, "not judged: no run-to-run noise is known for this "
-                                                     "figure", True))
+        note = "not judged: no run-to-run noise is known for this figure"
+        return _Judged(_row(fig, Verdict.NOT_JUDGED, note, True))
     shift = stats.log_shift(b, c)
     floor = math.log1p(minimum)
     worse = shift if fig.better == "lower" else -shift

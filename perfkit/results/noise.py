@@ -98,7 +98,6 @@ class FigureNoise:
     sd: float
     df: float
     between_sd: float = 0.0
-    own_runs: int = 0
     source: str = ""
 
 
@@ -330,7 +329,7 @@ class Noise:
         timed = self.kinds.get(key, "").startswith("timed")
         between = math.sqrt(share) * sd if other_machine and timed else 0.0
         source = f"{len(own)} kept run(s)" + (f", pooled (d0 {prior.df:.3g})" if prior else "")
-        return FigureNoise(sd, dof, between, len(own), source)
+        return FigureNoise(sd, dof, between, source)
 
 
 def _since_last_change(kept: Iterable[ResultSet], skip_dates: set[str]) -> dict[str, dict[str, list[float]]]:

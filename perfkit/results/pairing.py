@@ -87,8 +87,8 @@ def _clocks_differ(base: BenchmarkEntry, cur: BenchmarkEntry) -> str | None:
     if base.clock_lock == cur.clock_lock:
         return None
     return (f"timed at another SM clock (baseline: {base.clock_lock or 'unlocked'}; this run: "
-            f"{cur.clock_lock or 'unlocked'}): not judged; re-save its baseline entry from a run timed like "
-            "this one")
+            f"{cur.clock_lock or 'unlocked'}): not judged; re-save its baseline entry from a run timed "
+            "like this one")
 
 
 def _methods_differ(base: BenchmarkEntry, cur: BenchmarkEntry, figure: str) -> str | None:

@@ -690,7 +690,6 @@ FAMILY_PLOTTERS: dict[str, tuple[Plotter, ...]] = {
     "test_time_to_accuracy": (plot_time_to_accuracy,),
     "test_large_batch": (plot_large_batch,),
 }
-PLOTTERS: list[Plotter] = [plotter for plotters in FAMILY_PLOTTERS.values() for plotter in plotters]
 
 
 def hardware_chart(rows: Iterable[Any], baseline_id: str, current_id: str, path: Path) -> Path | None:
@@ -739,9 +738,9 @@ def hardware_chart(rows: Iterable[Any], baseline_id: str, current_id: str, path:
     ax.set(xlim=(low, high), ylim=(low, high),
            xlabel=f"expected speedup of {current_id} over {baseline_id}",
            ylabel=f"measured speedup ({sides if len(sides) <= 50 else 'baseline time / current time'})",
-           title=f"Across hardware: {within} of {len(points)} benchmarks within x{near} of their expected "
-                 "speedup" + (f"\n{ceilings} ceiling benchmark(s) not shown: their speedup is their "
-                              "expectation" if ceilings else ""))
+           title=f"Across hardware: {within} of {len(points)} benchmarks within x{near} of their "
+                 "expected speedup" + (f"\n{ceilings} ceiling benchmark(s) not shown: their speedup is "
+                                       "their expectation" if ceilings else ""))
     ax.grid(True, which="both", alpha=0.2)
     ax.legend(fontsize=8, loc="upper left")
     fig.tight_layout()  # the layout the names are placed in (they stay out of it)

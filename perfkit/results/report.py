@@ -47,7 +47,8 @@ from perfkit.results.tables import fmt_change, fmt_time, fmt_value, text_table
 
 FORMATS = ("table", "markdown", "json")
 _QUIET = {Verdict.UNCHANGED, Verdict.INFO}
-#: What each verdict word means, printed under every comparison.
+
+
 def _percent(share: float) -> str:
     return f"{share * 100:.3g}%"
 
@@ -364,8 +365,8 @@ def verdict_blocks(cmp: Comparison, pointers: Pointers | None = None, show_info:
     counts = cmp.counts()
     inside = [r for r in cmp.rows if unsettled(r)]
     if inside:
-        blocks.append(_folded(f"{len(inside)} unknown figure(s) inside the minimum effect, their interval "
-                              "beyond it", [Table.of(_HEAD, [_row_cells(r) for r in inside])], cut))
+        blocks.append(_folded(f"{len(inside)} unknown figure(s) inside the minimum effect, their "
+                              "interval beyond it", [Table.of(_HEAD, [_row_cells(r) for r in inside])], cut))
     for verdict in (*FOLDED, Verdict.INFO):
         rows = [r for r in cmp.rows if r.verdict is verdict and (show_info or r.gating)]
         if rows:
@@ -463,8 +464,7 @@ def _tighten(row: Row) -> str:
     """What would lower a figure's minimum detectable effect."""
     if row.mde is None:
         return ("save a baseline from several runs (perfkit baseline save r1.json r2.json r3.json) or keep "
-                "runs "
-                "(--benchmark-autosave)")
+                "runs (--benchmark-autosave)")
     if row.runs[1] < 3:
         return (
             f"--perfkit-confirm 3 (this side holds {row.runs[1]} run(s)), and more kept runs of the hardware"
@@ -711,12 +711,10 @@ def _scaling_section(results: ResultSet, ceilings: Ceilings) -> list[Section]:
             (
                 Text(
                     "Speedup = images/s over the 1-GPU run of the same job in the same results; efficiency "
-                    "= speedup / "
-                    "GPUs. Communication three ways: the step minus the same step under `no_sync`; "
-                    "torch.profiler's NCCL "
-                    "kernel time per step and the part no compute kernel overlapped; the course's "
-                    "subtraction (n-GPU step "
-                    "minus the 1-GPU time for the same per-GPU batch). Where the results hold several runs "
+                    "= speedup / GPUs. Communication three ways: the step minus the same step under "
+                    "`no_sync`; torch.profiler's NCCL kernel time per step and the part no compute kernel "
+                    "overlapped; the course's subtraction (n-GPU step minus the 1-GPU time for the same "
+                    "per-GPU batch). Where the results hold several runs "
                     "(a baseline), each cell is the median of its runs, with their range (min to max) where "
                     f"they spread more than {SPREAD_SHOWN:.0%}: the NCCL kernel time includes waiting for "
                     "the slowest rank and moved more than 30x between runs of one job on four H100s. Each "
@@ -805,10 +803,8 @@ def _capacity_section(results: ResultSet, ceilings: Ceilings) -> list[Section]:
             (
                 Text(
                     f"Input {list(found[0][1].input_shape)}; each layer keeps "
-                    f"{found[0][1].kept_mib_per_layer:.3g} MiB for "
-                    f"backward. Seed 000 on a GTX 1080 Ti (10.91 GiB): {seed}; split across two: {split} "
-                    f"(GPU1 ran out "
-                    "first)."
+                    f"{found[0][1].kept_mib_per_layer:.3g} MiB for backward. Seed 000 on a GTX 1080 Ti "
+                    f"(10.91 GiB): {seed}; split across two: {split} (GPU1 ran out first)."
                 ),
                 Table.of(
                     ["search", "memory", "conv", "fc", "stopped by", "probes", "forward mean (ms)", "split"],
@@ -884,9 +880,8 @@ def _tta_section(results: ResultSet, ceilings: Ceilings) -> list[Section]:
             (
                 Text(
                     f"Data `{first.data}`, target {first.target:.0%}, at most {first.epoch_cap} epochs; "
-                    f"shifted set "
-                    f"`{first.shifted_data or 'none'}`. TTA: first step to the end of the evaluation that "
-                    f"reached the target."
+                    f"shifted set `{first.shifted_data or 'none'}`. TTA: first step to the end of the "
+                    "evaluation that reached the target."
                 ),
                 Table.of(
                     [

@@ -1,9 +1,10 @@
-"""Number formats and plain-text tables shared by every renderer (markdown tables:
+"""Number formats, plain-text tables and slugs shared by every renderer (markdown tables:
 perfkit.results.document)."""
 
 from __future__ import annotations
 
 import os
+import re
 import shutil
 import sys
 import textwrap
@@ -26,6 +27,12 @@ def fmt_value(value: float | None, unit: str) -> str:
 
 def fmt_change(change: float | None) -> str:
     return "-" if change is None else f"{change:+.1%}"
+
+
+def slug(text: str, keep: str = "") -> str:
+    """``text`` with each run of characters other than ASCII letters, digits and those of ``keep`` made one
+    '-', trimmed of '-' and '.': safe in a file name, a URL and a hardware id."""
+    return re.sub(f"[^A-Za-z0-9{re.escape(keep)}]+", "-", text).strip("-.")
 
 
 def terminal_width() -> int | None:

@@ -184,8 +184,8 @@ def _time_to_accuracy(rec: TimeToAccuracy, bench: BenchmarkEntry, results: Resul
     if variant.compile_mode:
         return NoModel("torch.compile fuses the layers' kernels, which the model counts one by one")
     if variant.bf16:
-        return NoModel("autocast picks bf16 or fp32 operator by operator at run time; the record does not "
-                       "say which")
+        return NoModel("autocast picks bf16 or fp32 operator by operator at run time; the record "
+                       "does not say which")
     net = Network(rec.model, rec.batch, shapes.CIFAR10_SHAPE, TRAIN_STEP, *_precisions(results))
     return network_work(net, EAGER, IMAGES_PER_S.name, per_image=True)
 

@@ -139,10 +139,9 @@ def load_cifar10(root: Path, train: bool = True) -> ImageSet:
     if missing:
         raise UsageError(
             f"no CIFAR-10 at {folder} (missing {', '.join(missing)}): give the folder that holds "
-            f"{CIFAR10_FOLDER}/ (torchvision's format: torchvision.datasets.CIFAR10(root, download=True) on "
-            f"a "
-            f"machine with internet), or leave --perfkit-data-root and ${DATA_ROOT_ENV} unset for synthetic "
-            f"data"
+            f"{CIFAR10_FOLDER}/ (torchvision's format: torchvision.datasets.CIFAR10(root, download=True) "
+            f"on a machine with internet), or leave --perfkit-data-root and ${DATA_ROOT_ENV} unset for "
+            "synthetic data"
         )
     images, labels = [], []
     for name in names:

@@ -18,7 +18,7 @@ from perfkit.measure.ceilings import precision_in_use
 from perfkit.results import datasheet, figures
 from perfkit.results.metrics import MetricRecorder
 from perfkit.results.payloads import Ppp, PppLayer, Roofline, RooflinePoint
-from perfkit.workloads import flops, layer_times, models, paleo
+from perfkit.workloads import flops, layer_times, models, ncu_forward, paleo
 
 
 class ModelForward:
@@ -85,7 +85,7 @@ def _record_roofline(metrics: MetricRecorder, run: ModelForward, precision: str,
     points = [RooflinePoint(run.name, flop, analytic, "analytic minimum", precision)]
     if with_ncu:
         try:
-            dram = ncu.measure_dram_bytes(ncu.Region(run.name, tuple(run.shape)))
+            dram = ncu.measure_dram_bytes(ncu_forward.Region(run.name, tuple(run.shape)).argv(), run.name)
             points.append(RooflinePoint(run.name, flop, float(dram), "ncu dram", precision))
             metrics.record(figures.DRAM_BYTES, dram)
         except PerfkitError as exc:

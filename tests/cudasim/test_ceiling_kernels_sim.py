@@ -17,7 +17,7 @@ from numba import cuda
 
 from perfkit.errors import MeasurementError, UsageError
 from perfkit.measure import ceilings
-from perfkit.workloads.kernels import one_sm
+from perfkit.workloads.kernels import first_touch, one_sm
 
 
 @pytest.mark.parametrize("scenario", one_sm.SCENARIOS)
@@ -31,7 +31,7 @@ def test_one_thread_and_one_block_copy_every_element(scenario, n):
 
 @pytest.mark.parametrize("scenario", one_sm.SCENARIOS)
 def test_the_ceiling_counts_bytes_read_and_written_and_checks_the_timed_calls_copy(scenario):
-    work = ceilings.one_sm_copy_workload(scenario, 300)
+    work = ceilings.one_sm_copy_workload(scenario, 300, one_sm.launcher)
     assert work.amount == 2 * 300 * 4 and work.setup is None
     with pytest.raises(MeasurementError, match="copy's destination differs"):
         work.check()  # compiled by one call, then emptied: no timed call has copied yet
@@ -53,7 +53,7 @@ def managed(monkeypatch):
 
 @pytest.mark.parametrize("n", [1, 256, 1000])
 def test_the_first_touch_copies_what_the_host_wrote_before_each_call(managed, n):
-    work = ceilings.first_touch_workload(n)
+    work = ceilings.first_touch_workload(n, first_touch.launcher)
     assert work.amount == 2 * n * 4 and work.setup is not None  # as many bytes as the vector add's x and y
     for _ in range(3):  # the host writes one of two sources in turn: each call's copy is checked
         work.setup()
