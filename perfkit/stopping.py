@@ -87,7 +87,7 @@ def run(command: Sequence[str], cwd: Path, env: Mapping[str, str],
         try:
             out, err = child.communicate()
         except KeyboardInterrupt as exc:
-            _stop(child, signum_of(exc), grace_s)
+            stop_session(child, signum_of(exc), grace_s)
             raise
     return subprocess.CompletedProcess(list(command), child.returncode, out, err)
 
@@ -110,7 +110,7 @@ def run_all(commands: Sequence[tuple[Sequence[str], Path, Mapping[str, str]]],
                 child.wait()
         except KeyboardInterrupt as exc:
             for child, _, _ in started:
-                _stop(child, signum_of(exc), grace_s)
+                stop_session(child, signum_of(exc), grace_s)
             raise
         done = []
         for child, out, err in started:
@@ -120,7 +120,9 @@ def run_all(commands: Sequence[tuple[Sequence[str], Path, Mapping[str, str]]],
         return done
 
 
-def _stop(child: subprocess.Popen[str], signum: int, grace_s: float) -> None:
+def stop_session(child: subprocess.Popen[Any], signum: int, grace_s: float) -> None:
+    """``signum`` to the session of ``child`` (started with ``start_new_session``), ``grace_s`` for it to
+    end (its output read meanwhile, where it goes to pipes), then SIGKILL to what is left of the session."""
     with contextlib.suppress(ProcessLookupError):
         os.killpg(child.pid, signum)
     try:

@@ -33,6 +33,7 @@ from typing import Any
 import torch
 import torch.distributed as dist
 
+from perfkit import stopping
 from perfkit.errors import PerfkitError, UsageError
 from perfkit.parallel.records import RESULTS, Job, job_to_json
 from perfkit.results.payloads import Record
@@ -160,14 +161,7 @@ def _stop(process: subprocess.Popen[bytes], out: Path) -> None:
     """SIGTERM torchrun's session (torchrun then stops its workers), then SIGKILL whatever is left."""
     workers = [int(text) for p in out.glob("pid.*") if (text := p.read_text().strip()).isdigit()]
     if process.poll() is None:
-        with contextlib.suppress(ProcessLookupError):
-            os.killpg(process.pid, signal.SIGTERM)
-        try:
-            process.wait(timeout=STOP_GRACE_S)
-        except subprocess.TimeoutExpired:
-            with contextlib.suppress(ProcessLookupError):
-                os.killpg(process.pid, signal.SIGKILL)
-            process.wait()
+        stopping.stop_session(process, signal.SIGTERM, STOP_GRACE_S)
     deadline = time.monotonic() + STOP_GRACE_S
     while any(_alive(pid) for pid in workers) and time.monotonic() < deadline:
         time.sleep(0.1)
