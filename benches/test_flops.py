@@ -25,6 +25,5 @@ def test_flop_count(benchmark, name, perfkit_metrics):
                         (figures.CONV_FLOP_SHARE, table.conv_flop_share)):
         perfkit_metrics.record(spec, value)
     perfkit_metrics.info("flops", table.to_json(per_layer=False))
-    perfkit_metrics.informational("counts, not speeds: the time to count is Python on a meta device; each "
-                                  "count is "
-                                  "judged as a count that should not change")
+    perfkit_metrics.informational("counts, not speeds: the time to count is Python on a meta device; "
+                                  "each count is judged as a count that should not change")

@@ -90,8 +90,8 @@ def resolve(repo: Path, ref: str) -> str:
     done = subprocess.run(["git", "rev-parse", "--verify", "--quiet", f"{ref}^{{commit}}"], cwd=repo,
                           capture_output=True, text=True, check=False)
     if done.returncode or not done.stdout.strip():
-        raise UsageError(f"{ref!r} names no commit of {repo}; give a branch, tag or commit that `git log` "
-                         "shows")
+        raise UsageError(f"{ref!r} names no commit of {repo}; give a branch, tag or commit that "
+                         "`git log` shows")
     return done.stdout.strip()
 
 
@@ -527,8 +527,8 @@ def section(report: dict[str, Any]) -> Section:
            f"orders {' '.join(report['orders']) or '-'} (ABBA from seed {report['seed']})"
            if report["benches"] else "The change touches no bench file: nothing was run.")
     test = (f"test: {report['test']}, Holm over all of them at alpha {report['alpha']:.0%}: "
-            f"{report['why']}; minimum effect {effect['gpu_bound']:.0%} GPU-bound, {effect['other']:.0%} "
-            "otherwise")
+            f"{report['why']}; minimum effect {effect['gpu_bound']:.0%} GPU-bound, "
+            f"{effect['other']:.0%} otherwise")
     # an ab.json of perfkit before 2026-12 took the test at the full alpha after every pair
     spending = report.get("spending", "the test taken at the full alpha after every pair (alpha not spent)")
     looks = (f"looks: {spending}, out of a budget of {report['rounds']} rounds; "
@@ -559,8 +559,8 @@ def read_report(path: Path) -> dict[str, Any]:
         report = json.loads(path.read_text(encoding="utf-8"))
         section(report)  # every field the table needs is there
     except (OSError, UnicodeDecodeError, ValueError, KeyError, TypeError) as exc:
-        raise UsageError(f"{path}: not an A/B result of `perfkit ab` ({exc}); leave it out or run the A/B "
-                         "again") from None
+        raise UsageError(f"{path}: not an A/B result of `perfkit ab` ({exc}); leave it out or run "
+                         "the A/B again") from None
     return typing.cast(dict[str, Any], report)
 
 

@@ -437,8 +437,8 @@ def test_a_slowdown_paired_on_a_busy_host_is_unknown_in_the_judges_words_and_the
     both on one page. The A/B holds the slowdown back by the judge's rule, in its words."""
     report, out = _busy_ab(tmp_path, 1.6)
     [row] = report["benchmarks"]
-    said = ("other processes kept 1.6 of its 2 CPUs busy while it ran: not judged; run it again on a quiet "
-            "machine")
+    said = ("other processes kept 1.6 of its 2 CPUs busy while it ran: not judged; run it again on a "
+            "quiet machine")
     assert row["verdict"] == "unknown" and row["note"] == said and row["p_value"] is None
     assert row["change"] == pytest.approx(0.218, abs=0.002) and not row["settled"]
     monkeypatch.chdir(tmp_path)  # no baselines folder or kept runs lend their noise
