@@ -12,7 +12,6 @@ benchmark run under way gets the signal too, and the pairs finished by then stay
 """
 from __future__ import annotations
 
-import json
 import os
 import random
 import re
@@ -21,23 +20,18 @@ import socket
 import subprocess
 import sys
 import tempfile
-import typing
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from contextlib import ExitStack, contextmanager
-from dataclasses import asdict, dataclass, field, replace
+from dataclasses import dataclass, field, replace
 from pathlib import Path, PurePosixPath
-from typing import Any
 
-from perfkit import bytecode, collected, stopping
+from perfkit import ab_report, bytecode, collected, stopping
+from perfkit.ab_report import AbReport, MinimumEffect, SideRef
 from perfkit.errors import BuildError, UsageError
 from perfkit.results import baselines, load, paired
-from perfkit.results.document import Section, Table, Text, markdown_sections, plain_text
-from perfkit.results.figures import TIME
 from perfkit.results.judge import Policy, Verdict, held_back, minimum_effect
 from perfkit.results.model import ResultSet
 from perfkit.results.pairing import pair
-from perfkit.results.report import fmt_mde
-from perfkit.results.tables import fmt_change
 from perfkit.touched import benches_touched
 
 #: pytest's exit status when nothing was collected: that side lacks the benchmarks (new/missing), no error.
@@ -286,7 +280,7 @@ def output_folder(given: Path | None, prefix: str) -> Path:
 def ab(path: Path, base_ref: str, head_ref: str | None, out: Path | None, *, expr: str | None = None,
        rounds: int = 10, seed: int | None = None, benches: Sequence[str] = ("benches",),
        touched: bool = False, policy: Policy = DEFAULT_POLICY,
-       say: Callable[[str], None] = lambda _: None) -> dict[str, Any]:
+       say: Callable[[str], None] = lambda _: None) -> AbReport:
     """Run the A/B and return what it writes to ``out/ab.json`` (None: a new temporary folder, said);
     ``head_ref`` None: the working tree as it is (uncommitted changes included); ``touched``: instead of
     ``benches``, the bench files the change touches (perfkit.touched), none (nothing run) when it touches
@@ -310,7 +304,7 @@ def ab(path: Path, base_ref: str, head_ref: str | None, out: Path | None, *, exp
         raise UsageError(f"-k {expr!r} selects no benchmark in {' '.join(benches)} on either side")
     out = output_folder(out, "perfkit-ab-out-")
     say(f"results in {out}")
-    report: dict[str, Any] = {}
+    report: AbReport | None = None
     try:
         with ExitStack() as stack:
             base = Side("base", base_ref, base_commit, stack.enter_context(worktree(repo, base_commit)))
@@ -324,14 +318,15 @@ def ab(path: Path, base_ref: str, head_ref: str | None, out: Path | None, *, exp
             seed = random.randrange(2**32) if seed is None else seed
             report = _report(base, head, seed, [], rounds, benches, policy, [], {}, {"base": [], "head": []},
                              [])
-            baselines.write_json_atomically(out / "ab.json", report)
+            baselines.write_json_atomically(out / "ab.json", report.to_json())
             for report in _interleave(base, head, out, expr, rounds, seed, benches, policy):
-                say(progress(report))
+                say(ab_report.progress(report))
     except KeyboardInterrupt as exc:
-        pairs = len(report.get("orders", ()))
+        pairs = len(report.orders) if report is not None else 0
         raise stopping.Stopped(stopping.signum_of(exc),
                                f"{kept(out, pairs, rounds)} and the checkouts removed",
                                report if pairs else None) from None
+    assert report is not None  # made before the first pair
     return report
 
 
@@ -345,7 +340,7 @@ def kept(out: Path, pairs: int, rounds: int) -> str:
 
 
 def _interleave(base: Side, head: Side, out: Path, expr: str | None, rounds: int, seed: int,
-                benches: Sequence[str], policy: Policy) -> Iterator[dict[str, Any]]:
+                benches: Sequence[str], policy: Policy) -> Iterator[AbReport]:
     """The report after each pair, written to ``out/ab.json`` first (a run stopped midway keeps it)."""
     if not benches:
         return
@@ -370,7 +365,7 @@ def _interleave(base: Side, head: Side, out: Path, expr: str | None, rounds: int
         tally, rows = look(tally, this, i + 1, rounds, policy.alpha)
         report = _report(base, head, seed, plan[: i + 1], rounds, benches, policy, rows, tally.pairs, kept,
                          sorted(tally.ungated))
-        baselines.write_json_atomically(out / "ab.json", report)
+        baselines.write_json_atomically(out / "ab.json", report.to_json())
         yield report
         selection = still_open(rows)
         if not selection:  # nothing left to pair: one round tells what is new and missing
@@ -474,97 +469,19 @@ def gated(base: ResultSet, head: ResultSet, policy: Policy) -> Gated:
     return Gated(tuple(found), lone, tuple(name for name in pairing.common if name not in judged))
 
 
-def _label(row: dict[str, Any]) -> str:
-    """A row's benchmark, with its figure where that is not the time (a row of perfkit before 2026-11-26
-    has none: it judged the time only)."""
-    figure = row.get("figure", TIME)
-    return row["benchmark"] if figure == TIME else f"{row['benchmark']} {figure}"
-
-
-def progress(report: dict[str, Any]) -> str:
-    """One line after a pair: its number, its order and each figure's verdict so far."""
-    verdicts = ", ".join(f"{_label(row)} {row['verdict']}" for row in report["benchmarks"])
-    return f"pair {len(report['orders'])}/{report['rounds']} ({report['orders'][-1]}): {verdicts}"
-
-
 def _report(base: Side, head: Side, seed: int, done: list[str], rounds: int, benches: Sequence[str],
             policy: Policy, rows: list[paired.PairedRow],
             pairs: Mapping[paired.Key, Sequence[tuple[float, float]]], kept: dict[str, list[ResultSet]],
-            ungated: list[str]) -> dict[str, Any]:
+            ungated: list[str]) -> AbReport:
     names = {label: {b.fullname for r in sets for b in r.benchmarks} for label, sets in kept.items()}
-    values: dict[str, dict[str, list[tuple[float, float]]]] = {}
+    values: dict[str, dict[str, tuple[tuple[float, float], ...]]] = {}
     for (benchmark, figure), runs in pairs.items():
-        values.setdefault(benchmark, {})[figure] = list(runs)
-    return {
-        "base": {"ref": base.ref, "commit": base.commit},
-        "head": {"ref": head.ref, "commit": head.commit},
-        "seed": seed,
-        "orders": done,
-        "rounds": rounds,
-        "benches": list(benches),
-        "test": paired.TEST,
-        "why": paired.WHY,
-        "correction": "holm",
-        "alpha": policy.alpha,
-        "spending": paired.SPENDING,
-        "interval": paired.INTERVAL,
-        "minimum_effect": {"gpu_bound": policy.bound_threshold, "other": policy.threshold},
-        "benchmarks": [{**asdict(r), "verdict": r.verdict.value} for r in rows],
-        "pairs": values,
-        "not_judged": ungated,
-        "new": sorted(names["head"] - names["base"]),
-        "missing": sorted(names["base"] - names["head"]),
-    }
+        values.setdefault(benchmark, {})[figure] = tuple(runs)
+    return AbReport(
+        base=SideRef(base.ref, base.commit), head=SideRef(head.ref, head.commit), seed=seed,
+        orders=tuple(done), rounds=rounds, benches=tuple(benches), test=paired.TEST, why=paired.WHY,
+        alpha=policy.alpha, spending=paired.SPENDING, interval=paired.INTERVAL,
+        minimum_effect=MinimumEffect(policy.bound_threshold, policy.threshold), benchmarks=tuple(rows),
+        pairs=values, not_judged=tuple(ungated), new=tuple(sorted(names["head"] - names["base"])),
+        missing=tuple(sorted(names["base"] - names["head"])))
 
-
-def section(report: dict[str, Any]) -> Section:
-    """The A/B as one section: the two sides, the pairs run and their order, which test and why, then one
-    row per benchmark, new and missing ones last (``render`` and ``perfkit report`` show it)."""
-    base, head, effect = report["base"], report["head"], report["minimum_effect"]
-    title = (f"A/B: base {base['ref']} ({base['commit'][:10]}) against head {head['ref']} "
-             f"({head['commit'][:10]})")
-    ran = (f"{len(report['orders'])} of {report['rounds']} pairs run of {' '.join(report['benches'])}, "
-           f"orders {' '.join(report['orders']) or '-'} (ABBA from seed {report['seed']})"
-           if report["benches"] else "The change touches no bench file: nothing was run.")
-    test = (f"test: {report['test']}, Holm over all of them at alpha {report['alpha']:.0%}: "
-            f"{report['why']}; minimum effect {effect['gpu_bound']:.0%} GPU-bound, "
-            f"{effect['other']:.0%} otherwise")
-    # an ab.json of perfkit before 2026-12 took the test at the full alpha after every pair
-    spending = report.get("spending", "the test taken at the full alpha after every pair (alpha not spent)")
-    looks = (f"looks: {spending}, out of a budget of {report['rounds']} rounds; "
-             f"{report.get('interval', 'MDE: the smallest change called significant')}")
-    # a row of perfkit before 2026-11-26 names no figure: it judged the time only
-    rows = [[row["benchmark"], row.get("figure", TIME), row["verdict"], fmt_change(row["change"]),
-             f"{row['minimum']:.0%}", fmt_mde(row["mde"]), row["pairs"], row["note"]]
-            for row in report["benchmarks"]]
-    rows += [[name, "", "info", "", "", "", "", "no gating figure: shown, not judged"]
-             for name in report.get("not_judged", ())]
-    rows += [[name, "", "new", "", "", "", "", "head only"] for name in report["new"]]
-    rows += [[name, "", "missing", "", "", "", "", "base only"] for name in report["missing"]]
-    table = Table.of(["benchmark", "figure", "verdict", "change", "min", "MDE", "pairs", "note"], rows)
-    return Section(title, (Text(ran), Text(test), Text(looks), table))
-
-
-def render(report: dict[str, Any], fmt: str = "table") -> str:
-    """The A/B table for a terminal or as markdown (a CI job summary)."""
-    part = section(report)
-    if fmt == "markdown":
-        return markdown_sections([part])
-    return plain_text([Text(part.title), *part.blocks])
-
-
-def read_report(path: Path) -> dict[str, Any]:
-    """The ``ab.json`` an A/B wrote; a file that is not one is a UsageError that says so."""
-    try:
-        report = json.loads(path.read_text(encoding="utf-8"))
-        section(report)  # every field the table needs is there
-    except (OSError, UnicodeDecodeError, ValueError, KeyError, TypeError) as exc:
-        raise UsageError(f"{path}: not an A/B result of `perfkit ab` ({exc}); leave it out or run "
-                         "the A/B again") from None
-    return typing.cast(dict[str, Any], report)
-
-
-def regressed(report: dict[str, Any]) -> list[str]:
-    """The benchmarks the A/B found worse beyond their minimum effect, significantly, in any gating figure."""
-    worse = Verdict.REGRESSED.value
-    return sorted({row["benchmark"] for row in report["benchmarks"] if row["verdict"] == worse})

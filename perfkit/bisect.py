@@ -15,7 +15,6 @@ cleanup), then ``git bisect reset`` runs as always, and the steps finished by th
 from __future__ import annotations
 
 import argparse
-import json
 import os
 import re
 import subprocess
@@ -23,10 +22,10 @@ import sys
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
 
 import perfkit
-from perfkit import ab, stopping
+from perfkit import ab, ab_report, stopping
+from perfkit.ab_report import AbReport
 from perfkit.errors import BuildError, PerfkitError, UsageError
 from perfkit.results.judge import Verdict
 
@@ -41,7 +40,7 @@ FIRST_BAD = re.compile(r"^([0-9a-f]{40}) is the first bad commit", re.MULTILINE)
 class Found:
     commit: str
     summary: str  # the commit's subject line
-    report: dict[str, Any]  # the A/B of that commit against GOOD (ab.json)
+    report: AbReport  # the A/B of that commit against GOOD (ab.json)
 
 
 def bisect(path: Path, good: str, bad: str, expr: str, rounds: int, out: Path | None,
@@ -84,7 +83,7 @@ def bisect(path: Path, good: str, bad: str, expr: str, rounds: int, out: Path | 
         raise PerfkitError(f"git bisect named no first bad commit between {good} and {bad}: {tail}")
     commit = found.group(1)
     measured = steps / commit / "ab.json"  # git bisect never tests BAD itself: measure it when it is the one
-    report = (json.loads(measured.read_text(encoding="utf-8")) if measured.exists() else
+    report = (ab_report.read(measured) if measured.exists() else
               ab.ab(repo, good_commit, commit, steps / commit, expr=expr, rounds=rounds, benches=benches))
     return Found(commit, ab.git(repo, "log", "-1", "--format=%s", commit), report)
 
@@ -98,8 +97,8 @@ def probe(good: str, expr: str, rounds: int, out: Path, benches: Sequence[str]) 
     except BuildError as exc:
         print(f"perfkit bisect: skip {commit[:10]}: {exc}", file=sys.stderr)
         return SKIP
-    verdicts = {Verdict(row["verdict"]) for row in report["benchmarks"]}
-    print(ab.render(report))
+    verdicts = {row.verdict for row in report.benchmarks}
+    print(ab_report.render(report))
     if Verdict.REGRESSED in verdicts:
         return BAD
     if not verdicts or Verdict.UNKNOWN in verdicts:

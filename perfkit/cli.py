@@ -671,10 +671,10 @@ def _report(args: argparse.Namespace) -> int:
             kept = _kept_runs(args.history, results.hardware_id, args.db, results.profile)[1]
         except BaselineError as exc:  # no runs of this machine: the report is still worth writing, said why
             print(f"perfkit: report without history: {exc}", file=sys.stderr)
-    from perfkit import ab
+    from perfkit import ab_report
 
     beside = args.results.parent / "ab.json"  # perfkit ab's folder: its table comes first
-    first = [ab.section(ab.read_report(beside))] if beside.is_file() else []
+    first = [ab_report.section(ab_report.read(beside))] if beside.is_file() else []
     path = report.write_report(results, args.out, comparison, str(args.baseline or ""), kept, first)
     print(f"perfkit: wrote {path} and {path.with_suffix('.html')} (self-contained: opens offline)")
     return 0
@@ -688,18 +688,18 @@ def _say(line: str) -> None:
 
 def _ab(args: argparse.Namespace) -> int:
     """The table, also of the pairs finished when the A/B was stopped midway."""
-    from perfkit import ab
+    from perfkit import ab, ab_report
 
     try:
         with stopping.interruptible():
             result = ab.ab(Path.cwd(), args.base, args.head, args.out, expr=args.expr, rounds=args.rounds,
                            seed=args.seed, benches=args.benches, touched=args.touched, say=_say)
     except stopping.Stopped as stop:
-        if stop.report:
-            print(ab.render(stop.report, args.format), end="")
+        if isinstance(stop.report, ab_report.AbReport):
+            print(ab_report.render(stop.report, args.format), end="")
         raise
-    print(ab.render(result, args.format), end="")
-    return _failed(ab.regressed(result)) if args.fail else 0
+    print(ab_report.render(result, args.format), end="")
+    return _failed(result.regressed()) if args.fail else 0
 
 
 def _failed(regressed: Sequence[str]) -> int:
@@ -712,13 +712,13 @@ def _failed(regressed: Sequence[str]) -> int:
 
 
 def _bisect(args: argparse.Namespace) -> int:
-    from perfkit import ab, bisect
+    from perfkit import ab_report, bisect
 
     with stopping.interruptible():
         found = bisect.bisect(Path.cwd(), args.good, args.bad, args.expr, args.rounds, args.out,
                               args.benches, say=_say)
     print(f"first bad commit: {found.commit} {found.summary}")
-    print(ab.render(found.report), end="")
+    print(ab_report.render(found.report), end="")
     return 0
 
 

@@ -34,9 +34,9 @@ class Interrupted(KeyboardInterrupt):
 
 class Stopped(KeyboardInterrupt):
     """A command stopped midway, its cleanup done: ``kept`` says what it leaves, ``report`` what it had
-    measured by then (perfkit ab's finished pairs), if anything."""
+    measured by then (perfkit ab's AbReport of its finished pairs), if anything."""
 
-    def __init__(self, signum: int, kept: str, report: dict[str, Any] | None = None) -> None:
+    def __init__(self, signum: int, kept: str, report: object = None) -> None:
         super().__init__(kept)
         self.signum, self.kept, self.report = signum, kept, report
 

@@ -19,12 +19,12 @@ import tempfile
 import time
 from collections.abc import Sequence
 from pathlib import Path
-from typing import Any, TypeVar
+from typing import TypeVar
 
 import pytest
 import scipy.stats
 
-from perfkit import ab, bytecode, stopping
+from perfkit import ab, ab_report, bytecode, stopping
 from perfkit.cli import EXIT_REGRESSION, main
 from perfkit.errors import BuildError, UsageError
 from perfkit.results import baselines, load
@@ -233,10 +233,10 @@ def test_ab_of_the_working_tree_writes_nothing_there_and_reports_new_ones(tmp_pa
     text = capsys.readouterr().out
     assert "paired t-test" in text and "working tree (uncommitted changes)" in text
     assert re.search(r"^benches/test_loop.py::test_extra +new +head only$", text, re.MULTILINE), text
-    report = json.loads((out / "ab.json").read_text())
-    assert report["orders"] == ab.orders(3, 2) and report["new"] == ["benches/test_loop.py::test_extra"]
-    [row] = report["benchmarks"]
-    assert row["pairs"] == 2 and row["change"] > 2.0  # 10x the work
+    report = ab_report.read(out / "ab.json")
+    assert list(report.orders) == ab.orders(3, 2) and report.new == ("benches/test_loop.py::test_extra",)
+    [row] = report.benchmarks
+    assert row.pairs == 2 and row.change is not None and row.change > 2.0  # 10x the work
     assert len(load.load(out / "head.json").runs()["benches/test_loop.py::test_sum"]["time"]) == 2
     assert main(["compare", str(out / "base.json"), str(out / "head.json")]) == 0
     assert main(["report", str(out / "head.json"), "--baseline", str(out / "base.json"),
@@ -249,8 +249,8 @@ def test_ab_of_the_working_tree_writes_nothing_there_and_reports_new_ones(tmp_pa
     assert git(repo, "status", "--porcelain", "--ignored") == "M benches/test_loop.py"  # its own edit only
     assert git(repo, "worktree", "list").count("\n") == 0
     only_head = ab.ab(repo, "HEAD", None, tmp_path / "out2", expr="test_extra", rounds=3)
-    assert only_head["new"] == ["benches/test_loop.py::test_extra"] and only_head["benchmarks"] == []
-    assert len(only_head["orders"]) == 1  # nothing to pair: one round says what is new
+    assert only_head.new == ("benches/test_loop.py::test_extra",) and only_head.benchmarks == ()
+    assert len(only_head.orders) == 1  # nothing to pair: one round says what is new
 
 
 @pytest.mark.slow
@@ -269,8 +269,8 @@ def test_a_run_stopped_midway_keeps_its_finished_pairs_and_removes_its_checkout(
     monkeypatch.setattr(ab, "run_side", interrupted)
     with pytest.raises(KeyboardInterrupt):
         ab.ab(repo, "HEAD~1", "HEAD", tmp_path / "out", expr="test_sum", rounds=4, seed=0)
-    report = json.loads((tmp_path / "out" / "ab.json").read_text())
-    assert len(report["orders"]) == 1 and report["benchmarks"][0]["pairs"] == 1
+    report = ab_report.read(tmp_path / "out" / "ab.json")
+    assert len(report.orders) == 1 and report.benchmarks[0].pairs == 1
     assert git(repo, "worktree", "list").count("\n") == 0  # only the repository itself
 
 
@@ -296,12 +296,12 @@ def test_a_settled_benchmark_is_not_run_again_while_a_noisy_one_takes_the_rounds
     assert [benches for _, benches in calls[:2]] == [("benches",)] * 2
     assert len(calls[2][1]) > 20 and noisy in calls[2][1]  # the second pair: every benchmark both sides ran
     assert [benches for _, benches in calls[4:]] == [(noisy,)] * 4
-    pairs = {(row["benchmark"], row["figure"]): row["pairs"] for row in report["benchmarks"]}
+    pairs = {(row.benchmark, row.figure): row.pairs for row in report.benchmarks}
     assert pairs[(noisy, "time")] == 4 and set(pairs.values()) == {2, 4}
-    assert [(row["verdict"], row["settled"]) for row in report["benchmarks"]
-            if row["benchmark"] == noisy and row["figure"] == "time"] == [("unknown", False)]
+    assert [(row.verdict, row.settled) for row in report.benchmarks
+            if row.benchmark == noisy and row.figure == "time"] == [(Verdict.UNKNOWN, False)]
     assert len(load.load(tmp_path / "out" / "head.json").runs()[noisy]["time"]) == 4
-    assert noisy in ab.render(report)
+    assert noisy in ab_report.render(report)
 
 
 @pytest.mark.slow
@@ -323,7 +323,7 @@ def test_benchmark_names_are_node_ids_of_the_checkout_even_where_pytest_ini_sits
     assert again is not None and [b.fullname for b in again.benchmarks] == names[1:]
 
 
-def _canned(pairs: dict[str, list[tuple[float, float]]]) -> dict[str, object]:
+def _canned(pairs: dict[str, list[tuple[float, float]]]) -> ab_report.AbReport:
     """The report perfkit ab writes for these (base, head) times per pair."""
     side = ab.Side("base", "main", "0" * 40, Path("."))
     rows = verdicts(_timed(pairs), _timed(dict.fromkeys(pairs, 0.05)), 0.05, rounds=10)
@@ -368,7 +368,7 @@ def test_a_gating_figure_one_side_lacks_is_an_unknown_row_not_dropped():
 
 
 def test_fail_exits_1_only_on_a_regression_and_markdown_gives_the_same_table(monkeypatch, capsys):
-    def returns(report: dict[str, object]) -> None:
+    def returns(report: ab_report.AbReport) -> None:
         monkeypatch.setattr(ab, "ab", lambda *args, **kwargs: report)
 
     returns(_canned({"slower": _pairs(math.log(1.2), 6), "same": _pairs(0.0, 6, 1)}))
@@ -383,10 +383,10 @@ def test_fail_exits_1_only_on_a_regression_and_markdown_gives_the_same_table(mon
         looks
     assert "interval at its look's level lies inside its minimum effect, else unknown" in looks
     assert looks.endswith("MDE: the change found with 80% power at that level")
-    older = _canned({"same": _pairs(0.0, 6)})  # an ab.json of perfkit before 2026-11-26
-    del older["not_judged"], older["benchmarks"][0]["figure"]  # type: ignore[index, attr-defined]
+    older = _canned({"same": _pairs(0.0, 6)}).to_json()  # an ab.json of perfkit before 2026-11-26
+    del older["version"], older["not_judged"], older["benchmarks"][0]["figure"]
     del older["spending"], older["interval"]  # before 2026-12: the full alpha at every look
-    old_table = ab.render(older, "markdown")
+    old_table = ab_report.render(ab_report.AbReport.from_json(older), "markdown")
     assert "| same | time | unchanged |" in old_table
     assert "looks: the test taken at the full alpha after every pair (alpha not spent)" in old_table
     assert main(["ab", "main"]) == 0  # without --fail a regression is reported, not an error
@@ -403,7 +403,7 @@ def test_fail_exits_1_only_on_a_regression_and_markdown_gives_the_same_table(mon
 LOOP = "benches/test_vector_add.py::test_cpu_loop[K1]"
 
 
-def _busy_ab(tmp_path: Path, other_cpus: float) -> tuple[dict[str, Any], Path]:
+def _busy_ab(tmp_path: Path, other_cpus: float) -> tuple[ab_report.AbReport, Path]:
     """Three pairs of the CPU loop, HEAD 21.5% slower than BASE in each, every run recorded while other
     processes kept ``other_cpus`` of the 2 CPUs busy, looked at as perfkit ab looks at them and written
     where it writes them (ab.json, base.json, head.json)."""
@@ -426,7 +426,7 @@ def _busy_ab(tmp_path: Path, other_cpus: float) -> tuple[dict[str, Any], Path]:
     base, head = ab.Side("base", "HEAD~3", "0" * 40, tmp_path), ab.Side("head", "HEAD", "1" * 40, tmp_path)
     report = ab._report(base, head, 3, ab.orders(3, 3), 3, ["benches"], policy, rows, tally.pairs, kept,
                         sorted(tally.ungated))
-    (out / "ab.json").write_text(json.dumps(report))
+    (out / "ab.json").write_text(json.dumps(report.to_json()))
     return report, out
 
 
@@ -436,11 +436,11 @@ def test_a_slowdown_paired_on_a_busy_host_is_unknown_in_the_judges_words_and_the
     where the nightly judge, reading the same base.json and head.json, said unknown; perfkit report printed
     both on one page. The A/B holds the slowdown back by the judge's rule, in its words."""
     report, out = _busy_ab(tmp_path, 1.6)
-    [row] = report["benchmarks"]
+    [row] = report.benchmarks
     said = ("other processes kept 1.6 of its 2 CPUs busy while it ran: not judged; run it again on a "
             "quiet machine")
-    assert row["verdict"] == "unknown" and row["note"] == said and row["p_value"] is None
-    assert row["change"] == pytest.approx(0.218, abs=0.002) and not row["settled"]
+    assert row.verdict is Verdict.UNKNOWN and row.note == said and row.p_value is None
+    assert row.change == pytest.approx(0.218, abs=0.002) and not row.settled
     monkeypatch.chdir(tmp_path)  # no baselines folder or kept runs lend their noise
     assert main(["report", str(out / "head.json"), "--baseline", str(out / "base.json"), "--out",
                  str(tmp_path / "report")]) == 0
@@ -454,8 +454,8 @@ def test_a_slowdown_paired_on_a_busy_host_is_unknown_in_the_judges_words_and_the
 
 def test_the_same_slowdown_paired_on_a_quiet_host_regresses(tmp_path):
     report, _ = _busy_ab(tmp_path, 0.1)
-    [row] = report["benchmarks"]
-    assert row["verdict"] == "regressed" and row["settled"] and row["note"] == ""
+    [row] = report.benchmarks
+    assert row.verdict is Verdict.REGRESSED and row.settled and row.note == ""
 
 
 GATED = '''import os
@@ -514,8 +514,8 @@ def test_sigterm_midway_keeps_the_finished_pair_and_leaves_no_checkout_process_o
     assert not _alive(int(runs.read_text().split()[-1]))  # the benchmark run under way was stopped too
     assert git(repo, "worktree", "list").count("\n") == 0 and list(tmp.iterdir()) == []
     [kept] = [out / "ab.json"] if command[0] == "ab" else list(out.glob("steps/*/ab.json"))
-    report = json.loads(kept.read_text())
-    assert len(report["orders"]) == 1 and report["benchmarks"][0]["pairs"] == 1
+    report = ab_report.read(kept)
+    assert len(report.orders) == 1 and report.benchmarks[0].pairs == 1
     assert len(load.load(kept.parent / "head.json").runs()["benches/test_loop.py::test_sum"]["time"]) == 1
     if command[0] == "ab":
         assert f"1 finished pair(s) of 5 kept in {out}" in last and "1 of 5 pairs run" in stdout
@@ -553,3 +553,17 @@ def test_a_checkout_leaves_no_bytecode_behind(tmp_path: Path, monkeypatch: pytes
         kept.mkdir(parents=True)
         (kept / "test_bench.cpython-312.pyc").write_bytes(b"")
     assert not (bytecode.cache_folder() / checkout.relative_to("/")).exists()
+
+
+def test_the_report_reads_back_as_written_and_refuses_a_newer_version(tmp_path):
+    report = _canned({"slower": _pairs(math.log(1.2), 6), "same": _pairs(0.0, 6, 1)})
+    path = tmp_path / "ab.json"
+    path.write_text(json.dumps(report.to_json()))
+    assert ab_report.read(path) == report and report.to_json()["version"] == ab_report.VERSION
+    assert report.regressed() == ["slower"]
+    path.write_text(json.dumps({**report.to_json(), "version": ab_report.VERSION + 1}))
+    with pytest.raises(UsageError, match="newer than this perfkit reads"):
+        ab_report.read(path)
+    path.write_text(json.dumps({"orders": []}))
+    with pytest.raises(UsageError, match="not an A/B result of `perfkit ab`"):
+        ab_report.read(path)
