@@ -21,7 +21,18 @@ from typing import Any
 
 from perfkit import stopping
 from perfkit.errors import BaselineError, PerfkitError, UsageError
-from perfkit.results import baselines, datasheet, figures, history, load, noise, partial, report, tables
+from perfkit.results import (
+    baselines,
+    datasheet,
+    figures,
+    kept_noise,
+    load,
+    partial,
+    report,
+    storage_folder,
+    tables,
+    trends,
+)
 from perfkit.results.expected import NoModel, Work
 from perfkit.results.judge import MIN_BASELINE_RUNS, Comparison, Policy, judge
 from perfkit.results.model import BenchmarkEntry, ResultSet, machine_kind
@@ -421,8 +432,10 @@ def judge_files(baseline_path: Path, current_path: Path, threshold: str | None,
     if baseline.profile != current.profile:
         raise UsageError(f"the baseline holds the {baseline.profile} profile's sizes, the results the "
                          f"{current.profile} profile's; compare runs of the same profile")
-    kept = history.storage_path(storage) if storage is not None else history.find_storage(Path.cwd())
-    judged_with = noise.for_judging(baseline, current, baselines.BaselineStore.find(Path.cwd()), kept, db)
+    kept = (storage_folder.storage_path(storage) if storage is not None
+            else storage_folder.find_storage(Path.cwd()))
+    judged_with = kept_noise.for_judging(baseline, current, baselines.BaselineStore.find(Path.cwd()), kept,
+                                         db)
     return baseline, current, judge(baseline, current, judged_with, policy, work_of)
 
 
@@ -497,15 +510,17 @@ def _baseline_save_from_history(args: argparse.Namespace, store: baselines.Basel
     if args.db:
         from perfkit.results import store as history_db  # SQLAlchemy: imported only where a database is named
 
-        history.enough_runs(args.from_history)
+        storage_folder.enough_runs(args.from_history)
         with history_db.open_store(args.db) as db:
             where, kept = db.where, db.history(args.hardware_id, args.profile)
         _say_skipped(kept)
-        baseline = history.baseline_of(kept, where, args.hardware_id, args.from_history)
+        baseline = storage_folder.baseline_of(kept, where, args.hardware_id, args.from_history)
     else:
-        storage = history.storage_path(args.storage) if args.storage else history.find_storage(Path.cwd())
+        storage = (storage_folder.storage_path(args.storage) if args.storage
+                   else storage_folder.find_storage(Path.cwd()))
         where = str(storage)
-        baseline = history.baseline_from_history(storage, args.hardware_id, args.from_history, args.profile)
+        baseline = storage_folder.baseline_from_history(storage, args.hardware_id, args.from_history,
+                                                        args.profile)
     path = store.save(baseline, args.mode)
     print(f"perfkit: saved {path} (the last {args.from_history} runs in {where})")
     _say_busy([baseline])
@@ -530,7 +545,7 @@ def _history(args: argparse.Namespace) -> int:
     from perfkit.results import changepoints
 
     storage, kept = _kept_runs(args.storage, args.hardware_id, args.db, args.profile)
-    found = history.trends(kept, args.pattern, args.figure)
+    found = trends.trends(kept.runs, args.pattern, args.figure)
     if not found:
         raise UsageError(f"no stored benchmark matches -k {args.pattern!r} with a figure {args.figure!r}")
     print(f"{args.figure} over {len(kept)} stored run(s) of {', '.join(kept.hardware_ids())} in {storage} "
@@ -548,7 +563,7 @@ def _history(args: argparse.Namespace) -> int:
 
 
 def _kept_runs(storage_option: str | None, hardware_id: str | None, db: str | None = None,
-               profile: str | None = None) -> tuple[str, history.History]:
+               profile: str | None = None) -> tuple[str, storage_folder.History]:
     """The runs kept in pytest-benchmark's storage, or in the history database ``db``, of one machine and
     profile, and where they were; skipped files are said on stderr."""
     if db is not None:
@@ -557,8 +572,9 @@ def _kept_runs(storage_option: str | None, hardware_id: str | None, db: str | No
         with history_db.open_store(db) as opened:
             where, kept = opened.where, opened.history(hardware_id, profile)
     else:
-        storage = history.storage_path(storage_option) if storage_option else history.find_storage(Path.cwd())
-        where, kept = str(storage), history.load_history(storage, hardware_id)
+        storage = (storage_folder.storage_path(storage_option) if storage_option
+                   else storage_folder.find_storage(Path.cwd()))
+        where, kept = str(storage), storage_folder.load_history(storage, hardware_id)
         kept = kept if profile is None else kept.of_profile(profile)
     _say_skipped(kept)
     of = f" of {hardware_id}" if hardware_id else ""
@@ -576,7 +592,7 @@ def _kept_runs(storage_option: str | None, hardware_id: str | None, db: str | No
     return where, kept
 
 
-def _say_skipped(kept: history.History) -> None:
+def _say_skipped(kept: storage_folder.History) -> None:
     for line in kept.skipped:
         print(f"perfkit: skipped {line}", file=sys.stderr)
 

@@ -25,7 +25,7 @@ from perfkit.errors import BaselineError, PerfkitError, UsageError
 from perfkit.measure import capacity, clocks, hardware
 from perfkit.options import RunOptions
 from perfkit.parallel import launch
-from perfkit.results import baselines, datasheet, inject, load, noise, partial, report
+from perfkit.results import baselines, datasheet, inject, kept_noise, load, partial, report
 from perfkit.results.baselines import LOCAL_SAVE, BaselineStore
 from perfkit.results.judge import MIN_BASELINE_RUNS, Comparison, FirstLook, Policy, judge
 from perfkit.results.model import PerfkitInfo, ResultSet, family_of
@@ -397,7 +397,7 @@ class Session:
         """The verdict of ``results`` against the baseline, as ``perfkit compare`` gives it for the same
         files (``first_look``: what the first run's verdict tested, for a confirmation's re-runs)."""
         assert self.baseline is not None
-        judged_with = noise.for_judging(self.baseline, results, self.store, self.options.storage)
+        judged_with = kept_noise.for_judging(self.baseline, results, self.store, self.options.storage)
         return judge(self.baseline, results, judged_with, Policy(), work_of, first_look)
 
     def _confirm(self, results: ResultSet) -> None:

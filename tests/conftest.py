@@ -151,7 +151,7 @@ def injected_reports(tmp_path_factory: pytest.TempPathFactory) -> Any:
     and in ``kept`` (five kept runs, each 2% slower than the last)."""
     from types import SimpleNamespace
 
-    from perfkit.results import history, report
+    from perfkit.results import report, storage_folder
 
     baseline = json.loads((ROOT / "baselines" / "nvidia-h200-x1.json").read_text())
     current = one_run(baseline)
@@ -160,8 +160,9 @@ def injected_reports(tmp_path_factory: pytest.TempPathFactory) -> Any:
     current["benchmarks"] = [b for b in current["benchmarks"] if "test_batch_sweep" not in b["fullname"]]
     current["machine_info"]["perfkit"]["fingerprint"]["driver"] = "999.1"
     comparison = judged(baseline, current)
-    kept = history.History(tuple(typed(all_slowed(current, 1 + 0.02 * i, f"2026-01-{i + 1:02d}T02:00:00"))
-                                 for i in range(5)))
+    kept = storage_folder.History(
+        tuple(typed(all_slowed(current, 1 + 0.02 * i, f"2026-01-{i + 1:02d}T02:00:00")) for i in range(5))
+    )
     folder = tmp_path_factory.mktemp("injected")
     for name, runs in (("plain", None), ("kept", kept)):
         report.write_report(typed(current), folder / name, comparison, "baselines/nvidia-h200-x1.json", runs)

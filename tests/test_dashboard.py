@@ -297,11 +297,11 @@ def test_an_out_that_is_a_file_is_refused_before_the_database_is_read(tmp_path, 
 
 
 def test_a_run_is_judged_against_the_runs_measured_like_it_and_the_older_way_is_another_series(tmp_path):
-    from perfkit.results import history
+    from perfkit.results.storage_folder import History
     from tests.test_history import KERNEL, kernel_runs
 
     def built(runs: list[dict[str, Any]]) -> dashboard.Benchmark:
-        kept = history.History(tuple(load.parse(run, f"run {i}") for i, run in enumerate(runs)))
+        kept = History(tuple(load.parse(run, f"run {i}") for i, run in enumerate(runs)))
         (group,) = dashboard.build(kept).groups
         return {b.name: b for b in group.benchmarks}[KERNEL]
 
@@ -316,7 +316,7 @@ def test_a_run_is_judged_against_the_runs_measured_like_it_and_the_older_way_is_
     older = dict(runs[5], datetime="2026-01-20T02:00:00.000000+00:00")  # an old checkout's run, timed as then
     assert built([*runs, older]).latest.verdict is not Verdict.MEASURED_DIFFERENTLY  # against its own kind
     site = tmp_path / "site"
-    dashboard_html.write(dashboard.build(history.History(tuple(
+    dashboard_html.write(dashboard.build(History(tuple(
         load.parse(run, "run") for run in kernel_runs(6, 7, slower_from=12, factor=1.12)))), site)
     (page,) = site.glob("*/*K1-grid*.html")
     assert "measured by method" not in page.read_text()  # the whole step: one way

@@ -4,8 +4,8 @@ from __future__ import annotations
 import re
 
 from perfkit.results.changepoints import ChangePoint
-from perfkit.results.history import Trend
 from perfkit.results.history_svg import history_svg
+from perfkit.results.trends import Trend
 
 NAME = "benches/test_x.py::test_x[a<b]"
 

@@ -14,7 +14,8 @@ from hypothesis import strategies as st
 from perfkit import SCHEMA_VERSION
 from perfkit.results import baselines
 from perfkit.results.judge import FirstLook, Policy, Verdict, judge
-from perfkit.results.noise import MAX_PRIOR_DF, Noise, fit_prior, for_judging, moderate, noise_kind
+from perfkit.results.kept_noise import for_judging
+from perfkit.results.noise import MAX_PRIOR_DF, Noise, fit_prior, moderate, noise_kind
 from tests.conftest import typed
 
 COPY_BOUND = {"bound": "copy_bandwidth_gbps"}

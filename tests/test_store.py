@@ -17,7 +17,7 @@ import pytest
 from sqlalchemy import func, select, table, update
 
 from perfkit import cli
-from perfkit.results import baseline_runs, history, load, store
+from perfkit.results import baseline_runs, load, storage_folder, store
 from tests.conftest import DATA, ROOT, slowed, three_runs
 from tests.test_history import ADD, COPY, _day, _run, _stepped, _store
 
@@ -447,7 +447,7 @@ def test_the_storage_refuses_mixed_profiles_in_the_same_sentence(tmp_path, capsy
         err)
     assert _cli(["history", "--storage", str(tmp_path), "--profile", "full"], capsys)[0] == 0
     with pytest.raises(Exception, match="pass --profile"):
-        history.baseline_from_history(tmp_path, None, 2)
+        storage_folder.baseline_from_history(tmp_path, None, 2)
     results = json.loads((DATA / "cpu-quick.json").read_text())
     results["machine_info"]["perfkit"]["hardware_id"] = "cpu-test"  # a quick run: its report's trend is quick
     (tmp_path / "results.json").write_text(json.dumps(results))

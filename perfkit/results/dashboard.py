@@ -5,9 +5,9 @@ Per hardware id and profile (quick sizes never share a trend with full ones), ea
 and trend; per benchmark its runs, the fingerprint changes between them and its speedup over the latest run
 of every other hardware id. Nothing here judges, estimates noise or finds change points itself: the newest
 run that holds a benchmark is judged by the one judge (perfkit.results.judge) with the one noise rule
-(perfkit.results.noise.for_judging) against a baseline of the benchmark's last :data:`BASELINE_RUNS` runs
+(perfkit.results.kept_noise.for_judging) against a baseline of the benchmark's last :data:`BASELINE_RUNS` runs
 before it, and every earlier run adds to the noise from the benchmark's last change point on, as kept runs do
-for ``compare``; trends and change points are perfkit.results.history's, speedups perfkit.results.across's.
+for ``compare``; trends and change points are perfkit.results.trends', speedups perfkit.results.across's.
 """
 from __future__ import annotations
 
@@ -16,7 +16,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from perfkit.results import across, baselines, history, noise
+from perfkit.results import across, baselines, kept_noise, storage_folder, trends
 from perfkit.results.expected import Workloads
 from perfkit.results.figures import TIME
 from perfkit.results.judge import Row, Verdict, fingerprint_changes, judge
@@ -74,11 +74,11 @@ class Benchmark:
     time and the verdict is not ``unchanged`` (a peak memory that regressed, a ratio that changed)."""
 
     name: str
-    trend: history.Trend
+    trend: trends.Trend
     runs: tuple[RunRow, ...]
     latest: Latest
     speedups: tuple[Speedup, ...]
-    moved: tuple[str, history.Trend] | None = None
+    moved: tuple[str, trends.Trend] | None = None
 
 
 @dataclass(frozen=True)
@@ -102,7 +102,7 @@ class Dashboard:
     groups: tuple[Group, ...]
 
 
-def build(kept: history.History, workloads: Workloads | None = None) -> Dashboard:
+def build(kept: storage_folder.History, workloads: Workloads | None = None) -> Dashboard:
     """The dashboard of every run in ``kept`` (oldest first, as the store reads them); ``workloads`` counts a
     benchmark's work for its speedups' expectations across hardware."""
     runs: dict[tuple[str, str], list[ResultSet]] = defaultdict(list)
@@ -120,11 +120,10 @@ def build(kept: history.History, workloads: Workloads | None = None) -> Dashboar
 def _group(hardware_id: str, profile: str, runs: Sequence[ResultSet],
            others: dict[str, dict[str, ResultSet]], workloads: Workloads | None) -> Group:
     latest = _latest_verdicts(runs)
-    kept = history.History(tuple(runs))
     entries = [r.by_name() for r in runs]
-    figures: dict[str, dict[str, history.Trend]] = {}  # each figure's trends, found once per figure needed
+    figures: dict[str, dict[str, trends.Trend]] = {}  # each figure's trends, found once per figure needed
     benchmarks = []
-    for trend in history.trends(kept):
+    for trend in trends.trends(runs):
         name = trend.benchmark
         holding = [(r, entries[i][name]) for i, r in enumerate(runs) if name in entries[i]]
         rows = [RunRow(r.datetime, r.info.machine or "", r.commit, entry.median,
@@ -139,7 +138,7 @@ def _group(hardware_id: str, profile: str, runs: Sequence[ResultSet],
         if deciding is not None and deciding.figure != TIME and latest[name].verdict not in QUIET:
             figure = deciding.figure
             if figure not in figures:
-                figures[figure] = {t.benchmark: t for t in history.trends(kept, figure=figure)}
+                figures[figure] = {t.benchmark: t for t in trends.trends(runs, figure=figure)}
             moved = (figure, figures[figure][name]) if name in figures[figure] else None
         benchmarks.append(Benchmark(name, trend, tuple(rows), latest[name], speedups, moved))
     return Group(hardware_id, profile, tuple(runs), tuple(benchmarks))
@@ -161,7 +160,7 @@ def _latest_verdicts(runs: Sequence[ResultSet]) -> dict[str, Latest]:
         if baseline is None:
             comparison, counted = None, {}
         else:
-            comparison = judge(baseline, current, noise.for_judging(baseline, current, earlier=before))
+            comparison = judge(baseline, current, kept_noise.for_judging(baseline, current, earlier=before))
             counted = baseline.runs()
         verdicts = comparison.benchmark_verdicts() if comparison is not None else {}
         for name in (n for n, i in newest_at.items() if i == at):

@@ -14,7 +14,7 @@ import html
 from collections.abc import Iterable, Sequence
 from pathlib import Path
 
-from perfkit.results import tables
+from perfkit.results import tables, trend_display
 from perfkit.results.dashboard import Benchmark, Dashboard, Group, Latest
 from perfkit.results.document import Spark, page_html, spark_svg, table_html
 from perfkit.results.figures import TIME, TIME_UNIT
@@ -179,7 +179,7 @@ def _change_points(bench: Benchmark) -> str:
     """The trend's change points and new series (another method, another machine), in the words and run
     numbers of ``perfkit history`` and of the chart."""
     trend = bench.trend
-    found = [f"from {trend.label(i)} {what}" for i, what in trend.turns()]
+    found = [f"from {trend.label(i)} {what}" for i, what in trend_display.turns(trend)]
     if not found:
         return "<p>No change point in its time.</p>"
     turns = html.escape("; ".join(found))

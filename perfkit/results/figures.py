@@ -205,7 +205,7 @@ UNITS: dict[str, str] = {IMAGES_PER_S.name: IMAGES_PER_S.unit}
 # ---- methods -----------------------------------------------------------------------------------------------
 # A figure measured another way on purpose keeps its name and gets the next method version: its older values
 # are another series, never judged against the new ones (perfkit.results.pairing) and charted apart
-# (perfkit.results.history). Each ``since`` lies between the last stored run of the old code and the first of
+# (perfkit.results.trends). Each ``since`` lies between the last stored run of the old code and the first of
 # the new; the migrations date older files' entries against it.
 
 #: The vector add's 1 M-element grid and tuned kernels on explicit copies, whose arrays fit in L2 (50 MB on

@@ -11,7 +11,8 @@ from __future__ import annotations
 import html
 import math
 
-from perfkit.results.history import Trend, axis_scale, display_unit
+from perfkit.results.trend_display import axis_scale, display_unit
+from perfkit.results.trends import Trend
 
 WIDTH, HEIGHT = 900, 400
 LEFT, RIGHT, TOP, BOTTOM = 72, 16, 34, 64

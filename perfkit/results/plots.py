@@ -15,7 +15,6 @@ from typing import Any
 from perfkit.results import changepoints, datasheet, figures, seeds
 from perfkit.results.ceilings import Ceilings
 from perfkit.results.derived import scaling_runs
-from perfkit.results.history import Trend, axis_scale, display_unit
 from perfkit.results.model import ResultSet
 from perfkit.results.payloads import (
     LARGE_BATCH_CLASSES,
@@ -33,6 +32,8 @@ from perfkit.results.payloads import (
     VectorAdd,
     VggSwap,
 )
+from perfkit.results.trend_display import axis_scale, display_unit
+from perfkit.results.trends import Trend
 
 Plotter = Callable[[ResultSet, Path], Iterable[tuple[str, Path]]]
 

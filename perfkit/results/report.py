@@ -13,7 +13,7 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
-from perfkit.results import changepoints, document, figures, history, seeds
+from perfkit.results import changepoints, document, figures, seeds, storage_folder, trend_display, trends
 from perfkit.results.across import AS_EXPECTED, HardwareRow, Prediction
 from perfkit.results.ceilings import Ceilings
 from perfkit.results.derived import scaling_runs
@@ -475,7 +475,7 @@ def _tighten(row: Row) -> str:
 # ---- the run report -------------------------------------------------------------------------
 
 def write_report(results: ResultSet, out: Path, comparison: Comparison | None = None,
-                 baseline_name: str = "", kept: history.History | None = None,
+                 baseline_name: str = "", kept: storage_folder.History | None = None,
                  first: Sequence[Section] = ()) -> Path:
     """Write ``report.md``, its PNG plots and ``report.html`` (the same sections, self-contained) into
     ``out``, and with a comparison ``verdicts.json`` (as ``perfkit compare --format json`` prints it); returns
@@ -490,7 +490,7 @@ def write_report(results: ResultSet, out: Path, comparison: Comparison | None = 
     ceilings = Ceilings.of(results)
     verdicts = comparison.benchmark_verdicts() if comparison is not None else {}
     families = _family_sections(results, ceilings, out, verdicts,
-                                {t.benchmark: t for t in history.lines(kept)} if kept else {})
+                                {t.benchmark: t for t in trends.lines(kept.runs)} if kept else {})
     read = to_read(comparison) if comparison is not None else []
     charted = _charted_trends(kept, read) if kept else {}
     title = f"perfkit report: {results.hardware_id}"
@@ -544,7 +544,7 @@ def _fingerprint_section(results: ResultSet) -> Section:
         Table.of(["field", "value"], [[k, str(v)] for k, v in fingerprint.items()]),)),))
 
 
-def _pointers(families: dict[str, list[Section]], charted: dict[tuple[str, str], history.Trend]) -> Pointers:
+def _pointers(families: dict[str, list[Section]], charted: dict[tuple[str, str], trends.Trend]) -> Pointers:
     """Each row to read links its benchmark to its family's section (its plots) and, with kept runs, shows
     the trend of its figure where they hold it, linked to its chart."""
 
@@ -559,21 +559,21 @@ def _pointers(families: dict[str, list[Section]], charted: dict[tuple[str, str],
     return Pointers(link, trend if charted else None)
 
 
-def _charted_trends(kept: history.History, rows: list[Row]) -> dict[tuple[str, str], history.Trend]:
+def _charted_trends(kept: storage_folder.History, rows: list[Row]) -> dict[tuple[str, str], trends.Trend]:
     """The trend of each row to read whose figure the kept runs hold, keyed by (benchmark, figure)."""
-    found: dict[tuple[str, str], history.Trend] = {}
+    found: dict[tuple[str, str], trends.Trend] = {}
     for figure in dict.fromkeys(r.figure for r in rows):
         names = {r.benchmark for r in rows if r.figure == figure}
-        found |= {(t.benchmark, figure): t for t in history.trends(kept, figure=figure, names=names)}
+        found |= {(t.benchmark, figure): t for t in trends.trends(kept.runs, figure=figure, names=names)}
     return found
 
 
-def _chart_title(trend: history.Trend, figure: str) -> str:
+def _chart_title(trend: trends.Trend, figure: str) -> str:
     return f"{figure} of {trend.benchmark}"
 
 
 def _family_sections(results: ResultSet, ceilings: Ceilings, out: Path, verdicts: dict[str, Verdict],
-                     kept_times: dict[str, history.Trend]) -> dict[str, list[Section]]:
+                     kept_times: dict[str, trends.Trend]) -> dict[str, list[Section]]:
     """Per family (a bench file), those with plots first in their order (plots.FAMILY_PLOTTERS), then the
     rest in the run's: its benchmarks' table beside its plots, then its own tables below."""
     benches: dict[str, list[BenchmarkEntry]] = defaultdict(list)
@@ -933,7 +933,7 @@ def _ceilings_section(results: ResultSet, ceilings: Ceilings) -> list[Section]:
 
 
 def _bench_table(benches: list[BenchmarkEntry], verdicts: dict[str, Verdict],
-                 kept_times: dict[str, history.Trend]) -> Table:
+                 kept_times: dict[str, trends.Trend]) -> Table:
     """A family's benchmarks, one line each to sit beside its plots: the verdict where compared, the time
     and its spread, the trend where runs are kept."""
     head = ["benchmark", *(["verdict"] if verdicts else []), "median", "IQR/median", "rounds",
@@ -960,7 +960,7 @@ def _metrics(benches: list[BenchmarkEntry]) -> list[document.Block]:
 SPARK_RUNS = 20
 
 
-def _spark(trend: history.Trend, figure: str, chart: str = "") -> Spark:
+def _spark(trend: trends.Trend, figure: str, chart: str = "") -> Spark:
     """The last ``SPARK_RUNS`` kept values of a figure as a sparkline, labelled with the first and last and
     broken where a new method of measuring it begins; ``chart``: the title of the section it links to."""
     values = tuple(v for _, v in trend.points[-SPARK_RUNS:])
@@ -983,19 +983,19 @@ _FAMILY_TABLES: dict[str, Callable[[ResultSet, Ceilings], list[Section]]] = {
 }
 
 
-def trend_rows(found: list[history.Trend]) -> list[list[str]]:
+def trend_rows(found: list[trends.Trend]) -> list[list[str]]:
     """benchmark, runs, first, last, change points (run, date, commit, size) and the runs a new method of
     measuring it begins at: the history table's rows."""
     return [[t.benchmark, str(len(t.points)), fmt_value(t.points[0][1], t.unit),
              fmt_value(t.points[-1][1], t.unit), _turns(t)] for t in found]
 
 
-def _turns(trend: history.Trend) -> str:
+def _turns(trend: trends.Trend) -> str:
     """A trend's change points and new series in order, each run numbered as its chart numbers it."""
-    return "; ".join(f"{trend.label(i)} {what}" for i, what in trend.turns()) or "none"
+    return "; ".join(f"{trend.label(i)} {what}" for i, what in trend_display.turns(trend)) or "none"
 
 
-def trend_charts(found: list[history.Trend], out: Path, figure: str) -> list[Path]:
+def trend_charts(found: list[trends.Trend], out: Path, figure: str) -> list[Path]:
     """One PNG per trend in ``out`` (names made unique and file-safe; a figure other than the time names
     itself, so two figures of one benchmark keep two charts)."""
     prefix = "history_" if figure == TIME else f"history_{figure}_"
@@ -1010,12 +1010,12 @@ def trend_charts(found: list[history.Trend], out: Path, figure: str) -> list[Pat
     return charts
 
 
-def _history_section(kept: history.History, out: Path, charted: dict[tuple[str, str], history.Trend],
+def _history_section(kept: storage_folder.History, out: Path, charted: dict[tuple[str, str], trends.Trend],
                      limit: int = 12) -> list[Section]:
     """The kept runs' trends of this hardware: a table of every benchmark's time; a chart of each row to
     read that they hold (``charted``) and of up to ``limit`` other benchmarks whose time changed, each under
     its own heading, which the rows to read link to."""
-    found = history.trends(kept)
+    found = trends.trends(kept.runs)
     moved = [t for t in found if t.changes and (t.benchmark, TIME) not in charted][:limit]
     wanted = [*charted.items(), *(((t.benchmark, TIME), t) for t in moved)]
     blocks: list[document.Block] = [
@@ -1028,8 +1028,8 @@ def _history_section(kept: history.History, out: Path, charted: dict[tuple[str, 
     ]
     charts = []
     for figure in dict.fromkeys(f for (_, f), _ in wanted):
-        trends = [t for (_, f), t in wanted if f == figure]
+        drawn = [t for (_, f), t in wanted if f == figure]
         charts += [Section(_chart_title(trend, figure), (Image(trend.benchmark, chart),), level=3)
-                   for trend, chart in zip(trends, trend_charts(trends, out, figure))]
+                   for trend, chart in zip(drawn, trend_charts(drawn, out, figure))]
     return [Section(f"History: {len(kept)} kept run(s) of {', '.join(kept.hardware_ids())}", tuple(blocks)),
             *charts]

@@ -57,8 +57,8 @@ from sqlalchemy.sql.elements import ColumnElement
 from perfkit.errors import BaselineError, StoreError, UsageError
 from perfkit.results import load
 from perfkit.results.figures import TIME, TIME_UNIT
-from perfkit.results.history import History
 from perfkit.results.model import ResultSet
+from perfkit.results.storage_folder import History
 
 #: Seconds to wait for a server that does not answer, or for another writer's lock on a SQLite file.
 TIMEOUT_S = 30
@@ -255,7 +255,8 @@ class Store:
                 newest: int | None = None) -> History:
         """The stored runs (of one hardware id and profile, where given; the ``newest`` n only, where given),
         oldest first, each read by the one loader; a run the loader refuses (say, written by a newer
-        perfkit) is skipped with its reason, as :func:`perfkit.results.history.load_history` skips a file."""
+        perfkit) is skipped with its reason, as :func:`perfkit.results.storage_folder.load_history` skips a
+        file."""
         # code-point order, as Python sorts the storage's runs (a server's locale collation need not be)
         when: ColumnElement[Any] = runs_table.c.run_datetime.collate("C") if self._postgres else \
             runs_table.c.run_datetime
