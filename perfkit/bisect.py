@@ -28,7 +28,7 @@ from typing import Any
 import perfkit
 from perfkit import ab, stopping
 from perfkit.errors import BuildError, PerfkitError, UsageError
-from perfkit.results.judge import Verdict
+from perfkit.verdict.judge import Verdict
 
 GOOD, BAD, SKIP, ABORT = 0, 1, 125, 128
 #: The probe's command: sys.path[0] is the repository (git bisect runs it there), dropped so that a perfkit

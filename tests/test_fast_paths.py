@@ -19,10 +19,12 @@ from hypothesis import strategies as st
 from perfkit import ab, bisect
 from perfkit.errors import UsageError
 from perfkit.measure import hardware
-from perfkit.results import baseline_runs, changepoints, load, stats, trends
-from perfkit.results.figures import TIME
-from perfkit.results.history_svg import history_svg
-from perfkit.results.payloads import Scaling
+from perfkit.render.history_svg import history_svg
+from perfkit.resultfile import load
+from perfkit.resultfile.figures import TIME
+from perfkit.resultfile.payloads import Scaling
+from perfkit.store import baseline_runs
+from perfkit.verdict import changepoints, stats, trends
 from perfkit.workloads import benchwork, flop_cache
 from tests.conftest import ROOT
 from tests.gitrepo import commit, git, make_repo

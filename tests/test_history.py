@@ -15,7 +15,8 @@ import pytest
 
 from perfkit import SCHEMA_VERSION, cli
 from perfkit.errors import BaselineError, UsageError
-from perfkit.results import storage_folder, trends
+from perfkit.store import storage_folder
+from perfkit.verdict import trends
 
 MACHINE = "Linux-CPython-3.11-64bit"
 COPY = "benches/test_ceilings.py::test_copy_bandwidth"
@@ -235,7 +236,7 @@ def test_a_change_point_is_numbered_as_the_benchmarks_own_run_in_the_history_its
         tmp_path, capsys):
     """ADD is first measured in run 11 of the kept runs: its step in its own run 13 (the kept runs' 23rd) is
     "run 13" in `perfkit history`, on its chart's axis and on the dashboard's page alike."""
-    from perfkit.results import dashboard, dashboard_html
+    from perfkit.render import dashboard, dashboard_html
 
     rng = np.random.default_rng(4)
     runs = [_run({COPY: 1e-3 * (1 + 0.01 * rng.standard_normal())}, _day(i)) for i in range(10)]
@@ -267,7 +268,7 @@ def test_a_trend_across_two_cpus_under_one_hardware_id_breaks_there_and_says_the
     """The issue's trend: nine runs of the committed baseline's CPU at about 3.3 s, then one of another CPU
     generation under the same id at 82.6 s (+2400%): not "change points: none", but another machine's new
     series, said with its step, on the table, the chart and the dashboard; no change point across it."""
-    from perfkit.results import dashboard, dashboard_html
+    from perfkit.render import dashboard, dashboard_html
 
     rng = np.random.default_rng(5)
     runs = [_on_cpu(_run({ADD: 3.3 * (1 + 0.02 * rng.standard_normal())}, _day(i)), "family 26 model 2")
@@ -336,7 +337,7 @@ def test_history_errors_are_one_line_exit_2(tmp_path, setup, args, message):
 
 TINY = """
 import time
-from perfkit.results.metrics import MetricSpec
+from perfkit.resultfile.metrics import MetricSpec
 def test_sleep(benchmark, perfkit_metrics):
     benchmark.pedantic(time.sleep, args=(0.002,), rounds=5, warmup_rounds=1)
     perfkit_metrics.record(MetricSpec("naps_per_s", "1/s", "higher"), 500.0)

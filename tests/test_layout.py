@@ -1,5 +1,5 @@
-"""The architecture's rules, checked: results/ is pure data, measure/ imports no workload, `perfkit compare`
-starts fast, one baselines folder.
+"""The architecture's rules, checked: the reading side (resultfile/, verdict/, store/, render/) is pure data,
+measure/ imports no workload, `perfkit compare` starts fast, one baselines folder.
 
 Imports are checked in fresh interpreters: this test process has long imported torch.
 """
@@ -12,10 +12,13 @@ import sys
 import time
 from pathlib import Path
 
-from perfkit.results.baselines import BaselineStore
+from perfkit.store.baselines import BaselineStore
 from tests.conftest import DATA, ROOT
 
-#: What the results side must never load: the measuring side and its heavy dependencies.
+#: The reading side, which reads and judges result files on any machine, one package per job.
+READING = ("perfkit.resultfile", "perfkit.verdict", "perfkit.store", "perfkit.render")
+
+#: What the reading side must never load: the measuring side and its heavy dependencies.
 FORBIDDEN = ("torch", "numba", "pynvml", "perfkit.measure", "perfkit.workloads", "perfkit.parallel")
 
 _FORBIDDEN_LOADED = f"""
@@ -24,13 +27,14 @@ def forbidden_loaded():
     return sorted(m for m in sys.modules if any(m == f or m.startswith(f + ".") for f in {FORBIDDEN!r}))
 """
 
-IMPORT_ALL_RESULTS = _FORBIDDEN_LOADED + """
+IMPORT_ALL_READING = _FORBIDDEN_LOADED + f"""
 import importlib, json, pkgutil
-import perfkit.results
-names = sorted(f"perfkit.results.{m.name}" for m in pkgutil.iter_modules(perfkit.results.__path__))
+names = []
+for package in map(importlib.import_module, {READING!r}):
+    names += sorted(f"{{package.__name__}}.{{m.name}}" for m in pkgutil.iter_modules(package.__path__))
 for name in names:
     importlib.import_module(name)
-print(json.dumps({"modules": names, "forbidden": forbidden_loaded()}))
+print(json.dumps({{"modules": names, "forbidden": forbidden_loaded()}}))
 """
 
 COMPARE_THEN_LIST = _FORBIDDEN_LOADED + """
@@ -55,11 +59,13 @@ def _roots(modules: list[str]) -> list[str]:
     return sorted({next(f for f in FORBIDDEN if m == f or m.startswith(f + ".")) for m in modules})
 
 
-def test_results_imports_nothing_of_torch_numba_nvml_or_the_measuring_side():
-    done = _python("-c", IMPORT_ALL_RESULTS)
+def test_the_reading_side_imports_nothing_of_torch_numba_nvml_or_the_measuring_side():
+    done = _python("-c", IMPORT_ALL_READING)
     assert done.returncode == 0, done.stderr
     seen = json.loads(done.stdout)
-    assert {"perfkit.results.judge", "perfkit.results.load", "perfkit.results.model"} <= set(seen["modules"])
+    one_each = {"perfkit.resultfile.load", "perfkit.verdict.judge", "perfkit.store.database",
+                "perfkit.render.report"}
+    assert one_each <= set(seen["modules"])
     assert _roots(seen["forbidden"]) == [], (
         f"importing {seen['modules']} loaded {_roots(seen['forbidden'])}: "
         f"{[m for m in seen['forbidden'] if m.startswith('perfkit.')]}")
@@ -130,4 +136,4 @@ def test_an_existing_baselines_folder_marks_the_root_and_the_nearest_root_wins(t
 
 
 def test_the_plugin_and_the_cli_find_this_repositorys_baselines():
-    assert BaselineStore.find(ROOT / "perfkit" / "results").directory == ROOT.resolve() / "baselines"
+    assert BaselineStore.find(ROOT / "perfkit" / "store").directory == ROOT.resolve() / "baselines"
