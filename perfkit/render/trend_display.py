@@ -26,7 +26,6 @@ def axis_scale(values: Collection[float]) -> str:
     return "log" if positive and max(positive) >= 10 * min(positive) else "linear"
 
 
-
 def turns(trend: Trend) -> list[tuple[int, str]]:
     """(index, what happened there) of each change point and each new series of ``trend``, in order: what the
     history table and the dashboard say of the trend."""
