@@ -23,8 +23,8 @@ from perfkit.errors import UsageError
 from perfkit.measure import capacity, memory, record
 from perfkit.pbench import inject_samples
 from perfkit.plugin import profile_of, session_of
-from perfkit.results import figures
-from perfkit.results.payloads import BatchCapacity, BatchEpoch
+from perfkit.resultfile import figures
+from perfkit.resultfile.payloads import BatchCapacity, BatchEpoch
 from perfkit.workloads import batch_sweep, data
 
 #: By perfkit.quick_budget.sizes_key: the course's, a GPU's quick run, a CPU's quick run

@@ -27,8 +27,8 @@ import torch
 
 from perfkit.measure import capacity, memory, record
 from perfkit.pbench import inject_samples
-from perfkit.results import figures
-from perfkit.results.payloads import LayerCapacity
+from perfkit.resultfile import figures
+from perfkit.resultfile.payloads import LayerCapacity
 from perfkit.workloads import layer_stack
 
 COURSE_CARD = "10.91GiB"  # seed 000's GTX 1080 Ti

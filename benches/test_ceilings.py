@@ -26,8 +26,8 @@ import pytest
 from perfkit.measure import ceilings, heat, timing
 from perfkit.measure.record import record_share_of_datasheet
 from perfkit.pbench import round_times
-from perfkit.results import figures
-from perfkit.results.metrics import MetricSpec, rates
+from perfkit.resultfile import figures
+from perfkit.resultfile.metrics import MetricSpec, rates
 from perfkit.workloads import kernels
 
 ROUNDS, WARMUP = 20, 5
@@ -103,7 +103,7 @@ def test_matmul_flops(
 
 
 # weekly: the nightly budget is tight, and a nightly run borrows these ceilings from its machine's baseline
-# (perfkit.results.ceilings), which is where the across-hardware model reads them
+# (perfkit.resultfile.ceilings), which is where the across-hardware model reads them
 @pytest.mark.weekly
 @pytest.mark.gpu
 @pytest.mark.parametrize("scenario, k",

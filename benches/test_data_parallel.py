@@ -3,7 +3,7 @@
 DDP runs launch ``torchrun`` (one process per GPU, NCCL) through perfkit.parallel.launch; each rank measures
 (perfkit.parallel.ddp) and rank 0's per-step CUDA-event times of the timed epoch become the benchmark's own
 stats. ``speedup`` and ``scaling_efficiency`` divide by the 1-GPU run of the same job in the same results
-(perfkit.results.derived). Communication is measured three ways (perfkit.parallel.scaling explains);
+(perfkit.resultfile.derived). Communication is measured three ways (perfkit.parallel.scaling explains);
 all-reduce bandwidth follows nccl-tests and is also given as a ratio to a raw all_reduce of the same bytes in
 the same job. ``nn.DataParallel`` (seed 004's choice) runs the same models and GPU counts in this process,
 beside DDP. Data: CIFAR-10 from ``--perfkit-data-root`` or learnable synthetic images of its shape; ResNet-50

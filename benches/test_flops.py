@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import pytest
 
-from perfkit.results import figures
+from perfkit.resultfile import figures
 from perfkit.workloads import flops, models
 
 MODEL_NAMES = ("vgg16", "vgg19", "resnet18", "resnet50", "googlenet", "alexnet")

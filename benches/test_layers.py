@@ -23,8 +23,8 @@ from perfkit import quick_budget
 from perfkit.measure import memory, record, timing
 from perfkit.measure.ceilings import precision_in_use
 from perfkit.pbench import round_times
-from perfkit.results import figures
-from perfkit.results.payloads import Layer
+from perfkit.resultfile import figures
+from perfkit.resultfile.payloads import Layer
 from perfkit.workloads import layers
 
 # kernels: timed at the GPU base clock where allowed (perfkit.measure.clocks)

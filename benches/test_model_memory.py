@@ -14,7 +14,7 @@ from perfkit.errors import MeasurementError
 from perfkit.measure import memory, record
 from perfkit.measure.timing import warmed_calls_per_round, warmup
 from perfkit.plugin import profile_of
-from perfkit.results import figures
+from perfkit.resultfile import figures
 from perfkit.workloads import models, training
 from perfkit.workloads.estimate import estimate_training_memory
 

@@ -17,7 +17,7 @@ import pytest
 from perfkit.measure.ceilings import precision_in_use
 from perfkit.pbench import round_times
 from perfkit.plugin import profile_of
-from perfkit.results import figures
+from perfkit.resultfile import figures
 from perfkit.workloads import ppp
 
 MODEL_NAMES = ("vgg16", "vgg19", "resnet18", "resnet50")

@@ -32,9 +32,9 @@ import torch
 from perfkit.measure import power
 from perfkit.pbench import inject_samples
 from perfkit.plugin import profile_of
-from perfkit.results import figures
-from perfkit.results.metrics import MetricRecorder
-from perfkit.results.payloads import TimeToAccuracy, TtaRun
+from perfkit.resultfile import figures
+from perfkit.resultfile.metrics import MetricRecorder
+from perfkit.resultfile.payloads import TimeToAccuracy, TtaRun
 from perfkit.workloads import data, tta
 
 #: R: runs of each case (the nightly's five were cut to three to fit its five minutes; the gate, the training

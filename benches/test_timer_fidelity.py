@@ -16,7 +16,7 @@ import torch
 from perfkit.errors import MeasurementError
 from perfkit.measure import ceilings, fidelity, heat, timing
 from perfkit.pbench import round_times
-from perfkit.results import figures
+from perfkit.resultfile import figures
 
 # kernels: timed at the GPU base clock where allowed (perfkit.measure.clocks)
 pytestmark = pytest.mark.locked_clock

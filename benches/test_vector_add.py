@@ -19,9 +19,9 @@ from perfkit.measure.record import record_rate
 from perfkit.measure.timing import EventSpans, l2_bytes, time_cuda_events, warm_for
 from perfkit.pbench import round_times
 from perfkit.plugin import profile_of
-from perfkit.results import datasheet, figures
-from perfkit.results.metrics import rates
-from perfkit.results.payloads import VectorAdd
+from perfkit.resultfile import datasheet, figures
+from perfkit.resultfile.metrics import rates
+from perfkit.resultfile.payloads import VectorAdd
 from perfkit.workloads.kernels import (
     BYTES_PER_ELEMENT,
     MANAGED_TOLERANCE,

@@ -16,8 +16,8 @@ import torch
 from perfkit.errors import MeasurementError
 from perfkit.measure import memory, record
 from perfkit.measure.ceilings import precision_in_use
-from perfkit.results import figures
-from perfkit.results.payloads import VggSwap
+from perfkit.resultfile import figures
+from perfkit.resultfile.payloads import VggSwap
 from perfkit.workloads import models
 
 VARIANTS = ("normal", "swapped")

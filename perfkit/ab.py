@@ -1,5 +1,5 @@
 """A/B of two code versions: each git ref in a checkout of its own, their benchmarks run in alternating
-fresh processes until the paired test (perfkit.results.paired) decides each one or the rounds are spent.
+fresh processes until the paired test (perfkit.verdict.paired_test) decides each one or the rounds are spent.
 
 Interleaving is the point (RMIT, duet benchmarking): a drift of the machine over the minutes of an A/B hits
 both sides alike. The order inside a round follows ABBA (each round the reverse of the one before) from a
@@ -28,11 +28,13 @@ from pathlib import Path, PurePosixPath
 from perfkit import ab_report, bytecode, collected, stopping
 from perfkit.ab_report import AbReport, MinimumEffect, SideRef
 from perfkit.errors import BuildError, UsageError
-from perfkit.results import baselines, load, paired
-from perfkit.results.judge import Policy, Verdict, held_back, minimum_effect
-from perfkit.results.model import ResultSet
-from perfkit.results.pairing import pair
+from perfkit.resultfile import load
+from perfkit.resultfile.model import ResultSet
+from perfkit.store import baselines
 from perfkit.touched import benches_touched
+from perfkit.verdict import paired_test
+from perfkit.verdict.judge import Policy, Verdict, held_back, minimum_effect
+from perfkit.verdict.matching import pair
 
 #: pytest's exit status when nothing was collected: that side lacks the benchmarks (new/missing), no error.
 NO_TESTS_COLLECTED = 5
@@ -257,8 +259,8 @@ def run_side(side: Side, benches: Sequence[str], expr: str | None, out: Path) ->
 def check_input(rounds: int, benches: Sequence[str]) -> None:
     """Refuse what cannot make a fair A/B: too few rounds, or a bench path that does not lie inside each
     checkout (an absolute path would run the same files on both sides)."""
-    if rounds < paired.MIN_PAIRS:
-        raise UsageError(f"--rounds must be at least {paired.MIN_PAIRS} (a paired test needs that many "
+    if rounds < paired_test.MIN_PAIRS:
+        raise UsageError(f"--rounds must be at least {paired_test.MIN_PAIRS} (a paired test needs that many "
                          f"pairs), not {rounds}")
     if rounds > MAX_ROUNDS:
         raise UsageError(f"--rounds must be at most {MAX_ROUNDS} (each pair is two fresh benchmark runs, and "
@@ -372,7 +374,7 @@ def _interleave(base: Side, head: Side, out: Path, expr: str | None, rounds: int
             return
 
 
-def still_open(rows: Sequence[paired.PairedRow]) -> list[str]:
+def still_open(rows: Sequence[paired_test.PairedRow]) -> list[str]:
     """The node ids of the benchmarks with a figure not yet settled: the next pair runs those alone, so a
     family decided in two pairs costs no more time while a noisy one takes the rounds it needs."""
     return sorted({row.benchmark for row in rows if not row.settled})
@@ -382,15 +384,15 @@ def still_open(rows: Sequence[paired.PairedRow]) -> list[str]:
 class Tally:
     """What the pairs so far hold for the verdicts; ``look`` makes the next one."""
 
-    pairs: Mapping[paired.Key, tuple[tuple[float, float], ...]] = field(default_factory=dict)
-    minimum: Mapping[paired.Key, float] = field(default_factory=dict)
-    higher_better: frozenset[paired.Key] = frozenset()
-    lone: Mapping[paired.Key, paired.PairedRow] = field(default_factory=dict)
+    pairs: Mapping[paired_test.Key, tuple[tuple[float, float], ...]] = field(default_factory=dict)
+    minimum: Mapping[paired_test.Key, float] = field(default_factory=dict)
+    higher_better: frozenset[paired_test.Key] = frozenset()
+    lone: Mapping[paired_test.Key, paired_test.PairedRow] = field(default_factory=dict)
     ungated: frozenset[str] = frozenset()
     # the rows settled at an earlier look: their figures stopped there and take no more pairs
-    decided: Mapping[paired.Key, paired.PairedRow] = field(default_factory=dict)
+    decided: Mapping[paired_test.Key, paired_test.PairedRow] = field(default_factory=dict)
     # what disturbed a run of a figure's pairs, the latest said (PairedValue.disturbed)
-    disturbed: Mapping[paired.Key, str] = field(default_factory=dict)
+    disturbed: Mapping[paired_test.Key, str] = field(default_factory=dict)
 
     def add(self, this: Gated) -> Tally:
         """This pair's values added to the figures still open."""
@@ -405,14 +407,14 @@ class Tally:
 
 
 def look(tally: Tally, this: Gated | None, pair: int, rounds: int,
-         alpha: float) -> tuple[Tally, list[paired.PairedRow]]:
+         alpha: float) -> tuple[Tally, list[paired_test.PairedRow]]:
     """The look after pair ``pair`` (from 1) of ``rounds``: the tally with this pair's values (``this``; None
     where a side ran no benchmark) and every row, sorted; a row settled here is frozen in the tally. The
     loop's whole stopping rule, pure, so the simulations of tests/test_ab_spending.py drive this very rule:
     the next pair runs ``still_open(rows)``, none: the A/B is done."""
     if this is not None:
         tally = tally.add(this)
-    rows = paired.verdicts(tally.pairs, tally.minimum, alpha, tally.higher_better, rounds=rounds,
+    rows = paired_test.verdicts(tally.pairs, tally.minimum, alpha, tally.higher_better, rounds=rounds,
                            final=pair == rounds, decided=tally.decided, disturbed=tally.disturbed)
     decided = {(row.benchmark, row.figure): row for row in rows if row.settled}
     rows = sorted([*rows, *(row for key, row in tally.lone.items() if key not in tally.pairs)],
@@ -422,7 +424,7 @@ def look(tally: Tally, this: Gated | None, pair: int, rounds: int,
 
 @dataclass(frozen=True)
 class PairedValue:
-    key: paired.Key  # (benchmark, figure)
+    key: paired_test.Key  # (benchmark, figure)
     values: tuple[float, float]  # (base, head) in this pair
     minimum: float  # the minimum effect worth a verdict
     higher_better: bool
@@ -434,19 +436,20 @@ class PairedValue:
 @dataclass(frozen=True)
 class Gated:
     pairs: tuple[PairedValue, ...]
-    lone: dict[paired.Key, paired.PairedRow]  # a gating figure one side lacks: unknown, more pairs won't tell
+    # a gating figure one side lacks: unknown, more pairs won't tell
+    lone: dict[paired_test.Key, paired_test.PairedRow]
     ungated: tuple[str, ...]  # benchmarks with no gating figure (FLOP counting): shown, not judged
 
 
 def gated(base: ResultSet, head: ResultSet, policy: Policy) -> Gated:
     """One pair's values of every figure the nightly judge gates on, for each benchmark both sides ran: the
-    judge's own pairing (perfkit.results.pairing), so the A/B judges what the nightly judges: the time, or
+    judge's own pairing (perfkit.verdict.matching), so the A/B judges what the nightly judges: the time, or
     the kernel's own time or SM cycles where the bench names them instead, and the metrics declared to gate
     (peak memory, a capacity, a share reached), a gate of either side counting; with what disturbed either
     run, recorded as the judge reads it (the rounds' own spread is no excuse here: the pairs are fresh
-    processes, as a confirmation's re-runs are, perfkit.results.settling)."""
+    processes, as a confirmation's re-runs are, perfkit.verdict.unsettled_rounds)."""
     found: list[PairedValue] = []
-    lone: dict[paired.Key, paired.PairedRow] = {}
+    lone: dict[paired_test.Key, paired_test.PairedRow] = {}
     pairing = pair(base, head)
     entries = (head.by_name(), base.by_name())
     for fig in pairing.figures:
@@ -454,7 +457,7 @@ def gated(base: ResultSet, head: ResultSet, policy: Policy) -> Gated:
             continue
         key, least = (fig.benchmark, fig.figure), minimum_effect(fig, policy)
         if fig.measured_differently is not None:  # another method or clock on one side: never paired
-            lone[key] = paired.PairedRow(fig.benchmark, 0, None, Verdict.MEASURED_DIFFERENTLY, least,
+            lone[key] = paired_test.PairedRow(fig.benchmark, 0, None, Verdict.MEASURED_DIFFERENTLY, least,
                                          settled=True, note=fig.measured_differently, figure=fig.figure)
         elif fig.baseline and fig.current:
             disturbed = held_back(d for side in entries for d in side[fig.benchmark].disturbances)
@@ -462,7 +465,7 @@ def gated(base: ResultSet, head: ResultSet, policy: Policy) -> Gated:
                                      disturbed))
         else:
             only = "head" if fig.current else "base"
-            lone[key] = paired.PairedRow(fig.benchmark, 0, None, Verdict.UNKNOWN, least, settled=True,
+            lone[key] = paired_test.PairedRow(fig.benchmark, 0, None, Verdict.UNKNOWN, least, settled=True,
                                          note=f"a gating figure only {only} has: not compared",
                                          figure=fig.figure)
     judged = {fig.benchmark for fig in pairing.figures if fig.judged}
@@ -470,8 +473,8 @@ def gated(base: ResultSet, head: ResultSet, policy: Policy) -> Gated:
 
 
 def _report(base: Side, head: Side, seed: int, done: list[str], rounds: int, benches: Sequence[str],
-            policy: Policy, rows: list[paired.PairedRow],
-            pairs: Mapping[paired.Key, Sequence[tuple[float, float]]], kept: dict[str, list[ResultSet]],
+            policy: Policy, rows: list[paired_test.PairedRow],
+            pairs: Mapping[paired_test.Key, Sequence[tuple[float, float]]], kept: dict[str, list[ResultSet]],
             ungated: list[str]) -> AbReport:
     names = {label: {b.fullname for r in sets for b in r.benchmarks} for label, sets in kept.items()}
     values: dict[str, dict[str, tuple[tuple[float, float], ...]]] = {}
@@ -479,8 +482,8 @@ def _report(base: Side, head: Side, seed: int, done: list[str], rounds: int, ben
         values.setdefault(benchmark, {})[figure] = tuple(runs)
     return AbReport(
         base=SideRef(base.ref, base.commit), head=SideRef(head.ref, head.commit), seed=seed,
-        orders=tuple(done), rounds=rounds, benches=tuple(benches), test=paired.TEST, why=paired.WHY,
-        alpha=policy.alpha, spending=paired.SPENDING, interval=paired.INTERVAL,
+        orders=tuple(done), rounds=rounds, benches=tuple(benches), test=paired_test.TEST, why=paired_test.WHY,
+        alpha=policy.alpha, spending=paired_test.SPENDING, interval=paired_test.INTERVAL,
         minimum_effect=MinimumEffect(policy.bound_threshold, policy.threshold), benchmarks=tuple(rows),
         pairs=values, not_judged=tuple(ungated), new=tuple(sorted(names["head"] - names["base"])),
         missing=tuple(sorted(names["base"] - names["head"])))

@@ -15,12 +15,12 @@ from pathlib import Path
 from typing import Any
 
 from perfkit.errors import UsageError
-from perfkit.results.document import Section, Table, Text, markdown_sections, plain_text
-from perfkit.results.figures import TIME
-from perfkit.results.judge import Verdict
-from perfkit.results.paired import PairedRow
-from perfkit.results.report import fmt_mde
-from perfkit.results.tables import fmt_change
+from perfkit.render.document import Section, Table, Text, markdown_sections, plain_text
+from perfkit.render.report import fmt_mde
+from perfkit.render.tables import fmt_change
+from perfkit.resultfile.figures import TIME
+from perfkit.verdict.judge import Verdict
+from perfkit.verdict.paired_test import PairedRow
 
 #: The newest ab.json layout; an ab.json without a version is version 1.
 VERSION = 2

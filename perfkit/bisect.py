@@ -27,7 +27,7 @@ import perfkit
 from perfkit import ab, ab_report, stopping
 from perfkit.ab_report import AbReport
 from perfkit.errors import BuildError, PerfkitError, UsageError
-from perfkit.results.judge import Verdict
+from perfkit.verdict.judge import Verdict
 
 GOOD, BAD, SKIP, ABORT = 0, 1, 125, 128
 #: The probe's command: sys.path[0] is the repository (git bisect runs it there), dropped so that a perfkit

@@ -21,10 +21,13 @@ from typing import Any
 
 from perfkit import stopping
 from perfkit.errors import BaselineError, PerfkitError, UsageError
-from perfkit.results import baselines, datasheet, figures, history, load, noise, partial, report, tables
-from perfkit.results.expected import NoModel, Work
-from perfkit.results.judge import MIN_BASELINE_RUNS, Comparison, Policy, judge
-from perfkit.results.model import BenchmarkEntry, ResultSet, machine_kind
+from perfkit.render import report, tables
+from perfkit.resultfile import datasheet, figures, load, partial
+from perfkit.resultfile.model import BenchmarkEntry, ResultSet, machine_kind
+from perfkit.store import baselines, kept_noise, storage_folder
+from perfkit.verdict import trends
+from perfkit.verdict.expected import NoModel, Work
+from perfkit.verdict.judge import MIN_BASELINE_RUNS, Comparison, Policy, judge
 
 EXIT_REGRESSION = 1
 EXIT_USAGE = 2
@@ -421,14 +424,16 @@ def judge_files(baseline_path: Path, current_path: Path, threshold: str | None,
     if baseline.profile != current.profile:
         raise UsageError(f"the baseline holds the {baseline.profile} profile's sizes, the results the "
                          f"{current.profile} profile's; compare runs of the same profile")
-    kept = history.storage_path(storage) if storage is not None else history.find_storage(Path.cwd())
-    judged_with = noise.for_judging(baseline, current, baselines.BaselineStore.find(Path.cwd()), kept, db)
+    kept = (storage_folder.storage_path(storage) if storage is not None
+            else storage_folder.find_storage(Path.cwd()))
+    judged_with = kept_noise.for_judging(baseline, current, baselines.BaselineStore.find(Path.cwd()), kept,
+                                         db)
     return baseline, current, judge(baseline, current, judged_with, policy, work_of)
 
 
 def read(path: Path, lender: ResultSet | None = None) -> ResultSet:
-    """A result file by the one loader (perfkit.results.load); a run cut short is said on stderr, since what
-    it shows covers only the benchmarks that run finished."""
+    """A result file by the one loader (perfkit.resultfile.load); a run cut short is said on stderr, since
+    what it shows covers only the benchmarks that run finished."""
     results = load.load(path, lender)
     _say_partial(results)
     return results
@@ -495,17 +500,19 @@ def _baseline_save_from_history(args: argparse.Namespace, store: baselines.Basel
     if args.only:
         raise UsageError("--only selects from result files; --from-history saves every benchmark of the runs")
     if args.db:
-        from perfkit.results import store as history_db  # SQLAlchemy: imported only where a database is named
+        from perfkit.store import database  # SQLAlchemy: imported only where a database is named
 
-        history.enough_runs(args.from_history)
-        with history_db.open_store(args.db) as db:
+        storage_folder.enough_runs(args.from_history)
+        with database.open_store(args.db) as db:
             where, kept = db.where, db.history(args.hardware_id, args.profile)
         _say_skipped(kept)
-        baseline = history.baseline_of(kept, where, args.hardware_id, args.from_history)
+        baseline = storage_folder.baseline_of(kept, where, args.hardware_id, args.from_history)
     else:
-        storage = history.storage_path(args.storage) if args.storage else history.find_storage(Path.cwd())
+        storage = (storage_folder.storage_path(args.storage) if args.storage
+                   else storage_folder.find_storage(Path.cwd()))
         where = str(storage)
-        baseline = history.baseline_from_history(storage, args.hardware_id, args.from_history, args.profile)
+        baseline = storage_folder.baseline_from_history(storage, args.hardware_id, args.from_history,
+                                                        args.profile)
     path = store.save(baseline, args.mode)
     print(f"perfkit: saved {path} (the last {args.from_history} runs in {where})")
     _say_busy([baseline])
@@ -527,10 +534,10 @@ def _baseline_drop(args: argparse.Namespace) -> int:
 def _history(args: argparse.Namespace) -> int:
     """Per benchmark: first and last run value, the number of runs and each change point (e-divisive
     means)."""
-    from perfkit.results import changepoints
+    from perfkit.verdict import changepoints
 
     storage, kept = _kept_runs(args.storage, args.hardware_id, args.db, args.profile)
-    found = history.trends(kept, args.pattern, args.figure)
+    found = trends.trends(kept.runs, args.pattern, args.figure)
     if not found:
         raise UsageError(f"no stored benchmark matches -k {args.pattern!r} with a figure {args.figure!r}")
     print(f"{args.figure} over {len(kept)} stored run(s) of {', '.join(kept.hardware_ids())} in {storage} "
@@ -548,17 +555,18 @@ def _history(args: argparse.Namespace) -> int:
 
 
 def _kept_runs(storage_option: str | None, hardware_id: str | None, db: str | None = None,
-               profile: str | None = None) -> tuple[str, history.History]:
+               profile: str | None = None) -> tuple[str, storage_folder.History]:
     """The runs kept in pytest-benchmark's storage, or in the history database ``db``, of one machine and
     profile, and where they were; skipped files are said on stderr."""
     if db is not None:
-        from perfkit.results import store as history_db  # SQLAlchemy: imported only where a database is named
+        from perfkit.store import database  # SQLAlchemy: imported only where a database is named
 
-        with history_db.open_store(db) as opened:
+        with database.open_store(db) as opened:
             where, kept = opened.where, opened.history(hardware_id, profile)
     else:
-        storage = history.storage_path(storage_option) if storage_option else history.find_storage(Path.cwd())
-        where, kept = str(storage), history.load_history(storage, hardware_id)
+        storage = (storage_folder.storage_path(storage_option) if storage_option
+                   else storage_folder.find_storage(Path.cwd()))
+        where, kept = str(storage), storage_folder.load_history(storage, hardware_id)
         kept = kept if profile is None else kept.of_profile(profile)
     _say_skipped(kept)
     of = f" of {hardware_id}" if hardware_id else ""
@@ -576,7 +584,7 @@ def _kept_runs(storage_option: str | None, hardware_id: str | None, db: str | No
     return where, kept
 
 
-def _say_skipped(kept: history.History) -> None:
+def _say_skipped(kept: storage_folder.History) -> None:
     for line in kept.skipped:
         print(f"perfkit: skipped {line}", file=sys.stderr)
 
@@ -586,8 +594,8 @@ def _history_ingest(args: argparse.Namespace) -> int:
     each run stored in its own transaction, once: ingesting again is safe. A baseline is stored as the runs
     it was saved from, after the files given as runs, so that a run kept both ways is stored from its own
     file (which keeps its rounds)."""
-    from perfkit.results import baseline_runs
-    from perfkit.results import store as history_db  # SQLAlchemy: imported only where a database is named
+    # database: SQLAlchemy, imported only where a database is named
+    from perfkit.store import baseline_runs, database
 
     read: list[tuple[str, dict[str, Any], ResultSet]] = []
     unpacked: list[tuple[str, dict[str, Any], ResultSet]] = []
@@ -616,7 +624,7 @@ def _history_ingest(args: argparse.Namespace) -> int:
                          f"as {len(runs.undated_runs)} undated run(s), before the dated ones: `baseline save "
                          "--merge` kept them from runs whose dates the file does not hold")
     stored = 0
-    with history_db.open_store(args.db, create=True) as db:
+    with database.open_store(args.db, create=True) as db:
         for source, raw, results in read + unpacked:
             done = db.ingest(raw, results, source)
             stored += done.stored
@@ -633,11 +641,11 @@ def _history_ingest(args: argparse.Namespace) -> int:
 def _dashboard(args: argparse.Namespace) -> int:
     """Every run of the database; the folder is checked before the database is read, and nothing in it but
     the dashboard's own pages and charts is written over."""
-    from perfkit.results import dashboard, dashboard_html
-    from perfkit.results import store as history_db  # SQLAlchemy: imported only where a database is named
+    from perfkit.render import dashboard, dashboard_html
+    from perfkit.store import database  # SQLAlchemy: imported only where a database is named
 
     _out_folder(args.out, "the dashboard")
-    with history_db.open_store(args.db) as db:
+    with database.open_store(args.db) as db:
         where, kept = db.where, db.history()
     _say_skipped(kept)
     if not kept.runs:
@@ -790,7 +798,7 @@ def _batch(args: argparse.Namespace) -> int:
 
 
 def _roofline(args: argparse.Namespace) -> int:
-    from perfkit.results import plots
+    from perfkit.render import plots
 
     if args.out.suffix.lower() != ".png":
         raise UsageError(f"--out {args.out}: the roofline is drawn as PNG; give a path ending in .png")

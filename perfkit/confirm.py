@@ -7,7 +7,7 @@ effect in the worse direction (a figure 1.5 times worse is always one of them), 
 pytest NODEID...`` in fresh processes (new CUDA context, new allocator, clocks re-settled), then judges them
 on the new runs alone (the first run was chosen for being extreme).
 
-The two stages together keep the night's family-wise false-alarm rate at alpha (perfkit.results.judge's
+The two stages together keep the night's family-wise false-alarm rate at alpha (perfkit.verdict.judge's
 FirstLook): each re-run figure is tested at Bonferroni's ``alpha / m`` over the ``m`` gating figures of the
 whole night, not Holm over the few suspects, so whatever the first look selected, a figure ends ``regressed``
 with chance ``alpha / m`` at most under no change, and the night with ``alpha`` at most. Judging the
@@ -25,9 +25,10 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 
 from perfkit.errors import PerfkitError
-from perfkit.results import baselines, load
-from perfkit.results.judge import Comparison, FirstLook, Row, Verdict
-from perfkit.results.model import ResultSet
+from perfkit.resultfile import load
+from perfkit.resultfile.model import ResultSet
+from perfkit.store import baselines
+from perfkit.verdict.judge import Comparison, FirstLook, Row, Verdict
 
 
 def suspects(comparison: Comparison) -> list[str]:

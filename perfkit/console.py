@@ -9,9 +9,9 @@ from collections.abc import Mapping
 from typing import Any
 
 from perfkit.measure.memory import MiB, PeakMemory
-from perfkit.results import datasheet
-from perfkit.results.baselines import LOCAL_SAVE, StoredCeilings
-from perfkit.results.tables import fmt_time, text_table
+from perfkit.render.tables import fmt_time, text_table
+from perfkit.resultfile import datasheet
+from perfkit.store.baselines import LOCAL_SAVE, StoredCeilings
 from perfkit.workloads.estimate import MemoryEstimate, largest_batch
 from perfkit.workloads.flops import CONVENTION, FlopTable
 from perfkit.workloads.paleo import Prediction

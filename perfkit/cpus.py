@@ -1,7 +1,7 @@
 """The CPUs this process may run on: what a host's load and a CPU's hardware id count.
 
-Apart from perfkit.measure, whose modules import torch and NVML's side of things, so that the results side
-(perfkit.results, which reads and judges files on any machine) can ask it too.
+Apart from perfkit.measure, whose modules import torch and NVML's side of things, so that the side that reads
+and judges files on any machine (perfkit.resultfile, verdict, store, render) can ask it too.
 """
 from __future__ import annotations
 

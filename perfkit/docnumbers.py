@@ -16,12 +16,13 @@ import statistics
 from collections.abc import Callable, Sequence
 from pathlib import Path
 
-from perfkit.results import datasheet, figures, load, simulate
-from perfkit.results.ceilings import Ceilings
-from perfkit.results.figures import TIME
-from perfkit.results.metrics import Method
-from perfkit.results.model import ResultSet
-from perfkit.results.tables import fmt_time
+from perfkit import simulate
+from perfkit.render.tables import fmt_time
+from perfkit.resultfile import datasheet, figures, load
+from perfkit.resultfile.ceilings import Ceilings
+from perfkit.resultfile.figures import TIME
+from perfkit.resultfile.metrics import Method
+from perfkit.resultfile.model import ResultSet
 
 ROOT = Path(__file__).resolve().parents[1]
 #: The single-GPU baselines whose numbers the docs quote, by the name the tables give them.
@@ -142,7 +143,7 @@ def committed_files(_: dict[str, ResultSet]) -> str:
 
 
 def _simulation(name: str) -> Callable[[dict[str, ResultSet]], str]:
-    """The error-rate table that ``python -m perfkit.results.simulate --save docs/data/NAME.json`` kept, with
+    """The error-rate table that ``python -m perfkit.simulate --save docs/data/NAME.json`` kept, with
     its date and the spreads it drew from."""
     def block(_: dict[str, ResultSet]) -> str:
         kept = json.loads((ROOT / "docs" / "data" / f"{name}.json").read_text())

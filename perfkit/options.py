@@ -14,7 +14,7 @@ import pytest
 
 from perfkit import pbench
 from perfkit.errors import UsageError
-from perfkit.results.baselines import LOCAL_SAVE, SaveMode
+from perfkit.store.baselines import LOCAL_SAVE, SaveMode
 
 #: Per benchmark; the longest nightly benchmark takes well under a minute, a weekly one a few.
 DEFAULT_TIMEOUT_S = 1800.0

@@ -18,11 +18,12 @@ from perfkit.measure import clocks, gpu_throttle, host_load, memory
 from perfkit.options import DEFAULT_TIMEOUT_S, RunOptions
 from perfkit.parallel import launch
 from perfkit.parallel.records import Job
-from perfkit.results import datasheet, inject, tables
-from perfkit.results.baselines import LOCAL_SAVE
-from perfkit.results.metrics import MetricRecorder
-from perfkit.results.payloads import ClockLock
+from perfkit.render import tables
+from perfkit.resultfile import datasheet, inject
+from perfkit.resultfile.metrics import MetricRecorder
+from perfkit.resultfile.payloads import ClockLock
 from perfkit.session import Outcome, Profile, Session
+from perfkit.store.baselines import LOCAL_SAVE
 from perfkit.workloads import data
 
 PERFKIT_TIMER = "perfkit.measure.timing.synchronized_clock"
@@ -194,7 +195,7 @@ def pytest_runtest_call(item: pytest.Item) -> Any:
             ):
                 return (yield)
         finally:
-            # what else slowed it, read by the judge (perfkit.results.judge), and the clock it was timed at
+            # what else slowed it, read by the judge (perfkit.verdict.judge), and the clock it was timed at
             records = (host_load.between(cpus, host_load.snapshot()) if cpus is not None else None,
                        gpu_throttle.between(heat, gpu_throttle.snapshot()) if heat is not None else None,
                        ClockLock(sm_clock) if sm_clock is not None else None)
@@ -337,7 +338,7 @@ def perfkit_progress(request: pytest.FixtureRequest) -> Callable[[str], None]:
 
 @pytest.fixture
 def perfkit_metrics(benchmark: Any) -> MetricRecorder:
-    """Records declared metrics into this benchmark's ``extra_info`` (see perfkit.results.metrics)."""
+    """Records declared metrics into this benchmark's ``extra_info`` (see perfkit.resultfile.metrics)."""
     return MetricRecorder(benchmark.extra_info)
 
 

@@ -2,7 +2,7 @@
 
 On a device never measured (a datasheet key: a B200, an A100) each benchmark's time is what the device at
 hand that holds most of the family measured, over the speedup the roofline model expects from there
-(perfkit.results.across); the model's own time, a lower bound, beside it; and the model's speedup error from
+(perfkit.verdict.across); the model's own time, a lower bound, beside it; and the model's speedup error from
 that device to each other device at hand, measured. Given a result file instead, the device was measured:
 each benchmark's speedup is set against its expectation, and each device's time against the model's.
 """
@@ -14,9 +14,12 @@ from collections.abc import Sequence
 from pathlib import Path
 
 from perfkit.errors import UsageError
-from perfkit.results import across, baselines, datasheet, load, report
-from perfkit.results.expected import Roofs, Workloads
-from perfkit.results.model import ResultSet, family_of
+from perfkit.render import report
+from perfkit.resultfile import datasheet, load
+from perfkit.resultfile.model import ResultSet, family_of
+from perfkit.store import baselines
+from perfkit.verdict import across
+from perfkit.verdict.expected import Roofs, Workloads
 
 
 def family(device: str, name: str | None, at_hand: Sequence[Path] | None, workloads: Workloads,

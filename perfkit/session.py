@@ -25,11 +25,13 @@ from perfkit.errors import BaselineError, PerfkitError, UsageError
 from perfkit.measure import capacity, clocks, hardware
 from perfkit.options import RunOptions
 from perfkit.parallel import launch
-from perfkit.results import baselines, datasheet, inject, load, noise, partial, report
-from perfkit.results.baselines import LOCAL_SAVE, BaselineStore
-from perfkit.results.judge import MIN_BASELINE_RUNS, Comparison, FirstLook, Policy, judge
-from perfkit.results.model import PerfkitInfo, ResultSet, family_of
-from perfkit.results.partial import PartialFile
+from perfkit.render import report
+from perfkit.resultfile import datasheet, inject, load, partial
+from perfkit.resultfile.model import PerfkitInfo, ResultSet, family_of
+from perfkit.resultfile.partial import PartialFile
+from perfkit.store import baselines, kept_noise
+from perfkit.store.baselines import LOCAL_SAVE, BaselineStore
+from perfkit.verdict.judge import MIN_BASELINE_RUNS, Comparison, FirstLook, Policy, judge
 from perfkit.workloads.benchwork import work_of
 
 PROFILES = ("quick", "full")
@@ -313,9 +315,9 @@ class Session:
         return self.settings.profile.name == "full" and not markexpr
 
     def derive(self, raw: Mapping[str, Any]) -> ResultSet:
-        """The run's JSON as perfkit reads it (perfkit.results.load.parse), the baseline lending the ceilings
-        this run did not measure (e.g. ``-k`` selected only the workloads): what the JSON written to disk
-        holds."""
+        """The run's JSON as perfkit reads it (perfkit.resultfile.load.parse), the baseline lending the
+        ceilings this run did not measure (e.g. ``-k`` selected only the workloads): what the JSON written to
+        disk holds."""
         return load.parse(raw, "this run", self.baseline)
 
     def finish(self, results: ResultSet | None) -> Outcome:
@@ -397,7 +399,7 @@ class Session:
         """The verdict of ``results`` against the baseline, as ``perfkit compare`` gives it for the same
         files (``first_look``: what the first run's verdict tested, for a confirmation's re-runs)."""
         assert self.baseline is not None
-        judged_with = noise.for_judging(self.baseline, results, self.store, self.options.storage)
+        judged_with = kept_noise.for_judging(self.baseline, results, self.store, self.options.storage)
         return judge(self.baseline, results, judged_with, Policy(), work_of, first_look)
 
     def _confirm(self, results: ResultSet) -> None:

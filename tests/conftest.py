@@ -71,18 +71,18 @@ def one_run(baseline: dict[str, Any]) -> dict[str, Any]:
 
 
 def typed(results: Any, source: str = "test") -> Any:
-    """A result file's JSON as perfkit reads it (perfkit.results.load.parse); a ResultSet as it is."""
-    from perfkit.results import load
-    from perfkit.results.model import ResultSet
+    """A result file's JSON as perfkit reads it (perfkit.resultfile.load.parse); a ResultSet as it is."""
+    from perfkit.resultfile import load
+    from perfkit.resultfile.model import ResultSet
 
     return results if isinstance(results, ResultSet) else load.parse(results, source)
 
 
 def judged(baseline: Any, current: Any, policy: Any = None, noise: Any = None) -> Any:
     """The judge's verdict on two result sets (JSON or typed); ``noise``: a baseline whose stored spread
-    stands in (default: the baseline's own), as perfkit.results.noise.Noise.of gives it."""
-    from perfkit.results.judge import Policy, judge
-    from perfkit.results.noise import Noise
+    stands in (default: the baseline's own), as perfkit.verdict.noise.Noise.of gives it."""
+    from perfkit.verdict.judge import Policy, judge
+    from perfkit.verdict.noise import Noise
 
     base = typed(baseline)
     return judge(
@@ -99,7 +99,7 @@ def words(verdicts: Any) -> Any:
 
 def three_runs(results: dict[str, Any], spread: float = 0.004) -> Any:
     """A baseline of three runs: ``results`` and two copies with every time moved by ±``spread``."""
-    from perfkit.results.baselines import from_runs
+    from perfkit.store.baselines import from_runs
 
     copies = [copy.deepcopy(results)]
     for factor in (1 + spread, 1 - spread):
@@ -151,7 +151,8 @@ def injected_reports(tmp_path_factory: pytest.TempPathFactory) -> Any:
     and in ``kept`` (five kept runs, each 2% slower than the last)."""
     from types import SimpleNamespace
 
-    from perfkit.results import history, report
+    from perfkit.render import report
+    from perfkit.store import storage_folder
 
     baseline = json.loads((ROOT / "baselines" / "nvidia-h200-x1.json").read_text())
     current = one_run(baseline)
@@ -160,8 +161,9 @@ def injected_reports(tmp_path_factory: pytest.TempPathFactory) -> Any:
     current["benchmarks"] = [b for b in current["benchmarks"] if "test_batch_sweep" not in b["fullname"]]
     current["machine_info"]["perfkit"]["fingerprint"]["driver"] = "999.1"
     comparison = judged(baseline, current)
-    kept = history.History(tuple(typed(all_slowed(current, 1 + 0.02 * i, f"2026-01-{i + 1:02d}T02:00:00"))
-                                 for i in range(5)))
+    kept = storage_folder.History(
+        tuple(typed(all_slowed(current, 1 + 0.02 * i, f"2026-01-{i + 1:02d}T02:00:00")) for i in range(5))
+    )
     folder = tmp_path_factory.mktemp("injected")
     for name, runs in (("plain", None), ("kept", kept)):
         report.write_report(typed(current), folder / name, comparison, "baselines/nvidia-h200-x1.json", runs)

@@ -27,10 +27,11 @@ import scipy.stats
 from perfkit import ab, ab_report, bytecode, stopping
 from perfkit.cli import EXIT_REGRESSION, main
 from perfkit.errors import BuildError, UsageError
-from perfkit.results import baselines, load
-from perfkit.results.judge import Verdict
-from perfkit.results.model import ResultSet
-from perfkit.results.paired import PairedRow, verdicts
+from perfkit.resultfile import load
+from perfkit.resultfile.model import ResultSet
+from perfkit.store import baselines
+from perfkit.verdict.judge import Verdict
+from perfkit.verdict.paired_test import PairedRow, verdicts
 from tests.conftest import ROOT, all_slowed, slowed, typed
 from tests.gitrepo import BENCH, EXTRA, commit, git, make_repo
 

@@ -17,8 +17,8 @@ import scipy.integrate
 import scipy.stats
 
 from perfkit import ab
-from perfkit.results import paired, stats
-from perfkit.results.judge import Verdict
+from perfkit.verdict import paired_test, stats
+from perfkit.verdict.judge import Verdict
 
 ALPHA = 0.05
 ROUNDS = 10
@@ -41,12 +41,13 @@ class Case:
 
     def mde(self) -> float:
         """The MDE the final look prints for a figure whose pairs spread as expected."""
-        level = paired.look_level(ALPHA, ROUNDS, ROUNDS, True) / len(KEYS)
+        level = paired_test.look_level(ALPHA, ROUNDS, ROUNDS, True) / len(KEYS)
         return stats.detectable_at_power(math.log1p(self.minimum), self.noise / math.sqrt(ROUNDS), ROUNDS - 1,
                                          level)
 
 
-def final_rows(case: Case, runs: int, seed: int, change: float = 0.0) -> Iterator[list[paired.PairedRow]]:
+def final_rows(case: Case, runs: int, seed: int,
+               change: float = 0.0) -> Iterator[list[paired_test.PairedRow]]:
     """Each simulated A/B's rows when it stopped; ``change``: the true relative change of the first figure
     (the others unchanged)."""
     shifts = np.zeros(len(KEYS))
@@ -110,7 +111,7 @@ def test_a_change_of_the_printed_mde_is_found_with_80_percent_power(case: Case):
     assert scipy.stats.binom.cdf(found, runs, 0.8) > 1e-3, f"{found} of {runs}"
 
 
-def _look(values: list[tuple[float, float]], rounds: int) -> paired.PairedRow:
+def _look(values: list[tuple[float, float]], rounds: int) -> paired_test.PairedRow:
     """The one row after the last of ``values``, fed pair by pair as the A/B does (ab.look)."""
     tally = ab.Tally()
     for pair, one in enumerate(values, 1):
@@ -167,10 +168,12 @@ def _flagged(change_log: float, floor_log: float, se: float, df: int, level: flo
 
 
 def test_the_looks_spend_exactly_alpha_and_the_mde_is_the_80_percent_point():
-    levels = [paired.look_level(ALPHA, n, ROUNDS, n == ROUNDS) for n in range(paired.MIN_PAIRS, ROUNDS + 1)]
+    levels = [paired_test.look_level(ALPHA, n, ROUNDS, n == ROUNDS)
+              for n in range(paired_test.MIN_PAIRS, ROUNDS + 1)]
     assert math.fsum(levels) == pytest.approx(ALPHA) and all(level > 0 for level in levels)
     assert levels[0] == pytest.approx(1.17e-5, rel=0.01)  # O'Brien-Fleming: next to nothing at 2 pairs of 10
-    last = paired.look_level(ALPHA, 4, ROUNDS, final=True)  # rounds cut short: the last look spends the rest
+    # rounds cut short: the last look spends the rest
+    last = paired_test.look_level(ALPHA, 4, ROUNDS, final=True)
     assert last == pytest.approx(ALPHA - stats.obrien_fleming_spent(ALPHA, 0.3))
     se, df = 0.01, 10**6  # the normal limit: (z_0.975 + z_0.8) standard errors
     assert math.log1p(stats.detectable_at_power(0.0, se, df, ALPHA)) == pytest.approx(2.8016 * se, rel=1e-3)

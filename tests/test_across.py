@@ -16,10 +16,12 @@ import statistics
 import pytest
 
 from perfkit.cli import judge_files, work_of
-from perfkit.results import across, datasheet, load, report
-from perfkit.results.expected import EAGER, GRAPH, NoModel, NoRoof, Roofs, Step, Work, estimate
-from perfkit.results.figures import ceiling_label
-from perfkit.results.judge import Verdict
+from perfkit.render import report
+from perfkit.resultfile import datasheet, load
+from perfkit.resultfile.figures import ceiling_label
+from perfkit.verdict import across
+from perfkit.verdict.expected import EAGER, GRAPH, NoModel, NoRoof, Roofs, Step, Work, estimate
+from perfkit.verdict.judge import Verdict
 from tests.conftest import DATA
 
 H200, H100 = DATA / "baselines" / "across-h200.json", DATA / "baselines" / "across-h100.json"

@@ -9,7 +9,8 @@ import sys
 import pytest
 
 from perfkit.errors import BaselineError
-from perfkit.results import baseline_runs, baselines, load
+from perfkit.resultfile import load
+from perfkit.store import baseline_runs, baselines
 from tests.conftest import typed
 
 

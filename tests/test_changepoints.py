@@ -7,7 +7,7 @@ from hypothesis import example, given, settings
 from hypothesis import strategies as st
 
 from perfkit.errors import UsageError
-from perfkit.results.changepoints import breaks, change_points, change_points_apart, segment_medians
+from perfkit.verdict.changepoints import breaks, change_points, change_points_apart, segment_medians
 
 
 def _noisy(level: float, n: int, rng: np.random.Generator, noise: float = 0.01) -> list[float]:

@@ -11,7 +11,7 @@ from importlib import metadata
 import pytest
 
 from perfkit import cli
-from perfkit.results import datasheet
+from perfkit.resultfile import datasheet
 from tests.conftest import DATA, ROOT, slowed, three_runs
 
 MATMUL = "benches/test_ceilings.py::test_matmul_flops[fp32]"
@@ -66,7 +66,7 @@ def test_the_terminal_table_fits_columns_and_loses_no_cell_json_holds(files, cap
 
 
 def test_a_table_that_fits_keeps_its_columns():
-    from perfkit.results.tables import text_table
+    from perfkit.render.tables import text_table
 
     table = text_table(["a", "b"], [["benches/x.py::t[1]", "note"]], width=80)
     assert table.splitlines() == ["a                   b", "------------------  ----",
@@ -74,7 +74,7 @@ def test_a_table_that_fits_keeps_its_columns():
 
 
 def test_a_narrow_table_keeps_every_row_and_shortens_only_benchmark_names():
-    from perfkit.results.tables import text_table
+    from perfkit.render.tables import text_table
 
     rows = [["regressed", "benches/x.py::t[1]", "see benches/b.py::test_y\nfor why " + "word " * 12],
             ["unknown", "benches/x.py::t[2]"]]  # a cell with a line break, a row shorter than the head
@@ -322,7 +322,7 @@ def test_only_a_negative_number_is_taken_as_an_options_value(capsys):
 
 def test_stored_ceilings_come_from_a_quick_baseline_when_no_full_one_exists(tmp_path):
     from perfkit.measure import hardware
-    from perfkit.results import baselines as store_module
+    from perfkit.store import baselines as store_module
 
     hardware_id = hardware.fingerprint("cpu").hardware_id
     stored = json.loads((DATA / "cpu-quick.json").read_text())
@@ -471,11 +471,11 @@ def test_the_version_names_the_checkouts_commit_and_whether_it_was_changed(tmp_p
 
 
 def _newer_schema(tmp_path) -> str:
-    from perfkit.results import store
+    from perfkit.store import database
 
     url = f"sqlite:///{tmp_path / 'newer.db'}"
-    with store.open_store(url, create=True) as db, db.engine.begin() as conn:
-        conn.execute(store.schema_table.update().values(version=store.SCHEMA_VERSION + 1))
+    with database.open_store(url, create=True) as db, db.engine.begin() as conn:
+        conn.execute(database.schema_table.update().values(version=database.SCHEMA_VERSION + 1))
     return url
 
 

@@ -5,7 +5,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from perfkit.errors import UsageError
-from perfkit.results import comm
+from perfkit.resultfile import comm
 
 
 def test_busbw_follows_nccl_tests():

@@ -9,9 +9,9 @@ from pathlib import Path
 import pytest
 
 from perfkit.cli import judge_files
-from perfkit.results import report
-from perfkit.results.figures import TIME_UNIT
-from perfkit.results.judge import Comparison, Verdict
+from perfkit.render import report
+from perfkit.resultfile.figures import TIME_UNIT
+from perfkit.verdict.judge import Comparison, Verdict
 
 ROOT = Path(__file__).resolve().parents[1]
 COPY = "copy_bandwidth_gbps"

@@ -12,9 +12,11 @@ from hypothesis import strategies as st
 from perfkit import SCHEMA_VERSION, cli
 from perfkit.cli import parse_threshold
 from perfkit.errors import BaselineError, UsageError
-from perfkit.results import baselines, load, report
-from perfkit.results.across import HardwareRow
-from perfkit.results.judge import Policy
+from perfkit.render import report
+from perfkit.resultfile import load
+from perfkit.store import baselines
+from perfkit.verdict.across import HardwareRow
+from perfkit.verdict.judge import Policy
 from tests.conftest import DATA, ROOT, all_slowed, judged, one_run, three_runs, typed, words
 
 
@@ -465,7 +467,7 @@ def test_gpu_work_is_held_to_the_smaller_minimum_effect(declared, device, expect
 
 
 def test_ratios_that_should_stay_put_are_corrected_for_how_many_were_compared():
-    from perfkit.results.judge import Policy, Row, Verdict, _corrected, _Judged
+    from perfkit.verdict.judge import Policy, Row, Verdict, _corrected, _Judged
 
     def ratio(name: str, p_value: float | None) -> _Judged:
         verdict = Verdict.INFO if p_value is None else Verdict.CHANGED

@@ -6,7 +6,7 @@ import json
 import pytest
 
 from perfkit.errors import UsageError
-from perfkit.results import inject
+from perfkit.resultfile import inject
 from tests.conftest import three_runs
 
 PLUGIN = ("-p", "perfkit.plugin", "--perfkit-device=cpu")

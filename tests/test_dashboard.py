@@ -13,9 +13,11 @@ from urllib.parse import unquote, urlparse
 
 import pytest
 
-from perfkit.results import baselines, dashboard, dashboard_html, load, store
-from perfkit.results.judge import Verdict
-from perfkit.results.model import RunOrigin
+from perfkit.render import dashboard, dashboard_html
+from perfkit.resultfile import load
+from perfkit.resultfile.model import RunOrigin
+from perfkit.store import baselines, database
+from perfkit.verdict.judge import Verdict
 from tests.conftest import DATA, ROOT, slowed
 from tests.test_html import _render
 from tests.test_store import _cli, _plain_run, _raw
@@ -153,7 +155,7 @@ def test_each_benchmark_shows_the_judges_verdict_on_its_newest_run_its_runs_and_
     out = _ingested(url, tmp_path, capsys)
     # a --merge kept it from runs the file does not date: stored undated, before the dated runs
     assert "nvidia-h200-x2.json: 1 benchmark(s) (e.g. " in out and "stored as 1 undated run(s)" in out
-    built = dashboard.build(store.kept_runs(url))
+    built = dashboard.build(database.kept_runs(url))
     groups = {g.hardware_id: g for g in built.groups}
     assert sorted(groups) == [H100, H200, TWO_H200] and {g.profile for g in built.groups} == {"full"}
     h200 = {b.name: b for b in groups[H200].benchmarks}
@@ -210,7 +212,7 @@ def test_every_committed_benchmark_is_on_the_dashboard_of_the_committed_baseline
     url = f"sqlite:///{tmp_path / 'history.db'}"
     committed = sorted((ROOT / "baselines").glob("*.json"))
     assert _cli(["history", "ingest", *map(str, committed), "--db", url], capsys)[0] == 0
-    shown = {(g.hardware_id, g.profile, b.name) for g in dashboard.build(store.kept_runs(url)).groups
+    shown = {(g.hardware_id, g.profile, b.name) for g in dashboard.build(database.kept_runs(url)).groups
              for b in g.benchmarks}
     files = [load.load(path) for path in committed]
     assert shown == {(f.hardware_id, f.profile, b.fullname) for f in files for b in f.benchmarks}
@@ -230,7 +232,7 @@ def test_runs_of_another_profile_get_their_own_trend(tmp_path, capsys):
     url = f"sqlite:///{tmp_path / 'history.db'}"
     files = [ROOT / "baselines" / "nvidia-h200-x1-quick.json", *_nightly(tmp_path / "runs")[:1]]
     assert _cli(["history", "ingest", *map(str, files), "--db", url], capsys)[0] == 0
-    built = dashboard.build(store.kept_runs(url))
+    built = dashboard.build(database.kept_runs(url))
     # the cut baseline's runs: each of its entries at its own runs' dates
     stored = {name: _origins(H200, name) for name in KEPT if name in _origins_of(H200)}
     dates = {o.date for origins in stored.values() for o in origins}
@@ -264,7 +266,7 @@ def test_an_empty_store_is_one_sentence(db_url, tmp_path, capsys):
     site = tmp_path / "site"
     code, _, err = _cli(["dashboard", "--db", db_url, "--out", str(site)], capsys)
     assert code == 2 and err.count("\n") == 1 and "holds no perfkit history; store runs with" in err
-    with store.open_store(db_url, create=True):  # the tables, without a run
+    with database.open_store(db_url, create=True):  # the tables, without a run
         pass
     code, _, err = _cli(["dashboard", "--db", db_url, "--out", str(site)], capsys)
     assert code == 2 and err.count("\n") == 1 and "holds no perfkit runs; store some with `perfkit" in err
@@ -273,12 +275,12 @@ def test_an_empty_store_is_one_sentence(db_url, tmp_path, capsys):
 
 def test_a_store_of_a_newer_perfkit_is_refused_and_left_alone(db_url, tmp_path, capsys):
     _ingested(db_url, tmp_path, capsys)
-    with store.open_store(db_url) as db, db.engine.begin() as conn:
-        conn.execute(store.schema_table.update().values(version=store.SCHEMA_VERSION + 1))
+    with database.open_store(db_url) as db, db.engine.begin() as conn:
+        conn.execute(database.schema_table.update().values(version=database.SCHEMA_VERSION + 1))
     code, _, err = _cli(["dashboard", "--db", db_url, "--out", str(tmp_path / "site")], capsys)
     assert code == 2 and err.count("\n") == 1 and "newer than this perfkit knows" in err
     with _raw(db_url) as db, db.engine.connect() as conn:
-        assert conn.execute(store.runs_table.select()).all()  # nothing lost
+        assert conn.execute(database.runs_table.select()).all()  # nothing lost
     assert not (tmp_path / "site").exists()
 
 
@@ -297,11 +299,11 @@ def test_an_out_that_is_a_file_is_refused_before_the_database_is_read(tmp_path, 
 
 
 def test_a_run_is_judged_against_the_runs_measured_like_it_and_the_older_way_is_another_series(tmp_path):
-    from perfkit.results import history
+    from perfkit.store.storage_folder import History
     from tests.test_history import KERNEL, kernel_runs
 
     def built(runs: list[dict[str, Any]]) -> dashboard.Benchmark:
-        kept = history.History(tuple(load.parse(run, f"run {i}") for i, run in enumerate(runs)))
+        kept = History(tuple(load.parse(run, f"run {i}") for i, run in enumerate(runs)))
         (group,) = dashboard.build(kept).groups
         return {b.name: b for b in group.benchmarks}[KERNEL]
 
@@ -316,7 +318,7 @@ def test_a_run_is_judged_against_the_runs_measured_like_it_and_the_older_way_is_
     older = dict(runs[5], datetime="2026-01-20T02:00:00.000000+00:00")  # an old checkout's run, timed as then
     assert built([*runs, older]).latest.verdict is not Verdict.MEASURED_DIFFERENTLY  # against its own kind
     site = tmp_path / "site"
-    dashboard_html.write(dashboard.build(history.History(tuple(
+    dashboard_html.write(dashboard.build(History(tuple(
         load.parse(run, "run") for run in kernel_runs(6, 7, slower_from=12, factor=1.12)))), site)
     (page,) = site.glob("*/*K1-grid*.html")
     assert "measured by method" not in page.read_text()  # the whole step: one way
@@ -342,7 +344,7 @@ def test_runs_of_two_cpu_models_under_one_id_are_never_judged_against_each_other
     assert _cli(["history", "ingest", str(committed), str(other), "--db", db_url], capsys)[0] == 0
     code, out, err = _cli(["dashboard", "--db", db_url, "--out", str(tmp_path / "site")], capsys)
     assert code == 0 and "Traceback" not in err and "40 benchmark page(s)" in out
-    (group,) = dashboard.build(store.kept_runs(db_url)).groups
+    (group,) = dashboard.build(database.kept_runs(db_url)).groups
     assert {b.latest.verdict for b in group.benchmarks} == {Verdict.NOT_JUDGED}
     assert all(b.latest.elsewhere == "cpu_signature family 26 model 2 -> family 25 model 1"
                for b in group.benchmarks)
@@ -351,6 +353,6 @@ def test_runs_of_two_cpu_models_under_one_id_are_never_judged_against_each_other
     # the baseline's machine again: judged against its own last three runs, never the other CPU's
     mine.write_text(json.dumps(_plain_run(raw, NIGHTS[1])))
     assert _cli(["history", "ingest", str(mine), "--db", db_url], capsys)[0] == 0
-    (group,) = dashboard.build(store.kept_runs(db_url)).groups
+    (group,) = dashboard.build(database.kept_runs(db_url)).groups
     assert all(b.latest.against == 3 and not b.latest.elsewhere for b in group.benchmarks)
     assert Verdict.NOT_JUDGED not in {b.latest.verdict for b in group.benchmarks}

@@ -7,11 +7,11 @@ import json
 import pytest
 
 from perfkit import SCHEMA_VERSION
-from perfkit.results import derived, load
-from perfkit.results.ceilings import Ceilings
-from perfkit.results.metrics import MetricRecorder, MetricSpec
-from perfkit.results.model import BenchmarkEntry, ResultSet
-from perfkit.results.payloads import (
+from perfkit.resultfile import derived, load
+from perfkit.resultfile.ceilings import Ceilings
+from perfkit.resultfile.metrics import MetricRecorder, MetricSpec
+from perfkit.resultfile.model import BenchmarkEntry, ResultSet
+from perfkit.resultfile.payloads import (
     Ppp,
     PppLayer,
     RatePeak,
@@ -157,7 +157,7 @@ def test_a_rate_above_its_ceiling_is_no_share_of_it_and_says_why():
 
 
 def test_a_baseline_of_several_runs_divides_by_the_median_of_its_runs_ceilings():
-    from perfkit.results.baselines import from_runs
+    from perfkit.store.baselines import from_runs
 
     layer = _bench("relu", 1e-4, RatePeak("copy_bandwidth_gbps", 4800.0), metrics={"bandwidth_gbps": 3600.0})
     runs = [_results(copy.deepcopy(layer), _bench("copy", 2e-3, metrics={"copy_bandwidth_gbps": gbps}))

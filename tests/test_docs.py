@@ -97,7 +97,7 @@ NOT_MEASURED = (
     "synthetic noise of 8%",  # a parameter of tests/test_noise.py
     "40 GPU figures at 1%, 27 host figures at 8%",  # parameters of tests/test_noise.py
     "host-bound benchmarks 12% slower",  # a scenario of tests/test_noise.py
-    "SD 0.2–1.5%",  # the simulation's synthetic spreads (perfkit/results/simulate.py)
+    "SD 0.2–1.5%",  # the simulation's synthetic spreads (perfkit/simulate.py)
     "(2–18%, as much between machines; a quarter with a 15% tolerance",  # the same simulation's parameters
     "these 3 benchmarks got 8% slower",  # an illustration of what a verdict says, not a run
 )

@@ -19,10 +19,12 @@ from hypothesis import strategies as st
 from perfkit import ab, bisect
 from perfkit.errors import UsageError
 from perfkit.measure import hardware
-from perfkit.results import baseline_runs, changepoints, history, load, stats
-from perfkit.results.figures import TIME
-from perfkit.results.history_svg import history_svg
-from perfkit.results.payloads import Scaling
+from perfkit.render.history_svg import history_svg
+from perfkit.resultfile import load
+from perfkit.resultfile.figures import TIME
+from perfkit.resultfile.payloads import Scaling
+from perfkit.store import baseline_runs
+from perfkit.verdict import changepoints, stats, trends
 from perfkit.workloads import benchwork, flop_cache
 from tests.conftest import ROOT
 from tests.gitrepo import commit, git, make_repo
@@ -189,11 +191,10 @@ def test_ab_tells_a_selection_of_nothing_from_each_sides_collection_and_keeps_it
     assert not ab.selects_nothing(repo, ["HEAD"], ["benches"], "nonexistent")  # the pairs say why
 
 
-def _committed_trends() -> list[history.Trend]:
+def _committed_trends() -> list[trends.Trend]:
     """The time trends of a committed baseline's runs (the four-H200 box's: a few dozen benchmarks)."""
     runs = baseline_runs.unpack(load.load(ROOT / "baselines" / "nvidia-h200-x4.json"))
-    kept = history.History(tuple(load.parse(doc, f"run {i}") for i, doc in enumerate(runs.runs, 1)))
-    return history.trends(kept)
+    return trends.trends([load.parse(doc, f"run {i}") for i, doc in enumerate(runs.runs, 1)])
 
 
 def test_the_committed_trends_charts_are_text_drawn_alike_every_time_each_run_a_point():

@@ -7,7 +7,7 @@ import pytest
 
 from perfkit.measure import gpu_throttle
 from perfkit.measure.gpu_throttle import ThermalSnapshot
-from perfkit.results.payloads import GpuThrottle
+from perfkit.resultfile.payloads import GpuThrottle
 
 
 def test_the_longest_any_gpu_was_held_down_between_two_snapshots():

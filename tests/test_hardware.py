@@ -7,7 +7,7 @@ import torch
 
 from perfkit.errors import HardwareError, UsageError
 from perfkit.measure import hardware
-from perfkit.results import datasheet
+from perfkit.resultfile import datasheet
 
 
 @pytest.mark.parametrize("model, expected", [

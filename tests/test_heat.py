@@ -10,8 +10,8 @@ import torch
 
 from perfkit.measure import heat, timing
 from perfkit.measure import nvml as nvml_binding
-from perfkit.results import inject
-from perfkit.results.metrics import MetricRecorder
+from perfkit.resultfile import inject
+from perfkit.resultfile.metrics import MetricRecorder
 from tests.test_power import FakeNvml as FakePowerNvml
 
 SLICE = 0.01  # seconds of back-to-back work between two readings (0.5 on a GPU)

@@ -15,7 +15,8 @@ import pytest
 
 from perfkit import SCHEMA_VERSION, cli
 from perfkit.errors import BaselineError, UsageError
-from perfkit.results import history
+from perfkit.store import storage_folder
+from perfkit.verdict import trends
 
 MACHINE = "Linux-CPython-3.11-64bit"
 COPY = "benches/test_ceilings.py::test_copy_bandwidth"
@@ -91,7 +92,7 @@ def test_runs_are_read_oldest_first_across_machine_id_folders_and_other_tools_le
     plain = {"machine_info": {"node": "x"}, "benchmarks": [], "datetime": _day(4)}
     (tmp_path / MACHINE / "0003_other_20260105_020000.json").write_text(json.dumps(plain))
     (tmp_path / MACHINE / "notes.json").write_text("{}")
-    kept = history.load_history(tmp_path)
+    kept = storage_folder.load_history(tmp_path)
     assert [r.benchmarks[0].median for r in kept.runs] == [1.0, 1.5, 2.0, 3.0]
     assert [p.parent.name for p in kept.paths] == ["Linux-CPython-3.10-64bit", MACHINE] * 2
     assert kept.skipped == () and kept.hardware_ids() == ["cpu-test"]
@@ -105,7 +106,7 @@ def test_a_damaged_run_is_skipped_with_its_reason_and_the_rest_still_read(tmp_pa
     old = _run({COPY: 4.0}, _day(3))
     old["machine_info"]["perfkit"]["schema_version"] = 0
     _store(tmp_path, [old], first=4)
-    kept = history.load_history(tmp_path)
+    kept = storage_folder.load_history(tmp_path)
     assert len(kept) == 2
     assert len(kept.skipped) == 2
     assert str(paths[1]) in kept.skipped[0] and "unreadable" in kept.skipped[0]
@@ -114,20 +115,20 @@ def test_a_damaged_run_is_skipped_with_its_reason_and_the_rest_still_read(tmp_pa
 
 def test_only_the_runs_of_the_hardware_asked_for(tmp_path):
     _store(tmp_path, [_run({COPY: 1.0}, _day(0), "nvidia-h200-x1"), _run({COPY: 2.0}, _day(1), "cpu-test")])
-    assert history.load_history(tmp_path).hardware_ids() == ["cpu-test", "nvidia-h200-x1"]
-    assert [history.load_history(tmp_path, "nvidia-h200-x1").runs[0].benchmarks[0].median] == [1.0]
+    assert storage_folder.load_history(tmp_path).hardware_ids() == ["cpu-test", "nvidia-h200-x1"]
+    assert [storage_folder.load_history(tmp_path, "nvidia-h200-x1").runs[0].benchmarks[0].median] == [1.0]
 
 
 def test_series_of_the_time_and_of_a_metric_per_matching_benchmark(tmp_path):
     _store(
         tmp_path, [_run({COPY: 1.0, ADD: 5.0}, _day(0), gbps=4000.0), _run({COPY: 1.1}, _day(1), gbps=4100.0)]
     )
-    kept = history.load_history(tmp_path)
-    assert history.series(kept) == {COPY: [(_day(0), 1.0), (_day(1), 1.1)], ADD: [(_day(0), 5.0)]}
-    assert history.series(kept, "*copy*", "bandwidth_gbps") == {COPY: [(_day(0), 4000.0), (_day(1), 4100.0)]}
-    assert list(history.series(kept, "vector_add")) == [ADD]  # no glob characters: a substring
-    assert history.series(kept, "*", "no_such_metric") == {}
-    assert history.unit_of(kept, COPY, "bandwidth_gbps") == "GB/s" and history.unit_of(kept, COPY) == "s"
+    kept = storage_folder.load_history(tmp_path).runs
+    assert trends.series(kept) == {COPY: [(_day(0), 1.0), (_day(1), 1.1)], ADD: [(_day(0), 5.0)]}
+    assert trends.series(kept, "*copy*", "bandwidth_gbps") == {COPY: [(_day(0), 4000.0), (_day(1), 4100.0)]}
+    assert list(trends.series(kept, "vector_add")) == [ADD]  # no glob characters: a substring
+    assert trends.series(kept, "*", "no_such_metric") == {}
+    assert trends.unit_of(kept, COPY, "bandwidth_gbps") == "GB/s" and trends.unit_of(kept, COPY) == "s"
 
 
 KERNEL = "benches/test_vector_add.py::test_gpu_explicit[K1-grid]"
@@ -155,11 +156,11 @@ def kernel_runs(old: int, new: int, slower_from: int, factor: float = 1.10) -> l
 def test_a_trend_breaks_where_its_figure_is_measured_another_way_and_finds_change_points_apart(tmp_path,
                                                                                               capsys):
     _store(tmp_path / "store", kernel_runs(6, 24, slower_from=18))
-    kept = history.load_history(tmp_path / "store")
-    (trend,) = history.trends(kept, figure="kernel_s")
+    kept = storage_folder.load_history(tmp_path / "store")
+    (trend,) = trends.trends(kept.runs, figure="kernel_s")
     assert trend.methods == (1,) * 6 + (2,) * 24 and trend.breaks == [6]
     assert [c.index for c in trend.changes] == [18]  # the +10%, not the method's -66%
-    (time,) = history.trends(kept)
+    (time,) = trends.trends(kept.runs)
     assert time.breaks == [] and time.changes == ()  # the whole step was measured one way all along
     assert cli.main(["history", "--storage", str(tmp_path / "store"), "--figure", "kernel_s",
                      "--out", str(tmp_path / "charts")]) == 0
@@ -170,23 +171,23 @@ def test_a_trend_breaks_where_its_figure_is_measured_another_way_and_finds_chang
 
 
 def test_storage_given_as_pytest_benchmarks_url_or_found_from_a_subfolder(tmp_path):
-    assert history.storage_path(f"file://{tmp_path}") == tmp_path
+    assert storage_folder.storage_path(f"file://{tmp_path}") == tmp_path
     with pytest.raises(UsageError, match="only file://"):
-        history.storage_path("elasticsearch+https://host/index")
+        storage_folder.storage_path("elasticsearch+https://host/index")
     (tmp_path / "pytest.ini").write_text("[pytest]\n")
     (tmp_path / ".benchmarks").mkdir()
     (tmp_path / "benches" / "deep").mkdir(parents=True)
-    assert history.find_storage(tmp_path / "benches" / "deep") == tmp_path / ".benchmarks"
+    assert storage_folder.find_storage(tmp_path / "benches" / "deep") == tmp_path / ".benchmarks"
 
 
 def test_no_storage_folder_is_one_error_that_says_what_to_run(tmp_path):
     with pytest.raises(BaselineError, match="--benchmark-autosave"):
-        history.load_history(tmp_path / "missing")
+        storage_folder.load_history(tmp_path / "missing")
 
 
 def test_a_baseline_from_history_takes_the_last_n_runs(tmp_path):
     _store(tmp_path, [_run({COPY: v}, _day(i)) for i, v in enumerate((9.0, 1.0, 1.01, 0.99))])
-    baseline = history.baseline_from_history(tmp_path, None, 3)
+    baseline = storage_folder.baseline_from_history(tmp_path, None, 3)
     assert baseline.info.runs[COPY]["time"] == [1.0, 1.01, 0.99]
     assert baseline.info.run_dates == (_day(1), _day(2), _day(3))
 
@@ -199,7 +200,7 @@ def test_a_baseline_from_history_takes_the_last_n_runs(tmp_path):
 def test_a_baseline_from_too_few_runs_is_refused(tmp_path, runs, n, hardware_id, error, message):
     _store(tmp_path, [_run({COPY: 1.0}, _day(i)) for i in range(runs)])
     with pytest.raises(error) as raised:
-        history.baseline_from_history(tmp_path, hardware_id, n)
+        storage_folder.baseline_from_history(tmp_path, hardware_id, n)
     assert message in str(raised.value)
 
 
@@ -209,14 +210,14 @@ def test_a_baseline_from_runs_of_several_machines_needs_the_hardware_id(tmp_path
         [_run({COPY: 1.0}, _day(i), hw) for i, hw in enumerate(("cpu-a", "cpu-b", "cpu-a", "cpu-a"))],
     )
     with pytest.raises(UsageError, match=r"several machines \(cpu-a, cpu-b\); pass --hardware-id"):
-        history.baseline_from_history(tmp_path, None, 3)
-    assert history.baseline_from_history(tmp_path, "cpu-a", 3).hardware_id == "cpu-a"
+        storage_folder.baseline_from_history(tmp_path, None, 3)
+    assert storage_folder.baseline_from_history(tmp_path, "cpu-a", 3).hardware_id == "cpu-a"
 
 
 def test_a_baseline_needs_the_raw_samples_of_its_newest_run(tmp_path):
     _store(tmp_path, [_run({COPY: 1.0}, _day(i), data=i < 2) for i in range(3)])
     with pytest.raises(BaselineError, match="no raw samples .*--benchmark-save-data"):
-        history.baseline_from_history(tmp_path, None, 3)
+        storage_folder.baseline_from_history(tmp_path, None, 3)
 
 
 def test_history_prints_each_benchmarks_trend_and_the_step_with_its_run_and_size(tmp_path, capsys):
@@ -235,7 +236,7 @@ def test_a_change_point_is_numbered_as_the_benchmarks_own_run_in_the_history_its
         tmp_path, capsys):
     """ADD is first measured in run 11 of the kept runs: its step in its own run 13 (the kept runs' 23rd) is
     "run 13" in `perfkit history`, on its chart's axis and on the dashboard's page alike."""
-    from perfkit.results import dashboard, dashboard_html
+    from perfkit.render import dashboard, dashboard_html
 
     rng = np.random.default_rng(4)
     runs = [_run({COPY: 1e-3 * (1 + 0.01 * rng.standard_normal())}, _day(i)) for i in range(10)]
@@ -247,7 +248,7 @@ def test_a_change_point_is_numbered_as_the_benchmarks_own_run_in_the_history_its
     add = next(line for line in capsys.readouterr().out.splitlines() if line.startswith(ADD))
     said = "run 13 (2026-01-23 02:00, c2302abcde) +"
     assert said in add and " 24 " in add
-    kept = history.load_history(tmp_path / "store")
+    kept = storage_folder.load_history(tmp_path / "store")
     (group,) = dashboard.build(kept).groups
     bench = next(b for b in group.benchmarks if b.name == ADD)
     dashboard_html.write(dashboard.Dashboard((group,)), tmp_path / "site")
@@ -267,7 +268,7 @@ def test_a_trend_across_two_cpus_under_one_hardware_id_breaks_there_and_says_the
     """The issue's trend: nine runs of the committed baseline's CPU at about 3.3 s, then one of another CPU
     generation under the same id at 82.6 s (+2400%): not "change points: none", but another machine's new
     series, said with its step, on the table, the chart and the dashboard; no change point across it."""
-    from perfkit.results import dashboard, dashboard_html
+    from perfkit.render import dashboard, dashboard_html
 
     rng = np.random.default_rng(5)
     runs = [_on_cpu(_run({ADD: 3.3 * (1 + 0.02 * rng.standard_normal())}, _day(i)), "family 26 model 2")
@@ -276,8 +277,8 @@ def test_a_trend_across_two_cpus_under_one_hardware_id_breaks_there_and_says_the
     runs += [_on_cpu(_run({ADD: 82.6 * (1 + 0.02 * rng.standard_normal())}, _day(i)), "family 25 model 1")
              for i in range(10, 14)]
     _store(tmp_path / "store", runs)
-    kept = history.load_history(tmp_path / "store")
-    (trend,) = history.trends(kept)
+    kept = storage_folder.load_history(tmp_path / "store")
+    (trend,) = trends.trends(kept.runs)
     assert trend.breaks == [9] and trend.changes == ()  # two series, each flat
     assert cli.main(["history", "--storage", str(tmp_path / "store"), "--out", str(tmp_path / "charts")]) == 0
     row = next(line for line in capsys.readouterr().out.splitlines() if line.startswith(ADD))
@@ -336,7 +337,7 @@ def test_history_errors_are_one_line_exit_2(tmp_path, setup, args, message):
 
 TINY = """
 import time
-from perfkit.results.metrics import MetricSpec
+from perfkit.resultfile.metrics import MetricSpec
 def test_sleep(benchmark, perfkit_metrics):
     benchmark.pedantic(time.sleep, args=(0.002,), rounds=5, warmup_rounds=1)
     perfkit_metrics.record(MetricSpec("naps_per_s", "1/s", "higher"), 500.0)
@@ -378,10 +379,10 @@ def autosaved(tmp_path_factory) -> Path:
 
 @pytest.mark.slow
 def test_runs_kept_by_autosave_are_read_back(autosaved):
-    kept = history.load_history(autosaved / "store")
+    kept = storage_folder.load_history(autosaved / "store")
     assert len(kept) == 3 and kept.skipped == ()
     assert [p.name[:4] for p in kept.paths] == ["0001", "0002", "0003"]
-    ((name, points),) = history.series(kept).items()
+    ((name, points),) = trends.series(kept.runs).items()
     assert (
         name == "test_tiny.py::test_sleep" and len(points) == 3 and all(0.002 <= v < 0.05 for _, v in points)
     )

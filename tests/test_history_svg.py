@@ -1,11 +1,11 @@
-"""The dashboard's inline history chart (perfkit.results.history_svg): what it draws of a trend."""
+"""The dashboard's inline history chart (perfkit.render.history_svg): what it draws of a trend."""
 from __future__ import annotations
 
 import re
 
-from perfkit.results.changepoints import ChangePoint
-from perfkit.results.history import Trend
-from perfkit.results.history_svg import history_svg
+from perfkit.render.history_svg import history_svg
+from perfkit.verdict.changepoints import ChangePoint
+from perfkit.verdict.trends import Trend
 
 NAME = "benches/test_x.py::test_x[a<b]"
 

@@ -8,7 +8,7 @@ import time
 import pytest
 
 from perfkit.measure import host_load
-from perfkit.results.payloads import HostLoad
+from perfkit.resultfile.payloads import HostLoad
 
 STAT = """cpu  900 0 300 5000 10 0 0 0 0 0
 cpu0 100 5 50 2000 10 1 2 3 0 0

@@ -11,7 +11,7 @@ import subprocess
 
 import pytest
 
-from perfkit.results import report
+from perfkit.render import report
 from tests.conftest import DATA, INJECTED, ROOT, typed
 
 #: Injected into a copy of the page: records load errors and, once loaded, whether every image decoded, every
@@ -138,7 +138,7 @@ def test_the_h100_against_h200_reports_rows_to_read_fit_a_1280_pixel_screen_mde_
     """The committed comparison whose long benchmark ids ran the table 121 pixels past the screen: the
     benchmark cell wraps, every other cell (the MDE, the runs) stays on screen."""
     from perfkit.cli import judge_files
-    from perfkit.results import document
+    from perfkit.render import document
 
     _, _, comparison = judge_files(ROOT / "baselines" / "nvidia-h200-x1.json",
                                    ROOT / "baselines" / "nvidia-h100-80gb-hbm3-x1.json", None)
@@ -163,7 +163,7 @@ def test_the_browser_check_sees_a_row_to_read_below_the_first_screen(tmp_path):
 
 
 def test_a_sparkline_breaks_where_a_new_method_of_measuring_its_figure_begins():
-    from perfkit.results import document
+    from perfkit.render import document
 
     trend = document.Spark((25.0, 30.0, 8.4, 8.5, 9.3), "kernel_s", breaks=(2,), changes=(4,))
     svg = document.spark_svg(trend)
@@ -173,7 +173,7 @@ def test_a_sparkline_breaks_where_a_new_method_of_measuring_its_figure_begins():
 
 
 def test_markdown_and_html_are_rendered_from_the_same_sections(tmp_path):
-    from perfkit.results import document
+    from perfkit.render import document
 
     trend = document.Spark((1.0, 2.0, 3.0), "time over 3 runs", "s-1")
     doc = document.Document(

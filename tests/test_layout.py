@@ -1,22 +1,41 @@
-"""The architecture's rules, checked: results/ is pure data, measure/ imports no workload, `perfkit compare`
-starts fast, one baselines folder.
+"""The architecture's rules, checked: the reading side (resultfile/, verdict/, store/, render/) loads nothing
+of the measuring side and each of its packages imports only what its job allows, measure/ imports no workload,
+the layout page names every module, `perfkit compare` starts fast, one baselines folder.
 
-Imports are checked in fresh interpreters: this test process has long imported torch.
+Imports are checked in fresh interpreters (this test process has long imported torch) and in the source (an
+import inside a function runs only when it is called, where importing the modules would not see it).
 """
 from __future__ import annotations
 
 import ast
 import json
+import re
 import subprocess
 import sys
 import time
+from collections.abc import Sequence
 from pathlib import Path
 
-from perfkit.results.baselines import BaselineStore
+import pytest
+
+from perfkit.store.baselines import BaselineStore
 from tests.conftest import DATA, ROOT
 
-#: What the results side must never load: the measuring side and its heavy dependencies.
+#: The reading side, which reads and judges result files on any machine, one package per job.
+READING = ("perfkit.resultfile", "perfkit.verdict", "perfkit.store", "perfkit.render")
+
+#: What the reading side must never load: the measuring side and its heavy dependencies.
 FORBIDDEN = ("torch", "numba", "pynvml", "perfkit.measure", "perfkit.workloads", "perfkit.parallel")
+
+#: What each package of the reading side must not import either: the result file stands below judging it,
+#: the judging below keeping and showing runs (floats in, verdicts out, no I/O); SQLAlchemy only where the
+#: database is.
+NOT_IMPORTED = {
+    "perfkit.resultfile": ("perfkit.verdict", "perfkit.store", "perfkit.render"),
+    "perfkit.verdict": ("perfkit.store", "perfkit.render", "sqlalchemy"),
+    "perfkit.store": (),
+    "perfkit.render": ("sqlalchemy",),
+}
 
 _FORBIDDEN_LOADED = f"""
 import sys
@@ -24,13 +43,13 @@ def forbidden_loaded():
     return sorted(m for m in sys.modules if any(m == f or m.startswith(f + ".") for f in {FORBIDDEN!r}))
 """
 
-IMPORT_ALL_RESULTS = _FORBIDDEN_LOADED + """
-import importlib, json, pkgutil
-import perfkit.results
-names = sorted(f"perfkit.results.{m.name}" for m in pkgutil.iter_modules(perfkit.results.__path__))
+IMPORT_PACKAGE = """
+import importlib, json, pkgutil, sys
+package = importlib.import_module(sys.argv[1])
+names = sorted(f"{package.__name__}.{m.name}" for m in pkgutil.iter_modules(package.__path__))
 for name in names:
     importlib.import_module(name)
-print(json.dumps({"modules": names, "forbidden": forbidden_loaded()}))
+print(json.dumps({"modules": names, "loaded": sorted(sys.modules)}))
 """
 
 COMPARE_THEN_LIST = _FORBIDDEN_LOADED + """
@@ -50,19 +69,27 @@ def _python(*args: str) -> subprocess.CompletedProcess[str]:
     )
 
 
-def _roots(modules: list[str]) -> list[str]:
-    """The forbidden packages that were loaded, without their hundreds of submodules."""
-    return sorted({next(f for f in FORBIDDEN if m == f or m.startswith(f + ".")) for m in modules})
+def _under(name: str, roots: Sequence[str]) -> bool:
+    return any(name == root or name.startswith(root + ".") for root in roots)
 
 
-def test_results_imports_nothing_of_torch_numba_nvml_or_the_measuring_side():
-    done = _python("-c", IMPORT_ALL_RESULTS)
+def _roots(modules: list[str], roots: Sequence[str] = FORBIDDEN) -> list[str]:
+    """The ``roots`` that were loaded, without their hundreds of submodules."""
+    return sorted({next(r for r in roots if _under(m, [r])) for m in modules if _under(m, roots)})
+
+
+@pytest.mark.parametrize("package", READING)
+def test_the_reading_side_loads_nothing_its_package_may_not_import(package):
+    """Every module of ``package`` imported in a fresh interpreter, with what it imports at its top."""
+    banned = (*FORBIDDEN, *NOT_IMPORTED[package])
+    done = _python("-c", IMPORT_PACKAGE, package)
     assert done.returncode == 0, done.stderr
     seen = json.loads(done.stdout)
-    assert {"perfkit.results.judge", "perfkit.results.load", "perfkit.results.model"} <= set(seen["modules"])
-    assert _roots(seen["forbidden"]) == [], (
-        f"importing {seen['modules']} loaded {_roots(seen['forbidden'])}: "
-        f"{[m for m in seen['forbidden'] if m.startswith('perfkit.')]}")
+    assert len(seen["modules"]) >= 4
+    loaded = [m for m in seen["loaded"] if _under(m, banned)]
+    assert _roots(loaded, banned) == [], (
+        f"importing {seen['modules']} loaded {_roots(loaded, banned)}: "
+        f"{[m for m in loaded if m.startswith('perfkit.')]}")
 
 
 def _imported(path: Path) -> set[str]:
@@ -76,14 +103,51 @@ def _imported(path: Path) -> set[str]:
     return names
 
 
+def _reaching(package: str, banned: Sequence[str]) -> dict[str, list[str]]:
+    """Per source file of ``package``, the modules under ``banned`` it imports anywhere in its source."""
+    reaching = {}
+    for path in sorted((ROOT / package.replace(".", "/")).rglob("*.py")):
+        if found := sorted(n for n in _imported(path) if _under(n, banned)):
+            reaching[str(path.relative_to(ROOT))] = found
+    return reaching
+
+
+@pytest.mark.parametrize("package", READING)
+def test_each_package_of_the_reading_side_imports_only_what_its_job_allows(package):
+    """Read from the source, so that an import inside a function (SQLAlchemy where a database is named, the
+    history's files where they are read) counts as one at the top does."""
+    assert _reaching(package, (*FORBIDDEN, *NOT_IMPORTED[package])) == {}
+
+
 def test_the_measuring_side_imports_no_workload():
     """How (measure/) is given what (workloads/), never reaches up for it: read from the source, as the
     imports this rule replaced ran inside functions, where importing the modules would not see them."""
-    reaching = {}
-    for path in sorted((ROOT / "perfkit" / "measure").rglob("*.py")):
-        if found := sorted(n for n in _imported(path) if f"{n}.".startswith("perfkit.workloads.")):
-            reaching[str(path.relative_to(ROOT))] = found
-    assert reaching == {}
+    assert _reaching("perfkit.measure", ("perfkit.workloads",)) == {}
+
+
+def _layout_entries() -> dict[str, str]:
+    """Each entry of perfkit/ in the layout page's tree (``plugin.py``, ``verdict/``) and its text."""
+    tree = (ROOT / "docs" / "layout.md").read_text(encoding="utf-8").split("```")[1]
+    inside = tree.split("\nperfkit/\n")[1]
+    entries: dict[str, str] = {}
+    for line in inside.splitlines():
+        if not line.startswith(" "):
+            break
+        if found := re.match(r"  (\S+)\s+(.*)", line):
+            name = found[1]
+            entries[name] = found[2]
+        else:
+            entries[name] += " " + line.strip()
+    return entries
+
+
+def test_the_layout_page_names_what_perfkit_holds_and_every_module_of_the_reading_side():
+    entries = _layout_entries()
+    assert [e for e in entries if not (ROOT / "perfkit" / e).exists()] == []
+    unnamed = {package: [m.stem for m in sorted((ROOT / package.replace(".", "/")).glob("[!_]*.py"))
+                         if not re.search(rf"\b{m.stem}\b", entries.get(package.split(".")[1] + "/", ""))]
+               for package in READING}
+    assert unnamed == {package: [] for package in READING}
 
 
 def test_perfkit_compare_of_two_files_does_not_import_torch():
@@ -130,4 +194,4 @@ def test_an_existing_baselines_folder_marks_the_root_and_the_nearest_root_wins(t
 
 
 def test_the_plugin_and_the_cli_find_this_repositorys_baselines():
-    assert BaselineStore.find(ROOT / "perfkit" / "results").directory == ROOT.resolve() / "baselines"
+    assert BaselineStore.find(ROOT / "perfkit" / "store").directory == ROOT.resolve() / "baselines"

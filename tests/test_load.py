@@ -14,10 +14,10 @@ import pytest
 
 from perfkit import SCHEMA_VERSION
 from perfkit.errors import BaselineError
-from perfkit.results import load, migrations
-from perfkit.results.judge import Verdict, judge
-from perfkit.results.noise import Noise
-from perfkit.results.payloads import FAMILIES, Roofline, Scaling
+from perfkit.resultfile import load, migrations
+from perfkit.resultfile.payloads import FAMILIES, Roofline, Scaling
+from perfkit.verdict.judge import Verdict, judge
+from perfkit.verdict.noise import Noise
 from tests.conftest import DATA, ROOT
 
 LEGACY = DATA / "legacy"

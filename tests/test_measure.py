@@ -7,9 +7,9 @@ import pytest
 import torch
 
 from perfkit.measure import record
-from perfkit.results import datasheet
-from perfkit.results.metrics import MetricRecorder
-from perfkit.results.payloads import RatePeak
+from perfkit.resultfile import datasheet
+from perfkit.resultfile.metrics import MetricRecorder
+from perfkit.resultfile.payloads import RatePeak
 
 H200 = datasheet.by_key("h200")
 

@@ -3,9 +3,9 @@ from __future__ import annotations
 import pytest
 
 from perfkit.errors import BaselineError, UsageError
-from perfkit.results import figures
-from perfkit.results.metrics import Method, Metric, MetricRecorder, MetricSpec
-from perfkit.results.model import BenchmarkEntry, Context
+from perfkit.resultfile import figures
+from perfkit.resultfile.metrics import Method, Metric, MetricRecorder, MetricSpec
+from perfkit.resultfile.model import BenchmarkEntry, Context
 
 
 def test_recorded_metrics_follow_the_json_contract():

@@ -12,9 +12,10 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from perfkit import SCHEMA_VERSION
-from perfkit.results import baselines
-from perfkit.results.judge import FirstLook, Policy, Verdict, judge
-from perfkit.results.noise import MAX_PRIOR_DF, Noise, fit_prior, for_judging, moderate, noise_kind
+from perfkit.store import baselines
+from perfkit.store.kept_noise import for_judging
+from perfkit.verdict.judge import FirstLook, Policy, Verdict, judge
+from perfkit.verdict.noise import MAX_PRIOR_DF, Noise, fit_prior, moderate, noise_kind
 from tests.conftest import typed
 
 COPY_BOUND = {"bound": "copy_bandwidth_gbps"}

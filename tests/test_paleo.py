@@ -8,7 +8,7 @@ import pytest
 
 from perfkit import cli
 from perfkit.errors import UsageError
-from perfkit.results import datasheet
+from perfkit.resultfile import datasheet
 from perfkit.workloads import flops, paleo
 
 K80 = datasheet.by_key("k80")

@@ -12,8 +12,8 @@ import torch
 from perfkit import cli
 from perfkit.measure.hardware import Fingerprint
 from perfkit.options import RunOptions
-from perfkit.results.baselines import BaselineStore
 from perfkit.session import Profile, Session, Settings
+from perfkit.store.baselines import BaselineStore
 from tests.conftest import DATA, ROOT, one_run, slowed, three_runs, typed
 
 MATMUL = "benches/test_ceilings.py::test_matmul_flops[fp32]"

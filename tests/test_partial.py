@@ -9,12 +9,12 @@ import pytest
 
 from perfkit import cli
 from perfkit.errors import BaselineError
-from perfkit.results import load, partial
+from perfkit.resultfile import load, partial
 
 PLUGIN = ("-p", "perfkit.plugin", "--perfkit-device=cpu", "--perfkit-baseline=none")
 THREE_THEN_KILLED = """
 import os, signal, time
-from perfkit.results.metrics import MetricSpec
+from perfkit.resultfile.metrics import MetricSpec
 def test_a(benchmark):
     benchmark.pedantic(time.sleep, args=(0.001,), rounds=5)
 def test_b(benchmark, perfkit_metrics):

@@ -8,9 +8,9 @@ import json
 import pytest
 
 from perfkit.errors import BaselineError
-from perfkit.results import payloads
-from perfkit.results.model import BenchmarkEntry
-from perfkit.results.payloads import EpochStats, LargeBatch, Layer, RooflinePoint, VectorAdd
+from perfkit.resultfile import payloads
+from perfkit.resultfile.model import BenchmarkEntry
+from perfkit.resultfile.payloads import EpochStats, LargeBatch, Layer, RooflinePoint, VectorAdd
 from tests.conftest import ROOT, typed
 
 BASELINES = sorted((ROOT / "baselines").glob("*.json"))

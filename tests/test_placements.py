@@ -9,8 +9,8 @@ import numpy as np
 import pytest
 
 from perfkit.measure import placements
-from perfkit.results import figures
-from perfkit.results.metrics import METHODS_KEY
+from perfkit.resultfile import figures
+from perfkit.resultfile.metrics import METHODS_KEY
 
 ROOT = Path(__file__).resolve().parents[1]
 

@@ -31,7 +31,7 @@ def run(pytester, monkeypatch):
 
 SLEEPY = """
 import time
-from perfkit.results.metrics import MetricSpec
+from perfkit.resultfile.metrics import MetricSpec
 def test_sleep(benchmark, perfkit_metrics):
     benchmark.pedantic(time.sleep, args=(0.002,), rounds=10, warmup_rounds=1)
     perfkit_metrics.record(MetricSpec("items", "count", "none"), 100)
@@ -160,7 +160,7 @@ def test_a_significant_regression_fails_the_run_when_asked(pytester, run):
 
 
 def test_the_job_summary_opens_with_the_verdict_line_then_the_rows_to_read_within_its_budget(pytester, run):
-    from perfkit.results import report
+    from perfkit.render import report
 
     path = _saved_baseline(pytester, run)
     data = json.loads(path.read_text())
@@ -288,7 +288,7 @@ def test_torchrun_args_naming_a_program_are_a_usage_error(pytester):
 
 
 def test_the_json_is_derived_with_the_ceilings_the_baseline_lends_and_stays_what_perfkit_reads(pytester, run):
-    from perfkit.results import load
+    from perfkit.resultfile import load
 
     path = _saved_baseline(pytester, run)
     data = json.loads(path.read_text())

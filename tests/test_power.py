@@ -11,7 +11,7 @@ from perfkit.errors import UsageError
 from perfkit.measure import power
 from perfkit.measure.nvml import nvml_open
 from perfkit.measure.record import record_power
-from perfkit.results.metrics import MetricRecorder
+from perfkit.resultfile.metrics import MetricRecorder
 
 
 class FakeNvml:

@@ -8,8 +8,8 @@ import json
 import pytest
 
 from perfkit import cli
-from perfkit.results import datasheet, load
-from perfkit.results.expected import Roofs
+from perfkit.resultfile import datasheet, load
+from perfkit.verdict.expected import Roofs
 from tests.conftest import DATA
 
 H200, H100 = str(DATA / "baselines" / "across-h200.json"), str(DATA / "baselines" / "across-h100.json")

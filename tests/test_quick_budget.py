@@ -12,8 +12,8 @@ from perfkit import quick_budget
 from perfkit.cpus import usable_cpus
 from perfkit.measure.hardware import Fingerprint
 from perfkit.options import RunOptions
-from perfkit.results.baselines import BaselineStore
 from perfkit.session import Profile, Session, Settings
+from perfkit.store.baselines import BaselineStore
 from perfkit.workloads import batch_sweep
 from tests.conftest import ROOT
 

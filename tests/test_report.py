@@ -12,9 +12,11 @@ import statistics
 import pytest
 
 from perfkit import SCHEMA_VERSION, cli
-from perfkit.results import baseline_runs, derived, load, payloads, plots, report
-from perfkit.results.judge import Comparison, Row, Verdict
-from perfkit.results.tables import fmt_time
+from perfkit.render import plots, report
+from perfkit.render.tables import fmt_time
+from perfkit.resultfile import derived, load, payloads
+from perfkit.store import baseline_runs
+from perfkit.verdict.judge import Comparison, Row, Verdict
 from tests.conftest import INJECTED, ROOT, all_slowed, judged, one_run, typed
 
 
@@ -640,7 +642,7 @@ def test_the_headline_says_how_many_unknowns_only_got_better():
 
 def test_the_legend_says_the_minimum_effects_and_alpha_the_comparison_was_judged_by():
     """A user who passes --threshold 0.1 reads 10% in the legend, not the default policy's 3% and 5%."""
-    from perfkit.results.judge import Policy
+    from perfkit.verdict.judge import Policy
 
     raw = load.read_json(ROOT / "baselines" / "cpu-amd-epyc-2cpu-quick.json")
     default = report.meanings(judged(raw, raw))

@@ -5,7 +5,7 @@ import pytest
 
 from perfkit.errors import HardwareError, MeasurementError
 from perfkit.measure import ncu
-from perfkit.results import roofline
+from perfkit.resultfile import roofline
 from perfkit.workloads import ncu_forward
 
 _HEAD = ('"ID","Process ID","Process Name","Host Name","Kernel Name","Context","Stream","Block Size",'

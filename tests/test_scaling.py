@@ -8,9 +8,9 @@ from perfkit.errors import BaselineError, MeasurementError
 from perfkit.parallel import scaling
 from perfkit.parallel.records import AccuracyResult, AllreduceResult, ScalingResult, SizeTimes, TrainingRun
 from perfkit.parallel.scaling import ScalingWorkload
-from perfkit.results.metrics import MetricRecorder
-from perfkit.results.model import BenchmarkEntry
-from perfkit.results.payloads import EpochStats, NcclProfile
+from perfkit.resultfile.metrics import MetricRecorder
+from perfkit.resultfile.model import BenchmarkEntry
+from perfkit.resultfile.payloads import EpochStats, NcclProfile
 from tests.conftest import typed
 
 WEAK = ScalingWorkload("r18", "resnet18", "cifar10", (3, 32, 32), 128)

@@ -14,8 +14,8 @@ from perfkit import SCHEMA_VERSION
 from perfkit.errors import BaselineError, PerfkitError, UsageError
 from perfkit.measure.hardware import Fingerprint
 from perfkit.options import RunOptions
-from perfkit.results.baselines import BaselineStore
 from perfkit.session import Outcome, Profile, Session, Settings
+from perfkit.store.baselines import BaselineStore
 from tests.conftest import slowed, three_runs, typed
 
 MATMUL = "benches/test_ceilings.py::test_matmul_flops[fp32]"

@@ -1,15 +1,15 @@
 """The verdict's error rates, checked by seeded simulation through the real judge and confirmation
-(perfkit.results.simulate): a night's chance of any false regressed/improved, and the share of true changes
+(perfkit.simulate): a night's chance of any false regressed/improved, and the share of true changes
 of the printed MDE that are flagged. docs/verdicts.md gives the larger run's table
-(``python -m perfkit.results.simulate``)."""
+(``python -m perfkit.simulate``)."""
 from __future__ import annotations
 
 import math
 
 import pytest
 
-from perfkit.results import simulate
-from perfkit.results.judge import Policy, Verdict
+from perfkit import simulate
+from perfkit.verdict.judge import Policy, Verdict
 
 FIGURES = simulate.synthetic_profile()
 NIGHTS = 80

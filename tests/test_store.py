@@ -1,4 +1,4 @@
-"""The history database (perfkit.results.store), against a SQLite file and a real PostgreSQL server: ingest
+"""The history database (perfkit.store.database), against a SQLite file and a real PostgreSQL server: ingest
 stores each run once, also from runners ingesting at once; every reader gets from ``--db`` what it gets from
 pytest-benchmark's storage; bad input is one sentence, exit 2, and loses nothing."""
 from __future__ import annotations
@@ -17,7 +17,8 @@ import pytest
 from sqlalchemy import func, select, table, update
 
 from perfkit import cli
-from perfkit.results import baseline_runs, history, load, store
+from perfkit.resultfile import load
+from perfkit.store import baseline_runs, database, storage_folder
 from tests.conftest import DATA, ROOT, slowed, three_runs
 from tests.test_history import ADD, COPY, _day, _run, _stepped, _store
 
@@ -27,8 +28,8 @@ CPU_BASELINE = ROOT / "baselines" / "cpu-amd-epyc-2cpu-quick.json"
 BATCH_SWEEP = "benches/test_batch_sweep.py::test_batch_sweep"
 
 
-def _count(url: str, table: Any = store.runs_table) -> int:
-    with store.open_store(url) as db, db.engine.connect() as conn:
+def _count(url: str, table: Any = database.runs_table) -> int:
+    with database.open_store(url) as db, db.engine.connect() as conn:
         return int(conn.execute(select(func.count()).select_from(table)).scalar() or 0)
 
 
@@ -67,11 +68,11 @@ def test_ingesting_a_run_twice_stores_it_once_with_its_figures(db_url, tmp_path,
     assert code == 0 and out.count("already stored: run") == 2 and "0 run(s) stored, 2 already there" in out
     assert _count(db_url) == 1
     results = load.load(path)
-    assert _count(db_url, store.figures_table) == sum(len(b.figures()) for b in results.benchmarks)
-    with store.open_store(db_url) as db, db.engine.connect() as conn:
-        row = conn.execute(select(store.runs_table)).one()
+    assert _count(db_url, database.figures_table) == sum(len(b.figures()) for b in results.benchmarks)
+    with database.open_store(db_url) as db, db.engine.connect() as conn:
+        row = conn.execute(select(database.runs_table)).one()
         figures = {(r.benchmark, r.figure): (r.value, r.unit)
-                   for r in conn.execute(select(store.figures_table))}
+                   for r in conn.execute(select(database.figures_table))}
     assert (row.hardware_id, row.profile, row.run_datetime, row.commit_id, row.file_schema, row.run_count,
             row.partial) == ("cpu-amd-epyc", "quick", results.datetime, results.commit, 1, 1, False)
     copy_bench = results.by_name()["benches/test_ceilings.py::test_copy_bandwidth"]
@@ -83,13 +84,13 @@ def test_ingesting_a_run_twice_stores_it_once_with_its_figures(db_url, tmp_path,
 def test_every_committed_result_file_reads_back_from_the_database_as_from_the_file(db_url, capsys):
     code, out, _ = _cli(["history", "ingest", *map(str, RESULT_FILES), "--db", db_url], capsys)
     assert code == 0 and f"{len(RESULT_FILES)} run(s) stored" in out
-    with store.open_store(db_url) as db:
+    with database.open_store(db_url) as db:
         kept = db.history()
     assert kept.skipped == () and len(kept) == len(RESULT_FILES)
     by_digest = {r.source.rsplit("#", 1)[1]: r for r in kept.runs}
     for path in RESULT_FILES:
         from_file = load.load(path)
-        from_db = by_digest[store.digest_of(load.read_json(path))[:12]]
+        from_db = by_digest[database.digest_of(load.read_json(path))[:12]]
         assert from_db.to_json() == from_file.to_json(), path
         assert [b.figures() for b in from_db.benchmarks] == [b.figures() for b in from_file.benchmarks], path
         assert from_db.info == from_file.info and from_db.benchmarks == from_file.benchmarks, path
@@ -103,7 +104,7 @@ def test_every_committed_baseline_is_stored_as_the_runs_it_was_saved_from(db_url
     runs before them, said: every committed benchmark is in the history."""
     code, out, _ = _cli(["history", "ingest", *map(str, BASELINES), "--db", db_url], capsys)
     assert code == 0
-    with store.open_store(db_url) as db:
+    with database.open_store(db_url) as db:
         kept = db.history()
     assert kept.skipped == ()
     for path in BASELINES:
@@ -173,9 +174,9 @@ def test_a_run_kept_in_a_baseline_and_in_its_own_file_is_stored_once_from_its_fi
     code, out, _ = _cli(["history", "ingest", str(CPU_BASELINE), str(own), "--db", db_url], capsys)
     assert code == 0 and f"{own}: stored as run" in out
     assert f"{runs} run(s) stored, 1 already there" in out
-    digest = store.digest_of(json.loads(own.read_text()))
+    digest = database.digest_of(json.loads(own.read_text()))
     assert f"{CPU_BASELINE} (run 4 of {runs}): already stored: run {digest[:12]}" in out
-    with store.open_store(db_url) as db:
+    with database.open_store(db_url) as db:
         kept = db.history()
     assert [r.datetime for r in kept.runs][3] == fourth and all(b.samples for b in kept.runs[3].benchmarks)
     code, out, _ = _cli(["history", "ingest", str(own), "--db", db_url], capsys)  # later, on its own
@@ -186,7 +187,7 @@ CHILD = """
 import sys, time
 from pathlib import Path
 from perfkit import cli
-import perfkit.results.store  # imported before the barrier, so that the runners meet the database at once
+import perfkit.store.database  # imported before the barrier, so that the runners meet the database at once
 barrier, me, runners = Path(sys.argv[1]), sys.argv[2], int(sys.argv[3])
 (barrier / me).touch()
 while len(list(barrier.iterdir())) < runners:
@@ -218,7 +219,7 @@ def test_runners_ingesting_at_once_all_succeed_and_store_each_run_once(db_url, t
         "run0.json", "run1.json", "run2.json"]  # each run stored by exactly one runner
     assert sum(out.count("already stored") for out, _ in outs) == 4
     assert _count(db_url) == 3
-    with store.open_store(db_url) as db:
+    with database.open_store(db_url) as db:
         assert [r.datetime for r in db.history().runs] == [_day(0), _day(1), _day(2)]
 
 
@@ -228,12 +229,12 @@ def test_two_files_of_one_run_ingested_at_once_store_it_once(db_url):
     lock; PostgreSQL: an advisory lock). Both wait here behind a transaction that holds that lock."""
     raw = load.read_json(DATA / "cpu-quick.json")
     other = {**raw, "note": "the same run, kept in another file"}
-    assert store.digest_of(other) != store.digest_of(raw)
-    done: list[store.Ingested] = []
-    with store.open_store(db_url, create=True) as db:
+    assert database.digest_of(other) != database.digest_of(raw)
+    done: list[database.Ingested] = []
+    with database.open_store(db_url, create=True) as db:
         with db.engine.begin() as conn:  # SQLite: BEGIN IMMEDIATE, as every ingest's transaction
             if db.engine.dialect.name == "postgresql":
-                conn.execute(select(func.pg_advisory_xact_lock(store.INGEST_LOCK)))
+                conn.execute(select(func.pg_advisory_xact_lock(database.INGEST_LOCK)))
             runners = [threading.Thread(target=lambda doc=doc: done.append(
                 db.ingest(doc, load.parse(doc, "x"), "x"))) for doc in (raw, other)]
             for runner in runners:
@@ -329,37 +330,38 @@ def test_the_report_and_compare_read_the_database_as_they_read_storage(db_url, t
 
 def test_a_database_of_a_newer_perfkit_is_refused_and_left_alone(db_url, tmp_path, capsys):
     assert _cli(["history", "ingest", str(DATA / "cpu-quick.json"), "--db", db_url], capsys)[0] == 0
-    with store.open_store(db_url) as db, db.engine.begin() as conn:
-        conn.execute(update(store.schema_table).values(version=store.SCHEMA_VERSION + 1))
+    with database.open_store(db_url) as db, db.engine.begin() as conn:
+        conn.execute(update(database.schema_table).values(version=database.SCHEMA_VERSION + 1))
     for args in (["history", "--db", db_url],
                  ["history", "ingest", str(DATA / "cpu-tta.json"), "--db", db_url]):
         done = subprocess.run([sys.executable, "-m", "perfkit.cli", *args], capture_output=True, text=True,
                               timeout=120, check=False, cwd=tmp_path, env=_env())
         assert done.returncode == 2 and done.stderr.count("\n") == 1 and "Traceback" not in done.stderr
-        assert f"schema version {store.SCHEMA_VERSION + 1}, newer than this perfkit knows" in done.stderr
+        assert f"schema version {database.SCHEMA_VERSION + 1}, newer than this perfkit knows" in done.stderr
         assert "upgrade perfkit" in done.stderr
     with _raw(db_url) as db, db.engine.connect() as conn:
-        assert conn.execute(select(func.count()).select_from(store.runs_table)).scalar() == 1  # nothing lost
+        # nothing lost
+        assert conn.execute(select(func.count()).select_from(database.runs_table)).scalar() == 1
 
 
-def _raw(url: str) -> store.Store:
+def _raw(url: str) -> database.Store:
     """The database without the schema check (to look at one that perfkit refuses)."""
-    return store.Store(store._engine(store.parse_url(url)), url)
+    return database.Store(database._engine(database.parse_url(url)), url)
 
 
 def test_an_older_schema_is_brought_forward_on_open(db_url, monkeypatch):
-    with store.open_store(db_url, create=True) as db:
-        assert db.schema_version() == store.SCHEMA_VERSION
+    with database.open_store(db_url, create=True) as db:
+        assert db.schema_version() == database.SCHEMA_VERSION
 
     def add_notes(conn: Any) -> None:
         from sqlalchemy import Column, Integer, MetaData, Table
 
         Table("perfkit_notes", MetaData(), Column("id", Integer, primary_key=True)).create(conn)
 
-    monkeypatch.setattr(store, "MIGRATIONS", (*store.MIGRATIONS, add_notes))
-    monkeypatch.setattr(store, "SCHEMA_VERSION", store.SCHEMA_VERSION + 1)
-    with store.open_store(db_url) as db:  # a reader brings it forward too
-        assert db.schema_version() == store.SCHEMA_VERSION
+    monkeypatch.setattr(database, "MIGRATIONS", (*database.MIGRATIONS, add_notes))
+    monkeypatch.setattr(database, "SCHEMA_VERSION", database.SCHEMA_VERSION + 1)
+    with database.open_store(db_url) as db:  # a reader brings it forward too
+        assert db.schema_version() == database.SCHEMA_VERSION
         with db.engine.connect() as conn:
             assert conn.execute(select(func.count()).select_from(table("perfkit_notes"))).scalar() == 0
 
@@ -447,7 +449,7 @@ def test_the_storage_refuses_mixed_profiles_in_the_same_sentence(tmp_path, capsy
         err)
     assert _cli(["history", "--storage", str(tmp_path), "--profile", "full"], capsys)[0] == 0
     with pytest.raises(Exception, match="pass --profile"):
-        history.baseline_from_history(tmp_path, None, 2)
+        storage_folder.baseline_from_history(tmp_path, None, 2)
     results = json.loads((DATA / "cpu-quick.json").read_text())
     results["machine_info"]["perfkit"]["hardware_id"] = "cpu-test"  # a quick run: its report's trend is quick
     (tmp_path / "results.json").write_text(json.dumps(results))

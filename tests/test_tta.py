@@ -10,8 +10,8 @@ import torch
 from PIL import Image
 
 from perfkit.errors import UsageError
-from perfkit.results import report
-from perfkit.results.payloads import TimeToAccuracy
+from perfkit.render import report
+from perfkit.resultfile.payloads import TimeToAccuracy
 from perfkit.workloads import data, tta
 from tests.conftest import ROOT, typed
 

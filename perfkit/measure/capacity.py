@@ -25,7 +25,7 @@ import torch
 from perfkit.errors import MeasurementError, UsageError
 from perfkit.measure import fresh_process, timing
 from perfkit.measure.memory import SavedStorages
-from perfkit.results import payloads
+from perfkit.resultfile import payloads
 
 GiB = 2**30
 _UNITS = {"": 1, "b": 1, "kib": 2**10, "mib": 2**20, "gib": 2**30, "tib": 2**40,

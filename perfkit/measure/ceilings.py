@@ -3,7 +3,7 @@ copy rate of one thread or one block (one multiprocessor's pace against the late
 at which a grid's first touch migrates managed pages from the host.
 
 Measured, then kept beside the datasheet values, never hard-coded as the only truth. Later
-benchmark families report "% of measured peak" against them (perfkit.results.derived: this run's
+benchmark families report "% of measured peak" against them (perfkit.resultfile.derived: this run's
 ceilings, else the stored baseline's).
 """
 from __future__ import annotations
@@ -16,7 +16,7 @@ from typing import Any
 import torch
 
 from perfkit.errors import MeasurementError, UsageError
-from perfkit.results.datasheet import PRECISIONS
+from perfkit.resultfile.datasheet import PRECISIONS
 
 _DTYPES = {"fp32": torch.float32, "tf32": torch.float32, "bf16": torch.bfloat16, "fp16": torch.float16}
 #: torch.set_float32_matmul_precision: "highest" is IEEE fp32, "high" lets cuBLAS use TF32.

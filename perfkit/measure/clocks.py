@@ -7,7 +7,7 @@ shared machine while it holds: so by default only the kernel benchmarks (ceiling
 are timed locked, each for its own run, as nvbench times kernels, while whole models train at the clocks a
 user gets. Where the driver refuses, the run says so and goes on unlocked. Every run records the clock it
 ran at in the fingerprint (application clock / maximum, or the locked clock) and each locked benchmark its
-clock (perfkit.results.payloads.ClockLock), so a changed clock shows beside the verdicts.
+clock (perfkit.resultfile.payloads.ClockLock), so a changed clock shows beside the verdicts.
 """
 from __future__ import annotations
 

@@ -13,8 +13,8 @@ from typing import Any
 import torch
 
 from perfkit.measure import timing
-from perfkit.results import figures
-from perfkit.results.metrics import MetricRecorder
+from perfkit.resultfile import figures
+from perfkit.resultfile.metrics import MetricRecorder
 
 #: The smallest change of a replayed launch-bound kernel worth a verdict (measured spread: -20% to +11%).
 GRAPH_REPLAY_TOLERANCE = 0.3

@@ -5,7 +5,7 @@ outside the code. nvbench discards the samples taken while the clock was below 7
 that reason. NVML keeps, per GPU, a running total of the time its clocks were limited by heat
 (``nvmlDeviceGetViolationStatus`` with the thermal policy), so the plugin reads that total before and
 after each benchmark, as it reads the host's load, and a slowdown measured on a throttled GPU is not
-called a regression (perfkit.results.judge). Power capping is not counted: a kernel that draws the
+called a regression (perfkit.verdict.judge). Power capping is not counted: a kernel that draws the
 card's limit is capped in every run, and that is its speed.
 """
 from __future__ import annotations
@@ -17,7 +17,7 @@ from typing import Any
 
 from perfkit.errors import HardwareError
 from perfkit.measure.nvml import load_nvml
-from perfkit.results.payloads import GpuThrottle
+from perfkit.resultfile.payloads import GpuThrottle
 
 
 @dataclass(frozen=True)

@@ -19,8 +19,8 @@ from perfkit.cpus import usable_cpus
 from perfkit.errors import HardwareError, UsageError
 from perfkit.measure import clocks
 from perfkit.measure.nvml import nvml_open
-from perfkit.results import datasheet
-from perfkit.results.tables import slug
+from perfkit.render.tables import slug
+from perfkit.resultfile import datasheet
 
 
 @dataclass(frozen=True)
@@ -206,7 +206,7 @@ def fingerprint(device: str, memory_cap: int | None = None) -> Fingerprint:
 def machine_id(device: str, gpus: int) -> str:
     """A short stable name of the physical machine: its GPUs' UUIDs for a GPU run (a lent VM may get a new
     host name each time), else the host name and /etc/machine-id. Runs of one machine share their noise; runs
-    of two machines of one kind add a between-machine term (perfkit.results.noise)."""
+    of two machines of one kind add a between-machine term (perfkit.verdict.noise)."""
     if device == "cuda" and gpus:
         import torch
 

@@ -33,8 +33,8 @@ import torch
 from perfkit.errors import HardwareError
 from perfkit.measure import power, timing
 from perfkit.measure.nvml import nvml_open
-from perfkit.results import figures
-from perfkit.results.metrics import MetricRecorder
+from perfkit.resultfile import figures
+from perfkit.resultfile.metrics import MetricRecorder
 
 #: Each reading of the temperature comes after this much back-to-back work.
 SLICE_S = 0.5

@@ -16,7 +16,7 @@ import os
 import time
 from dataclasses import dataclass
 
-from perfkit.results.payloads import HostLoad
+from perfkit.resultfile.payloads import HostLoad
 
 PROC_STAT = "/proc/stat"
 #: Set to 1 to record no host load, so that no verdict is held back for it: for a machine whose sharing

@@ -13,9 +13,9 @@ import torch
 
 from perfkit.errors import HardwareError
 from perfkit.measure import capacity, memory, power, timing
-from perfkit.results import datasheet, figures
-from perfkit.results.metrics import MetricRecorder, MetricSpec, rates
-from perfkit.results.payloads import PowerWindow, RatePeak
+from perfkit.resultfile import datasheet, figures
+from perfkit.resultfile.metrics import MetricRecorder, MetricSpec, rates
+from perfkit.resultfile.payloads import PowerWindow, RatePeak
 
 NO_TIMES = "benchmarks are disabled (--benchmark-disable): no timings to turn into a rate"
 
@@ -24,7 +24,7 @@ def record_rate(metrics: MetricRecorder, times: Sequence[float], amount: float, 
                 ceiling_key: str, spec: datasheet.GpuSpec | None) -> None:
     """TFLOP/s (compute) or GB/s (memory) per timed round, its share of the datasheet figure, and the
     ceiling it is a share of (``RatePeak``): the share of this run's measured ceiling, ``share_of_peak`` or
-    ``share_of_copy_peak``, is added when the run's results are complete (perfkit.results.derived).
+    ``share_of_copy_peak``, is added when the run's results are complete (perfkit.resultfile.derived).
     """
     figure, scale = (figures.TFLOPS, 1e12) if compute else (figures.BANDWIDTH, 1e9)
     if not times:
@@ -47,7 +47,7 @@ def record_share_of_datasheet(metrics: MetricRecorder, rate: float, ceiling_key:
     else:
         metrics.absent(
             figures.SHARE_OF_DATASHEET,
-            "no datasheet figure for this device (CPU, or a GPU not in perfkit.results.datasheet)",
+            "no datasheet figure for this device (CPU, or a GPU not in perfkit.resultfile.datasheet)",
         )
 
 

@@ -20,7 +20,7 @@ from typing import Any, Literal
 import torch
 
 from perfkit.errors import HardwareError, UsageError
-from perfkit.results.metrics import relative_iqr
+from perfkit.resultfile.metrics import relative_iqr
 
 #: The course's procedure: 5 warm-up iterations, then the mean of 10 (we report the median).
 WARMUP_ITERATIONS = 5

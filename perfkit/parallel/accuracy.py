@@ -11,7 +11,7 @@ from perfkit.measure import timing
 from perfkit.parallel.ddp import replica_difference, wrap
 from perfkit.parallel.launch import Worker
 from perfkit.parallel.records import AccuracyJob, AccuracyResult
-from perfkit.results.payloads import EpochStats
+from perfkit.resultfile.payloads import EpochStats
 from perfkit.workloads import data, models
 from perfkit.workloads.training import evaluate, train_step
 

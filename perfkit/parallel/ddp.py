@@ -22,8 +22,8 @@ from perfkit.measure import timing
 from perfkit.parallel.collectives import allreduce_seconds
 from perfkit.parallel.launch import Worker
 from perfkit.parallel.records import ScalingJob, ScalingResult, TrainingRun
-from perfkit.results import comm
-from perfkit.results.payloads import NcclProfile
+from perfkit.resultfile import comm
+from perfkit.resultfile.payloads import NcclProfile
 from perfkit.workloads import data, models, training
 from perfkit.workloads.training import Batch, Step, time_steps, train_step
 

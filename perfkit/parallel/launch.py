@@ -36,7 +36,7 @@ import torch.distributed as dist
 from perfkit import stopping
 from perfkit.errors import PerfkitError, UsageError
 from perfkit.parallel.records import RESULTS, Job, job_to_json
-from perfkit.results.payloads import Record
+from perfkit.resultfile.payloads import Record
 
 DEFAULT_TIMEOUT_S = 900.0
 #: How long torchrun gets to stop its workers after SIGTERM before everything is killed.

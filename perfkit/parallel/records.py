@@ -10,7 +10,7 @@ from dataclasses import dataclass
 from typing import Any, ClassVar
 
 from perfkit.errors import UsageError
-from perfkit.results.payloads import EpochStats, NcclProfile, Record
+from perfkit.resultfile.payloads import EpochStats, NcclProfile, Record
 
 
 @dataclass(frozen=True)

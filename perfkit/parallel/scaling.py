@@ -19,9 +19,9 @@ from typing import Literal
 from perfkit.errors import MeasurementError
 from perfkit.measure.memory import MiB
 from perfkit.parallel.records import AccuracyResult, AllreduceResult, ScalingJob, ScalingResult, TrainingRun
-from perfkit.results import comm, figures
-from perfkit.results.metrics import MetricRecorder
-from perfkit.results.payloads import AllreduceSweep, LargeBatch, Scaling, SweepRow
+from perfkit.resultfile import comm, figures
+from perfkit.resultfile.metrics import MetricRecorder
+from perfkit.resultfile.payloads import AllreduceSweep, LargeBatch, Scaling, SweepRow
 
 GB = 1e9
 ScalingMode = Literal["weak", "strong"]
@@ -82,8 +82,8 @@ def check_training(run: TrainingRun | AccuracyResult, losses: tuple[float, float
 def record_run(metrics: MetricRecorder, run: TrainingRun, workload: ScalingWorkload, method: str,
                parameters: int | None = None) -> None:
     """``epoch_s``, ``images_per_s``, the per-GPU peaks and the run's record of one data-parallel training
-    run;
-    ``speedup`` over the 1-GPU run of the same job is added by the derived pass (perfkit.results.derived)."""
+    run; ``speedup`` over the 1-GPU run of the same job is added by the derived pass
+    (perfkit.resultfile.derived)."""
     check_training(run, (run.loss_first, run.loss_last))
     if run.epoch_s:
         metrics.record(figures.EPOCH_S, run.epoch_s)

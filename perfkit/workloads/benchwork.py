@@ -1,4 +1,4 @@
-"""What each benchmark runs, read from its records, as the roofline model's work (perfkit.results.expected),
+"""What each benchmark runs, read from its records, as the roofline model's work (perfkit.verdict.expected),
 or why the model cannot speak for it.
 
 A network's steps are its leaf layers, counted once per network and image size on the meta device
@@ -24,8 +24,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from perfkit.errors import BaselineError
-from perfkit.results.expected import ARITHMETIC, EAGER, GRAPH, MIGRATE, NoModel, Step, Work
-from perfkit.results.figures import (
+from perfkit.resultfile.figures import (
     FIRST_TOUCH_KS,
     IMAGES_PER_S,
     MODEL_GRAPH_S,
@@ -34,8 +33,8 @@ from perfkit.results.figures import (
     first_touch,
     one_sm_copy,
 )
-from perfkit.results.model import BenchmarkEntry, ResultSet
-from perfkit.results.payloads import (
+from perfkit.resultfile.model import BenchmarkEntry, ResultSet
+from perfkit.resultfile.payloads import (
     AllreduceSweep,
     BatchCapacity,
     BatchEpoch,
@@ -49,6 +48,7 @@ from perfkit.results.payloads import (
     VectorAdd,
     VggSwap,
 )
+from perfkit.verdict.expected import ARITHMETIC, EAGER, GRAPH, MIGRATE, NoModel, Step, Work
 from perfkit.workloads import flop_cache, kernels, paleo, shapes, tta_variants
 
 FORWARD, FORWARD_BACKWARD, TRAIN_STEP = "forward", "forward and backward", "training step (SGD momentum)"

@@ -19,7 +19,7 @@ from torch import nn
 from perfkit.errors import HardwareError, UsageError
 from perfkit.measure import timing
 from perfkit.measure.memory import MiB, PeakMemory, SavedStorages, allocated_bytes, measure_peak
-from perfkit.results import payloads
+from perfkit.resultfile import payloads
 from perfkit.workloads import models, training
 
 FLOAT32_BYTES = 4

@@ -144,7 +144,7 @@ def counting_afresh() -> Iterator[dict[str, FlopTable]]:
 def make(paths: Sequence[Path]) -> dict[str, Any]:
     """The cache's content: every table the benchmarks of the result files ``paths`` need for their work
     (perfkit.workloads.benchwork, as a comparison across hardware asks for it), counted now."""
-    from perfkit.results import load
+    from perfkit.resultfile import load
     from perfkit.workloads import benchwork
 
     with counting_afresh() as counted:

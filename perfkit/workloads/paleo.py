@@ -11,7 +11,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from perfkit.errors import UsageError
-from perfkit.results import datasheet
+from perfkit.resultfile import datasheet
 from perfkit.workloads.flop_types import CONVENTION, FlopTable, LayerRow
 
 BYTES = {"fp64": 8, "fp32": 4, "tf32": 4, "bf16": 2, "fp16": 2}

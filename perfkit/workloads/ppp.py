@@ -5,7 +5,7 @@ captured input, the model with CUDA events and as a CUDA-graph replay (launch ov
 and PALEO's prediction at the datasheet peak of the math the convolutions run. The record holds
 what a percent of peak needs (each layer's FLOPs, time and type; the precisions in use), so the
 share of this run's measured ceilings is computed once the run's results are complete
-(perfkit.results.derived). The roofline point uses analytic bytes and, where Nsight Compute can
+(perfkit.resultfile.derived). The roofline point uses analytic bytes and, where Nsight Compute can
 read counters, the DRAM bytes of one forward.
 """
 from __future__ import annotations
@@ -15,9 +15,9 @@ import torch
 from perfkit.errors import PerfkitError
 from perfkit.measure import ncu
 from perfkit.measure.ceilings import precision_in_use
-from perfkit.results import datasheet, figures
-from perfkit.results.metrics import MetricRecorder
-from perfkit.results.payloads import Ppp, PppLayer, Roofline, RooflinePoint
+from perfkit.resultfile import datasheet, figures
+from perfkit.resultfile.metrics import MetricRecorder
+from perfkit.resultfile.payloads import Ppp, PppLayer, Roofline, RooflinePoint
 from perfkit.workloads import flops, layer_times, models, ncu_forward, paleo
 
 

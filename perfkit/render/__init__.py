@@ -1,0 +1,1 @@
+"""What was measured and judged, shown as text, markdown, HTML, PNG and SVG."""

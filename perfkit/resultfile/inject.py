@@ -1,0 +1,88 @@
+"""A testing aid: pretend chosen benchmarks got slower, to check that the verdict catches it.
+
+``PERFKIT_INJECT_SLOWDOWN="PATTERN=FACTOR[,PATTERN=FACTOR...]"`` (fnmatch patterns over benchmark full
+names, e.g. ``*test_copy_bandwidth*=1.10``) scales what the matching benchmarks measured as the run
+writes its results: every measured time (pytest-benchmark's stats and metrics in seconds or SM cycles; not a
+model's prediction, which is better neither way) by FACTOR, every rate that is better higher (GB/s, TFLOP/s,
+images/s) by 1/FACTOR. The benchmark still runs for real,
+so the comparison sees a run FACTOR slower than the code made it, with the machine's real
+run-to-run noise around it. Each scaled entry says so in ``extra_info["injected_slowdown"]``. The
+variable is inherited by ``--perfkit-confirm``'s re-runs, as a real slowdown in the code would be.
+"""
+from __future__ import annotations
+
+import fnmatch
+import os
+from collections.abc import Mapping, MutableMapping
+from typing import Any
+
+from perfkit.errors import UsageError
+from perfkit.resultfile.metrics import INJECTED_KEY, METRICS_KEY
+
+ENV = "PERFKIT_INJECT_SLOWDOWN"
+_TIME_STATS = (
+    "min",
+    "max",
+    "mean",
+    "stddev",
+    "median",
+    "iqr",
+    "q1",
+    "q3",
+    "iqr_outliers",
+    "total",
+    "ld15iqr",
+    "hd15iqr",
+)
+_TIME_UNITS = ("s", "ms", "us", "Mcycles")  # SM cycles per call scale as the time does
+
+
+def rules(environ: Mapping[str, str] = os.environ) -> list[tuple[str, float]]:
+    """(pattern, factor) pairs from the environment; a malformed entry is a usage error that shows the
+    form."""
+    text = environ.get(ENV, "").strip()
+    out = []
+    for entry in filter(None, (e.strip() for e in text.split(","))):
+        pattern, _, factor = entry.rpartition("=")
+        try:
+            value = float(factor)
+        except ValueError:
+            value = 0.0
+        if not pattern or value <= 0:
+            raise UsageError(
+                f"{ENV}={text!r}: write PATTERN=FACTOR[,PATTERN=FACTOR], e.g. '*test_copy_bandwidth*=1.1'"
+            )
+        out.append((pattern, value))
+    return out
+
+
+def apply(bench: MutableMapping[str, Any], environ: Mapping[str, str] = os.environ) -> None:
+    """Scale one benchmark entry in place if a rule matches it (once: a scaled entry is left alone)."""
+    extra = bench.setdefault("extra_info", {})
+    if INJECTED_KEY in extra:
+        return
+    factor = next(
+        (f for pattern, f in rules(environ) if fnmatch.fnmatchcase(bench.get("fullname", ""), pattern)), None
+    )
+    if factor is None:
+        return
+    stats = bench.get("stats") or {}
+    for key in _TIME_STATS:
+        if isinstance(stats.get(key), (int, float)):
+            stats[key] *= factor
+    if stats.get("data"):
+        stats["data"] = [x * factor for x in stats["data"]]
+    if stats.get("ops"):
+        stats["ops"] /= factor
+    for metric in (extra.get(METRICS_KEY) or {}).values():
+        better = metric.get("better")
+        scale = (
+            None if better == "none"  # a prediction or a ratio that should stay put: not a measured time
+            else factor if metric.get("unit") in _TIME_UNITS
+            else (1 / factor if better == "higher" and "/s" in metric.get("unit", "") else None)
+        )
+        if scale is not None:
+            metric["value"] *= scale
+            if "samples" in metric:
+                metric["samples"] = [x * scale for x in metric["samples"]]
+    extra[INJECTED_KEY] = factor

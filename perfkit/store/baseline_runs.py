@@ -1,0 +1,129 @@
+"""The runs a baseline file was saved from, each as a result file of its own, for a history that keeps runs.
+
+A baseline (perfkit.store.baselines.from_runs) keeps every run's value of every figure
+(``machine_info["perfkit"]["runs"]``), the runs' dates and, where known, their machines, but only the
+newest run's entries whole. ``perfkit history ingest`` stores it as those runs, so that a trend shows each
+run at its date. Each benchmark's runs are placed by their date and machine (``ResultSet.origins``: stored
+per benchmark since baselines keep them, else the file's run dates where the benchmark holds one value per
+date), so the run of a date holds every benchmark that has a value of that date.
+
+What the file does not keep per run is not made up: an older run's entry has its median and metric values
+but no rounds (samples and their statistics are the newest run's), no record of what disturbed it (host load,
+heat), and no machine where the file does not list one per run. The commit and the rest of the fingerprint
+are the file's: a baseline's runs are runs of the same code on the same kind of machine.
+
+In a file saved before baselines kept each benchmark's dates, a benchmark with another number of values was
+kept by ``baseline save --merge`` from an earlier save whose dates the file does not hold. Its runs cannot be
+placed in time, but they are measurements of the committed code all the same, and a history that leaves
+them out never shows those benchmarks: they become *undated* runs (an empty datetime, which sorts before
+every dated run: the save they came from is older than the file). Undated run ``k`` holds the ``k``-th
+newest value of every such benchmark that has one, so the last undated run holds each one's newest entry
+whole; that their values of one position were measured together is not known, and they are judged only
+against each other. An earlier save of as many runs as the newest cannot be told apart from it, and is
+placed at the newest save's dates.
+"""
+from __future__ import annotations
+
+import copy
+from dataclasses import dataclass
+from typing import Any
+
+from perfkit.resultfile.figures import TIME
+from perfkit.resultfile.metrics import METRICS_KEY
+from perfkit.resultfile.model import BenchmarkEntry, Figures, ResultSet, RunOrigin, run_count
+from perfkit.resultfile.payloads import DISTURBANCES
+
+#: What a baseline's perfkit section holds about its runs as a whole; a single run holds none of it.
+RUN_KEYS = ("runs", "noise", "run_dates", "run_machines", "run_origins")
+
+
+@dataclass(frozen=True)
+class Unpacked:
+    """Each dated run's JSON, oldest first; the undated runs' (see the module docstring), oldest first; and
+    the benchmarks they hold (their values are not one per dated run)."""
+
+    runs: tuple[dict[str, Any], ...]
+    undated: tuple[str, ...]
+    undated_runs: tuple[dict[str, Any], ...] = ()
+
+
+def stands_for_runs(results: ResultSet) -> bool:
+    """A file that holds several dated runs (a baseline saved from them), rather than being one."""
+    return len(results.dates()) > 1
+
+
+def unpack(baseline: ResultSet) -> Unpacked:
+    """The runs ``baseline`` was saved from (see the module docstring), oldest first: the dated ones (none
+    where no benchmark is dated), and the undated runs of the benchmarks the file holds no dates of."""
+    stored = baseline.runs()
+    origins = baseline.origins()
+    dated = [b for b in baseline.benchmarks
+             if origins[b.fullname] and all(origin.date for origin in origins[b.fullname])]
+    names = {b.fullname for b in dated}
+    undated = [b for b in baseline.benchmarks if b.fullname not in names]
+    whole = baseline.to_json()
+    machine_of = {o.date: o.machine for b in dated for o in origins[b.fullname]}
+    newest_date = max(machine_of, default="")
+    runs = []
+    for when in sorted(machine_of):
+        doc = _run_doc(whole, when, machine_of[when] or ("" if when != newest_date else None))
+        doc["benchmarks"] = [
+            _entry(b, stored[b.fullname], i, i == len(origins[b.fullname]) - 1)
+            for b in dated for i, origin in enumerate(origins[b.fullname]) if origin.date == when
+        ]
+        runs.append(doc)
+    return Unpacked(tuple(runs), tuple(sorted(b.fullname for b in undated)),
+                    _undated_runs(whole, undated, stored, origins))
+
+
+def _undated_runs(whole: dict[str, Any], undated: list[BenchmarkEntry], stored: dict[str, Figures],
+                  origins: dict[str, tuple[RunOrigin, ...]]) -> tuple[dict[str, Any], ...]:
+    """The undated runs of ``undated``, aligned on each benchmark's newest value (the module docstring);
+    a run names a machine only where every value it holds names the same one."""
+    counts = {b.fullname: run_count(stored[b.fullname]) for b in undated}
+    most = max(counts.values(), default=0)
+    out = []
+    for k in range(most):
+        held = [(b, i) for b in undated if (i := k - most + counts[b.fullname]) >= 0]
+        machines = {origins[b.fullname][i].machine if i < len(origins[b.fullname]) else "" for b, i in held}
+        doc = _run_doc(whole, "", machines.pop() if len(machines) == 1 and "" not in machines else "")
+        doc["benchmarks"] = [_entry(b, stored[b.fullname], i, i == counts[b.fullname] - 1) for b, i in held]
+        out.append(doc)
+    return tuple(out)
+
+
+def _run_doc(whole: dict[str, Any], when: str, machine: str | None) -> dict[str, Any]:
+    """A run's JSON without its benchmarks: the file's, less what it holds of its runs as a whole, at ``when``
+    on ``machine`` (None: the file's own; "": unknown)."""
+    doc = copy.deepcopy({key: value for key, value in whole.items() if key != "benchmarks"})
+    perfkit = doc["machine_info"]["perfkit"]
+    for key in RUN_KEYS:
+        perfkit.pop(key, None)
+    fingerprint = perfkit.setdefault("fingerprint", {})
+    if machine:
+        fingerprint["machine"] = machine
+    elif machine is not None:
+        fingerprint.pop("machine", None)
+    doc["datetime"] = when
+    return doc
+
+
+def _entry(bench: BenchmarkEntry, values: Figures, i: int, newest: bool) -> dict[str, Any]:
+    """Run ``i``'s entry: the newest run's, whose rounds and records stay with the newest run only, with run
+    ``i``'s value of every figure that has one per run (the figures derived from them are derived again when
+    the run is read)."""
+    entry = bench.to_json()
+    count = len(values[TIME])
+    extra = entry["extra_info"]
+    extra[METRICS_KEY] = {
+        name: metric | {"value": values[name][i]}
+        for name, metric in extra.get(METRICS_KEY, {}).items() if len(values.get(name, ())) == count
+    }
+    if newest:
+        return entry
+    entry["stats"] = {"median": values[TIME][i]}
+    for metric in extra[METRICS_KEY].values():
+        metric.pop("samples", None)
+    for kind in DISTURBANCES:
+        extra.pop(kind.TAG, None)
+    return entry

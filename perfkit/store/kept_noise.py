@@ -1,0 +1,46 @@
+"""The noise every entry point judges with, from the runs kept for the hardware wherever they are kept: the
+baseline's, the baseline store's, pytest-benchmark's storage folder's or the history database's."""
+from __future__ import annotations
+
+from collections.abc import Sequence
+from pathlib import Path
+
+from perfkit.resultfile.model import ResultSet
+from perfkit.store import storage_folder
+from perfkit.store.baselines import BaselineStore
+from perfkit.verdict.noise import Noise
+
+#: The newest kept runs read for noise (older ones add little once a change point has cut the series).
+KEPT_RUNS = 60
+
+
+def for_judging(baseline: ResultSet, current: ResultSet, store: BaselineStore | None = None,
+                storage: Path | None = None, db: str | None = None,
+                earlier: Sequence[ResultSet] = ()) -> Noise:
+    """The noise every entry point judges with: the baseline's runs (or, for a single-run baseline, the
+    store's baseline of that hardware and profile) and the newest runs kept in pytest-benchmark's ``storage``
+    for them, where that folder exists, or in the history database at URL ``db`` instead
+    (perfkit.store.database), or ``earlier``, the kept runs a caller already holds (a dashboard's runs before
+    the one it judges), less the run judged itself. Across hardware the baseline's own runs alone: another
+    machine's noise says nothing of these two."""
+    if current.hardware_id != baseline.hardware_id:
+        return Noise.of(baseline)
+    declared = {entry.fullname: entry.context.gpu_bound for entry in current.benchmarks}
+
+    stored = (
+        store.load(baseline.hardware_id, baseline.profile)
+        if store is not None and not baseline.info.runs
+        else None
+    )
+    kept = tuple(earlier[-KEPT_RUNS:])
+    if db is not None:
+        from perfkit.store import database  # SQLAlchemy: imported only where a database is named
+
+        kept = database.kept_runs(db, baseline.hardware_id, baseline.profile, KEPT_RUNS).runs
+    elif storage is not None and storage.is_dir():
+        found = storage_folder.load_history(storage, baseline.hardware_id).of_profile(baseline.profile)
+        kept = found.runs[-KEPT_RUNS:]
+    # the run judged is often kept already (the nightly saves it before the report): its own values would
+    # count as noise around themselves, and a 10% slowdown went from 'regressed' to 'unknown'
+    kept = tuple(run for run in kept if run.datetime != current.datetime)
+    return Noise.of(baseline, kept, stored, declared)

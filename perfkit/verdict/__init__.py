@@ -1,0 +1,1 @@
+"""Statistics and judging: result sets and floats in, verdicts out, no I/O."""

@@ -1,0 +1,283 @@
+"""Across hardware: each benchmark's measured speedup beside the speedup expected of it.
+
+Someone choosing hardware compares two baselines of different machines: no regression or improvement of the
+code, but a speedup per benchmark (baseline time / current time, the mean over each side's runs; a rate's
+current over baseline) and what to expect of it:
+
+- a kernel that names the ceiling its time follows (a copy, a GEMM, one layer) expects that ceiling's ratio,
+  each side held to its own (a convolution bound by TF32 on a GPU is bound by fp32 on a CPU);
+- the one-element kernel that measures the cost of a launch expects that cost's ratio;
+- every other GPU benchmark whose work perfkit can count (a network's layers, a streaming kernel) expects the
+  ratio of the per-layer roofline model's times on the two devices (perfkit.verdict.expected), read with
+  each device's own ceilings and launch costs.
+
+A benchmark without an expectation says why. Against its expectation a speedup is ``as expected`` within
+x1.15 either way, ``faster`` or ``slower`` than expected within x1.25, and ``FAR from expected`` beyond. The
+same expectations serve a device never measured (``perfkit predict``): its roofs come from the datasheet.
+"""
+from __future__ import annotations
+
+import dataclasses
+import math
+import statistics
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import ClassVar
+
+from perfkit.resultfile.figures import GRAPH_REPLAY_S, TIME
+from perfkit.resultfile.model import BenchmarkEntry, ResultSet
+from perfkit.verdict import stats
+from perfkit.verdict.expected import GRAPH, Estimate, NoModel, NoRoof, Roofs, Work, Workloads, estimate
+
+AS_EXPECTED, FASTER, SLOWER, FAR_FROM = "as expected", "faster", "slower", "FAR from expected"
+#: Said of a benchmark the comparison was not given perfkit's workloads for (perfkit compare gives them).
+NO_WORKLOADS = "its work was not counted (this comparison was made without perfkit's workloads)"
+
+
+@dataclass(frozen=True)
+class Modelled:
+    """The model's estimate of a benchmark's work on each device."""
+
+    label: str
+    baseline: Estimate
+    current: Estimate
+
+    @property
+    def expected(self) -> float:
+        return self.baseline.seconds / self.current.seconds
+
+
+@dataclass(frozen=True)
+class Expectation:
+    """The speedup expected of a benchmark from one device to another: ``bound``, the ceiling (a kernel's own)
+    it came from, or ``model``, the roofline model's estimates; ``why`` there is none; ``figure``, the one
+    the speedup is read from; ``gpu``: False for host work, which no GPU speedup speaks of."""
+
+    expected: float | None
+    bound: str | None = None
+    model: Modelled | None = None
+    why: str = ""
+    figure: str = TIME
+    gpu: bool = True
+
+    def source(self) -> str:
+        return _source(self.bound, self.model, self.why)
+
+
+def _source(bound: str | None, model: Modelled | None, why: str) -> str:
+    """Where an expectation came from: the ceiling, the model's split of the second device's time, or why
+    there is none."""
+    if model is not None:
+        return f"model: {model.current.split()}"
+    return bound or f"none: {why}"
+
+
+@dataclass(frozen=True)
+class HardwareRow:
+    """A benchmark's measured speedup beside its expectation; ``measured``: where the model gave it, each
+    side's measured seconds of one unit of the work (a call, a step), to set against the model's."""
+
+    benchmark: str
+    speedup: float
+    bound: str | None
+    expected: float | None
+    figure: str = TIME
+    model: Modelled | None = None
+    why: str = ""
+    gpu: bool = True
+    measured: tuple[float, float] | None = None
+    # the benchmark measures the ceiling (or the launch cost) its expectation is the ratio of: its speedup is
+    # that ratio by definition, no check of the expectation
+    by_definition: bool = False
+
+    #: Within this factor either way a speedup is as expected
+    NEAR: ClassVar[float] = 1.15
+    #: The factor, either way, by which a speedup may miss its expectation before it needs explaining
+    FAR: ClassVar[float] = 1.25
+
+    @property
+    def ratio(self) -> float | None:
+        """Measured over expected speedup."""
+        return None if self.expected is None else self.speedup / self.expected
+
+    @property
+    def far(self) -> bool:
+        """The speedup misses its expectation by more than the factor FAR."""
+        return self.ratio is not None and not 1 / self.FAR <= self.ratio <= self.FAR
+
+    @property
+    def verdict(self) -> str | None:
+        """as expected, faster, slower (than expected) or FAR from expected; None without an expectation."""
+        ratio = self.ratio
+        if ratio is None:
+            return None
+        if 1 / self.NEAR <= ratio <= self.NEAR:
+            return AS_EXPECTED
+        return FAR_FROM if self.far else FASTER if ratio > 1 else SLOWER
+
+    def errors(self) -> tuple[float, float] | None:
+        """Measured over modelled time on the baseline's and the current device: how far each is from its
+        roofs."""
+        if self.model is None or self.measured is None:
+            return None
+        return self.measured[0] / self.model.baseline.seconds, self.measured[1] / self.model.current.seconds
+
+    def source(self) -> str:
+        """Where the expectation came from; for the model, how many times its time the current device
+        measured (far above its roofs: host-bound or launch-bound)."""
+        errors = self.errors()
+        measured = f"; measured x{errors[1]:.2g} its time" if errors else ""
+        return _source(self.bound, self.model, self.why) + measured
+
+    def sentence(self) -> str:
+        """The speedup against its expectation, as a verdict's note."""
+        if self.ratio is None:
+            return f"speedup {self.speedup:.3g}x; no expectation: {self.why}"
+        return (f"speedup {self.speedup:.3g}x ({self.figure}), expected {self.expected:.3g}x from "
+                f"{self.source()}: measured/expected x{self.ratio:.3g}")
+
+
+@dataclass(frozen=True)
+class _Target:
+    """A device as an expectation reads it: its roofs, and what it knows of one benchmark there."""
+
+    roofs: Roofs
+    work: Work | NoModel
+    bound: str | None
+    launch: bool  # the benchmark measures the launch cost (it replays a one-element kernel as a graph)
+    gpu: bool
+
+
+@dataclass(frozen=True)
+class _Side:
+    results: ResultSet
+    entries: dict[str, BenchmarkEntry]
+    runs: dict[str, dict[str, list[float]]]
+    roofs: Roofs
+    workloads: Workloads | None
+
+    @classmethod
+    def of(cls, results: ResultSet, workloads: Workloads | None) -> _Side:
+        return cls(results, results.by_name(), results.runs(), Roofs.of(results), workloads)
+
+    def mean(self, name: str, figure: str) -> float | None:
+        values = self.runs[name].get(figure)
+        return statistics.fmean(values) if values else None
+
+    def target(self, name: str, roofs: Roofs | None = None) -> _Target:
+        """This side's view of ``name``; on ``roofs`` instead of its own for a device never measured."""
+        work = (NoModel(NO_WORKLOADS) if self.workloads is None
+                else self.workloads(self.entries[name], self.results))
+        return _Target(roofs or self.roofs, work, self.entries[name].context.bound,
+                       bool(self.mean(name, GRAPH_REPLAY_S.name)), self.results.info.device == "cuda")
+
+
+def hardware_rows(baseline: ResultSet, current: ResultSet, names: Sequence[str],
+                  workloads: Workloads | None = None) -> tuple[HardwareRow, ...]:
+    """One row per benchmark both sets hold; ``workloads`` counts a benchmark's work for the model (without
+    it only kernels that name a ceiling get an expectation)."""
+    base, cur = _Side.of(baseline, workloads), _Side.of(current, workloads)
+    return tuple(_measured(name, base, cur, *_aligned(name, base, cur)) for name in names)
+
+
+@dataclass(frozen=True)
+class Prediction:
+    """A benchmark's expected time on a device never measured: what a device at hand (the reference) measured
+    of one unit of its work, over the speedup expected from there."""
+
+    benchmark: str
+    expectation: Expectation
+    reference_s: float | None
+
+    @property
+    def predicted_s(self) -> float | None:
+        expected = self.expectation.expected
+        return None if expected is None or self.reference_s is None else self.reference_s / expected
+
+
+def predictions(reference: ResultSet, roofs: Roofs, names: Sequence[str],
+                workloads: Workloads) -> tuple[Prediction, ...]:
+    """What ``reference``'s benchmarks are expected to take on a device known only by its ``roofs``."""
+    base = _Side.of(reference, workloads)
+    out = []
+    for name in names:
+        then = base.target(name)
+        found = expect(then, base.target(name, roofs))
+        measured = base.mean(name, found.figure)
+        if isinstance(then.work, Work) and found.model is not None and measured:
+            measured = then.work.seconds(measured)
+        out.append(Prediction(name, found, measured))
+    return tuple(out)
+
+
+def _aligned(name: str, base: _Side, cur: _Side) -> tuple[_Target, _Target]:
+    """Both sides' views, their works read by the same figure: a side whose benchmark gated on another
+    figure when it ran reads the other's where both hold it (a figure other than the time first: a CUDA-graph
+    replay, a kernel's own time, what the benchmark's verdict rests on now)."""
+    then, now = base.target(name), cur.target(name)
+    if not (isinstance(then.work, Work) and isinstance(now.work, Work)):
+        return then, now
+    held = [w for w in (now.work, then.work) if base.mean(name, w.figure) and cur.mean(name, w.figure)]
+    shared = min(held, key=lambda w: w.figure == TIME, default=now.work)
+
+    def read_as(work: Work) -> Work:
+        return dataclasses.replace(work, figure=shared.figure, launch=shared.launch, images=shared.images)
+
+    return (dataclasses.replace(then, work=read_as(then.work)),
+            dataclasses.replace(now, work=read_as(now.work)))
+
+
+def expect(then: _Target, now: _Target) -> Expectation:
+    """The speedup expected from device ``then`` to device ``now`` (see the module's docstring for the
+    order: the launch kernel, a network's layers, a kernel's ceiling, any other counted work)."""
+    gpu = then.gpu and now.gpu
+    if gpu and then.launch and now.launch:
+        expected = then.roofs.launch(GRAPH) / now.roofs.launch(GRAPH)
+        return Expectation(expected, GRAPH_REPLAY_S.name, figure=GRAPH_REPLAY_S.name)
+    counted = isinstance(then.work, Work) and isinstance(now.work, Work)
+    if counted and isinstance(then.work, Work) and then.work.network:
+        return _modelled(then, now)
+    if then.bound and now.bound:
+        old, new = then.roofs.ceiling(then.bound), now.roofs.ceiling(now.bound)
+        shown = now.bound if now.bound == then.bound else f"{then.bound} -> {now.bound}"
+        if old and new:
+            return Expectation(new / old, shown, gpu=gpu)
+        return Expectation(None, shown, why=f"a side has no {then.bound if not old else now.bound}", gpu=gpu)
+    if counted:
+        return _modelled(then, now)
+    unmodelled = [w for w in (then.work, now.work) if isinstance(w, NoModel)]
+    return Expectation(None, why=unmodelled[-1].reason, gpu=gpu and all(w.gpu for w in unmodelled))
+
+
+def _modelled(then: _Target, now: _Target) -> Expectation:
+    assert isinstance(then.work, Work) and isinstance(now.work, Work)
+    try:
+        model = Modelled(now.work.label, estimate(then.work, then.roofs), estimate(now.work, now.roofs))
+    except NoRoof as exc:
+        return Expectation(None, why=str(exc), figure=now.work.figure)
+    return Expectation(model.expected, model=model, figure=now.work.figure)
+
+
+def _measured(name: str, base: _Side, cur: _Side, then: _Target, now: _Target) -> HardwareRow:
+    """The expectation beside the speedup measured by its figure (a ceiling's own benchmark by its rate)."""
+    found = expect(then, now)
+    old, new = base.mean(name, TIME) or 0.0, cur.mean(name, TIME) or 0.0
+    row = HardwareRow(name, old / new if new > 0 else math.inf, found.bound, found.expected, found.figure,
+                      found.model, found.why, found.gpu)
+    if found.model is not None and isinstance(then.work, Work) and isinstance(now.work, Work):
+        figures = base.mean(name, found.figure), cur.mean(name, found.figure)
+        if not figures[0] or not figures[1]:
+            return dataclasses.replace(row, expected=None, model=None, why=f"a side holds no {found.figure}")
+        seconds = then.work.seconds(figures[0]), now.work.seconds(figures[1])
+        return dataclasses.replace(row, speedup=seconds[0] / seconds[1], measured=seconds)
+    if found.expected is not None and (then.launch or (then.bound and base.mean(name, then.bound)
+                                                       and now.bound and cur.mean(name, now.bound))):
+        # a benchmark that measures its ceiling compares by that rate, not its time: its size may differ by
+        # device (the quick profile copies 1 GiB on a GPU and 64 MiB on a CPU)
+        return dataclasses.replace(row, speedup=found.expected, by_definition=True)
+    return row
+
+
+def geomean_time_ratio(rows: Sequence[HardwareRow]) -> float | None:
+    """The geometric mean of current time over baseline time (a ceiling's benchmark counted at its rate)."""
+    return stats.geometric_mean([1 / r.speedup for r in rows if r.speedup > 0])

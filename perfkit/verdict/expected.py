@@ -1,0 +1,205 @@
+"""The per-layer roofline model of a benchmark's time on a device, and the device's roofs it reads.
+
+A benchmark's work is a list of steps (perfkit.workloads.benchwork counts them: each layer's forward, its
+backward where it trains, an optimizer's update, a kernel). A step takes ``max(flops / the matmul ceiling
+of the precision it computes in, bytes / its copy ceiling)`` plus its kernel launches times the cost of one
+launch measured on the device; the benchmark's time is the sum. A step's copy ceiling is the device's; for a
+launch of one thread or one block, the copy by one multiprocessor of its size; for the pages a first launch
+on managed memory migrates, a first touch of its size. Nothing is fitted per model: the same measured
+ceilings serve every benchmark, so a model's time is a lower bound that the ratio of two devices' times turns
+into an expected speedup. Each estimate says how much of it is compute, memory, launch and migration.
+
+The roofs come from what a result set holds: its ceilings (perfkit.resultfile.ceilings; the datasheet for a
+key never measured, where a datasheet lists it: none lists one multiprocessor's pace or a first touch's) and
+the launch cost its one-element kernel measured (the timer-fidelity benchmark that replays it as a CUDA graph:
+``events_batched_s`` for kernels launched one after another from Python, ``graph_replay_s`` for a graph's
+replay). A device never measured takes its datasheet and, said beside the figures, the launch cost of the
+device a prediction starts from.
+"""
+from __future__ import annotations
+
+import statistics
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass
+
+from perfkit.resultfile import datasheet
+from perfkit.resultfile.ceilings import KEYS, Ceilings
+from perfkit.resultfile.figures import FIRST_TOUCH_CEILINGS, GRAPH_REPLAY_S, ONE_SM_CEILINGS, timer_seconds
+from perfkit.resultfile.model import BenchmarkEntry, ResultSet
+
+#: How a benchmark launches its kernels: one after another from Python, or replayed from a CUDA graph.
+EAGER, GRAPH = "eager", "graph"
+#: The figure of the one-element kernel that gives each launch mode's cost.
+LAUNCH_FIGURES: dict[str, str] = {EAGER: timer_seconds("events_batched").name, GRAPH: GRAPH_REPLAY_S.name}
+#: A step that moves managed pages from the host (a first launch on managed memory): a share of its own.
+MIGRATE = "migrate"
+#: The precision of arithmetic that is not a matrix product (elementwise, pooling, batch-norm): CUDA cores.
+ARITHMETIC = "fp32"
+
+
+class NoRoof(Exception):
+    """A device lacks a figure the model needs (a precision it cannot compute in, a launch cost never
+    measured)."""
+
+
+@dataclass(frozen=True)
+class Step:
+    """One piece of a benchmark's work: a layer's forward or backward, an update, a kernel."""
+
+    name: str
+    kind: str  # forward, backward, update, kernel, or MIGRATE
+    flops: float
+    bytes: float
+    launches: int
+    precision: str  # the precision its FLOPs are computed in (a matmul ceiling's key suffix)
+    # the ceiling its bytes move at: the device's copy, one multiprocessor's, or a first touch's migration
+    roof: str = datasheet.COPY
+
+
+@dataclass(frozen=True)
+class Work:
+    """What a benchmark runs, as the model reads it: its steps, how it launches them, and the figure its
+    speedup is read from (a time in seconds; or images/s over steps of ``images`` images).
+    ``network``: a network's layers, which the model counts even where the benchmark names the one ceiling
+    its time follows (a kernel keeps that ceiling's ratio)."""
+
+    label: str
+    steps: tuple[Step, ...]
+    launch: str
+    figure: str
+    images: int | None = None
+    network: bool = False
+
+    def seconds(self, value: float) -> float:
+        """A measured value of :attr:`figure` as the seconds of one unit of this work."""
+        return self.images / value if self.images is not None else value
+
+
+@dataclass(frozen=True)
+class NoModel:
+    """Why the model says nothing of a benchmark; ``gpu``: False for work that is not a GPU's at all."""
+
+    reason: str
+    gpu: bool = True
+
+
+#: Describes a benchmark's work from its records (perfkit.workloads.benchwork.work_of, which imports torch).
+Workloads = Callable[[BenchmarkEntry, ResultSet], Work | NoModel]
+
+
+@dataclass(frozen=True)
+class Roofs:
+    """A device's ceilings as the model reads them: ceiling key -> GB/s or TFLOP/s, and launch mode -> the
+    seconds of one launch; ``notes`` say what came from elsewhere than the device's own measurements."""
+
+    device: str
+    ceilings: Mapping[str, float]
+    launch_s: Mapping[str, float]
+    notes: tuple[str, ...] = ()
+
+    @classmethod
+    def of(cls, results: ResultSet) -> Roofs:
+        """What ``results`` measured (or was lent), the datasheet for ceilings it never measured."""
+        measured, sheet = Ceilings.of(results).values(), results.info.datasheet
+        ceilings = {key: value for key in KEYS
+                    if (value := measured.get(key) or (sheet.ceiling(key) if sheet else None))}
+        notes = [f"{key} from the datasheet" for key in ceilings if key not in measured]
+        runs, roofs = results.runs(), {*KEYS, GRAPH_REPLAY_S.name}
+        locked = sorted({clock for b in results.benchmarks
+                         if (clock := b.clock_lock) and runs[b.fullname].keys() & roofs})
+        notes += [f"{results.hardware_id}'s roofs were timed at {clock}" for clock in locked]
+        return cls(results.hardware_id, ceilings, launch_costs(results), tuple(notes))
+
+    @classmethod
+    def of_datasheet(cls, spec: datasheet.GpuSpec, launch_from: Roofs) -> Roofs:
+        """A device never measured: its datasheet, and the launch costs of ``launch_from`` (a datasheet lists
+        none; a launch is mostly the host's work)."""
+        ceilings = {key: value for key in KEYS if (value := spec.ceiling(key))}
+        note = f"launch costs measured on {launch_from.device} (a datasheet lists none)"
+        return cls(spec.key, ceilings, dict(launch_from.launch_s), ("ceilings from the datasheet", note))
+
+    def ceiling(self, key: str) -> float | None:
+        return self.ceilings.get(key)
+
+    def flop_rate(self, precision: str) -> float:
+        """FLOP/s of ``precision``'s matmul ceiling; a device without TF32 computes it in fp32, as PyTorch
+        does there."""
+        found = self.ceiling(datasheet.matmul_key(precision))
+        if found is None and precision == "tf32":
+            found = self.ceiling(datasheet.matmul_key("fp32"))
+        if not found:
+            key = datasheet.matmul_key(precision)
+            raise NoRoof(f"{self.device} has no {key} (measured or on the datasheet)")
+        return found * 1e12
+
+    def byte_rate(self, key: str = datasheet.COPY) -> float:
+        """Bytes/s of the ceiling ``key``: the device's copy; one thread's or one block's copy, or a first
+        touch's page migration (measured only)."""
+        found = self.ceiling(key)
+        if not found and key in ONE_SM_CEILINGS | FIRST_TOUCH_CEILINGS:
+            test = "test_one_sm_copy" if key in ONE_SM_CEILINGS else "test_first_touch"
+            raise NoRoof(f"{self.device} has no measured {key} (no datasheet lists it: "
+                         f"benches/test_ceilings.py::{test} measures it, weekly)")
+        if not found:
+            raise NoRoof(f"{self.device} has no {key} (measured or on the datasheet)")
+        return found * 1e9
+
+    def launch(self, mode: str) -> float:
+        if mode not in self.launch_s:
+            raise NoRoof(f"{self.device} holds no {LAUNCH_FIGURES[mode]} of the one-element kernel "
+                         "(benches/test_timer_fidelity.py::test_timer_fidelity[tiny]): no launch cost")
+        return self.launch_s[mode]
+
+
+def launch_costs(results: ResultSet) -> dict[str, float]:
+    """Launch mode -> seconds of one launch: the median over its runs of the benchmark that replays a
+    one-element kernel as a CUDA graph (the only one that records ``graph_replay_s``)."""
+    for figures in results.runs().values():
+        if figures.get(GRAPH_REPLAY_S.name):
+            return {mode: float(statistics.median(figures[name]))
+                    for mode, name in LAUNCH_FIGURES.items() if figures.get(name)}
+    return {}
+
+
+@dataclass(frozen=True)
+class Estimate:
+    """The model's time of a work on a device: steps bound by their FLOPs, steps bound by their bytes, and
+    their launches."""
+
+    compute_s: float
+    memory_s: float
+    launch_s: float
+    migration_s: float = 0.0  # managed pages moved from the host (a first launch on managed memory)
+
+    @property
+    def seconds(self) -> float:
+        return self.compute_s + self.memory_s + self.launch_s + self.migration_s
+
+    def shares(self) -> dict[str, float]:
+        """compute, memory, launch (and migration, where pages migrate) -> its share of the time."""
+        total = self.seconds or 1.0
+        shares = {"compute": self.compute_s / total, "memory": self.memory_s / total,
+                  "launch": self.launch_s / total}
+        return shares | ({"migration": self.migration_s / total} if self.migration_s else {})
+
+    def split(self) -> str:
+        """'compute 71%, memory 28%, launch 1%'."""
+        return ", ".join(f"{name} {share:.0%}" for name, share in self.shares().items())
+
+
+def estimate(work: Work, roofs: Roofs) -> Estimate:
+    """The sum over ``work``'s steps of ``max(flops / flop rate, bytes / byte rate)``, plus its launches."""
+    per_launch = roofs.launch(work.launch)
+    compute = memory = migration = 0.0
+    launches = 0
+    for step in work.steps:
+        flop_s = step.flops / roofs.flop_rate(step.precision) if step.flops else 0.0
+        byte_s = step.bytes / roofs.byte_rate(step.roof)
+        if step.kind == MIGRATE:
+            migration += byte_s
+        elif flop_s >= byte_s:
+            compute += flop_s
+        else:
+            memory += byte_s
+        launches += step.launches
+    return Estimate(compute, memory, launches * per_launch, migration)

@@ -1,0 +1,644 @@
+"""The one judge: two result sets in, a verdict per figure and per benchmark out; no I/O, no printing.
+
+The end-of-run summary, ``perfkit compare`` and ``perfkit report`` all call :func:`judge` with result sets
+read by the one loader (perfkit.resultfile.load) and the noise of one rule (perfkit.verdict.noise), so the
+same pair of files gets the same verdicts from each.
+
+The run is the unit of replication (perfkit.resultfile.run_spread). Each gating figure of a benchmark is
+tested as a prediction: is the current runs' mean (log scale) where the baseline's runs and the hardware's
+noise say a run of unchanged code lands? The noise is the figure's own run-to-run variance, from every run
+kept for the hardware, moderated by empirical Bayes over the figures of its class (perfkit.verdict.noise),
+plus a between-machine term where the two sides ran on different machines. A figure
+
+- is **unchanged** only where its change's ``1 - 2·alpha`` interval lies inside the minimum effect worth a
+  verdict (3% for a GPU-bound benchmark, one that follows a GPU ceiling or declares ``gpu_bound``; 5%
+  otherwise; or the benchmark's own tolerance): an equivalence test at ``alpha``;
+- is **regressed** / **improved** beyond it *and* when the t-test of that prediction is significant after
+  Holm's correction over every gating figure compared (family-wise false-alarm rate ``alpha``, 5%; a
+  confirmation's re-runs at Bonferroni's level over the same figures, :class:`FirstLook`);
+- is **unknown** otherwise, saying what would settle it, as Chromium's Pinpoint and nvbench answer
+  "ambiguous" rather than guess;
+- is **not judged** where its baseline holds fewer than :data:`MIN_BASELINE_RUNS` runs of it, and
+  **measured differently** where the two sides measured it another way (a method version, a locked clock):
+  shown side by side, never judged.
+
+Across hardware there is no regression or improvement of the code, only another machine: each benchmark's
+speedup stands against the speedup expected of it (perfkit.verdict.across), and the gating row of its own
+figure says ``as expected``, ``faster`` or ``slower`` (than expected) or ``FAR from expected``; a benchmark
+without an expectation, and every other gating time, is ``faster`` or ``slower`` where the test above would
+have said improved or regressed; another gating figure that moved (a GEMM's SM cycles, a memory peak) differs
+on the other machine and is ``info``: another GPU spends other cycles and other memory on the same code, so
+neither is the code's change nor an alarm.
+
+Every gating figure gates: a noisy one gets a wider interval from its own noise, never a pass. A figure
+that got worse while other processes kept a quarter or more of the run's CPUs busy (the host load the
+plugin records), or while heat held its GPU's clocks down for over 5% of its run, is **unknown**, whatever
+its p-value: on a shared 2-vCPU runner a neighbour alone makes a two-thread benchmark 60-70% slower (the A/B
+holds back a figure whose pairs were so disturbed by the same rule, :func:`held_back`). So is a host-bound
+figure within the run's common host slowdown (HostShift).
+
+Only gating figures get those verdicts: a benchmark gates on its time unless it names another figure (or
+none, declared informational with its reason), plus metrics declared to gate (allocator peaks). Figures
+derived from the time (bandwidth, % of peak, speedups, energy) follow it and are shown as ``info``; counts
+that should not change (FLOPs, parameters) are ``changed`` when they move at all, and ratios that should
+stay put when they move beyond the minimum effect and significantly. Each gating figure carries its minimum
+detectable effect (MDE): the change this policy and this noise flag 80% of the time.
+"""
+from __future__ import annotations
+
+import dataclasses
+import enum
+import math
+import statistics
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass, field
+from typing import Any, ClassVar
+
+from perfkit.resultfile.figures import TIME, TIME_UNIT
+from perfkit.resultfile.model import ResultSet, run_count
+from perfkit.resultfile.payloads import Disturbance
+from perfkit.verdict import across, stats
+from perfkit.verdict.expected import Workloads
+from perfkit.verdict.matching import FigureRuns, pair
+from perfkit.verdict.noise import HOST_KIND, FigureNoise, Noise
+
+
+class Verdict(enum.Enum):
+    """A figure's verdict; a benchmark takes the worst of its gating figures' (:data:`WORST_FIRST`)."""
+
+    REGRESSED = "regressed"
+    FAR = across.FAR_FROM  # across hardware: beyond x1.25 of the expected speedup
+    SLOWER = across.SLOWER  # across hardware: slower than expected, or than the baseline's machine
+    UNKNOWN = "unknown"
+    # a figure the policy cannot judge (too few baseline runs): counted, never shown as unchanged
+    NOT_JUDGED = "not judged"
+    # the two sides measured the figure differently (another method version, another locked clock): shown
+    # side by side, never judged
+    MEASURED_DIFFERENTLY = "measured differently"
+    IMPROVED = "improved"
+    FASTER = across.FASTER
+    CHANGED = "changed"  # a count, or a ratio that should stay put, moved (not a gating figure)
+    AS_EXPECTED = across.AS_EXPECTED  # across hardware: within x1.15 of the expected speedup
+    UNCHANGED = "unchanged"
+    NEW = "new"
+    MISSING = "missing"
+    INFO = "info"  # a figure shown, not judged (across hardware, a gating one that differs there too)
+
+    def __str__(self) -> str:
+        return self.value
+
+
+#: The verdicts a benchmark can get, worst first.
+WORST_FIRST: tuple[Verdict, ...] = (
+    Verdict.REGRESSED, Verdict.FAR, Verdict.SLOWER, Verdict.UNKNOWN, Verdict.IMPROVED, Verdict.FASTER,
+    Verdict.CHANGED, Verdict.NOT_JUDGED, Verdict.MEASURED_DIFFERENTLY, Verdict.AS_EXPECTED,
+    Verdict.INFO,  # across hardware: a gating figure other than a time that differs on the other machine
+    Verdict.UNCHANGED, Verdict.NEW, Verdict.MISSING,
+)
+#: The note of a gating figure other than a time that moved across hardware (shown, not judged).
+DIFFERS = "differs on the other machine: shown, not judged"
+#: Fingerprint fields of the software: where one changed, a common host-bound shift may be its doing.
+SOFTWARE_FIELDS = frozenset(
+    {"driver", "cuda", "cudnn", "torch", "torchvision", "numba", "numba_cuda", "python"}
+)
+#: The note of a count that moved (a ratio that moved says otherwise).
+COUNT_MOVED = "a count that should not change"
+#: Fingerprint fields whose change is shown beside the verdicts.
+FINGERPRINT_FIELDS: tuple[str, ...] = (
+    "gpu_name", "gpu_count", "driver", "cuda", "cudnn", "torch", "torchvision", "numba", "numba_cuda",
+    "python", "cpu_model", "cpu_signature", "memory_cap_gib", "sm_clock",
+)
+
+
+@dataclass(frozen=True)
+class Policy:
+    threshold: float = 0.05  # minimum effect of a benchmark with host work in it: smaller is never a verdict
+    # minimum effect of GPU-bound work (a ceiling it follows, or declared): it reproduces within ~1%
+    bound_threshold: float = 0.03
+    alpha: float = 0.05  # family-wise false-alarm rate over the gating figures compared (Holm)
+
+    @classmethod
+    def with_threshold(cls, threshold: float | None) -> Policy:
+        """The default policy, or one minimum effect for every figure (``--threshold``)."""
+        return cls() if threshold is None else cls(threshold, threshold)
+
+
+@dataclass(frozen=True)
+class Row:
+    benchmark: str
+    figure: str
+    unit: str
+    better: str
+    baseline: float | None
+    current: float | None
+    change: float | None
+    verdict: Verdict
+    p_value: float | None = None
+    note: str = ""
+    gating: bool = False
+    mde: float | None = None  # relative, at 80% power; None where no run-to-run noise is known
+    runs: tuple[int, int] = (1, 1)
+    # the change's 1 - 2·alpha interval (relative): ``unchanged`` only where it lies inside the minimum effect
+    interval: tuple[float, float] | None = None
+    minimum: float | None = None  # the minimum effect worth a verdict (relative), for a judged gating figure
+
+    @property
+    def beyond_minimum(self) -> bool:
+        """It moved beyond its minimum effect (on the log scale the test uses)."""
+        return (self.change is not None and self.minimum is not None and self.change > -1
+                and abs(math.log1p(self.change)) > math.log1p(self.minimum))
+
+    @property
+    def worse(self) -> bool:
+        """It moved the way that is worse for it."""
+        return self.change is not None and self.change != 0 and (self.change > 0) == (self.better == "lower")
+
+
+@dataclass(frozen=True)
+class Comparison:
+    baseline_id: str
+    current_id: str
+    rows: tuple[Row, ...]
+    fingerprint_changes: tuple[tuple[str, Any, Any], ...] = ()
+    geomean_time_ratio: float | None = None
+    hardware_rows: tuple[across.HardwareRow, ...] = field(default=())
+    alpha: float = Policy.alpha
+    # why the two sides, though of one hardware id, ran on different machines and were compared across
+    # hardware instead of judged (PerfkitInfo.machine_change); "" where they were judged
+    not_judged: str = ""
+    # the run's common host slowdown, where one excused host-bound figures (a confirmation keeps it)
+    host: HostShift | None = None
+    tests: int = 1  # the gating figures the family-wise error is controlled over (a confirmation keeps it)
+    policy: Policy = field(default_factory=Policy)  # the minimum effects and alpha it was judged by
+
+    @property
+    def same_hardware(self) -> bool:
+        return self.baseline_id == self.current_id and not self.not_judged
+
+    @property
+    def regressions(self) -> tuple[Row, ...]:
+        return tuple(r for r in self.rows if r.verdict is Verdict.REGRESSED)
+
+    def benchmark_verdicts(self) -> dict[str, Verdict]:
+        """One verdict per benchmark: the worst of its gating figures', and ``changed`` where a count or a
+        ratio
+        that should stay put moved (``unchanged`` for one without gating figures, declared informational)."""
+        out: dict[str, Verdict] = {}
+        for row in self.rows:
+            verdict = row.verdict if row.gating else (Verdict.CHANGED if row.verdict is Verdict.CHANGED
+                                                      else Verdict.UNCHANGED)
+            now = out.get(row.benchmark)
+            out[row.benchmark] = verdict if now is None else min(now, verdict, key=WORST_FIRST.index)
+        return out
+
+    def counts(self) -> dict[Verdict, int]:
+        verdicts = list(self.benchmark_verdicts().values())
+        return {v: n for v in WORST_FIRST if (n := verdicts.count(v))}
+
+    def unknown_better(self) -> int:
+        """How many ``unknown`` benchmarks moved only the better way (faster, higher): nothing to chase on a
+        nightly; the rest moved the worse way in some gating figure and want re-runs."""
+        verdicts = self.benchmark_verdicts()
+        unknown = {r.benchmark for r in self.rows if r.gating and verdicts[r.benchmark] is Verdict.UNKNOWN}
+        worse = {r.benchmark for r in self.rows
+                 if r.gating and r.verdict is Verdict.UNKNOWN and (r.worse or r.change is None)}
+        return len(unknown - worse)
+
+    def compared_gating(self) -> tuple[Row, ...]:
+        """Gating figures both sides have: the ones judged, each with its minimum detectable effect."""
+        return tuple(r for r in self.rows if r.gating and r.verdict not in (Verdict.NEW, Verdict.MISSING))
+
+    def weak(self, limit: float = 0.10) -> tuple[Row, ...]:
+        """Gating figures whose minimum detectable effect exceeds ``limit`` (or is unknown)."""
+        return tuple(r for r in self.compared_gating() if r.mde is None or r.mde > limit)
+
+    def replacing(self, other: Comparison, benchmarks: set[str]) -> Comparison:
+        """This comparison with the rows of ``benchmarks`` taken from ``other`` (a confirmation's
+        verdicts)."""
+        rows = [r for r in self.rows if r.benchmark not in benchmarks]
+        rows += [r for r in other.rows if r.benchmark in benchmarks]
+        return dataclasses.replace(self, rows=tuple(sorted(rows, key=_order)))
+
+    def to_json(self) -> dict[str, Any]:
+        """The comparison as plain JSON (``perfkit compare --format json``)."""
+        rows = [{**dataclasses.asdict(r), "verdict": r.verdict.value} for r in self.rows]
+        return {
+            "baseline_id": self.baseline_id,
+            "current_id": self.current_id,
+            "same_hardware": self.same_hardware,
+            "counts": {v.value: n for v, n in self.counts().items()},
+            "benchmarks": {n: v.value for n, v in self.benchmark_verdicts().items()},
+            "rows": rows,
+            "fingerprint_changes": [list(c) for c in self.fingerprint_changes],
+            "geomean_time_ratio": self.geomean_time_ratio,
+            "hardware_rows": [dataclasses.asdict(h) | {"far": h.far, "ratio": h.ratio, "verdict": h.verdict}
+                              for h in self.hardware_rows],
+            "alpha": self.alpha,
+            "not_judged": self.not_judged,
+            "host_shift": None if self.host is None else math.expm1(self.host.shift),
+        }
+
+
+def _order(row: Row) -> tuple[str, bool, str]:
+    return row.benchmark, not row.gating, row.figure
+
+
+@dataclass(frozen=True)
+class FirstLook:
+    """What a confirmation's second look keeps of the first: how many gating figures the night tested (its
+    re-runs are tested at Bonferroni's ``alpha / tests``, whatever the first look selected, so the two stages
+    together keep the family-wise error at ``alpha``: a figure ends ``regressed`` only if its second test
+    says so, and each second test errs with chance ``alpha / tests`` at most) and the first run's common
+    host slowdown (a second look never computes one from its suspects, which were chosen for being worse)."""
+
+    tests: int
+    host: HostShift | None = None
+
+    @classmethod
+    def of(cls, first: Comparison) -> FirstLook:
+        return cls(first.tests, first.host)
+
+
+def judge(baseline: ResultSet, current: ResultSet, noise: Noise, policy: Policy = Policy(),
+          workloads: Workloads | None = None, first_look: FirstLook | None = None) -> Comparison:
+    """Judge every benchmark of ``current`` against ``baseline``, run by run, with the hardware's
+    ``noise``; across hardware, ``workloads`` counts each benchmark's work for the expected speedup. Runs of
+    one hardware id on different machines (another CPU generation) are not judged, only compared across
+    hardware. ``first_look``: where ``current`` holds the re-runs of a confirmation, what the first look
+    tested (:class:`FirstLook`)."""
+    paired = pair(baseline, current)
+    change = baseline.info.machine_change(current.info)
+    if change:  # another machine under the same id: its speedups say how far apart they are, not a verdict
+        speedups = across.hardware_rows(baseline, current, paired.common, workloads)
+        changes = fingerprint_changes(baseline, current)
+        return Comparison(baseline.hardware_id, current.hardware_id, (), changes,
+                          across.geomean_time_ratio(speedups), speedups, policy.alpha, change, policy=policy)
+    machine = current.info.machine
+    base_runs, cur_runs = baseline.runs(), current.runs()
+    rows = [_absent_row(b.fullname, b.median, Verdict.MISSING, run_count(base_runs[b.fullname]))
+            for b in paired.only_baseline]
+    rows += [_absent_row(b.fullname, b.median, Verdict.NEW, run_count(cur_runs[b.fullname]))
+             for b in paired.only_current]
+    changes = fingerprint_changes(baseline, current)
+    software_changed = any(field in SOFTWARE_FIELDS for field, _, _ in changes)
+    host = first_look.host if first_look is not None else HostShift.of(paired.figures, noise, policy)
+    if baseline.hardware_id != current.hardware_id or current.info.device != "cuda" or software_changed:
+        host = None
+    judged = [_judge_figure(f, policy, noise.of_figure(f.benchmark, f.figure, f.current, machine),
+                            host if noise.kinds.get((f.benchmark, f.figure)) == HOST_KIND else None)
+              for f in paired.figures]
+    tests = first_look.tests if first_look is not None else max(1, sum(j.row.gating for j in judged))
+    rows += _corrected(judged, policy, tests, bonferroni=first_look is not None)
+    rows.sort(key=_order)
+    if baseline.hardware_id == current.hardware_id:
+        hardware_rows: tuple[across.HardwareRow, ...] = ()
+        apart = {f.benchmark for f in paired.figures if f.figure == TIME and f.measured_differently}
+        shifts = [stats.log_shift(base_runs[n][TIME], cur_runs[n][TIME]) for n in paired.common
+                  if n not in apart and base_runs[n].get(TIME) and cur_runs[n].get(TIME)
+                  and min(base_runs[n][TIME] + cur_runs[n][TIME]) > 0]
+        geomean = math.exp(statistics.fmean(shifts)) if shifts else None
+    else:
+        hardware_rows = across.hardware_rows(baseline, current, paired.common, workloads)
+        geomean = across.geomean_time_ratio(hardware_rows)
+        rows = _across_hardware(rows, hardware_rows)
+    return Comparison(
+        baseline.hardware_id,
+        current.hardware_id,
+        tuple(rows),
+        changes,
+        geomean,
+        hardware_rows,
+        policy.alpha,
+        host=host,
+        tests=tests,
+        policy=policy,
+    )
+
+
+def _across_hardware(rows: list[Row], hardware: tuple[across.HardwareRow, ...]) -> list[Row]:
+    """Another machine's verdicts: each gating time of a benchmark with an expected speedup says how its
+    speedup stands to it; elsewhere what would be regressed or improved on one machine is slower or faster
+    (a time) or differs on the other machine (another gating figure: SM cycles, a memory peak, which another
+    GPU spends differently on the same code: ``info``, its p-value dropped, no alarm), and a ratio that
+    should stay put on one machine is shown, not judged."""
+    expected = {h.benchmark: h for h in hardware if h.verdict is not None}
+    out = []
+    for row in rows:
+        found = expected.get(row.benchmark)
+        if row.verdict is Verdict.MEASURED_DIFFERENTLY:
+            pass  # another method or clock: no speedup of the code or the machine is read from it
+        elif row.gating and found is not None and row.unit == TIME_UNIT and row.current is not None:
+            row = dataclasses.replace(row, verdict=Verdict(found.verdict), p_value=None,
+                                      note=found.sentence())
+        elif row.verdict in (Verdict.REGRESSED, Verdict.IMPROVED) and row.unit == TIME_UNIT:
+            row = dataclasses.replace(row, verdict=Verdict.SLOWER if row.worse else Verdict.FASTER,
+                                      note=f"on another machine; {row.note}".rstrip("; "))
+        elif row.verdict in (Verdict.REGRESSED, Verdict.IMPROVED):
+            row = dataclasses.replace(row, verdict=Verdict.INFO, p_value=None,
+                                      note=f"{DIFFERS}; {row.note}".rstrip("; "))
+        elif row.verdict is Verdict.CHANGED and not row.note.startswith(COUNT_MOVED):
+            row = dataclasses.replace(row, verdict=Verdict.INFO, note=f"on another machine; {row.note}")
+        out.append(row)
+    return out
+
+
+def _absent_row(name: str, median: float, verdict: Verdict, runs: int) -> Row:
+    """A benchmark on one side only, with how many runs that side holds of it (none on the other)."""
+    missing = verdict is Verdict.MISSING
+    return Row(
+        benchmark=name,
+        figure=TIME,
+        unit=TIME_UNIT,
+        better="lower",
+        baseline=median if missing else None,
+        current=None if missing else median,
+        change=None,
+        verdict=verdict,
+        gating=True,
+        runs=(runs, 0) if missing else (0, runs),
+    )
+
+
+@dataclass(frozen=True)
+class HostShift:
+    """How much slower the host side of the whole run was: the median log shift of its host-bound gating
+    times, where there are ``MIN_FIGURES`` of them and it exceeds the minimum effect.
+
+    A code change slows the benchmarks it touches; a slower host (another VM's CPU, a host clocked down)
+    slows every host-bound one together. An H100 nightly on a fresh machine read all its host-bound figures
+    15-75% slower than five earlier runs (the CPU loop's 1 M elements 0.99 ms against 0.48-0.60, the NumPy add
+    24% slower) with no code change and no other process on the host; tested one by one against their
+    history, two of them were called regressed. A figure whose worsening is within the run's common host
+    shift is ``unknown`` (the host, not the code, moved it); one beyond it is tested on what remains.
+
+    Only on a GPU run judged against its own hardware (its GPU-bound figures still speak for the code), with
+    the same software (a new PyTorch or Python slows every host-bound step together too), and only below
+    ``MAX_RATIO``: a whole suite 1.5 times slower or more is not called a slower host, and on a CPU run every
+    figure is host-bound, so a common shift there may be the code's. A change of perfkit's own code that
+    slows every host-bound step alike (a timer's overhead) reads as a slower host too: ``unknown``, never
+    ``unchanged``."""
+
+    shift: float  # median log shift (current over baseline) of the run's host-bound gating times
+    figures: int
+    spread: float = 0.0  # robust SD of those shifts (1.4826 MAD): how differently figures follow the host
+
+    MIN_FIGURES: ClassVar[int] = 8
+    MAX_RATIO: ClassVar[float] = 1.5
+
+    @classmethod
+    def of(cls, figures: Sequence[FigureRuns], noise: Noise, policy: Policy) -> HostShift | None:
+        shifts = [stats.log_shift(f.baseline, f.current) for f in figures
+                  if f.judged and f.figure == TIME and f.baseline and f.current
+                  and f.measured_differently is None and min(f.baseline + f.current) > 0
+                  and noise.kinds.get((f.benchmark, f.figure)) == HOST_KIND]
+        if len(shifts) < cls.MIN_FIGURES:
+            return None
+        shift = statistics.median(shifts)
+        spread = 1.4826 * statistics.median(abs(v - shift) for v in shifts)
+        plausible = math.log1p(policy.threshold) < shift < math.log(cls.MAX_RATIO)
+        return cls(shift, len(shifts), spread) if plausible else None
+
+    def widened(self, se: float) -> float:
+        """The standard error of a figure's shift beyond the host's: its own, the host shift's (a median:
+        variance about pi/2 times the spread's over n) and how far one figure may follow the host
+        differently from the median (the spread)."""
+        return math.sqrt(se**2 + self.spread**2 * (1 + math.pi / (2 * self.figures)))
+
+    def sentence(self) -> str:
+        return (f"the run's {self.figures} host-bound times were {math.expm1(self.shift):+.0%} slower "
+                "together (median): a slower host, not this benchmark; run it again on another machine")
+
+
+#: A figure's baseline needs this many runs of its own to be judged: one run says nothing of how far the
+#: figure moves between runs, and a verdict on the prior alone claimed MDEs of 152% to over 1000%.
+MIN_BASELINE_RUNS = 3
+
+
+@dataclass(frozen=True)
+class _Evidence:
+    """What a gating figure's test rests on: the shift of mean logs, its standard error and degrees of
+    freedom, and the minimum effect (log)."""
+
+    shift: float
+    se: float
+    df: float
+    floor: float
+
+
+@dataclass(frozen=True)
+class _Judged:
+    """A row before the family-wise correction: gating rows beyond their minimum effect carry a p-value to
+    correct, and so do ratios that should stay put and moved beyond it (``ratio``: one of the ratios
+    compared, a family of their own)."""
+
+    row: Row
+    p_value: float | None = None
+    evidence: _Evidence | None = None  # for the MDE at the corrected level
+    ratio: bool = False
+
+
+def minimum_effect(fig: FigureRuns, policy: Policy) -> float:
+    """The smallest change worth a verdict: the benchmark's own tolerance, else the policy's for its kind."""
+    if fig.tolerance is not None:
+        return fig.tolerance
+    return policy.bound_threshold if fig.gpu_bound else policy.threshold
+
+
+def _judge_figure(fig: FigureRuns, policy: Policy, noise: FigureNoise | None,
+                  host: HostShift | None = None) -> _Judged:
+    b, c = fig.baseline, fig.current
+    if not b or not c:
+        if not fig.judged:
+            return _Judged(_row(fig, Verdict.NEW if not b else Verdict.MISSING))
+        if not b:  # a figure the benchmark gates on since its baseline was saved: nothing to judge it against
+            note = (f"not judged: a gating figure only this run has; re-save its baseline entry from "
+                    f"{MIN_BASELINE_RUNS} runs of this code")
+            return _Judged(_row(fig, Verdict.NOT_JUDGED, note, True))
+        return _Judged(_row(fig, Verdict.UNKNOWN, "a gating figure only the baseline has: this run "
+                                                  "did not record it", True))
+    if fig.judged:
+        return _gate(fig, minimum_effect(fig, policy), noise, policy.alpha, host)
+    return _informational(fig, minimum_effect(fig, policy), noise)
+
+
+def _row(fig: FigureRuns, verdict: Verdict, note: str = "", gating: bool = False,
+         evidence: _Evidence | None = None, alpha: float = Policy.alpha) -> Row:
+    """A figure's row: the two sides' geometric means and the change between them, from the same mean logs
+    the test uses (an arithmetic mean of 1.0, 1.0 and 3.0 ms against 1.6 ms read -4.0% where the test saw
+    +10.9%)."""
+    base, cur = fig.base_mean, fig.cur_mean
+    if base is None or cur is None:
+        change = None
+    elif min(fig.baseline + fig.current) > 0:
+        change = math.expm1(stats.log_shift(fig.baseline, fig.current))
+    else:
+        change = stats.relative_change(base, cur)
+    interval = None if evidence is None else stats.interval(evidence.shift, evidence.se, evidence.df, alpha)
+    return Row(benchmark=fig.benchmark, figure=fig.figure, unit=fig.unit, better=fig.better, baseline=base,
+               current=cur, change=change, verdict=verdict, note=note, gating=gating,
+               runs=(len(fig.baseline), len(fig.current)), interval=interval,
+               minimum=None if evidence is None else math.expm1(evidence.floor))
+
+
+def _standard_error(fig: FigureRuns, noise: FigureNoise, current_runs: int | None = None) -> float:
+    """Of the difference of the two sides' mean log values: the moderated noise of each side's mean, and the
+    between-machine term where the sides ran on different machines (``current_runs``: as if the current side
+    held that many)."""
+    runs = len(fig.current) if current_runs is None else current_runs
+    return math.sqrt(noise.sd**2 * (1 / len(fig.baseline) + 1 / runs) + noise.between_sd**2)
+
+
+def _informational(fig: FigureRuns, minimum: float, noise: FigureNoise | None) -> _Judged:
+    """Figures that do not gate: derived ones are shown; a count that should not change is ``changed`` when it
+    moves at all; a ratio that should stay put when it moves beyond the minimum effect and significantly
+    (Holm over the ratios compared, in :func:`_corrected`: a run holds dozens, and uncorrected one in twenty
+    would move by chance)."""
+    if fig.measured_differently is not None:  # shown with why its two sides cannot be compared
+        return _Judged(_row(fig, Verdict.INFO, fig.measured_differently))
+    if fig.better != "none":
+        return _Judged(_row(fig, Verdict.INFO))
+    base, cur = fig.base_mean or 0.0, fig.cur_mean or 0.0
+    if all(float(v).is_integer() for v in fig.baseline + fig.current):  # a count: any move is a change
+        moved = set(fig.baseline) != set(fig.current)
+        return _Judged(_row(fig, Verdict.CHANGED if moved else Verdict.INFO, COUNT_MOVED if moved else ""))
+    if abs(stats.relative_change(base, cur)) <= minimum:
+        return _Judged(_row(fig, Verdict.INFO), ratio=True)
+    if min(base, cur) <= 0 or noise is None:
+        note = "a figure that should stay put (no run-to-run noise is known to weigh it)"
+        return _Judged(_row(fig, Verdict.CHANGED, note), ratio=True)
+    se = _standard_error(fig, noise)
+    p_value = 1.0 if se == 0 else stats.two_sided_p(math.log(cur / base) / se, noise.df)
+    return _Judged(_row(fig, Verdict.CHANGED, f"a figure that should stay put (p={p_value:.2g})"), p_value,
+                   ratio=True)
+
+
+def _gate(fig: FigureRuns, minimum: float, noise: FigureNoise | None, alpha: float,
+          host: HostShift | None = None) -> _Judged:
+    b, c = fig.baseline, fig.current
+    if fig.measured_differently is not None:  # different by the method, not the code: never judged
+        return _Judged(_row(fig, Verdict.MEASURED_DIFFERENTLY, fig.measured_differently, True))
+    if len(b) < MIN_BASELINE_RUNS:
+        return _Judged(_row(fig, Verdict.NOT_JUDGED, f"not judged: needs {MIN_BASELINE_RUNS} baseline "
+                                                     f"runs (it has {len(b)}); re-save its baseline "
+                                                     "entry from more runs", True))
+    if min(b + c) <= 0:  # no log scale: only the same value on every run of both sides is evidence
+        same = len(set(b + c)) == 1
+        return _Judged(_row(fig, Verdict.UNCHANGED if same else Verdict.UNKNOWN,
+                            "" if same else "a zero or negative figure: no log scale to judge it on", True))
+    if noise is None:
+        note = "not judged: no run-to-run noise is known for this figure"
+        return _Judged(_row(fig, Verdict.NOT_JUDGED, note, True))
+    shift = stats.log_shift(b, c)
+    floor = math.log1p(minimum)
+    worse = shift if fig.better == "lower" else -shift
+    se = _standard_error(fig, noise)
+    evidence = _Evidence(shift, se, noise.df, floor)
+    if se == 0:  # runs that never varied: a tie, no noise to weigh a change against (never p = 0)
+        if shift == 0:
+            return _Judged(_row(fig, Verdict.UNCHANGED, gating=True, evidence=evidence, alpha=alpha),
+                           evidence=evidence)
+        return _Judged(_row(fig, Verdict.UNKNOWN, "its runs never varied: no noise is known to weigh this "
+                                                  "change; more runs decide", True, evidence, alpha),
+                       evidence=evidence)
+    if abs(shift) <= floor:
+        return _inside(fig, noise, evidence, alpha)
+    held = held_back(fig.disturbances)
+    if worse > 0 and held is not None:
+        return _Judged(_row(fig, Verdict.UNKNOWN, held, True, evidence, alpha), evidence=evidence)
+    note = ""
+    if worse > 0 and host is not None and fig.better == "lower" and fig.unit == TIME_UNIT:
+        if shift - host.shift <= floor:
+            return _Judged(_row(fig, Verdict.UNKNOWN, host.sentence(), True, evidence, alpha),
+                           evidence=evidence)
+        shift, se = shift - host.shift, host.widened(se)
+        note = f"tested on what remains beyond the run's common host shift ({math.expm1(host.shift):+.0%})"
+    p_value = stats.two_sided_p(shift / se, noise.df)
+    verdict = Verdict.REGRESSED if worse > 0 else Verdict.IMPROVED
+    return _Judged(_row(fig, verdict, note, True, evidence, alpha), p_value, evidence)
+
+
+def held_back(disturbances: Iterable[Disturbance]) -> str | None:
+    """Why a figure that got worse is ``unknown`` whatever its p-value: the sentence of the first of
+    ``disturbances`` that disturbed its run (a busy host, a hot GPU: a neighbour alone makes a two-thread
+    benchmark 60-70% slower); None where none did. The one rule of the nightly judge and of the A/B
+    (perfkit.ab), so that the two never give one slowdown two verdicts."""
+    disturbed = next((d for d in disturbances if d.disturbed), None)
+    return None if disturbed is None else disturbed.sentence()
+
+
+def _inside(fig: FigureRuns, noise: FigureNoise, evidence: _Evidence, alpha: float) -> _Judged:
+    """A change inside the minimum effect: ``unchanged`` where its whole interval is inside too (an
+    equivalence test at ``alpha``), else ``unknown`` with the interval and what would settle it."""
+    row = _row(fig, Verdict.UNCHANGED, gating=True, evidence=evidence, alpha=alpha)
+    quantile = stats.t_quantile(alpha, evidence.df)
+    if abs(evidence.shift) + quantile * evidence.se <= evidence.floor:
+        return _Judged(row, evidence=evidence)
+    assert row.interval is not None  # evidence was given
+    low, high = row.interval
+    note = (f"inside the minimum effect ({math.expm1(evidence.floor):.0%}) but not shown to be: its interval "
+            f"runs from {low:+.1%} to {high:+.1%}; {_settles(fig, noise, evidence, quantile)}")
+    return _Judged(dataclasses.replace(row, verdict=Verdict.UNKNOWN, note=note), evidence=evidence)
+
+
+def _settles(fig: FigureRuns, noise: FigureNoise, evidence: _Evidence, quantile: float) -> str:
+    """What would settle a change inside the minimum effect, were it to stay where it is: how many runs of
+    this code, or more baseline runs where this side's runs cannot narrow the interval enough (``quantile``:
+    the interval's t quantile)."""
+    target = (evidence.floor - abs(evidence.shift)) / quantile
+    for runs in (2, 3, 5, 8, 12, 20):
+        if runs > len(fig.current) and _standard_error(fig, noise, runs) <= target:
+            return f"about {runs} runs of this code judged together would settle it"
+    return ("more runs of this code cannot settle it: the baseline's runs, or the noise between machines, "
+            "limit it; re-save the baseline from more runs")
+
+
+def _corrected(judged: list[_Judged], policy: Policy, tests: int, bonferroni: bool = False) -> list[Row]:
+    """The family-wise correction over the ``tests`` gating figures (Holm's step-down; Bonferroni's level for
+    a confirmation's second look), and apart Holm over every ratio that should stay put; then each gating
+    row's MDE at that level and 80% power."""
+    ratios = [j for j in judged if j.ratio]
+    gating_tested = [j for j in judged if j.row.gating and j.p_value is not None]
+    if bonferroni:
+        significant = {id(j): (j.p_value or 0.0) <= policy.alpha / tests for j in gating_tested}
+    else:
+        significant = dict(zip(map(id, gating_tested),
+                               stats.holm([j.p_value or 0.0 for j in gating_tested], policy.alpha, tests)))
+    tested_ratios = [j for j in ratios if j.p_value is not None]
+    significant |= dict(zip(map(id, tested_ratios), stats.holm([j.p_value or 0.0 for j in tested_ratios],
+                                                               policy.alpha, max(1, len(ratios)))))
+    rows = []
+    for j in judged:
+        row = j.row
+        if (e := j.evidence) is not None:
+            # at Bonferroni's level over the night, Holm's first step: the 80%-power point
+            mde = stats.detectable_at_power(e.floor, e.se, e.df, policy.alpha / tests)
+            row = dataclasses.replace(row, mde=mde)
+        if j.p_value is not None and j.ratio:
+            if not significant[id(j)]:
+                row = dataclasses.replace(row, verdict=Verdict.INFO,
+                                          note=f"within its run-to-run noise after correcting for "
+                                               f"{counted(len(ratios), 'ratio')} (p={j.p_value:.2g})")
+        elif j.p_value is not None:
+            if significant[id(j)]:
+                row = dataclasses.replace(row, p_value=j.p_value)
+            else:
+                note = (f"beyond the minimum effect but not significant after correcting for "
+                        f"{counted(tests, 'figure')} (p={j.p_value:.2g}); more runs decide")
+                row = dataclasses.replace(row, verdict=Verdict.UNKNOWN, p_value=j.p_value,
+                                          note=f"{row.note}; {note}" if row.note else note)
+        rows.append(row)
+    return rows
+
+
+def counted(count: int, word: str) -> str:
+    """``count`` and ``word``, plural unless one ("1 figure", "85 figures")."""
+    return f"{count} {word}" + ("" if count == 1 else "s")
+
+
+def fingerprint_changes(baseline: ResultSet, current: ResultSet) -> tuple[tuple[str, Any, Any], ...]:
+    """(field, before, after) of each fingerprint field that differs (shown beside verdicts and trends)."""
+    old, new = baseline.info.fingerprint, current.info.fingerprint
+    # a field only one side recorded (added to the fingerprint after the older run) is not a change
+    return tuple(
+        (f, old[f], new[f]) for f in FINGERPRINT_FIELDS if f in old and f in new and old[f] != new[f]
+    )

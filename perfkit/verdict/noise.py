@@ -1,0 +1,461 @@
+"""Each gating figure's run-to-run noise, from every run kept for the hardware, pooled by empirical Bayes.
+
+One nightly run is judged against the runs its hardware already has: the baseline's runs (each a fresh
+process) and, where pytest-benchmark keeps them, the runs since the figure's last change point. Three
+baseline runs alone leave a t-test 2 degrees of freedom, whose quantile after correcting for 67 figures is
+about 36: a 1%-noise copy could not show a 50% slowdown. So each figure's variance borrows strength from the
+other figures of its machine, as limma's moderated t does (Smyth 2004, "Linear models and empirical Bayes
+methods for assessing differential expression"): the figures' variances are taken as scaled inverse-chi-
+squared draws around a prior ``s0²`` with ``d0`` degrees of freedom, fitted by the method of moments on log
+variances, and each figure's variance is moderated to ``(d0·s0² + d·s²) / (d0 + d)`` with ``d0 + d``
+degrees of freedom. A figure with few runs then has almost the prior's precision; one truly noisier keeps
+most of its own.
+
+The figures of one machine are far from alike (a 4 GiB copy repeats within 0.1%, a first touch of managed
+memory moves 15%), so the prior is a trend, as limma-trend's: ``log s0²`` is linear in the log of the
+figure's dispersion *within* a run (IQR over median of its rounds), which is measured apart from the
+between-run noise and predicts it (r = 0.81 on an H200, 0.88 on an H100, slope about 0.9 in log-log, over
+the committed baselines; none on a shared 2-vCPU VM, where the fit finds no slope and the prior is flat).
+Allocator peaks and counts, which have no rounds, share a flat prior of their own kind.
+
+A baseline measured on other machines of the same kind adds a between-machine term where its runs carry
+the machine they ran on and come from several: the one-way random-effects component of the time, as a share
+of the run-to-run variance pooled over the figures of each kind (over every kind where a kind has no
+benchmark run on two machines), applied to each figure in proportion to its own noise (a launch-bound step
+that moves 15% between runs shifts about as much between machines; a one-thread kernel that repeats within
+1% hardly). It is zero when both sides ran on one machine (each benchmark's runs name their machines: a
+merged baseline holds entries of different runs).
+
+How others estimate noise (docs/verdicts.md says more): asv and rustc-perf look at each benchmark's own recent
+samples; conbench and Bencher take each benchmark's history in a lookback window (Bencher's t-test threshold
+is this prediction interval, without the pooling); Perfherder compares means of retriggers with a t-test;
+Otava finds change points and compares the segments. None pools across benchmarks; pooling is what makes
+one nightly run sensitive here.
+"""
+from __future__ import annotations
+
+import math
+import statistics
+from collections import defaultdict
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass, field
+
+from perfkit.resultfile.figures import SM_MCYCLES, TIME
+from perfkit.resultfile.metrics import relative_iqr
+from perfkit.resultfile.model import BenchmarkEntry, ResultSet
+from perfkit.verdict import stats
+
+#: Fewer figures than this of a kind and its prior is taken from all kinds of the machine together.
+MIN_FIGURES = 5
+#: The most degrees of freedom a prior is worth. Where the figures' variances scatter no more than sampling
+#: explains, the moment fit gives an infinite d0, which drops each figure's own variance and gives every one
+#: the prior's normal tails: heavy-tailed figures were 58-73% of the false alarms. A finite d0 keeps a tenth
+#: or more of a figure's own variance in its estimate (at 3-8 runs) and a t tail to its test.
+MAX_PRIOR_DF = 30.0
+#: A figure whose own runs are this heavy-tailed (sample excess kurtosis of its log values, over at least
+#: KURTOSIS_RUNS runs) keeps its own variance: the prior's tails would understate how far it jumps.
+HEAVY_TAIL_KURTOSIS = 2.0
+KURTOSIS_RUNS = 8
+#: Host work's tests read Student's t with at most this many degrees of freedom: its tails are heavy by
+#: mechanism (a launch that lands in one of two modes per process, a neighbour's burst; the committed
+#: baselines' host-bound residuals show an excess kurtosis of 1.5-3, t with 6-8 degrees of freedom), and a
+#: few runs per figure cannot tell a heavy tail from a wide spread: with Student's t3 noise on the host-bound
+#: figures one run falsely flagged 13-16% of simulated nights at the normal tails' quantile.
+HOST_TAIL_DF = 5.0
+# : The SD of the covariates (log within-run dispersion) below which the figures are alike and the prior is
+# flat.
+MIN_COVARIATE_SPREAD = 0.1
+#: A figure whose variance the prior would give less than this chance keeps its own (robust empirical Bayes).
+OUTLIER_P = 0.001
+#: The noise kind of a timed figure that holds the host's work (the judge's common host shift reads it).
+HOST_KIND = "timed-host"
+
+
+@dataclass(frozen=True)
+class Prior:
+    """A kind of figure's prior: ``log s0² = intercept + slope·x`` at a figure's covariate ``x`` (the log of
+    its within-run dispersion; ``mean_x`` where it has none), worth ``df`` degrees of freedom (at most
+    :data:`MAX_PRIOR_DF`)."""
+
+    intercept: float
+    slope: float
+    df: float
+    figures: int
+    mean_x: float = 0.0
+
+    def s2(self, x: float | None) -> float:
+        exponent = self.intercept + self.slope * ((self.mean_x if x is None else x) - self.mean_x)
+        return math.exp(min(exponent, 700.0))  # a trend extrapolated far from its figures must not overflow
+
+
+@dataclass(frozen=True)
+class FigureNoise:
+    """What a test of one figure uses: the moderated SD of log run values, its degrees of freedom, the
+    between-machine SD to add when the two sides ran on different machines, and where it came from."""
+
+    sd: float
+    df: float
+    between_sd: float = 0.0
+    source: str = ""
+
+
+def noise_kind(bench: BenchmarkEntry, figure: str, gpu_bound: bool | None = None) -> str:
+    """Allocator peaks and counts apart from timed figures, and the timed figures of GPU-bound benchmarks
+    (declared so by the current code, ``gpu_bound``, else by ``bench``) apart from the rest: the two are
+    different populations (a GPU-bound step repeats within a fraction of a percent, a launch-bound one can
+    shift 50% in one run), and one prior for both let a launch-bound figure with three tight runs borrow the
+    GPU's precision and cry wolf."""
+    metric = bench.metrics.get(figure)
+    if metric is not None and metric.unit == "MiB":
+        return "memory"
+    if metric is not None and not metric.samples and float(metric.value).is_integer():
+        return "count"
+    declared = bench.context.gpu_bound if gpu_bound is None else gpu_bound
+    # a benchmark that gates on another figure than its time is GPU-bound in that figure only: the vector
+    # add's whole program holds pageable host copies, PPP b1's eager forward and layers-over-model ratio the
+    # host's launches (its CUDA-graph replay gates)
+    gate = bench.context.gate or TIME
+    # a gate computed from the time is the same GPU work: the GEMMs gate on their SM cycles (the round time
+    # times the clock), and a run that read no clock is judged on the time. A gate timed apart is not: the
+    # warm managed launch's time is the host's round (dispatch and synchronisation, 6% between runs on an
+    # H100) around the kernel it gates on, and pooled with the GPU's times its variance, 50 times theirs,
+    # decided their between-machine share alone (0.61 read 0.0 once its runs came from four machines)
+    gpu_time = figure == TIME and gate == SM_MCYCLES.name
+    return "timed-gpu" if declared and (gate == TIME or figure == gate or gpu_time) else HOST_KIND
+
+
+def round_spread(bench: BenchmarkEntry, figure: str) -> float | None:
+    """A figure's relative IQR within one run (its rounds, or its samples); None without four."""
+    samples = (
+        bench.samples
+        if figure == TIME
+        else (bench.metrics[figure].samples if figure in bench.metrics else ())
+    )
+    if len(samples) < 4 or min(samples) <= 0:
+        return None
+    return relative_iqr(samples)
+
+
+def dispersion(bench: BenchmarkEntry, figure: str) -> float | None:
+    """The log of round_spread; None where it is unknown or zero."""
+    spread = round_spread(bench, figure)
+    return math.log(spread) if spread else None
+
+
+def fit_prior(
+    variances: Sequence[float],
+    dfs: Sequence[float],
+    covariates: Sequence[float | None] | None = None,
+    robust: bool = False,
+) -> Prior | None:
+    """The prior of figures' sample variances with their degrees of freedom: ``s²/s0²(x)`` is F(d, d0).
+
+    ``s0²(x)`` is a trend in the covariates (Theil-Sen, robust to a few wild figures) where at least
+    ``MIN_FIGURES`` have one, else flat (limma-trend). ``d0`` and the level come from Smyth's moments of the
+    log variances, or with ``robust`` from their median and interquartile range, which a few hypervariable
+    figures cannot inflate (:func:`fit_robust` finds those first); never above :data:`MAX_PRIOR_DF`. None
+    for fewer than two variances, or where none is positive. Zero variances (a figure that never moved, such
+    as an allocator peak) are taken as the smallest positive one: limma's offset of 1e-5 times the median
+    jumped 3900-fold once more than half of a kind's variances were zero (the median then is zero, and limma
+    falls back to 1).
+    """
+    xs = list(covariates) if covariates is not None else [None] * len(variances)
+    rows = [(v, d, x) for v, d, x in zip(variances, dfs, xs) if d > 0 and math.isfinite(v) and v >= 0]
+    if len(rows) < 2:
+        return None
+    from scipy.special import digamma, polygamma  # a fifth of a second to import: only with variances to fit
+    positive = [v for v, _, _ in rows if v > 0]
+    if not positive:
+        return None
+    smallest = min(positive)
+    # e: an unbiased estimate of log s0² for each figure (Smyth's), so the trend and the level are of s0², not
+    # s²
+    e = [math.log(max(v, smallest)) - float(digamma(d / 2)) + math.log(d / 2) for v, d, _ in rows]
+    known = [(x, y) for (_, _, x), y in zip(rows, e) if x is not None]
+    slope, mean_x = 0.0, 0.0
+    distinct = len({round(x, 9) for x, _ in known})
+    if (len(known) >= MIN_FIGURES and distinct >= MIN_FIGURES
+            and statistics.pstdev(x for x, _ in known) > MIN_COVARIATE_SPREAD):
+        mean_x = statistics.fmean(x for x, _ in known)
+        slope = stats.theil_sen_slope([y for _, y in known], [x for x, _ in known])
+    residual = [y - slope * ((x if x is not None else mean_x) - mean_x) for (_, _, x), y in zip(rows, e)]
+    if robust:
+        return _quantile_prior(residual, statistics.median(d for _, d, _ in rows), slope, mean_x, len(rows))
+    level = statistics.fmean(residual)
+    excess = statistics.variance(residual) - statistics.fmean(float(polygamma(1, d / 2)) for _, d, _ in rows)
+    d0 = MAX_PRIOR_DF if excess <= 0 else min(MAX_PRIOR_DF, 2 * _trigamma_inverse(excess))
+    return Prior(level + float(digamma(d0 / 2)) - math.log(d0 / 2), slope, d0, len(rows), mean_x)
+
+
+def _quantile_prior(residual: list[float], d: float, slope: float, mean_x: float, figures: int) -> Prior:
+    """``d0`` whose log F(d, d0) has the residuals' interquartile range, and the level matching their
+    median."""
+    from scipy.optimize import brentq
+    from scipy.special import digamma
+
+    def spread(d0: float) -> float:
+        return math.log(stats.f_quantile(0.75, d, d0) / stats.f_quantile(0.25, d, d0))
+
+    q1, middle, q3 = statistics.quantiles(residual, n=4, method="inclusive")
+    observed = q3 - q1
+    if observed <= spread(MAX_PRIOR_DF):
+        d0 = MAX_PRIOR_DF
+    elif observed < spread(1e-3):
+        d0 = float(brentq(lambda x: spread(x) - observed, 1e-3, MAX_PRIOR_DF))
+    else:
+        d0 = 1e-3
+    # the residuals are log s² less Smyth's bias term; their median sits at log s0² + log median F(d, d0) +
+    # bias
+    centre = math.log(stats.f_quantile(0.5, d, d0)) - float(digamma(d / 2)) + math.log(d / 2)
+    return Prior(middle - centre, slope, d0, figures, mean_x)
+
+
+def _trigamma_inverse(x: float) -> float:
+    """y with trigamma(y) = x (limma's Newton iteration)."""
+    from scipy.special import polygamma
+
+    if x > 1e7:
+        return 1 / math.sqrt(x)
+    if x < 1e-6:
+        return 1 / x
+    y = 0.5 + 1 / x
+    for _ in range(50):
+        tri = float(polygamma(1, y))
+        step = tri * (1 - tri / x) / float(polygamma(2, y))
+        y += step
+        if -step / y < 1e-8:
+            break
+    return y
+
+
+def moderate(s2: float, df: float, prior_s2: float, prior_df: float) -> tuple[float, float]:
+    """The moderated variance and its degrees of freedom."""
+    if math.isinf(prior_df):
+        return prior_s2, math.inf
+    return (prior_df * prior_s2 + df * s2) / (prior_df + df), prior_df + df
+
+
+@dataclass(frozen=True)
+class Noise:
+    """Every figure's reference runs (log values), its kind and covariate, and the fitted prior of each kind.
+
+    Build it with :meth:`of`; the judge asks :meth:`of_figure` with the current side's runs.
+    """
+
+    runs: Mapping[tuple[str, str], tuple[float, ...]] = field(default_factory=dict)
+    kinds: Mapping[tuple[str, str], str] = field(default_factory=dict)
+    covariates: Mapping[tuple[str, str], float | None] = field(default_factory=dict)
+    priors: Mapping[str, Prior] = field(default_factory=dict)
+    outliers: frozenset[tuple[str, str]] = frozenset()  # figures noisier than their prior: their own variance
+    # the between-machine variance of log time as a share of the run-to-run variance, where the reference
+    # runs came from several machines: over every kind, and per kind of figure where that kind has its own
+    between_share: float = 0.0
+    between_share_by_kind: Mapping[str, float] = field(default_factory=dict)
+    # per benchmark, the machines its reference runs came from (none where unknown)
+    machines: Mapping[str, frozenset[str]] = field(default_factory=dict)
+    source: str = ""
+
+    @classmethod
+    def of(
+        cls,
+        baseline: ResultSet,
+        kept: Iterable[ResultSet] = (),
+        stored: ResultSet | None = None,
+        gpu_bound: Mapping[str, bool] | None = None,
+    ) -> Noise:
+        """The noise of ``baseline``'s hardware: its own runs, the ``kept`` runs of that hardware and profile
+        (pytest-benchmark's storage, from each benchmark's last change point on), and where the baseline holds
+        a single run, ``stored`` (the baseline kept in baselines/ for that hardware) in its place.
+        ``gpu_bound``: per benchmark the current code runs, whether it declares it GPU-bound (a baseline
+        saved before a declaration was added, or withdrawn, carries the old one)."""
+        reference = baseline if baseline.info.runs or stored is None else stored
+        entries = reference.by_name()
+        runs: dict[tuple[str, str], list[float]] = defaultdict(list)
+        for name, figures in reference.runs().items():
+            for figure, values in figures.items():
+                runs[name, figure] += [v for v in values if v > 0]
+        for name, figures in _since_last_change(kept, set(reference.info.run_dates)).items():
+            for figure, values in figures.items():
+                runs[name, figure] += values
+        keys = [key for key in runs if key[0] in entries]
+        declared = gpu_bound or {}
+        kinds = {key: noise_kind(entries[key[0]], key[1], declared.get(key[0])) for key in keys}
+        covariates = {key: dispersion(entries[key[0]], key[1]) for key in keys}
+        logs = {key: tuple(math.log(v) for v in runs[key]) for key in keys}
+        gating = {key for key in keys if key[1] in entries[key[0]].gating_figures()}
+        priors, outliers = _priors(logs, kinds, covariates, gating)
+        origins = {name: tuple(o.machine for o in runs_of) for name, runs_of in reference.origins().items()}
+        machines = {name: frozenset(m for m in ms if m) for name, ms in origins.items()}
+        time_kinds = {name: kind for (name, figure), kind in kinds.items() if figure == TIME}
+        share, by_kind = _between_machines(reference, origins, time_kinds)
+        return cls(logs, kinds, covariates, priors, frozenset(outliers), share, by_kind, machines,
+                   reference.source)
+
+    def _moderated(self, key: tuple[str, str], current: tuple[float, ...] = ()) -> tuple[float, float] | None:
+        """The SD (log) and degrees of freedom of ``key``'s own runs (and the ``current`` side's logs),
+        moderated by its kind's prior; None where nothing is known."""
+        own = self.runs.get(key, ())
+        sides = [side for side in (own, current) if len(side) > 1]
+        df = sum(len(side) - 1 for side in sides)
+        s2 = sum(statistics.variance(side) * (len(side) - 1) for side in sides) / df if df else 0.0
+        prior = None if key in self.outliers else self.priors.get(self.kinds.get(key, ""))
+        if prior is None:
+            return (math.sqrt(s2), float(df)) if df else None
+        var, dof = moderate(s2, df, prior.s2(self.covariates.get(key)), prior.df)
+        return math.sqrt(var), dof
+
+    def of_figure(self, benchmark: str, figure: str, current: Sequence[float] = (),
+                  current_machine: str | None = None) -> FigureNoise | None:
+        """The noise to test ``figure`` of ``benchmark`` with: its own reference runs pooled with the current
+        side's several runs (``current``, raw values), moderated by its kind's prior at its covariate; None
+        where nothing is known (no runs of its own and no prior)."""
+        key = (benchmark, figure)
+        own = self.runs.get(key, ())
+        moderated = self._moderated(key, tuple(math.log(v) for v in current if v > 0))
+        if moderated is None:
+            return None
+        sd, dof = moderated
+        if self.kinds.get(key) == HOST_KIND:
+            dof = min(dof, HOST_TAIL_DF)
+        prior = None if key in self.outliers else self.priors.get(self.kinds.get(key, ""))
+        known = self.machines.get(benchmark, frozenset())
+        other_machine = current_machine is not None and bool(known) and current_machine not in known
+        share = self.between_share_by_kind.get(self.kinds.get(key, ""), self.between_share)
+        # estimated on the times, applied to every timed figure and ratio in proportion to its own noise: a
+        # launch-bound step's kernel time or layers-over-model ratio moves with the host as its time does,
+        # and a figure that hardly moves between runs hardly moves between machines
+        timed = self.kinds.get(key, "").startswith("timed")
+        between = math.sqrt(share) * sd if other_machine and timed else 0.0
+        source = f"{len(own)} kept run(s)" + (f", pooled (d0 {prior.df:.3g})" if prior else "")
+        return FigureNoise(sd, dof, between, source)
+
+
+def _since_last_change(kept: Iterable[ResultSet], skip_dates: set[str]) -> dict[str, dict[str, list[float]]]:
+    """Per benchmark and figure, the values of the kept runs since that benchmark's last change point in time,
+    among those since it was last measured another way (a figure's method version changed: another series,
+    perfkit.resultfile.figures.METHODS); runs whose date a baseline already holds are left out (they are in
+    it)."""
+    from perfkit.verdict.changepoints import breaks, change_points
+
+    runs = [r for r in kept if r.datetime not in skip_dates]
+    out: dict[str, dict[str, list[float]]] = {}
+    names = {b.fullname for r in runs for b in r.benchmarks}
+    for name in names:
+        holding = [r.by_name()[name] for r in runs if name in r.by_name()]
+        holding = holding[max([0, *breaks([b.methods for b in holding])]):]
+        times = [b.median for b in holding]
+        points = change_points(times) if len(times) >= 4 and min(times) > 0 else []
+        start = points[-1].index if points else 0
+        for bench in holding[start:]:
+            for figure, value in bench.figures().items():
+                if value > 0:
+                    out.setdefault(name, {}).setdefault(figure, []).append(value)
+    return out
+
+
+Row = tuple[tuple[str, str], float, float, "float | None"]  # figure, variance, df, covariate
+
+
+def fit_robust(rows: Sequence[Row]) -> tuple[Prior | None, set[tuple[str, str]]]:
+    """The prior of the figures that follow it, and the figures that do not: one whose variance is beyond the
+    upper ``OUTLIER_P`` tail of a first, quantile-matched prior (a figure noisier than its within-run
+    dispersion says, such as a kernel whose speed differs between physical GPUs) is left out of the moment fit
+    and keeps its own variance, so it neither widens every other figure's interval nor borrows a precision it
+    does not have (after Phipson et al. 2016, "Robust hyperparameter estimation protects against hypervariable
+    genes")."""
+    def fit(kept: Sequence[Row], robust: bool) -> Prior | None:
+        return fit_prior(
+            [v for _, v, _, _ in kept], [d for _, _, d, _ in kept], [x for _, _, _, x in kept], robust
+        )
+
+    def beyond(prior: Prior) -> set[tuple[str, str]]:
+        return {key for key, v, d, x in rows if _upper_tail(v, d, prior.s2(x), prior.df) < OUTLIER_P}
+
+    first = fit(rows, robust=True)
+    if first is None:
+        return None, set()
+    outliers = beyond(first)
+    prior = fit([row for row in rows if row[0] not in outliers], robust=False) or first
+    return prior, outliers | beyond(prior)
+
+
+def _upper_tail(s2: float, df: float, prior_s2: float, prior_df: float) -> float:
+    """P(a variance at least ``s2``) for a figure that follows the prior: s²/s0² is F(df, d0)."""
+    ratio = s2 / prior_s2 if prior_s2 > 0 else math.inf
+    if math.isinf(prior_df):
+        return stats.chi2_upper_tail(ratio * df, df)
+    return stats.f_upper_tail(ratio, df, prior_df)
+
+
+def _priors(logs: Mapping[tuple[str, str], tuple[float, ...]], kinds: Mapping[tuple[str, str], str],
+            covariates: Mapping[tuple[str, str], float | None],
+            gating: set[tuple[str, str]]) -> tuple[dict[str, Prior], set[tuple[str, str]]]:
+    """A prior per kind, fitted on the gating figures with two or more runs (figures derived from the time
+    would count its noise again), and the figures that do not follow their kind's prior; a kind with too few
+    figures takes the prior of all kinds together."""
+    by_kind: dict[str, list[Row]] = defaultdict(list)
+    for key in gating:
+        values = logs[key]
+        if len(values) > 1:
+            by_kind[kinds[key]].append(
+                (key, statistics.variance(values), len(values) - 1, covariates.get(key))
+            )
+    heavy = {key for key in gating if _heavy_tailed(logs[key])}
+    everything, all_outliers = fit_robust([row for rows in by_kind.values() for row in rows])
+    out: dict[str, Prior] = {}
+    outliers: set[tuple[str, str]] = set()
+    for kind in set(kinds.values()):
+        rows = by_kind.get(kind, [])
+        own, own_outliers = fit_robust(rows) if len(rows) >= MIN_FIGURES else (None, set())
+        if own is not None:
+            out[kind], outliers = own, outliers | own_outliers
+        elif everything is not None:
+            out[kind] = everything
+            outliers |= {row[0] for row in rows} & all_outliers
+    return out, outliers | heavy
+
+
+def _heavy_tailed(values: Sequence[float]) -> bool:
+    """Runs whose sample excess kurtosis says the figure jumps more than a normal spread would (a launch that
+    lands in one of two modes per process); too few runs say nothing of tails."""
+    if len(values) < KURTOSIS_RUNS:
+        return False
+    mean = statistics.fmean(values)
+    m2 = statistics.fmean((v - mean) ** 2 for v in values)
+    return m2 > 0 and statistics.fmean((v - mean) ** 4 for v in values) / m2**2 - 3 > HEAVY_TAIL_KURTOSIS
+
+
+def _between_machines(reference: ResultSet, origins: Mapping[str, tuple[str, ...]],
+                      kinds: Mapping[str, str]) -> tuple[float, dict[str, float]]:
+    """The between-machine variance of log time as a share of the run-to-run variance (one-way random
+    effects: the sum of the benchmarks' unfloored component estimates over the sum of their runs' variances,
+    which a figure's own variance estimates too, over the benchmarks whose runs came from two or more known
+    machines), from each
+    benchmark's runs and the machine of each (``origins``): over every benchmark, and per kind of figure
+    (``kinds``: a benchmark's time's kind); 0 where every benchmark's runs came from one machine.
+
+    A share, not one SD per kind: on the committed H100 and H200 baselines each benchmark's between-machine
+    component tracks its own run-to-run spread (a 1 M-element program step 18%, a launch-bound training step
+    8-17%, a one-thread kernel about 1%), and one SD for every host-bound figure (12% on the H100) gave a
+    one-thread kernel that repeats within 1% a one-run MDE above 200%. Estimates are kept unfloored: the
+    median of estimates floored at zero read exactly 0 in 17 of 20 simulated two-machine baselines whose
+    machines did differ."""
+    components: dict[str, list[tuple[float, float]]] = defaultdict(list)
+    for name, figures in reference.runs().items():
+        times, machines = figures.get(TIME, []), origins.get(name, ())
+        if len(times) != len(machines) or not all(machines) or len(set(machines)) < 2 or min(times) <= 0:
+            continue
+        groups: dict[str, list[float]] = defaultdict(list)
+        for machine, value in zip(machines, times):
+            groups[machine].append(math.log(value))
+        spread = statistics.variance(v for group in groups.values() for v in group)
+        components[kinds.get(name, "")].append((stats.between_group_variance(list(groups.values()), False),
+                                                spread))
+    every = [c for kind in components.values() for c in kind]
+    return _share(every), {kind: _share(c) for kind, c in components.items()}
+
+
+def _share(components: Sequence[tuple[float, float]]) -> float:
+    """Summed between-machine components over summed run-to-run variances, at least 0."""
+    spread = sum(v for _, v in components)
+    return max(0.0, sum(b for b, _ in components) / spread) if spread > 0 else 0.0

@@ -1,0 +1,58 @@
+"""A measurement that did not settle: rounds that spread far more within the run than the baseline's did.
+
+A benchmark's rounds inside one healthy run agree closely (a warm managed-memory launch on an H100 or H200:
+1-6% IQR over median). On two fresh H100 hosts a warm launch's rounds instead spread 39% and 48% (1.64 ms
+falling to 0.95 ms over ten rounds; 2.2-2.4 ms then 1.1-1.2 ms), and one nightly run read +65% and +281%.
+One such run says the measurement was disturbed rather than that the code is slower, as nvbench discards
+samples taken while the clock was throttled: a figure that got worse in a single run while its rounds spread
+this much more than the baseline's is ``unknown``. Only in a single run: ``--perfkit-confirm`` judges its
+re-runs without this excuse, so a slowdown that persists over fresh processes (a code change that makes
+pages move, say) is ``regressed`` there. A figure whose rounds spread widely in the baseline too (host-bound
+first touches, launch-paced steps: 20-42%) is never excused by it: its noise model already holds that.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from perfkit.resultfile.model import BenchmarkEntry
+from perfkit.verdict.noise import round_spread
+
+#: Rounds that spread less than this (IQR over median) within a run are settled, whatever the baseline's did.
+MIN_SPREAD = 0.20
+#: How many times the baseline's within-run spread counts as not settled.
+FACTOR = 5.0
+#: A baseline whose rounds spread more than this did not settle either: the rule does not apply.
+SETTLED_BASELINE = 0.10
+
+
+@dataclass(frozen=True)
+class Unsettled:
+    """A figure whose rounds in the current run spread ``spread`` (IQR over median) where the baseline's
+    newest run's spread ``baseline_spread``: a disturbance of that run (payloads.Disturbance)."""
+
+    figure: str
+    spread: float
+    baseline_spread: float
+
+    @property
+    def disturbed(self) -> bool:
+        return True
+
+    def sentence(self) -> str:
+        return (f"its {self.figure} rounds spread {self.spread:.0%} within this run "
+                f"({self.baseline_spread:.1%} in the baseline's): a measurement that did not settle, not a "
+                "steady slowdown; --perfkit-confirm's fresh runs decide")
+
+
+def unsettled(base: BenchmarkEntry, cur: BenchmarkEntry, figure: str, current_runs: int) -> Unsettled | None:
+    """``figure`` of a single current run ``cur`` whose rounds did not settle against ``base``'s (see the
+    module docstring); None where they did, where either side has fewer than four rounds, or where the current
+    side holds several runs."""
+    if current_runs != 1:
+        return None
+    now, then = round_spread(cur, figure), round_spread(base, figure)
+    if now is None or then is None or then > SETTLED_BASELINE:
+        return None
+    if now >= MIN_SPREAD and now >= FACTOR * then:
+        return Unsettled(figure, now, then)
+    return None
