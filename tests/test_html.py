@@ -113,9 +113,9 @@ def test_the_verdict_line_and_every_row_to_read_are_on_the_first_screen_and_ever
     seen = _render(page, tmp_path)
     # the window's height less what headless Chromium keeps for itself, as a browser's own bars would
     assert seen["screen"][0] == SCREEN[0] and 700 <= seen["screen"][1] <= SCREEN[1]
-    # a long list to fit: the three injected rows and the unknowns beside them (ten with the committed H200
-    # baseline of 2026-11-24, whose more machines leave fewer unknowns than before)
-    assert seen["rows"] == len(report.to_read(injected_reports.comparison)) >= 3 * len(INJECTED)
+    # a long list to fit: the three injected rows and the unknowns beside them (seven with the committed H200
+    # baseline of 2026-11-27, whose more runs and machines leave fewer unknowns than before)
+    assert seen["rows"] == len(report.to_read(injected_reports.comparison)) >= len(INJECTED) + 3
     assert seen["offscreen"] == []
     assert seen["bad"] == [] and seen["errors"] == [] and seen["images"] >= 7 + seen["rows"]  # + their charts
     assert seen["svgs"] == page.count("<svg") > seen["rows"] and seen["blank"] == []
@@ -147,7 +147,7 @@ def test_the_h100_against_h200_reports_rows_to_read_fit_a_1280_pixel_screen_mde_
     page = document.html_page(document.Document(report.verdict_line(comparison),
                                                 (document.Section("", tuple(blocks)),)))
     seen = _render(page, tmp_path)
-    assert seen["rows"] == len(report.to_read(comparison)) >= 10 and seen["offscreen"] == []
+    assert seen["rows"] == len(report.to_read(comparison)) >= 8 and seen["offscreen"] == []  # 9 on 2026-11-27
 
 
 def test_the_browser_check_sees_a_plot_that_does_not_decode(tmp_path):
