@@ -14,7 +14,6 @@ from __future__ import annotations
 import json
 import math
 import statistics
-import subprocess
 import sys
 import time
 from collections.abc import Callable
@@ -90,18 +89,6 @@ def _first(sets: list[tuple], arguments: Callable[[tuple], tuple]) -> float:
     return statistics.median(times)
 
 
-def run(processes: int, out: str) -> None:
-    for p in range(processes):
-        start = time.time()
-        done = subprocess.run([sys.executable, __file__, "child"], capture_output=True, text=True,
-                              check=False)
-        answer = done.stdout.strip().splitlines()
-        line = answer[-1] if answer else json.dumps({"stderr": done.stderr[-2000:]})
-        with open(out, "a") as f:
-            f.write(line + "\n")
-        print(f"process {p}: {time.time() - start:.1f} s", flush=True)
-
-
 def summary(path: str) -> None:
     with open(path) as f:
         rows = [r for r in map(json.loads, f) if "stderr" not in r]
@@ -120,7 +107,9 @@ if __name__ == "__main__":
     if sys.argv[1:2] == ["child"]:
         child()
     elif sys.argv[1:2] == ["run"]:
-        run(int(sys.argv[2]), sys.argv[3])
+        from placements_lever import run  # the same fresh-process loop, beside this script
+
+        run(int(sys.argv[2]), sys.argv[3], __file__)
     elif sys.argv[1:2] == ["summary"]:
         summary(sys.argv[2])
     else:

@@ -90,13 +90,14 @@ def child() -> None:
     print(json.dumps(found))
 
 
-def run(processes: int, out: str) -> None:
+def run(processes: int, out: str, script: str = __file__) -> None:
+    """``script child`` in ``processes`` fresh processes one after another, each one's last line of output
+    (its JSON) appended to ``out``; placement_count.py runs its own children through this too."""
     for p in range(processes):
         start = time.time()
-        done = subprocess.run([sys.executable, __file__, "child"], capture_output=True, text=True,
-                              check=False)
+        done = subprocess.run([sys.executable, script, "child"], capture_output=True, text=True, check=False)
         answer = done.stdout.strip().splitlines()
-        line = answer[-1] if answer else json.dumps({"stderr": done.stderr})
+        line = answer[-1] if answer else json.dumps({"stderr": done.stderr[-2000:]})
         with open(out, "a") as f:
             f.write(line + "\n")
         print(f"process {p}: {time.time() - start:.1f} s", flush=True)
