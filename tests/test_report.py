@@ -266,9 +266,14 @@ def test_bars_stand_on_linear_axes_from_zero_each_labelled_with_its_value(tmp_pa
 
 def test_ceilings_no_datasheet_lists_get_panels_of_their_own_with_no_datasheet_bar(tmp_path, saved_figures):
     raw = json.loads((ROOT / "baselines" / "nvidia-h200-x1.json").read_text())
-    plots.plot_ceilings(typed(raw), tmp_path)  # measured before the one-multiprocessor ceilings existed
     measured = {"one_block_copy_k100_gbps": 5.1, "one_block_copy_k1_gbps": 12.0,
                 "one_thread_copy_k1_gbps": 0.16, "first_touch_k100_gbps": 9.3, "first_touch_k1_gbps": 6.2}
+    ceilings = raw["machine_info"]["perfkit"]["ceilings"]
+    for key in measured:  # a run measured before the one-multiprocessor ceilings existed
+        ceilings.pop(key, None)
+    raw["benchmarks"] = [b for b in raw["benchmarks"]
+                         if not b["name"].startswith(("test_one_sm_copy", "test_first_touch"))]
+    plots.plot_ceilings(typed(raw), tmp_path)
     raw["machine_info"]["perfkit"]["ceilings"].update(measured)
     plots.plot_ceilings(typed(raw), tmp_path)
     before, after = saved_figures
