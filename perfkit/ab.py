@@ -166,25 +166,25 @@ def selects_nothing(repo: Path, commits: Sequence[str | None], benches: Sequence
     if not expr or not benches:
         return False
     found: list[collected.Collected] = []
-    wanted: dict[Path | None, Path] = {}  # where each side's collection is kept (None: not kept) -> its root
+    seen: set[Path] = set()
+    missing: list[tuple[Path | None, Path]] = []  # (where to keep it, None: not kept; the root to collect at)
     with ExitStack() as stack:
         for commit in commits:
             if commit is None and not _tree_holds(repo, "HEAD", benches):
-                wanted[None] = repo  # uncommitted changes to what collects: collected, not kept
+                missing.append((None, repo))  # uncommitted changes to what collects: collected, not kept
                 continue
             commit = commit or resolve(repo, "HEAD")
             kept = collected.cache_file(repo, collected.key(repo, commit, benches))
-            if kept in wanted:
+            if kept in seen:
                 continue
+            seen.add(kept)
             earlier = collected.read(kept)
             if earlier is not None:
                 found.append(earlier)
-                wanted[kept] = repo
                 continue
-            wanted[kept] = repo if _tree_holds(repo, commit, benches) else stack.enter_context(
-                worktree(repo, commit))
-        pending = [(kept, root) for kept, root in wanted.items() if kept is None or not kept.exists()]
-        fresh = _collect(pending, benches) if pending else []
+            root = repo if _tree_holds(repo, commit, benches) else stack.enter_context(worktree(repo, commit))
+            missing.append((kept, root))
+        fresh = _collect(missing, benches) if missing else []
     if fresh is None:
         return False
     return not any(collected.selects_any(side, expr) for side in [*found, *fresh])
@@ -193,7 +193,7 @@ def selects_nothing(repo: Path, commits: Sequence[str | None], benches: Sequence
 def _tree_holds(repo: Path, commit: str, benches: Sequence[str]) -> bool:
     """Whether the working tree holds what ``commit`` holds of the files that decide what ``benches``
     collect (no untracked file among them either)."""
-    paths = [*benches, *collected.COLLECTION_PATHS]
+    paths = [*(bench.split("::")[0] for bench in benches), *collected.COLLECTION_PATHS]
     if git(repo, "ls-files", "--others", "--exclude-standard", "--", *paths):
         return False
     return not subprocess.run(["git", "diff", "--quiet", commit, "--", *paths], cwd=repo, capture_output=True,
@@ -222,7 +222,7 @@ def _collect(sides: Sequence[tuple[Path | None, Path]],
             if next(done).returncode not in (0, NO_TESTS_COLLECTED) or (side := collected.read(out)) is None:
                 return None
             if kept is not None:
-                collected.write(kept, side)
+                collected.keep(kept, side)
             found.append(side)
     return found
 
@@ -301,7 +301,7 @@ def ab(path: Path, base_ref: str, head_ref: str | None, out: Path | None, *, exp
         nothing = selects_nothing(repo, [base_commit, head_commit if head_ref else None], benches, expr)
     except KeyboardInterrupt as exc:
         raise stopping.Stopped(stopping.signum_of(exc), "stopped while collecting the benchmarks -k selects, "
-                               "before any checkout: nothing written", None) from None
+                               "before any pair: nothing written", None) from None
     if nothing:
         raise UsageError(f"-k {expr!r} selects no benchmark in {' '.join(benches)} on either side")
     out = output_folder(out, "perfkit-ab-out-")

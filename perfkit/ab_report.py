@@ -95,8 +95,11 @@ class AbReport:
 
     @classmethod
     def from_json(cls, raw: Mapping[str, Any]) -> AbReport:
-        """Any version written so far; a field missing from a version that had it is a KeyError."""
+        """Any version written so far (version 1 files may lack what later perfkit added); a field missing
+        from a version that has it is a KeyError."""
         version = raw.get("version", 1)
+        if not isinstance(version, int):
+            raise TypeError(f"its version {version!r} is not a number")
         if version > VERSION:
             raise ValueError(f"ab.json version {version} is newer than this perfkit reads ({VERSION}); "
                              "upgrade perfkit")
@@ -109,16 +112,16 @@ class AbReport:
             benches=tuple(raw["benches"]),
             test=raw["test"],
             why=raw["why"],
-            correction=raw.get("correction", "holm"),
+            correction=raw["correction"] if version > 1 else raw.get("correction", "holm"),
             alpha=float(raw["alpha"]),
-            spending=raw.get("spending", UNSPENT),
-            interval=raw.get("interval", UNSAID_INTERVAL),
+            spending=raw["spending"] if version > 1 else raw.get("spending", UNSPENT),
+            interval=raw["interval"] if version > 1 else raw.get("interval", UNSAID_INTERVAL),
             minimum_effect=MinimumEffect(**raw["minimum_effect"]),
             benchmarks=tuple(_row(row) for row in raw["benchmarks"]),
             pairs={name: {figure: tuple((float(b), float(h)) for b, h in values)
                           for figure, values in figures.items()}
-                   for name, figures in raw.get("pairs", {}).items()},
-            not_judged=tuple(raw.get("not_judged", ())),
+                   for name, figures in (raw["pairs"] if version > 1 else raw.get("pairs", {})).items()},
+            not_judged=tuple(raw["not_judged"] if version > 1 else raw.get("not_judged", ())),
             new=tuple(raw["new"]),
             missing=tuple(raw["missing"]),
         )
@@ -138,7 +141,9 @@ def _row(raw: Mapping[str, Any]) -> PairedRow:
 def read(path: Path) -> AbReport:
     """The ``ab.json`` an A/B wrote; a file that is not one is a UsageError that says so."""
     try:
-        return AbReport.from_json(json.loads(path.read_text(encoding="utf-8")))
+        report = AbReport.from_json(json.loads(path.read_text(encoding="utf-8")))
+        section(report)  # every row can be shown
+        return report
     except (OSError, UnicodeDecodeError, ValueError, KeyError, TypeError, AttributeError) as exc:
         raise UsageError(f"{path}: not an A/B result of `perfkit ab` ({exc}); leave it out or run "
                          "the A/B again") from None

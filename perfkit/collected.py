@@ -27,7 +27,12 @@ from perfkit.errors import UsageError
 
 #: What decides which benchmarks a checkout collects, besides its bench paths: conftest files, pytest's
 #: configuration and perfkit itself (its plugin, the workloads the benches parametrize over).
-CONFIG_FILES = ("pytest.ini", "pyproject.toml", "setup.cfg", "tox.ini")
+CONFIG_FILES = ("pytest.toml", ".pytest.toml", "pytest.ini", ".pytest.ini", "pyproject.toml", "setup.cfg",
+                "tox.ini")
+#: The environment a collection reads: pytest's added options (a profile), perfkit's own variables (a data
+#: root turns synthetic ids into CIFAR-10's).
+ENVIRONMENT = ("PYTEST_ADDOPTS", "CUDA_VISIBLE_DEVICES")
+ENVIRONMENT_PREFIX = "PERFKIT_"
 #: The same as git pathspecs, for ``git diff`` and ``git ls-files``.
 COLLECTION_PATHS = (":(glob)**/conftest.py", *CONFIG_FILES, "perfkit")
 #: Where the collection's plugin writes what it found.
@@ -66,21 +71,27 @@ def key(repo: Path, commit: str, benches: Sequence[str]) -> str:
     paths = [bench.split("::")[0] for bench in benches]
     files = [line for line in listing.splitlines() if decides_collection(line.split("\t", 1)[-1], paths)]
     digest = hashlib.sha256()
-    for part in (*files, *benches, *_machine()):
+    for part in (*files, *benches, *_machine(), DUMP):
         digest.update(part.encode() + b"\0")
     return digest.hexdigest()[:32]
 
 
 def _machine() -> tuple[str, ...]:
     """What the machine adds to a collection: the profile and GPU-sized parameters follow its devices, which
-    do not change within one boot of it; the interpreter, pytest, and the perfkit installed (a checkout
-    without its own perfkit folder collects with that one)."""
+    do not change within one boot of it; the environment a collection reads; the interpreter, pytest, and the
+    perfkit installed (a checkout without its own perfkit folder collects with that one)."""
     try:
         boot = Path("/proc/sys/kernel/random/boot_id").read_text().strip()
     except OSError:
         boot = ""
-    return (socket.gethostname(), boot, os.environ.get("CUDA_VISIBLE_DEVICES", "all"), sys.executable,
-            sys.version, metadata.version("pytest"), metadata.version("perfkit"), str(Path(__file__).parent))
+    try:
+        installed = metadata.version("perfkit")
+    except metadata.PackageNotFoundError:  # a source tree on the path, not installed
+        installed = ""
+    variables = sorted(f"{name}={value}" for name, value in os.environ.items()
+                       if name in ENVIRONMENT or name.startswith(ENVIRONMENT_PREFIX))
+    return (socket.gethostname(), boot, *variables, sys.executable, sys.version, metadata.version("pytest"),
+            installed, str(Path(__file__).parent))
 
 
 def cache_file(repo: Path, cache_key: str) -> Path:
@@ -99,12 +110,16 @@ def read(path: Path) -> Collected | None:
         return None
 
 
-def write(path: Path, found: Collected) -> None:
-    """Keep ``found`` at ``path``, whole or not at all (an A/B beside this one may read it meanwhile)."""
-    path.parent.mkdir(parents=True, exist_ok=True)
+def keep(path: Path, found: Collected) -> None:
+    """Keep ``found`` at ``path``, whole or not at all (an A/B beside this one may read it meanwhile); where
+    it cannot be written (a read-only git folder) it is collected again next time."""
     partial = path.with_name(f".{path.name}.{os.getpid()}")
-    partial.write_text(json.dumps(found))
-    partial.replace(path)
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        partial.write_text(json.dumps(found))
+        partial.replace(path)
+    except OSError:
+        partial.unlink(missing_ok=True)
 
 
 def command(benches: Sequence[str], root: Path) -> list[str]:
@@ -115,12 +130,16 @@ def command(benches: Sequence[str], root: Path) -> list[str]:
 
 
 def selects_any(collected: Collected, expr: str) -> bool:
-    """Whether ``-k expr`` selects any of ``collected``, told by pytest's own parser and matcher."""
-    from _pytest.mark import KeywordMatcher
-    from _pytest.mark.expression import Expression
-
+    """Whether ``-k expr`` selects any of ``collected``, told by pytest's own parser and matcher; True where
+    this pytest's private API differs (the pairs tell then, as they did before this check)."""
+    try:
+        from _pytest.mark import KeywordMatcher
+        from _pytest.mark.expression import Expression
+    except ImportError:
+        return True
     try:
         compiled = Expression.compile(expr)
-    except SyntaxError as exc:  # pytest's ParseError before 9
-        raise UsageError(f"-k {expr!r} is not an expression pytest reads: {exc.msg}") from None
-    return any(compiled.evaluate(KeywordMatcher(frozenset(names))) for _, names in collected)
+        return any(compiled.evaluate(KeywordMatcher(frozenset(names))) for _, names in collected)
+    except Exception as exc:  # noqa: BLE001 - pytest 9's SyntaxError, 8's ParseError, its UsageError
+        said = getattr(exc, "msg", None) or getattr(exc, "message", None) or str(exc)
+        raise UsageError(f"-k {expr!r} is not an expression pytest reads: {said}") from None

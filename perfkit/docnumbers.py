@@ -10,6 +10,7 @@ Each number is the median over the baseline's runs.
 from __future__ import annotations
 
 import argparse
+import hashlib
 import json
 import re
 import statistics
@@ -147,6 +148,12 @@ def _simulation(name: str) -> Callable[[dict[str, ResultSet]], str]:
     its date and the spreads it drew from."""
     def block(_: dict[str, ResultSet]) -> str:
         kept = json.loads((ROOT / "docs" / "data" / f"{name}.json").read_text())
+        source = ROOT / "baselines" / kept["spreads"]
+        made_from = kept.get("spreads_sha256")
+        if made_from and hashlib.sha256(source.read_bytes()).hexdigest() != made_from:
+            raise ValueError(f"docs/data/{name}.json was simulated on another {source.name} than the one "
+                             f"committed; run python -m perfkit.simulate --nights 400 --baseline "
+                             f"baselines/{source.name} --save docs/data/{name}.json")
         return (f"Simulated {kept['date']} (seed {kept['seed']}, {kept['gating_figures']} gating figures; "
                 f"spreads: {kept['spreads']}):\n\n{simulate.table(kept['rows'])}\n")
     return block

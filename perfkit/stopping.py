@@ -15,6 +15,7 @@ import os
 import signal
 import subprocess
 import tempfile
+import time
 from collections.abc import Iterator, Mapping, Sequence
 from pathlib import Path
 from types import FrameType
@@ -95,22 +96,21 @@ def run(command: Sequence[str], cwd: Path, env: Mapping[str, str],
 def run_all(commands: Sequence[tuple[Sequence[str], Path, Mapping[str, str]]],
             grace_s: float = GRACE_S) -> list[subprocess.CompletedProcess[str]]:
     """:func:`run` for several children at once (``(command, cwd, env)`` each), their output in files (no
-    child waits on a full pipe while another is read); stopped midway, each child's session gets the signal
-    and ``grace_s`` before SIGKILL."""
-    with contextlib.ExitStack() as stack:
-        started = []
+    child waits on a full pipe while another is read). Stopped midway, or failing to start one, every child
+    started by then gets the signal (SIGTERM for a failed start) in its session and ``grace_s`` in all to
+    end before SIGKILL; then the exception goes on."""
+    with contextlib.ExitStack() as files:
+        started: list[tuple[subprocess.Popen[str], Any, Any]] = []
         try:
             for command, cwd, env in commands:
-                out, err = (stack.enter_context(tempfile.TemporaryFile("w+")) for _ in range(2))
-                child = stack.enter_context(subprocess.Popen(list(command), cwd=cwd, env=dict(env),
-                                                             stdout=out, stderr=err, text=True,
-                                                             start_new_session=True))
-                started.append((child, out, err))
+                out, err = (files.enter_context(tempfile.TemporaryFile("w+")) for _ in range(2))
+                started.append((subprocess.Popen(list(command), cwd=cwd, env=dict(env), stdout=out,
+                                                 stderr=err, text=True, start_new_session=True), out, err))
             for child, _, _ in started:
                 child.wait()
-        except KeyboardInterrupt as exc:
-            for child, _, _ in started:
-                stop_session(child, signum_of(exc), grace_s)
+        except BaseException as exc:
+            signum = signum_of(exc) if isinstance(exc, KeyboardInterrupt) else signal.SIGTERM
+            _stop_all([child for child, _, _ in started], signum, grace_s)
             raise
         done = []
         for child, out, err in started:
@@ -118,6 +118,21 @@ def run_all(commands: Sequence[tuple[Sequence[str], Path, Mapping[str, str]]],
             err.seek(0)
             done.append(subprocess.CompletedProcess(child.args, child.returncode, out.read(), err.read()))
         return done
+
+
+def _stop_all(children: Sequence[subprocess.Popen[str]], signum: int, grace_s: float) -> None:
+    """``signum`` to every child's session at once, one ``grace_s`` for all of them, then SIGKILL."""
+    for child in children:
+        with contextlib.suppress(ProcessLookupError):
+            os.killpg(child.pid, signum)
+    deadline = time.monotonic() + grace_s
+    for child in children:
+        try:
+            child.wait(timeout=max(0.0, deadline - time.monotonic()))
+        except subprocess.TimeoutExpired:
+            with contextlib.suppress(ProcessLookupError):
+                os.killpg(child.pid, signal.SIGKILL)
+            child.wait()
 
 
 def stop_session(child: subprocess.Popen[Any], signum: int, grace_s: float) -> None:

@@ -176,7 +176,7 @@ def test_ab_tells_a_selection_of_nothing_from_each_sides_collection_and_keeps_it
         ab.selects_nothing(repo, ["HEAD"], ["benches"], "sum and (")
     (repo / "benches" / "test_new.py").write_text("def test_new():\n    pass\n")
     assert not ab.selects_nothing(repo, [None], ["benches"], "new")  # the working tree's untracked bench
-    assert ab.selects_nothing(repo, ["HEAD"], ["benches"], "new")  # not in the commit: its own checkout
+    assert ab.selects_nothing(repo, ["HEAD"], ["benches"], "new")  # not in the commit
 
     def refuse(*_: object) -> None:
         raise AssertionError("collected again")
@@ -185,7 +185,13 @@ def test_ab_tells_a_selection_of_nothing_from_each_sides_collection_and_keeps_it
     assert ab.selects_nothing(repo, ["HEAD~1", "HEAD"], ["benches"], "nonexistent")  # kept, any -k
     assert not ab.selects_nothing(repo, ["HEAD~1", "HEAD"], ["benches"], "loop and extra")
     monkeypatch.undo()
+    for kept in (repo / ".git" / "perfkit" / "collected").glob("*.json"):
+        kept.write_text("[1, 2")  # damaged: collected again, never a side left out
+    assert not ab.selects_nothing(repo, ["HEAD~1", "HEAD"], ["benches"], "extra")
     (repo / "benches" / "test_new.py").unlink()
+    assert ab._tree_holds(repo, "HEAD", ["benches/test_loop.py::test_sum"])
+    (repo / "benches" / "test_loop.py").write_text("def test_sum():\n    pass\n")
+    assert not ab._tree_holds(repo, "HEAD", ["benches/test_loop.py::test_sum"])  # a node id names its file
     (repo / "benches" / "test_loop.py").write_text("def test_sum(:\n")  # a side that does not collect
     git(repo, "commit", "-qam", "broken")
     assert not ab.selects_nothing(repo, ["HEAD"], ["benches"], "nonexistent")  # the pairs say why

@@ -6,6 +6,7 @@ import os
 import signal
 import sys
 import threading
+import time
 
 import pytest
 
@@ -17,7 +18,7 @@ def unwind(*_):
     open(sys.argv[1], "w").write("unwound")
     sys.exit(3)
 signal.signal(signal.SIGINT, unwind)
-print("ready", flush=True)
+open(sys.argv[1], "w").write("ready")
 time.sleep(60)
 """
 
@@ -33,12 +34,24 @@ def test_children_at_once_keep_their_own_output_and_status(tmp_path):
 
 def test_a_ctrl_c_while_children_run_reaches_each_one_before_it_goes_on(tmp_path):
     marks = [tmp_path / "a", tmp_path / "b"]
-    timer = threading.Timer(3.0, os.kill, (os.getpid(), signal.SIGINT))
-    timer.start()
-    try:
-        with pytest.raises(KeyboardInterrupt):
-            stopping.run_all([([sys.executable, "-c", UNWINDS, str(mark)], tmp_path, os.environ)
-                              for mark in marks], grace_s=10)
-    finally:
-        timer.cancel()
+
+    def interrupt_once_both_listen() -> None:  # however slowly a busy host starts them
+        deadline = time.monotonic() + 60
+        while not all(m.exists() and m.read_text() == "ready" for m in marks) and time.monotonic() < deadline:
+            time.sleep(0.05)
+        os.kill(os.getpid(), signal.SIGINT)
+
+    threading.Thread(target=interrupt_once_both_listen, daemon=True).start()
+    with pytest.raises(KeyboardInterrupt):
+        stopping.run_all([([sys.executable, "-c", UNWINDS, str(m)], tmp_path, os.environ) for m in marks],
+                         grace_s=10)
     assert [mark.read_text() for mark in marks] == ["unwound", "unwound"]
+
+
+def test_a_child_that_cannot_start_stops_those_started_before_it(tmp_path):
+    """The first child sleeps a minute; before, a failed start of the second one waited for the first."""
+    start = time.monotonic()
+    with pytest.raises(FileNotFoundError):
+        stopping.run_all([([sys.executable, "-c", UNWINDS, str(tmp_path / "a")], tmp_path, os.environ),
+                          (["/no/such/program"], tmp_path, os.environ)], grace_s=10)
+    assert time.monotonic() - start < 30  # SIGTERM ended it at once (SIGKILL at the latest after 10 s)
