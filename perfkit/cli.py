@@ -23,7 +23,7 @@ from perfkit import stopping
 from perfkit.errors import BaselineError, PerfkitError, UsageError
 from perfkit.render import report, tables
 from perfkit.resultfile import datasheet, figures, load, partial
-from perfkit.resultfile.model import BenchmarkEntry, ResultSet, machine_kind
+from perfkit.resultfile.model import PROFILES, BenchmarkEntry, ResultSet, machine_kind
 from perfkit.store import baselines, kept_noise, storage_folder
 from perfkit.verdict import trends
 from perfkit.verdict.expected import NoModel, Work
@@ -34,7 +34,6 @@ EXIT_USAGE = 2
 #: Options whose value may look like an option (a negative number).
 VALUE_OPTIONS = ("--threshold", "--ppp", "--batch")
 NEGATIVE = re.compile(r"^-[0-9.]")
-PROFILES = ("full", "quick")
 DB_HELP = ("a history database's URL (what `perfkit history ingest` stores into): sqlite:///history.db or "
            "postgresql://user@host/dbname")
 

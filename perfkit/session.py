@@ -16,7 +16,7 @@ import time
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, cast
 
 import torch
 
@@ -27,21 +27,19 @@ from perfkit.options import RunOptions
 from perfkit.parallel import launch
 from perfkit.render import report
 from perfkit.resultfile import datasheet, inject, load, partial
-from perfkit.resultfile.model import PerfkitInfo, ResultSet, family_of
+from perfkit.resultfile.model import PROFILES, PerfkitInfo, ProfileName, ResultSet, family_of
 from perfkit.resultfile.partial import PartialFile
 from perfkit.store import baselines, kept_noise
 from perfkit.store.baselines import LOCAL_SAVE, BaselineStore
 from perfkit.verdict.judge import MIN_BASELINE_RUNS, Comparison, FirstLook, Policy, judge
 from perfkit.workloads.benchwork import work_of
 
-PROFILES = ("quick", "full")
-
 
 @dataclass(frozen=True)
 class Profile:
     """quick (a CPU box, minutes) or full (the course's sizes)."""
 
-    name: str
+    name: ProfileName
 
     def __post_init__(self) -> None:
         if self.name not in PROFILES:
@@ -70,7 +68,8 @@ class Settings:
         applied where the run starts: :meth:`apply_memory_cap`)."""
         gpu_count = hardware.gpu_count()
         resolved = torch.device(hardware.resolve_device(device))
-        chosen = Profile(profile or ("full" if resolved.type == "cuda" else "quick"))
+        # a name given on the command line is checked by Profile itself
+        chosen = Profile(cast(ProfileName, profile or ("full" if resolved.type == "cuda" else "quick")))
         cap = capacity.parse_bytes(memory_cap) if memory_cap is not None else None
         if cap is not None:
             if resolved.type != "cuda":

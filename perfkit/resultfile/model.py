@@ -15,7 +15,7 @@ import math
 import statistics
 from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, field
-from typing import Any, NamedTuple, TypeVar, cast
+from typing import Any, Literal, NamedTuple, TypeVar, cast, get_args
 
 from perfkit.errors import BaselineError
 from perfkit.resultfile import datasheet
@@ -299,6 +299,11 @@ class RunOrigin(NamedTuple):
             return cls("", raw)
         date, machine = raw
         return cls(str(date), str(machine))
+
+
+#: The size profiles a run is measured in: quick (a CPU box, minutes) or full (the course's sizes).
+ProfileName = Literal["quick", "full"]
+PROFILES: tuple[ProfileName, ...] = get_args(ProfileName)
 
 
 @dataclass(frozen=True)
