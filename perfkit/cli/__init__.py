@@ -1,0 +1,113 @@
+"""The ``perfkit`` command: hw, compare, baseline save, history, dashboard, report, memory, flops, predict,
+roofline, ab, bisect.
+
+Exit codes: 0 fine, 1 a significant regression with ``compare --fail`` or ``ab --fail``, 2 bad input
+(usage, a missing or corrupt file); errors are one line, never a traceback. ``ab`` and ``bisect`` stopped
+midway by Ctrl-C or SIGTERM clean up, say what they kept in one line and exit as a shell reports the
+signal (130, 143).
+
+Each command group is a module of this package with its ``add_parser`` and handlers, which import what is
+heavy (torch, SQLAlchemy) only when they run: ``perfkit compare`` never loads torch. ``common`` holds what
+they share.
+"""
+from __future__ import annotations
+
+import argparse
+import re
+import subprocess
+import sys
+from collections.abc import Sequence
+from importlib import metadata
+from pathlib import Path
+from typing import Any
+
+from perfkit import stopping
+from perfkit.cli import ab, baseline, compare, dashboard, estimates, history, hw, report
+from perfkit.cli.common import EXIT_REGRESSION, EXIT_USAGE, work_of
+from perfkit.cli.compare import judge_files, parse_threshold
+from perfkit.errors import PerfkitError
+
+__all__ = ["EXIT_REGRESSION", "EXIT_USAGE", "judge_files", "main", "parse_threshold", "work_of"]
+
+#: Options whose value may look like an option (a negative number).
+VALUE_OPTIONS = ("--threshold", "--ppp", "--batch")
+NEGATIVE = re.compile(r"^-[0-9.]")
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    parser = _parser()
+    args = parser.parse_args(_values_may_start_with_minus(sys.argv[1:] if argv is None else list(argv)))
+    try:
+        return int(args.func(args))
+    except stopping.Stopped as stop:  # ab, bisect: their cleanup has run
+        print(f"perfkit: stopped by {stop.signal_name}: {stop.kept}", file=sys.stderr)
+        return stop.status
+    except PerfkitError as exc:
+        print(f"perfkit: error: {exc}", file=sys.stderr)
+    except OSError as exc:  # a folder that cannot be made, a file that cannot be written, a full disk
+        where = f": {exc.filename}; choose another path" if exc.filename else ""
+        print(f"perfkit: error: {exc.strerror or exc}{where}", file=sys.stderr)
+    return EXIT_USAGE
+
+
+def _version() -> str:
+    """The installed package's version (a source tree that is not installed says so), and the commit of the
+    checkout it runs from, where it runs from one: a version number alone does not say which code ran."""
+    try:
+        version = metadata.version("perfkit")
+    except metadata.PackageNotFoundError:
+        version = "(not installed: pip install -e .)"
+    commit = _checkout_commit(Path(__file__).resolve().parents[2])
+    return f"{version} ({commit})" if commit else version
+
+
+def _checkout_commit(root: Path) -> str:
+    """``commit 0123456789`` of the git checkout at ``root`` (``, with uncommitted changes`` where its tracked
+    files differ); "" where ``root`` is no checkout's top folder (an installed copy) or git is missing."""
+    if not (root / ".git").exists():
+        return ""
+    try:
+        head = subprocess.run(["git", "rev-parse", "--short=10", "HEAD"], cwd=root, capture_output=True,
+                              text=True, check=True).stdout.strip()
+        dirty = subprocess.run(["git", "status", "--porcelain", "--untracked-files=no"], cwd=root,
+                               capture_output=True, text=True, check=True).stdout.strip()
+    except (OSError, subprocess.CalledProcessError):
+        return ""
+    return f"commit {head}{', with uncommitted changes' if dirty else ''}"
+
+
+class _VersionAction(argparse.Action):
+    """``--version``, found only when asked: it may run git, which no other command should wait for."""
+
+    def __init__(self, option_strings: Sequence[str], dest: str = argparse.SUPPRESS, **kwargs: Any) -> None:
+        super().__init__(option_strings, dest, nargs=0, default=argparse.SUPPRESS,
+                         help="print perfkit's version, and its git commit where it runs from a checkout")
+
+    def __call__(self, parser: argparse.ArgumentParser, *_: Any) -> None:
+        print(f"perfkit {_version()}")
+        parser.exit()
+
+
+def _values_may_start_with_minus(argv: list[str]) -> list[str]:
+    """``--threshold -5%`` as ``--threshold=-5%``: argparse would take ``-5%`` for an option and say only
+    "expected one argument"; joined, the value reaches its own check, which says what is wrong with it."""
+    out: list[str] = []
+    for arg in argv:
+        if out and out[-1] in VALUE_OPTIONS and NEGATIVE.match(arg):
+            out[-1] = f"{out[-1]}={arg}"
+        else:
+            out.append(arg)
+    return out
+
+
+def _parser() -> argparse.ArgumentParser:
+    """Every command, each added by its module, listed in the order ``perfkit --help`` has always shown."""
+    summary = " ".join(__doc__.split("\n\n")[0].split()).replace("``", "")  # plain text for a terminal
+    parser = argparse.ArgumentParser(prog="perfkit", description=summary)
+    parser.add_argument("--version", action=_VersionAction)
+    sub = parser.add_subparsers(dest="command", required=True)
+    for add in (hw.add_parser, compare.add_parser, baseline.add_parser, history.add_parser,
+                dashboard.add_parser, report.add_parser, estimates.add_parser, report.add_roofline_parser,
+                ab.add_parser):
+        add(sub)
+    return parser

@@ -1,0 +1,157 @@
+"""``perfkit baseline save`` and ``perfkit baseline drop``: baselines/<hardware-id>.json made from runs, and
+benchmarks retired from one."""
+from __future__ import annotations
+
+import argparse
+import sys
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+from perfkit.cli.common import DB_HELP, kept_runs_options, read, say_skipped
+from perfkit.errors import UsageError
+from perfkit.resultfile import load, partial
+from perfkit.resultfile.model import PROFILES, ResultSet
+from perfkit.store import baselines, storage_folder
+from perfkit.verdict.judge import MIN_BASELINE_RUNS
+
+
+def add_parser(sub: Any) -> None:
+    base = sub.add_parser("baseline", help="manage baselines/<hardware-id>.json")
+    base_sub = base.add_subparsers(dest="action", required=True)
+    _add_save(base_sub)
+    drop = base_sub.add_parser(
+        "drop", help="retire benchmarks from a baseline: an id renamed or removed on purpose"
+    )
+    drop.add_argument("baseline", type=Path, help="the baseline file, e.g. baselines/nvidia-h200-x1.json")
+    drop.add_argument("names", nargs="+", metavar="NAME",
+                      help="a benchmark's full name as the verdict lists it, or a glob of full names")
+    drop.set_defaults(func=_drop)
+
+
+def _add_save(base_sub: Any) -> None:
+    save = base_sub.add_parser("save", help="store a results JSON as the baseline of its hardware")
+    save.add_argument(
+        "results",
+        type=Path,
+        nargs="*",
+        help="the JSON of one run, or of several runs of the same code (fresh processes): their spread "
+        "sets each figure's noise band",
+    )
+    where = save.add_mutually_exclusive_group()
+    where.add_argument(
+        "--dir",
+        type=Path,
+        default=None,
+        help="baseline folder (default: the project's baselines/, found from the current folder up)",
+    )
+    where.add_argument("--local", action="store_true",
+                       help="save it as this machine's own baseline, in the project's .perfkit/baselines/ "
+                            "(not committed), which later runs here are judged against before baselines/")
+    mode = save.add_mutually_exclusive_group()
+    mode.add_argument(
+        "--force", action="store_const", dest="mode", const="force", help="replace an existing one"
+    )
+    mode.add_argument("--merge", action="store_const", dest="mode", const="merge",
+                      help="update an existing one: same-named benchmarks replaced, others kept")
+    mode.add_argument("--append", action="store_const", dest="mode", const="append",
+                      help="add these runs to an existing one's: same-named benchmarks keep every run of "
+                           "both (more runs, a sharper noise estimate), others kept")
+    save.set_defaults(func=_save, mode="new")
+    save.add_argument(
+        "--only",
+        nargs="+",
+        metavar="NAME",
+        help="save only these benchmarks (full names, * and ? as wildcards): with --merge, re-save one "
+        "family whose measurement changed and keep the rest",
+    )
+    save.add_argument(
+        "--from-history",
+        type=int,
+        metavar="N",
+        help="build it from the last N runs kept by pytest --benchmark-autosave instead of files",
+    )
+    kept_runs_options(save, "--storage",
+                      "with --from-history: pytest-benchmark's storage folder (default: .benchmarks, found "
+                      "from the current folder up)",
+                      f"with --from-history, instead of --storage: {DB_HELP}")
+    save.add_argument(
+        "--hardware-id",
+        default=None,
+        help="with --from-history: the machine whose runs to use (needed when the storage holds several)",
+    )
+    save.add_argument("--profile", choices=PROFILES, default=None,
+                      help="with --from-history: the size profile whose runs to use (needed when "
+                           "there are both)")
+
+
+def _save(args: argparse.Namespace) -> int:
+    store = baselines.BaselineStore(args.dir) if args.dir else baselines.BaselineStore.find(Path.cwd())
+    store = store.local if args.local else store
+    if args.from_history is not None:
+        return _save_from_history(args, store)
+    if args.db or args.profile:
+        raise UsageError("--db and --profile choose the runs of --from-history N; pass it too")
+    if not args.results:
+        raise UsageError("baseline save needs the result JSON of one or more runs, or --from-history N")
+    if args.only and args.mode not in ("merge", "append"):
+        raise UsageError("--only keeps the rest of an existing baseline: use it with --merge or --append")
+    results = []
+    for path in args.results:
+        kept, injected = baselines.without_injected(read(path))
+        if injected:
+            print(f"perfkit: left out {len(injected)} benchmark(s) of {path} that carry an injected slowdown")
+        results.append(baselines.select(kept, args.only) if args.only else kept)
+    path = store.save(baselines.from_runs(results) if len(results) > 1 else results[0], args.mode)
+    print(f"perfkit: saved {path} ({len(results)} run{'s' if len(results) > 1 else ''})")
+    _say_busy(results)
+    if args.local and args.mode in ("new", "force") and len(results) < MIN_BASELINE_RUNS:
+        print(f"perfkit: its figures are judged once it holds {MIN_BASELINE_RUNS} runs of them; add runs "
+              "with `perfkit baseline save RUN.json --local --append`, or save with `pytest benches/ "
+              f"--perfkit-save-baseline={baselines.LOCAL_SAVE}`, which re-runs them")
+    return 0
+
+
+def _say_busy(runs: Sequence[ResultSet]) -> None:
+    """Warn, without refusing, of each saved run recorded on a busy host (baselines.busy_warning)."""
+    for run in runs:
+        warning = baselines.busy_warning(run)
+        if warning:
+            print(f"perfkit: {warning}", file=sys.stderr)
+
+
+def _save_from_history(args: argparse.Namespace, store: baselines.BaselineStore) -> int:
+    if args.results:
+        raise UsageError("pass result files or --from-history N, not both")
+    if args.only:
+        raise UsageError("--only selects from result files; --from-history saves every benchmark of the runs")
+    if args.db:
+        from perfkit.store import database  # SQLAlchemy: imported only where a database is named
+
+        storage_folder.enough_runs(args.from_history)
+        with database.open_store(args.db) as db:
+            where, kept = db.where, db.history(args.hardware_id, args.profile)
+        say_skipped(kept)
+        baseline = storage_folder.baseline_of(kept, where, args.hardware_id, args.from_history)
+    else:
+        storage = (storage_folder.storage_path(args.storage) if args.storage
+                   else storage_folder.find_storage(Path.cwd()))
+        where = str(storage)
+        baseline = storage_folder.baseline_from_history(storage, args.hardware_id, args.from_history,
+                                                        args.profile)
+    path = store.save(baseline, args.mode)
+    print(f"perfkit: saved {path} (the last {args.from_history} runs in {where})")
+    _say_busy([baseline])
+    return 0
+
+
+def _drop(args: argparse.Namespace) -> int:
+    if args.baseline.name.endswith(partial.SUFFIX):
+        raise UsageError(f"{args.baseline} holds a run cut short; drop from a baseline file, which "
+                         "`perfkit baseline save` writes")
+    kept, dropped = baselines.drop(load.load(args.baseline), args.names)
+    baselines.write_atomically(args.baseline, kept)
+    print(f"perfkit: dropped {len(dropped)} benchmark(s) from {args.baseline}; {len(kept.benchmarks)} kept")
+    for name in dropped:
+        print(f"  {name}")
+    return 0

@@ -1,0 +1,82 @@
+"""``perfkit compare``: two result files judged as the end of a run judges them; ``judge_files`` is that
+judging, which ``perfkit report --baseline`` shares."""
+from __future__ import annotations
+
+import argparse
+import math
+from pathlib import Path
+from typing import Any
+
+from perfkit.cli.common import DB_HELP, failed, kept_runs_options, read, work_of
+from perfkit.errors import UsageError
+from perfkit.render import report, tables
+from perfkit.resultfile.model import ResultSet
+from perfkit.store import baselines, kept_noise, storage_folder
+from perfkit.verdict.judge import Comparison, Policy, judge
+
+
+def add_parser(sub: Any) -> None:
+    cmp = sub.add_parser("compare", help="compare two result files (baseline first)")
+    cmp.add_argument("baseline", type=Path, help="the reference: a baseline in baselines/ or any result file")
+    cmp.add_argument("current", type=Path, help="the run to judge (pytest --benchmark-json's file)")
+    cmp.add_argument(
+        "--fail", action="store_true", help="exit 1 on a significant regression (noise never fails)"
+    )
+    cmp.add_argument("--threshold", default=None,
+                     help="one minimum effect for every figure, e.g. 5%% or 0.05 (default: 3%% for "
+                          "GPU-bound benchmarks, 5%% for the rest)")
+    kept_runs_options(cmp, "--history",
+                      "pytest-benchmark storage whose kept runs of the baseline's hardware add to the noise "
+                      "(default: .benchmarks, found from the current folder up, where it exists)",
+                      f"instead of --history: {DB_HELP}, whose runs of the baseline's hardware add to the "
+                      "noise")
+    cmp.add_argument("--format", choices=report.FORMATS, default="table",
+                     help="the table for a terminal, markdown (a CI job summary) or json (for scripts; the "
+                          "rows and counts)")
+    cmp.set_defaults(func=_compare)
+
+
+def parse_threshold(text: str) -> float:
+    """'5%' or '0.05' -> 0.05; anything else is a usage error that shows the accepted forms."""
+    raw = text.strip()
+    try:
+        value = float(raw[:-1]) / 100 if raw.endswith("%") else float(raw)
+    except ValueError:
+        raise UsageError(f"threshold {text!r} is not a number; write it as 5% or 0.05") from None
+    if not raw.endswith("%") and value >= 1:
+        raise UsageError(f"threshold {text!r} is ambiguous; write 5% or 0.05")
+    if not math.isfinite(value):
+        raise UsageError(f"threshold {text!r} is not a number; write it as 5% or 0.05")
+    if value < 0:
+        raise UsageError(f"threshold {text!r} is negative: a tolerance is a size, not a direction; use a "
+                         "fraction such as 5% or 0.05")
+    if value >= 10:
+        raise UsageError(f"threshold {text!r} is out of range: a tolerance below 1000% (10) is a size worth "
+                         "a verdict; use a fraction such as 5% or 0.05")
+    return value
+
+
+def judge_files(baseline_path: Path, current_path: Path, threshold: str | None,
+                storage: Path | None = None,
+                db: str | None = None) -> tuple[ResultSet, ResultSet, Comparison]:
+    """Both files read by the one loader (the baseline lends the ceilings the results did not measure, where
+    it is of the same machine) and judged as the end of a run judges them: the same noise (the baselines
+    folder and the kept runs of ``storage``, default pytest-benchmark's ``.benchmarks``, or of the history
+    database ``db``), the same policy."""
+    policy = Policy.with_threshold(None if threshold is None else parse_threshold(threshold))
+    baseline = read(baseline_path)
+    current = read(current_path, baseline)
+    if baseline.profile != current.profile:
+        raise UsageError(f"the baseline holds the {baseline.profile} profile's sizes, the results the "
+                         f"{current.profile} profile's; compare runs of the same profile")
+    kept = (storage_folder.storage_path(storage) if storage is not None
+            else storage_folder.find_storage(Path.cwd()))
+    judged_with = kept_noise.for_judging(baseline, current, baselines.BaselineStore.find(Path.cwd()), kept,
+                                         db)
+    return baseline, current, judge(baseline, current, judged_with, policy, work_of)
+
+
+def _compare(args: argparse.Namespace) -> int:
+    _, _, result = judge_files(args.baseline, args.current, args.threshold, args.history, args.db)
+    print(report.render(result, args.format, width=tables.terminal_width()), end="")
+    return failed([r.benchmark for r in result.regressions]) if args.fail else 0

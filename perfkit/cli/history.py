@@ -1,0 +1,155 @@
+"""``perfkit history`` and ``perfkit history ingest``: the trends of kept runs, and result files stored in a
+history database; ``kept_runs`` finds the runs of one machine and profile, which ``perfkit report`` shares."""
+from __future__ import annotations
+
+import argparse
+from pathlib import Path
+from typing import Any
+
+from perfkit.cli.common import DB_HELP, kept_runs_options, say_partial, say_skipped
+from perfkit.errors import BaselineError, UsageError
+from perfkit.render import report, tables
+from perfkit.resultfile import figures, load
+from perfkit.resultfile.model import PROFILES, ResultSet
+from perfkit.store import baselines, storage_folder
+from perfkit.verdict import trends
+
+
+def add_parser(sub: Any) -> None:
+    hist = sub.add_parser(
+        "history", help="trends and change points of the runs kept by pytest --benchmark-autosave",
+        usage="perfkit history [--storage DIR | --db URL] [--hardware-id ID] [--profile {full,quick}] "
+              "[-k PATTERN] [--figure FIGURE] [--out DIR]\n"
+              "       perfkit history ingest RESULTS.json [RESULTS.json ...] --db URL",
+    )
+    kept_runs_options(hist, "--storage",
+                      "pytest-benchmark's storage folder, DIR or file://DIR (default: .benchmarks, found "
+                      "from the current folder up)",
+                      f"instead of --storage: {DB_HELP}")
+    hist.add_argument("--hardware-id", default=None, metavar="ID",
+                      help="only the runs of this machine (needed when there are several)")
+    hist.add_argument("--profile", choices=PROFILES, default=None,
+                      help="only the runs of this size profile (needed when there are both)")
+    hist.add_argument(
+        "-k",
+        dest="pattern",
+        default="*",
+        metavar="PATTERN",
+        help="benchmarks whose full name contains PATTERN, or matches it as a glob (default: all)",
+    )
+    hist.add_argument("--figure", default=figures.TIME,
+                      help="time (each run's median) or a metric name, e.g. bandwidth_gbps (default: time)")
+    hist.add_argument("--out", type=Path, default=None, metavar="DIR",
+                      help="also write one PNG per benchmark into this folder")
+    hist.set_defaults(func=_history)
+    hist_sub = hist.add_subparsers(dest="history_action", title="commands", metavar="ingest")
+    ingest = hist_sub.add_parser(
+        "ingest", prog="perfkit history ingest",
+        help="store result files in a history database, once each (several runners may at once)"
+    )
+    ingest.add_argument("results", type=Path, nargs="+", metavar="RESULTS.json",
+                        help="result files written by pytest --benchmark-json or --benchmark-autosave")
+    ingest.add_argument("--db", required=True, metavar="URL", help=f"{DB_HELP}; made where it does not exist")
+    ingest.set_defaults(func=_ingest)
+
+
+def _history(args: argparse.Namespace) -> int:
+    """Per benchmark: first and last run value, the number of runs and each change point (e-divisive
+    means)."""
+    from perfkit.verdict import changepoints
+
+    storage, kept = kept_runs(args.storage, args.hardware_id, args.db, args.profile)
+    found = trends.trends(kept.runs, args.pattern, args.figure)
+    if not found:
+        raise UsageError(f"no stored benchmark matches -k {args.pattern!r} with a figure {args.figure!r}")
+    print(f"{args.figure} over {len(kept)} stored run(s) of {', '.join(kept.hardware_ids())} in {storage} "
+          f"(change points: e-divisive means on log values, permutation test p <= {changepoints.ALPHA})")
+    print(
+        tables.text_table(
+            ["benchmark", "runs", "first", "last", "change points"], report.trend_rows(found),
+            tables.terminal_width()
+        )
+    )
+    if args.out is not None:
+        charts = report.trend_charts(found, args.out, args.figure)
+        print(f"perfkit: wrote {len(charts)} chart(s) to {args.out}")
+    return 0
+
+
+def kept_runs(storage_option: str | None, hardware_id: str | None, db: str | None = None,
+              profile: str | None = None) -> tuple[str, storage_folder.History]:
+    """The runs kept in pytest-benchmark's storage, or in the history database ``db``, of one machine and
+    profile, and where they were; skipped files are said on stderr."""
+    if db is not None:
+        from perfkit.store import database  # SQLAlchemy: imported only where a database is named
+
+        with database.open_store(db) as opened:
+            where, kept = opened.where, opened.history(hardware_id, profile)
+    else:
+        storage = (storage_folder.storage_path(storage_option) if storage_option
+                   else storage_folder.find_storage(Path.cwd()))
+        where, kept = str(storage), storage_folder.load_history(storage, hardware_id)
+        kept = kept if profile is None else kept.of_profile(profile)
+    say_skipped(kept)
+    of = f" of {hardware_id}" if hardware_id else ""
+    if not kept.runs and profile is not None:
+        raise BaselineError(f"{where} holds no kept runs of the {profile} profile{of}")
+    if not kept.runs:
+        how = "store some with `perfkit history ingest`" if db else "run pytest with --benchmark-autosave"
+        raise BaselineError(f"{where} holds no perfkit runs{of}; {how} first")
+    if hardware_id is None and len(kept.hardware_ids()) > 1:
+        raise UsageError(f"{where} holds runs of several machines ({', '.join(kept.hardware_ids())}); "
+                         "pass --hardware-id to choose one")
+    if len(kept.profiles()) > 1:
+        raise UsageError(f"{where} holds runs of the {' and '.join(kept.profiles())} profiles, whose sizes "
+                         "differ; pass --profile to choose one")
+    return where, kept
+
+
+def _ingest(args: argparse.Namespace) -> int:
+    """Every file read by the one loader first (a bad one stops the command before anything is stored), then
+    each run stored in its own transaction, once: ingesting again is safe. A baseline is stored as the runs
+    it was saved from, after the files given as runs, so that a run kept both ways is stored from its own
+    file (which keeps its rounds)."""
+    # database: SQLAlchemy, imported only where a database is named
+    from perfkit.store import baseline_runs, database
+
+    read: list[tuple[str, dict[str, Any], ResultSet]] = []
+    unpacked: list[tuple[str, dict[str, Any], ResultSet]] = []
+    notes = []
+    for path in args.results:
+        raw = load.read_json(path)
+        results = load.parse(raw, str(path))
+        say_partial(results)
+        _, injected = baselines.without_injected(results)
+        if injected:
+            raise BaselineError(f"{path}: {len(injected)} benchmark(s) carry an injected slowdown "
+                                f"(e.g. {injected[0]}); a history keeps only real measurements: ingest a "
+                                "run without it")
+        if not baseline_runs.stands_for_runs(results):
+            read.append((str(path), raw, results))
+            continue
+        runs = baseline_runs.unpack(results)
+        for i, doc in enumerate(runs.runs, 1):
+            source = f"{path} (run {i} of {len(runs.runs)})"
+            unpacked.append((source, doc, load.parse(doc, source)))
+        for i, doc in enumerate(runs.undated_runs, 1):
+            source = f"{path} (undated run {i} of {len(runs.undated_runs)})"
+            unpacked.append((source, doc, load.parse(doc, source)))
+        if runs.undated:
+            notes.append(f"perfkit: {path}: {len(runs.undated)} benchmark(s) (e.g. {runs.undated[0]}) stored "
+                         f"as {len(runs.undated_runs)} undated run(s), before the dated ones: `baseline save "
+                         "--merge` kept them from runs whose dates the file does not hold")
+    stored = 0
+    with database.open_store(args.db, create=True) as db:
+        for source, raw, results in read + unpacked:
+            done = db.ingest(raw, results, source)
+            stored += done.stored
+            what = (f"run {done.digest[:12]} of {results.hardware_id} ({results.profile} profile, "
+                    f"{results.datetime[:16].replace('T', ' ') or 'undated'})")
+            print(f"perfkit: {source}: {'stored as' if done.stored else 'already stored:'} {what}")
+        for note in notes:
+            print(note)
+        print(f"perfkit: {stored} run(s) stored, {len(read) + len(unpacked) - stored} already there, "
+              f"in {db.where}")
+    return 0
