@@ -27,6 +27,8 @@ VERSION = 2
 #: What a version-1 file that says nothing of its looks did: the test at the full alpha after every pair.
 UNSPENT = "the test taken at the full alpha after every pair (alpha not spent)"
 UNSAID_INTERVAL = "MDE: the smallest change called significant"
+#: A row's numbers that may be missing (no test yet, or a tie).
+OPTIONAL_NUMBERS = ("change", "p_value", "mde")
 
 Pairs = Mapping[str, Mapping[str, tuple[tuple[float, float], ...]]]
 
@@ -132,18 +134,19 @@ class AbReport:
 
 
 def _row(raw: Mapping[str, Any]) -> PairedRow:
-    """A row as written; one of before 2026-11-26 names no figure: it judged the time only."""
+    """A row as written, its numbers checked to be numbers (the table shows them); one of before 2026-11-26
+    names no figure: it judged the time only."""
     known = {f.name for f in fields(PairedRow)}
     values = {key: value for key, value in raw.items() if key in known}
-    return PairedRow(**{**values, "verdict": Verdict(raw["verdict"]), "figure": raw.get("figure", TIME)})
+    optional = {key: None if raw.get(key) is None else float(raw[key]) for key in OPTIONAL_NUMBERS}
+    return PairedRow(**{**values, **optional, "pairs": int(raw["pairs"]), "minimum": float(raw["minimum"]),
+                        "verdict": Verdict(raw["verdict"]), "figure": raw.get("figure", TIME)})
 
 
 def read(path: Path) -> AbReport:
     """The ``ab.json`` an A/B wrote; a file that is not one is a UsageError that says so."""
     try:
-        report = AbReport.from_json(json.loads(path.read_text(encoding="utf-8")))
-        section(report)  # every row can be shown
-        return report
+        return AbReport.from_json(json.loads(path.read_text(encoding="utf-8")))
     except (OSError, UnicodeDecodeError, ValueError, KeyError, TypeError, AttributeError) as exc:
         raise UsageError(f"{path}: not an A/B result of `perfkit ab` ({exc}); leave it out or run "
                          "the A/B again") from None
