@@ -86,6 +86,9 @@ def test_ddp_replicas_agree_over_gloo_even_with_the_default_port_taken():
     assert len(run.step_s) == run.steps_per_epoch == 512 // 2 // 16
     assert run.loss_last < run.loss_first
     assert run.peaks == (None, None) and len(result.allreduce_op_s or ()) == 3 and result.profile is None
+    # what the launch cost: the interpreter, its imports and the process group, then the model and warm-up
+    assert result.startup_s is not None and 0.0 < result.startup_s < 120.0
+    assert result.setup_s is not None and 0.0 < result.setup_s < 120.0
 
 
 @pytest.mark.slow

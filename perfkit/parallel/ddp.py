@@ -10,6 +10,7 @@ apart, so it comes after the replica check.
 """
 from __future__ import annotations
 
+import time
 from collections.abc import Callable, Iterator
 
 import torch
@@ -53,6 +54,7 @@ def batches(worker: Worker, job: ScalingJob) -> tuple[Callable[[int], Iterator[B
 
 
 def scaling(worker: Worker, job: ScalingJob) -> ScalingResult:
+    startup_s, began = worker.since_launch(), time.perf_counter()
     torch.backends.cudnn.benchmark = True
     torch.manual_seed(0)
     model = models.build(job.model)
@@ -64,6 +66,7 @@ def scaling(worker: Worker, job: ScalingJob) -> ScalingResult:
     first_loss = float(time_steps(step, epochs(0), worker.device, job.warmup)[2][0])
     if cuda:
         torch.cuda.reset_peak_memory_stats(worker.device)
+    setup_s = time.perf_counter() - began
     step_s, loop_s, losses = time_steps(step, epochs(1), worker.device, None if job.epoch else job.steps)
     peak = torch.cuda.max_memory_allocated(worker.device) if cuda else None
     replicas = replica_difference(model)
@@ -88,7 +91,7 @@ def scaling(worker: Worker, job: ScalingJob) -> ScalingResult:
         replicas,
     )
     return ScalingResult(run, models.parameter_count(model), grad_bytes, tuple(nosync), profile,
-                         None if raw is None else tuple(raw))
+                         None if raw is None else tuple(raw), startup_s, setup_s)
 
 
 def replica_difference(model: nn.Module) -> float:

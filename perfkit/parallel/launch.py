@@ -46,6 +46,8 @@ RESULT_FILE = "result.json"
 #: MASTER_ADDR, so the worker joins a process group of one through an in-memory store (no port to take).
 ALONE_ENV = {"RANK": "0", "WORLD_SIZE": "1", "LOCAL_RANK": "0", "LOCAL_WORLD_SIZE": "1"}
 LOG_TAIL_LINES = 15
+#: The launcher's clock when it started the job's processes, so a rank can say what its start-up cost.
+LAUNCHED_AT_ENV = "PERFKIT_LAUNCHED_AT"
 
 
 class DistributedError(PerfkitError):
@@ -126,7 +128,7 @@ def launch(module: str, job: Mapping[str, Any], nproc: int, *, torchrun_args: Se
 def _environment(env: Mapping[str, str] | None, alone: bool) -> dict[str, str]:
     """The job's environment: this process's with ``env`` on top; a worker started alone gets ALONE_ENV
     and no rendezvous address (one inherited from a cluster's job would make it wait for peers)."""
-    out = {**os.environ, **(env or {})}
+    out = {**os.environ, **(env or {}), LAUNCHED_AT_ENV: repr(time.time())}
     if alone:
         for name in ("MASTER_ADDR", "MASTER_PORT"):
             out.pop(name, None)
@@ -185,12 +187,18 @@ def _tail(path: Path) -> str:
 
 @dataclass(frozen=True)
 class Worker:
-    """This process's place in the job: global rank, world size and the device it drives."""
+    """This process's place in the job: global rank, world size and the device it drives; ``launched_at``:
+    when the launcher started it (time.time()), None where nothing launched it."""
 
     rank: int
     local_rank: int
     world: int
     device: torch.device
+    launched_at: float | None = None
+
+    def since_launch(self) -> float | None:
+        """Seconds from the launch to now: the interpreter's start, its imports, the process group."""
+        return None if self.launched_at is None else time.time() - self.launched_at
 
 
 def worker_main(job: Callable[[Worker, dict[str, Any]], dict[str, Any] | None],
@@ -217,7 +225,8 @@ def worker_main(job: Callable[[Worker, dict[str, Any]], dict[str, Any] | None],
                                     device_id=device_id)
         else:
             dist.init_process_group(backend, device_id=device_id)
-        result = job(Worker(rank, local_rank, world, device), spec)
+        launched = os.environ.get(LAUNCHED_AT_ENV)
+        result = job(Worker(rank, local_rank, world, device, float(launched) if launched else None), spec)
         if rank == 0 and result is not None:
             tmp = out / f"{RESULT_FILE}.tmp"
             tmp.write_text(json.dumps(result))

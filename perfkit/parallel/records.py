@@ -98,6 +98,10 @@ class ScalingResult(Record):
     nosync_step_s: tuple[float, ...]
     profile: NcclProfile | None  # torch.profiler on a GPU
     allreduce_op_s: tuple[float, ...] | None  # a raw all-reduce of the gradients' bytes; None on one rank
+    # rank 0's launch to its job's start (interpreter, imports, process group), and from there to the first
+    # timed step (model, data, DDP's first forward, warm-up steps): what a launch costs the nightly
+    startup_s: float | None = None
+    setup_s: float | None = None
 
 
 @dataclass(frozen=True)

@@ -124,6 +124,9 @@ def record_ddp(metrics: MetricRecorder, result: ScalingResult, workload: Scaling
     benchmark; figures over the 1-GPU run are added by the derived pass)."""
     run, gpus = result.run, result.run.world
     record_run(metrics, run, workload, "DDP", result.parameters)
+    for key, seconds in (("worker_startup_s", result.startup_s), ("worker_setup_s", result.setup_s)):
+        if seconds is not None:  # what the launch cost the run, beside what it measured
+            metrics.info(key, round(seconds, 2))
     if workload.gpu_paced:
         metrics.gpu_bound()
     step_s = statistics.median(run.step_s)
