@@ -12,6 +12,7 @@ core's fastest pass is its own pace, and the median over the cores is the host's
 from __future__ import annotations
 
 import contextlib
+import math
 import os
 import statistics
 import time
@@ -20,7 +21,10 @@ from typing import Any
 
 from perfkit.errors import MeasurementError
 
+#: Passes over the cores: at least three, and enough for this many bursts in all (16 cores on the lent hosts;
+#: a 2-core box makes 24 passes, as many samples of its time)
 PASSES = 3
+BURSTS = 48
 
 #: A round's call: its arguments are made by ``setup`` untimed (a fresh placement of the buffers, say).
 Call = Callable[[], Any]
@@ -49,14 +53,16 @@ def pinned(core: int | None) -> Iterator[None]:
         os.sched_setaffinity(0, before)
 
 
-def fastest_per_core(setup: Callable[[int], Call], burst: int, passes: int = PASSES,
+def fastest_per_core(setup: Callable[[int], Call], burst: int, passes: int | None = None,
                      cores: Sequence[int] | None = None) -> list[float]:
-    """Each core's fastest pass, in seconds per call: in every pass each core in turn runs the call
-    ``setup(turn)`` gives (``turn`` counts the bursts from 0, to rotate placements) ``burst`` times, timed,
-    and a pass reads the median of its burst. One value where no core can be pinned (the process's pace)."""
+    """Each core's fastest pass, in seconds per call: in every pass (``passes``, else PASSES or as many as
+    BURSTS bursts need) each core in turn runs the call ``setup(turn)`` gives (``turn`` counts the bursts
+    from 0, to rotate placements) ``burst`` times, timed, and a pass reads the median of its burst. One value
+    where no core can be pinned (the process's pace)."""
+    order: list[int | None] = list(cores if cores is not None else usable()) or [None]
+    passes = max(PASSES, math.ceil(BURSTS / len(order))) if passes is None else passes
     if burst < 1 or passes < 1:
         raise MeasurementError(f"a core sweep needs a burst and a pass, not burst={burst}, passes={passes}")
-    order: list[int | None] = list(cores if cores is not None else usable()) or [None]
     fastest: dict[int | None, float] = {}
     turn = 0
     for _ in range(passes):
