@@ -68,6 +68,12 @@ def run_json(config: pytest.Config) -> dict[str, Any] | None:
         commit_info=commit_info,
     )
     config.hook.pytest_benchmark_update_json(config=config, benchmarks=session.benchmarks, output_json=output)
+    return plain(output)
+
+
+def plain(output: dict[str, Any]) -> dict[str, Any]:
+    """``output`` as its JSON file will hold it (what JSON cannot hold made plain, as pytest-benchmark
+    writes it)."""
     result: dict[str, Any] = json.loads(safe_dumps(output))
     return result
 

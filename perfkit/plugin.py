@@ -356,16 +356,16 @@ def pytest_benchmark_update_json(config: pytest.Config, benchmarks: Any, output_
         for bench in output_json["benchmarks"]:
             bench["extra_info"] = copy.deepcopy(bench.get("extra_info") or {})  # not the live fixture's dict
             inject.apply(bench)
-        output_json.update(session.derive(output_json).to_json())
+        output_json.update(session.derive(pbench.plain(output_json)).to_json())
 
 
 def pytest_sessionfinish(session: pytest.Session) -> None:
     run = session.config.stash.get(_SESSION, None)
     if run is None:
         return
-    raw = pbench.run_json(session.config)
+    raw = pbench.run_json(session.config)  # built through the hooks above, which read it (Session.derive)
     try:
-        outcome = run.finish(run.derive(raw) if raw is not None else None)
+        outcome = run.finish(run.results() if raw is not None else None)
     finally:
         run.end()
     if outcome in _EXIT_STATUS:

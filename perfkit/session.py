@@ -147,6 +147,8 @@ class Session:
     started: float = field(init=False, default_factory=time.monotonic)
     run_clock: str | None = field(init=False, default=None)  # the whole run's locked clock, if locked
     hint: str = field(init=False, default="")  # a run without verdicts: the line that says how to get them
+    # the run read once (see derive): what it was read from, and the result set
+    derived: tuple[tuple[Any, ...], ResultSet] | None = field(init=False, default=None)
 
     def __post_init__(self) -> None:
         self.baseline_path, self.baseline = self._load_baseline()
@@ -316,8 +318,17 @@ class Session:
     def derive(self, raw: Mapping[str, Any]) -> ResultSet:
         """The run's JSON as perfkit reads it (perfkit.resultfile.load.parse), the baseline lending the
         ceilings this run did not measure (e.g. ``-k`` selected only the workloads): what the JSON written to
-        disk holds."""
-        return load.parse(raw, "this run", self.baseline)
+        disk holds. Read once a run: pytest-benchmark's ``--benchmark-json`` and perfkit's judging each build
+        the run's JSON, and the second gets the result set the first made, kept on the session; a JSON of
+        other benchmarks or samples (``--benchmark-autosave`` without its data) is read on its own."""
+        key = _read_from(raw)
+        if self.derived is None or self.derived[0] != key:
+            self.derived = (key, load.parse(raw, "this run", self.baseline))
+        return self.derived[1]
+
+    def results(self) -> ResultSet | None:
+        """The run as :meth:`derive` last read it; None before (no benchmark ran)."""
+        return self.derived[1] if self.derived is not None else None
 
     def finish(self, results: ResultSet | None) -> Outcome:
         """Judge the finished run against the baseline and save it if asked; None: no benchmark ran."""
@@ -456,3 +467,10 @@ def where_results(path: Path) -> str:
         return (f"perfkit: the run was cut short; the benchmarks it finished are in {unfinished} "
                 "(perfkit compare and report read it)")
     return f"perfkit: no benchmark finished, so nothing was written to {path}"
+
+
+def _read_from(raw: Mapping[str, Any]) -> tuple[Any, ...]:
+    """What a run's JSON says of its benchmarks that the result set read from it depends on: the ids, each
+    one's samples and figures."""
+    return tuple((b.get("fullname"), tuple((b.get("stats") or {}).get("data") or ()),
+                  repr(sorted((b.get("extra_info") or {}).items()))) for b in raw.get("benchmarks") or ())

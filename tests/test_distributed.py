@@ -89,6 +89,8 @@ def test_ddp_replicas_agree_over_gloo_even_with_the_default_port_taken():
     # what the launch cost: the interpreter, its imports and the process group, then the model and warm-up
     assert result.startup_s is not None and 0.0 < result.startup_s < 120.0
     assert result.setup_s is not None and 0.0 < result.setup_s < 120.0
+    assert result.build_s is not None and result.first_step_s is not None
+    assert 0.0 < result.build_s + result.first_step_s < result.setup_s  # parts of it
 
 
 @pytest.mark.slow

@@ -110,6 +110,34 @@ def test_the_json_holds_the_fingerprint_the_metrics_and_the_synchronizing_timer(
     assert load["cpus"] == cpus.usable_cpus() and load["other_cpus"] >= 0
 
 
+def test_a_run_is_read_once_for_its_json_file_and_its_verdicts(pytester, run, monkeypatch):
+    """pytest-benchmark's --benchmark-json and perfkit's judging each build the run's JSON through the hooks;
+    the run is read (derived) once, and the file holds the figures the verdicts were made from."""
+    from perfkit.resultfile import load
+    from perfkit.session import Session
+
+    path = _saved_baseline(pytester, run)
+    reads, judged = [], []
+    parse, finish = load.parse, Session.finish
+
+    def counted_parse(raw, where, *args, **kwargs):
+        reads.append(where)
+        return parse(raw, where, *args, **kwargs)
+
+    def kept_finish(self, results):
+        judged.append(results)
+        return finish(self, results)
+
+    monkeypatch.setattr(load, "parse", counted_parse)
+    monkeypatch.setattr(Session, "finish", kept_finish)
+    result = run("--benchmark-json=r.json")
+    result.stdout.fnmatch_lines([f"*compared with {path}*"])
+    assert reads.count("this run") == 1
+    (results,) = judged
+    written = json.loads((pytester.path / "r.json").read_text())
+    assert [b["extra_info"] for b in written["benchmarks"]] == [b.extra for b in results.benchmarks]
+
+
 def test_without_a_baseline_the_summary_says_so(pytester, run):
     pytester.makepyfile(SLEEPY)
     run().stdout.fnmatch_lines([("*no verdicts: no baseline of this machine (cpu-*-quick.json is in neither "

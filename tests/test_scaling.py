@@ -32,7 +32,8 @@ def _result(world: int, step_s: float, batch_per_gpu: int = 128, replicas: float
     )
     profile = NcclProfile(5, 0.002, 0.008, 0.0015, 10) if world > 1 else None
     return ScalingResult(
-        run, 1_000_000, 4_000_000, (0.008,) * 5, profile, (0.001,) * 3 if world > 1 else None, 6.25, 3.5
+        run, 1_000_000, 4_000_000, (0.008,) * 5, profile, (0.001,) * 3 if world > 1 else None, 6.25, 3.5,
+        1.25, 1.5
     )
 
 
@@ -53,7 +54,8 @@ def test_weak_scaling_speedup_and_communication_split():
     one_gpu, two = _derived(_record(_result(1, 0.010)), _record(_result(2, 0.0125)))
     assert "speedup" not in one_gpu.metrics
     # what the launch cost, kept beside the figures and judged nowhere
-    assert (one_gpu.extra["worker_startup_s"], one_gpu.extra["worker_setup_s"]) == (6.25, 3.5)
+    assert [one_gpu.extra[f"worker_{stage}_s"] for stage in ("startup", "setup", "build", "first_step")] == [
+        6.25, 3.5, 1.25, 1.5]
     assert "worker_startup_s" not in one_gpu.metrics
     assert "one GPU" in one_gpu.absent["busbw_ratio"]
     assert two.value("speedup") == pytest.approx(2 * 0.010 / 0.0125)

@@ -63,7 +63,9 @@ def scaling(worker: Worker, job: ScalingJob) -> ScalingResult:
     epochs, steps_per_epoch = batches(worker, job)
     step = train_step(ddp, optimizer)
     cuda = worker.device.type == "cuda"
-    first_loss = float(time_steps(step, epochs(0), worker.device, job.warmup)[2][0])
+    build_s = time.perf_counter() - began
+    warm_s, _, warm_losses = time_steps(step, epochs(0), worker.device, job.warmup)
+    first_loss = float(warm_losses[0])
     if cuda:
         torch.cuda.reset_peak_memory_stats(worker.device)
     setup_s = time.perf_counter() - began
@@ -91,7 +93,7 @@ def scaling(worker: Worker, job: ScalingJob) -> ScalingResult:
         replicas,
     )
     return ScalingResult(run, models.parameter_count(model), grad_bytes, tuple(nosync), profile,
-                         None if raw is None else tuple(raw), startup_s, setup_s)
+                         None if raw is None else tuple(raw), startup_s, setup_s, build_s, warm_s[0])
 
 
 def replica_difference(model: nn.Module) -> float:

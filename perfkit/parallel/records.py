@@ -98,10 +98,13 @@ class ScalingResult(Record):
     nosync_step_s: tuple[float, ...]
     profile: NcclProfile | None  # torch.profiler on a GPU
     allreduce_op_s: tuple[float, ...] | None  # a raw all-reduce of the gradients' bytes; None on one rank
-    # rank 0's launch to its job's start (interpreter, imports, process group), and from there to the first
-    # timed step (model, data, DDP's first forward, warm-up steps): what a launch costs the nightly
+    # what a launch costs the nightly, on rank 0: from the launch to its job's start (interpreter, imports,
+    # process group); from there to the first timed step (setup_s), of which building the model, the data and
+    # the DDP wrapper (build_s) and the first warm-up step (first_step_s: DDP's lazy imports, cuDNN's search)
     startup_s: float | None = None
     setup_s: float | None = None
+    build_s: float | None = None
+    first_step_s: float | None = None
 
 
 @dataclass(frozen=True)

@@ -124,7 +124,8 @@ def record_ddp(metrics: MetricRecorder, result: ScalingResult, workload: Scaling
     benchmark; figures over the 1-GPU run are added by the derived pass)."""
     run, gpus = result.run, result.run.world
     record_run(metrics, run, workload, "DDP", result.parameters)
-    for key, seconds in (("worker_startup_s", result.startup_s), ("worker_setup_s", result.setup_s)):
+    for key, seconds in (("worker_startup_s", result.startup_s), ("worker_setup_s", result.setup_s),
+                         ("worker_build_s", result.build_s), ("worker_first_step_s", result.first_step_s)):
         if seconds is not None:  # what the launch cost the run, beside what it measured
             metrics.info(key, round(seconds, 2))
     if workload.gpu_paced:
