@@ -24,7 +24,9 @@ from typing import TypeVar
 import pytest
 import scipy.stats
 
-from perfkit import ab, ab_report, bytecode, stopping
+from perfkit import bytecode, stopping
+from perfkit.ab import report as ab_report
+from perfkit.ab import run as ab
 from perfkit.cli import EXIT_REGRESSION, main
 from perfkit.errors import BuildError, UsageError
 from perfkit.resultfile import load
@@ -164,7 +166,7 @@ def test_rounds_past_the_bound_are_refused_before_any_checkout(tmp_path, monkeyp
 #: An A/B killed (SIGKILL: no cleanup runs) while its checkout exists.
 KILLED = """import os, signal, sys
 from pathlib import Path
-from perfkit import ab
+from perfkit.ab import run as ab
 with ab.worktree(Path(sys.argv[1]), sys.argv[2]):
     os.kill(os.getpid(), signal.SIGKILL)
 """

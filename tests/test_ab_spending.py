@@ -16,7 +16,7 @@ import pytest
 import scipy.integrate
 import scipy.stats
 
-from perfkit import ab
+from perfkit.ab import run as ab
 from perfkit.verdict import paired_test, stats
 from perfkit.verdict.judge import Verdict
 

@@ -16,7 +16,8 @@ import scipy.stats
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from perfkit import ab, bisect
+from perfkit.ab import bisect
+from perfkit.ab import run as ab
 from perfkit.errors import UsageError
 from perfkit.measure import hardware
 from perfkit.render.history_svg import history_svg

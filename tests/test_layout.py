@@ -31,10 +31,10 @@ FORBIDDEN = ("torch", "numba", "pynvml", "perfkit.measure", "perfkit.workloads",
 #: the judging below keeping and showing runs (floats in, verdicts out, no I/O); SQLAlchemy only where the
 #: database is.
 NOT_IMPORTED = {
-    "perfkit.resultfile": ("perfkit.verdict", "perfkit.store", "perfkit.render"),
-    "perfkit.verdict": ("perfkit.store", "perfkit.render", "sqlalchemy"),
-    "perfkit.store": (),
-    "perfkit.render": ("sqlalchemy",),
+    "perfkit.resultfile": ("perfkit.verdict", "perfkit.store", "perfkit.render", "perfkit.ab"),
+    "perfkit.verdict": ("perfkit.store", "perfkit.render", "sqlalchemy", "perfkit.ab"),
+    "perfkit.store": ("perfkit.ab",),
+    "perfkit.render": ("sqlalchemy", "perfkit.ab"),
 }
 
 _FORBIDDEN_LOADED = f"""
@@ -117,6 +117,18 @@ def test_each_package_of_the_reading_side_imports_only_what_its_job_allows(packa
     """Read from the source, so that an import inside a function (SQLAlchemy where a database is named, the
     history's files where they are read) counts as one at the top does."""
     assert _reaching(package, (*FORBIDDEN, *NOT_IMPORTED[package])) == {}
+
+
+def test_the_ab_package_stands_above_the_reading_side_and_loads_no_measuring_side():
+    """perfkit ab and bisect run the benchmarks in the checkouts' own processes and judge their files: their
+    process loads no torch, numba or NVML, in a fresh interpreter and in the source; the reading side never
+    reaches up to them (NOT_IMPORTED)."""
+    done = _python("-c", IMPORT_PACKAGE, "perfkit.ab")
+    assert done.returncode == 0, done.stderr
+    seen = json.loads(done.stdout)
+    assert {"perfkit.ab.run", "perfkit.ab.report", "perfkit.ab.bisect"} <= set(seen["modules"])
+    assert _roots([m for m in seen["loaded"] if _under(m, FORBIDDEN)]) == []
+    assert _reaching("perfkit.ab", FORBIDDEN) == {}
 
 
 def test_the_measuring_side_imports_no_workload():

@@ -3,8 +3,8 @@ from __future__ import annotations
 
 import pytest
 
-from perfkit.ab import changed_files
-from perfkit.touched import benches_touched
+from perfkit.ab.run import changed_files
+from perfkit.ab.touched import benches_touched
 from tests.gitrepo import git, make_repo
 
 

@@ -55,8 +55,8 @@ def _ab_options(parser: argparse.ArgumentParser, required: bool, help_text: str)
 
 def _ab(args: argparse.Namespace) -> int:
     """The table, also of the pairs finished when the A/B was stopped midway."""
-    from perfkit import ab_report
-    from perfkit.ab import ab as run_ab
+    from perfkit.ab import report as ab_report
+    from perfkit.ab.run import ab as run_ab
 
     try:
         with stopping.interruptible():
@@ -71,8 +71,8 @@ def _ab(args: argparse.Namespace) -> int:
 
 
 def _bisect(args: argparse.Namespace) -> int:
-    from perfkit import ab_report
-    from perfkit.bisect import bisect as run_bisect
+    from perfkit.ab import report as ab_report
+    from perfkit.ab.bisect import bisect as run_bisect
 
     with stopping.interruptible():
         found = run_bisect(Path.cwd(), args.good, args.bad, args.expr, args.rounds, args.out,

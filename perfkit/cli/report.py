@@ -55,7 +55,7 @@ def _report(args: argparse.Namespace) -> int:
             kept = kept_runs(args.history, results.hardware_id, args.db, results.profile)[1]
         except BaselineError as exc:  # no runs of this machine: the report is still worth writing, said why
             print(f"perfkit: report without history: {exc}", file=sys.stderr)
-    from perfkit import ab_report
+    from perfkit.ab import report as ab_report
 
     beside = args.results.parent / "ab.json"  # perfkit ab's folder: its table comes first
     first = [ab_report.section(ab_report.read(beside))] if beside.is_file() else []

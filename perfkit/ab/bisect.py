@@ -24,15 +24,17 @@ from dataclasses import dataclass
 from pathlib import Path
 
 import perfkit
-from perfkit import ab, ab_report, stopping
-from perfkit.ab_report import AbReport
+from perfkit import stopping
+from perfkit.ab import report as ab_report
+from perfkit.ab import run as ab
+from perfkit.ab.report import AbReport
 from perfkit.errors import BuildError, PerfkitError, UsageError
 from perfkit.verdict.judge import Verdict
 
 GOOD, BAD, SKIP, ABORT = 0, 1, 125, 128
 #: The probe's command: sys.path[0] is the repository (git bisect runs it there), dropped so that a perfkit
 #: inside it does not shadow the one driving (``python -P`` does that from 3.11 only).
-PROBE = "import sys; del sys.path[0]; from perfkit.bisect import main; sys.exit(main())"
+PROBE = "import sys; del sys.path[0]; from perfkit.ab.bisect import main; sys.exit(main())"
 FIRST_BAD = re.compile(r"^([0-9a-f]{40}) is the first bad commit", re.MULTILINE)
 
 

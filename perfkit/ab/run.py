@@ -25,13 +25,15 @@ from contextlib import ExitStack, contextmanager
 from dataclasses import dataclass, field, replace
 from pathlib import Path, PurePosixPath
 
-from perfkit import ab_report, bytecode, collected, stopping
-from perfkit.ab_report import AbReport, MinimumEffect, SideRef
+from perfkit import bytecode, stopping
+from perfkit.ab import collected
+from perfkit.ab import report as ab_report
+from perfkit.ab.report import AbReport, MinimumEffect, SideRef
+from perfkit.ab.touched import benches_touched
 from perfkit.errors import BuildError, UsageError
 from perfkit.resultfile import load
 from perfkit.resultfile.model import ResultSet
 from perfkit.store import baselines
-from perfkit.touched import benches_touched
 from perfkit.verdict import paired_test
 from perfkit.verdict.judge import Policy, Verdict, held_back, minimum_effect
 from perfkit.verdict.matching import pair
