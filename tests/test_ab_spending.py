@@ -3,7 +3,7 @@ paired verdicts, which figures settled and stop, which benchmarks run next) fed 
 seeded, to check what the A/B claims: identical code on both sides gives a false ``regressed`` or
 ``improved`` in at most alpha of A/Bs, looks after every pair and heavy-tailed noise included, and a true
 change of the MDE the final look prints is found with 80% power. ``python -m tests.test_ab_spending [RUNS]``
-prints the larger table (docs/verdicts.md's)."""
+prints the larger table (docs/findings.md quotes its rates; docs/ab.md the rule)."""
 from __future__ import annotations
 
 import math

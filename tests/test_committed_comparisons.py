@@ -1,4 +1,4 @@
-"""The hardware comparisons docs/verdicts.md shows, computed from the committed baselines (real runs) as
+"""The hardware comparisons docs/across.md shows, computed from the committed baselines (real runs) as
 ``perfkit compare`` computes them, so a refreshed baseline that changes their story fails here first."""
 from __future__ import annotations
 

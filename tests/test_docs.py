@@ -56,7 +56,7 @@ def _worked_example(path: Path) -> str:
 def test_the_worked_example_of_a_new_benchmark_runs_and_records_its_rate(pytester):
     """The README's example, the same as the docs' (one example, shown twice), runs as written."""
     example = _worked_example(ROOT / "README.md")
-    assert example == _worked_example(ROOT / "docs" / "usage.md")
+    assert example == _worked_example(ROOT / "docs" / "writing.md")
     pytester.makepyfile(test_softmax=example)
     result = pytester.runpytest("-p", "perfkit.plugin", "--perfkit-device=cpu", "--perfkit-profile=quick",
                                 "--benchmark-json=r.json")

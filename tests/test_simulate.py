@@ -1,6 +1,6 @@
 """The verdict's error rates, checked by seeded simulation through the real judge and confirmation
 (perfkit.simulate): a night's chance of any false regressed/improved, and the share of true changes
-of the printed MDE that are flagged. docs/verdicts.md gives the larger run's table
+of the printed MDE that are flagged. docs/verdict.md gives the larger run's table
 (``python -m perfkit.simulate``)."""
 from __future__ import annotations
 

@@ -26,7 +26,7 @@ that moves 15% between runs shifts about as much between machines; a one-thread 
 1% hardly). It is zero when both sides ran on one machine (each benchmark's runs name their machines: a
 merged baseline holds entries of different runs).
 
-How others estimate noise (docs/verdicts.md says more): asv and rustc-perf look at each benchmark's own recent
+How others estimate noise (docs/verdict.md says more): asv and rustc-perf look at each benchmark's own recent
 samples; conbench and Bencher take each benchmark's history in a lookback window (Bencher's t-test threshold
 is this prediction interval, without the pooling); Perfherder compares means of retriggers with a t-test;
 Otava finds change points and compares the segments. None pools across benchmarks; pooling is what makes
