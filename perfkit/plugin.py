@@ -38,6 +38,8 @@ _EXIT_STATUS = {
 
 
 def pytest_addoption(parser: pytest.Parser) -> None:
+    """perfkit's options, in the order ``pytest --help`` lists them. Long on purpose: one declaration per
+    option, read top to bottom as the help is; perfkit.options parses them into one value."""
     group = parser.getgroup("perfkit", "perfkit performance regression suite")
     group.addoption("--perfkit-device", choices=("auto", "cpu", "cuda"), default="auto",
                     help="device to benchmark: auto picks cuda when a GPU is visible (default: auto)")
