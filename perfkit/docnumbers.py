@@ -159,9 +159,44 @@ def _simulation(name: str) -> Callable[[dict[str, ResultSet]], str]:
     return block
 
 
+#: Leave-one-out pairs: each kind predicted from its datasheet and the other kind's baseline of as many GPUs.
+HELD_OUT = (("1", "nvidia-h100-80gb-hbm3-x1", "h100-sxm", "nvidia-h200-x1"),
+            ("1", "nvidia-h200-x1", "h200", "nvidia-h100-80gb-hbm3-x1"),
+            ("2", "nvidia-h100-80gb-hbm3-x2", "h100-sxm", "nvidia-h200-x2"),
+            ("2", "nvidia-h200-x2", "h200", "nvidia-h100-80gb-hbm3-x2"),
+            ("4", "nvidia-h100-80gb-hbm3-x4", "h100-sxm", "nvidia-h200-x4"),
+            ("4", "nvidia-h200-x4", "h200", "nvidia-h100-80gb-hbm3-x4"))
+
+
+def held_out(_: dict[str, ResultSet]) -> str:
+    """``perfkit predict --device KEY --from OTHER --held-out TARGET`` over the committed baselines: the GPU
+    benchmarks that carry a datasheet-only expectation, and how many lie within x1.10 and x1.25 of it."""
+    from perfkit import predict  # the work counts: no torch, the committed FLOP cache
+    from perfkit.workloads import benchwork
+
+    def within(ratios: list[float], factor: float) -> str:
+        count = sum(1 / factor <= r <= factor for r in ratios)
+        return f"{count} ({count / len(ratios):.0%})" if ratios else "-"
+
+    rows = []
+    for gpus, target, key, reference in HELD_OUT:
+        spec = datasheet.by_key(key)
+        assert spec is not None, key
+        measured, reference_set = (load.load(ROOT / "baselines" / f"{n}.json") for n in (target, reference))
+        found = predict.held_out_rows(spec, measured, [reference_set], None, benchwork.work_of)[1]
+        gpu = [h for h in found if h.gpu]
+        ratios = [h.ratio for h in gpu if h.ratio is not None]
+        far = [h.benchmark.split("::")[-1] for h in gpu if h.ratio is not None and h.far]
+        rows.append([gpus, f"`{target}`", f"`{reference}`", f"{len(ratios)} of {len(gpu)}",
+                     within(ratios, 1.10), within(ratios, 1.25), ", ".join(f"`{n}`" for n in far) or "-"])
+    return _table(["GPUs", "predicted", "from (with its datasheet)", "GPU benchmarks with an expectation",
+                   "within x1.10", "within x1.25", "beyond x1.25"], rows)
+
+
 BLOCKS: dict[str, Callable[[dict[str, ResultSet]], str]] = {
     "baselines": committed_files, "ceilings": ceilings, "vector-add": vector_add, "layers": layers,
     "simulation": _simulation("simulation"), "simulation-h100": _simulation("simulation-h100"),
+    "held-out": held_out,
 }
 
 

@@ -15,6 +15,7 @@ from pathlib import Path
 
 from perfkit.errors import UsageError
 from perfkit.render import report
+from perfkit.render.tables import text_table
 from perfkit.resultfile import datasheet, load
 from perfkit.resultfile.model import ResultSet, family_of
 from perfkit.store import baselines
@@ -55,6 +56,71 @@ def family(device: str, name: str | None, at_hand: Sequence[Path] | None, worklo
               for other in measured if other is not reference and other.profile == reference.profile}
     notes = (*roofs.notes, *Roofs.of(reference).notes)
     return report.prediction_text(found, f"{spec.key} ({spec.name})", notes, reference.hardware_id, checks)
+
+
+def held_out(device: str, measured: Path, name: str | None, at_hand: Sequence[Path] | None,
+             workloads: Workloads, as_json: bool = False) -> str:
+    """Leave one out: the device of ``measured`` predicted from its datasheet key ``device`` and the results
+    at hand alone (its own run kept out, its measured ceilings too), each benchmark's measured speedup set
+    against that expectation, and the share within x1.10 and x1.25."""
+    spec = datasheet.by_key(device)
+    if spec is None:
+        keys = ", ".join(s.key for s in datasheet.GPUS)
+        raise UsageError(f"--held-out checks a prediction from a datasheet: give --device one of {keys}, not "
+                         f"{device!r}")
+    target = load.load(measured)
+    reference, rows = held_out_rows(spec, target, [load.load(p) for p in at_hand] if at_hand else
+                                    _one_gpu_baselines(), name, workloads)
+    summary = held_out_summary(rows)
+    if as_json:
+        return json.dumps({"summary": summary, "rows": [
+            {"benchmark": h.benchmark, "figure": h.figure, "speedup": h.speedup, "expected": h.expected,
+             "ratio": h.ratio, "gpu": h.gpu, "expected_from": h.source()} for h in rows]}, indent=2)
+    head = ["benchmark", "figure", "measured speedup", "expected from the datasheet", "measured/expected",
+            "expected from"]
+    cells = [[h.benchmark, h.figure, f"{h.speedup:.3g}x", "-" if h.expected is None else f"{h.expected:.3g}x",
+              "-" if h.ratio is None else f"x{h.ratio:.3g}", h.source() if h.gpu else "host work"]
+             for h in rows]
+    title = (f"{target.hardware_id} predicted from {reference.hardware_id} and the {spec.key} datasheet, its "
+             f"own run held out: {summary}")
+    return "\n\n".join([title, text_table(head, cells)])
+
+
+def held_out_rows(spec: datasheet.GpuSpec, target: ResultSet, others: Sequence[ResultSet], name: str | None,
+                  workloads: Workloads) -> tuple[ResultSet, list[across.HardwareRow]]:
+    """The results ``target`` is predicted from (of another machine, the same profile, holding most of the
+    family ``name``), and each benchmark both hold: its measured speedup beside the one expected from
+    ``spec``'s datasheet and the reference alone."""
+    others = [r for r in others if r.hardware_id != target.hardware_id and r.profile == target.profile]
+    if not others:
+        raise UsageError(f"no results of another machine to predict {target.hardware_id} from: pass --from "
+                         "RESULTS.json (a device measured, the same profile)")
+    reference = max(others, key=lambda r: sum(_in(b.fullname, name) for b in r.benchmarks))
+    names = _held(target, [b.fullname for b in reference.benchmarks if _in(b.fullname, name)])
+    if not names:
+        raise UsageError(f"{reference.source} and {target.source} share no benchmark"
+                         + (f" of the family {name!r}" if name else ""))
+    roofs = Roofs.of_datasheet(spec, Roofs.of(reference))
+    expected = {p.benchmark: p.expectation for p in across.predictions(reference, roofs, names, workloads)}
+    return reference, [dataclasses.replace(h, expected=e.expected, bound=e.bound, model=e.model, why=e.why,
+                                           by_definition=False)
+                       for h in across.hardware_rows(reference, target, names, workloads)
+                       for e in [expected[h.benchmark]]]
+
+
+def held_out_summary(rows: Sequence[across.HardwareRow]) -> str:
+    """How many GPU benchmarks a held-out prediction covers, and how many lie within x1.10 and x1.25 of it."""
+    gpu = [h for h in rows if h.gpu]
+    carried = [h for h in gpu if h.ratio is not None]
+
+    def within(factor: float) -> list[across.HardwareRow]:
+        return [h for h in carried if h.ratio is not None and 1 / factor <= h.ratio <= factor]
+
+    near, far = within(1.10), [h for h in carried if h not in within(1.25)]
+    share = f"{len(near) / len(carried):.0%}" if carried else "-"
+    beyond = f": {', '.join(h.benchmark.split('::')[-1] for h in far)}" if far else ""
+    return (f"{len(carried)} of {len(gpu)} GPU benchmarks carry an expectation; {len(near)} of them within "
+            f"x1.10 ({share}), {len(carried) - len(far)} within x1.25, {len(far)} beyond{beyond}")
 
 
 def _checked(reference: ResultSet, target: ResultSet, names: Sequence[str], workloads: Workloads,

@@ -41,6 +41,10 @@ def add_parser(sub: Any) -> None:
                     help="with --device, once or more: the results measured at hand (default: the baselines "
                          "of one-GPU machines in baselines/); the one holding most of the family is "
                          "predicted from, each other measures the model's error")
+    pr.add_argument("--held-out", type=Path, metavar="RESULTS.json",
+                    help="with --device KEY: a run of that device, kept out of the prediction (leave one "
+                         "out: only its datasheet and the results at hand predict it), each benchmark's "
+                         "measured speedup set against the expected one, the share within x1.10 and x1.25")
 
 
 def _model_command(sub: Any, name: str, help_text: str, func: Callable[[argparse.Namespace], int],
@@ -100,13 +104,16 @@ def _predict(args: argparse.Namespace) -> int:
                              "one or the other")
         from perfkit import predict
 
-        print(predict.family(args.device, args.family, args.at_hand, work_of, args.json))
+        if args.held_out is not None:
+            print(predict.held_out(args.device, args.held_out, args.family, args.at_hand, work_of, args.json))
+        else:
+            print(predict.family(args.device, args.family, args.at_hand, work_of, args.json))
         return 0
     if args.model is None or args.gpu is None:
         raise UsageError("give MODEL and --gpu KEY (one model's PALEO estimate), or --device "
                          "KEY|RESULTS.json (a benchmark family's times on a device)")
-    if args.family is not None or args.at_hand:
-        raise UsageError("--family and --from choose what --device predicts; pass --device too")
+    if args.family is not None or args.at_hand or args.held_out is not None:
+        raise UsageError("--family, --from and --held-out choose what --device predicts; pass --device too")
     from perfkit import console  # renders torch-side objects: imported only by the commands that need them
     from perfkit.workloads import flops, models, paleo
 

@@ -96,6 +96,9 @@ class Roofs:
     ceilings: Mapping[str, float]
     launch_s: Mapping[str, float]
     notes: tuple[str, ...] = ()
+    #: the device's datasheet, and the ceilings it measured (the others are its datasheet's)
+    sheet: datasheet.GpuSpec | None = None
+    measured: frozenset[str] = frozenset()
 
     @classmethod
     def of(cls, results: ResultSet) -> Roofs:
@@ -108,15 +111,30 @@ class Roofs:
         locked = sorted({clock for b in results.benchmarks
                          if (clock := b.clock_lock) and runs[b.fullname].keys() & roofs})
         notes += [f"{results.hardware_id}'s roofs were timed at {clock}" for clock in locked]
-        return cls(results.hardware_id, ceilings, launch_costs(results), tuple(notes))
+        return cls(results.hardware_id, ceilings, launch_costs(results), tuple(notes), sheet,
+                   frozenset(measured) & frozenset(ceilings))
 
     @classmethod
-    def of_datasheet(cls, spec: datasheet.GpuSpec, launch_from: Roofs) -> Roofs:
-        """A device never measured: its datasheet, and the launch costs of ``launch_from`` (a datasheet lists
-        none; a launch is mostly the host's work)."""
-        ceilings = {key: value for key in KEYS if (value := spec.ceiling(key))}
-        note = f"launch costs measured on {launch_from.device} (a datasheet lists none)"
-        return cls(spec.key, ceilings, dict(launch_from.launch_s), ("ceilings from the datasheet", note))
+    def of_datasheet(cls, spec: datasheet.GpuSpec, reference: Roofs) -> Roofs:
+        """A device never measured: its datasheet's ceilings, each at the share of its datasheet figure that
+        ``reference`` reached where it measured the same ceiling and its datasheet is known (sustained rates,
+        not peaks: PALEO's platform percent of peak, carried over; the H200 baseline's GEMMs reached 59-69%
+        of its datasheet, its copy 88%), and the reference's launch costs (a datasheet lists none; a launch
+        is mostly the host's work)."""
+        ceilings, carried = {}, []
+        for key in KEYS:
+            if not (value := spec.ceiling(key)):
+                continue
+            peak = reference.sheet.ceiling(key) if reference.sheet is not None else None
+            if peak and key in reference.measured:
+                value *= reference.ceilings[key] / peak
+                carried.append(key)
+            ceilings[key] = value
+        shares = (f", each at the share of its datasheet {reference.device} reached ({', '.join(carried)})"
+                  if carried else "")
+        notes = (f"ceilings from the datasheet{shares}",
+                 f"launch costs measured on {reference.device} (a datasheet lists none)")
+        return cls(spec.key, ceilings, dict(reference.launch_s), notes, spec)
 
     def ceiling(self, key: str) -> float | None:
         return self.ceilings.get(key)
