@@ -44,11 +44,14 @@ def test_bandwidth_bound_benchmarks_move_with_the_copy_ratio_and_compute_bound_o
     assert all(r.speedup > 0.85 for r in compute)
 
 
-def test_only_maxpool_is_far_from_its_ceiling_ratio(h100_against_h200):
-    # it reaches 35% (forward) and 24% (forward and backward) of the H200's copy ceiling: something else
-    # bounds it
+def test_no_kernel_is_far_from_its_roof_maxpool_held_to_its_multiprocessors(h100_against_h200):
+    # max pooling reaches a fifth to a third of the H200's copy ceiling: its roof is the multiprocessors'
+    # issue rate (the same on both GPUs), no longer the copy ratio it missed by x1.45
     far = sorted(r.benchmark.split("::")[1] for r in h100_against_h200.hardware_rows if r.far and r.bound)
-    assert far == ["test_layer[maxpool-forward]", "test_layer[maxpool-forward_backward]"]
+    assert far == []
+    pools = [r for r in h100_against_h200.hardware_rows if "maxpool" in r.benchmark]
+    assert len(pools) == 2 and all(r.bound and r.bound.startswith("SMs x clock") for r in pools)
+    assert all(r.ratio is not None and 1 / 1.1 <= r.ratio <= 1.1 for r in pools)
 
 
 def test_the_geometric_mean_time_ratio_sits_between_the_two_ceilings(h100_against_h200):

@@ -28,6 +28,13 @@ class GpuSpec:
     tflops: dict[str, float] = field(default_factory=dict)
     source: str = ""
     pattern: str = ""
+    #: multiprocessors and their boost clock: the issue roof of work paced by neither memory nor FLOPs
+    sms: int | None = None
+    boost_mhz: int | None = None
+
+    def issue_rate(self) -> float | None:
+        """Multiprocessor cycles per second at the boost clock (SMs x clock), where the sheet lists both."""
+        return self.sms * self.boost_mhz * 1e6 if self.sms and self.boost_mhz else None
 
     def peak_tflops(self, precision: str) -> float | None:
         return self.tflops.get(precision)
@@ -53,6 +60,8 @@ GPUS: tuple[GpuSpec, ...] = (
         {"fp64": 1.455, "fp32": 4.365},
         "NVIDIA Tesla K80 datasheet (board: 2.91 FP64 / 8.73 FP32 TFLOP/s boost, 480 GB/s; halved per GPU)",
         r"K80",
+        sms=13,
+        boost_mhz=875,
     ),
     GpuSpec(
         "gtx-1080-ti",
@@ -62,6 +71,8 @@ GPUS: tuple[GpuSpec, ...] = (
         {"fp64": 0.354, "fp32": 11.34, "fp16": 0.177},
         "NVIDIA GeForce GTX 1080 Ti specifications (3584 cores at 1582 MHz boost; FP64 1/32, FP16 1/64)",
         r"1080 ?Ti",
+        sms=28,
+        boost_mhz=1582,
     ),
     GpuSpec(
         "v100-sxm2",
@@ -71,6 +82,8 @@ GPUS: tuple[GpuSpec, ...] = (
         {"fp64": 7.8, "fp32": 15.7, "fp16": 125.0},
         "NVIDIA Tesla V100 datasheet (SXM2; fp16 = tensor core)",
         r"V100.*SXM|V100-SXM",
+        sms=80,
+        boost_mhz=1530,
     ),
     GpuSpec(
         "v100-pcie",
@@ -80,6 +93,8 @@ GPUS: tuple[GpuSpec, ...] = (
         {"fp64": 7.0, "fp32": 14.0, "fp16": 112.0},
         "NVIDIA Tesla V100 datasheet (PCIe; fp16 = tensor core)",
         r"V100",
+        sms=80,
+        boost_mhz=1380,
     ),
     GpuSpec(
         "rtx-8000",
@@ -89,6 +104,8 @@ GPUS: tuple[GpuSpec, ...] = (
         {"fp64": 0.51, "fp32": 16.3, "fp16": 130.5},
         "NVIDIA Quadro RTX 8000 datasheet (fp16 = tensor core; FP64 1/32)",
         r"RTX 8000",
+        sms=72,
+        boost_mhz=1770,
     ),
     GpuSpec(
         "a100-80gb",
@@ -98,6 +115,8 @@ GPUS: tuple[GpuSpec, ...] = (
         dict(_AMPERE_A100),
         "NVIDIA A100 Tensor Core GPU datasheet (SXM 80GB; dense tensor-core rates)",
         r"A100.*80 ?GB",
+        sms=108,
+        boost_mhz=1410,
     ),
     GpuSpec(
         "a100-40gb",
@@ -107,6 +126,8 @@ GPUS: tuple[GpuSpec, ...] = (
         dict(_AMPERE_A100),
         "NVIDIA A100 Tensor Core GPU datasheet (SXM 40GB; dense tensor-core rates)",
         r"A100",
+        sms=108,
+        boost_mhz=1410,
     ),
     GpuSpec(
         "h100-pcie",
@@ -116,6 +137,8 @@ GPUS: tuple[GpuSpec, ...] = (
         {"fp64": 26.0, "fp32": 51.0, "tf32": 378.0, "bf16": 756.0, "fp16": 756.0},
         "NVIDIA H100 Tensor Core GPU datasheet (PCIe; dense = half the sparsity figures)",
         r"H100.*PCIe",
+        sms=114,
+        boost_mhz=1755,
     ),
     GpuSpec(
         "h100-sxm",
@@ -125,6 +148,8 @@ GPUS: tuple[GpuSpec, ...] = (
         dict(_HOPPER_SXM),
         "NVIDIA H100 Tensor Core GPU datasheet (SXM; dense = half the sparsity figures)",
         r"H100",
+        sms=132,
+        boost_mhz=1980,
     ),
     GpuSpec(
         "b200",
@@ -144,6 +169,8 @@ GPUS: tuple[GpuSpec, ...] = (
         dict(_HOPPER_SXM),
         "NVIDIA H200 Tensor Core GPU datasheet (SXM; compute as H100 SXM, dense)",
         r"H200",
+        sms=132,
+        boost_mhz=1980,
     ),
 )
 

@@ -24,13 +24,18 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import ClassVar
 
-from perfkit.resultfile.figures import GRAPH_REPLAY_S, TIME
+from perfkit.resultfile.figures import GRAPH_REPLAY_S, SHARE_OF_COPY_PEAK, SHARE_OF_PEAK, TIME
 from perfkit.resultfile.model import BenchmarkEntry, ResultSet
 from perfkit.verdict import stats
 from perfkit.verdict.expected import GRAPH, Estimate, NoModel, NoRoof, Roofs, Work, Workloads, estimate
 
 AS_EXPECTED, FASTER, SLOWER, FAR_FROM = "as expected", "faster", "slower", "FAR from expected"
 #: Said of a benchmark the comparison was not given perfkit's workloads for (perfkit compare gives them).
+#: Below this share of the ceiling a kernel names it is paced by something else, its multiprocessors' index
+#: arithmetic: max pooling over three channels reached 19-45% of the copy ceiling on the H200 and H100
+#: baselines of 2026-11-27 (ReLU, bound by it, 95-97%), and sped up 1.03-1.05x from the H200 to the H100 (the
+#: copy ceiling expects 0.71x; both have 132 SMs at 1980 MHz)
+ISSUE_SHARE = 0.5
 NO_WORKLOADS = "its work was not counted (this comparison was made without perfkit's workloads)"
 
 
@@ -146,6 +151,7 @@ class _Target:
     bound: str | None
     launch: bool  # the benchmark measures the launch cost (it replays a one-element kernel as a graph)
     gpu: bool
+    share: float | None = None  # the share of its bound ceiling the benchmark reached here
 
 
 @dataclass(frozen=True)
@@ -168,8 +174,9 @@ class _Side:
         """This side's view of ``name``; on ``roofs`` instead of its own for a device never measured."""
         work = (NoModel(NO_WORKLOADS) if self.workloads is None
                 else self.workloads(self.entries[name], self.results))
+        share = self.mean(name, SHARE_OF_COPY_PEAK.name) or self.mean(name, SHARE_OF_PEAK.name)
         return _Target(roofs or self.roofs, work, self.entries[name].context.bound,
-                       bool(self.mean(name, GRAPH_REPLAY_S.name)), self.results.info.device == "cuda")
+                       bool(self.mean(name, GRAPH_REPLAY_S.name)), self.results.info.device == "cuda", share)
 
 
 def hardware_rows(baseline: ResultSet, current: ResultSet, names: Sequence[str],
@@ -237,6 +244,8 @@ def expect(then: _Target, now: _Target) -> Expectation:
     counted = isinstance(then.work, Work) and isinstance(now.work, Work)
     if counted and isinstance(then.work, Work) and then.work.network:
         return _modelled(then, now)
+    if then.bound and now.bound and (issue := _issue_bound(then, now)) is not None:
+        return issue
     if then.bound and now.bound:
         old, new = then.roofs.ceiling(then.bound), now.roofs.ceiling(now.bound)
         shown = now.bound if now.bound == then.bound else f"{then.bound} -> {now.bound}"
@@ -247,6 +256,19 @@ def expect(then: _Target, now: _Target) -> Expectation:
         return _modelled(then, now)
     unmodelled = [w for w in (then.work, now.work) if isinstance(w, NoModel)]
     return Expectation(None, why=unmodelled[-1].reason, gpu=gpu and all(w.gpu for w in unmodelled))
+
+
+def _issue_bound(then: _Target, now: _Target) -> Expectation | None:
+    """A kernel far below the ceiling it names (under ISSUE_SHARE of it on the first device) is paced by its
+    multiprocessors' issue rate instead, the lower roof: the ratio of SMs x clock, where both datasheets list
+    them; None otherwise."""
+    if then.share is None or then.share >= ISSUE_SHARE:
+        return None
+    old, new = then.roofs.issue_rate(), now.roofs.issue_rate()
+    if not (old and new):
+        return None
+    return Expectation(new / old, f"SMs x clock ({then.share:.0%} of {then.bound}: not paced by it)",
+                       gpu=then.gpu and now.gpu)
 
 
 def _modelled(then: _Target, now: _Target) -> Expectation:

@@ -139,6 +139,11 @@ class Roofs:
     def ceiling(self, key: str) -> float | None:
         return self.ceilings.get(key)
 
+    def issue_rate(self) -> float | None:
+        """Multiprocessor cycles per second (SMs x boost clock, from the datasheet): the roof of work paced by
+        neither memory nor FLOPs, such as a kernel's index arithmetic."""
+        return self.sheet.issue_rate() if self.sheet is not None else None
+
     def flop_rate(self, precision: str) -> float:
         """FLOP/s of ``precision``'s matmul ceiling; a device without TF32 computes it in fp32, as PyTorch
         does there."""
