@@ -12,7 +12,7 @@ import statistics
 import pytest
 
 from perfkit import SCHEMA_VERSION, cli
-from perfkit.render import plots, report
+from perfkit.render import plots, report, speedups, verdicts
 from perfkit.render.tables import fmt_time
 from perfkit.resultfile import derived, load, payloads
 from perfkit.store import baseline_runs
@@ -124,7 +124,7 @@ def test_the_end_of_run_summary_lists_verdicts_worth_reading_and_counts_the_rest
     matmul = "benches/test_ceilings.py::test_matmul_flops[fp32]"
     current = slowed(cpu_results, matmul, 1.5)
     current["benchmarks"] = [b for b in current["benchmarks"] if "copy" not in b["fullname"]]
-    lines = report.summary_lines(judged(three_runs(cpu_results), current), "baselines/x.json")
+    lines = verdicts.summary_lines(judged(three_runs(cpu_results), current), "baselines/x.json")
     assert "1 regressed" in lines[0] and any(
         line.strip().startswith("regressed") and matmul in line for line in lines
     )
@@ -133,7 +133,7 @@ def test_the_end_of_run_summary_lists_verdicts_worth_reading_and_counts_the_rest
     assert any(line.strip().startswith("regressed/improved:") for line in lines)
     head = next(i for i, line in enumerate(lines) if line.strip().startswith("verdict"))
     assert lines[head + 2].index(matmul) == lines[head].index("benchmark")  # the detail lines are columns
-    narrow = report.summary_lines(judged(three_runs(cpu_results), current), "baselines/x.json", width=80)
+    narrow = verdicts.summary_lines(judged(three_runs(cpu_results), current), "baselines/x.json", width=80)
     table = narrow[1:narrow.index(next(line for line in narrow if "missing benchmark(s)" in line))]
     assert max(map(len, table)) <= 80 and any("test_matmul_flops[fp32]" in line for line in table)
 
@@ -215,7 +215,7 @@ def test_across_hardware_the_report_draws_speedup_against_the_ceiling_ratio(tmp_
 
 @pytest.mark.parametrize(("mde", "text"), [(None, "-"), (0.052, "5.2%"), (9.5, "950.0%"), (1.3e25, ">1000%")])
 def test_an_mde_past_a_thousand_percent_is_not_spelled_out(mde, text):
-    assert report.fmt_mde(mde) == text
+    assert verdicts.fmt_mde(mde) == text
 
 
 def test_the_swap_memory_panel_leaves_out_the_cpu_cases_that_have_no_peak(tmp_path, monkeypatch):
@@ -321,7 +321,7 @@ def test_the_report_opens_with_one_verdict_line_that_carries_the_counts(injected
 
 def test_the_rows_to_read_come_first_worst_first_each_linked_to_its_familys_plot(injected_reports):
     text = (injected_reports.plain / "report.md").read_text()
-    read = report.to_read(injected_reports.comparison)
+    read = verdicts.to_read(injected_reports.comparison)
     rows = _rows_table(text)
     assert [line.split(" | ")[0].strip("| ") for line in rows] == [r.verdict.value for r in read]
     assert [r.verdict.value for r in read][:len(INJECTED)] == ["regressed"] * len(INJECTED)
@@ -366,7 +366,7 @@ def test_each_family_section_puts_its_table_beside_its_plots(injected_reports):
 def test_with_kept_runs_each_row_shows_its_trend_and_links_its_chart_without_none(injected_reports):
     page = (injected_reports.kept / "report.html").read_text()
     text = (injected_reports.kept / "report.md").read_text()
-    read = report.to_read(injected_reports.comparison)
+    read = verdicts.to_read(injected_reports.comparison)
     rows_html = page.split('<table class="verdicts">')[1].split("</table>")[0]
     assert rows_html.count('<svg class="spark"') == len(read)
     chart = "time-of-benchestest_layerspytest_layerconv-forward"
@@ -389,17 +389,20 @@ def test_the_job_summary_stays_within_its_byte_budget_cutting_the_folded_rows_fi
     filler = next(r for r in comparison.rows if r.verdict is Verdict.UNCHANGED)
     big = dataclasses.replace(comparison, rows=comparison.rows + tuple(
         dataclasses.replace(filler, benchmark=f"benches/test_many.py::test_case[{i}]") for i in range(9000)))
-    assert len(report.render(big, "markdown", show_unchanged=False).encode()) > report.SUMMARY_BYTES
-    summary = report.summary_markdown(big, ["perfkit: confirmation: 3 flagged benchmark(s) re-run 3 time(s)"])
-    assert len(summary.encode()) <= report.SUMMARY_BYTES
-    assert summary.startswith(f"## {report.verdict_line(big)}\n\nperfkit: confirmation:")
-    assert all(f"| {r.verdict.value} | {r.benchmark} | {r.figure} |" in summary for r in report.to_read(big))
+    assert len(verdicts.render(big, "markdown", show_unchanged=False).encode()) > verdicts.SUMMARY_BYTES
+    note = "perfkit: confirmation: 3 flagged benchmark(s) re-run 3 time(s)"
+    summary = verdicts.summary_markdown(big, [note])
+    assert len(summary.encode()) <= verdicts.SUMMARY_BYTES
+    assert summary.startswith(f"## {verdicts.verdict_line(big)}\n\nperfkit: confirmation:")
+    read = verdicts.to_read(big)
+    assert all(f"| {r.verdict.value} | {r.benchmark} | {r.figure} |" in summary for r in read)
     folded = summary.split("unchanged benchmark(s)")[1].split("</details>")[0]
     assert "Rows cut to keep this job summary under 1,000,000 bytes" in folded and "test_many" not in summary
-    small = report.summary_markdown(big, budget=3000)
-    assert len(small.encode()) <= 3000 and small.startswith(f"## {report.verdict_line(big)}\n")
+    small = verdicts.summary_markdown(big, budget=3000)
+    assert len(small.encode()) <= 3000 and small.startswith(f"## {verdicts.verdict_line(big)}\n")
     assert re.search(r"\n\d+ more row\(s\) to read cut to keep this job summary under 3,000 bytes", small)
-    assert report.summary_markdown(comparison) == report.render(comparison, "markdown", show_unchanged=False)
+    markdown = verdicts.render(comparison, "markdown", show_unchanged=False)
+    assert verdicts.summary_markdown(comparison) == markdown
 
 
 def test_the_verdict_line_counts_the_gating_figures_a_5_percent_change_could_move():
@@ -407,10 +410,10 @@ def test_the_verdict_line_counts_the_gating_figures_a_5_percent_change_could_mov
         return Row("b", "time", "s", "lower", 1.0, 1.0, 0.0, verdict, gating=True, mde=mde)
 
     rows = (row(0.03), row(0.05), row(0.12), row(None), row(None, Verdict.MISSING))
-    line = report.verdict_line(Comparison("hw", "hw", rows))
+    line = verdicts.verdict_line(Comparison("hw", "hw", rows))
     assert line.endswith("; fingerprint unchanged; MDE ≤ 5% for 2 of 4 gating figures, worst 12.0%, "
                          "1 of unknown noise")
-    assert report.verdict_line(Comparison("hw", "hw", ())).endswith("; no gating figure compared")
+    assert verdicts.verdict_line(Comparison("hw", "hw", ())).endswith("; no gating figure compared")
 
 
 def _hidden_points(fig, marker_px: float = 5.0) -> list[tuple[float, float]]:
@@ -547,7 +550,7 @@ def test_across_two_cpus_under_one_id_the_plot_names_each_cpu_and_leaves_out_the
     (tmp_path / "other.json").write_text(json.dumps(other))
     _, current, comparison = judge_files(ROOT / "baselines" / "cpu-amd-epyc-2cpu-quick.json",
                                          tmp_path / "other.json", None)
-    assert report.machine_names(comparison) == ("AMD EPYC, family 26 model 2",
+    assert speedups.machine_names(comparison) == ("AMD EPYC, family 26 model 2",
                                                 "AMD EPYC 7B13, family 25 model 1")
     own = {r.benchmark for r in comparison.hardware_rows if r.by_definition}
     assert own == {"benches/test_ceilings.py::test_copy_bandwidth",
@@ -571,7 +574,8 @@ def test_the_h100_against_h200_plot_leaves_out_the_benchmarks_that_set_their_own
 
     _, _, comparison = judge_files(ROOT / "baselines" / "nvidia-h200-x1.json",
                                    ROOT / "baselines" / "nvidia-h100-80gb-hbm3-x1.json", None)
-    plots.hardware_chart(comparison.hardware_rows, *report.machine_names(comparison), tmp_path / "hw.png")
+    names = speedups.machine_names(comparison)
+    plots.hardware_chart(comparison.hardware_rows, *names, tmp_path / "hw.png")
     ax = saved_figures[0].axes[0]
     own = [r for r in comparison.hardware_rows if r.by_definition]
     assert own and all(r.speedup == r.expected for r in own)  # the ceilings and the launch cost measured
@@ -640,9 +644,9 @@ def test_the_headline_says_how_many_unknowns_only_got_better():
             row("only_here", None), row("mixed", -0.2), row("mixed", 0.2, figure="peak_allocated_mib"))
     cmp = Comparison("gpu-x1", "gpu-x1", rows)
     assert cmp.unknown_better() == 2  # faster, higher_rate; a figure without a change is not called better
-    assert "5 unknown (2 of them better)" in report.headline(cmp)
+    assert "5 unknown (2 of them better)" in verdicts.headline(cmp)
     worse_only = Comparison("gpu-x1", "gpu-x1", (row("slower", 0.2),))
-    assert "1 unknown (benchmarks)" in report.headline(worse_only)
+    assert "1 unknown (benchmarks)" in verdicts.headline(worse_only)
 
 
 def test_the_legend_says_the_minimum_effects_and_alpha_the_comparison_was_judged_by():
@@ -650,9 +654,9 @@ def test_the_legend_says_the_minimum_effects_and_alpha_the_comparison_was_judged
     from perfkit.verdict.judge import Policy
 
     raw = load.read_json(ROOT / "baselines" / "cpu-amd-epyc-2cpu-quick.json")
-    default = report.meanings(judged(raw, raw))
+    default = verdicts.meanings(judged(raw, raw))
     assert "(3% for a GPU-bound benchmark, else 5%, or a benchmark's own tolerance)" in default
     assert "held at 5%" in default and "90% interval" in default
-    wider = report.meanings(judged(raw, raw, Policy(0.10, 0.10, 0.01)))
+    wider = verdicts.meanings(judged(raw, raw, Policy(0.10, 0.10, 0.01)))
     assert "(10%, or a benchmark's own tolerance)" in wider and "3%" not in wider
     assert "held at 1%" in wider and "98% interval" in wider
