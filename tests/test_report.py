@@ -12,7 +12,16 @@ import statistics
 import pytest
 
 from perfkit import SCHEMA_VERSION, cli
-from perfkit.render import plots, report, speedups, verdicts
+from perfkit.render import (
+    hardware_chart,
+    plots,
+    plots_kernels,
+    plots_models,
+    plots_training,
+    report,
+    speedups,
+    verdicts,
+)
 from perfkit.render.tables import fmt_time
 from perfkit.resultfile import derived, load, payloads
 from perfkit.store import baseline_runs
@@ -178,7 +187,7 @@ def test_a_cpu_run_draws_no_empty_memory_panel(tmp_path):
     results = typed(
         json.loads((ROOT / "tests" / "data" / "cpu-quick-families.json").read_text())
     )  # every family
-    [(_, swap)] = plots.plot_vgg_swap(results, tmp_path)
+    [(_, swap)] = plots_models.plot_vgg_swap(results, tmp_path)
     assert imread(swap).shape[1] < 800  # one panel: the time; peak memory needs a GPU and is left out
     text = report.write_report(results, tmp_path / "all").read_text()
     assert all(
@@ -220,17 +229,17 @@ def test_an_mde_past_a_thousand_percent_is_not_spelled_out(mde, text):
 
 def test_the_swap_memory_panel_leaves_out_the_cpu_cases_that_have_no_peak(tmp_path, monkeypatch):
     drawn: dict[str, list[str]] = {}
-    real = plots._grouped_bars
+    real = plots_models.grouped_bars
 
     def record(ax, cases, series, label, spread=None):
         drawn[label] = list(cases)
         return real(ax, cases, series, label, spread)
 
-    monkeypatch.setattr(plots, "_grouped_bars", record)
+    monkeypatch.setattr(plots_models, "grouped_bars", record)
     results = typed(
         json.loads((ROOT / "baselines" / "nvidia-h200-x1.json").read_text())
     )  # cpu and cuda cases
-    plots.plot_vgg_swap(results, tmp_path)
+    plots_models.plot_vgg_swap(results, tmp_path)
     times = {label: cases for label, cases in drawn.items() if label.startswith("median time on")}
     # one linear time panel per device: on one log axis a GPU's forward beside a CPU's hid the swap
     assert {label.split()[3]: {c.split()[0] for c in cases} for label, cases in times.items()} == {
@@ -256,7 +265,7 @@ def saved_figures(monkeypatch):
 
 def test_bars_stand_on_linear_axes_from_zero_each_labelled_with_its_value(tmp_path, saved_figures):
     results = typed(json.loads((ROOT / "baselines" / "nvidia-h200-x1.json").read_text()))
-    for plotter in (plots.plot_ceilings, plots.plot_layers, plots.plot_vgg_swap):
+    for plotter in (plots_kernels.plot_ceilings, plots_models.plot_layers, plots_models.plot_vgg_swap):
         plotter(results, tmp_path)
     axes = [ax for fig in saved_figures for ax in fig.axes]
     assert axes and all(ax.get_yscale() == "linear" and ax.get_ylim()[0] == 0 for ax in axes)
@@ -273,9 +282,9 @@ def test_ceilings_no_datasheet_lists_get_panels_of_their_own_with_no_datasheet_b
         ceilings.pop(key, None)
     raw["benchmarks"] = [b for b in raw["benchmarks"]
                          if not b["name"].startswith(("test_one_sm_copy", "test_first_touch"))]
-    plots.plot_ceilings(typed(raw), tmp_path)
+    plots_kernels.plot_ceilings(typed(raw), tmp_path)
     raw["machine_info"]["perfkit"]["ceilings"].update(measured)
-    plots.plot_ceilings(typed(raw), tmp_path)
+    plots_kernels.plot_ceilings(typed(raw), tmp_path)
     before, after = saved_figures
     assert len(before.axes) == 2 and len(after.axes) == 4
     one_sm, touch = after.axes[2:]
@@ -442,7 +451,7 @@ def test_the_batch_sweep_compares_like_with_like_and_says_what_memory_its_search
     for bench in raw["benchmarks"]:
         if "batch_capacity" in bench["extra_info"]:
             bench["extra_info"]["batch_capacity"]["room"] = "a 2 MiB synthetic budget"
-    plots.plot_batch_sweep(typed(raw), tmp_path)
+    plots_training.plot_batch_sweep(typed(raw), tmp_path)
     (fig,) = saved_figures
     left, right = fig.axes
     assert left.get_xlim()[1] < 256 and right.get_xlim()[1] < 256  # measured at 32 and 128: no seed 2048
@@ -457,7 +466,7 @@ def test_the_batch_sweep_compares_like_with_like_and_says_what_memory_its_search
 
 
 def test_the_committed_cpu_batch_sweep_neither_contradicts_its_points_nor_hides_one(tmp_path, saved_figures):
-    plots.plot_batch_sweep(load.load(ROOT / "baselines" / "cpu-amd-epyc-2cpu-quick.json"), tmp_path)
+    plots_training.plot_batch_sweep(load.load(ROOT / "baselines" / "cpu-amd-epyc-2cpu-quick.json"), tmp_path)
     (fig,) = saved_figures
     legend = [t.get_text() for t in fig.legends[0].get_texts()]
     assert not any("out of memory above" in text for text in legend)
@@ -471,7 +480,7 @@ def test_the_committed_cpu_batch_sweep_neither_contradicts_its_points_nor_hides_
 def test_the_largest_batch_above_every_batch_swept_is_where_memory_ran_out(tmp_path, saved_figures):
     raw = json.loads((ROOT / "tests" / "data" / "cpu-quick-families.json").read_text())
     raw["benchmarks"] = [b for b in raw["benchmarks"] if "b128" not in b["fullname"]]
-    plots.plot_batch_sweep(typed(raw), tmp_path)
+    plots_training.plot_batch_sweep(typed(raw), tmp_path)
     legend = [t.get_text() for t in saved_figures[0].legends[0].get_texts()]
     assert "largest batch that fits its search's memory: 47 (out of memory above)" in legend
 
@@ -483,8 +492,8 @@ def test_log_axes_carry_dots_not_bars_and_the_roofline_promises_no_ncu_points_it
         for point in (bench["extra_info"].get("roofline") or {}).get("points", []):
             point["bytes_source"] = "analytic minimum"
     results = typed(raw)
-    plots.plot_ppp(results, tmp_path)
-    plots.roofline_chart(results, tmp_path / "roof.png")
+    plots_models.plot_ppp(results, tmp_path)
+    plots_models.roofline_chart(results, tmp_path / "roof.png")
     ppp, roof = saved_figures
     assert all(ax.get_xscale() == "log" and not ax.patches for ax in ppp.axes if ax.get_visible())
     assert "hollow" not in roof.axes[0].get_title() and roof.axes[0].collections
@@ -528,7 +537,7 @@ def _overlapping_labels(ax, renderer, marker_px: float = 4.0) -> list[tuple[str,
 
 @pytest.mark.parametrize("name", ["nvidia-h200-x1", "nvidia-h100-80gb-hbm3-x1"])
 def test_the_rooflines_point_labels_cover_no_other_label_and_no_point(tmp_path, saved_figures, name):
-    plots.roofline_chart(load.load(ROOT / "baselines" / f"{name}.json"), tmp_path / "roof.png")
+    plots_models.roofline_chart(load.load(ROOT / "baselines" / f"{name}.json"), tmp_path / "roof.png")
     (fig,) = saved_figures
     (ax,) = fig.axes
     renderer = _drawn(fig)
@@ -575,7 +584,7 @@ def test_the_h100_against_h200_plot_leaves_out_the_benchmarks_that_set_their_own
     _, _, comparison = judge_files(ROOT / "baselines" / "nvidia-h200-x1.json",
                                    ROOT / "baselines" / "nvidia-h100-80gb-hbm3-x1.json", None)
     names = speedups.machine_names(comparison)
-    plots.hardware_chart(comparison.hardware_rows, *names, tmp_path / "hw.png")
+    hardware_chart.hardware_chart(comparison.hardware_rows, *names, tmp_path / "hw.png")
     ax = saved_figures[0].axes[0]
     own = [r for r in comparison.hardware_rows if r.by_definition]
     assert own and all(r.speedup == r.expected for r in own)  # the ceilings and the launch cost measured
@@ -587,7 +596,7 @@ def test_the_h100_against_h200_plot_leaves_out_the_benchmarks_that_set_their_own
 
 def test_the_time_to_accuracy_chart_puts_training_time_on_its_x_axis(tmp_path, saved_figures):
     results = load.load(ROOT / "baselines" / "nvidia-h200-x1.json")
-    plots.plot_time_to_accuracy(results, tmp_path)
+    plots_training.plot_time_to_accuracy(results, tmp_path)
     left = saved_figures[0].axes[0]
     assert left.get_xlabel().startswith("training time (s)") and "dotted" in left.get_xlabel()
     records = [rec for _, rec in results.family(payloads.TimeToAccuracy)]
