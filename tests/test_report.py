@@ -13,8 +13,8 @@ import pytest
 
 from perfkit import SCHEMA_VERSION, cli
 from perfkit.render import (
+    families,
     hardware_chart,
-    plots,
     plots_kernels,
     plots_models,
     plots_training,
@@ -67,11 +67,82 @@ def test_roofline_cli_without_ppp_results_says_what_to_run(tmp_path, cpu_results
     assert "run benches/test_ppp.py on a GPU" in capsys.readouterr().err
 
 
-@pytest.mark.parametrize("plotter", [p for family in plots.FAMILY_PLOTTERS.values() for p in family])
+@pytest.mark.parametrize("plotter", [p for family in families.REGISTRY.values() for p in family.plots])
 def test_plotters_draw_nothing_for_a_run_without_their_family(tmp_path, plotter):
     info = {"perfkit": {"schema_version": SCHEMA_VERSION}}
     empty = load.typed({"benchmarks": [], "machine_info": info}, "no benchmarks")
     assert list(plotter(empty, tmp_path)) == []
+
+
+def _moved(raw: dict, files: dict[str, str]) -> dict:
+    """``raw`` with the benchmarks of each bench file of ``files`` moved to the file named beside it (in every
+    place the results name a benchmark: its entry, its stored runs, its noise)."""
+    text = json.dumps(raw)
+    for old, new in files.items():
+        text = text.replace(f'"benches/{old}.py::', f'"benches/{new}.py::')
+    return json.loads(text)
+
+
+def test_a_renamed_bench_file_keeps_its_plots_and_its_section(tmp_path):
+    """The vector add's benchmarks in a file of another name, carrying the same records: the report finds its
+    plots by the records (perfkit.render.families), where it once looked them up by the file's name."""
+    raw = one_run(json.loads((ROOT / "baselines" / "nvidia-h200-x1.json").read_text()))
+    raw["benchmarks"] = [b for b in raw["benchmarks"] if "/test_vector_add.py::" in b["fullname"]]
+    text = report.write_report(typed(_moved(raw, {"test_vector_add": "test_renamed"})), tmp_path).read_text()
+    assert "test_vector_add" not in text
+    section = text.split("\n## test_renamed\n")[1].split("\n## ")[0]
+    assert "| test_cpu_loop[K1] |" in section  # benches/test_renamed.py::test_cpu_loop[K1]
+    for png in ("vector_add_explicit.png", "vector_add_managed.png"):
+        assert f"]({png})" in section and (tmp_path / png).stat().st_size > 10_000
+
+
+#: Every bench file of the quick H200 baseline (every family but the all-reduce's), and of the two-GPU one.
+_FAMILY_FILES = {
+    "nvidia-h200-x1-quick": ["test_ceilings", "test_vector_add", "test_layers", "test_vgg_swap",
+                             "test_model_memory", "test_ppp", "test_data_parallel", "test_capacity",
+                             "test_batch_sweep", "test_time_to_accuracy", "test_large_batch", "test_flops",
+                             "test_timer_fidelity"],
+    "nvidia-h200-x2": ["test_data_parallel", "test_capacity", "test_large_batch"],
+}
+
+
+@pytest.mark.parametrize("baseline", sorted(_FAMILY_FILES))
+def test_every_family_goes_where_its_records_are_whatever_its_files_are_named(baseline):
+    """Each bench file moved to an unrelated name: every family's plots and tables land in the same file's
+    section, in the same order (the registry's, then the run's) as under its own name."""
+    raw = json.loads((ROOT / "baselines" / f"{baseline}.json").read_text())
+    names = {old: f"moved_{i}" for i, old in enumerate(_FAMILY_FILES[baseline])}
+    placed = families.placed(typed(raw))
+    moved = families.placed(typed(_moved(raw, names)))
+    assert [title for title in placed if title in names] == _FAMILY_FILES[baseline]  # the registry's order
+    assert {names.get(title, title): found for title, found in placed.items()} == moved
+    held = [family for key, family in families.REGISTRY.items()
+            if any(families.carries(bench, key) for bench in typed(raw).benchmarks)]
+    assert [family for title in moved if title.startswith("moved_") for family in moved[title]] == held
+
+
+@pytest.mark.slow
+def test_a_report_of_renamed_bench_files_is_the_same_report(tmp_path):
+    """The quick H200 baseline under its own file names and under others: the same report, names aside."""
+    raw = json.loads((ROOT / "baselines" / "nvidia-h200-x1-quick.json").read_text())
+    names = {old: f"moved_{i}" for i, old in enumerate(_FAMILY_FILES["nvidia-h200-x1-quick"])}
+    text = report.write_report(typed(raw), tmp_path / "own").read_text()
+    moved = report.write_report(typed(_moved(raw, names)), tmp_path / "moved").read_text()
+    for old, new in sorted(names.items(), key=lambda item: -len(item[1])):  # moved_10 before moved_1
+        moved = re.sub(rf"\b{new}\b", old, moved)
+    assert moved == text
+    assert sorted(p.name for p in (tmp_path / "own").glob("*.png")) == sorted(
+        p.name for p in (tmp_path / "moved").glob("*.png")) != []
+
+
+def test_ceilings_a_run_did_not_measure_still_get_their_section(tmp_path):
+    """A run without the ceilings' benchmarks that still holds ceilings (kept in the file, or lent by its
+    baseline) shows them under the family's own name."""
+    raw = one_run(json.loads((ROOT / "baselines" / "nvidia-h200-x1.json").read_text()))
+    raw["benchmarks"] = [b for b in raw["benchmarks"] if "/test_layers.py::" in b["fullname"]]
+    text = report.write_report(typed(raw), tmp_path).read_text()
+    section = text.split("\n## ceilings\n")[1].split("\n## test_layers\n")[0]
+    assert "](ceilings.png)" in section and "\n### Ceilings\n" in section
 
 
 def test_the_4gpu_report_draws_scaling_and_tabulates_ddp_beside_dataparallel(tmp_path):
@@ -299,7 +370,7 @@ def test_ceilings_no_datasheet_lists_get_panels_of_their_own_with_no_datasheet_b
 
 def test_a_cpu_runs_titles_promise_no_datasheet_peak_or_utilisation(tmp_path):
     results = typed(json.loads((ROOT / "tests" / "data" / "cpu-quick-families.json").read_text()))
-    titles = [title for family in plots.FAMILY_PLOTTERS.values() for plotter in family
+    titles = [title for family in families.REGISTRY.values() for plotter in family.plots
               for title, _ in plotter(results, tmp_path)]
     assert titles and not any(word in title for title in titles
                               for word in ("datasheet", "actual GPU memory", "GPU utilisation"))

@@ -3,30 +3,20 @@ self-contained HTML page, with the plots as PNGs beside it.
 
 It opens with the verdict line and the rows a person should read (perfkit.render.verdicts), each pointing at
 its family's section and, with kept runs, at its trend (perfkit.render.report_history); then the
-fingerprint, across hardware the measured against the expected speedups, one section per family (its
-benchmarks' table beside its plots, perfkit.render.plots, its own tables below: perfkit.render.family_tables)
-and the kept runs' trends.
+fingerprint, across hardware the measured against the expected speedups, one section per bench file (its
+benchmarks' table beside the plots of the families perfkit.render.families places there, their own tables
+below) and the kept runs' trends.
 """
 from __future__ import annotations
 
 import dataclasses
 from collections import defaultdict
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from pathlib import Path
 
-from perfkit.render import document
+from perfkit.render import document, families
 from perfkit.render.document import Collapsed, Columns, Document, Image, Section, Table, Text
-from perfkit.render.family_tables import (
-    batch_sweep_section,
-    capacity_section,
-    ceilings_section,
-    large_batch_section,
-    ppp_section,
-    scaling_section,
-    tta_section,
-)
 from perfkit.render.hardware_chart import hardware_chart
-from perfkit.render.plots import FAMILY_PLOTTERS
 from perfkit.render.report_history import chart_title, charted_trends, history_section, spark
 from perfkit.render.speedups import hardware_blocks, machine_names
 from perfkit.render.tables import fmt_time, fmt_value
@@ -112,24 +102,23 @@ def _pointers(by_file: dict[str, list[Section]], charted: dict[tuple[str, str], 
     return Pointers(link, trend if charted else None)
 
 
-def _family_sections(results: ResultSet, ceilings: Ceilings, out: Path, verdicts: dict[str, Verdict],
+def _family_sections(results: ResultSet, found: Ceilings, out: Path, verdicts: dict[str, Verdict],
                      kept_times: dict[str, trends.Trend]) -> dict[str, list[Section]]:
-    """Per family (a bench file), those with plots first in their order (plots.FAMILY_PLOTTERS), then the
-    rest in the run's: its benchmarks' table beside its plots, then its own tables below."""
+    """Per bench file, in the order perfkit.render.families places them: its benchmarks' table beside the
+    plots of the families its benchmarks carry, then those families' own tables below."""
     benches: dict[str, list[BenchmarkEntry]] = defaultdict(list)
     for bench in results.benchmarks:
         benches[bench.family].append(bench)
     out_sections: dict[str, list[Section]] = {}
-    for family in dict.fromkeys([*FAMILY_PLOTTERS, *_FAMILY_TABLES, *benches]):
-        plotted = [Image(title, path) for plotter in FAMILY_PLOTTERS.get(family, ())
-                   for title, path in plotter(results, out)]
-        tables = _FAMILY_TABLES[family](results, ceilings) if family in _FAMILY_TABLES else []
-        if not (benches.get(family) or plotted or tables):
+    for title, shown in families.placed(results).items():
+        plotted = [Image(heading, path) for family in shown for heading, path in family.draw(results, out)]
+        tables = [table for family in shown for table in family.tabulate(results, found)]
+        mine = benches.get(title, [])
+        if not (mine or plotted or tables):
             continue
-        mine = benches.get(family, [])
         left = [_bench_table(mine, verdicts, kept_times)] if mine else []
-        out_sections[family] = [Section(family, (Columns(tuple(left), tuple(plotted)), *_metrics(mine))),
-                                *(dataclasses.replace(t, level=t.level + 1) for t in tables)]
+        out_sections[title] = [Section(title, (Columns(tuple(left), tuple(plotted)), *_metrics(mine))),
+                               *(dataclasses.replace(t, level=t.level + 1) for t in tables)]
     return out_sections
 
 
@@ -155,15 +144,3 @@ def _metrics(benches: list[BenchmarkEntry]) -> list[document.Block]:
             for b in benches if b.metrics]
     return [Collapsed(f"metrics of {len(rows)} benchmark(s)", (Table.of(["benchmark", "metrics"], rows),))
             ] if rows else []
-
-
-#: A family's own tables beyond its benchmarks' (sections placed under the family's).
-_FAMILY_TABLES: dict[str, Callable[[ResultSet, Ceilings], list[Section]]] = {
-    "test_ceilings": ceilings_section,
-    "test_ppp": ppp_section,
-    "test_data_parallel": scaling_section,
-    "test_large_batch": large_batch_section,
-    "test_capacity": capacity_section,
-    "test_batch_sweep": batch_sweep_section,
-    "test_time_to_accuracy": tta_section,
-}
