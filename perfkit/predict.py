@@ -14,7 +14,7 @@ from collections.abc import Sequence
 from pathlib import Path
 
 from perfkit.errors import UsageError
-from perfkit.render import report
+from perfkit.render import speedups
 from perfkit.render.tables import text_table
 from perfkit.resultfile import datasheet, load
 from perfkit.resultfile.model import ResultSet, family_of
@@ -55,7 +55,7 @@ def family(device: str, name: str | None, at_hand: Sequence[Path] | None, worklo
     checks = {other.hardware_id: across.hardware_rows(reference, other, _held(other, names), workloads)
               for other in measured if other is not reference and other.profile == reference.profile}
     notes = (*roofs.notes, *Roofs.of(reference).notes)
-    return report.prediction_text(found, f"{spec.key} ({spec.name})", notes, reference.hardware_id, checks)
+    return speedups.prediction_text(found, f"{spec.key} ({spec.name})", notes, reference.hardware_id, checks)
 
 
 def held_out(device: str, measured: Path, name: str | None, at_hand: Sequence[Path] | None,
@@ -134,7 +134,7 @@ def _checked(reference: ResultSet, target: ResultSet, names: Sequence[str], work
         return json.dumps([dataclasses.asdict(h) | {"ratio": h.ratio, "verdict": h.verdict,
                                                      "errors": h.errors()} for h in rows], indent=2)
     notes = (*Roofs.of(reference).notes, *Roofs.of(target).notes)
-    return report.check_text(rows, reference.hardware_id, target.hardware_id, notes)
+    return speedups.check_text(rows, reference.hardware_id, target.hardware_id, notes)
 
 
 def _in(benchmark: str, name: str | None) -> bool:

@@ -25,7 +25,7 @@ from perfkit.errors import BaselineError, PerfkitError, UsageError
 from perfkit.measure import capacity, clocks, hardware
 from perfkit.options import RunOptions
 from perfkit.parallel import launch
-from perfkit.render import report
+from perfkit.render import verdicts
 from perfkit.resultfile import datasheet, inject, load, partial
 from perfkit.resultfile.model import PROFILES, PerfkitInfo, ProfileName, ResultSet, family_of
 from perfkit.resultfile.partial import PartialFile
@@ -396,7 +396,7 @@ class Session:
             ratio = self.comparison.geomean_time_ratio
             why = (f"the committed baseline is of another machine under this hardware id "
                    f"({self.comparison.not_judged})"
-                   + ("" if ratio is None else f", and this run was {report.how_much(ratio)} than it"))
+                   + ("" if ratio is None else f", and this run was {verdicts.how_much(ratio)} than it"))
         busy = results.busy_host()
         command = shlex.join(["pytest", *(self.options.command or ("benches/",)),
                               f"--perfkit-save-baseline={LOCAL_SAVE}"])
@@ -435,7 +435,7 @@ class Session:
     def _markdown(self, comparison: Comparison) -> str:
         """The final verdict (after confirmation) as markdown, for a CI job summary."""
         notes = [m for m in self.messages if m.startswith("perfkit: confirmation")]
-        return report.summary_markdown(comparison, notes)
+        return verdicts.summary_markdown(comparison, notes)
 
     def summary_lines(self, width: int | None = None) -> list[str]:
         """What the terminal summary shows: the comparison first (its table fitted to ``width`` columns where
@@ -453,7 +453,7 @@ class Session:
         if self.results_path is not None:
             lines.append(where_results(self.results_path))
         if self.comparison is not None:
-            lines[:0] = report.summary_lines(self.comparison, str(self.baseline_path), width=width)
+            lines[:0] = verdicts.summary_lines(self.comparison, str(self.baseline_path), width=width)
         return lines + ([self.hint] if self.hint else [])
 
 

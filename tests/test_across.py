@@ -17,7 +17,7 @@ import statistics
 import pytest
 
 from perfkit.cli import judge_files, work_of
-from perfkit.render import report
+from perfkit.render import report, speedups
 from perfkit.resultfile import datasheet, load
 from perfkit.resultfile.figures import ceiling_label
 from perfkit.verdict import across
@@ -282,7 +282,7 @@ def test_the_summary_counts_the_gpu_benchmarks_with_an_expectation_and_those_wit
     expected = [r for r in gpu if r.expected is not None]
     near = [r for r in expected if r.ratio is not None and 1 / 1.15 <= r.ratio <= 1.15]
     assert len(gpu) == 13 and len(expected) == 12  # one block: these baselines never measured its ceiling
-    said = report.hardware_summary(list(rows.values()))
+    said = speedups.hardware_summary(list(rows.values()))
     assert said.startswith(f"{len(expected)} of {len(gpu)} GPU benchmarks carry an expected speedup")
     assert f"{len(near)} of them lie within x1.15" in said
 

@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 
 from perfkit.cli import judge_files
-from perfkit.render import report
+from perfkit.render import verdicts
 from perfkit.resultfile.figures import TIME_UNIT
 from perfkit.verdict.judge import Comparison, Verdict
 
@@ -89,16 +89,16 @@ def test_a_gating_figure_other_than_the_time_that_differs_on_the_other_machine_i
     assert gemm.verdict is Verdict.INFO and gemm.change == pytest.approx(-0.097, abs=0.005)
     assert cmp.benchmark_verdicts()[GEMM] is Verdict.INFO
     assert Verdict.CHANGED not in cmp.counts() and cmp.counts()[Verdict.INFO] == len(differ)
-    summary = report.summary_lines(cmp, "nvidia-h200-x1.json")  # the end of a run's terminal
+    summary = verdicts.summary_lines(cmp, "nvidia-h200-x1.json")  # the end of a run's terminal
     assert f" as expected, {len(differ)} info, " in summary[0] and not re.search(r"\bchanged\b", summary[0])
     said = (f"  {len(differ)} gating figure(s) other than a time differ on the other machine (info: shown, "
             "not judged); `perfkit compare` lists them")
     assert said in summary
     assert not [line for line in summary if GEMM in line]  # counted, not listed as rows to read
-    table = report.render(cmp, "table")  # what `perfkit compare` prints
+    table = verdicts.render(cmp, "table")  # what `perfkit compare` prints
     [line] = [line for line in table.splitlines() if GEMM in line and "sm_mcycles" in line]
     assert line.startswith("info ") and "differs on the other machine" in line and "p=" not in line
     assert not re.search(r"^changed ", table, re.MULTILINE)
-    page = report.render(cmp, "markdown", show_unchanged=False)  # the report's and job summary's verdicts
+    page = verdicts.render(cmp, "markdown", show_unchanged=False)  # the report's and job summary's verdicts
     assert f"{len(differ)} info benchmark(s), {len(differ)} figure(s)" in page
     assert "| changed |" not in page and "info: a gating figure other than a time" in page

@@ -12,7 +12,7 @@ from hypothesis import strategies as st
 from perfkit import SCHEMA_VERSION, cli
 from perfkit.cli import parse_threshold
 from perfkit.errors import BaselineError, UsageError
-from perfkit.render import report
+from perfkit.render import verdicts
 from perfkit.resultfile import load
 from perfkit.store import baselines
 from perfkit.verdict.across import HardwareRow
@@ -499,10 +499,10 @@ def test_another_cpu_generation_under_one_hardware_id_is_said_up_front_and_not_j
     # 2.5x, give or take how far the newest run sits from them
     assert slower.geomean_time_ratio == pytest.approx(2.5, rel=0.1)
     assert len(slower.hardware_rows) == len(cpu["benchmarks"])
-    first = report.render(slower, "table").splitlines()[0]
+    first = verdicts.render(slower, "table").splitlines()[0]
     assert first.startswith("DIFFERENT machine under one hardware id (cpu-amd-epyc-2cpu: cpu_signature "
                             "family 26 model 2 -> family 25 model 1): not judged")
-    said = report.summary_lines(slower, "b.json")[0]
+    said = verdicts.summary_lines(slower, "b.json")[0]
     assert said.startswith("perfkit: compared with b.json: DIFFERENT machine")
     assert slower.to_json()["not_judged"] == slower.not_judged
     same_cpu = compare(cpu, _on_cpu(cpu, "family 26 model 2", 2.5))  # the same slowdown on its own CPU

@@ -11,7 +11,7 @@ import subprocess
 
 import pytest
 
-from perfkit.render import report
+from perfkit.render import report, verdicts
 from tests.conftest import DATA, INJECTED, ROOT, typed
 
 #: Injected into a copy of the page: records load errors and, once loaded, whether every image decoded, every
@@ -115,7 +115,7 @@ def test_the_verdict_line_and_every_row_to_read_are_on_the_first_screen_and_ever
     assert seen["screen"][0] == SCREEN[0] and 700 <= seen["screen"][1] <= SCREEN[1]
     # a long list to fit: the three injected rows and the unknowns beside them (seven with the committed H200
     # baseline of 2026-11-27, whose more runs and machines leave fewer unknowns than before)
-    assert seen["rows"] == len(report.to_read(injected_reports.comparison)) >= len(INJECTED) + 3
+    assert seen["rows"] == len(verdicts.to_read(injected_reports.comparison)) >= len(INJECTED) + 3
     assert seen["offscreen"] == []
     assert seen["bad"] == [] and seen["errors"] == [] and seen["images"] >= 7 + seen["rows"]  # + their charts
     assert seen["svgs"] == page.count("<svg") > seen["rows"] and seen["blank"] == []
@@ -142,12 +142,13 @@ def test_the_h100_against_h200_reports_rows_to_read_fit_a_1280_pixel_screen_mde_
 
     _, _, comparison = judge_files(ROOT / "baselines" / "nvidia-h200-x1.json",
                                    ROOT / "baselines" / "nvidia-h100-80gb-hbm3-x1.json", None)
-    blocks = report.verdict_blocks(comparison, report.Pointers(lambda row: f"[{row.benchmark}](#plots)"),
+    blocks = verdicts.verdict_blocks(comparison, verdicts.Pointers(lambda row: f"[{row.benchmark}](#plots)"),
                                    lead=["against the H200"], hardware=False)
-    page = document.html_page(document.Document(report.verdict_line(comparison),
+    page = document.html_page(document.Document(verdicts.verdict_line(comparison),
                                                 (document.Section("", tuple(blocks)),)))
     seen = _render(page, tmp_path)
-    assert seen["rows"] == len(report.to_read(comparison)) >= 8 and seen["offscreen"] == []  # 9 on 2026-11-27
+    read = verdicts.to_read(comparison)
+    assert seen["rows"] == len(read) >= 8 and seen["offscreen"] == []  # 9 on 2026-11-27
 
 
 def test_the_browser_check_sees_a_plot_that_does_not_decode(tmp_path):

@@ -188,7 +188,7 @@ def test_a_significant_regression_fails_the_run_when_asked(pytester, run):
 
 
 def test_the_job_summary_opens_with_the_verdict_line_then_the_rows_to_read_within_its_budget(pytester, run):
-    from perfkit.render import report
+    from perfkit.render import verdicts
 
     path = _saved_baseline(pytester, run)
     data = json.loads(path.read_text())
@@ -201,7 +201,7 @@ def test_the_job_summary_opens_with_the_verdict_line_then_the_rows_to_read_withi
     assert first.endswith("; fingerprint unchanged; MDE ≤ 5% for 0 of 1 gating figures, worst 5.4%")
     rows = rest.split("\n\n")[0]
     assert rows.startswith("| verdict | benchmark |") and "::test_sleep | time |" in rows.splitlines()[2]
-    assert len(summary.encode()) <= report.SUMMARY_BYTES
+    assert len(summary.encode()) <= verdicts.SUMMARY_BYTES
 
 
 def test_a_corrupt_baseline_stops_the_run_before_it_starts_and_stays_untouched(pytester, run):

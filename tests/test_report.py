@@ -12,7 +12,16 @@ import statistics
 import pytest
 
 from perfkit import SCHEMA_VERSION, cli
-from perfkit.render import plots, report
+from perfkit.render import (
+    families,
+    hardware_chart,
+    plots_kernels,
+    plots_models,
+    plots_training,
+    report,
+    speedups,
+    verdicts,
+)
 from perfkit.render.tables import fmt_time
 from perfkit.resultfile import derived, load, payloads
 from perfkit.store import baseline_runs
@@ -58,11 +67,82 @@ def test_roofline_cli_without_ppp_results_says_what_to_run(tmp_path, cpu_results
     assert "run benches/test_ppp.py on a GPU" in capsys.readouterr().err
 
 
-@pytest.mark.parametrize("plotter", [p for family in plots.FAMILY_PLOTTERS.values() for p in family])
+@pytest.mark.parametrize("plotter", [p for family in families.REGISTRY.values() for p in family.plots])
 def test_plotters_draw_nothing_for_a_run_without_their_family(tmp_path, plotter):
     info = {"perfkit": {"schema_version": SCHEMA_VERSION}}
     empty = load.typed({"benchmarks": [], "machine_info": info}, "no benchmarks")
     assert list(plotter(empty, tmp_path)) == []
+
+
+def _moved(raw: dict, files: dict[str, str]) -> dict:
+    """``raw`` with the benchmarks of each bench file of ``files`` moved to the file named beside it (in every
+    place the results name a benchmark: its entry, its stored runs, its noise)."""
+    text = json.dumps(raw)
+    for old, new in files.items():
+        text = text.replace(f'"benches/{old}.py::', f'"benches/{new}.py::')
+    return json.loads(text)
+
+
+def test_a_renamed_bench_file_keeps_its_plots_and_its_section(tmp_path):
+    """The vector add's benchmarks in a file of another name, carrying the same records: the report finds its
+    plots by the records (perfkit.render.families), where it once looked them up by the file's name."""
+    raw = one_run(json.loads((ROOT / "baselines" / "nvidia-h200-x1.json").read_text()))
+    raw["benchmarks"] = [b for b in raw["benchmarks"] if "/test_vector_add.py::" in b["fullname"]]
+    text = report.write_report(typed(_moved(raw, {"test_vector_add": "test_renamed"})), tmp_path).read_text()
+    assert "test_vector_add" not in text
+    section = text.split("\n## test_renamed\n")[1].split("\n## ")[0]
+    assert "| test_cpu_loop[K1] |" in section  # benches/test_renamed.py::test_cpu_loop[K1]
+    for png in ("vector_add_explicit.png", "vector_add_managed.png"):
+        assert f"]({png})" in section and (tmp_path / png).stat().st_size > 10_000
+
+
+#: Every bench file of the quick H200 baseline (every family but the all-reduce's), and of the two-GPU one.
+_FAMILY_FILES = {
+    "nvidia-h200-x1-quick": ["test_ceilings", "test_vector_add", "test_layers", "test_vgg_swap",
+                             "test_model_memory", "test_ppp", "test_data_parallel", "test_capacity",
+                             "test_batch_sweep", "test_time_to_accuracy", "test_large_batch", "test_flops",
+                             "test_timer_fidelity"],
+    "nvidia-h200-x2": ["test_data_parallel", "test_capacity", "test_large_batch"],
+}
+
+
+@pytest.mark.parametrize("baseline", sorted(_FAMILY_FILES))
+def test_every_family_goes_where_its_records_are_whatever_its_files_are_named(baseline):
+    """Each bench file moved to an unrelated name: every family's plots and tables land in the same file's
+    section, in the same order (the registry's, then the run's) as under its own name."""
+    raw = json.loads((ROOT / "baselines" / f"{baseline}.json").read_text())
+    names = {old: f"moved_{i}" for i, old in enumerate(_FAMILY_FILES[baseline])}
+    placed = families.placed(typed(raw))
+    moved = families.placed(typed(_moved(raw, names)))
+    assert [title for title in placed if title in names] == _FAMILY_FILES[baseline]  # the registry's order
+    assert {names.get(title, title): found for title, found in placed.items()} == moved
+    held = [family for key, family in families.REGISTRY.items()
+            if any(families.carries(bench, key) for bench in typed(raw).benchmarks)]
+    assert [family for title in moved if title.startswith("moved_") for family in moved[title]] == held
+
+
+@pytest.mark.slow
+def test_a_report_of_renamed_bench_files_is_the_same_report(tmp_path):
+    """The quick H200 baseline under its own file names and under others: the same report, names aside."""
+    raw = json.loads((ROOT / "baselines" / "nvidia-h200-x1-quick.json").read_text())
+    names = {old: f"moved_{i}" for i, old in enumerate(_FAMILY_FILES["nvidia-h200-x1-quick"])}
+    text = report.write_report(typed(raw), tmp_path / "own").read_text()
+    moved = report.write_report(typed(_moved(raw, names)), tmp_path / "moved").read_text()
+    for old, new in sorted(names.items(), key=lambda item: -len(item[1])):  # moved_10 before moved_1
+        moved = re.sub(rf"\b{new}\b", old, moved)
+    assert moved == text
+    assert sorted(p.name for p in (tmp_path / "own").glob("*.png")) == sorted(
+        p.name for p in (tmp_path / "moved").glob("*.png")) != []
+
+
+def test_ceilings_a_run_did_not_measure_still_get_their_section(tmp_path):
+    """A run without the ceilings' benchmarks that still holds ceilings (kept in the file, or lent by its
+    baseline) shows them under the family's own name."""
+    raw = one_run(json.loads((ROOT / "baselines" / "nvidia-h200-x1.json").read_text()))
+    raw["benchmarks"] = [b for b in raw["benchmarks"] if "/test_layers.py::" in b["fullname"]]
+    text = report.write_report(typed(raw), tmp_path).read_text()
+    section = text.split("\n## ceilings\n")[1].split("\n## test_layers\n")[0]
+    assert "](ceilings.png)" in section and "\n### Ceilings\n" in section
 
 
 def test_the_4gpu_report_draws_scaling_and_tabulates_ddp_beside_dataparallel(tmp_path):
@@ -124,7 +204,7 @@ def test_the_end_of_run_summary_lists_verdicts_worth_reading_and_counts_the_rest
     matmul = "benches/test_ceilings.py::test_matmul_flops[fp32]"
     current = slowed(cpu_results, matmul, 1.5)
     current["benchmarks"] = [b for b in current["benchmarks"] if "copy" not in b["fullname"]]
-    lines = report.summary_lines(judged(three_runs(cpu_results), current), "baselines/x.json")
+    lines = verdicts.summary_lines(judged(three_runs(cpu_results), current), "baselines/x.json")
     assert "1 regressed" in lines[0] and any(
         line.strip().startswith("regressed") and matmul in line for line in lines
     )
@@ -133,7 +213,7 @@ def test_the_end_of_run_summary_lists_verdicts_worth_reading_and_counts_the_rest
     assert any(line.strip().startswith("regressed/improved:") for line in lines)
     head = next(i for i, line in enumerate(lines) if line.strip().startswith("verdict"))
     assert lines[head + 2].index(matmul) == lines[head].index("benchmark")  # the detail lines are columns
-    narrow = report.summary_lines(judged(three_runs(cpu_results), current), "baselines/x.json", width=80)
+    narrow = verdicts.summary_lines(judged(three_runs(cpu_results), current), "baselines/x.json", width=80)
     table = narrow[1:narrow.index(next(line for line in narrow if "missing benchmark(s)" in line))]
     assert max(map(len, table)) <= 80 and any("test_matmul_flops[fp32]" in line for line in table)
 
@@ -178,7 +258,7 @@ def test_a_cpu_run_draws_no_empty_memory_panel(tmp_path):
     results = typed(
         json.loads((ROOT / "tests" / "data" / "cpu-quick-families.json").read_text())
     )  # every family
-    [(_, swap)] = plots.plot_vgg_swap(results, tmp_path)
+    [(_, swap)] = plots_models.plot_vgg_swap(results, tmp_path)
     assert imread(swap).shape[1] < 800  # one panel: the time; peak memory needs a GPU and is left out
     text = report.write_report(results, tmp_path / "all").read_text()
     assert all(
@@ -215,22 +295,22 @@ def test_across_hardware_the_report_draws_speedup_against_the_ceiling_ratio(tmp_
 
 @pytest.mark.parametrize(("mde", "text"), [(None, "-"), (0.052, "5.2%"), (9.5, "950.0%"), (1.3e25, ">1000%")])
 def test_an_mde_past_a_thousand_percent_is_not_spelled_out(mde, text):
-    assert report.fmt_mde(mde) == text
+    assert verdicts.fmt_mde(mde) == text
 
 
 def test_the_swap_memory_panel_leaves_out_the_cpu_cases_that_have_no_peak(tmp_path, monkeypatch):
     drawn: dict[str, list[str]] = {}
-    real = plots._grouped_bars
+    real = plots_models.grouped_bars
 
     def record(ax, cases, series, label, spread=None):
         drawn[label] = list(cases)
         return real(ax, cases, series, label, spread)
 
-    monkeypatch.setattr(plots, "_grouped_bars", record)
+    monkeypatch.setattr(plots_models, "grouped_bars", record)
     results = typed(
         json.loads((ROOT / "baselines" / "nvidia-h200-x1.json").read_text())
     )  # cpu and cuda cases
-    plots.plot_vgg_swap(results, tmp_path)
+    plots_models.plot_vgg_swap(results, tmp_path)
     times = {label: cases for label, cases in drawn.items() if label.startswith("median time on")}
     # one linear time panel per device: on one log axis a GPU's forward beside a CPU's hid the swap
     assert {label.split()[3]: {c.split()[0] for c in cases} for label, cases in times.items()} == {
@@ -256,7 +336,7 @@ def saved_figures(monkeypatch):
 
 def test_bars_stand_on_linear_axes_from_zero_each_labelled_with_its_value(tmp_path, saved_figures):
     results = typed(json.loads((ROOT / "baselines" / "nvidia-h200-x1.json").read_text()))
-    for plotter in (plots.plot_ceilings, plots.plot_layers, plots.plot_vgg_swap):
+    for plotter in (plots_kernels.plot_ceilings, plots_models.plot_layers, plots_models.plot_vgg_swap):
         plotter(results, tmp_path)
     axes = [ax for fig in saved_figures for ax in fig.axes]
     assert axes and all(ax.get_yscale() == "linear" and ax.get_ylim()[0] == 0 for ax in axes)
@@ -273,9 +353,9 @@ def test_ceilings_no_datasheet_lists_get_panels_of_their_own_with_no_datasheet_b
         ceilings.pop(key, None)
     raw["benchmarks"] = [b for b in raw["benchmarks"]
                          if not b["name"].startswith(("test_one_sm_copy", "test_first_touch"))]
-    plots.plot_ceilings(typed(raw), tmp_path)
+    plots_kernels.plot_ceilings(typed(raw), tmp_path)
     raw["machine_info"]["perfkit"]["ceilings"].update(measured)
-    plots.plot_ceilings(typed(raw), tmp_path)
+    plots_kernels.plot_ceilings(typed(raw), tmp_path)
     before, after = saved_figures
     assert len(before.axes) == 2 and len(after.axes) == 4
     one_sm, touch = after.axes[2:]
@@ -290,7 +370,7 @@ def test_ceilings_no_datasheet_lists_get_panels_of_their_own_with_no_datasheet_b
 
 def test_a_cpu_runs_titles_promise_no_datasheet_peak_or_utilisation(tmp_path):
     results = typed(json.loads((ROOT / "tests" / "data" / "cpu-quick-families.json").read_text()))
-    titles = [title for family in plots.FAMILY_PLOTTERS.values() for plotter in family
+    titles = [title for family in families.REGISTRY.values() for plotter in family.plots
               for title, _ in plotter(results, tmp_path)]
     assert titles and not any(word in title for title in titles
                               for word in ("datasheet", "actual GPU memory", "GPU utilisation"))
@@ -321,7 +401,7 @@ def test_the_report_opens_with_one_verdict_line_that_carries_the_counts(injected
 
 def test_the_rows_to_read_come_first_worst_first_each_linked_to_its_familys_plot(injected_reports):
     text = (injected_reports.plain / "report.md").read_text()
-    read = report.to_read(injected_reports.comparison)
+    read = verdicts.to_read(injected_reports.comparison)
     rows = _rows_table(text)
     assert [line.split(" | ")[0].strip("| ") for line in rows] == [r.verdict.value for r in read]
     assert [r.verdict.value for r in read][:len(INJECTED)] == ["regressed"] * len(INJECTED)
@@ -366,7 +446,7 @@ def test_each_family_section_puts_its_table_beside_its_plots(injected_reports):
 def test_with_kept_runs_each_row_shows_its_trend_and_links_its_chart_without_none(injected_reports):
     page = (injected_reports.kept / "report.html").read_text()
     text = (injected_reports.kept / "report.md").read_text()
-    read = report.to_read(injected_reports.comparison)
+    read = verdicts.to_read(injected_reports.comparison)
     rows_html = page.split('<table class="verdicts">')[1].split("</table>")[0]
     assert rows_html.count('<svg class="spark"') == len(read)
     chart = "time-of-benchestest_layerspytest_layerconv-forward"
@@ -389,17 +469,20 @@ def test_the_job_summary_stays_within_its_byte_budget_cutting_the_folded_rows_fi
     filler = next(r for r in comparison.rows if r.verdict is Verdict.UNCHANGED)
     big = dataclasses.replace(comparison, rows=comparison.rows + tuple(
         dataclasses.replace(filler, benchmark=f"benches/test_many.py::test_case[{i}]") for i in range(9000)))
-    assert len(report.render(big, "markdown", show_unchanged=False).encode()) > report.SUMMARY_BYTES
-    summary = report.summary_markdown(big, ["perfkit: confirmation: 3 flagged benchmark(s) re-run 3 time(s)"])
-    assert len(summary.encode()) <= report.SUMMARY_BYTES
-    assert summary.startswith(f"## {report.verdict_line(big)}\n\nperfkit: confirmation:")
-    assert all(f"| {r.verdict.value} | {r.benchmark} | {r.figure} |" in summary for r in report.to_read(big))
+    assert len(verdicts.render(big, "markdown", show_unchanged=False).encode()) > verdicts.SUMMARY_BYTES
+    note = "perfkit: confirmation: 3 flagged benchmark(s) re-run 3 time(s)"
+    summary = verdicts.summary_markdown(big, [note])
+    assert len(summary.encode()) <= verdicts.SUMMARY_BYTES
+    assert summary.startswith(f"## {verdicts.verdict_line(big)}\n\nperfkit: confirmation:")
+    read = verdicts.to_read(big)
+    assert all(f"| {r.verdict.value} | {r.benchmark} | {r.figure} |" in summary for r in read)
     folded = summary.split("unchanged benchmark(s)")[1].split("</details>")[0]
     assert "Rows cut to keep this job summary under 1,000,000 bytes" in folded and "test_many" not in summary
-    small = report.summary_markdown(big, budget=3000)
-    assert len(small.encode()) <= 3000 and small.startswith(f"## {report.verdict_line(big)}\n")
+    small = verdicts.summary_markdown(big, budget=3000)
+    assert len(small.encode()) <= 3000 and small.startswith(f"## {verdicts.verdict_line(big)}\n")
     assert re.search(r"\n\d+ more row\(s\) to read cut to keep this job summary under 3,000 bytes", small)
-    assert report.summary_markdown(comparison) == report.render(comparison, "markdown", show_unchanged=False)
+    markdown = verdicts.render(comparison, "markdown", show_unchanged=False)
+    assert verdicts.summary_markdown(comparison) == markdown
 
 
 def test_the_verdict_line_counts_the_gating_figures_a_5_percent_change_could_move():
@@ -407,10 +490,10 @@ def test_the_verdict_line_counts_the_gating_figures_a_5_percent_change_could_mov
         return Row("b", "time", "s", "lower", 1.0, 1.0, 0.0, verdict, gating=True, mde=mde)
 
     rows = (row(0.03), row(0.05), row(0.12), row(None), row(None, Verdict.MISSING))
-    line = report.verdict_line(Comparison("hw", "hw", rows))
+    line = verdicts.verdict_line(Comparison("hw", "hw", rows))
     assert line.endswith("; fingerprint unchanged; MDE ≤ 5% for 2 of 4 gating figures, worst 12.0%, "
                          "1 of unknown noise")
-    assert report.verdict_line(Comparison("hw", "hw", ())).endswith("; no gating figure compared")
+    assert verdicts.verdict_line(Comparison("hw", "hw", ())).endswith("; no gating figure compared")
 
 
 def _hidden_points(fig, marker_px: float = 5.0) -> list[tuple[float, float]]:
@@ -439,7 +522,7 @@ def test_the_batch_sweep_compares_like_with_like_and_says_what_memory_its_search
     for bench in raw["benchmarks"]:
         if "batch_capacity" in bench["extra_info"]:
             bench["extra_info"]["batch_capacity"]["room"] = "a 2 MiB synthetic budget"
-    plots.plot_batch_sweep(typed(raw), tmp_path)
+    plots_training.plot_batch_sweep(typed(raw), tmp_path)
     (fig,) = saved_figures
     left, right = fig.axes
     assert left.get_xlim()[1] < 256 and right.get_xlim()[1] < 256  # measured at 32 and 128: no seed 2048
@@ -454,7 +537,7 @@ def test_the_batch_sweep_compares_like_with_like_and_says_what_memory_its_search
 
 
 def test_the_committed_cpu_batch_sweep_neither_contradicts_its_points_nor_hides_one(tmp_path, saved_figures):
-    plots.plot_batch_sweep(load.load(ROOT / "baselines" / "cpu-amd-epyc-2cpu-quick.json"), tmp_path)
+    plots_training.plot_batch_sweep(load.load(ROOT / "baselines" / "cpu-amd-epyc-2cpu-quick.json"), tmp_path)
     (fig,) = saved_figures
     legend = [t.get_text() for t in fig.legends[0].get_texts()]
     assert not any("out of memory above" in text for text in legend)
@@ -468,7 +551,7 @@ def test_the_committed_cpu_batch_sweep_neither_contradicts_its_points_nor_hides_
 def test_the_largest_batch_above_every_batch_swept_is_where_memory_ran_out(tmp_path, saved_figures):
     raw = json.loads((ROOT / "tests" / "data" / "cpu-quick-families.json").read_text())
     raw["benchmarks"] = [b for b in raw["benchmarks"] if "b128" not in b["fullname"]]
-    plots.plot_batch_sweep(typed(raw), tmp_path)
+    plots_training.plot_batch_sweep(typed(raw), tmp_path)
     legend = [t.get_text() for t in saved_figures[0].legends[0].get_texts()]
     assert "largest batch that fits its search's memory: 47 (out of memory above)" in legend
 
@@ -480,8 +563,8 @@ def test_log_axes_carry_dots_not_bars_and_the_roofline_promises_no_ncu_points_it
         for point in (bench["extra_info"].get("roofline") or {}).get("points", []):
             point["bytes_source"] = "analytic minimum"
     results = typed(raw)
-    plots.plot_ppp(results, tmp_path)
-    plots.roofline_chart(results, tmp_path / "roof.png")
+    plots_models.plot_ppp(results, tmp_path)
+    plots_models.roofline_chart(results, tmp_path / "roof.png")
     ppp, roof = saved_figures
     assert all(ax.get_xscale() == "log" and not ax.patches for ax in ppp.axes if ax.get_visible())
     assert "hollow" not in roof.axes[0].get_title() and roof.axes[0].collections
@@ -525,7 +608,7 @@ def _overlapping_labels(ax, renderer, marker_px: float = 4.0) -> list[tuple[str,
 
 @pytest.mark.parametrize("name", ["nvidia-h200-x1", "nvidia-h100-80gb-hbm3-x1"])
 def test_the_rooflines_point_labels_cover_no_other_label_and_no_point(tmp_path, saved_figures, name):
-    plots.roofline_chart(load.load(ROOT / "baselines" / f"{name}.json"), tmp_path / "roof.png")
+    plots_models.roofline_chart(load.load(ROOT / "baselines" / f"{name}.json"), tmp_path / "roof.png")
     (fig,) = saved_figures
     (ax,) = fig.axes
     renderer = _drawn(fig)
@@ -547,7 +630,7 @@ def test_across_two_cpus_under_one_id_the_plot_names_each_cpu_and_leaves_out_the
     (tmp_path / "other.json").write_text(json.dumps(other))
     _, current, comparison = judge_files(ROOT / "baselines" / "cpu-amd-epyc-2cpu-quick.json",
                                          tmp_path / "other.json", None)
-    assert report.machine_names(comparison) == ("AMD EPYC, family 26 model 2",
+    assert speedups.machine_names(comparison) == ("AMD EPYC, family 26 model 2",
                                                 "AMD EPYC 7B13, family 25 model 1")
     own = {r.benchmark for r in comparison.hardware_rows if r.by_definition}
     assert own == {"benches/test_ceilings.py::test_copy_bandwidth",
@@ -571,7 +654,8 @@ def test_the_h100_against_h200_plot_leaves_out_the_benchmarks_that_set_their_own
 
     _, _, comparison = judge_files(ROOT / "baselines" / "nvidia-h200-x1.json",
                                    ROOT / "baselines" / "nvidia-h100-80gb-hbm3-x1.json", None)
-    plots.hardware_chart(comparison.hardware_rows, *report.machine_names(comparison), tmp_path / "hw.png")
+    names = speedups.machine_names(comparison)
+    hardware_chart.hardware_chart(comparison.hardware_rows, *names, tmp_path / "hw.png")
     ax = saved_figures[0].axes[0]
     own = [r for r in comparison.hardware_rows if r.by_definition]
     assert own and all(r.speedup == r.expected for r in own)  # the ceilings and the launch cost measured
@@ -583,7 +667,7 @@ def test_the_h100_against_h200_plot_leaves_out_the_benchmarks_that_set_their_own
 
 def test_the_time_to_accuracy_chart_puts_training_time_on_its_x_axis(tmp_path, saved_figures):
     results = load.load(ROOT / "baselines" / "nvidia-h200-x1.json")
-    plots.plot_time_to_accuracy(results, tmp_path)
+    plots_training.plot_time_to_accuracy(results, tmp_path)
     left = saved_figures[0].axes[0]
     assert left.get_xlabel().startswith("training time (s)") and "dotted" in left.get_xlabel()
     records = [rec for _, rec in results.family(payloads.TimeToAccuracy)]
@@ -640,9 +724,9 @@ def test_the_headline_says_how_many_unknowns_only_got_better():
             row("only_here", None), row("mixed", -0.2), row("mixed", 0.2, figure="peak_allocated_mib"))
     cmp = Comparison("gpu-x1", "gpu-x1", rows)
     assert cmp.unknown_better() == 2  # faster, higher_rate; a figure without a change is not called better
-    assert "5 unknown (2 of them better)" in report.headline(cmp)
+    assert "5 unknown (2 of them better)" in verdicts.headline(cmp)
     worse_only = Comparison("gpu-x1", "gpu-x1", (row("slower", 0.2),))
-    assert "1 unknown (benchmarks)" in report.headline(worse_only)
+    assert "1 unknown (benchmarks)" in verdicts.headline(worse_only)
 
 
 def test_the_legend_says_the_minimum_effects_and_alpha_the_comparison_was_judged_by():
@@ -650,9 +734,9 @@ def test_the_legend_says_the_minimum_effects_and_alpha_the_comparison_was_judged
     from perfkit.verdict.judge import Policy
 
     raw = load.read_json(ROOT / "baselines" / "cpu-amd-epyc-2cpu-quick.json")
-    default = report.meanings(judged(raw, raw))
+    default = verdicts.meanings(judged(raw, raw))
     assert "(3% for a GPU-bound benchmark, else 5%, or a benchmark's own tolerance)" in default
     assert "held at 5%" in default and "90% interval" in default
-    wider = report.meanings(judged(raw, raw, Policy(0.10, 0.10, 0.01)))
+    wider = verdicts.meanings(judged(raw, raw, Policy(0.10, 0.10, 0.01)))
     assert "(10%, or a benchmark's own tolerance)" in wider and "3%" not in wider
     assert "held at 1%" in wider and "98% interval" in wider

@@ -16,8 +16,8 @@ from typing import Any
 
 from perfkit.errors import UsageError
 from perfkit.render.document import Section, Table, Text, markdown_sections, plain_text
-from perfkit.render.report import fmt_mde
 from perfkit.render.tables import fmt_change
+from perfkit.render.verdicts import fmt_mde
 from perfkit.resultfile.figures import TIME
 from perfkit.verdict.judge import Verdict
 from perfkit.verdict.paired_test import PairedRow

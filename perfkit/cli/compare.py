@@ -9,7 +9,7 @@ from typing import Any
 
 from perfkit.cli.common import DB_HELP, failed, kept_runs_options, read, work_of
 from perfkit.errors import UsageError
-from perfkit.render import report, tables
+from perfkit.render import tables, verdicts
 from perfkit.resultfile.model import ResultSet
 from perfkit.store import baselines, kept_noise, storage_folder
 from perfkit.verdict.judge import Comparison, Policy, judge
@@ -30,7 +30,7 @@ def add_parser(sub: Any) -> None:
                       "(default: .benchmarks, found from the current folder up, where it exists)",
                       f"instead of --history: {DB_HELP}, whose runs of the baseline's hardware add to the "
                       "noise")
-    cmp.add_argument("--format", choices=report.FORMATS, default="table",
+    cmp.add_argument("--format", choices=verdicts.FORMATS, default="table",
                      help="the table for a terminal, markdown (a CI job summary) or json (for scripts; the "
                           "rows and counts)")
     cmp.set_defaults(func=_compare)
@@ -78,5 +78,5 @@ def judge_files(baseline_path: Path, current_path: Path, threshold: str | None,
 
 def _compare(args: argparse.Namespace) -> int:
     _, _, result = judge_files(args.baseline, args.current, args.threshold, args.history, args.db)
-    print(report.render(result, args.format, width=tables.terminal_width()), end="")
+    print(verdicts.render(result, args.format, width=tables.terminal_width()), end="")
     return failed([r.benchmark for r in result.regressions]) if args.fail else 0

@@ -8,7 +8,7 @@ from typing import Any
 
 from perfkit.cli.common import DB_HELP, kept_runs_options, say_partial, say_skipped
 from perfkit.errors import BaselineError, UsageError
-from perfkit.render import report, tables
+from perfkit.render import report_history, tables
 from perfkit.resultfile import figures, load
 from perfkit.resultfile.model import PROFILES, ResultSet
 from perfkit.store import baselines, storage_folder
@@ -66,12 +66,12 @@ def _history(args: argparse.Namespace) -> int:
           f"(change points: e-divisive means on log values, permutation test p <= {changepoints.ALPHA})")
     print(
         tables.text_table(
-            ["benchmark", "runs", "first", "last", "change points"], report.trend_rows(found),
+            ["benchmark", "runs", "first", "last", "change points"], report_history.trend_rows(found),
             tables.terminal_width()
         )
     )
     if args.out is not None:
-        charts = report.trend_charts(found, args.out, args.figure)
+        charts = report_history.trend_charts(found, args.out, args.figure)
         print(f"perfkit: wrote {len(charts)} chart(s) to {args.out}")
     return 0
 

@@ -65,11 +65,11 @@ def _report(args: argparse.Namespace) -> int:
 
 
 def _roofline(args: argparse.Namespace) -> int:
-    from perfkit.render import plots
+    from perfkit.render import plots_models
 
     if args.out.suffix.lower() != ".png":
         raise UsageError(f"--out {args.out}: the roofline is drawn as PNG; give a path ending in .png")
-    path = plots.roofline_chart(read(args.results), args.out)
+    path = plots_models.roofline_chart(read(args.results), args.out)
     if path is None:
         raise UsageError(f"{args.results} holds no roofline points; run benches/test_ppp.py on a GPU first")
     print(f"perfkit: wrote {path}")

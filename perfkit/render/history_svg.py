@@ -1,10 +1,11 @@
 """One benchmark's history as an inline SVG chart: the dashboard's pages draw hundreds of them.
 
 Why: matplotlib takes a tenth of a second a chart, and the dashboard of the committed baselines holds over
-400 (34 s on a 2-core box); text is microseconds, needs no file beside the page and still opens offline. It
-shows what :func:`perfkit.render.plots.history_chart` shows, from the same trend: each run a point (its label
-and value the tooltip), the line broken where a new series begins (another method or machine: a grey dotted
-line naming it), each segment's median in orange, each change point a dashed red line with its step.
+400 (34 s on a 2-core box); text is microseconds, needs no file beside the page and still opens offline.
+It shows what :func:`perfkit.render.history_png.history_chart` shows, from the same trend: each run a point
+(its label and value the tooltip), the line broken where a new series begins (another method or machine: a
+grey dotted line naming it), each segment's median in orange, each change point a dashed red line with its
+step.
 """
 from __future__ import annotations
 
