@@ -45,7 +45,8 @@ def _fmt(value: float) -> str:
 
 
 def history_svg(trend: Trend, figure: str) -> str:
-    """The chart of ``figure`` over ``trend``'s runs, as an ``<svg>`` element."""
+    """The chart of ``figure`` over ``trend``'s runs, as an ``<svg>`` element. Long on purpose: one picture in
+    one coordinate system (``x``, ``y``), drawn back to front."""
     values = [v for _, v in trend.points]
     if not values:
         return ""
