@@ -91,7 +91,12 @@ def held_out_rows(spec: datasheet.GpuSpec, target: ResultSet, others: Sequence[R
     """The results ``target`` is predicted from (of another machine, the same profile, holding most of the
     family ``name``), and each benchmark both hold: its measured speedup beside the one expected from
     ``spec``'s datasheet and the reference alone."""
-    others = [r for r in others if r.hardware_id != target.hardware_id and r.profile == target.profile]
+    sheet = target.info.datasheet
+    if sheet is not None and sheet.key != spec.key:
+        raise UsageError(f"{target.source} ran on {sheet.key} ({sheet.name}), not {spec.key}: give --device "
+                         f"{sheet.key} to predict it held out")
+    others = [r for r in others if r.hardware_id != target.hardware_id and r.profile == target.profile
+              and (r.info.datasheet is None or r.info.datasheet.key != spec.key)]
     if not others:
         raise UsageError(f"no results of another machine to predict {target.hardware_id} from: pass --from "
                          "RESULTS.json (a device measured, the same profile)")
@@ -101,11 +106,7 @@ def held_out_rows(spec: datasheet.GpuSpec, target: ResultSet, others: Sequence[R
         raise UsageError(f"{reference.source} and {target.source} share no benchmark"
                          + (f" of the family {name!r}" if name else ""))
     roofs = Roofs.of_datasheet(spec, Roofs.of(reference))
-    expected = {p.benchmark: p.expectation for p in across.predictions(reference, roofs, names, workloads)}
-    return reference, [dataclasses.replace(h, expected=e.expected, bound=e.bound, model=e.model, why=e.why,
-                                           by_definition=False)
-                       for h in across.hardware_rows(reference, target, names, workloads)
-                       for e in [expected[h.benchmark]]]
+    return reference, list(across.hardware_rows(reference, target, names, workloads, roofs))
 
 
 def held_out_summary(rows: Sequence[across.HardwareRow]) -> str:

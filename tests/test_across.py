@@ -150,7 +150,7 @@ def test_a_kernel_far_below_its_ceiling_keeps_that_ceiling_where_a_datasheet_lis
     h200 = load.load(H200)
     side = across._Side.of(h200, None)
     maxpool, relu = side.target(MAXPOOL), side.target("benches/test_layers.py::test_layer[relu-forward]")
-    assert maxpool.share is not None and maxpool.share < across.ISSUE_SHARE < (relu.share or 0.0)
+    assert maxpool.share is not None and maxpool.share < across.ISSUE_SHARES[1] < (relu.share or 0.0)
     b200, h100 = datasheet.by_key("b200"), datasheet.by_key("h100-sxm")
     assert b200 is not None and b200.issue_rate() is None and h100 is not None
     towards_b200 = Roofs.of_datasheet(b200, Roofs.of(h200))
@@ -310,3 +310,28 @@ def test_a_ceilings_kind_in_a_legend_is_a_word_or_two():
     assert ceiling_label("copy_bandwidth_gbps") == "copy" and ceiling_label("matmul_tflops_bf16") == "matmul"
     assert ceiling_label("one_block_copy_k100_gbps") == "one block"
     assert ceiling_label("one_thread_copy_k1_gbps") == "one thread"
+
+
+def _kernel(share: float | None, seconds: float, sheet: str, copy: float) -> across._Target:
+    """A kernel bound by the copy ceiling on a device of datasheet ``sheet``, its copy ceiling ``copy``."""
+    spec = datasheet.by_key(sheet)
+    roofs = Roofs(sheet, {COPY: copy}, {EAGER: 5e-6}, sheet=spec, measured=frozenset({COPY}))
+    return across._Target(roofs, NoModel("a kernel"), COPY, False, True, share, seconds)
+
+
+@pytest.mark.parametrize(("then", "now", "expected", "why"), [
+    (_kernel(0.30, 1e-3, "h200", 4000), _kernel(0.30, 1e-3, "h100-sxm", 3000), 1.0, "issue"),
+    # never faster than its bytes allow: 45% of a copy ceiling that falls to a quarter, the same SMs x clock
+    (_kernel(0.45, 1e-3, "h200", 4000), _kernel(None, 1e-3, "h100-sxm", 1000), 1000 / 4000 / 0.45, "issue"),
+    # and no faster than its multiprocessors: an A100 issues 0.58 of an H200's
+    (_kernel(0.45, 1e-3, "h200", 3000), _kernel(None, 1e-3, "a100-80gb", 2500), 108 * 1410 / (132 * 1980),
+     "issue"),
+    (_kernel(0.60, 1e-3, "h200", 4000), _kernel(0.30, 1e-3, "h100-sxm", 3000), 0.75, "ceiling"),  # near it
+    (_kernel(0.01, 1e-3, "h200", 4000), _kernel(0.01, 1e-3, "h100-sxm", 3000), 0.75, "ceiling"),  # one thread
+    (_kernel(0.30, 20e-6, "h200", 4000), _kernel(0.30, 20e-6, "h100-sxm", 3000), 0.75, "ceiling"),  # launches
+])
+def test_the_issue_roof_takes_a_kernel_far_below_its_ceiling_on_both_devices_and_far_above_its_launch(
+        then, now, expected, why):
+    found = across.expect(then, now)
+    assert found.expected == pytest.approx(expected)
+    assert (found.bound or "").startswith("SMs x clock") == (why == "issue")

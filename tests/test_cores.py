@@ -9,41 +9,46 @@ import pytest
 from perfkit.errors import MeasurementError
 from perfkit.measure import cores
 
-pytestmark = pytest.mark.skipif(not cores.usable(), reason="this platform cannot pin a thread to a core")
+pinnable = pytest.mark.skipif(not cores.usable(), reason="this platform cannot pin a thread to a core")
 
 
+@pinnable
 def test_each_core_runs_its_bursts_pinned_and_keeps_its_fastest_pass():
-    mine = cores.usable()
+    mine = cores.usable()[:4]
     before = os.sched_getaffinity(0)
     seen: list[tuple[int, set[int]]] = []
-    pace = [0.004, 0.001, 0.002]  # seconds a call takes in each pass: the second is every core's fastest
+    calls = 0
+    pace = [0.02, 0.005, 0.01]  # seconds a call takes in each pass: the second is every core's fastest
 
     def setup(turn: int) -> cores.Call:
         def call() -> None:
+            nonlocal calls
             seen.append((turn, os.sched_getaffinity(0)))
-            time.sleep(pace[turn // len(mine)])
+            time.sleep(pace[calls // (sweep_burst * len(mine))])
+            calls += 1
         return call
 
-    values = cores.fastest_per_core(setup, burst=2, passes=3)
-    assert len(values) == len(mine)
-    assert all(0.001 <= v < 0.002 for v in values)  # the fastest pass, not the median or the first
-    turns = sorted({turn for turn, _ in seen})
-    assert turns == list(range(3 * len(mine)))  # one setup per burst, counted for placements to rotate
-    assert [affinity for turn, affinity in seen if turn < len(mine)][::2] == [{c} for c in mine]
+    sweep_burst = 2 * max(1, -(-cores.BURSTS // (cores.PASSES * len(mine))))  # longer bursts on fewer cores
+    sweep = cores.fastest_per_core(setup, burst=2, cores=mine)
+    assert (sweep.cores, sweep.passes, sweep.burst) == (len(mine), cores.PASSES, sweep_burst)
+    assert len(sweep.fastest) == len(mine)
+    assert all(0.005 <= v < 0.01 for v in sweep.fastest)  # the fastest pass, not the median or the first
+    first_pass = seen[:sweep_burst * len(mine):sweep_burst]
+    assert [affinity for _, affinity in first_pass] == [{c} for c in mine]
+    # a core meets another placement each pass: its turn is its place plus the pass
+    assert [turn for turn, _ in seen[::sweep_burst]] == [p + t for t in range(cores.PASSES)
+                                                         for p in range(len(mine))]
     assert os.sched_getaffinity(0) == before  # every CPU back once the sweep is done
 
 
-def test_a_small_box_makes_as_many_bursts_in_more_passes():
-    turns: list[int] = []
-
-    def setup(turn: int) -> cores.Call:
-        turns.append(turn)
-        return lambda: None
-
-    cores.fastest_per_core(setup, burst=1, cores=cores.usable()[:2])
-    assert len(turns) == max(cores.BURSTS, cores.PASSES * len(cores.usable()[:2]))
+def test_without_cores_to_pin_the_sweep_times_the_process_where_it_runs():
+    before = cores.usable()
+    sweep = cores.fastest_per_core(lambda turn: (lambda: None), burst=1, cores=[])
+    assert sweep.cores == 1 and len(sweep.fastest) == 1 and sweep.burst == cores.BURSTS // cores.PASSES
+    assert cores.usable() == before
 
 
+@pinnable
 def test_the_affinity_comes_back_when_the_call_raises():
     before = os.sched_getaffinity(0)
 
@@ -53,10 +58,20 @@ def test_the_affinity_comes_back_when_the_call_raises():
         return call
 
     with pytest.raises(MeasurementError, match="the sum is wrong"):
-        cores.fastest_per_core(setup, burst=1, passes=1)
+        cores.fastest_per_core(setup, burst=1)
     assert os.sched_getaffinity(0) == before
 
 
+def test_the_sweep_stays_on_the_first_cpus_numa_node_and_at_most_sixteen_cores(tmp_path):
+    for node, cpulist in (("node0", "0-31,64-95"), ("node1", "32-63,96-127")):
+        (tmp_path / node).mkdir()
+        (tmp_path / node / "cpulist").write_text(cpulist + "\n")
+    chosen = cores.swept(list(range(32, 128)), tmp_path)
+    assert len(chosen) == cores.MAX_CORES and set(chosen) <= set(range(32, 64)) | set(range(96, 128))
+    assert chosen[0] == 32 and chosen == sorted(chosen)  # spread evenly over the node's CPUs
+    assert cores.swept([0, 1], tmp_path / "none") == [0, 1]  # a host that says nothing of nodes
+
+
 def test_a_sweep_without_a_burst_is_refused_in_a_sentence():
-    with pytest.raises(MeasurementError, match="needs a burst and a pass"):
+    with pytest.raises(MeasurementError, match="needs a burst of one call or more"):
         cores.fastest_per_core(lambda turn: (lambda: None), burst=0)

@@ -207,3 +207,24 @@ def test_an_existing_baselines_folder_marks_the_root_and_the_nearest_root_wins(t
 
 def test_the_plugin_and_the_cli_find_this_repositorys_baselines():
     assert BaselineStore.find(ROOT / "perfkit" / "store").directory == ROOT.resolve() / "baselines"
+
+
+#: A module past this many lines holds more than one job; a function past that many says why in its docstring.
+MAX_MODULE_LINES, MAX_FUNCTION_LINES = 600, 60
+LONG_REASON = "Long on purpose:"
+
+
+def test_no_module_over_600_lines_and_no_long_function_without_its_reason():
+    over, long = [], []
+    for path in sorted((ROOT / "perfkit").rglob("*.py")):
+        text = path.read_text(encoding="utf-8")
+        where = str(path.relative_to(ROOT))
+        if text.count("\n") > MAX_MODULE_LINES:
+            over.append(f"{where} ({text.count(chr(10))} lines)")
+        for node in ast.walk(ast.parse(text)):
+            if (isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)) and node.end_lineno is not None
+                    and node.end_lineno - node.lineno + 1 > MAX_FUNCTION_LINES
+                    and LONG_REASON not in (ast.get_docstring(node) or "")):
+                long.append(f"{where}:{node.lineno} {node.name}")
+    assert over == [], f"split by job: {over}"
+    assert long == [], f"split, or say why in the docstring ({LONG_REASON!r}): {long}"

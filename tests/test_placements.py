@@ -8,7 +8,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from perfkit.measure import placements
+from perfkit.measure import cores, placements
 from perfkit.resultfile import figures
 from perfkit.resultfile.metrics import METHODS_KEY
 
@@ -60,16 +60,21 @@ def _cpu_references(pytester, option: str) -> None:
 
 @pytest.mark.slow
 def test_with_benchmarks_disabled_every_placement_still_computes_its_answer(pytester):
-    """--benchmark-disable runs one round: the other placements run once, so every sum checked is one."""
+    """--benchmark-disable sweeps no core: each placement runs once, unpinned, so every sum checked is one."""
     _cpu_references(pytester, "--benchmark-disable")
 
 
 @pytest.mark.slow
-def test_the_vector_adds_cpu_references_are_timed_over_every_placement_as_method_2(pytester):
-    """A real run of the CPU references: every round of the rotation recorded, its method version 2."""
+def test_the_vector_adds_cpu_references_are_timed_on_every_core_as_method_3(pytester):
+    """A real run of the CPU references: one round per core swept (each core's fastest pass), how the cores
+    were swept kept beside it, its method version 3."""
     _cpu_references(pytester, "--benchmark-json=out.json")
     benches = json.loads((pytester.path / "out.json").read_text())["benchmarks"]
     assert {b["name"] for b in benches} == {"test_cpu_loop[K1]", "test_cpu_numpy[K1]"}
+    swept = len(cores.swept(cores.usable())) or 1
     for bench in benches:
-        assert bench["stats"]["rounds"] == placements.PLACEMENTS * placements.ROUNDS_PER_PLACEMENT
-        assert bench["extra_info"][METHODS_KEY] == dict.fromkeys(figures.HOST_BUFFERS_PLACED.figures, 2)
+        assert bench["stats"]["rounds"] == swept
+        assert bench["extra_info"]["core_sweep"] == {
+            "cores": swept, "passes": cores.PASSES,
+            "burst": 20 * max(1, -(-cores.BURSTS // (cores.PASSES * swept)))}
+        assert bench["extra_info"][METHODS_KEY] == dict.fromkeys(figures.HOST_FASTEST_CORE.figures, 3)

@@ -163,7 +163,7 @@ def selects_nothing(repo: Path, commits: Sequence[str | None], benches: Sequence
                     expr: str | None) -> bool:
     """True where ``-k expr`` selects no benchmark on any side (``commits``; None: the working tree), told
     before any benchmark runs by each side's collection: kept from an earlier A/B on this machine
-    (perfkit.collected), else collected now, every side at once (seconds). A side whose collection fails
+    (perfkit.ab.collected), else collected now, every side at once (seconds). A side whose collection fails
     leaves the answer to the pairs (False), whose run says why it does not build."""
     if not expr or not benches:
         return False
@@ -287,7 +287,7 @@ def ab(path: Path, base_ref: str, head_ref: str | None, out: Path | None, *, exp
        say: Callable[[str], None] = lambda _: None) -> AbReport:
     """Run the A/B and return what it writes to ``out/ab.json`` (None: a new temporary folder, said);
     ``head_ref`` None: the working tree as it is (uncommitted changes included); ``touched``: instead of
-    ``benches``, the bench files the change touches (perfkit.touched), none (nothing run) when it touches
+    ``benches``, the bench files the change touches (perfkit.ab.touched), none (nothing run) when it touches
     none. Stopped midway (Ctrl-C, or SIGTERM under perfkit.stopping.interruptible), it raises
     perfkit.stopping.Stopped with the report of the pairs finished by then."""
     check_input(rounds, benches)

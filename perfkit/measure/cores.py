@@ -17,62 +17,106 @@ import os
 import statistics
 import time
 from collections.abc import Callable, Iterator, Sequence
+from dataclasses import dataclass
+from pathlib import Path
 from typing import Any
 
 from perfkit.errors import MeasurementError
 
-#: Passes over the cores: at least three, and enough for this many bursts in all (16 cores on the lent hosts;
-#: a 2-core box makes 24 passes, as many samples of its time)
+#: Passes over the cores: each core's fastest of three passes is its round, whatever the host
 PASSES = 3
+#: Bursts in all: a host with fewer cores than BURSTS / PASSES (16) makes each burst longer instead, so that
+#: a 2-core box times as many calls (its 1 M-element loop: 4.5% between fresh processes with 20-call bursts;
+#: 1.5% with as many calls as a 16-core host makes; docs/findings.md)
 BURSTS = 48
+#: The most cores swept, from one NUMA node: a big host's sweep stays as long as the lent hosts' (5 s at K100)
+#: and its buffers' memory stays local to every core that reads it
+MAX_CORES = 16
+NODES = Path("/sys/devices/system/node")
 
 #: A round's call: its arguments are made by ``setup`` untimed (a fresh placement of the buffers, say).
 Call = Callable[[], Any]
+
+
+@dataclass(frozen=True)
+class Sweep:
+    """What a core sweep timed: each core's fastest pass (seconds per call), and how (kept beside the figure,
+    since a different sweep is a different estimator)."""
+
+    fastest: tuple[float, ...]
+    cores: int
+    passes: int
+    burst: int
+
+    def described(self) -> dict[str, int]:
+        return {"cores": self.cores, "passes": self.passes, "burst": self.burst}
 
 
 def usable() -> list[int]:
     """The CPUs this process may run on, in order; [] where the platform cannot pin a thread."""
     try:
         return sorted(os.sched_getaffinity(0))
-    except AttributeError:  # macOS and Windows have no affinity call
+    except (AttributeError, OSError):  # macOS and Windows have no affinity call
         return []
+
+
+def swept(cpus: Sequence[int], nodes: Path = NODES) -> list[int]:
+    """The cores a sweep visits: those of ``cpus`` on the NUMA node of the first (all of them where the host
+    says nothing of nodes), at most MAX_CORES of them, spread evenly."""
+    chosen = list(cpus)
+    for cpulist in sorted(nodes.glob("node*/cpulist")):
+        node = _cpulist(cpulist.read_text())
+        if chosen and chosen[0] in node:
+            chosen = [c for c in chosen if c in node]
+            break
+    step = len(chosen) / MAX_CORES
+    return chosen if step <= 1 else [chosen[int(i * step)] for i in range(MAX_CORES)]
+
+
+def _cpulist(text: str) -> set[int]:
+    """A kernel CPU list ("0-7,16-23") as its CPUs."""
+    found: set[int] = set()
+    for part in filter(None, text.strip().split(",")):
+        low, _, high = part.partition("-")
+        found.update(range(int(low), int(high or low) + 1))
+    return found
 
 
 @contextlib.contextmanager
 def pinned(core: int | None) -> Iterator[None]:
-    """This thread on ``core`` alone (nowhere else while it lasts), then back on every CPU it had; None leaves
-    it where it is."""
-    if core is None:
-        yield
-        return
-    before = os.sched_getaffinity(0)
-    os.sched_setaffinity(0, {core})
+    """This thread on ``core`` alone (nowhere else while it lasts), then back on every CPU it had; None, or a
+    host that refuses the pin, leaves it where it is. The call inside starts no thread (one started there
+    would keep the single CPU)."""
+    before = usable()
+    moved = False
     try:
+        if before and core is not None:
+            moved = True  # before the call: an interrupt that lands inside it still restores every CPU
+            with contextlib.suppress(OSError):  # a cpuset that shrank, a sandbox that refuses: unpinned
+                os.sched_setaffinity(0, {core})
         yield
     finally:
-        os.sched_setaffinity(0, before)
+        if moved:
+            os.sched_setaffinity(0, before)
 
 
-def fastest_per_core(setup: Callable[[int], Call], burst: int, passes: int | None = None,
-                     cores: Sequence[int] | None = None) -> list[float]:
-    """Each core's fastest pass, in seconds per call: in every pass (``passes``, else PASSES or as many as
-    BURSTS bursts need) each core in turn runs the call ``setup(turn)`` gives (``turn`` counts the bursts
-    from 0, to rotate placements) ``burst`` times, timed, and a pass reads the median of its burst. One value
-    where no core can be pinned (the process's pace)."""
-    order: list[int | None] = list(cores if cores is not None else usable()) or [None]
-    passes = max(PASSES, math.ceil(BURSTS / len(order))) if passes is None else passes
-    if burst < 1 or passes < 1:
-        raise MeasurementError(f"a core sweep needs a burst and a pass, not burst={burst}, passes={passes}")
+def fastest_per_core(setup: Callable[[int], Call], burst: int, cores: Sequence[int] | None = None) -> Sweep:
+    """Each core's fastest of PASSES passes: in every pass each core in turn runs the call ``setup(i)``
+    gives (``i``: the core's place in the sweep plus the pass, so a core meets another placement each pass)
+    ``burst`` times (longer where fewer cores than BURSTS / PASSES are swept), timed, and a pass reads the
+    median of its burst. One value where no core can be pinned (the process's pace)."""
+    order: list[int | None] = list(swept(usable()) if cores is None else cores) or [None]
+    if burst < 1:
+        raise MeasurementError(f"a core sweep needs a burst of one call or more, not {burst}")
+    burst *= max(1, math.ceil(BURSTS / (PASSES * len(order))))
     fastest: dict[int | None, float] = {}
-    turn = 0
-    for _ in range(passes):
-        for core in order:
-            call = setup(turn)
-            turn += 1
+    for turn in range(PASSES):
+        for place, core in enumerate(order):
+            call = setup(place + turn)
             with pinned(core):
                 seconds = statistics.median(_timed(call) for _ in range(burst))
             fastest[core] = min(seconds, fastest.get(core, seconds))
-    return [fastest[core] for core in order]
+    return Sweep(tuple(fastest[core] for core in order), len(order), PASSES, burst)
 
 
 def _timed(call: Call) -> float:

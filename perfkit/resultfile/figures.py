@@ -273,10 +273,11 @@ MANAGED_FIRST_PLACED = Method(
 #: The vector add's CPU references again: a round was one call on a placement, on whichever core the thread
 #: landed, and read what that core's neighbours left it (ten fresh processes on one H100: the K1 loop 9.4%
 #: apart, numpy's add 8.0%); each round is now one core's fastest of three passes, every core the process may
-#: use in turn (perfkit.measure.cores; 2.9% and 2.7% between the same processes). The placements rotate as
-#: before. Since after the last run of the old code (an H100 nightly, 12:38-12:44).
+#: use in turn (perfkit.measure.cores; 2.9% and 2.7% between the same processes), at most 16 of one NUMA
+#: node, a host with fewer cores timing longer bursts. The placements rotate as before. Since after the last
+#: run of the old code (an H100 nightly, 12:38-12:44), before the first of the new (12:55).
 HOST_FASTEST_CORE = Method(
-    3, "each core's fastest of three passes, every core in turn", "2026-11-27T13:00:00+00:00",
+    3, "each core's fastest of three passes, every core in turn", "2026-11-27T12:45:00+00:00",
     (TIME, BANDWIDTH.name),
     ("benches/test_vector_add.py::test_cpu_loop[", "benches/test_vector_add.py::test_cpu_numpy["))
 #: Every method after the first, in the order they replaced one another.

@@ -24,18 +24,23 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import ClassVar
 
+from perfkit.resultfile import datasheet
 from perfkit.resultfile.figures import GRAPH_REPLAY_S, SHARE_OF_COPY_PEAK, SHARE_OF_PEAK, TIME
 from perfkit.resultfile.model import BenchmarkEntry, ResultSet
 from perfkit.verdict import stats
-from perfkit.verdict.expected import GRAPH, Estimate, NoModel, NoRoof, Roofs, Work, Workloads, estimate
+from perfkit.verdict.expected import EAGER, GRAPH, Estimate, NoModel, NoRoof, Roofs, Work, Workloads, estimate
 
 AS_EXPECTED, FASTER, SLOWER, FAR_FROM = "as expected", "faster", "slower", "FAR from expected"
 #: Said of a benchmark the comparison was not given perfkit's workloads for (perfkit compare gives them).
-#: Below this share of the ceiling a kernel names it is paced by something else, its multiprocessors' index
+#: Below half the ceiling a kernel names it is paced by something else, its multiprocessors' index
 #: arithmetic: max pooling over three channels reached 19-45% of the copy ceiling on the H200 and H100
 #: baselines of 2026-11-27 (ReLU, bound by it, 95-97%), and sped up 1.03-1.05x from the H200 to the H100 (the
 #: copy ceiling expects 0.71x; both have 132 SMs at 1980 MHz)
-ISSUE_SHARE = 0.5
+#: Under a twentieth of it a kernel does not fill the GPU (one thread's or one block's copy, a first touch
+#: paced by the host link): no issue roof
+ISSUE_SHARES = (0.05, 0.5)
+#: A kernel within this many launch costs of its time is paced by its launches, not its multiprocessors
+LAUNCH_BOUND = 10
 NO_WORKLOADS = "its work was not counted (this comparison was made without perfkit's workloads)"
 
 
@@ -152,6 +157,7 @@ class _Target:
     launch: bool  # the benchmark measures the launch cost (it replays a one-element kernel as a graph)
     gpu: bool
     share: float | None = None  # the share of its bound ceiling the benchmark reached here
+    seconds: float | None = None  # its time here (a call of a kernel)
 
 
 @dataclass(frozen=True)
@@ -161,10 +167,13 @@ class _Side:
     runs: dict[str, dict[str, list[float]]]
     roofs: Roofs
     workloads: Workloads | None
+    own_roofs: bool = True  # the roofs are these results' own (not a datasheet's, for a run held out)
 
     @classmethod
-    def of(cls, results: ResultSet, workloads: Workloads | None) -> _Side:
-        return cls(results, results.by_name(), results.runs(), Roofs.of(results), workloads)
+    def of(cls, results: ResultSet, workloads: Workloads | None, roofs: Roofs | None = None) -> _Side:
+        """``results`` on their own roofs, or on ``roofs`` (a datasheet's, for a run held out)."""
+        return cls(results, results.by_name(), results.runs(), roofs or Roofs.of(results), workloads,
+                   roofs is None)
 
     def mean(self, name: str, figure: str) -> float | None:
         values = self.runs[name].get(figure)
@@ -174,16 +183,20 @@ class _Side:
         """This side's view of ``name``; on ``roofs`` instead of its own for a device never measured."""
         work = (NoModel(NO_WORKLOADS) if self.workloads is None
                 else self.workloads(self.entries[name], self.results))
-        share = self.mean(name, SHARE_OF_COPY_PEAK.name) or self.mean(name, SHARE_OF_PEAK.name)
-        return _Target(roofs or self.roofs, work, self.entries[name].context.bound,
-                       bool(self.mean(name, GRAPH_REPLAY_S.name)), self.results.info.device == "cuda", share)
+        bound = self.entries[name].context.bound
+        shares = {datasheet.COPY: SHARE_OF_COPY_PEAK.name}
+        share = self.mean(name, shares.get(bound or "", SHARE_OF_PEAK.name)) if bound else None
+        return _Target(roofs or self.roofs, work, bound, bool(self.mean(name, GRAPH_REPLAY_S.name)),
+                       self.results.info.device == "cuda", share, self.mean(name, TIME))
 
 
 def hardware_rows(baseline: ResultSet, current: ResultSet, names: Sequence[str],
-                  workloads: Workloads | None = None) -> tuple[HardwareRow, ...]:
+                  workloads: Workloads | None = None,
+                  current_roofs: Roofs | None = None) -> tuple[HardwareRow, ...]:
     """One row per benchmark both sets hold; ``workloads`` counts a benchmark's work for the model (without
-    it only kernels that name a ceiling get an expectation)."""
-    base, cur = _Side.of(baseline, workloads), _Side.of(current, workloads)
+    it only kernels that name a ceiling get an expectation); ``current_roofs``: the current device's roofs
+    taken from elsewhere than its own run (its datasheet, to check a prediction that held the run out)."""
+    base, cur = _Side.of(baseline, workloads), _Side.of(current, workloads, current_roofs)
     return tuple(_measured(name, base, cur, *_aligned(name, base, cur)) for name in names)
 
 
@@ -259,15 +272,26 @@ def expect(then: _Target, now: _Target) -> Expectation:
 
 
 def _issue_bound(then: _Target, now: _Target) -> Expectation | None:
-    """A kernel far below the ceiling it names (under ISSUE_SHARE of it on the first device) is paced by its
-    multiprocessors' issue rate instead, the lower roof: the ratio of SMs x clock, where both datasheets list
-    them; None otherwise."""
-    if then.share is None or then.share >= ISSUE_SHARE:
+    """A kernel far below the ceiling it names on the first device (between ISSUE_SHARES of it) and far
+    above its launch cost is paced by its multiprocessors' issue rate: the roofline's lower roof, the ratio
+    of SMs x clock where both datasheets list them, and never more than its bytes allow at the ceiling's
+    ratio (``ratio / share``: where the second device's memory is slow enough, memory paces it there); None
+    otherwise (the ceiling's ratio, as before). Only the first device's share is read, so that a prediction
+    of the second reads nothing of it."""
+    low, high = ISSUE_SHARES
+    if then.share is None or not low <= then.share < high:
+        return None
+    launch = then.roofs.launch_s.get(EAGER)
+    if then.seconds is None or (launch and then.seconds < LAUNCH_BOUND * launch):
         return None
     old, new = then.roofs.issue_rate(), now.roofs.issue_rate()
     if not (old and new):
         return None
-    return Expectation(new / old, f"SMs x clock ({then.share:.0%} of {then.bound}: not paced by it)",
+    expected = new / old
+    ceilings = then.roofs.ceiling(then.bound or ""), now.roofs.ceiling(now.bound or "")
+    if ceilings[0] and ceilings[1]:
+        expected = min(expected, ceilings[1] / ceilings[0] / then.share)
+    return Expectation(expected, f"SMs x clock ({then.share:.0%} of {then.bound}: not paced by it)",
                        gpu=then.gpu and now.gpu)
 
 
@@ -296,7 +320,15 @@ def _measured(name: str, base: _Side, cur: _Side, then: _Target, now: _Target) -
                                                        and now.bound and cur.mean(name, now.bound))):
         # a benchmark that measures its ceiling compares by that rate, not its time: its size may differ by
         # device (the quick profile copies 1 GiB on a GPU and 64 MiB on a CPU)
-        return dataclasses.replace(row, speedup=found.expected, by_definition=True)
+        if cur.own_roofs:
+            return dataclasses.replace(row, speedup=found.expected, by_definition=True)
+        # held out: what each side measured (the launch's time, else the ceiling's rate), against the
+        # datasheet's expectation
+        if then.launch:
+            faster, slower = base.mean(name, GRAPH_REPLAY_S.name), cur.mean(name, GRAPH_REPLAY_S.name)
+        else:
+            faster, slower = cur.mean(name, now.bound or ""), base.mean(name, then.bound or "")
+        return dataclasses.replace(row, speedup=faster / slower) if faster and slower else row
     return row
 
 
