@@ -55,6 +55,7 @@ from dataclasses import dataclass, field
 from typing import Any, ClassVar
 
 from perfkit.resultfile.figures import TIME, TIME_UNIT
+from perfkit.resultfile.fingerprint import CHANGE_FIELDS, SOFTWARE_FIELDS
 from perfkit.resultfile.model import ResultSet, run_count
 from perfkit.resultfile.payloads import Disturbance
 from perfkit.verdict import across, stats
@@ -97,17 +98,10 @@ WORST_FIRST: tuple[Verdict, ...] = (
 )
 #: The note of a gating figure other than a time that moved across hardware (shown, not judged).
 DIFFERS = "differs on the other machine: shown, not judged"
-#: Fingerprint fields of the software: where one changed, a common host-bound shift may be its doing.
-SOFTWARE_FIELDS = frozenset(
-    {"driver", "cuda", "cudnn", "torch", "torchvision", "numba", "numba_cuda", "python"}
-)
 #: The note of a count that moved (a ratio that moved says otherwise).
 COUNT_MOVED = "a count that should not change"
-#: Fingerprint fields whose change is shown beside the verdicts.
-FINGERPRINT_FIELDS: tuple[str, ...] = (
-    "gpu_name", "gpu_count", "driver", "cuda", "cudnn", "torch", "torchvision", "numba", "numba_cuda",
-    "python", "cpu_model", "cpu_signature", "memory_cap_gib", "sm_clock",
-)
+#: Fingerprint fields whose change is shown beside the verdicts (the record's hardware and software fields).
+FINGERPRINT_FIELDS = CHANGE_FIELDS
 
 
 @dataclass(frozen=True)
@@ -636,9 +630,6 @@ def counted(count: int, word: str) -> str:
 
 
 def fingerprint_changes(baseline: ResultSet, current: ResultSet) -> tuple[tuple[str, Any, Any], ...]:
-    """(field, before, after) of each fingerprint field that differs (shown beside verdicts and trends)."""
-    old, new = baseline.info.fingerprint, current.info.fingerprint
-    # a field only one side recorded (added to the fingerprint after the older run) is not a change
-    return tuple(
-        (f, old[f], new[f]) for f in FINGERPRINT_FIELDS if f in old and f in new and old[f] != new[f]
-    )
+    """(field, before, after) of each fingerprint field that differs (shown beside verdicts and trends); a
+    field only one side recorded (added to the fingerprint after the older run) is not a change."""
+    return baseline.info.fingerprint.changes(current.info.fingerprint)
