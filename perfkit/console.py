@@ -5,22 +5,21 @@ never imports torch.
 """
 from __future__ import annotations
 
-from collections.abc import Mapping
-from typing import Any
-
 from perfkit.measure.memory import MiB, PeakMemory
 from perfkit.render.tables import fmt_time, text_table
 from perfkit.resultfile import datasheet
+from perfkit.resultfile.fingerprint import Fingerprint
 from perfkit.store.baselines import LOCAL_SAVE, StoredCeilings
 from perfkit.workloads.estimate import MemoryEstimate, largest_batch
 from perfkit.workloads.flops import CONVENTION, FlopTable
 from perfkit.workloads.paleo import Prediction
 
 
-def render_hardware(fingerprint: Mapping[str, Any], stored: StoredCeilings) -> str:
+def render_hardware(fingerprint: Fingerprint, stored: StoredCeilings) -> str:
     """``perfkit hw``: the fingerprint, the stored measured ceilings labelled by whose they are (this
     machine's, or another machine's under its hardware id) and the datasheet table with sources."""
-    parts = ["Fingerprint", text_table(["field", "value"], [[k, str(v)] for k, v in fingerprint.items()])]
+    fields = fingerprint.to_json().items()
+    parts = ["Fingerprint", text_table(["field", "value"], [[k, str(v)] for k, v in fields])]
     ceilings = stored.ceilings
     if len(ceilings):
         parts += [f"Measured ceilings of {stored.whose} (from {stored.path})",

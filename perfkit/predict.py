@@ -152,7 +152,7 @@ def _one_gpu_baselines() -> list[ResultSet]:
     found = []
     for path in sorted(baselines.BaselineStore.find(Path.cwd()).directory.glob("*.json")):
         results = load.load(path)
-        one_gpu = results.info.device == "cuda" and results.info.fingerprint.get("gpu_count") == 1
+        one_gpu = results.info.device == "cuda" and results.info.fingerprint.gpu_count == 1
         if results.profile == "full" and one_gpu:
             found.append(results)
     return found

@@ -16,6 +16,8 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 
+from perfkit.resultfile.model import ProfileName
+
 #: family (bench file stem) -> wall seconds on a quiet 2-core CPU
 BUDGET_S: dict[str, float] = {
     "test_batch_sweep": 24.0,  # 43 s before 2026-11-27 (256 images, 4 loader workers, a 47-image search)
@@ -38,7 +40,7 @@ START_UP_S = 5.0
 BENCH_DIR = "benches/"
 
 
-def sizes_key(profile: str, device_type: str) -> str:
+def sizes_key(profile: ProfileName, device_type: str) -> str:
     """The key of a bench file's size tables: ``quick-cpu`` for the quick profile on a CPU (the sizes this
     budget is for), else the profile's name: a GPU's quick run keeps the sizes its baseline
     (nvidia-h200-x1-quick.json) was saved at, so one id measures one workload on a given device."""

@@ -27,6 +27,7 @@ from perfkit.options import RunOptions
 from perfkit.parallel import launch
 from perfkit.render import verdicts
 from perfkit.resultfile import datasheet, inject, load, partial
+from perfkit.resultfile.fingerprint import device_kind
 from perfkit.resultfile.model import PROFILES, PerfkitInfo, ProfileName, ResultSet, family_of
 from perfkit.resultfile.partial import PartialFile
 from perfkit.store import baselines, kept_noise
@@ -67,16 +68,17 @@ class Settings:
         CPU box would take hours at the course's sizes. A memory cap is checked against every GPU (it is
         applied where the run starts: :meth:`apply_memory_cap`)."""
         gpu_count = hardware.gpu_count()
-        resolved = torch.device(hardware.resolve_device(device))
+        kind = hardware.resolve_device(device)
+        resolved = torch.device(kind)
         # a name given on the command line is checked by Profile itself
-        chosen = Profile(cast(ProfileName, profile or ("full" if resolved.type == "cuda" else "quick")))
+        chosen = Profile(cast(ProfileName, profile or ("full" if kind == "cuda" else "quick")))
         cap = capacity.parse_bytes(memory_cap) if memory_cap is not None else None
         if cap is not None:
-            if resolved.type != "cuda":
+            if kind != "cuda":
                 raise UsageError("--perfkit-memory-cap caps the CUDA allocator; this run is on the CPU")
             for index in range(gpu_count):
                 capacity.check_cap(cap, torch.device("cuda", index))
-        return cls(resolved, chosen, gpu_count, hardware.fingerprint(resolved.type, cap),
+        return cls(resolved, chosen, gpu_count, hardware.fingerprint(kind, cap),
                    torchrun_args=launch.parse_torchrun_args(torchrun_args), memory_cap=cap)
 
     def apply_memory_cap(self) -> None:
@@ -90,7 +92,9 @@ class Settings:
 
     @property
     def hardware_id(self) -> str:
-        return self.fingerprint.hardware_id
+        """The fingerprint's hardware id (a measured one always has one; "unknown" as a file without it
+        reads)."""
+        return self.fingerprint.hardware_id or "unknown"
 
     def skip_reason(self, gpus_needed: Sequence[int], full_only: bool) -> str | None:
         """Why a test that needs these GPUs (or the full profile) cannot run here; None if it can.
@@ -267,8 +271,8 @@ class Session:
         return info.to_json()
 
     def _info(self) -> PerfkitInfo:
-        return PerfkitInfo(SCHEMA_VERSION, self.settings.hardware_id, self.settings.device.type,
-                           self.settings.profile.name, self.settings.fingerprint.to_json())
+        return PerfkitInfo(SCHEMA_VERSION, self.settings.hardware_id, device_kind(self.settings.device.type),
+                           self.settings.profile.name, self.settings.fingerprint)
 
     def header_lines(self) -> list[str]:
         """What the run says before its first test: that its baseline comes from a different machine under

@@ -1,5 +1,6 @@
 from __future__ import annotations
 
+import dataclasses
 import os
 
 import pytest
@@ -8,6 +9,7 @@ import torch
 from perfkit.errors import HardwareError, UsageError
 from perfkit.measure import hardware
 from perfkit.resultfile import datasheet
+from perfkit.resultfile.fingerprint import Fingerprint
 
 
 @pytest.mark.parametrize("model, expected", [
@@ -95,3 +97,12 @@ def test_fingerprint_of_this_machine_has_every_field():
     fp = hardware.fingerprint("cpu").to_json()
     assert fp["hardware_id"].startswith("cpu-")
     assert fp["torch"] == torch.__version__ and fp["python"] and fp["cpu_count"] >= 1
+
+
+def test_the_measured_fingerprint_is_the_record_every_reader_reads_back():
+    fp = hardware.fingerprint("cpu")
+    assert isinstance(fp, Fingerprint) and fp.device == "cpu" and fp.recorded is None
+    written = fp.to_json()
+    assert list(written) == [f.name for f in dataclasses.fields(Fingerprint)
+                             if f.name not in ("extra", "recorded")]
+    assert Fingerprint.from_json(written, "run.json") == fp

@@ -363,8 +363,8 @@ def test_a_new_software_stack_is_not_excused_as_a_slower_host():
     baseline, current, _ = _slow_host_case()
     assert judge(baseline, current, Noise.of(baseline)).host is not None
     info = current.info
-    upgraded = current.with_info(fingerprint={**info.fingerprint, "torch": "2.99"})
-    old = baseline.with_info(fingerprint={**baseline.info.fingerprint, "torch": "2.11"})
+    upgraded = current.with_info(fingerprint=dataclasses.replace(info.fingerprint, torch="2.99"))
+    old = baseline.with_info(fingerprint=dataclasses.replace(baseline.info.fingerprint, torch="2.11"))
     comparison = judge(old, upgraded, Noise.of(old))
     assert comparison.host is None and not any("slower together" in r.note for r in comparison.rows)
 

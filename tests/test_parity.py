@@ -10,7 +10,6 @@ import pytest
 import torch
 
 from perfkit import cli
-from perfkit.measure.hardware import Fingerprint
 from perfkit.options import RunOptions
 from perfkit.session import Profile, Session, Settings
 from perfkit.store.baselines import BaselineStore
@@ -37,7 +36,7 @@ def _session_verdicts(root: Path, baseline: Path, current: dict[str, Any]) -> tu
     """What the end of a run says: the plugin's Session, built on this machine's settings for the files'
     hardware."""
     info = typed(current).info
-    fingerprint = Fingerprint(**info.fingerprint)
+    fingerprint = info.fingerprint
     device = "cuda" if info.device == "cuda" else "cpu"
     settings = Settings(torch.device(device), Profile(info.profile), fingerprint.gpu_count, fingerprint)
     session = Session(settings, BaselineStore.find(root), RunOptions(baseline=str(baseline)))

@@ -10,7 +10,7 @@ from perfkit.cli.common import DB_HELP, kept_runs_options, say_partial, say_skip
 from perfkit.errors import BaselineError, UsageError
 from perfkit.render import report_history, tables
 from perfkit.resultfile import figures, load
-from perfkit.resultfile.model import PROFILES, ResultSet
+from perfkit.resultfile.model import PROFILES, ProfileName, ResultSet
 from perfkit.store import baselines, storage_folder
 from perfkit.verdict import trends
 
@@ -77,7 +77,7 @@ def _history(args: argparse.Namespace) -> int:
 
 
 def kept_runs(storage_option: str | None, hardware_id: str | None, db: str | None = None,
-              profile: str | None = None) -> tuple[str, storage_folder.History]:
+              profile: ProfileName | None = None) -> tuple[str, storage_folder.History]:
     """The runs kept in pytest-benchmark's storage, or in the history database ``db``, of one machine and
     profile, and where they were; skipped files are said on stderr."""
     if db is not None:

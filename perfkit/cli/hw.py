@@ -29,13 +29,13 @@ def _hw(args: argparse.Namespace) -> int:
     from perfkit import console  # renders torch-side objects: imported only by the commands that need them
 
     fp = hardware.fingerprint(hardware.resolve_device(args.device))
-    kind = machine_kind(fp.device, fp.to_json())
-    stored = baselines.BaselineStore.find(Path.cwd()).machine_ceilings(fp.hardware_id, kind)
+    kind = machine_kind(fp.device, fp)
+    stored = baselines.BaselineStore.find(Path.cwd()).machine_ceilings(fp.hardware_id or "unknown", kind)
     table = [dict(vars(spec)) for spec in datasheet.GPUS]
     if args.json:
         print(json.dumps({"fingerprint": fp.to_json(), "stored_ceilings": stored.ceilings.own(),
                           "stored_ceilings_from": str(stored.path), "stored_ceilings_of": stored.whose,
                           "datasheet": table}, indent=2))
         return 0
-    print(console.render_hardware(fp.to_json(), stored))
+    print(console.render_hardware(fp, stored))
     return 0

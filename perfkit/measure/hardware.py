@@ -1,8 +1,9 @@
 """What machine a result came from: a coarse hardware id and the full fingerprint.
 
 The id names the box (``nvidia-h200-x1``, ``cpu-intel-xeon-platinum-8481c-8cpu``) and picks the
-baseline file; the fingerprint (driver, CUDA, library versions) goes into pytest-benchmark's
-``machine_info`` so a comparison can say "driver changed" beside a regression.
+baseline file; the fingerprint (driver, CUDA, library versions: the record of
+perfkit.resultfile.fingerprint, which every reader of a result file reads back) goes into
+pytest-benchmark's ``machine_info`` so a comparison can say "driver changed" beside a regression.
 """
 from __future__ import annotations
 
@@ -11,9 +12,7 @@ import os
 import platform
 import re
 import sys
-from dataclasses import asdict, dataclass
 from importlib import metadata
-from typing import Any
 
 from perfkit.cpus import usable_cpus
 from perfkit.errors import HardwareError, UsageError
@@ -21,35 +20,7 @@ from perfkit.measure import clocks
 from perfkit.measure.nvml import nvml_open
 from perfkit.render.tables import slug
 from perfkit.resultfile import datasheet
-
-
-@dataclass(frozen=True)
-class Fingerprint:
-    hardware_id: str
-    device: str
-    gpu_name: str | None
-    gpu_count: int
-    gpu_memory_gib: float | None
-    compute_capability: str | None
-    datasheet_key: str | None
-    driver: str | None
-    cuda: str | None
-    cudnn: str | None
-    torch: str
-    torchvision: str | None
-    numba: str | None
-    numba_cuda: str | None
-    python: str
-    cpu_model: str
-    cpu_count: int
-    memory_cap_gib: float | None = None  # --perfkit-memory-cap: the card made to look smaller
-    cpu_signature: str | None = None  # x86 family and model: hosts behind one model name differ
-    # which physical machine (its GPUs, else the host): a hash, not a change to list
-    machine: str | None = None
-    sm_clock: str | None = None  # GPU 0's SM clock, application / maximum (perfkit.measure.clocks)
-
-    def to_json(self) -> dict[str, Any]:
-        return asdict(self)
+from perfkit.resultfile.fingerprint import DeviceKind, Fingerprint
 
 
 def model_slug(text: str) -> str:
@@ -61,7 +32,8 @@ def model_slug(text: str) -> str:
     return slug(text.lower())
 
 
-def hardware_id(device: str, gpu_name: str | None, gpu_count: int, cpu_model: str, cpu_count: int) -> str:
+def hardware_id(device: DeviceKind, gpu_name: str | None, gpu_count: int, cpu_model: str,
+                cpu_count: int) -> str:
     """The box: the GPU model and how many (``nvidia-h200-x1``), or the CPU model and how many logical CPUs
     this process may use (``cpu-amd-epyc-2cpu``): cloud runners of one CPU model come with 2 to 64 of them."""
     if device == "cuda" and gpu_name:
@@ -150,10 +122,10 @@ def hardware_id_here(wanted: str) -> str:
     it; a CPU's without importing torch (``perfkit hw --id`` answers scripts, which wait for it)."""
     if wanted == "cpu" or (wanted == "auto" and no_gpu_driver()):
         return hardware_id("cpu", None, 0, cpu_model(), usable_cpus())
-    return fingerprint(resolve_device(wanted)).hardware_id
+    return fingerprint(resolve_device(wanted)).hardware_id or "unknown"  # a measured one always has its id
 
 
-def resolve_device(wanted: str) -> str:
+def resolve_device(wanted: str) -> DeviceKind:
     """'auto' becomes 'cuda' where a GPU is visible, else 'cpu'; asking for a missing GPU is an error."""
     if wanted not in ("auto", "cpu", "cuda"):
         raise UsageError(f"unknown device {wanted!r}; choose auto, cpu or cuda")
@@ -162,7 +134,7 @@ def resolve_device(wanted: str) -> str:
     return "cuda" if wanted == "cuda" or (wanted == "auto" and gpu_count()) else "cpu"
 
 
-def fingerprint(device: str, memory_cap: int | None = None) -> Fingerprint:
+def fingerprint(device: DeviceKind, memory_cap: int | None = None) -> Fingerprint:
     """Read the machine; ``device`` is the one this run measures ('cuda' or 'cpu'), ``memory_cap`` the
     allocator cap in bytes (perfkit.measure.capacity), if any."""
     import torch
@@ -203,7 +175,7 @@ def fingerprint(device: str, memory_cap: int | None = None) -> Fingerprint:
     )
 
 
-def machine_id(device: str, gpus: int) -> str:
+def machine_id(device: DeviceKind, gpus: int) -> str:
     """A short stable name of the physical machine: its GPUs' UUIDs for a GPU run (a lent VM may get a new
     host name each time), else the host name and /etc/machine-id. Runs of one machine share their noise; runs
     of two machines of one kind add a between-machine term (perfkit.verdict.noise)."""

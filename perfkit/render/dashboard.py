@@ -17,7 +17,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from perfkit.resultfile.figures import TIME
-from perfkit.resultfile.model import ResultSet, run_count
+from perfkit.resultfile.model import ProfileName, ResultSet, run_count
 from perfkit.store import baselines, kept_noise, storage_folder
 from perfkit.verdict import across, trends
 from perfkit.verdict.expected import Workloads
@@ -87,7 +87,7 @@ class Group:
     """The runs of one hardware id and profile."""
 
     hardware_id: str
-    profile: str
+    profile: ProfileName
     runs: tuple[ResultSet, ...]
     benchmarks: tuple[Benchmark, ...]
 
@@ -106,7 +106,7 @@ class Dashboard:
 def build(kept: storage_folder.History, workloads: Workloads | None = None) -> Dashboard:
     """The dashboard of every run in ``kept`` (oldest first, as the store reads them); ``workloads`` counts a
     benchmark's work for its speedups' expectations across hardware."""
-    runs: dict[tuple[str, str], list[ResultSet]] = defaultdict(list)
+    runs: dict[tuple[str, ProfileName], list[ResultSet]] = defaultdict(list)
     for results in kept.runs:
         runs[results.hardware_id, results.profile].append(results)
     newest = {key: {b.fullname: r for r in group for b in r.benchmarks} for key, group in runs.items()}
@@ -118,7 +118,7 @@ def build(kept: storage_folder.History, workloads: Workloads | None = None) -> D
     return Dashboard(tuple(groups))
 
 
-def _group(hardware_id: str, profile: str, runs: Sequence[ResultSet],
+def _group(hardware_id: str, profile: ProfileName, runs: Sequence[ResultSet],
            others: dict[str, dict[str, ResultSet]], workloads: Workloads | None) -> Group:
     latest = _latest_verdicts(runs)
     entries = [r.by_name() for r in runs]

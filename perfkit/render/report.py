@@ -51,7 +51,7 @@ def write_report(results: ResultSet, out: Path, comparison: Comparison | None = 
     charted = charted_trends(kept, read) if kept else {}
     title = f"perfkit report: {results.hardware_id}"
     when = results.datetime[:16].replace("T", " ")
-    where = f"profile `{results.info.profile}`, device `{results.info.device}`, run {when}"
+    where = f"profile `{results.info.profile}`, device `{results.info.device or ''}`, run {when}"
     opening: list[document.Block] = [Text(f"{where}; not compared: no baseline given (--baseline)")]
     if comparison is not None:
         (out / "verdicts.json").write_text(render(comparison, "json"), encoding="utf-8")  # as compare prints
@@ -82,7 +82,7 @@ def _hardware_section(cmp: Comparison, out: Path) -> Section:
 
 def _fingerprint_section(results: ResultSet) -> Section:
     """The machine and software the run measured, folded: what to check when a verdict surprises."""
-    fingerprint = results.info.fingerprint
+    fingerprint = results.info.fingerprint.to_json()
     return Section("Fingerprint", (Collapsed(f"{len(fingerprint)} fields of {results.hardware_id}", (
         Table.of(["field", "value"], [[k, str(v)] for k, v in fingerprint.items()]),)),))
 

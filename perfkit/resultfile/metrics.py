@@ -22,6 +22,7 @@ from datetime import datetime, timezone
 from typing import Any, Literal
 
 from perfkit.errors import BaselineError, UsageError
+from perfkit.resultfile.fingerprint import DeviceKind
 from perfkit.resultfile.payloads import Record
 
 Better = Literal["lower", "higher", "none"]
@@ -128,7 +129,7 @@ class Method:
     since: str
     figures: tuple[str, ...]
     benchmarks: tuple[str, ...]
-    device: str = "cuda"
+    device: DeviceKind = "cuda"
 
     def __post_init__(self) -> None:
         if self.version < 2 or _moment(self.since) is None:

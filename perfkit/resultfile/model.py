@@ -20,6 +20,7 @@ from typing import Any, Literal, NamedTuple, TypeVar, cast, get_args
 from perfkit.errors import BaselineError
 from perfkit.resultfile import datasheet
 from perfkit.resultfile.figures import TIME
+from perfkit.resultfile.fingerprint import DeviceKind, Fingerprint, device_kind
 from perfkit.resultfile.metrics import (
     ABSENT_KEY,
     BOUND_KEY,
@@ -55,12 +56,12 @@ def machine_change(before: str, after: str) -> str:
     return f"cpu_signature {before} -> {after}" if before and after and before != after else ""
 
 
-def machine_kind(device: str, fingerprint: Mapping[str, Any]) -> str:
+def machine_kind(device: DeviceKind | None, fingerprint: Fingerprint) -> str:
     """What tells a machine from another under its hardware id (:func:`machine_change`): a CPU run's CPU
     signature; "" where nothing does (a GPU run) or it is not known (an older file). A function of the
     fingerprint, so that ``perfkit hw`` tells this machine from a baseline's as a run does."""
-    signature = fingerprint.get("cpu_signature")
-    return str(signature) if device == "cpu" and signature else ""
+    signature = fingerprint.cpu_signature
+    return signature if device == "cpu" and signature else ""
 
 
 def family_of(name: str) -> str:
@@ -306,6 +307,14 @@ ProfileName = Literal["quick", "full"]
 PROFILES: tuple[ProfileName, ...] = get_args(ProfileName)
 
 
+def profile_name(name: object) -> ProfileName:
+    """``name`` as a :data:`ProfileName`; a ValueError for any other."""
+    for profile in PROFILES:
+        if name == profile:
+            return profile
+    raise ValueError(f"the profile {name!r} is neither {' nor '.join(PROFILES)}")
+
+
 @dataclass(frozen=True)
 class PerfkitInfo:
     """perfkit's section of ``machine_info``: which machine and profile, and what a baseline keeps.
@@ -318,9 +327,9 @@ class PerfkitInfo:
 
     schema_version: int
     hardware_id: str
-    device: str
-    profile: str
-    fingerprint: Mapping[str, Any]
+    device: DeviceKind | None  # None where the file does not say (written back as "")
+    profile: ProfileName
+    fingerprint: Fingerprint
     ceilings: Mapping[str, float] = field(default_factory=dict)
     lent_ceilings: Mapping[str, float] = field(default_factory=dict)
     runs: Mapping[str, Figures] = field(default_factory=dict)
@@ -361,15 +370,20 @@ class PerfkitInfo:
                 f"{where}: a stored run value is not a finite number; re-save the baseline from its "
                 "result files"
             )
+        try:
+            device = device_kind(raw["device"]) if raw.get("device") else None
+            profile = profile_name(raw.get("profile") or "full")
+        except ValueError as exc:
+            raise BaselineError(f"{where}: {exc}; the file is damaged") from None
         if any(v < 0 for figures in runs.values() for v in figures.get(TIME, ())):
             raise BaselineError(f"{where}: a stored run's time is negative, which no clock measures; re-save "
                                 "the baseline from its result files")
         return cls(
             int(raw.get("schema_version", 0)),
             str(raw.get("hardware_id", "unknown")),
-            str(raw.get("device", "")),
-            str(raw.get("profile") or "full"),
-            dict(raw.get("fingerprint") or {}),
+            device,
+            profile,
+            Fingerprint.from_json(raw.get("fingerprint"), where),
             ceilings,
             lent,
             runs,
@@ -384,8 +398,7 @@ class PerfkitInfo:
     @property
     def machine(self) -> str | None:
         """The machine the run came from (GPU UUIDs or the host), where the fingerprint records it."""
-        machine = self.fingerprint.get("machine")
-        return None if machine is None else str(machine)
+        return self.fingerprint.machine
 
     def machine_change(self, other: PerfkitInfo) -> str:
         """What makes ``other``, a run under this hardware id, a different machine ("" where nothing does):
@@ -404,12 +417,12 @@ class PerfkitInfo:
     @property
     def datasheet(self) -> datasheet.GpuSpec | None:
         """The vendor's figures for this machine's GPU; None on a CPU or an unlisted GPU."""
-        return datasheet.by_key(str(self.fingerprint.get("datasheet_key") or ""))
+        return datasheet.by_key(self.fingerprint.datasheet_key or "")
 
     def to_json(self) -> dict[str, Any]:
         out = copy.deepcopy(dict(self.raw))
-        out.update(schema_version=self.schema_version, hardware_id=self.hardware_id, device=self.device,
-                   profile=self.profile, fingerprint=dict(self.fingerprint), ceilings=dict(self.ceilings))
+        out.update(schema_version=self.schema_version, hardware_id=self.hardware_id, device=self.device or "",
+                   profile=self.profile, fingerprint=self.fingerprint.to_json(), ceilings=dict(self.ceilings))
         for key, value in (
             ("baseline_ceilings", dict(self.lent_ceilings)),
             ("runs", dict(self.runs)),
@@ -446,7 +459,7 @@ class ResultSet:
         return self.info.hardware_id
 
     @property
-    def profile(self) -> str:
+    def profile(self) -> ProfileName:
         """The size profile it was measured in ("full", the course's sizes, or "quick")."""
         return self.info.profile
 

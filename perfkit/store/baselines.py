@@ -20,7 +20,7 @@ from typing import Any, Literal
 from perfkit.errors import BaselineError
 from perfkit.resultfile import derived, inject, load, run_spread
 from perfkit.resultfile.ceilings import Ceilings
-from perfkit.resultfile.model import ResultSet, RunOrigin, machine_change
+from perfkit.resultfile.model import ProfileName, ResultSet, RunOrigin, machine_change
 
 SaveMode = Literal["new", "force", "merge", "append"]
 
@@ -31,9 +31,11 @@ BASELINES_DIR = "baselines"
 LOCAL_DIR = ".perfkit"
 #: ``--perfkit-save-baseline=local``: save a run, with fresh re-runs, as this machine's own baseline.
 LOCAL_SAVE = "local"
+#: The profile whose baseline speaks for a machine where both are stored: the course's sizes, then the quick.
+STORED_FIRST: tuple[ProfileName, ...] = ("full", "quick")
 
 
-def baseline_path(directory: str | os.PathLike[str], hardware_id: str, profile: str = "full") -> Path:
+def baseline_path(directory: str | os.PathLike[str], hardware_id: str, profile: ProfileName = "full") -> Path:
     """``<hardware-id>.json`` for the course's sizes, ``<hardware-id>-quick.json`` for the quick profile: a
     run answers to a baseline of its own sizes."""
     return Path(directory) / f"{hardware_id}{'' if profile == 'full' else '-' + profile}.json"
@@ -299,10 +301,10 @@ class BaselineStore:
         it gets verdicts against a baseline of its own, which is no other machine's business to commit."""
         return BaselineStore(self.directory.parent / LOCAL_DIR / BASELINES_DIR, is_local=True)
 
-    def path_for(self, hardware_id: str, profile: str = "full") -> Path:
+    def path_for(self, hardware_id: str, profile: ProfileName = "full") -> Path:
         return baseline_path(self.directory, hardware_id, profile)
 
-    def load(self, hardware_id: str, profile: str = "full") -> ResultSet | None:
+    def load(self, hardware_id: str, profile: ProfileName = "full") -> ResultSet | None:
         """The stored baseline of ``hardware_id`` at ``profile``'s sizes, or None when there is none; a
         damaged one is a BaselineError."""
         path = self.path_for(hardware_id, profile)
@@ -311,7 +313,7 @@ class BaselineStore:
     def stored_path(self, hardware_id: str) -> Path:
         """The baseline of ``hardware_id`` that exists, the course's sizes first, else the quick profile's;
         the full profile's path when neither does."""
-        paths = [self.path_for(hardware_id, profile) for profile in ("full", "quick")]
+        paths = [self.path_for(hardware_id, profile) for profile in STORED_FIRST]
         return next((p for p in paths if p.exists()), paths[0])
 
     def ceilings(self, hardware_id: str) -> Ceilings:

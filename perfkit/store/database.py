@@ -57,7 +57,7 @@ from sqlalchemy.sql.elements import ColumnElement
 from perfkit.errors import BaselineError, StoreError, UsageError
 from perfkit.resultfile import load
 from perfkit.resultfile.figures import TIME, TIME_UNIT
-from perfkit.resultfile.model import ResultSet
+from perfkit.resultfile.model import ProfileName, ResultSet
 from perfkit.store.storage_folder import History
 
 #: Seconds to wait for a server that does not answer, or for another writer's lock on a SQLite file.
@@ -251,7 +251,7 @@ class Store:
                 conn.execute(figures_table.insert(), _figure_rows(run_id, results))
         return Ingested(source, digest, run_id is not None, results)
 
-    def history(self, hardware_id: str | None = None, profile: str | None = None,
+    def history(self, hardware_id: str | None = None, profile: ProfileName | None = None,
                 newest: int | None = None) -> History:
         """The stored runs (of one hardware id and profile, where given; the ``newest`` n only, where given),
         oldest first, each read by the one loader; a run the loader refuses (say, written by a newer
@@ -365,7 +365,7 @@ def open_store(text: str, create: bool = False) -> Store:
     return store
 
 
-def kept_runs(text: str, hardware_id: str | None = None, profile: str | None = None,
+def kept_runs(text: str, hardware_id: str | None = None, profile: ProfileName | None = None,
               newest: int | None = None) -> History:
     """The runs stored at URL ``text`` (see :meth:`Store.history`), for readers that need nothing else."""
     with open_store(text) as store:

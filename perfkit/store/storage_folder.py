@@ -16,7 +16,7 @@ from pathlib import Path
 
 from perfkit.errors import BaselineError, UsageError
 from perfkit.resultfile import load
-from perfkit.resultfile.model import ResultSet
+from perfkit.resultfile.model import ProfileName, ResultSet
 from perfkit.store import baselines
 
 #: pytest-benchmark's default ``--benchmark-storage``.
@@ -44,13 +44,13 @@ class History:
     def hardware_ids(self) -> list[str]:
         return sorted({r.hardware_id for r in self.runs})
 
-    def of_profile(self, profile: str) -> History:
+    def of_profile(self, profile: ProfileName) -> History:
         """Only the runs of one size profile: quick-profile timings do not belong in a full-profile trend."""
         keep = [r.profile == profile for r in self.runs]
         return History(tuple(r for r, k in zip(self.runs, keep) if k),
                        tuple(p for p, k in zip(self.paths, keep) if k), self.skipped)
 
-    def profiles(self) -> list[str]:
+    def profiles(self) -> list[ProfileName]:
         return sorted({r.profile for r in self.runs})
 
 
@@ -115,7 +115,7 @@ def load_history(storage: str | os.PathLike[str], hardware_id: str | None = None
 
 
 def baseline_from_history(storage: str | os.PathLike[str], hardware_id: str | None, n: int,
-                          profile: str | None = None) -> ResultSet:
+                          profile: ProfileName | None = None) -> ResultSet:
     """A baseline of the last ``n`` runs of one hardware id kept in pytest-benchmark's ``storage`` (see
     :func:`baseline_of`)."""
     enough_runs(n)

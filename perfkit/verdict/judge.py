@@ -47,219 +47,49 @@ detectable effect (MDE): the change this policy and this noise flag 80% of the t
 from __future__ import annotations
 
 import dataclasses
-import enum
 import math
 import statistics
-from collections.abc import Iterable, Sequence
-from dataclasses import dataclass, field
-from typing import Any, ClassVar
+from collections.abc import Iterable
+from dataclasses import dataclass
+from typing import Any
 
 from perfkit.resultfile.figures import TIME, TIME_UNIT
+from perfkit.resultfile.fingerprint import CHANGE_FIELDS, SOFTWARE_FIELDS
 from perfkit.resultfile.model import ResultSet, run_count
 from perfkit.resultfile.payloads import Disturbance
 from perfkit.verdict import across, stats
+from perfkit.verdict.comparison import (
+    COUNT_MOVED,
+    DIFFERS,
+    WORST_FIRST,
+    Comparison,
+    FirstLook,
+    Policy,
+    Row,
+    Verdict,
+    row_order,
+)
 from perfkit.verdict.expected import Workloads
+from perfkit.verdict.host_shift import HostShift
 from perfkit.verdict.matching import FigureRuns, pair
 from perfkit.verdict.noise import HOST_KIND, FigureNoise, Noise
 
+#: What the judge gives and judges by (perfkit.verdict.comparison, perfkit.verdict.host_shift) is importable
+#: from here too, where the end-of-run summary, the reports and the tests have always found it.
+__all__ = [
+    "COUNT_MOVED", "DEFAULT_POLICY", "DIFFERS", "FINGERPRINT_FIELDS", "MIN_BASELINE_RUNS", "SOFTWARE_FIELDS",
+    "WORST_FIRST",
+    "Comparison", "FirstLook", "HostShift", "Policy", "Row", "Verdict", "counted", "fingerprint_changes",
+    "held_back", "judge", "minimum_effect",
+]
 
-class Verdict(enum.Enum):
-    """A figure's verdict; a benchmark takes the worst of its gating figures' (:data:`WORST_FIRST`)."""
-
-    REGRESSED = "regressed"
-    FAR = across.FAR_FROM  # across hardware: beyond x1.25 of the expected speedup
-    SLOWER = across.SLOWER  # across hardware: slower than expected, or than the baseline's machine
-    UNKNOWN = "unknown"
-    # a figure the policy cannot judge (too few baseline runs): counted, never shown as unchanged
-    NOT_JUDGED = "not judged"
-    # the two sides measured the figure differently (another method version, another locked clock): shown
-    # side by side, never judged
-    MEASURED_DIFFERENTLY = "measured differently"
-    IMPROVED = "improved"
-    FASTER = across.FASTER
-    CHANGED = "changed"  # a count, or a ratio that should stay put, moved (not a gating figure)
-    AS_EXPECTED = across.AS_EXPECTED  # across hardware: within x1.15 of the expected speedup
-    UNCHANGED = "unchanged"
-    NEW = "new"
-    MISSING = "missing"
-    INFO = "info"  # a figure shown, not judged (across hardware, a gating one that differs there too)
-
-    def __str__(self) -> str:
-        return self.value
+#: The policy a comparison is judged by unless told otherwise (3% and 5% minimum effects, alpha 5%).
+DEFAULT_POLICY = Policy()
+#: Fingerprint fields whose change is shown beside the verdicts (the record's hardware and software fields).
+FINGERPRINT_FIELDS = CHANGE_FIELDS
 
 
-#: The verdicts a benchmark can get, worst first.
-WORST_FIRST: tuple[Verdict, ...] = (
-    Verdict.REGRESSED, Verdict.FAR, Verdict.SLOWER, Verdict.UNKNOWN, Verdict.IMPROVED, Verdict.FASTER,
-    Verdict.CHANGED, Verdict.NOT_JUDGED, Verdict.MEASURED_DIFFERENTLY, Verdict.AS_EXPECTED,
-    Verdict.INFO,  # across hardware: a gating figure other than a time that differs on the other machine
-    Verdict.UNCHANGED, Verdict.NEW, Verdict.MISSING,
-)
-#: The note of a gating figure other than a time that moved across hardware (shown, not judged).
-DIFFERS = "differs on the other machine: shown, not judged"
-#: Fingerprint fields of the software: where one changed, a common host-bound shift may be its doing.
-SOFTWARE_FIELDS = frozenset(
-    {"driver", "cuda", "cudnn", "torch", "torchvision", "numba", "numba_cuda", "python"}
-)
-#: The note of a count that moved (a ratio that moved says otherwise).
-COUNT_MOVED = "a count that should not change"
-#: Fingerprint fields whose change is shown beside the verdicts.
-FINGERPRINT_FIELDS: tuple[str, ...] = (
-    "gpu_name", "gpu_count", "driver", "cuda", "cudnn", "torch", "torchvision", "numba", "numba_cuda",
-    "python", "cpu_model", "cpu_signature", "memory_cap_gib", "sm_clock",
-)
-
-
-@dataclass(frozen=True)
-class Policy:
-    threshold: float = 0.05  # minimum effect of a benchmark with host work in it: smaller is never a verdict
-    # minimum effect of GPU-bound work (a ceiling it follows, or declared): it reproduces within ~1%
-    bound_threshold: float = 0.03
-    alpha: float = 0.05  # family-wise false-alarm rate over the gating figures compared (Holm)
-
-    @classmethod
-    def with_threshold(cls, threshold: float | None) -> Policy:
-        """The default policy, or one minimum effect for every figure (``--threshold``)."""
-        return cls() if threshold is None else cls(threshold, threshold)
-
-
-@dataclass(frozen=True)
-class Row:
-    benchmark: str
-    figure: str
-    unit: str
-    better: str
-    baseline: float | None
-    current: float | None
-    change: float | None
-    verdict: Verdict
-    p_value: float | None = None
-    note: str = ""
-    gating: bool = False
-    mde: float | None = None  # relative, at 80% power; None where no run-to-run noise is known
-    runs: tuple[int, int] = (1, 1)
-    # the change's 1 - 2·alpha interval (relative): ``unchanged`` only where it lies inside the minimum effect
-    interval: tuple[float, float] | None = None
-    minimum: float | None = None  # the minimum effect worth a verdict (relative), for a judged gating figure
-
-    @property
-    def beyond_minimum(self) -> bool:
-        """It moved beyond its minimum effect (on the log scale the test uses)."""
-        return (self.change is not None and self.minimum is not None and self.change > -1
-                and abs(math.log1p(self.change)) > math.log1p(self.minimum))
-
-    @property
-    def worse(self) -> bool:
-        """It moved the way that is worse for it."""
-        return self.change is not None and self.change != 0 and (self.change > 0) == (self.better == "lower")
-
-
-@dataclass(frozen=True)
-class Comparison:
-    baseline_id: str
-    current_id: str
-    rows: tuple[Row, ...]
-    fingerprint_changes: tuple[tuple[str, Any, Any], ...] = ()
-    geomean_time_ratio: float | None = None
-    hardware_rows: tuple[across.HardwareRow, ...] = field(default=())
-    alpha: float = Policy.alpha
-    # why the two sides, though of one hardware id, ran on different machines and were compared across
-    # hardware instead of judged (PerfkitInfo.machine_change); "" where they were judged
-    not_judged: str = ""
-    # the run's common host slowdown, where one excused host-bound figures (a confirmation keeps it)
-    host: HostShift | None = None
-    tests: int = 1  # the gating figures the family-wise error is controlled over (a confirmation keeps it)
-    policy: Policy = field(default_factory=Policy)  # the minimum effects and alpha it was judged by
-
-    @property
-    def same_hardware(self) -> bool:
-        return self.baseline_id == self.current_id and not self.not_judged
-
-    @property
-    def regressions(self) -> tuple[Row, ...]:
-        return tuple(r for r in self.rows if r.verdict is Verdict.REGRESSED)
-
-    def benchmark_verdicts(self) -> dict[str, Verdict]:
-        """One verdict per benchmark: the worst of its gating figures', and ``changed`` where a count or a
-        ratio
-        that should stay put moved (``unchanged`` for one without gating figures, declared informational)."""
-        out: dict[str, Verdict] = {}
-        for row in self.rows:
-            verdict = row.verdict if row.gating else (Verdict.CHANGED if row.verdict is Verdict.CHANGED
-                                                      else Verdict.UNCHANGED)
-            now = out.get(row.benchmark)
-            out[row.benchmark] = verdict if now is None else min(now, verdict, key=WORST_FIRST.index)
-        return out
-
-    def counts(self) -> dict[Verdict, int]:
-        verdicts = list(self.benchmark_verdicts().values())
-        return {v: n for v in WORST_FIRST if (n := verdicts.count(v))}
-
-    def unknown_better(self) -> int:
-        """How many ``unknown`` benchmarks moved only the better way (faster, higher): nothing to chase on a
-        nightly; the rest moved the worse way in some gating figure and want re-runs."""
-        verdicts = self.benchmark_verdicts()
-        unknown = {r.benchmark for r in self.rows if r.gating and verdicts[r.benchmark] is Verdict.UNKNOWN}
-        worse = {r.benchmark for r in self.rows
-                 if r.gating and r.verdict is Verdict.UNKNOWN and (r.worse or r.change is None)}
-        return len(unknown - worse)
-
-    def compared_gating(self) -> tuple[Row, ...]:
-        """Gating figures both sides have: the ones judged, each with its minimum detectable effect."""
-        return tuple(r for r in self.rows if r.gating and r.verdict not in (Verdict.NEW, Verdict.MISSING))
-
-    def weak(self, limit: float = 0.10) -> tuple[Row, ...]:
-        """Gating figures whose minimum detectable effect exceeds ``limit`` (or is unknown)."""
-        return tuple(r for r in self.compared_gating() if r.mde is None or r.mde > limit)
-
-    def replacing(self, other: Comparison, benchmarks: set[str]) -> Comparison:
-        """This comparison with the rows of ``benchmarks`` taken from ``other`` (a confirmation's
-        verdicts)."""
-        rows = [r for r in self.rows if r.benchmark not in benchmarks]
-        rows += [r for r in other.rows if r.benchmark in benchmarks]
-        return dataclasses.replace(self, rows=tuple(sorted(rows, key=_order)))
-
-    def to_json(self) -> dict[str, Any]:
-        """The comparison as plain JSON (``perfkit compare --format json``)."""
-        rows = [{**dataclasses.asdict(r), "verdict": r.verdict.value} for r in self.rows]
-        return {
-            "baseline_id": self.baseline_id,
-            "current_id": self.current_id,
-            "same_hardware": self.same_hardware,
-            "counts": {v.value: n for v, n in self.counts().items()},
-            "benchmarks": {n: v.value for n, v in self.benchmark_verdicts().items()},
-            "rows": rows,
-            "fingerprint_changes": [list(c) for c in self.fingerprint_changes],
-            "geomean_time_ratio": self.geomean_time_ratio,
-            "hardware_rows": [dataclasses.asdict(h) | {"far": h.far, "ratio": h.ratio, "verdict": h.verdict}
-                              for h in self.hardware_rows],
-            "alpha": self.alpha,
-            "not_judged": self.not_judged,
-            "host_shift": None if self.host is None else math.expm1(self.host.shift),
-        }
-
-
-def _order(row: Row) -> tuple[str, bool, str]:
-    return row.benchmark, not row.gating, row.figure
-
-
-@dataclass(frozen=True)
-class FirstLook:
-    """What a confirmation's second look keeps of the first: how many gating figures the night tested (its
-    re-runs are tested at Bonferroni's ``alpha / tests``, whatever the first look selected, so the two stages
-    together keep the family-wise error at ``alpha``: a figure ends ``regressed`` only if its second test
-    says so, and each second test errs with chance ``alpha / tests`` at most) and the first run's common
-    host slowdown (a second look never computes one from its suspects, which were chosen for being worse)."""
-
-    tests: int
-    host: HostShift | None = None
-
-    @classmethod
-    def of(cls, first: Comparison) -> FirstLook:
-        return cls(first.tests, first.host)
-
-
-def judge(baseline: ResultSet, current: ResultSet, noise: Noise, policy: Policy = Policy(),
+def judge(baseline: ResultSet, current: ResultSet, noise: Noise, policy: Policy = DEFAULT_POLICY,
           workloads: Workloads | None = None, first_look: FirstLook | None = None) -> Comparison:
     """Judge every benchmark of ``current`` against ``baseline``, run by run, with the hardware's
     ``noise``; across hardware, ``workloads`` counts each benchmark's work for the expected speedup. Runs of
@@ -289,7 +119,7 @@ def judge(baseline: ResultSet, current: ResultSet, noise: Noise, policy: Policy 
               for f in paired.figures]
     tests = first_look.tests if first_look is not None else max(1, sum(j.row.gating for j in judged))
     rows += _corrected(judged, policy, tests, bonferroni=first_look is not None)
-    rows.sort(key=_order)
+    rows.sort(key=row_order)
     if baseline.hardware_id == current.hardware_id:
         hardware_rows: tuple[across.HardwareRow, ...] = ()
         apart = {f.benchmark for f in paired.figures if f.figure == TIME and f.measured_differently}
@@ -357,56 +187,6 @@ def _absent_row(name: str, median: float, verdict: Verdict, runs: int) -> Row:
         gating=True,
         runs=(runs, 0) if missing else (0, runs),
     )
-
-
-@dataclass(frozen=True)
-class HostShift:
-    """How much slower the host side of the whole run was: the median log shift of its host-bound gating
-    times, where there are ``MIN_FIGURES`` of them and it exceeds the minimum effect.
-
-    A code change slows the benchmarks it touches; a slower host (another VM's CPU, a host clocked down)
-    slows every host-bound one together. An H100 nightly on a fresh machine read all its host-bound figures
-    15-75% slower than five earlier runs (the CPU loop's 1 M elements 0.99 ms against 0.48-0.60, the NumPy add
-    24% slower) with no code change and no other process on the host; tested one by one against their
-    history, two of them were called regressed. A figure whose worsening is within the run's common host
-    shift is ``unknown`` (the host, not the code, moved it); one beyond it is tested on what remains.
-
-    Only on a GPU run judged against its own hardware (its GPU-bound figures still speak for the code), with
-    the same software (a new PyTorch or Python slows every host-bound step together too), and only below
-    ``MAX_RATIO``: a whole suite 1.5 times slower or more is not called a slower host, and on a CPU run every
-    figure is host-bound, so a common shift there may be the code's. A change of perfkit's own code that
-    slows every host-bound step alike (a timer's overhead) reads as a slower host too: ``unknown``, never
-    ``unchanged``."""
-
-    shift: float  # median log shift (current over baseline) of the run's host-bound gating times
-    figures: int
-    spread: float = 0.0  # robust SD of those shifts (1.4826 MAD): how differently figures follow the host
-
-    MIN_FIGURES: ClassVar[int] = 8
-    MAX_RATIO: ClassVar[float] = 1.5
-
-    @classmethod
-    def of(cls, figures: Sequence[FigureRuns], noise: Noise, policy: Policy) -> HostShift | None:
-        shifts = [stats.log_shift(f.baseline, f.current) for f in figures
-                  if f.judged and f.figure == TIME and f.baseline and f.current
-                  and f.measured_differently is None and min(f.baseline + f.current) > 0
-                  and noise.kinds.get((f.benchmark, f.figure)) == HOST_KIND]
-        if len(shifts) < cls.MIN_FIGURES:
-            return None
-        shift = statistics.median(shifts)
-        spread = 1.4826 * statistics.median(abs(v - shift) for v in shifts)
-        plausible = math.log1p(policy.threshold) < shift < math.log(cls.MAX_RATIO)
-        return cls(shift, len(shifts), spread) if plausible else None
-
-    def widened(self, se: float) -> float:
-        """The standard error of a figure's shift beyond the host's: its own, the host shift's (a median:
-        variance about pi/2 times the spread's over n) and how far one figure may follow the host
-        differently from the median (the spread)."""
-        return math.sqrt(se**2 + self.spread**2 * (1 + math.pi / (2 * self.figures)))
-
-    def sentence(self) -> str:
-        return (f"the run's {self.figures} host-bound times were {math.expm1(self.shift):+.0%} slower "
-                "together (median): a slower host, not this benchmark; run it again on another machine")
 
 
 #: A figure's baseline needs this many runs of its own to be judged: one run says nothing of how far the
@@ -636,9 +416,6 @@ def counted(count: int, word: str) -> str:
 
 
 def fingerprint_changes(baseline: ResultSet, current: ResultSet) -> tuple[tuple[str, Any, Any], ...]:
-    """(field, before, after) of each fingerprint field that differs (shown beside verdicts and trends)."""
-    old, new = baseline.info.fingerprint, current.info.fingerprint
-    # a field only one side recorded (added to the fingerprint after the older run) is not a change
-    return tuple(
-        (f, old[f], new[f]) for f in FINGERPRINT_FIELDS if f in old and f in new and old[f] != new[f]
-    )
+    """(field, before, after) of each fingerprint field that differs (shown beside verdicts and trends); a
+    field only one side recorded (added to the fingerprint after the older run) is not a change."""
+    return baseline.info.fingerprint.changes(current.info.fingerprint)

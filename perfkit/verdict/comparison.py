@@ -1,0 +1,206 @@
+"""What the judge gives: each figure's :class:`Verdict` in a :class:`Row`, the :class:`Comparison` of two
+result sets those rows make, and what it was judged by (:class:`Policy`, a confirmation's :class:`FirstLook`).
+
+The types alone, no judging: perfkit.verdict.judge makes them; the end-of-run summary, ``perfkit compare``,
+``perfkit report``, the dashboard and the A/B read them.
+"""
+from __future__ import annotations
+
+import dataclasses
+import enum
+import math
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any
+
+from perfkit.verdict import across
+
+if TYPE_CHECKING:  # the comparison carries the run's host shift; the shift is found by the judge's rule
+    from perfkit.verdict.host_shift import HostShift
+
+
+class Verdict(enum.Enum):
+    """A figure's verdict; a benchmark takes the worst of its gating figures' (:data:`WORST_FIRST`)."""
+
+    REGRESSED = "regressed"
+    FAR = across.FAR_FROM  # across hardware: beyond x1.25 of the expected speedup
+    SLOWER = across.SLOWER  # across hardware: slower than expected, or than the baseline's machine
+    UNKNOWN = "unknown"
+    # a figure the policy cannot judge (too few baseline runs): counted, never shown as unchanged
+    NOT_JUDGED = "not judged"
+    # the two sides measured the figure differently (another method version, another locked clock): shown
+    # side by side, never judged
+    MEASURED_DIFFERENTLY = "measured differently"
+    IMPROVED = "improved"
+    FASTER = across.FASTER
+    CHANGED = "changed"  # a count, or a ratio that should stay put, moved (not a gating figure)
+    AS_EXPECTED = across.AS_EXPECTED  # across hardware: within x1.15 of the expected speedup
+    UNCHANGED = "unchanged"
+    NEW = "new"
+    MISSING = "missing"
+    INFO = "info"  # a figure shown, not judged (across hardware, a gating one that differs there too)
+
+    def __str__(self) -> str:
+        return self.value
+
+
+#: The verdicts a benchmark can get, worst first.
+WORST_FIRST: tuple[Verdict, ...] = (
+    Verdict.REGRESSED, Verdict.FAR, Verdict.SLOWER, Verdict.UNKNOWN, Verdict.IMPROVED, Verdict.FASTER,
+    Verdict.CHANGED, Verdict.NOT_JUDGED, Verdict.MEASURED_DIFFERENTLY, Verdict.AS_EXPECTED,
+    Verdict.INFO,  # across hardware: a gating figure other than a time that differs on the other machine
+    Verdict.UNCHANGED, Verdict.NEW, Verdict.MISSING,
+)
+#: The note of a gating figure other than a time that moved across hardware (shown, not judged).
+DIFFERS = "differs on the other machine: shown, not judged"
+#: The note of a count that moved (a ratio that moved says otherwise).
+COUNT_MOVED = "a count that should not change"
+
+
+@dataclass(frozen=True)
+class Policy:
+    threshold: float = 0.05  # minimum effect of a benchmark with host work in it: smaller is never a verdict
+    # minimum effect of GPU-bound work (a ceiling it follows, or declared): it reproduces within ~1%
+    bound_threshold: float = 0.03
+    alpha: float = 0.05  # family-wise false-alarm rate over the gating figures compared (Holm)
+
+    @classmethod
+    def with_threshold(cls, threshold: float | None) -> Policy:
+        """The default policy, or one minimum effect for every figure (``--threshold``)."""
+        return cls() if threshold is None else cls(threshold, threshold)
+
+
+@dataclass(frozen=True)
+class Row:
+    benchmark: str
+    figure: str
+    unit: str
+    better: str
+    baseline: float | None
+    current: float | None
+    change: float | None
+    verdict: Verdict
+    p_value: float | None = None
+    note: str = ""
+    gating: bool = False
+    mde: float | None = None  # relative, at 80% power; None where no run-to-run noise is known
+    runs: tuple[int, int] = (1, 1)
+    # the change's 1 - 2·alpha interval (relative): ``unchanged`` only where it lies inside the minimum effect
+    interval: tuple[float, float] | None = None
+    minimum: float | None = None  # the minimum effect worth a verdict (relative), for a judged gating figure
+
+    @property
+    def beyond_minimum(self) -> bool:
+        """It moved beyond its minimum effect (on the log scale the test uses)."""
+        return (self.change is not None and self.minimum is not None and self.change > -1
+                and abs(math.log1p(self.change)) > math.log1p(self.minimum))
+
+    @property
+    def worse(self) -> bool:
+        """It moved the way that is worse for it."""
+        return self.change is not None and self.change != 0 and (self.change > 0) == (self.better == "lower")
+
+
+@dataclass(frozen=True)
+class Comparison:
+    baseline_id: str
+    current_id: str
+    rows: tuple[Row, ...]
+    fingerprint_changes: tuple[tuple[str, Any, Any], ...] = ()
+    geomean_time_ratio: float | None = None
+    hardware_rows: tuple[across.HardwareRow, ...] = field(default=())
+    alpha: float = Policy.alpha
+    # why the two sides, though of one hardware id, ran on different machines and were compared across
+    # hardware instead of judged (PerfkitInfo.machine_change); "" where they were judged
+    not_judged: str = ""
+    # the run's common host slowdown, where one excused host-bound figures (a confirmation keeps it)
+    host: HostShift | None = None
+    tests: int = 1  # the gating figures the family-wise error is controlled over (a confirmation keeps it)
+    policy: Policy = field(default_factory=Policy)  # the minimum effects and alpha it was judged by
+
+    @property
+    def same_hardware(self) -> bool:
+        return self.baseline_id == self.current_id and not self.not_judged
+
+    @property
+    def regressions(self) -> tuple[Row, ...]:
+        return tuple(r for r in self.rows if r.verdict is Verdict.REGRESSED)
+
+    def benchmark_verdicts(self) -> dict[str, Verdict]:
+        """One verdict per benchmark: the worst of its gating figures', and ``changed`` where a count or a
+        ratio that should stay put moved (``unchanged`` for one without gating figures, declared
+        informational)."""
+        out: dict[str, Verdict] = {}
+        for row in self.rows:
+            verdict = row.verdict if row.gating else (Verdict.CHANGED if row.verdict is Verdict.CHANGED
+                                                      else Verdict.UNCHANGED)
+            now = out.get(row.benchmark)
+            out[row.benchmark] = verdict if now is None else min(now, verdict, key=WORST_FIRST.index)
+        return out
+
+    def counts(self) -> dict[Verdict, int]:
+        verdicts = list(self.benchmark_verdicts().values())
+        return {v: n for v in WORST_FIRST if (n := verdicts.count(v))}
+
+    def unknown_better(self) -> int:
+        """How many ``unknown`` benchmarks moved only the better way (faster, higher): nothing to chase on a
+        nightly; the rest moved the worse way in some gating figure and want re-runs."""
+        verdicts = self.benchmark_verdicts()
+        unknown = {r.benchmark for r in self.rows if r.gating and verdicts[r.benchmark] is Verdict.UNKNOWN}
+        worse = {r.benchmark for r in self.rows
+                 if r.gating and r.verdict is Verdict.UNKNOWN and (r.worse or r.change is None)}
+        return len(unknown - worse)
+
+    def compared_gating(self) -> tuple[Row, ...]:
+        """Gating figures both sides have: the ones judged, each with its minimum detectable effect."""
+        return tuple(r for r in self.rows if r.gating and r.verdict not in (Verdict.NEW, Verdict.MISSING))
+
+    def weak(self, limit: float = 0.10) -> tuple[Row, ...]:
+        """Gating figures whose minimum detectable effect exceeds ``limit`` (or is unknown)."""
+        return tuple(r for r in self.compared_gating() if r.mde is None or r.mde > limit)
+
+    def replacing(self, other: Comparison, benchmarks: set[str]) -> Comparison:
+        """This comparison with the rows of ``benchmarks`` taken from ``other`` (a confirmation's
+        verdicts)."""
+        rows = [r for r in self.rows if r.benchmark not in benchmarks]
+        rows += [r for r in other.rows if r.benchmark in benchmarks]
+        return dataclasses.replace(self, rows=tuple(sorted(rows, key=row_order)))
+
+    def to_json(self) -> dict[str, Any]:
+        """The comparison as plain JSON (``perfkit compare --format json``)."""
+        rows = [{**dataclasses.asdict(r), "verdict": r.verdict.value} for r in self.rows]
+        return {
+            "baseline_id": self.baseline_id,
+            "current_id": self.current_id,
+            "same_hardware": self.same_hardware,
+            "counts": {v.value: n for v, n in self.counts().items()},
+            "benchmarks": {n: v.value for n, v in self.benchmark_verdicts().items()},
+            "rows": rows,
+            "fingerprint_changes": [list(c) for c in self.fingerprint_changes],
+            "geomean_time_ratio": self.geomean_time_ratio,
+            "hardware_rows": [dataclasses.asdict(h) | {"far": h.far, "ratio": h.ratio, "verdict": h.verdict}
+                              for h in self.hardware_rows],
+            "alpha": self.alpha,
+            "not_judged": self.not_judged,
+            "host_shift": None if self.host is None else math.expm1(self.host.shift),
+        }
+
+
+def row_order(row: Row) -> tuple[str, bool, str]:
+    """The order rows are listed in: by benchmark, its gating figures first, then by figure."""
+    return row.benchmark, not row.gating, row.figure
+
+
+@dataclass(frozen=True)
+class FirstLook:
+    """What a confirmation's second look keeps of the first: how many gating figures the night tested (its
+    re-runs are tested at Bonferroni's ``alpha / tests``, whatever the first look selected, so the two stages
+    together keep the family-wise error at ``alpha``: a figure ends ``regressed`` only if its second test
+    says so, and each second test errs with chance ``alpha / tests`` at most) and the first run's common
+    host slowdown (a second look never computes one from its suspects, which were chosen for being worse)."""
+
+    tests: int
+    host: HostShift | None = None
+
+    @classmethod
+    def of(cls, first: Comparison) -> FirstLook:
+        return cls(first.tests, first.host)
