@@ -433,11 +433,11 @@ def test_runs_of_both_profiles_are_kept_and_read_one_profile_at_a_time(db_url, t
     code, out, err = _cli(["baseline", "save", "--from-history", "2", "--db", db_url, "--dir", str(tmp_path)],
                           capsys)
     assert code == 2 and "holds runs of the full and quick profiles; a baseline holds one profile's" in err
-    code, out, _ = _cli(["history", "--db", db_url, "--profile", "quick"], capsys)
-    assert code == 0 and "over 3 stored run(s) of nvidia-h200-x1" in out  # the quick baseline's three runs
     unpacked = [baseline_runs.unpack(load.load(path)) for path in (full, quick)]
     runs = [len(u.runs) + len(u.undated_runs) for u in unpacked]
-    assert _count(db_url) == sum(runs) and runs[1] == 3  # nothing lost
+    code, out, _ = _cli(["history", "--db", db_url, "--profile", "quick"], capsys)
+    assert code == 0 and f"over {runs[1]} stored run(s) of nvidia-h200-x1" in out  # the quick baseline's runs
+    assert _count(db_url) == sum(runs) and runs[1] > 1  # nothing lost
 
 
 def test_the_storage_refuses_mixed_profiles_in_the_same_sentence(tmp_path, capsys):

@@ -146,8 +146,8 @@ def train_to_target(
     ``epoch_cap``.
 
     The one-cycle schedule spans ``schedule_epochs`` (default: the cap); past it the rate stays at its end
-    value, so a cap set generously for safety does not stretch the schedule, and with it the TTA. Long on
-    purpose: the timed loop, its clocks and what it counts read as the one measurement they are.
+    value, so a cap set generously for safety does not stretch the schedule, and with it the TTA.
+    Long on purpose: the timed loop, its clocks and what it counts read as the one measurement they are.
     """
     if not 0 < target <= 1:
         raise UsageError(f"target accuracy {target} must be a fraction in (0, 1]")
