@@ -16,9 +16,11 @@ from __future__ import annotations
 import dataclasses
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
-from typing import Any, Literal, get_args, get_origin, get_type_hints
+from typing import Any, Literal, TypeVar, get_args, get_origin, get_type_hints
 
 from perfkit.errors import BaselineError
+
+T = TypeVar("T")
 
 #: The kinds of device a run measures on: a CUDA GPU or the CPU (``--perfkit-device auto`` resolves to one).
 DeviceKind = Literal["cuda", "cpu"]
@@ -38,12 +40,17 @@ def _hardware() -> Any:
     return field(default=None, metadata={PART: HARDWARE})
 
 
+def one_of(name: object, options: tuple[T, ...], what: str) -> T:
+    """``name`` as the one of ``options`` (a Literal's values) it equals; a ValueError naming them else."""
+    for option in options:
+        if name == option:
+            return option
+    raise ValueError(f"the {what} {name!r} is neither {' nor '.join(map(str, options))}")
+
+
 def device_kind(name: object) -> DeviceKind:
     """``name`` as a :data:`DeviceKind`; a ValueError for anything but "cuda" and "cpu"."""
-    for kind in DEVICES:
-        if name == kind:
-            return kind
-    raise ValueError(f"the device {name!r} is neither {' nor '.join(DEVICES)}")
+    return one_of(name, DEVICES, "device")
 
 
 @dataclass(frozen=True)

@@ -20,7 +20,7 @@ from typing import Any, Literal, NamedTuple, TypeVar, cast, get_args
 from perfkit.errors import BaselineError
 from perfkit.resultfile import datasheet
 from perfkit.resultfile.figures import TIME
-from perfkit.resultfile.fingerprint import DeviceKind, Fingerprint, device_kind
+from perfkit.resultfile.fingerprint import DeviceKind, Fingerprint, device_kind, one_of
 from perfkit.resultfile.metrics import (
     ABSENT_KEY,
     BOUND_KEY,
@@ -309,10 +309,7 @@ PROFILES: tuple[ProfileName, ...] = get_args(ProfileName)
 
 def profile_name(name: object) -> ProfileName:
     """``name`` as a :data:`ProfileName`; a ValueError for any other."""
-    for profile in PROFILES:
-        if name == profile:
-            return profile
-    raise ValueError(f"the profile {name!r} is neither {' nor '.join(PROFILES)}")
+    return one_of(name, PROFILES, "profile")
 
 
 @dataclass(frozen=True)
