@@ -33,7 +33,7 @@ from perfkit.resultfile.partial import PartialFile
 from perfkit.store import baselines, kept_noise
 from perfkit.store.baselines import LOCAL_SAVE, BaselineStore
 from perfkit.verdict.judge import MIN_BASELINE_RUNS, Comparison, FirstLook, Policy, judge
-from perfkit.workloads.benchwork import work_of
+from perfkit.workloads.benchwork import with_work, work_of
 
 
 @dataclass(frozen=True)
@@ -327,7 +327,7 @@ class Session:
         other benchmarks or samples (``--benchmark-autosave`` without its data) is read on its own."""
         key = _read_from(raw)
         if self.derived is None or self.derived[0] != key:
-            self.derived = (key, load.parse(raw, "this run", self.baseline))
+            self.derived = (key, with_work(load.parse(raw, "this run", self.baseline)))
         return self.derived[1]
 
     def results(self) -> ResultSet | None:

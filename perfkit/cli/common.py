@@ -11,7 +11,7 @@ from perfkit.errors import UsageError
 from perfkit.resultfile import load, partial
 from perfkit.resultfile.model import BenchmarkEntry, ResultSet
 from perfkit.store import storage_folder
-from perfkit.verdict.expected import NoModel, Work
+from perfkit.verdict.expected import NoModel, Work, recorded_work
 
 EXIT_REGRESSION = 1
 EXIT_USAGE = 2
@@ -68,8 +68,11 @@ def out_folder(out: Path, what: str) -> None:
 
 
 def work_of(bench: BenchmarkEntry, results: ResultSet) -> Work | NoModel:
-    """A benchmark's work as the roofline model counts it (perfkit.workloads.benchwork), for comparisons
-    across hardware: it imports torch, so only a comparison of two machines loads it."""
+    """A benchmark's work as the roofline model counts it, for comparisons across hardware: what its run
+    recorded, else counted from its records (perfkit.workloads.benchwork: files written before runs recorded
+    it), which only a comparison of two machines loads."""
+    if (recorded := recorded_work(bench)) is not None:
+        return recorded
     from perfkit.workloads import benchwork
 
     return benchwork.work_of(bench, results)

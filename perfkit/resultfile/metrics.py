@@ -38,6 +38,9 @@ INJECTED_KEY = "injected_slowdown"
 #: ``extra_info`` of an entry: the version of the method each figure was measured by, for the figures a
 #: :class:`Method` after the first measures; a figure it does not name was measured by version 1.
 METHODS_KEY = "methods"
+#: The work a benchmark did as the roofline model counts it (perfkit.verdict.expected.Work.to_json), recorded
+#: when its run was read, so that a comparison across hardware reads it instead of counting it
+WORK_KEY = "work"
 #: ``extra_info["gate"]`` of a benchmark that gates on no figure of its own.
 GATE_NONE = "none"
 

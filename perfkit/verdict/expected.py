@@ -18,13 +18,16 @@ device a prediction starts from.
 """
 from __future__ import annotations
 
+import dataclasses
 import statistics
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
+from typing import Any
 
 from perfkit.resultfile import datasheet
 from perfkit.resultfile.ceilings import KEYS, Ceilings
 from perfkit.resultfile.figures import FIRST_TOUCH_CEILINGS, GRAPH_REPLAY_S, ONE_SM_CEILINGS, timer_seconds
+from perfkit.resultfile.metrics import WORK_KEY
 from perfkit.resultfile.model import BenchmarkEntry, ResultSet
 
 #: How a benchmark launches its kernels: one after another from Python, or replayed from a CUDA graph.
@@ -74,6 +77,23 @@ class Work:
         """A measured value of :attr:`figure` as the seconds of one unit of this work."""
         return self.images / value if self.images is not None else value
 
+    def to_json(self) -> dict[str, Any]:
+        """As a result file keeps it (``extra_info.work``): each step a list in :class:`Step`'s order."""
+        return {"label": self.label, "launch": self.launch, "figure": self.figure, "images": self.images,
+                "network": self.network, "steps": [list(dataclasses.astuple(step)) for step in self.steps]}
+
+    @classmethod
+    def from_json(cls, raw: Any) -> Work:
+        """A work a result file kept; a ValueError where it is not one (the caller counts it again)."""
+        try:
+            steps = tuple(Step(str(n), str(k), float(f), float(b), int(launches), str(p), str(r))
+                          for n, k, f, b, launches, p, r in raw["steps"])
+            images = raw["images"]
+            return cls(str(raw["label"]), steps, str(raw["launch"]), str(raw["figure"]),
+                       None if images is None else int(images), bool(raw["network"]))
+        except (KeyError, TypeError, ValueError) as exc:
+            raise ValueError(f"not a recorded work: {exc}") from None
+
 
 @dataclass(frozen=True)
 class NoModel:
@@ -81,6 +101,22 @@ class NoModel:
 
     reason: str
     gpu: bool = True
+
+    def to_json(self) -> dict[str, Any]:
+        return {"reason": self.reason, "gpu": self.gpu}
+
+
+def recorded_work(bench: BenchmarkEntry) -> Work | NoModel | None:
+    """The work ``bench``'s run recorded (``extra_info.work``: the model's count, or why it has none); None
+    where it recorded none, or none that reads (then it is counted from its records, as for files written
+    before runs recorded it)."""
+    raw = bench.extra.get(WORK_KEY)
+    if isinstance(raw, Mapping) and set(raw) == {"reason", "gpu"}:
+        return NoModel(str(raw["reason"]), bool(raw["gpu"]))
+    try:
+        return None if raw is None else Work.from_json(raw)
+    except ValueError:
+        return None
 
 
 #: Describes a benchmark's work from its records (perfkit.workloads.benchwork.work_of, which imports torch).

@@ -18,6 +18,7 @@ a comparison across hardware does not wait seconds for torch and the counting; a
 """
 from __future__ import annotations
 
+import dataclasses
 import re
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -33,6 +34,7 @@ from perfkit.resultfile.figures import (
     first_touch,
     one_sm_copy,
 )
+from perfkit.resultfile.metrics import WORK_KEY
 from perfkit.resultfile.model import BenchmarkEntry, ResultSet
 from perfkit.resultfile.payloads import (
     AllreduceSweep,
@@ -48,7 +50,7 @@ from perfkit.resultfile.payloads import (
     VectorAdd,
     VggSwap,
 )
-from perfkit.verdict.expected import ARITHMETIC, EAGER, GRAPH, MIGRATE, NoModel, Step, Work
+from perfkit.verdict.expected import ARITHMETIC, EAGER, GRAPH, MIGRATE, NoModel, Step, Work, recorded_work
 from perfkit.workloads import flop_cache, kernels, paleo, shapes, tta_variants
 
 FORWARD, FORWARD_BACKWARD, TRAIN_STEP = "forward", "forward and backward", "training step (SGD momentum)"
@@ -81,8 +83,10 @@ class Network:
 
 
 def work_of(bench: BenchmarkEntry, results: ResultSet) -> Work | NoModel:
-    """``bench``'s work as the model counts it, from its records; a GPU benchmark without them, one the
-    model cannot count and host work each say why."""
+    """``bench``'s work as the model counts it: what its run recorded, else counted from its records; a GPU
+    benchmark without them, one the model cannot count and host work each say why."""
+    if (recorded := recorded_work(bench)) is not None:
+        return recorded
     if results.info.device != "cuda":
         return NoModel("ran on the CPU: the model speaks for GPU runs", gpu=False)
     for kind, parse in PARSERS:
@@ -96,6 +100,17 @@ def work_of(bench: BenchmarkEntry, results: ResultSet) -> Work | NoModel:
         return NoModel(bench.context.informational or "its time gates nothing (declared informational)",
                        gpu=False)
     return NoModel("its records say nothing of its work that the model could count")
+
+
+def with_work(results: ResultSet) -> ResultSet:
+    """``results`` with each benchmark's work recorded beside its figures (``extra_info.work``: the model's
+    count, or why it has none): what a comparison across hardware reads later, with no FLOP counting and no
+    torch."""
+    entries = []
+    for bench in results.benchmarks:
+        extra = {**(bench.raw.get("extra_info") or {}), WORK_KEY: work_of(bench, results).to_json()}
+        entries.append(dataclasses.replace(bench, raw={**bench.raw, "extra_info": extra}))
+    return dataclasses.replace(results, benchmarks=tuple(entries))
 
 
 def network_work(net: Network, launch: str, figure: str, per_image: bool = False) -> Work:
