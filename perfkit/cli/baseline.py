@@ -12,7 +12,7 @@ from perfkit.cli.common import DB_HELP, kept_runs_options, read, say_skipped
 from perfkit.errors import UsageError
 from perfkit.resultfile import load, partial
 from perfkit.resultfile.model import PROFILES, ResultSet
-from perfkit.store import baselines, storage_folder
+from perfkit.store import baselines, kept, storage_folder
 from perfkit.verdict.judge import MIN_BASELINE_RUNS
 
 
@@ -125,22 +125,12 @@ def _save_from_history(args: argparse.Namespace, store: baselines.BaselineStore)
         raise UsageError("pass result files or --from-history N, not both")
     if args.only:
         raise UsageError("--only selects from result files; --from-history saves every benchmark of the runs")
-    if args.db:
-        from perfkit.store import database  # SQLAlchemy: imported only where a database is named
-
-        storage_folder.enough_runs(args.from_history)
-        with database.open_store(args.db) as db:
-            where, kept = db.where, db.history(args.hardware_id, args.profile)
-        say_skipped(kept)
-        baseline = storage_folder.baseline_of(kept, where, args.hardware_id, args.from_history)
-    else:
-        storage = (storage_folder.storage_path(args.storage) if args.storage
-                   else storage_folder.find_storage(Path.cwd()))
-        where = str(storage)
-        baseline = storage_folder.baseline_from_history(storage, args.hardware_id, args.from_history,
-                                                        args.profile)
+    storage_folder.enough_runs(args.from_history)
+    found = kept.kept_runs(args.hardware_id, args.profile, db=args.db, storage=args.storage)
+    say_skipped(found.history)
+    baseline = storage_folder.baseline_of(found.history, found.where, args.hardware_id, args.from_history)
     path = store.save(baseline, args.mode)
-    print(f"perfkit: saved {path} (the last {args.from_history} runs in {where})")
+    print(f"perfkit: saved {path} (the last {args.from_history} runs in {found.where})")
     _say_busy([baseline])
     return 0
 

@@ -12,6 +12,7 @@ from perfkit.render import report_history, tables
 from perfkit.resultfile import figures, load
 from perfkit.resultfile.model import PROFILES, ProfileName, ResultSet
 from perfkit.store import baselines, storage_folder
+from perfkit.store import kept as store_kept
 from perfkit.verdict import trends
 
 
@@ -80,16 +81,8 @@ def kept_runs(storage_option: str | None, hardware_id: str | None, db: str | Non
               profile: ProfileName | None = None) -> tuple[str, storage_folder.History]:
     """The runs kept in pytest-benchmark's storage, or in the history database ``db``, of one machine and
     profile, and where they were; skipped files are said on stderr."""
-    if db is not None:
-        from perfkit.store import database  # SQLAlchemy: imported only where a database is named
-
-        with database.open_store(db) as opened:
-            where, kept = opened.where, opened.history(hardware_id, profile)
-    else:
-        storage = (storage_folder.storage_path(storage_option) if storage_option
-                   else storage_folder.find_storage(Path.cwd()))
-        where, kept = str(storage), storage_folder.load_history(storage, hardware_id)
-        kept = kept if profile is None else kept.of_profile(profile)
+    found = store_kept.kept_runs(hardware_id, profile, db=db, storage=storage_option)
+    where, kept = found.where, found.history
     say_skipped(kept)
     of = f" of {hardware_id}" if hardware_id else ""
     if not kept.runs and profile is not None:

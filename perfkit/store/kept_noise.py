@@ -6,8 +6,8 @@ from collections.abc import Sequence
 from pathlib import Path
 
 from perfkit.resultfile.model import ResultSet
-from perfkit.store import storage_folder
 from perfkit.store.baselines import BaselineStore
+from perfkit.store.kept import kept_runs
 from perfkit.verdict.noise import Noise
 
 #: The newest kept runs read for noise (older ones add little once a change point has cut the series).
@@ -33,13 +33,9 @@ def for_judging(baseline: ResultSet, current: ResultSet, store: BaselineStore | 
         else None
     )
     kept = tuple(earlier[-KEPT_RUNS:])
-    if db is not None:
-        from perfkit.store import database  # SQLAlchemy: imported only where a database is named
-
-        kept = database.kept_runs(db, baseline.hardware_id, baseline.profile, KEPT_RUNS).runs
-    elif storage is not None and storage.is_dir():
-        found = storage_folder.load_history(storage, baseline.hardware_id).of_profile(baseline.profile)
-        kept = found.runs[-KEPT_RUNS:]
+    if db is not None or (storage is not None and storage.is_dir()):
+        kept = kept_runs(baseline.hardware_id, baseline.profile, db=db, storage=storage,
+                         newest=KEPT_RUNS).history.runs
     # the run judged is often kept already (the nightly saves it before the report): its own values would
     # count as noise around themselves, and a 10% slowdown went from 'regressed' to 'unknown'
     kept = tuple(run for run in kept if run.datetime != current.datetime)
