@@ -14,7 +14,6 @@ from __future__ import annotations
 import json
 import math
 import statistics
-import sys
 import time
 from collections.abc import Callable
 from typing import Any
@@ -104,13 +103,6 @@ def summary(path: str) -> None:
 
 
 if __name__ == "__main__":
-    if sys.argv[1:2] == ["child"]:
-        child()
-    elif sys.argv[1:2] == ["run"]:
-        from placements_lever import run  # the same fresh-process loop, beside this script
+    from placements_lever import main  # the same command line, beside this script
 
-        run(int(sys.argv[2]), sys.argv[3], __file__)
-    elif sys.argv[1:2] == ["summary"]:
-        summary(sys.argv[2])
-    else:
-        raise SystemExit(__doc__)
+    main(__file__, __doc__, child, summary)

@@ -114,12 +114,18 @@ def summary(path: str) -> None:
               f"   new {math.exp(statistics.mean(new)) * 1e3:9.3f} ms SD {statistics.stdev(new):6.1%}")
 
 
-if __name__ == "__main__":
+def main(script: str, doc: str | None, child: Callable[[], None], summary: Callable[[str], None]) -> None:
+    """The command line every fresh-process experiment here shares: ``child`` (one process's measurement),
+    ``run N OUT`` (N fresh processes of ``script``), ``summary OUT``."""
     if sys.argv[1:2] == ["child"]:
         child()
     elif sys.argv[1:2] == ["run"]:
-        run(int(sys.argv[2]), sys.argv[3])
+        run(int(sys.argv[2]), sys.argv[3], script)
     elif sys.argv[1:2] == ["summary"]:
         summary(sys.argv[2])
     else:
-        raise SystemExit(__doc__)
+        raise SystemExit(doc)
+
+
+if __name__ == "__main__":
+    main(__file__, __doc__, child, summary)

@@ -151,8 +151,9 @@ class Session:
     started: float = field(init=False, default_factory=time.monotonic)
     run_clock: str | None = field(init=False, default=None)  # the whole run's locked clock, if locked
     hint: str = field(init=False, default="")  # a run without verdicts: the line that says how to get them
-    # the run read once (see derive): what it was read from, and the result set
-    derived: tuple[tuple[Any, ...], ResultSet] | None = field(init=False, default=None)
+    # the run read once (see derive): each JSON read, by what it says, its result set, and the last read
+    derived: dict[tuple[Any, ...], ResultSet] = field(init=False, default_factory=dict)
+    last_derived: ResultSet | None = field(init=False, default=None)
 
     def __post_init__(self) -> None:
         self.baseline_path, self.baseline = self._load_baseline()
@@ -326,13 +327,14 @@ class Session:
         the run's JSON, and the second gets the result set the first made, kept on the session; a JSON of
         other benchmarks or samples (``--benchmark-autosave`` without its data) is read on its own."""
         key = _read_from(raw)
-        if self.derived is None or self.derived[0] != key:
-            self.derived = (key, with_work(load.parse(raw, "this run", self.baseline)))
-        return self.derived[1]
+        if key not in self.derived:
+            self.derived[key] = with_work(load.parse(raw, "this run", self.baseline))
+        self.last_derived = self.derived[key]
+        return self.last_derived
 
     def results(self) -> ResultSet | None:
         """The run as :meth:`derive` last read it; None before (no benchmark ran)."""
-        return self.derived[1] if self.derived is not None else None
+        return self.last_derived
 
     def finish(self, results: ResultSet | None) -> Outcome:
         """Judge the finished run against the baseline and save it if asked; None: no benchmark ran."""

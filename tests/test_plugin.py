@@ -133,6 +133,12 @@ def test_a_run_is_read_once_for_its_json_file_and_its_verdicts(pytester, run, mo
     result = run("--benchmark-json=r.json")
     result.stdout.fnmatch_lines([f"*compared with {path}*"])
     assert reads.count("this run") == 1
+    reads.clear()
+    judged.clear()
+    # pytest-benchmark's autosave keeps no samples by default: a JSON of its own, read once too
+    run("--benchmark-json=r.json", "--benchmark-autosave").assert_outcomes(passed=1)
+    assert reads.count("this run") == 2
+    assert judged[0] is not None and judged[0].benchmarks[0].raw["stats"]["data"]  # judged with its samples
     (results,) = judged
     written = json.loads((pytester.path / "r.json").read_text())
     assert [b["extra_info"] for b in written["benchmarks"]] == [b.extra for b in results.benchmarks]
