@@ -8,10 +8,16 @@ from __future__ import annotations
 import os
 
 
+def affinity() -> list[int]:
+    """The CPUs this process may run on, in order; [] where the platform cannot say (macOS and Windows have
+    no affinity call)."""
+    try:
+        return sorted(os.sched_getaffinity(0))
+    except (AttributeError, OSError):
+        return []
+
+
 def usable_cpus() -> int:
     """Logical CPUs this process may run on: a cpuset's or taskset's limit, not the host's count (a CFS quota
     such as ``docker --cpus`` is not seen)."""
-    try:
-        return len(os.sched_getaffinity(0))
-    except AttributeError:  # macOS and Windows have no affinity call
-        return os.cpu_count() or 1
+    return len(affinity()) or os.cpu_count() or 1

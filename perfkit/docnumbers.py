@@ -174,21 +174,20 @@ def held_out(_: dict[str, ResultSet]) -> str:
     from perfkit import predict  # the work counts: no torch, the committed FLOP cache
     from perfkit.workloads import benchwork
 
-    def within(ratios: list[float], factor: float) -> str:
-        count = sum(1 / factor <= r <= factor for r in ratios)
-        return f"{count} ({count / len(ratios):.0%})" if ratios else "-"
-
     rows = []
     for gpus, target, key, reference in HELD_OUT:
         spec = datasheet.by_key(key)
         assert spec is not None, key
         measured, reference_set = (load.load(ROOT / "baselines" / f"{n}.json") for n in (target, reference))
-        found = predict.held_out_rows(spec, measured, [reference_set], None, benchwork.work_of)[1]
-        gpu = [h for h in found if h.gpu]
-        ratios = [h.ratio for h in gpu if h.ratio is not None]
-        far = [h.benchmark.split("::")[-1] for h in gpu if h.ratio is not None and h.far]
-        rows.append([gpus, f"`{target}`", f"`{reference}`", f"{len(ratios)} of {len(gpu)}",
-                     within(ratios, 1.10), within(ratios, 1.25), ", ".join(f"`{n}`" for n in far) or "-"])
+        counts = predict.HeldOutCounts.of(
+            predict.held_out_rows(spec, measured, [reference_set], None, benchwork.work_of)[1])
+
+        def counted(count: int, counts: predict.HeldOutCounts = counts) -> str:
+            return f"{count} ({counts.share(count)})" if counts.carried else "-"
+
+        rows.append([gpus, f"`{target}`", f"`{reference}`", f"{counts.carried} of {counts.gpu}",
+                     counted(counts.near), counted(counts.within),
+                     ", ".join(f"`{n}`" for n in counts.beyond) or "-"])
     return _table(["GPUs", "predicted", "from (with its datasheet)", "GPU benchmarks with an expectation",
                    "within x1.10", "within x1.25", "beyond x1.25"], rows)
 

@@ -11,6 +11,7 @@ from __future__ import annotations
 import dataclasses
 import json
 from collections.abc import Sequence
+from dataclasses import dataclass
 from pathlib import Path
 
 from perfkit.errors import UsageError
@@ -109,19 +110,38 @@ def held_out_rows(spec: datasheet.GpuSpec, target: ResultSet, others: Sequence[R
     return reference, list(across.hardware_rows(reference, target, names, workloads, roofs))
 
 
+@dataclass(frozen=True)
+class HeldOutCounts:
+    """A held-out prediction counted: its GPU benchmarks, those with an expectation, how many lie within
+    x1.10 and x1.25 of it, and the names beyond x1.25."""
+
+    gpu: int
+    carried: int
+    near: int
+    within: int
+    beyond: tuple[str, ...]
+
+    @classmethod
+    def of(cls, rows: Sequence[across.HardwareRow]) -> HeldOutCounts:
+        ratios = [(h.benchmark.split("::")[-1], h.ratio) for h in rows if h.gpu and h.ratio is not None]
+
+        def inside(factor: float) -> int:
+            return sum(1 / factor <= ratio <= factor for _, ratio in ratios)
+
+        return cls(sum(h.gpu for h in rows), len(ratios), inside(1.10), inside(1.25),
+                   tuple(name for name, ratio in ratios if not 1 / 1.25 <= ratio <= 1.25))
+
+    def share(self, count: int) -> str:
+        return f"{count / self.carried:.0%}" if self.carried else "-"
+
+
 def held_out_summary(rows: Sequence[across.HardwareRow]) -> str:
     """How many GPU benchmarks a held-out prediction covers, and how many lie within x1.10 and x1.25 of it."""
-    gpu = [h for h in rows if h.gpu]
-    carried = [h for h in gpu if h.ratio is not None]
-
-    def within(factor: float) -> list[across.HardwareRow]:
-        return [h for h in carried if h.ratio is not None and 1 / factor <= h.ratio <= factor]
-
-    near, far = within(1.10), [h for h in carried if h not in within(1.25)]
-    share = f"{len(near) / len(carried):.0%}" if carried else "-"
-    beyond = f": {', '.join(h.benchmark.split('::')[-1] for h in far)}" if far else ""
-    return (f"{len(carried)} of {len(gpu)} GPU benchmarks carry an expectation; {len(near)} of them within "
-            f"x1.10 ({share}), {len(carried) - len(far)} within x1.25, {len(far)} beyond{beyond}")
+    counts = HeldOutCounts.of(rows)
+    beyond = f": {', '.join(counts.beyond)}" if counts.beyond else ""
+    return (f"{counts.carried} of {counts.gpu} GPU benchmarks carry an expectation; {counts.near} of them "
+            f"within x1.10 ({counts.share(counts.near)}), {counts.within} within x1.25, {len(counts.beyond)} "
+            f"beyond{beyond}")
 
 
 def _checked(reference: ResultSet, target: ResultSet, names: Sequence[str], workloads: Workloads,

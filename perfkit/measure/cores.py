@@ -21,6 +21,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from perfkit.cpus import affinity as usable  # the CPUs a thread may be pinned to; [] where none
 from perfkit.errors import MeasurementError
 
 #: Passes over the cores: each core's fastest of three passes is its round, whatever the host
@@ -50,14 +51,6 @@ class Sweep:
 
     def described(self) -> dict[str, int]:
         return {"cores": self.cores, "passes": self.passes, "burst": self.burst}
-
-
-def usable() -> list[int]:
-    """The CPUs this process may run on, in order; [] where the platform cannot pin a thread."""
-    try:
-        return sorted(os.sched_getaffinity(0))
-    except (AttributeError, OSError):  # macOS and Windows have no affinity call
-        return []
 
 
 def swept(cpus: Sequence[int], nodes: Path = NODES) -> list[int]:

@@ -184,8 +184,8 @@ class _Side:
         work = (NoModel(NO_WORKLOADS) if self.workloads is None
                 else self.workloads(self.entries[name], self.results))
         bound = self.entries[name].context.bound
-        shares = {datasheet.COPY: SHARE_OF_COPY_PEAK.name}
-        share = self.mean(name, shares.get(bound or "", SHARE_OF_PEAK.name)) if bound else None
+        figure = SHARE_OF_COPY_PEAK.name if bound == datasheet.COPY else SHARE_OF_PEAK.name
+        share = self.mean(name, figure) if bound else None
         return _Target(roofs or self.roofs, work, bound, bool(self.mean(name, GRAPH_REPLAY_S.name)),
                        self.results.info.device == "cuda", share, self.mean(name, TIME))
 
