@@ -1,6 +1,8 @@
 """Metrics of data-parallel runs from canned rank-0 results (the shapes perfkit.parallel.ddp returns)."""
 from __future__ import annotations
 
+import dataclasses
+
 import pytest
 
 from perfkit import SCHEMA_VERSION
@@ -91,6 +93,24 @@ def test_only_steps_the_gpu_paces_are_declared_gpu_bound():
     assert declared("dataparallel", imagenet, 1)
     assert not declared("dataparallel", imagenet, 2) and not declared("dataparallel", imagenet, 4)
     assert not declared("dataparallel", WEAK, 1)
+
+
+def test_steps_on_gpus_are_the_series_of_cudnns_heuristic_choice():
+    """DDP's workers stopped timing cuDNN's candidates (as DataParallel never did): on GPUs its step figures,
+    those computed from them, and DataParallel's throughput over DDP's are another series; a run on CPUs,
+    where cuDNN never ran, keeps version 1 of them."""
+    gpu = _result(2, 0.0125)
+    cpu = dataclasses.replace(gpu, run=dataclasses.replace(gpu.run, peaks=(None, None)))
+    two = _derived(_record(_result(1, 0.010)), _record(gpu))[1]
+    assert {f: two.method(f) for f in ("time", "images_per_s", "scaling_efficiency", "busbw_ratio")} == \
+        dict.fromkeys(("time", "images_per_s", "scaling_efficiency", "busbw_ratio"), 2)
+    assert two.method("gradient_mib") == 1  # the model's size: no kernel choice moves it
+    assert not _derived(_record(cpu))[0].methods
+    for run, version in ((gpu.run, 2), (cpu.run, 1)):
+        extra: dict = {}
+        scaling.record_dataparallel(MetricRecorder(extra), run, WEAK)
+        entry = _derived({"fullname": "dp", "name": "dp", "stats": {"median": 0.01}, "extra_info": extra})[0]
+        assert entry.method("throughput_vs_ddp") == version and entry.method("time") == 1
 
 
 def test_strong_scaling_shares_the_weak_1gpu_reference():

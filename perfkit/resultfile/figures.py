@@ -280,9 +280,30 @@ HOST_FASTEST_CORE = Method(
     3, "each core's fastest of three passes, every core in turn", "2026-11-27T12:45:00+00:00",
     (TIME, BANDWIDTH.name),
     ("benches/test_vector_add.py::test_cpu_loop[", "benches/test_vector_add.py::test_cpu_numpy["))
+#: DistributedDataParallel's training steps: each worker let cuDNN time every candidate algorithm of every
+#: convolution on its first step (``cudnn.benchmark``), which nn.DataParallel beside it never did, so the two
+#: methods the seed compares ran different kernels; and on a fresh machine that search compiled cuDNN's
+#: run-time engines, 13-14 s per model on an H100 (ResNet-18 CIFAR's first step 14.1 s, then 2.1 s once the
+#: driver's cache held them; ResNet-50 17.6 s, then 3.2 s; with the search off 1.0 s and 0.6 s, nothing
+#: compiled; docs/findings.md, 2026-11-27). The workers now take cuDNN's heuristic
+#: choice, as DataParallel does. Every figure of the steps and those computed from them are another series,
+#: and so is DataParallel's throughput over DDP's. Since after the last run of the old code (an H100 nightly,
+#: 15:30-15:36), before the first of the new.
+DDP_HEURISTIC_CONVS = Method(
+    2, "cuDNN's heuristic convolution algorithms, as DataParallel", "2026-11-27T15:55:00+00:00",
+    (TIME, EPOCH_S.name, IMAGES_PER_S.name, PEAK_ALLOCATED_MIB.name, COMPUTE_MS.name, COMM_EXPOSED_MS.name,
+     COMM_SUBTRACTION_MS.name, COURSE_BANDWIDTH.name, NCCL_KERNEL_MS.name, NCCL_EXPOSED_MS.name,
+     NCCL_OVERLAP_FRACTION.name, DDP_ALGBW.name, DDP_BUSBW.name, BUSBW_RATIO.name, SPEEDUP.name,
+     SCALING_EFFICIENCY.name),
+    ("benches/test_data_parallel.py::test_ddp[",))
+#: DataParallel's throughput over DDP's on the same job, since DDP's steps are measured as above.
+THROUGHPUT_OVER_HEURISTIC_DDP = Method(
+    2, "over DDP's steps on cuDNN's heuristic algorithms", DDP_HEURISTIC_CONVS.since,
+    (THROUGHPUT_VS_DDP.name,), ("benches/test_data_parallel.py::test_dataparallel[",))
 #: Every method after the first, in the order they replaced one another.
 METHODS: tuple[Method, ...] = (KERNEL_ALONE, LAYER_CALLS_BACK_TO_BACK, SUSTAINED_MATMUL, MANAGED_KERNEL_ALONE,
-                               HOST_BUFFERS_PLACED, MANAGED_FIRST_PLACED, HOST_FASTEST_CORE)
+                               HOST_BUFFERS_PLACED, MANAGED_FIRST_PLACED, HOST_FASTEST_CORE,
+                               DDP_HEURISTIC_CONVS, THROUGHPUT_OVER_HEURISTIC_DDP)
 
 
 def method_of(benchmark: str, figure: str, version: int) -> Method | None:
