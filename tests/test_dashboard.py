@@ -238,7 +238,7 @@ def test_runs_of_another_profile_get_their_own_trend(tmp_path, capsys):
     stored = {name: _origins(H200, name) for name in KEPT if name in _origins_of(H200)}
     dates = {o.date for origins in stored.values() for o in origins}
     # the quick baseline's runs likewise: each entry at its own runs' dates (its CPU references were re-saved
-    # from two later runs than the rest)
+    # from later runs than the rest)
     quick_stored = load.load(ROOT / "baselines" / "nvidia-h200-x1-quick.json").origins()
     quick_dates = {o.date for origins in quick_stored.values() for o in origins}
     assert [(g.hardware_id, g.profile, len(g.runs)) for g in built.groups] == [
@@ -247,7 +247,7 @@ def test_runs_of_another_profile_get_their_own_trend(tmp_path, capsys):
     assert not {r.datetime for r in full.runs} & {r.datetime for r in quick.runs}
     assert all(len(b.runs) == len(stored[b.name]) for b in full.benchmarks)
     assert all(len(b.runs) == len(quick_stored[b.name]) for b in quick.benchmarks)
-    assert {len(b.runs) for b in quick.benchmarks} == {2, 3}
+    assert len(quick.runs) > max(len(b.runs) for b in quick.benchmarks)  # no run holds every entry
     assert not any(b.speedups for g in built.groups for b in g.benchmarks)  # sizes differ: no speedup
 
 
