@@ -15,6 +15,7 @@ import pytest
 from perfkit.parallel import scaling
 from perfkit.parallel.records import AccuracyJob
 from perfkit.pbench import inject_samples
+from perfkit.resultfile import figures
 from perfkit.workloads import data
 
 CASES = [  # (GPUs, global batch, rule, warm-up epochs), id, marks
@@ -59,3 +60,5 @@ def test_large_batch_accuracy(benchmark, case, perfkit_metrics, perfkit_profile,
     result = perfkit_torchrun(job, gpus)
     inject_samples(benchmark, [epoch.seconds for epoch in result.history])
     scaling.record_accuracy(perfkit_metrics, result)
+    if job.device == "cuda":
+        perfkit_metrics.measured_by(figures.LARGE_BATCH_HEURISTIC_CONVS)

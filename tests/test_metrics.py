@@ -130,4 +130,11 @@ def test_each_method_is_found_by_its_figure_and_version():
     assert figures.method_of(grid, "kernel_s", 1) is None  # the first way has no declaration
     assert figures.method_of("benches/test_ceilings.py::test_matmul_flops[tf32]", "time", 2) is \
         figures.SUSTAINED_MATMUL
+    # one version, several methods: each benchmark finds its own by its id
+    family = "benches/test_data_parallel.py::"
+    assert figures.method_of(family + "test_ddp[r18-gpus2]", "time", 2) is figures.DDP_HEURISTIC_CONVS
+    assert figures.method_of(family + "test_dataparallel[r18-gpus1]", "throughput_vs_ddp", 2) is \
+        figures.THROUGHPUT_OVER_HEURISTIC_DDP
+    large = "benches/test_large_batch.py::test_large_batch_accuracy[gpus1-B128]"
+    assert figures.method_of(large, "train_s", 2) is figures.LARGE_BATCH_HEURISTIC_CONVS
     assert all(m.version >= 2 and m.figures and m.benchmarks for m in figures.METHODS)

@@ -102,8 +102,8 @@ def test_steps_on_gpus_are_the_series_of_cudnns_heuristic_choice():
     gpu = _result(2, 0.0125)
     cpu = dataclasses.replace(gpu, run=dataclasses.replace(gpu.run, peaks=(None, None)))
     two = _derived(_record(_result(1, 0.010)), _record(gpu))[1]
-    assert {f: two.method(f) for f in ("time", "images_per_s", "scaling_efficiency", "busbw_ratio")} == \
-        dict.fromkeys(("time", "images_per_s", "scaling_efficiency", "busbw_ratio"), 2)
+    stepped = ("time", "images_per_s", "scaling_efficiency", "busbw_ratio")
+    assert {f: two.method(f) for f in stepped} == dict.fromkeys(stepped, 2)
     assert two.method("gradient_mib") == 1  # the model's size: no kernel choice moves it
     assert not _derived(_record(cpu))[0].methods
     for run, version in ((gpu.run, 2), (cpu.run, 1)):
@@ -111,6 +111,23 @@ def test_steps_on_gpus_are_the_series_of_cudnns_heuristic_choice():
         scaling.record_dataparallel(MetricRecorder(extra), run, WEAK)
         entry = _derived({"fullname": "dp", "name": "dp", "stats": {"median": 0.01}, "extra_info": extra})[0]
         assert entry.method("throughput_vs_ddp") == version and entry.method("time") == 1
+
+
+def test_figures_across_entries_measured_two_ways_are_missing_with_the_way_out():
+    """A baseline that re-saved one entry of a pair (the 2-GPU run, or DDP beside DataParallel) holds the two
+    figures by different methods: nothing is computed across them, and the entry says to re-save both."""
+    old_one = _record(_result(1, 0.010))
+    old_one["extra_info"].pop("methods")
+    two = _derived(old_one, _record(_result(2, 0.0125)))[1]
+    assert "speedup" not in two.metrics and "comm_subtraction_ms" not in two.metrics
+    assert "re-save both" in two.absent["speedup"] and "re-save both" in two.absent["course_bandwidth_gbps"]
+    extra: dict = {}
+    scaling.record_dataparallel(MetricRecorder(extra), _result(1, 0.011).run, WEAK)
+    extra.pop("methods")
+    dp = {"fullname": "dp", "name": "dp", "stats": {"median": 0.011}, "extra_info": extra}
+    partnered = _derived(_record(_result(1, 0.010)), dp)[1]
+    assert "throughput_vs_ddp" not in partnered.metrics
+    assert "method 2" in partnered.absent["throughput_vs_ddp"]
 
 
 def test_strong_scaling_shares_the_weak_1gpu_reference():

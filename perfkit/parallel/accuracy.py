@@ -30,7 +30,7 @@ def train_to_accuracy(worker: Worker, job: AccuracyJob) -> AccuracyResult:
     if global_batch % world:
         raise UsageError(f"global batch {global_batch} does not split evenly over {world} GPUs")
     batch = global_batch // world
-    torch.backends.cudnn.benchmark = True
+    torch.backends.cudnn.benchmark = False  # no timed search: figures.LARGE_BATCH_HEURISTIC_CONVS says why
     torch.manual_seed(job.seed)
     root = data.data_root(job.data_root)
     recipe = data.RECIPES[job.recipe]  # the synthetic set's, when there is no root

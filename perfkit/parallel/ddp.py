@@ -55,8 +55,8 @@ def batches(worker: Worker, job: ScalingJob) -> tuple[Callable[[int], Iterator[B
 
 def scaling(worker: Worker, job: ScalingJob) -> ScalingResult:
     startup_s, began = worker.since_launch(), time.perf_counter()
-    # cuDNN's heuristic choice, as nn.DataParallel beside it: its timed search picked other kernels than
-    # DataParallel ran, and compiled run-time engines for 13-14 s a model on a fresh machine
+    # cuDNN's heuristic choice, as nn.DataParallel beside it: its timed search could pick other kernels than
+    # DataParallel ran, and compiled run-time engines for 12-14 s a model on a fresh machine
     # (perfkit.resultfile.figures.DDP_HEURISTIC_CONVS)
     torch.backends.cudnn.benchmark = False
     torch.manual_seed(0)

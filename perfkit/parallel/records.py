@@ -86,6 +86,11 @@ class TrainingRun(Record):
     peaks: tuple[int | None, ...]  # allocator peak per GPU, bytes
     replicas_max_abs_diff: float = 0.0
 
+    @property
+    def on_gpus(self) -> bool:
+        """Whether the ranks ran on GPUs: each read its CUDA allocator's peak (cuDNN chose their kernels)."""
+        return bool(self.peaks) and None not in self.peaks
+
 
 @dataclass(frozen=True)
 class ScalingResult(Record):
@@ -100,7 +105,7 @@ class ScalingResult(Record):
     allreduce_op_s: tuple[float, ...] | None  # a raw all-reduce of the gradients' bytes; None on one rank
     # what a launch costs the nightly, on rank 0: from the launch to its job's start (interpreter, imports,
     # process group); from there to the first timed step (setup_s), of which building the model, the data and
-    # the DDP wrapper (build_s) and the first warm-up step (first_step_s: DDP's lazy imports, cuDNN's search)
+    # the DDP wrapper (build_s) and the first warm-up step (first_step_s: DDP's lazy imports, kernel loading)
     startup_s: float | None = None
     setup_s: float | None = None
     build_s: float | None = None

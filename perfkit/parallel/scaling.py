@@ -92,7 +92,7 @@ def record_run(metrics: MetricRecorder, run: TrainingRun, workload: ScalingWorkl
     metrics.record(figures.IMAGES_PER_S, samples=[run.global_batch / s for s in run.step_s])
     metrics.payload(Scaling(method, workload.name, workload.reference_key(), run.world, run.global_batch,
                             run.batch_per_gpu, run.steps_per_epoch, len(run.step_s), parameters))
-    if any(p is None for p in run.peaks):
+    if not run.on_gpus:
         metrics.absent(
             figures.PEAK_ALLOCATED_MIB,
             "peak memory comes from PyTorch's CUDA allocator; this run is on the CPU",
@@ -124,7 +124,7 @@ def record_ddp(metrics: MetricRecorder, result: ScalingResult, workload: Scaling
     benchmark; figures over the 1-GPU run are added by the derived pass)."""
     run, gpus = result.run, result.run.world
     record_run(metrics, run, workload, "DDP", result.parameters)
-    if _on_gpus(run):
+    if run.on_gpus:
         metrics.measured_by(figures.DDP_HEURISTIC_CONVS)
     for key, seconds in (("worker_startup_s", result.startup_s), ("worker_setup_s", result.setup_s),
                          ("worker_build_s", result.build_s), ("worker_first_step_s", result.first_step_s)):
@@ -163,11 +163,6 @@ def record_ddp(metrics: MetricRecorder, result: ScalingResult, workload: Scaling
         metrics.record(figures.BUSBW_RATIO, ddp_busbw / raw)
 
 
-def _on_gpus(run: TrainingRun) -> bool:
-    """Whether the ranks ran on GPUs (each read its CUDA allocator's peak): cuDNN chose their kernels."""
-    return bool(run.peaks) and None not in run.peaks
-
-
 def record_dataparallel(metrics: MetricRecorder, run: TrainingRun, workload: ScalingWorkload) -> None:
     """Throughput and per-GPU peaks of one nn.DataParallel run (perfkit.parallel.dataparallel).
 
@@ -177,7 +172,7 @@ def record_dataparallel(metrics: MetricRecorder, run: TrainingRun, workload: Sca
     apart), but one rule for the method judges it with the host's figures too: wider, never crying wolf.
     Only its one-GPU step is declared GPU work."""
     record_run(metrics, run, workload, "DataParallel")
-    if _on_gpus(run):
+    if run.on_gpus:
         metrics.measured_by(figures.THROUGHPUT_OVER_HEURISTIC_DDP)
     if workload.gpu_paced and run.world == 1:
         metrics.gpu_bound()

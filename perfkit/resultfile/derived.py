@@ -242,10 +242,11 @@ def _scaling(add: _Additions, results: ResultSet) -> None:
         throughput = bench.value(figures.IMAGES_PER_S)
         base = one_gpu.get((rec.method, rec.reference_key))
         base_throughput = base.value(figures.IMAGES_PER_S) if base is not None else None
+        apart = _measured_apart(bench, figures.IMAGES_PER_S.name, base) if base is not None else ""
         if rec.gpus > 1:
-            if throughput is None:
+            if throughput is None or apart:
                 for spec in SCALING_FIGURES:
-                    add.missing(bench, spec, "no images_per_s was measured")
+                    add.missing(bench, spec, apart or "no images_per_s was measured")
             elif base_throughput:
                 speedup = throughput / base_throughput
                 add.record(bench, figures.SPEEDUP, speedup)
@@ -259,18 +260,36 @@ def _scaling(add: _Additions, results: ResultSet) -> None:
                         "(select it too)",
                     )
         if rec.method == "DDP" and rec.gpus > 1:
-            _course_communication(add, bench, rec, base_throughput)
+            for spec in COURSE_FIGURES if apart else ():
+                add.missing(bench, spec, apart)
+            if not apart:
+                _course_communication(add, bench, rec, base_throughput)
         if rec.method == "DataParallel":
             partner = ddp.get((rec.workload, rec.gpus))
             on_ddp = partner.value(figures.IMAGES_PER_S) if partner is not None else None
-            if on_ddp and throughput is not None:
-                add.record(bench, figures.THROUGHPUT_VS_DDP, throughput / on_ddp)
+            vs_ddp = figures.THROUGHPUT_VS_DDP
+            mixed = _measured_apart(bench, vs_ddp.name, partner, figures.IMAGES_PER_S.name) if partner else ""
+            if mixed:
+                add.missing(bench, vs_ddp, mixed)
+            elif on_ddp and throughput is not None:
+                add.record(bench, vs_ddp, throughput / on_ddp)
             else:
                 add.missing(
                     bench,
-                    figures.THROUGHPUT_VS_DDP,
+                    vs_ddp,
                     f"no DDP run of {rec.workload} on {rec.gpus} GPUs in this result set",
                 )
+
+
+def _measured_apart(bench: BenchmarkEntry, figure: str, other: BenchmarkEntry, others: str = "") -> str:
+    """Why a figure of ``bench`` computed from ``other``'s figure (``others``, the same name by default)
+    cannot be: ``other``'s was measured by another method version than the one ``bench`` records for it (a
+    baseline that re-saved one entry of the pair); "" where they match."""
+    mine, theirs = bench.method(figure), other.method(others or figure)
+    if mine == theirs:
+        return ""
+    return (f"{other.name} was measured by method {theirs}, this entry's {figure} by method {mine}: "
+            "re-save both entries from runs of one code")
 
 
 def _course_communication(

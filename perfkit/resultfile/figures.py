@@ -282,13 +282,13 @@ HOST_FASTEST_CORE = Method(
     ("benches/test_vector_add.py::test_cpu_loop[", "benches/test_vector_add.py::test_cpu_numpy["))
 #: DistributedDataParallel's training steps: each worker let cuDNN time every candidate algorithm of every
 #: convolution on its first step (``cudnn.benchmark``), which nn.DataParallel beside it never did, so the two
-#: methods the seed compares ran different kernels; and on a fresh machine that search compiled cuDNN's
-#: run-time engines, 13-14 s per model on an H100 (ResNet-18 CIFAR's first step 14.1 s, then 2.1 s once the
-#: driver's cache held them; ResNet-50 17.6 s, then 3.2 s; with the search off 1.0 s and 0.6 s, nothing
-#: compiled; docs/findings.md, 2026-11-27). The workers now take cuDNN's heuristic
-#: choice, as DataParallel does. Every figure of the steps and those computed from them are another series,
-#: and so is DataParallel's throughput over DDP's. Since after the last run of the old code (an H100 nightly,
-#: 15:30-15:36), before the first of the new.
+#: methods the seed compares could run different kernels (ResNet-50's step read the same either way); and on
+#: a fresh machine that search compiled cuDNN's run-time engines, 12-14 s per model on an H100 (ResNet-18
+#: CIFAR's first step 14.1 s, then 2.1 s once the driver's cache held them; ResNet-50 17.6 s, then 3.2 s;
+#: with the search off 1.0 s and 0.6 s, nothing compiled; docs/findings.md, 2026-11-27). The workers now take
+#: cuDNN's heuristic choice, as DataParallel does. Every figure of the steps and those computed from them are
+#: another series, and so is DataParallel's throughput over DDP's. Since after the last run of the old code
+#: (an H100 nightly, 15:30-15:36), before the first of the new.
 DDP_HEURISTIC_CONVS = Method(
     2, "cuDNN's heuristic convolution algorithms, as DataParallel", "2026-11-27T15:55:00+00:00",
     (TIME, EPOCH_S.name, IMAGES_PER_S.name, PEAK_ALLOCATED_MIB.name, COMPUTE_MS.name, COMM_EXPOSED_MS.name,
@@ -300,10 +300,17 @@ DDP_HEURISTIC_CONVS = Method(
 THROUGHPUT_OVER_HEURISTIC_DDP = Method(
     2, "over DDP's steps on cuDNN's heuristic algorithms", DDP_HEURISTIC_CONVS.since,
     (THROUGHPUT_VS_DDP.name,), ("benches/test_data_parallel.py::test_dataparallel[",))
+#: The large-batch study's epochs: its DDP job searched cuDNN's algorithms too, the search and the compiling
+#: of run-time engines (12-14 s a model on a fresh machine) inside its first timed epoch; it takes cuDNN's
+#: heuristic choice as the scaling jobs do.
+LARGE_BATCH_HEURISTIC_CONVS = Method(
+    2, "cuDNN's heuristic convolution algorithms", DDP_HEURISTIC_CONVS.since, (TIME, TRAIN_S.name),
+    ("benches/test_large_batch.py::test_large_batch_accuracy[",))
 #: Every method after the first, in the order they replaced one another.
 METHODS: tuple[Method, ...] = (KERNEL_ALONE, LAYER_CALLS_BACK_TO_BACK, SUSTAINED_MATMUL, MANAGED_KERNEL_ALONE,
                                HOST_BUFFERS_PLACED, MANAGED_FIRST_PLACED, HOST_FASTEST_CORE,
-                               DDP_HEURISTIC_CONVS, THROUGHPUT_OVER_HEURISTIC_DDP)
+                               DDP_HEURISTIC_CONVS, THROUGHPUT_OVER_HEURISTIC_DDP,
+                               LARGE_BATCH_HEURISTIC_CONVS)
 
 
 def method_of(benchmark: str, figure: str, version: int) -> Method | None:

@@ -1,23 +1,23 @@
 """A testing aid: pretend chosen benchmarks got slower, to check that the verdict catches it.
 
-``PERFKIT_INJECT_SLOWDOWN="PATTERN=FACTOR[,PATTERN=FACTOR...]"`` (fnmatch patterns over benchmark full
-names, e.g. ``*test_copy_bandwidth*=1.10``) scales what the matching benchmarks measured as the run
-writes its results: every measured time (pytest-benchmark's stats and metrics in seconds or SM cycles; not a
-model's prediction, which is better neither way) by FACTOR, every rate that is better higher (GB/s, TFLOP/s,
-images/s) by 1/FACTOR. The benchmark still runs for real,
-so the comparison sees a run FACTOR slower than the code made it, with the machine's real
-run-to-run noise around it. Each scaled entry says so in ``extra_info["injected_slowdown"]``. The
-variable is inherited by ``--perfkit-confirm``'s re-runs, as a real slowdown in the code would be.
+``PERFKIT_INJECT_SLOWDOWN="PATTERN=FACTOR[,PATTERN=FACTOR...]"`` (globs of benchmark full names, * and ? as
+wildcards and brackets literal, e.g. ``*test_layer[conv-forward]=1.10``) scales what the matching benchmarks
+measured as the run writes its results: every measured time (pytest-benchmark's stats and metrics in seconds
+or SM cycles; not a model's prediction, which is better neither way) by FACTOR, every rate that is better
+higher (GB/s, TFLOP/s, images/s) by 1/FACTOR. The benchmark still runs for real, so the comparison sees a
+run FACTOR slower than the code made it, with the machine's real run-to-run noise around it. Each scaled
+entry says so in ``extra_info["injected_slowdown"]``. The variable is inherited by ``--perfkit-confirm``'s
+re-runs, as a real slowdown in the code would be.
 """
 from __future__ import annotations
 
-import fnmatch
 import os
 from collections.abc import Mapping, MutableMapping
 from typing import Any
 
 from perfkit.errors import UsageError
 from perfkit.resultfile.metrics import INJECTED_KEY, METRICS_KEY
+from perfkit.resultfile.model import name_matches
 
 ENV = "PERFKIT_INJECT_SLOWDOWN"
 _TIME_STATS = (
@@ -62,7 +62,7 @@ def apply(bench: MutableMapping[str, Any], environ: Mapping[str, str] = os.envir
     if INJECTED_KEY in extra:
         return
     factor = next(
-        (f for pattern, f in rules(environ) if fnmatch.fnmatchcase(bench.get("fullname", ""), pattern)), None
+        (f for pattern, f in rules(environ) if name_matches(bench.get("fullname", ""), pattern)), None
     )
     if factor is None:
         return

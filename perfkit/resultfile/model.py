@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import copy
 import dataclasses
+import fnmatch
 import math
 import statistics
 from collections.abc import Iterator, Mapping
@@ -62,6 +63,13 @@ def machine_kind(device: DeviceKind | None, fingerprint: Fingerprint) -> str:
     fingerprint, so that ``perfkit hw`` tells this machine from a baseline's as a run does."""
     signature = fingerprint.cpu_signature
     return signature if device == "cpu" and signature else ""
+
+
+def name_matches(name: str, pattern: str) -> bool:
+    """Whether a benchmark's full name matches ``pattern``: * and ? are wildcards and brackets are literal,
+    since every parametrized id has them (``*test_layer[conv-forward]`` names that benchmark, not a set of
+    characters)."""
+    return fnmatch.fnmatchcase(name, pattern.replace("[", "[[]"))
 
 
 def family_of(name: str) -> str:

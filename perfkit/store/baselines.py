@@ -8,7 +8,6 @@ baseline of several runs each run's figures and their spread (perfkit.resultfile
 """
 from __future__ import annotations
 
-import fnmatch
 import json
 import os
 import tempfile
@@ -20,7 +19,7 @@ from typing import Any, Literal
 from perfkit.errors import BaselineError
 from perfkit.resultfile import derived, inject, load, run_spread
 from perfkit.resultfile.ceilings import Ceilings
-from perfkit.resultfile.model import ProfileName, ResultSet, RunOrigin, machine_change
+from perfkit.resultfile.model import ProfileName, ResultSet, RunOrigin, machine_change, name_matches
 
 SaveMode = Literal["new", "force", "merge", "append"]
 
@@ -170,7 +169,7 @@ def _named(present: Sequence[str], names: Sequence[str], where: str) -> list[str
     parametrized id has them)."""
     found: list[str] = []
     for name in names:
-        matched = [n for n in present if fnmatch.fnmatchcase(n, name.replace("[", "[[]"))]
+        matched = [n for n in present if name_matches(n, name)]
         if not matched:
             raise BaselineError(
                 f"no benchmark of {where} is named {name!r}; give a full name as the verdict "

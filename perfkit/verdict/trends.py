@@ -7,14 +7,13 @@ time, or the metric's value), the unit of replication.
 from __future__ import annotations
 
 import dataclasses
-import fnmatch
 import statistics
 from collections.abc import Collection, Sequence
 from dataclasses import dataclass
 from typing import NamedTuple
 
 from perfkit.resultfile.figures import TIME, TIME_UNIT
-from perfkit.resultfile.model import ResultSet, machine_change
+from perfkit.resultfile.model import ResultSet, machine_change, name_matches
 from perfkit.verdict import changepoints
 
 #: A series: one (run datetime, value) per run that holds the benchmark and figure, oldest first.
@@ -22,10 +21,11 @@ Series = list[tuple[str, float]]
 
 
 def matches(name: str, pattern: str) -> bool:
-    """``pattern`` is a glob of the benchmark's full name; without glob characters, a substring of it."""
-    if not any(c in pattern for c in "*?["):
+    """``pattern`` is a glob of the benchmark's full name (model.name_matches); without a wildcard, a
+    substring of it."""
+    if not any(c in pattern for c in "*?"):
         return pattern in name
-    return fnmatch.fnmatchcase(name, pattern)
+    return name_matches(name, pattern)
 
 
 def series(runs: Sequence[ResultSet], benchmark_pattern: str = "*", figure: str = TIME) -> dict[str, Series]:
