@@ -358,6 +358,9 @@ def pytest_benchmark_update_json(config: pytest.Config, benchmarks: Any, output_
         for bench in output_json["benchmarks"]:
             bench["extra_info"] = copy.deepcopy(bench.get("extra_info") or {})  # not the live fixture's dict
             inject.apply(bench)
+        for pattern in inject.unmatched(bench.get("fullname", "") for bench in output_json["benchmarks"]):
+            session.say_once(f"perfkit: {inject.ENV}: {pattern!r} matched no benchmark of this run; nothing "
+                             "was slowed there (brackets are literal: give the id as the verdict names it)")
         output_json.update(session.derive(pbench.plain(output_json)).to_json())
 
 

@@ -202,7 +202,7 @@ class Session:
             return contextlib.nullcontext(None)
         entry = self.baseline.by_name().get(nodeid) if self.baseline is not None else None
         if entry is not None and entry.clock_lock is None:
-            self._say_once("perfkit: kernel benchmarks whose baseline entries were timed unlocked ran "
+            self.say_once("perfkit: kernel benchmarks whose baseline entries were timed unlocked ran "
                            "unlocked too; to time them at the base clock, run them with "
                            "--perfkit-baseline=none and re-save their entries (perfkit baseline save "
                            "RUN.json --merge --only ...)")
@@ -213,10 +213,11 @@ class Session:
     def _kernel_lock(self) -> Iterator[str | None]:
         with clocks.locked(len(self.settings.gpus), "base") as lock:
             if lock.sm_clock is None:
-                self._say_once(f"perfkit: kernel benchmarks: {lock.said}")
+                self.say_once(f"perfkit: kernel benchmarks: {lock.said}")
             yield lock.sm_clock
 
-    def _say_once(self, message: str) -> None:
+    def say_once(self, message: str) -> None:
+        """A line for the end of the run, once however often it is said."""
         if message not in self.messages:
             self.messages.append(message)
 

@@ -57,6 +57,18 @@ def test_an_injected_slowdown_is_flagged_and_holds_over_fresh_process_reruns(pyt
     assert steady["extra_info"]["injected_slowdown"] == 3
 
 
+def test_a_slowdown_rule_that_matches_nothing_is_said_at_the_end(pytester, monkeypatch):
+    """A rule written for another id (a typo, a benchmark not selected) slows nothing: the run says so."""
+    pytester.makepyfile(test_sleepy=SLEEPY)
+    monkeypatch.setenv(inject.ENV, "*test_steady=3,*test_layer[conv-forward]=1.1")
+    result = pytester.runpytest(*PLUGIN, "--perfkit-baseline=none", "-k", "steady", "--benchmark-json=o.json")
+    said = "perfkit: PERFKIT_INJECT_SLOWDOWN: '*test_layer[conv-forward]' matched no benchmark of this run"
+    assert said in result.stdout.str()
+    assert "'*test_steady' matched no" not in result.stdout.str()
+    conv = {inject.ENV: "*test_layer[conv-forward]=1.1"}
+    assert inject.unmatched(["a::test_layer[conv-forward]"], conv) == []
+
+
 @pytest.mark.slow
 def test_a_slow_first_run_that_the_reruns_do_not_repeat_fails_nothing(pytester):
     _baseline(pytester)

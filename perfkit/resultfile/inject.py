@@ -12,7 +12,7 @@ re-runs, as a real slowdown in the code would be.
 from __future__ import annotations
 
 import os
-from collections.abc import Mapping, MutableMapping
+from collections.abc import Iterable, Mapping, MutableMapping
 from typing import Any
 
 from perfkit.errors import UsageError
@@ -54,6 +54,13 @@ def rules(environ: Mapping[str, str] = os.environ) -> list[tuple[str, float]]:
             )
         out.append((pattern, value))
     return out
+
+
+def unmatched(names: Iterable[str], environ: Mapping[str, str] = os.environ) -> list[str]:
+    """The rules' patterns that match none of ``names`` (a run's benchmarks): a slowdown the user meant to
+    write and that went nowhere, which the run says rather than judging a night with nothing in it."""
+    present = list(names)
+    return [pattern for pattern, _ in rules(environ) if not any(name_matches(n, pattern) for n in present)]
 
 
 def apply(bench: MutableMapping[str, Any], environ: Mapping[str, str] = os.environ) -> None:
