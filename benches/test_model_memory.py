@@ -4,15 +4,18 @@ The estimate, term by term: parameters × 4 bytes, gradients, SGD-momentum state
 activations autograd saves for backward (counted with saved-tensor hooks, perfkit.workloads.estimate). The
 actual figure is the allocator's peak over one training step after warm-up (live tensors, net of
 what earlier benchmarks left allocated and of cuBLAS's per-stream workspace; the reserved peak is recorded
-beside it). Headline: the step's time.
+beside it). Headline: the step's time; at batch 32 on a GPU, where the host's launches pace the step, each
+core's fastest burst of steps, every core in turn (median over the cores).
 """
 from __future__ import annotations
 
 import pytest
+import torch
 
 from perfkit.errors import MeasurementError
-from perfkit.measure import memory, record
+from perfkit.measure import cores, memory, record
 from perfkit.measure.timing import warmed_calls_per_round, warmup
+from perfkit.pbench import inject_samples
 from perfkit.plugin import profile_of
 from perfkit.resultfile import figures
 from perfkit.workloads import models, training
@@ -52,7 +55,10 @@ def test_training_memory(benchmark, model_name, batch, perfkit_device, perfkit_p
     # on a GPU: half a second untimed first, so every round runs at the clock its power limit holds, and 50 ms
     # rounds (timed from the fourth step, ResNet-18 b128 and b512 left one nightly run an MDE of 6.2%)
     calls = warmed_calls_per_round(step, perfkit_device)
-    benchmark.pedantic(step, rounds=ROUNDS, iterations=calls, warmup_rounds=0)
+    if perfkit_device.type == "cuda" and batch < GPU_BOUND_BATCH:
+        _time_on_each_core(benchmark, perfkit_metrics, step, calls)
+    else:
+        benchmark.pedantic(step, rounds=ROUNDS, iterations=calls, warmup_rounds=0)
     peak = record.record_peak_memory(perfkit_metrics, step, perfkit_device, since)
     last = float(step())
     if not last < first:
@@ -67,3 +73,21 @@ def test_training_memory(benchmark, model_name, batch, perfkit_device, perfkit_p
         perfkit_metrics.gpu_bound()
     perfkit_metrics.record(figures.ACTUAL_OVER_PARAMS, peak.allocated / estimate.params)
     perfkit_metrics.record(figures.ACTUAL_OVER_ESTIMATE, peak.allocated / estimate.total)
+
+
+def _time_on_each_core(benchmark, metrics, step, calls: int) -> None:
+    """A launch-bound step reads its host's pace, which moves with the core and its neighbours: timed as
+    bursts of ``calls`` steps on each core in turn, every thread pinned, each core's fastest kept
+    (perfkit.resultfile.figures.LAUNCH_BOUND_FASTEST_CORE)."""
+    def burst() -> None:
+        for _ in range(calls):
+            step()
+        torch.cuda.synchronize()
+
+    if getattr(benchmark, "disabled", False):
+        burst()
+        return
+    sweep = cores.fastest_per_core(lambda _turn: burst, burst=1, whole_process=True)
+    inject_samples(benchmark, [seconds / calls for seconds in sweep.fastest])
+    metrics.info("core_sweep", sweep.described())
+    metrics.measured_by(figures.LAUNCH_BOUND_FASTEST_CORE)

@@ -75,3 +75,24 @@ def test_the_sweep_stays_on_the_first_cpus_numa_node_and_at_most_sixteen_cores(t
 def test_a_sweep_without_a_burst_is_refused_in_a_sentence():
     with pytest.raises(MeasurementError, match="needs a burst of one call or more"):
         cores.fastest_per_core(lambda turn: (lambda: None), burst=0)
+
+
+@pinnable
+def test_a_whole_process_pin_moves_every_thread_and_gives_each_its_cpus_back():
+    import threading
+
+    before = os.sched_getaffinity(0)
+    core = cores.usable()[-1]
+    started, stop = threading.Event(), threading.Event()
+    helper = threading.Thread(target=lambda: (started.set(), stop.wait()))  # autograd's launcher, say
+    helper.start()
+    started.wait()
+    try:
+        with cores.pinned(core, whole_process=True):
+            assert os.sched_getaffinity(helper.native_id) == os.sched_getaffinity(0) == {core}
+        with cores.pinned(core):
+            assert os.sched_getaffinity(helper.native_id) == before  # this thread alone
+        assert os.sched_getaffinity(helper.native_id) == os.sched_getaffinity(0) == before
+    finally:
+        stop.set()
+        helper.join()

@@ -75,29 +75,43 @@ def _cpulist(text: str) -> set[int]:
     return found
 
 
+def _threads(whole_process: bool) -> list[int]:
+    """The threads a pin moves: this one (0), or every thread of the process where /proc lists them."""
+    if whole_process:
+        with contextlib.suppress(OSError):
+            return [int(tid) for tid in os.listdir("/proc/self/task")]
+    return [0]
+
+
 @contextlib.contextmanager
-def pinned(core: int | None) -> Iterator[None]:
-    """This thread on ``core`` alone (nowhere else while it lasts), then back on every CPU it had; None, or a
-    host that refuses the pin, leaves it where it is. The call inside starts no thread (one started there
-    would keep the single CPU)."""
+def pinned(core: int | None, whole_process: bool = False) -> Iterator[None]:
+    """This thread (``whole_process``: every thread of the process) on ``core`` alone while it lasts, then
+    back on every CPU it had; None, or a host that refuses the pin, leaves it where it is. The call inside
+    starts no thread (one started there would keep the single CPU)."""
     before = usable()
+    threads = _threads(whole_process)
     moved = False
     try:
         if before and core is not None:
             moved = True  # before the call: an interrupt that lands inside it still restores every CPU
-            with contextlib.suppress(OSError):  # a cpuset that shrank, a sandbox that refuses: unpinned
-                os.sched_setaffinity(0, {core})
+            for tid in threads:
+                with contextlib.suppress(OSError):  # a cpuset that shrank, a sandbox that refuses: unpinned
+                    os.sched_setaffinity(tid, {core})
         yield
     finally:
         if moved:
-            os.sched_setaffinity(0, before)
+            for tid in threads:
+                with contextlib.suppress(ProcessLookupError):  # a thread of the process that has ended
+                    os.sched_setaffinity(tid, before)
 
 
-def fastest_per_core(setup: Callable[[int], Call], burst: int, cores: Sequence[int] | None = None) -> Sweep:
+def fastest_per_core(setup: Callable[[int], Call], burst: int, cores: Sequence[int] | None = None,
+                     whole_process: bool = False) -> Sweep:
     """Each core's fastest of PASSES passes: in every pass each core in turn runs the call ``setup(i)``
     gives (``i``: the core's place in the sweep plus the pass, so a core meets another placement each pass)
     ``burst`` times (longer where fewer cores than BURSTS / PASSES are swept), timed, and a pass reads the
-    median of its burst. One value where no core can be pinned (the process's pace)."""
+    median of its burst. One value where no core can be pinned (the process's pace). ``whole_process`` pins
+    every thread, not only this one: a GPU training step launches its backward from autograd's own thread."""
     order: list[int | None] = list(swept(usable()) if cores is None else cores) or [None]
     if burst < 1:
         raise MeasurementError(f"a core sweep needs a burst of one call or more, not {burst}")
@@ -106,7 +120,7 @@ def fastest_per_core(setup: Callable[[int], Call], burst: int, cores: Sequence[i
     for turn in range(PASSES):
         for place, core in enumerate(order):
             call = setup(place + turn)
-            with pinned(core):
+            with pinned(core, whole_process):
                 seconds = statistics.median(_timed(call) for _ in range(burst))
             fastest[core] = min(seconds, fastest.get(core, seconds))
     return Sweep(tuple(fastest[core] for core in order), len(order), PASSES, burst)

@@ -306,11 +306,19 @@ THROUGHPUT_OVER_HEURISTIC_DDP = Method(
 LARGE_BATCH_HEURISTIC_CONVS = Method(
     2, "cuDNN's heuristic convolution algorithms", DDP_HEURISTIC_CONVS.since, (TIME, TRAIN_S.name),
     ("benches/test_large_batch.py::test_large_batch_accuracy[",))
+#: The launch-bound training steps of the memory family (batch 32 on a GPU: the host issues the kernels
+#: slower than the GPU runs them): ten rounds of 50 ms read the pace of whichever core and neighbours the
+#: process met (ResNet-18 8.7-10.9 ms a step over four fresh processes on one H100); each core's fastest 50 ms
+#: burst, every thread of the process pinned to it in turn, median over the cores, as the CPU references
+#: (8.2-8.5 ms over seven processes on two fresh H100s; perfkit.measure.cores).
+LAUNCH_BOUND_FASTEST_CORE = Method(
+    2, "each core's fastest burst of steps, every core in turn", "2026-11-27T18:30:00+00:00", (TIME,),
+    ("benches/test_model_memory.py::test_training_memory[b32-",))
 #: Every method after the first, in the order they replaced one another.
 METHODS: tuple[Method, ...] = (KERNEL_ALONE, LAYER_CALLS_BACK_TO_BACK, SUSTAINED_MATMUL, MANAGED_KERNEL_ALONE,
                                HOST_BUFFERS_PLACED, MANAGED_FIRST_PLACED, HOST_FASTEST_CORE,
                                DDP_HEURISTIC_CONVS, THROUGHPUT_OVER_HEURISTIC_DDP,
-                               LARGE_BATCH_HEURISTIC_CONVS)
+                               LARGE_BATCH_HEURISTIC_CONVS, LAUNCH_BOUND_FASTEST_CORE)
 
 
 def method_of(benchmark: str, figure: str, version: int) -> Method | None:
