@@ -17,6 +17,7 @@ from perfkit.render import dashboard, dashboard_html
 from perfkit.resultfile import load
 from perfkit.resultfile.model import RunOrigin
 from perfkit.store import baselines, database
+from perfkit.verdict import comparison
 from perfkit.verdict.judge import Verdict
 from tests.conftest import DATA, ROOT, slowed
 from tests.test_html import _render
@@ -363,3 +364,13 @@ def test_runs_of_two_cpu_models_under_one_id_are_never_judged_against_each_other
     (group,) = dashboard.build(database.kept_runs(db_url)).groups
     assert all(b.latest.against == 3 and not b.latest.elsewhere for b in group.benchmarks)
     assert Verdict.NOT_JUDGED not in {b.latest.verdict for b in group.benchmarks}
+
+
+def test_a_verdict_its_time_shares_comes_from_the_time_and_one_it_does_not_from_the_figure_that_moved():
+    def row(figure: str, verdict: Verdict) -> comparison.Row:
+        return comparison.Row(DDP, figure, "ms", "lower", 1.0, 1.05, 0.05, verdict, gating=True)
+
+    peak, time = row(PEAK, Verdict.UNKNOWN), row("time", Verdict.UNKNOWN)
+    assert dashboard.Latest(Verdict.UNKNOWN, (peak, time), NIGHTS[0], 5).deciding() is time  # charted already
+    regressed = row(PEAK, Verdict.REGRESSED)
+    assert dashboard.Latest(Verdict.REGRESSED, (regressed, time), NIGHTS[0], 5).deciding() is regressed

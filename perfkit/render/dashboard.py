@@ -56,8 +56,11 @@ class Latest:
     elsewhere: str = ""
 
     def deciding(self) -> Row | None:
-        """The row the verdict comes from (the first gating row where several share it)."""
-        return next((r for r in self.rows if r.verdict is self.verdict), self.rows[0] if self.rows else None)
+        """The row the verdict comes from: the time where it shares the verdict (the headline, charted
+        already), else the first gating row that does."""
+        sharing = [r for r in self.rows if r.verdict is self.verdict]
+        fallback = sharing[0] if sharing else (self.rows[0] if self.rows else None)
+        return next((r for r in sharing if r.figure == TIME), fallback)
 
 
 @dataclass(frozen=True)
