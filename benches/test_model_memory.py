@@ -9,7 +9,8 @@ fastest burst of steps over every core in turn.
 """
 from __future__ import annotations
 
-import statistics
+from collections.abc import Callable
+from typing import Any
 
 import pytest
 import torch
@@ -20,6 +21,7 @@ from perfkit.measure.timing import warmed_calls_per_round, warmup
 from perfkit.pbench import inject_samples
 from perfkit.plugin import profile_of
 from perfkit.resultfile import figures
+from perfkit.resultfile.metrics import MetricRecorder
 from perfkit.workloads import models, training
 from perfkit.workloads.estimate import estimate_training_memory
 
@@ -57,8 +59,8 @@ def test_training_memory(benchmark, model_name, batch, perfkit_device, perfkit_p
     # on a GPU: half a second untimed first, so every round runs at the clock its power limit holds, and 50 ms
     # rounds (timed from the fourth step, ResNet-18 b128 and b512 left one nightly run an MDE of 6.2%)
     calls = warmed_calls_per_round(step, perfkit_device)
-    if perfkit_device.type == "cuda" and batch < GPU_BOUND_BATCH:
-        _time_on_each_core(benchmark, perfkit_metrics, step, calls)
+    if figures.LAUNCH_BOUND_FASTEST_CORE.applies_to(benchmark.fullname, perfkit_device.type):
+        _time_on_each_core(benchmark, perfkit_metrics, step, calls, perfkit_device)
     else:
         benchmark.pedantic(step, rounds=ROUNDS, iterations=calls, warmup_rounds=0)
     peak = record.record_peak_memory(perfkit_metrics, step, perfkit_device, since)
@@ -77,20 +79,21 @@ def test_training_memory(benchmark, model_name, batch, perfkit_device, perfkit_p
     perfkit_metrics.record(figures.ACTUAL_OVER_ESTIMATE, peak.allocated / estimate.total)
 
 
-def _time_on_each_core(benchmark, metrics, step, calls: int) -> None:
+def _time_on_each_core(benchmark: Any, metrics: MetricRecorder, step: Callable[[], torch.Tensor], calls: int,
+                       device: torch.device) -> None:
     """A launch-bound step reads its host's pace, which moves with the core and its neighbours: timed as
     bursts of ``calls`` steps on each core in turn, every thread pinned, the fastest burst kept
-    (perfkit.resultfile.figures.LAUNCH_BOUND_FASTEST_CORE)."""
+    (perfkit.resultfile.figures.LAUNCH_BOUND_FASTEST_CORE); each core's fastest is kept beside it."""
     def burst() -> None:
         for _ in range(calls):
             step()
-        torch.cuda.synchronize()
+        torch.cuda.synchronize(device)
 
     if getattr(benchmark, "disabled", False):
         burst()
         return
     sweep = cores.fastest_per_core(lambda _turn: burst, burst=1, whole_process=True)
     inject_samples(benchmark, [min(sweep.fastest) / calls])
-    median_core_s = statistics.median(sweep.fastest) / calls
-    metrics.info("core_sweep", sweep.described() | {"median_core_s": median_core_s})
+    per_core_ms = [round(seconds / calls * 1e3, 4) for seconds in sweep.fastest]
+    metrics.info("core_sweep", sweep.described() | {"fastest_ms_per_core": per_core_ms})
     metrics.measured_by(figures.LAUNCH_BOUND_FASTEST_CORE)

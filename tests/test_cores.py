@@ -78,21 +78,27 @@ def test_a_sweep_without_a_burst_is_refused_in_a_sentence():
 
 
 @pinnable
-def test_a_whole_process_pin_moves_every_thread_and_gives_each_its_cpus_back():
+def test_a_whole_process_pin_moves_every_thread_and_gives_each_its_own_cpus_back():
     import threading
 
     before = os.sched_getaffinity(0)
-    core = cores.usable()[-1]
+    core, own = cores.usable()[-1], {cores.usable()[0]}
     started, stop = threading.Event(), threading.Event()
     helper = threading.Thread(target=lambda: (started.set(), stop.wait()))  # autograd's launcher, say
     helper.start()
     started.wait()
+    os.sched_setaffinity(helper.native_id, own)  # a thread with CPUs of its own
+    late: list[threading.Thread] = []
     try:
         with cores.pinned(core, whole_process=True):
             assert os.sched_getaffinity(helper.native_id) == os.sched_getaffinity(0) == {core}
+            late.append(threading.Thread(target=stop.wait))  # started inside: it inherits the one core
+            late[0].start()
         with cores.pinned(core):
-            assert os.sched_getaffinity(helper.native_id) == before  # this thread alone
-        assert os.sched_getaffinity(helper.native_id) == os.sched_getaffinity(0) == before
+            assert os.sched_getaffinity(helper.native_id) == own  # this thread alone
+        assert os.sched_getaffinity(0) == before and os.sched_getaffinity(helper.native_id) == own
+        assert os.sched_getaffinity(late[0].native_id) == before  # the process's CPUs
     finally:
         stop.set()
-        helper.join()
+        for thread in (helper, *late):
+            thread.join()

@@ -118,6 +118,10 @@ def test_a_method_covers_the_runs_from_its_first_on_and_applies_to_its_benchmark
     relu = "benches/test_layers.py::test_layer[relu-forward]"
     assert figures.LAYER_CALLS_BACK_TO_BACK.applies_to(relu, "cuda")
     assert not figures.LAYER_CALLS_BACK_TO_BACK.applies_to(relu, "cpu")  # one call a round on a CPU, as ever
+    step = "benches/test_model_memory.py::test_training_memory[{}-resnet50]"
+    swept = figures.LAUNCH_BOUND_FASTEST_CORE  # the benchmark sweeps the cores exactly where this says
+    assert swept.applies_to(step.format("b32"), "cuda") and not swept.applies_to(step.format("b32"), "cpu")
+    assert not any(swept.applies_to(step.format(batch), "cuda") for batch in ("b4", "b128", "b512"))
     with pytest.raises(UsageError, match="a version from 2 up"):
         Method(1, "the first way", "2026-11-23T13:45:58+00:00", ("time",), ("b",))
     with pytest.raises(UsageError, match="ISO date of its first run"):

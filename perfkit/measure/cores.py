@@ -86,23 +86,25 @@ def _threads(whole_process: bool) -> list[int]:
 @contextlib.contextmanager
 def pinned(core: int | None, whole_process: bool = False) -> Iterator[None]:
     """This thread (``whole_process``: every thread of the process) on ``core`` alone while it lasts, then
-    back on every CPU it had; None, or a host that refuses the pin, leaves it where it is. The call inside
-    starts no thread (one started there would keep the single CPU)."""
-    before = usable()
-    threads = _threads(whole_process)
-    moved = False
+    each back on the CPUs it had (a thread started inside, on the process's); None, or a host that refuses
+    the pin, leaves it where it is."""
+    process_cpus = usable()
+    if not process_cpus or core is None:
+        yield
+        return
+    had: dict[int, set[int]] = {}
     try:
-        if before and core is not None:
-            moved = True  # before the call: an interrupt that lands inside it still restores every CPU
-            for tid in threads:
-                with contextlib.suppress(OSError):  # a cpuset that shrank, a sandbox that refuses: unpinned
-                    os.sched_setaffinity(tid, {core})
+        for tid in _threads(whole_process):
+            with contextlib.suppress(OSError):  # a cpuset that shrank, a sandbox that refuses, a thread gone
+                cpus = os.sched_getaffinity(tid)
+                had[tid] = cpus  # before the pin: an interrupt that lands after it still restores the CPUs
+                os.sched_setaffinity(tid, {core})
         yield
     finally:
-        if moved:
-            for tid in threads:
-                with contextlib.suppress(ProcessLookupError):  # a thread of the process that has ended
-                    os.sched_setaffinity(tid, before)
+        started = set(_threads(whole_process)) - set(had) if whole_process else set()
+        for tid, cpus in [*had.items(), *((tid, set(process_cpus)) for tid in started)]:
+            with contextlib.suppress(OSError):  # a thread of the process that has ended
+                os.sched_setaffinity(tid, cpus)
 
 
 def fastest_per_core(setup: Callable[[int], Call], burst: int, cores: Sequence[int] | None = None,

@@ -310,10 +310,10 @@ LARGE_BATCH_HEURISTIC_CONVS = Method(
 #: slower than the GPU runs them): ten rounds of 50 ms read the pace of whichever core and neighbours the
 #: process met (ResNet-18 8.7-10.9 ms a step over four fresh processes on one H100); bursts of 50 ms on each
 #: core in turn, three passes, every thread of the process pinned (perfkit.measure.cores), read as the fastest
-#: burst: 8.28-8.32 ms over three fresh processes on a fresh H100, where the median over the cores read
-#: 8.36-8.88 (the first process after start-up found half the cores slow).
+#: burst: 8.15-8.37 ms over six fresh processes on two fresh H100s, where the median over the cores read
+#: 8.25-9.42 (the first process after start-up found half the cores slow).
 LAUNCH_BOUND_FASTEST_CORE = Method(
-    2, "the fastest burst of steps, every core in turn", "2026-11-27T18:30:00+00:00", (TIME,),
+    2, "the fastest burst of steps, every core in turn", "2026-11-27T18:07:00+00:00", (TIME,),
     ("benches/test_model_memory.py::test_training_memory[b32-",))
 #: Every method after the first, in the order they replaced one another.
 METHODS: tuple[Method, ...] = (KERNEL_ALONE, LAYER_CALLS_BACK_TO_BACK, SUSTAINED_MATMUL, MANAGED_KERNEL_ALONE,
