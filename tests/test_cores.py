@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import os
+import threading
 import time
 
 import pytest
@@ -79,8 +80,6 @@ def test_a_sweep_without_a_burst_is_refused_in_a_sentence():
 
 @pinnable
 def test_a_whole_process_pin_moves_every_thread_and_gives_each_its_own_cpus_back():
-    import threading
-
     before = os.sched_getaffinity(0)
     core, own = cores.usable()[-1], {cores.usable()[0]}
     started, stop = threading.Event(), threading.Event()
