@@ -83,7 +83,8 @@ def _time_on_each_core(benchmark: Any, metrics: MetricRecorder, step: Callable[[
                        device: torch.device) -> None:
     """A launch-bound step reads its host's pace, which moves with the core and its neighbours: timed as
     bursts of ``calls`` steps on each core in turn, every thread pinned, the fastest burst kept
-    (perfkit.resultfile.figures.LAUNCH_BOUND_FASTEST_CORE); each core's fastest is kept beside it."""
+    (perfkit.resultfile.figures.LAUNCH_BOUND_FASTEST_CORE; on a host of fewer than 16 cores a pass reads the
+    median of its bursts, perfkit.measure.cores.BURSTS); each core's fastest is kept beside it."""
     def burst() -> None:
         for _ in range(calls):
             step()
