@@ -203,9 +203,9 @@ class Session:
         entry = self.baseline.by_name().get(nodeid) if self.baseline is not None else None
         if entry is not None and entry.clock_lock is None:
             self.say_once("perfkit: kernel benchmarks whose baseline entries were timed unlocked ran "
-                           "unlocked too; to time them at the base clock, run them with "
-                           "--perfkit-baseline=none and re-save their entries (perfkit baseline save "
-                           "RUN.json --merge --only ...)")
+                          "unlocked too; to time them at the base clock, run them with "
+                          "--perfkit-baseline=none and re-save their entries (perfkit baseline save "
+                          "RUN.json --merge --only ...)")
             return contextlib.nullcontext(None)
         return self._kernel_lock()
 

@@ -259,11 +259,11 @@ def _scaling(add: _Additions, results: ResultSet) -> None:
                         f"no 1-GPU {rec.method} run of {rec.reference_key} in this result set "
                         "(select it too)",
                     )
-        if rec.method == "DDP" and rec.gpus > 1:
-            for spec in COURSE_FIGURES if apart else ():
+        if rec.method == "DDP" and rec.gpus > 1 and apart:
+            for spec in COURSE_FIGURES:
                 add.missing(bench, spec, apart)
-            if not apart:
-                _course_communication(add, bench, rec, base_throughput)
+        elif rec.method == "DDP" and rec.gpus > 1:
+            _course_communication(add, bench, rec, base_throughput)
         if rec.method == "DataParallel":
             partner = ddp.get((rec.workload, rec.gpus))
             on_ddp = partner.value(figures.IMAGES_PER_S) if partner is not None else None
