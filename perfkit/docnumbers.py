@@ -179,8 +179,9 @@ def held_out(_: dict[str, ResultSet]) -> str:
         spec = datasheet.by_key(key)
         assert spec is not None, key
         measured, reference_set = (load.load(ROOT / "baselines" / f"{n}.json") for n in (target, reference))
+        lenders = predict.lenders_for(reference_set, directory=ROOT / "baselines")
         counts = predict.HeldOutCounts.of(
-            predict.held_out_rows(spec, measured, [reference_set], None, benchwork.work_of)[1])
+            predict.held_out_rows(spec, measured, [reference_set], None, benchwork.work_of, lenders)[1])
 
         def counted(count: int, counts: predict.HeldOutCounts = counts) -> str:
             return f"{count} ({counts.share(count)})" if counts.carried else "-"

@@ -20,8 +20,8 @@ from perfkit.render.tables import text_table
 from perfkit.resultfile import datasheet, load
 from perfkit.resultfile.model import ResultSet, family_of
 from perfkit.store import baselines
-from perfkit.verdict import across
-from perfkit.verdict.expected import Roofs, Workloads
+from perfkit.verdict import across, multigpu
+from perfkit.verdict.expected import Roofs, Workloads, launch_costs
 
 
 def family(device: str, name: str | None, at_hand: Sequence[Path] | None, workloads: Workloads,
@@ -33,8 +33,9 @@ def family(device: str, name: str | None, at_hand: Sequence[Path] | None, worklo
     if target is None and spec is None:
         keys = ", ".join(s.key for s in datasheet.GPUS)
         raise UsageError(f"unknown device {device!r}: give a datasheet key ({keys}) or a result file")
-    measured = [load.load(p) for p in at_hand] if at_hand else _one_gpu_baselines()
+    measured = [load.load(p) for p in at_hand] if at_hand else one_gpu_baselines()
     measured = [r for r in measured if target is None or r.hardware_id != target.hardware_id]
+    lenders = lenders_for(*measured, *([target] if target is not None else []))
     if not measured:
         raise UsageError("no results at hand to predict from: pass --from RESULTS.json (a device measured)")
     reference = max(measured, key=lambda r: sum(_in(b.fullname, name) for b in r.benchmarks))
@@ -47,15 +48,17 @@ def family(device: str, name: str | None, at_hand: Sequence[Path] | None, worklo
             raise UsageError(f"{results.source} holds no ceilings and its GPU is not in the datasheet: run "
                              "benches/test_ceilings.py there first")
     if target is not None:
-        return _checked(reference, target, names, workloads, as_json)
+        return _checked(reference, target, names, workloads, as_json, lenders)
     assert spec is not None
-    roofs = Roofs.of_datasheet(spec, Roofs.of(reference))
-    found = across.predictions(reference, roofs, names, workloads)
+    own = multigpu.roofs_of(reference, lenders)
+    roofs = Roofs.of_datasheet(spec, own)
+    found = across.predictions(reference, roofs, names, workloads, lenders)
     if as_json:
         return json.dumps([dataclasses.asdict(p) | {"predicted_s": p.predicted_s} for p in found], indent=2)
-    checks = {other.hardware_id: across.hardware_rows(reference, other, _held(other, names), workloads)
+    checks = {other.hardware_id: across.hardware_rows(reference, other, _held(other, names), workloads,
+                                                      lenders=lenders)
               for other in measured if other is not reference and other.profile == reference.profile}
-    notes = (*roofs.notes, *Roofs.of(reference).notes)
+    notes = (*roofs.notes, *own.notes)
     return speedups.prediction_text(found, f"{spec.key} ({spec.name})", notes, reference.hardware_id, checks)
 
 
@@ -70,8 +73,8 @@ def held_out(device: str, measured: Path, name: str | None, at_hand: Sequence[Pa
         raise UsageError(f"--held-out checks a prediction from a datasheet: give --device one of {keys}, not "
                          f"{device!r}")
     target = load.load(measured)
-    reference, rows = held_out_rows(spec, target, [load.load(p) for p in at_hand] if at_hand else
-                                    _one_gpu_baselines(), name, workloads)
+    others = [load.load(p) for p in at_hand] if at_hand else one_gpu_baselines()
+    reference, rows = held_out_rows(spec, target, others, name, workloads, lenders_for(*others))
     summary = held_out_summary(rows)
     if as_json:
         return json.dumps({"summary": summary, "rows": [
@@ -88,10 +91,12 @@ def held_out(device: str, measured: Path, name: str | None, at_hand: Sequence[Pa
 
 
 def held_out_rows(spec: datasheet.GpuSpec, target: ResultSet, others: Sequence[ResultSet], name: str | None,
-                  workloads: Workloads) -> tuple[ResultSet, list[across.HardwareRow]]:
+                  workloads: Workloads,
+                  lenders: Sequence[ResultSet] = ()) -> tuple[ResultSet, list[across.HardwareRow]]:
     """The results ``target`` is predicted from (of another machine, the same profile, holding most of the
     family ``name``), and each benchmark both hold: its measured speedup beside the one expected from
-    ``spec``'s datasheet and the reference alone."""
+    ``spec``'s datasheet and the reference alone (a reference of several GPUs with the launch costs of the
+    one-GPU run of its GPU among ``lenders``, :func:`lenders_for`)."""
     sheet = target.info.datasheet
     if sheet is not None and sheet.key != spec.key:
         raise UsageError(f"{target.source} ran on {sheet.key} ({sheet.name}), not {spec.key}: give --device "
@@ -106,8 +111,8 @@ def held_out_rows(spec: datasheet.GpuSpec, target: ResultSet, others: Sequence[R
     if not names:
         raise UsageError(f"{reference.source} and {target.source} share no benchmark"
                          + (f" of the family {name!r}" if name else ""))
-    roofs = Roofs.of_datasheet(spec, Roofs.of(reference))
-    return reference, list(across.hardware_rows(reference, target, names, workloads, roofs))
+    roofs = Roofs.of_datasheet(spec, multigpu.roofs_of(reference, lenders))
+    return reference, list(across.hardware_rows(reference, target, names, workloads, roofs, lenders))
 
 
 @dataclass(frozen=True)
@@ -145,16 +150,16 @@ def held_out_summary(rows: Sequence[across.HardwareRow]) -> str:
 
 
 def _checked(reference: ResultSet, target: ResultSet, names: Sequence[str], workloads: Workloads,
-             as_json: bool) -> str:
+             as_json: bool, lenders: Sequence[ResultSet]) -> str:
     """The model against a device that was measured."""
     if target.profile != reference.profile:
         raise UsageError(f"{target.source} holds the {target.profile} profile's sizes, {reference.source} "
                          f"the {reference.profile} profile's; compare runs of the same profile")
-    rows = across.hardware_rows(reference, target, _held(target, names), workloads)
+    rows = across.hardware_rows(reference, target, _held(target, names), workloads, lenders=lenders)
     if as_json:
         return json.dumps([dataclasses.asdict(h) | {"ratio": h.ratio, "verdict": h.verdict,
                                                      "errors": h.errors()} for h in rows], indent=2)
-    notes = (*Roofs.of(reference).notes, *Roofs.of(target).notes)
+    notes = (*multigpu.roofs_of(reference, lenders).notes, *multigpu.roofs_of(target, lenders).notes)
     return speedups.check_text(rows, reference.hardware_id, target.hardware_id, notes)
 
 
@@ -167,12 +172,22 @@ def _held(results: ResultSet, names: Sequence[str]) -> list[str]:
     return [n for n in names if n in held]
 
 
-def _one_gpu_baselines() -> list[ResultSet]:
-    """The full-profile baselines in baselines/ of machines with one GPU: the devices at hand."""
+def one_gpu_baselines(directory: Path | None = None, profile: str | None = "full") -> list[ResultSet]:
+    """The baselines in ``directory`` (default: the baselines/ found from here) of machines with one GPU, of
+    ``profile`` (None: any): the devices at hand, and the runs that lend a run of several GPUs their launch
+    costs (perfkit.verdict.multigpu)."""
     found = []
-    for path in sorted(baselines.BaselineStore.find(Path.cwd()).directory.glob("*.json")):
+    for path in sorted((directory or baselines.BaselineStore.find(Path.cwd()).directory).glob("*.json")):
         results = load.load(path)
         one_gpu = results.info.device == "cuda" and results.info.fingerprint.gpu_count == 1
-        if results.profile == "full" and one_gpu:
+        if profile in (None, results.profile) and one_gpu:
             found.append(results)
     return found
+
+
+def lenders_for(*sides: ResultSet, directory: Path | None = None) -> list[ResultSet]:
+    """The one-GPU baselines that may lend launch costs, read only where a GPU run among ``sides`` measured
+    none (a run of several GPUs runs no one-element kernel); none otherwise."""
+    if all(launch_costs(r) or r.info.device != "cuda" for r in sides):
+        return []
+    return one_gpu_baselines(directory, profile=None)

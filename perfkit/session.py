@@ -20,7 +20,7 @@ from typing import Any, cast
 
 import torch
 
-from perfkit import SCHEMA_VERSION, confirm, quick_budget
+from perfkit import SCHEMA_VERSION, confirm, predict, quick_budget
 from perfkit.errors import BaselineError, PerfkitError, UsageError
 from perfkit.measure import capacity, clocks, hardware
 from perfkit.options import RunOptions
@@ -417,7 +417,8 @@ class Session:
         files (``first_look``: what the first run's verdict tested, for a confirmation's re-runs)."""
         assert self.baseline is not None
         judged_with = kept_noise.for_judging(self.baseline, results, self.store, self.options.storage)
-        return judge(self.baseline, results, judged_with, Policy(), work_of, first_look)
+        lenders = predict.lenders_for(self.baseline, results, directory=self.store.directory)
+        return judge(self.baseline, results, judged_with, Policy(), work_of, first_look, lenders=lenders)
 
     def _confirm(self, results: ResultSet) -> None:
         """Re-run the flagged benchmarks in fresh processes and judge them again (``--perfkit-confirm``,

@@ -42,7 +42,7 @@ def test_every_stored_fingerprint_is_written_back_key_for_key_in_its_order(path)
 
 
 def test_an_older_files_missing_fields_read_none_and_stay_missing():
-    path = ROOT / "baselines" / "nvidia-h200-x4.json"  # saved before the CPU signature, machine and SM clock
+    path = ROOT / "tests" / "data" / "h200-x4-capacity.json"  # before the CPU signature, machine, SM clock
     read = load.load(path).info.fingerprint
     assert read.cpu_signature is read.machine is read.sm_clock is None
     assert not read.has("cpu_signature") and read.has("memory_cap_gib")

@@ -7,6 +7,7 @@ import math
 from pathlib import Path
 from typing import Any
 
+from perfkit import predict
 from perfkit.cli.common import DB_HELP, failed, kept_runs_options, read, work_of
 from perfkit.errors import UsageError
 from perfkit.render import tables, verdicts
@@ -62,7 +63,8 @@ def judge_files(baseline_path: Path, current_path: Path, threshold: str | None,
     """Both files read by the one loader (the baseline lends the ceilings the results did not measure, where
     it is of the same machine) and judged as the end of a run judges them: the same noise (the baselines
     folder and the kept runs of ``storage``, default pytest-benchmark's ``.benchmarks``, or of the history
-    database ``db``), the same policy."""
+    database ``db``), the same policy; across hardware, a side of several GPUs is lent the launch costs of
+    the one-GPU baseline of its GPU."""
     policy = Policy.with_threshold(None if threshold is None else parse_threshold(threshold))
     baseline = read(baseline_path)
     current = read(current_path, baseline)
@@ -73,7 +75,8 @@ def judge_files(baseline_path: Path, current_path: Path, threshold: str | None,
             else storage_folder.find_storage(Path.cwd()))
     judged_with = kept_noise.for_judging(baseline, current, baselines.BaselineStore.find(Path.cwd()), kept,
                                          db)
-    return baseline, current, judge(baseline, current, judged_with, policy, work_of)
+    lenders = predict.lenders_for(baseline, current)
+    return baseline, current, judge(baseline, current, judged_with, policy, work_of, lenders=lenders)
 
 
 def _compare(args: argparse.Namespace) -> int:

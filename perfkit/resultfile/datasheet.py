@@ -2,8 +2,10 @@
 
 Dense (no structured sparsity) peak throughput in TFLOP/s per precision and memory
 bandwidth in GB/s, at boost clock, per CUDA device (a K80 board holds two devices).
-tf32/bf16/fp16 are tensor-core rates where the chip has tensor cores. These are leads:
-the ceilings benchmark measures what the machine really does and keeps both.
+tf32/bf16/fp16 are tensor-core rates where the chip has tensor cores; ``nvlink_gbps`` the NVLink bandwidth
+per GPU that the vendor lists (both directions together) where its GPUs reach every other over NVLink. These
+are leads: the ceilings benchmark measures what the machine really does and keeps both, as
+test_allreduce_busbw measures the all-reduce's bus bandwidth.
 """
 from __future__ import annotations
 
@@ -19,6 +21,20 @@ def matmul_key(precision: str) -> str:
     return f"matmul_tflops_{precision}"
 
 
+#: A ring all-reduce's bus bandwidth among ``gpus`` GPUs (nccl-tests' busbw): a multi-GPU step's link roof.
+_ALLREDUCE_KEY = re.compile(r"allreduce_busbw_gpus(?P<gpus>\d+)_gbps")
+
+
+def allreduce_key(gpus: int) -> str:
+    return f"allreduce_busbw_gpus{gpus}_gbps"
+
+
+def allreduce_gpus(key: str) -> int | None:
+    """The GPU count of an all-reduce roof's key; None for any other key."""
+    found = _ALLREDUCE_KEY.fullmatch(key)
+    return int(found["gpus"]) if found else None
+
+
 @dataclass(frozen=True)
 class GpuSpec:
     key: str
@@ -31,6 +47,9 @@ class GpuSpec:
     #: multiprocessors and their boost clock: the issue roof of work paced by neither memory nor FLOPs
     sms: int | None = None
     boost_mhz: int | None = None
+    #: NVLink bandwidth per GPU as the vendor lists it, both directions together (GB/s); None where the
+    #: datasheet lists none that joins every GPU of a machine (PCIe boards, a bridge that joins two)
+    nvlink_gbps: float | None = None
 
     def issue_rate(self) -> float | None:
         """Multiprocessor cycles per second at the boost clock (SMs x clock), where the sheet lists both."""
@@ -40,11 +59,16 @@ class GpuSpec:
         return self.tflops.get(precision)
 
     def ceiling(self, key: str) -> float | None:
-        """The figure matching a ceiling key, in its unit (GB/s for the copy, TFLOP/s for matmuls)."""
+        """The figure matching a ceiling key, in its unit (GB/s for the copy and an all-reduce, TFLOP/s for
+        matmuls). An all-reduce's bus bandwidth is bounded by one direction of each GPU's links: half the
+        NVLink figure the vendor lists for both directions (nccl-tests compares busbw with it: an H100 SXM's
+        900 GB/s NVLink is 450 GB/s each way), whatever the GPU count, NVSwitch joining every pair."""
         if key == COPY:
             return self.bandwidth_gbps
         if key.startswith("matmul_tflops_"):
             return self.peak_tflops(key.removeprefix("matmul_tflops_"))
+        if allreduce_gpus(key) is not None:
+            return self.nvlink_gbps / 2 if self.nvlink_gbps else None
         return None  # a ceiling no datasheet lists (one multiprocessor's pace, a first touch's migration)
 
 
@@ -62,6 +86,7 @@ GPUS: tuple[GpuSpec, ...] = (
         r"K80",
         sms=13,
         boost_mhz=875,
+        # no NVLink: the board's two GPUs and the host share PCIe 3.0
     ),
     GpuSpec(
         "gtx-1080-ti",
@@ -73,6 +98,7 @@ GPUS: tuple[GpuSpec, ...] = (
         r"1080 ?Ti",
         sms=28,
         boost_mhz=1582,
+        # no NVLink (an SLI bridge): PCIe 3.0 only
     ),
     GpuSpec(
         "v100-sxm2",
@@ -84,6 +110,7 @@ GPUS: tuple[GpuSpec, ...] = (
         r"V100.*SXM|V100-SXM",
         sms=80,
         boost_mhz=1530,
+        nvlink_gbps=300,  # Tesla V100 datasheet: NVLink 300 GB/s (SXM2)
     ),
     GpuSpec(
         "v100-pcie",
@@ -95,6 +122,7 @@ GPUS: tuple[GpuSpec, ...] = (
         r"V100",
         sms=80,
         boost_mhz=1380,
+        # no NVLink: PCIe 3.0, 32 GB/s
     ),
     GpuSpec(
         "rtx-8000",
@@ -106,6 +134,7 @@ GPUS: tuple[GpuSpec, ...] = (
         r"RTX 8000",
         sms=72,
         boost_mhz=1770,
+        # an NVLink bridge joins two boards only (100 GB/s): none joins a machine's GPUs
     ),
     GpuSpec(
         "a100-80gb",
@@ -117,6 +146,7 @@ GPUS: tuple[GpuSpec, ...] = (
         r"A100.*80 ?GB",
         sms=108,
         boost_mhz=1410,
+        nvlink_gbps=600,  # A100 datasheet: NVIDIA NVLink 600 GB/s (SXM)
     ),
     GpuSpec(
         "a100-40gb",
@@ -128,6 +158,7 @@ GPUS: tuple[GpuSpec, ...] = (
         r"A100",
         sms=108,
         boost_mhz=1410,
+        nvlink_gbps=600,  # A100 datasheet: NVIDIA NVLink 600 GB/s (SXM)
     ),
     GpuSpec(
         "h100-pcie",
@@ -139,6 +170,7 @@ GPUS: tuple[GpuSpec, ...] = (
         r"H100.*PCIe",
         sms=114,
         boost_mhz=1755,
+        # an NVLink bridge joins two boards only (600 GB/s); PCIe Gen5 128 GB/s otherwise
     ),
     GpuSpec(
         "h100-sxm",
@@ -150,6 +182,7 @@ GPUS: tuple[GpuSpec, ...] = (
         r"H100",
         sms=132,
         boost_mhz=1980,
+        nvlink_gbps=900,  # H100 datasheet: NVIDIA NVLink 900 GB/s (SXM), PCIe Gen5 128 GB/s
     ),
     GpuSpec(
         "b200",
@@ -160,6 +193,7 @@ GPUS: tuple[GpuSpec, ...] = (
         "NVIDIA Blackwell datasheet (HGX B200 at 1000 W; dense = half the sparsity figures); DGX B200: "
         "1,440 GB and 64 TB/s of HBM3e for eight GPUs",
         r"B200",
+        nvlink_gbps=1800,  # HGX B200 datasheet: fifth-generation NVLink, 1.8 TB/s a GPU (14.4 TB/s for 8)
     ),
     GpuSpec(
         "h200",
@@ -171,6 +205,7 @@ GPUS: tuple[GpuSpec, ...] = (
         r"H200",
         sms=132,
         boost_mhz=1980,
+        nvlink_gbps=900,  # H200 datasheet: NVIDIA NVLink 900 GB/s (SXM), PCIe Gen5 128 GB/s
     ),
 )
 

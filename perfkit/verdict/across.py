@@ -27,7 +27,7 @@ from typing import ClassVar
 from perfkit.resultfile import datasheet
 from perfkit.resultfile.figures import GRAPH_REPLAY_S, SHARE_OF_COPY_PEAK, SHARE_OF_PEAK, TIME
 from perfkit.resultfile.model import BenchmarkEntry, ResultSet
-from perfkit.verdict import stats
+from perfkit.verdict import multigpu, stats
 from perfkit.verdict.expected import EAGER, GRAPH, Estimate, NoModel, NoRoof, Roofs, Work, Workloads, estimate
 
 AS_EXPECTED, FASTER, SLOWER, FAR_FROM = "as expected", "faster", "slower", "FAR from expected"
@@ -46,11 +46,13 @@ NO_WORKLOADS = "its work was not counted (this comparison was made without perfk
 
 @dataclass(frozen=True)
 class Modelled:
-    """The model's estimate of a benchmark's work on each device."""
+    """The model's estimate of a benchmark's work on each device; ``notes``: the roofs it read that the split
+    of its time does not say (an all-reduce's bus bandwidth, launch costs lent by another device)."""
 
     label: str
     baseline: Estimate
     current: Estimate
+    notes: tuple[str, ...] = ()
 
     @property
     def expected(self) -> float:
@@ -78,7 +80,7 @@ def _source(bound: str | None, model: Modelled | None, why: str) -> str:
     """Where an expectation came from: the ceiling, the model's split of the second device's time, or why
     there is none."""
     if model is not None:
-        return f"model: {model.current.split()}"
+        return "; ".join((f"model: {model.current.split()}", *model.notes))
     return bound or f"none: {why}"
 
 
@@ -170,10 +172,12 @@ class _Side:
     own_roofs: bool = True  # the roofs are these results' own (not a datasheet's, for a run held out)
 
     @classmethod
-    def of(cls, results: ResultSet, workloads: Workloads | None, roofs: Roofs | None = None) -> _Side:
-        """``results`` on their own roofs, or on ``roofs`` (a datasheet's, for a run held out)."""
-        return cls(results, results.by_name(), results.runs(), roofs or Roofs.of(results), workloads,
-                   roofs is None)
+    def of(cls, results: ResultSet, workloads: Workloads | None, roofs: Roofs | None = None,
+           lenders: Sequence[ResultSet] = ()) -> _Side:
+        """``results`` on their own roofs (the launch costs of the one-GPU run of its GPU among ``lenders``
+        where it measured none), or on ``roofs`` (a datasheet's, for a run held out)."""
+        return cls(results, results.by_name(), results.runs(), roofs or multigpu.roofs_of(results, lenders),
+                   workloads, roofs is None)
 
     def mean(self, name: str, figure: str) -> float | None:
         values = self.runs[name].get(figure)
@@ -191,12 +195,15 @@ class _Side:
 
 
 def hardware_rows(baseline: ResultSet, current: ResultSet, names: Sequence[str],
-                  workloads: Workloads | None = None,
-                  current_roofs: Roofs | None = None) -> tuple[HardwareRow, ...]:
+                  workloads: Workloads | None = None, current_roofs: Roofs | None = None,
+                  lenders: Sequence[ResultSet] = ()) -> tuple[HardwareRow, ...]:
     """One row per benchmark both sets hold; ``workloads`` counts a benchmark's work for the model (without
     it only kernels that name a ceiling get an expectation); ``current_roofs``: the current device's roofs
-    taken from elsewhere than its own run (its datasheet, to check a prediction that held the run out)."""
-    base, cur = _Side.of(baseline, workloads), _Side.of(current, workloads, current_roofs)
+    taken from elsewhere than its own run (its datasheet, to check a prediction that held the run out);
+    ``lenders``: one-GPU runs that lend a side of several GPUs their launch costs
+    (perfkit.verdict.multigpu)."""
+    base = _Side.of(baseline, workloads, lenders=lenders)
+    cur = _Side.of(current, workloads, current_roofs, lenders)
     return tuple(_measured(name, base, cur, *_aligned(name, base, cur)) for name in names)
 
 
@@ -215,10 +222,11 @@ class Prediction:
         return None if expected is None or self.reference_s is None else self.reference_s / expected
 
 
-def predictions(reference: ResultSet, roofs: Roofs, names: Sequence[str],
-                workloads: Workloads) -> tuple[Prediction, ...]:
-    """What ``reference``'s benchmarks are expected to take on a device known only by its ``roofs``."""
-    base = _Side.of(reference, workloads)
+def predictions(reference: ResultSet, roofs: Roofs, names: Sequence[str], workloads: Workloads,
+                lenders: Sequence[ResultSet] = ()) -> tuple[Prediction, ...]:
+    """What ``reference``'s benchmarks are expected to take on a device known only by its ``roofs``
+    (``lenders``: as for :func:`hardware_rows`)."""
+    base = _Side.of(reference, workloads, lenders=lenders)
     out = []
     for name in names:
         then = base.target(name)
@@ -298,7 +306,8 @@ def _issue_bound(then: _Target, now: _Target) -> Expectation | None:
 def _modelled(then: _Target, now: _Target) -> Expectation:
     assert isinstance(then.work, Work) and isinstance(now.work, Work)
     try:
-        model = Modelled(now.work.label, estimate(then.work, then.roofs), estimate(now.work, now.roofs))
+        model = Modelled(now.work.label, estimate(then.work, then.roofs), estimate(now.work, now.roofs),
+                         multigpu.row_notes(now.work, then.roofs, now.roofs))
     except NoRoof as exc:
         return Expectation(None, why=str(exc), figure=now.work.figure)
     return Expectation(model.expected, model=model, figure=now.work.figure)

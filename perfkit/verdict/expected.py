@@ -14,7 +14,12 @@ key never measured, where a datasheet lists it: none lists one multiprocessor's 
 the launch cost its one-element kernel measured (the timer-fidelity benchmark that replays it as a CUDA graph:
 ``events_batched_s`` for kernels launched one after another from Python, ``graph_replay_s`` for a graph's
 replay). A device never measured takes its datasheet and, said beside the figures, the launch cost of the
-device a prediction starts from.
+device a prediction starts from; so does a run that measured no launch cost of its own (a multi-GPU baseline
+runs no one-element kernel), from a one-GPU run of its GPU (:meth:`Roofs.with_launch_of`).
+
+A multi-GPU step adds its links: an all-reduce step moves its bytes at the bus bandwidth of the GPU count's
+all-reduce (the largest message of test_allreduce_busbw, else half the NVLink figure of the datasheet), and
+only the part no backward hides is added to the time (:func:`estimate`).
 """
 from __future__ import annotations
 
@@ -26,9 +31,16 @@ from typing import Any
 
 from perfkit.resultfile import datasheet
 from perfkit.resultfile.ceilings import KEYS, Ceilings
-from perfkit.resultfile.figures import FIRST_TOUCH_CEILINGS, GRAPH_REPLAY_S, ONE_SM_CEILINGS, timer_seconds
+from perfkit.resultfile.figures import (
+    BUSBW,
+    FIRST_TOUCH_CEILINGS,
+    GRAPH_REPLAY_S,
+    ONE_SM_CEILINGS,
+    timer_seconds,
+)
 from perfkit.resultfile.metrics import WORK_KEY
 from perfkit.resultfile.model import BenchmarkEntry, ResultSet
+from perfkit.resultfile.payloads import AllreduceSweep
 
 #: How a benchmark launches its kernels: one after another from Python, or replayed from a CUDA graph.
 EAGER, GRAPH = "eager", "graph"
@@ -36,6 +48,15 @@ EAGER, GRAPH = "eager", "graph"
 LAUNCH_FIGURES: dict[str, str] = {EAGER: timer_seconds("events_batched").name, GRAPH: GRAPH_REPLAY_S.name}
 #: A step that moves managed pages from the host (a first launch on managed memory): a share of its own.
 MIGRATE = "migrate"
+#: Steps that move gradients between GPUs at an all-reduce's bus bandwidth: one that nothing hides, and one
+#: that may run under the backward (DDP's buckets before the last): only what outlasts the backward counts.
+ALLREDUCE, ALLREDUCE_HIDDEN = "all-reduce", "all-reduce under the backward"
+#: A layer's backward step: the pass an all-reduce's buckets may run under.
+BACKWARD = "backward"
+#: The version of the model's count: raise it whenever the model counts a benchmark it did not count before,
+#: or counts one differently; a work recorded by an older count (a file without one: 1) is counted again.
+#: 2: a data-parallel step on several GPUs (its gradients' all-reduce).
+WORK_VERSION = 2
 #: The precision of arithmetic that is not a matrix product (elementwise, pooling, batch-norm): CUDA cores.
 ARITHMETIC = "fp32"
 
@@ -80,7 +101,8 @@ class Work:
     def to_json(self) -> dict[str, Any]:
         """As a result file keeps it (``extra_info.work``): each step a list in :class:`Step`'s order."""
         return {"label": self.label, "launch": self.launch, "figure": self.figure, "images": self.images,
-                "network": self.network, "steps": [list(dataclasses.astuple(step)) for step in self.steps]}
+                "network": self.network, "steps": [list(dataclasses.astuple(step)) for step in self.steps],
+                "version": WORK_VERSION}
 
     @classmethod
     def from_json(cls, raw: Any) -> Work:
@@ -103,15 +125,17 @@ class NoModel:
     gpu: bool = True
 
     def to_json(self) -> dict[str, Any]:
-        return {"reason": self.reason, "gpu": self.gpu}
+        return {"reason": self.reason, "gpu": self.gpu, "version": WORK_VERSION}
 
 
 def recorded_work(bench: BenchmarkEntry) -> Work | NoModel | None:
     """The work ``bench``'s run recorded (``extra_info.work``: the model's count, or why it has none); None
-    where it recorded none, or none that reads (then it is counted from its records, as for files written
-    before runs recorded it)."""
+    where it recorded none, none that reads, or one counted by an older model (:data:`WORK_VERSION`: then it
+    is counted from its records, as for files written before runs recorded it)."""
     raw = bench.extra.get(WORK_KEY)
-    if isinstance(raw, Mapping) and set(raw) == {"reason", "gpu"}:
+    if isinstance(raw, Mapping) and raw.get("version", 1) != WORK_VERSION:
+        return None
+    if isinstance(raw, Mapping) and set(raw) - {"version"} == {"reason", "gpu"}:
         return NoModel(str(raw["reason"]), bool(raw["gpu"]))
     try:
         return None if raw is None else Work.from_json(raw)
@@ -135,10 +159,14 @@ class Roofs:
     #: the device's datasheet, and the ceilings it measured (the others are its datasheet's)
     sheet: datasheet.GpuSpec | None = None
     measured: frozenset[str] = frozenset()
+    #: the device that measured the launch costs, where these roofs' device measured none (a datasheet's, a
+    #: multi-GPU run's): a comparison's rows say so (perfkit.verdict.multigpu.row_notes)
+    launch_lender: str | None = None
 
     @classmethod
     def of(cls, results: ResultSet) -> Roofs:
-        """What ``results`` measured (or was lent), the datasheet for ceilings it never measured."""
+        """What ``results`` measured (or was lent), the datasheet for ceilings it never measured; an
+        all-reduce's bus bandwidth where it measured one (:func:`link_rates`)."""
         measured, sheet = Ceilings.of(results).values(), results.info.datasheet
         ceilings = {key: value for key in KEYS
                     if (value := measured.get(key) or (sheet.ceiling(key) if sheet else None))}
@@ -147,18 +175,20 @@ class Roofs:
         locked = sorted({clock for b in results.benchmarks
                          if (clock := b.clock_lock) and runs[b.fullname].keys() & roofs})
         notes += [f"{results.hardware_id}'s roofs were timed at {clock}" for clock in locked]
-        return cls(results.hardware_id, ceilings, launch_costs(results), tuple(notes), sheet,
-                   frozenset(measured) & frozenset(ceilings))
+        links = link_rates(results)
+        return cls(results.hardware_id, ceilings | links, launch_costs(results), tuple(notes), sheet,
+                   frozenset(measured) & frozenset(ceilings) | frozenset(links))
 
     @classmethod
     def of_datasheet(cls, spec: datasheet.GpuSpec, reference: Roofs) -> Roofs:
         """A device never measured: its datasheet's ceilings, each at the share of its datasheet figure that
         ``reference`` reached where it measured the same ceiling and its datasheet is known (sustained rates,
         not peaks: PALEO's platform percent of peak, carried over; the H200 baseline's GEMMs reached 59-69%
-        of its datasheet, its copy 88%), and the reference's launch costs (a datasheet lists none; a launch
-        is mostly the host's work)."""
+        of its datasheet, its copy 88%; an all-reduce's bus bandwidth the reference measured too), and the
+        reference's launch costs (a datasheet lists none; a launch is mostly the host's work)."""
         ceilings, carried = {}, []
-        for key in KEYS:
+        links = sorted(key for key in reference.measured if datasheet.allreduce_gpus(key) is not None)
+        for key in (*KEYS, *links):
             if not (value := spec.ceiling(key)):
                 continue
             peak = reference.sheet.ceiling(key) if reference.sheet is not None else None
@@ -168,9 +198,16 @@ class Roofs:
             ceilings[key] = value
         shares = (f", each at the share of its datasheet {reference.device} reached ({', '.join(carried)})"
                   if carried else "")
-        notes = (f"ceilings from the datasheet{shares}",
-                 f"launch costs measured on {reference.device} (a datasheet lists none)")
-        return cls(spec.key, ceilings, dict(reference.launch_s), notes, spec)
+        sheet = cls(spec.key, ceilings, {}, (f"ceilings from the datasheet{shares}",), spec)
+        return sheet.with_launch_of(reference, "a datasheet lists none")
+
+    def with_launch_of(self, lender: Roofs, why: str) -> Roofs:
+        """These roofs with the launch costs ``lender`` measured (or was lent: then its lender's), said in
+        the notes with ``why``: a launch is mostly the host's and the driver's work, which no datasheet lists
+        and a run of several GPUs does not measure (it runs no one-element kernel)."""
+        origin = lender.launch_lender or lender.device
+        return dataclasses.replace(self, launch_s=dict(lender.launch_s), launch_lender=origin,
+                                   notes=(*self.notes, f"launch costs measured on {origin} ({why})"))
 
     def ceiling(self, key: str) -> float | None:
         return self.ceilings.get(key)
@@ -194,6 +231,8 @@ class Roofs:
     def byte_rate(self, key: str = datasheet.COPY) -> float:
         """Bytes/s of the ceiling ``key``: the device's copy; one thread's or one block's copy, or a first
         touch's page migration (measured only)."""
+        if datasheet.allreduce_gpus(key) is not None:
+            return self.link_rate(key)
         found = self.ceiling(key)
         if not found and key in ONE_SM_CEILINGS | FIRST_TOUCH_CEILINGS:
             test = "test_one_sm_copy" if key in ONE_SM_CEILINGS else "test_first_touch"
@@ -203,11 +242,43 @@ class Roofs:
             raise NoRoof(f"{self.device} has no {key} (measured or on the datasheet)")
         return found * 1e9
 
+    def link_rate(self, key: str) -> float:
+        """Bytes/s of the all-reduce roof ``key``: the bus bandwidth measured among its GPUs (or carried to a
+        datasheet at the share measured at hand), else the datasheet's (half its NVLink figure)."""
+        found = self.ceiling(key) or (self.sheet.ceiling(key) if self.sheet is not None else None)
+        if not found:
+            gpus = datasheet.allreduce_gpus(key)
+            sheet = (f"its datasheet ({self.sheet.key}) lists no NVLink bandwidth" if self.sheet is not None
+                     else "no datasheet lists its GPU")
+            raise NoRoof(f"{self.device} has no all-reduce bus bandwidth among {gpus} GPUs: it measured no "
+                         f"benches/test_data_parallel.py::test_allreduce_busbw[gpus{gpus}] and {sheet}")
+        return found * 1e9
+
+    def link_source(self, key: str) -> str:
+        """An all-reduce roof's rate and where it came from, in words ('329 GB/s measured')."""
+        value = self.link_rate(key) / 1e9
+        if key in self.measured:
+            return f"{value:.0f} GB/s measured"
+        if key in self.ceilings:
+            return f"{value:.0f} GB/s (its datasheet's, at the share measured at hand)"
+        return f"{value:.0f} GB/s (half its datasheet's NVLink)"
+
     def launch(self, mode: str) -> float:
         if mode not in self.launch_s:
             raise NoRoof(f"{self.device} holds no {LAUNCH_FIGURES[mode]} of the one-element kernel "
                          "(benches/test_timer_fidelity.py::test_timer_fidelity[tiny]): no launch cost")
         return self.launch_s[mode]
+
+
+def link_rates(results: ResultSet) -> dict[str, float]:
+    """All-reduce roof key -> GB/s: per GPU count, the median over its runs of test_allreduce_busbw's bus
+    bandwidth (nccl-tests' busbw of its largest message, the figure perfkit.parallel.scaling.record_sweep
+    records: the links' pace, not their latency)."""
+    runs, found = results.runs(), {}
+    for bench, sweep in results.family(AllreduceSweep):
+        if values := runs.get(bench.fullname, {}).get(BUSBW.name):
+            found[datasheet.allreduce_key(sweep.gpus)] = float(statistics.median(values))
+    return found
 
 
 def launch_costs(results: ResultSet) -> dict[str, float]:
@@ -222,43 +293,59 @@ def launch_costs(results: ResultSet) -> dict[str, float]:
 
 @dataclass(frozen=True)
 class Estimate:
-    """The model's time of a work on a device: steps bound by their FLOPs, steps bound by their bytes, and
-    their launches."""
+    """The model's time of a work on a device: steps bound by their FLOPs, steps bound by their bytes, their
+    launches; and on several GPUs the all-reduce no backward hid (``communication_s``) beside the part it did
+    (``hidden_s``, not in the time)."""
 
     compute_s: float
     memory_s: float
     launch_s: float
     migration_s: float = 0.0  # managed pages moved from the host (a first launch on managed memory)
+    communication_s: float = 0.0
+    hidden_s: float = 0.0
 
     @property
     def seconds(self) -> float:
-        return self.compute_s + self.memory_s + self.launch_s + self.migration_s
+        return self.compute_s + self.memory_s + self.launch_s + self.migration_s + self.communication_s
 
     def shares(self) -> dict[str, float]:
-        """compute, memory, launch (and migration, where pages migrate) -> its share of the time."""
+        """compute, memory, launch (migration, all-reduce, where there are any) -> its share of the time."""
         total = self.seconds or 1.0
         shares = {"compute": self.compute_s / total, "memory": self.memory_s / total,
                   "launch": self.launch_s / total}
-        return shares | ({"migration": self.migration_s / total} if self.migration_s else {})
+        extra = {"migration": self.migration_s, ALLREDUCE: self.communication_s}
+        return shares | {name: seconds / total for name, seconds in extra.items() if seconds}
 
     def split(self) -> str:
-        """'compute 71%, memory 28%, launch 1%'."""
-        return ", ".join(f"{name} {share:.0%}" for name, share in self.shares().items())
+        """'compute 71%, memory 28%, launch 1%' (and the all-reduce the backward hid, beyond the time)."""
+        said = ", ".join(f"{name} {share:.0%}" for name, share in self.shares().items())
+        hidden = f" (+{self.hidden_s / (self.seconds or 1.0):.0%} all-reduce hidden)" if self.hidden_s else ""
+        return said + hidden
 
 
 def estimate(work: Work, roofs: Roofs) -> Estimate:
-    """The sum over ``work``'s steps of ``max(flops / flop rate, bytes / byte rate)``, plus its launches."""
+    """The sum over ``work``'s steps of ``max(flops / flop rate, bytes / byte rate)``, plus its launches. An
+    all-reduce's steps move their bytes at its bus bandwidth: an ALLREDUCE step adds its time, the
+    ALLREDUCE_HIDDEN steps only what outlasts the backward (its steps and their launches) they run under."""
     per_launch = roofs.launch(work.launch)
-    compute = memory = migration = 0.0
+    compute = memory = migration = exposed = hideable = backward = 0.0
     launches = 0
     for step in work.steps:
         flop_s = step.flops / roofs.flop_rate(step.precision) if step.flops else 0.0
         byte_s = step.bytes / roofs.byte_rate(step.roof)
         if step.kind == MIGRATE:
             migration += byte_s
+        elif step.kind == ALLREDUCE:
+            exposed += byte_s
+        elif step.kind == ALLREDUCE_HIDDEN:
+            hideable += byte_s
         elif flop_s >= byte_s:
             compute += flop_s
         else:
             memory += byte_s
+        if step.kind == BACKWARD:
+            backward += max(flop_s, byte_s) + step.launches * per_launch
         launches += step.launches
-    return Estimate(compute, memory, launches * per_launch, migration)
+    outlasting = max(0.0, hideable - backward)
+    return Estimate(compute, memory, launches * per_launch, migration, exposed + outlasting,
+                    hideable - outlasting)

@@ -49,7 +49,7 @@ from __future__ import annotations
 import dataclasses
 import math
 import statistics
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -90,16 +90,18 @@ FINGERPRINT_FIELDS = CHANGE_FIELDS
 
 
 def judge(baseline: ResultSet, current: ResultSet, noise: Noise, policy: Policy = DEFAULT_POLICY,
-          workloads: Workloads | None = None, first_look: FirstLook | None = None) -> Comparison:
+          workloads: Workloads | None = None, first_look: FirstLook | None = None,
+          lenders: Sequence[ResultSet] = ()) -> Comparison:
     """Judge every benchmark of ``current`` against ``baseline``, run by run, with the hardware's
-    ``noise``; across hardware, ``workloads`` counts each benchmark's work for the expected speedup. Runs of
-    one hardware id on different machines (another CPU generation) are not judged, only compared across
-    hardware. ``first_look``: where ``current`` holds the re-runs of a confirmation, what the first look
-    tested (:class:`FirstLook`)."""
+    ``noise``; across hardware, ``workloads`` counts each benchmark's work for the expected speedup (and
+    ``lenders``, one-GPU runs, lend a side of several GPUs their launch costs). Runs of one hardware id on
+    different machines (another CPU generation) are not judged, only compared across hardware.
+    ``first_look``: where ``current`` holds the re-runs of a confirmation, what the first look tested
+    (:class:`FirstLook`)."""
     paired = pair(baseline, current)
     change = baseline.info.machine_change(current.info)
     if change:  # another machine under the same id: its speedups say how far apart they are, not a verdict
-        speedups = across.hardware_rows(baseline, current, paired.common, workloads)
+        speedups = across.hardware_rows(baseline, current, paired.common, workloads, lenders=lenders)
         changes = fingerprint_changes(baseline, current)
         return Comparison(baseline.hardware_id, current.hardware_id, (), changes,
                           across.geomean_time_ratio(speedups), speedups, policy.alpha, change, policy=policy)
@@ -128,7 +130,7 @@ def judge(baseline: ResultSet, current: ResultSet, noise: Noise, policy: Policy 
                   and min(base_runs[n][TIME] + cur_runs[n][TIME]) > 0]
         geomean = math.exp(statistics.fmean(shifts)) if shifts else None
     else:
-        hardware_rows = across.hardware_rows(baseline, current, paired.common, workloads)
+        hardware_rows = across.hardware_rows(baseline, current, paired.common, workloads, lenders=lenders)
         geomean = across.geomean_time_ratio(hardware_rows)
         rows = _across_hardware(rows, hardware_rows)
     return Comparison(
