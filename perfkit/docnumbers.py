@@ -188,7 +188,7 @@ def held_out(_: dict[str, ResultSet]) -> str:
 
         rows.append([gpus, f"`{target}`", f"`{reference}`", f"{counts.carried} of {counts.gpu}",
                      counted(counts.near), counted(counts.within),
-                     ", ".join(f"`{n}`" for n in counts.beyond) or "-"])
+                     counts.named("`") or "-"])
     return _table(["GPUs", "predicted", "from (with its datasheet)", "GPU benchmarks with an expectation",
                    "within x1.10", "within x1.25", "beyond x1.25"], rows)
 

@@ -118,13 +118,14 @@ def held_out_rows(spec: datasheet.GpuSpec, target: ResultSet, others: Sequence[R
 @dataclass(frozen=True)
 class HeldOutCounts:
     """A held-out prediction counted: its GPU benchmarks, those with an expectation, how many lie within
-    x1.10 and x1.25 of it, and the names beyond x1.25."""
+    x1.10 and x1.25 of it, and the names beyond x1.25 (and those of them within their own runs' spread)."""
 
     gpu: int
     carried: int
     near: int
     within: int
     beyond: tuple[str, ...]
+    explained: tuple[str, ...] = ()  # those of ``beyond`` within their own runs' spread (HardwareRow.reason)
 
     @classmethod
     def of(cls, rows: Sequence[across.HardwareRow]) -> HeldOutCounts:
@@ -133,8 +134,16 @@ class HeldOutCounts:
         def inside(factor: float) -> int:
             return sum(1 / factor <= ratio <= factor for _, ratio in ratios)
 
-        return cls(sum(h.gpu for h in rows), len(ratios), inside(1.10), inside(1.25),
-                   tuple(name for name, ratio in ratios if not 1 / 1.25 <= ratio <= 1.25))
+        beyond = tuple(name for name, ratio in ratios if not 1 / 1.25 <= ratio <= 1.25)
+        spread = {h.benchmark.split("::")[-1] for h in rows if h.within_spread}
+        return cls(sum(h.gpu for h in rows), len(ratios), inside(1.10), inside(1.25), beyond,
+                   tuple(name for name in beyond if name in spread))
+
+    def named(self, quote: str = "") -> str:
+        """The benchmarks beyond x1.25, each whose own runs spread as far saying so."""
+        said = " (within its runs' spread)"
+        return ", ".join(f"{quote}{name}{quote}" + (said if name in self.explained else "")
+                         for name in self.beyond)
 
     def share(self, count: int) -> str:
         return f"{count / self.carried:.0%}" if self.carried else "-"
@@ -143,7 +152,7 @@ class HeldOutCounts:
 def held_out_summary(rows: Sequence[across.HardwareRow]) -> str:
     """How many GPU benchmarks a held-out prediction covers, and how many lie within x1.10 and x1.25 of it."""
     counts = HeldOutCounts.of(rows)
-    beyond = f": {', '.join(counts.beyond)}" if counts.beyond else ""
+    beyond = f": {counts.named()}" if counts.beyond else ""
     return (f"{counts.carried} of {counts.gpu} GPU benchmarks carry an expectation; {counts.near} of them "
             f"within x1.10 ({counts.share(counts.near)}), {counts.within} within x1.25, {len(counts.beyond)} "
             f"beyond{beyond}")

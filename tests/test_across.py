@@ -296,6 +296,33 @@ def test_a_speedup_is_as_expected_within_x115_and_far_beyond_x125(speedup, expec
     assert across.HardwareRow("b", speedup, None, expected).verdict == verdict
 
 
+def test_a_far_speedup_within_its_own_runs_spread_says_so_and_one_beyond_it_does_not():
+    spread = across.HardwareRow("b", 0.60, None, 1.0, spread=(1.30, 1.35))  # x1.755 together
+    assert spread.verdict == across.FAR_FROM and spread.within_spread
+    assert spread.reason() == ("within its own runs' spread (slowest over fastest x1.3 on the baseline's "
+                               "machines, x1.35 on the current's)")
+    assert spread.reason() in spread.source()
+    beyond = across.HardwareRow("b", 0.55, None, 1.0, spread=(1.30, 1.35))  # x1.82 from its expectation
+    assert beyond.verdict == across.FAR_FROM and not beyond.within_spread and beyond.reason() == ""
+    near = across.HardwareRow("b", 0.95, None, 1.0, spread=(1.30, 1.35))
+    assert near.reason() == ""  # only a row beyond x1.25 needs a reason
+
+
+def test_a_device_never_measured_scales_the_ceilings_no_datasheet_lists_by_its_clock_and_host_link():
+    one_sm, touch = "one_block_copy_k1_gbps", "first_touch_k100_gbps"
+    h200 = datasheet.by_key("h200")
+    measured = Roofs("nvidia-h200-x1", {COPY: 4200.0, one_sm: 20.0, touch: 9.0}, {EAGER: 5e-6}, (), h200,
+                     frozenset({COPY, one_sm, touch}))
+    a100 = Roofs.of_datasheet(datasheet.by_key("a100-80gb"), measured)
+    assert a100.ceiling(one_sm) == pytest.approx(20.0 * 1410 / 1980)  # boost clocks
+    assert a100.ceiling(touch) == pytest.approx(9.0 * 64 / 128)  # PCIe Gen4 against Gen5
+    assert any("scaled by the datasheets' boost clocks" in note for note in a100.notes)
+    b200 = Roofs.of_datasheet(datasheet.by_key("b200"), measured)  # lists neither a clock nor a host link
+    assert b200.ceiling(one_sm) is None and b200.ceiling(touch) is None
+    with pytest.raises(NoRoof, match="no measured first_touch_k100_gbps"):
+        b200.byte_rate(touch)
+
+
 def test_the_report_holds_the_across_hardware_plot_and_table(tmp_path, compared):
     _, current, comparison = compared
     text = report.write_report(current, tmp_path, comparison, "across-h200.json").read_text()

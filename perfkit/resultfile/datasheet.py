@@ -50,6 +50,9 @@ class GpuSpec:
     #: NVLink bandwidth per GPU as the vendor lists it, both directions together (GB/s); None where the
     #: datasheet lists none that joins every GPU of a machine (PCIe boards, a bridge that joins two)
     nvlink_gbps: float | None = None
+    #: the host link as the vendor lists it (PCIe, both directions together, GB/s): what a first touch of
+    #: managed memory crosses; None where the datasheet lists none
+    host_link_gbps: float | None = None
 
     def issue_rate(self) -> float | None:
         """Multiprocessor cycles per second at the boost clock (SMs x clock), where the sheet lists both."""
@@ -87,6 +90,7 @@ GPUS: tuple[GpuSpec, ...] = (
         sms=13,
         boost_mhz=875,
         # no NVLink: the board's two GPUs and the host share PCIe 3.0
+        host_link_gbps=32,  # PCIe 3.0 x16
     ),
     GpuSpec(
         "gtx-1080-ti",
@@ -99,6 +103,7 @@ GPUS: tuple[GpuSpec, ...] = (
         sms=28,
         boost_mhz=1582,
         # no NVLink (an SLI bridge): PCIe 3.0 only
+        host_link_gbps=32,  # PCIe 3.0 x16
     ),
     GpuSpec(
         "v100-sxm2",
@@ -111,6 +116,7 @@ GPUS: tuple[GpuSpec, ...] = (
         sms=80,
         boost_mhz=1530,
         nvlink_gbps=300,  # Tesla V100 datasheet: NVLink 300 GB/s (SXM2)
+        host_link_gbps=32,  # Tesla V100 datasheet: PCIe 32 GB/s
     ),
     GpuSpec(
         "v100-pcie",
@@ -123,6 +129,7 @@ GPUS: tuple[GpuSpec, ...] = (
         sms=80,
         boost_mhz=1380,
         # no NVLink: PCIe 3.0, 32 GB/s
+        host_link_gbps=32,  # Tesla V100 datasheet: PCIe 32 GB/s
     ),
     GpuSpec(
         "rtx-8000",
@@ -135,6 +142,7 @@ GPUS: tuple[GpuSpec, ...] = (
         sms=72,
         boost_mhz=1770,
         # an NVLink bridge joins two boards only (100 GB/s): none joins a machine's GPUs
+        host_link_gbps=32,  # PCIe 3.0 x16
     ),
     GpuSpec(
         "a100-80gb",
@@ -147,6 +155,7 @@ GPUS: tuple[GpuSpec, ...] = (
         sms=108,
         boost_mhz=1410,
         nvlink_gbps=600,  # A100 datasheet: NVIDIA NVLink 600 GB/s (SXM)
+        host_link_gbps=64,  # A100 datasheet: PCIe Gen4 64 GB/s
     ),
     GpuSpec(
         "a100-40gb",
@@ -159,6 +168,7 @@ GPUS: tuple[GpuSpec, ...] = (
         sms=108,
         boost_mhz=1410,
         nvlink_gbps=600,  # A100 datasheet: NVIDIA NVLink 600 GB/s (SXM)
+        host_link_gbps=64,  # A100 datasheet: PCIe Gen4 64 GB/s
     ),
     GpuSpec(
         "h100-pcie",
@@ -171,6 +181,7 @@ GPUS: tuple[GpuSpec, ...] = (
         sms=114,
         boost_mhz=1755,
         # an NVLink bridge joins two boards only (600 GB/s); PCIe Gen5 128 GB/s otherwise
+        host_link_gbps=128,  # H100 datasheet: PCIe Gen5 128 GB/s
     ),
     GpuSpec(
         "h100-sxm",
@@ -183,6 +194,7 @@ GPUS: tuple[GpuSpec, ...] = (
         sms=132,
         boost_mhz=1980,
         nvlink_gbps=900,  # H100 datasheet: NVIDIA NVLink 900 GB/s (SXM), PCIe Gen5 128 GB/s
+        host_link_gbps=128,  # H100 datasheet: PCIe Gen5 128 GB/s
     ),
     GpuSpec(
         "b200",
@@ -206,6 +218,7 @@ GPUS: tuple[GpuSpec, ...] = (
         sms=132,
         boost_mhz=1980,
         nvlink_gbps=900,  # H200 datasheet: NVIDIA NVLink 900 GB/s (SXM), PCIe Gen5 128 GB/s
+        host_link_gbps=128,  # H200 datasheet: PCIe Gen5 128 GB/s
     ),
 )
 

@@ -198,7 +198,12 @@ class Roofs:
             ceilings[key] = value
         shares = (f", each at the share of its datasheet {reference.device} reached ({', '.join(carried)})"
                   if carried else "")
-        sheet = cls(spec.key, ceilings, {}, (f"ceilings from the datasheet{shares}",), spec)
+        scaled = _scaled_from(spec, reference)
+        notes = [f"ceilings from the datasheet{shares}"]
+        if scaled:
+            notes.append(f"{', '.join(sorted(scaled))} measured on {reference.device}, scaled by the "
+                         "datasheets' boost clocks (one multiprocessor's copy) or host links (a first touch)")
+        sheet = cls(spec.key, ceilings | scaled, {}, tuple(notes), spec)
         return sheet.with_launch_of(reference, "a datasheet lists none")
 
     def with_launch_of(self, lender: Roofs, why: str) -> Roofs:
@@ -268,6 +273,21 @@ class Roofs:
             raise NoRoof(f"{self.device} holds no {LAUNCH_FIGURES[mode]} of the one-element kernel "
                          "(benches/test_timer_fidelity.py::test_timer_fidelity[tiny]): no launch cost")
         return self.launch_s[mode]
+
+
+def _scaled_from(spec: datasheet.GpuSpec, reference: Roofs) -> dict[str, float]:
+    """The ceilings no datasheet lists, for a device never measured: each one ``reference`` measured, times
+    the ratio of the datasheet figure that paces it on the two devices: one multiprocessor's copy its boost
+    clock (the H200 and the H100 SXM, 1980 MHz both, measured 0.96-1.00 of each other's), a first touch of
+    managed memory its host link (the pages cross PCIe, though the host's fault handling, not the link, sets
+    their pace: 7-10 GB/s on links of 64 GB/s each way). None where either datasheet lacks the figure."""
+    if reference.sheet is None:
+        return {}
+    paces: dict[str, tuple[float | None, float | None]] = {
+        key: (spec.boost_mhz, reference.sheet.boost_mhz) for key in ONE_SM_CEILINGS}
+    paces |= {key: (spec.host_link_gbps, reference.sheet.host_link_gbps) for key in FIRST_TOUCH_CEILINGS}
+    return {key: reference.ceilings[key] * now / then for key, (now, then) in paces.items()
+            if key in reference.measured and now and then}
 
 
 def link_rates(results: ResultSet) -> dict[str, float]:
