@@ -21,7 +21,7 @@ from perfkit.render import report, speedups
 from perfkit.resultfile import datasheet, load
 from perfkit.resultfile.figures import ceiling_label
 from perfkit.verdict import across
-from perfkit.verdict.expected import EAGER, GRAPH, NoModel, NoRoof, Roofs, Step, Work, estimate
+from perfkit.verdict.expected import EAGER, GRAPH, Estimate, NoModel, NoRoof, Roofs, Step, Work, estimate
 from perfkit.verdict.judge import Verdict
 from tests.conftest import DATA
 
@@ -165,7 +165,8 @@ def test_networks_and_streaming_kernels_take_the_models_ratio_between_their_ceil
     tf32_ratio = h100.ceiling("matmul_tflops_tf32") / h200.ceiling("matmul_tflops_tf32")
     grid = rows[GRID]  # streams memory: 98% of its time at the copy ceiling
     assert grid.model is not None and grid.model.current.shares()["memory"] > 0.95
-    assert grid.expected == pytest.approx(copy_ratio, rel=0.03)
+    assert grid.model.baseline.seconds / grid.model.current.seconds == pytest.approx(copy_ratio, rel=0.03)
+    assert copy_ratio < grid.expected < 1  # its time beyond the roofs at the same SMs x clock
     b64 = rows[PPP_B64]  # names the TF32 ceiling, yet its ReLU and pooling layers stream memory
     assert b64.bound is None and b64.model is not None and copy_ratio < b64.expected < tf32_ratio
     assert b64.source().startswith("model: compute ")
@@ -294,6 +295,22 @@ def test_the_summary_counts_the_gpu_benchmarks_with_an_expectation_and_those_wit
 ])
 def test_a_speedup_is_as_expected_within_x115_and_far_beyond_x125(speedup, expected, verdict):
     assert across.HardwareRow("b", speedup, None, expected).verdict == verdict
+
+
+def test_the_time_beyond_the_roofs_is_carried_at_the_issue_rate_and_a_launch_bound_ones_as_measured():
+    h200, b200 = Roofs("h200", {}, {}, (), datasheet.by_key("h200")), Roofs("b", {}, {}, ())
+    half = Roofs("half", {}, {}, (), dataclasses.replace(datasheet.by_key("h200"), sms=66))  # half the SMs
+    memory = across.Modelled("step", Estimate(0.0, 1.0, 0.1), Estimate(0.0, 0.7, 0.1))  # 1.1 s, 0.8 s
+    assert memory.expected == pytest.approx(1.1 / 0.8)  # the roofs alone
+    same = across._beyond(memory, 2.75, h200, h200)  # measured x2.5 the model: 1.65 s beyond it
+    assert same.residual_s == pytest.approx(1.65) and same.expected == pytest.approx(2.75 / (0.8 + 1.65))
+    slower = across._beyond(memory, 2.75, h200, half)  # the part beyond takes twice as long on half the SMs
+    assert slower.residual_factor == pytest.approx(2.0)
+    assert slower.expected == pytest.approx(2.75 / (0.8 + 3.3))
+    launches = across.Modelled("step", Estimate(0.0, 0.1, 0.9), Estimate(0.0, 0.05, 0.9))
+    assert across._beyond(launches, 5.0, h200, half).residual_factor == 1.0  # the host's: no datasheet has it
+    assert across._beyond(memory, 1.0, h200, half) is memory  # faster than its model: nothing beyond
+    assert across._beyond(memory, 2.75, h200, b200) is memory  # no SMs x clock on a side
 
 
 def test_a_far_speedup_within_its_own_runs_spread_says_so_and_one_beyond_it_does_not():

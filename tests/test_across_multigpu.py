@@ -110,9 +110,11 @@ def test_a_ddp_step_is_one_gpus_step_plus_the_ring_all_reduce_of_its_gradients_a
     assert step.model.baseline.hidden_s == step.model.current.hidden_s == 0  # exposed whole
     before, after = one.model.baseline.seconds + moved / 300e9, one.model.current.seconds + moved / 150e9
     assert step.model.baseline.seconds == pytest.approx(before)
-    assert step.expected == pytest.approx(before / after)
+    beyond = 0.011 - before  # launch-bound: the host's time beyond the roofs stays as measured
+    assert step.model.residual_s == pytest.approx(beyond) and step.model.residual_factor == 1.0
+    assert step.expected == pytest.approx(0.011 / (after + beyond))
     assert step.speedup == pytest.approx(0.011 / 0.013)
-    assert step.ratio == pytest.approx(0.011 / 0.013 / (before / after))
+    assert step.ratio == pytest.approx(0.011 / 0.013 / (0.011 / (after + beyond)))
     assert "all-reduce busbw 300 GB/s measured -> 150 GB/s measured" in step.source()
     assert step.model.current.shares()["all-reduce"] == pytest.approx(moved / 150e9 / after)
 
