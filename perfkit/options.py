@@ -42,6 +42,7 @@ class RunOptions:
     # pytest-benchmark's --benchmark-storage folder: its kept runs add to the noise
     storage: Path | None = None
     lock_clocks: str = "kernels"  # which benchmarks run at a locked SM clock (perfkit.measure.clocks.MODES)
+    explain: bool = False  # each benchmark's work profiled once more: its kernel summary (perfkit.explain)
     command: tuple[str, ...] = ()  # pytest's arguments as given: a line that says how to run again uses them
 
     def __post_init__(self) -> None:
@@ -74,6 +75,7 @@ class RunOptions:
             results_path=pbench.json_path(config),
             storage=pbench.storage_path(config),
             lock_clocks=config.getoption("perfkit_lock_clocks"),
+            explain=config.getoption("perfkit_explain"),
             command=tuple(str(arg) for arg in config.invocation_params.args),
         )
 
@@ -86,6 +88,7 @@ class RunOptions:
             f"--perfkit-profile={profile}",
             f"--perfkit-timeout={self.timeout_s}",
             f"--perfkit-lock-clocks={self.lock_clocks}",
+            "--perfkit-explain",  # a flagged benchmark's re-runs say why, always
         ]
         return args + [
             f"{name}={value}"

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import json
 import os
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any
@@ -149,3 +149,43 @@ def inject_samples(benchmark: Any, seconds: Sequence[float]) -> None:
     stats = benchmark._make_stats(1)
     for second in seconds:
         stats.update(float(second))
+
+
+_WORK = "_perfkit_work"
+
+
+def keep_work(benchmark: Any) -> None:
+    """Remember what ``benchmark`` times, so one more call of it can run after its timed rounds
+    (:func:`measured_work`): the function given to ``benchmark(...)`` with its arguments, or ``pedantic``'s
+    target with the arguments its ``setup`` makes (and its ``teardown`` after). pytest-benchmark's own
+    ``--benchmark-cprofile`` makes such a call at the same place, with no hook for another profiler, so its
+    two entry points are wrapped on this fixture alone."""
+    raw, pedantic = benchmark._raw, benchmark._raw_pedantic
+
+    def kept_raw(function: Callable[..., Any], *args: Any, **kwargs: Any) -> Any:
+        setattr(benchmark, _WORK, lambda: function(*args, **kwargs))
+        return raw(function, *args, **kwargs)
+
+    def kept_pedantic(target: Callable[..., Any], args: Sequence[Any] = (),
+                      kwargs: dict[str, Any] | None = None, setup: Callable[[], Any] | None = None,
+                      teardown: Callable[..., Any] | None = None, **rest: Any) -> Any:
+        def once() -> None:
+            made = setup() if setup is not None else None
+            call_args, call_kwargs = made if made else (tuple(args), dict(kwargs or {}))
+            target(*call_args, **call_kwargs)
+            if teardown is not None:
+                teardown(*call_args, **call_kwargs)
+
+        setattr(benchmark, _WORK, once)
+        return pedantic(target, args=args, kwargs=kwargs, setup=setup, teardown=teardown, **rest)
+
+    benchmark._raw, benchmark._raw_pedantic = kept_raw, kept_pedantic
+
+
+def measured_work(benchmark: Any) -> Callable[[], None] | None:
+    """One call of what ``benchmark`` timed in this process (:func:`keep_work`); None where it timed nothing
+    here (its samples came from another process, or benchmarks are disabled)."""
+    if getattr(benchmark, "disabled", False) or not round_times(benchmark):
+        return None
+    work: Callable[[], None] | None = getattr(benchmark, _WORK, None)
+    return work

@@ -14,6 +14,7 @@ import torch
 
 from perfkit import bytecode, limits, pbench
 from perfkit.errors import PerfkitError
+from perfkit.explain import record as kernel_summary
 from perfkit.measure import clocks, gpu_throttle, host_load, memory
 from perfkit.options import DEFAULT_TIMEOUT_S, RunOptions
 from perfkit.parallel import launch
@@ -119,6 +120,13 @@ def pytest_addoption(parser: pytest.Parser) -> None:
              "boost clock) lock the whole run; off locks nothing. Needs root and a driver that allows it; "
              "refused, the run says so and goes on",
     )
+    group.addoption(
+        "--perfkit-explain", action="store_true", default=False,
+        help="after each benchmark's timed rounds, profile one more call of its work under torch.profiler "
+             "and keep a kernel summary in the results (perfkit.explain): a regressed or improved row then "
+             "says which kernels, copies or launches moved against a baseline saved with it. On in every "
+             "confirmation re-run; off by default, as the nightly has no seconds to spare",
+    )
     group.addoption("--perfkit-torchrun-args", default=None, metavar="ARGS",
                     help="torchrun rendezvous options for the multi-GPU benchmarks, e.g. "
                          "\"--nnodes 2 --rdzv-backend c10d --rdzv-endpoint host:29500 --rdzv-id job1\" "
@@ -190,12 +198,20 @@ def pytest_runtest_call(item: pytest.Item) -> Any:
     cpus = host_load.snapshot() if benchmarked and os.environ.get(host_load.IGNORE_ENV) != "1" else None
     heat = gpu_throttle.snapshot() if benchmarked else None
     kernel = item.get_closest_marker("locked_clock") is not None
+    benchmark = getattr(item, "funcargs", {}).get("benchmark")
+    explain = benchmarked and benchmark is not None and session_of(item.config).options.explain
+    if explain:
+        pbench.keep_work(benchmark)
     with session_of(item.config).clock_for(item.nodeid, kernel) as sm_clock:
         try:
             with limits.time_limit(
                 seconds, f"stopped after {seconds:.0f} s (--perfkit-timeout); the other benchmarks go on"
             ):
-                return (yield)
+                result = yield
+                if explain:
+                    kernel_summary.record(benchmark, pbench.measured_work(benchmark),
+                                          session_of(item.config).settings.device.type)
+                return result
         finally:
             # what else slowed it, read by the judge (perfkit.verdict.judge), and the clock it was timed at
             records = (host_load.between(cpus, host_load.snapshot()) if cpus is not None else None,

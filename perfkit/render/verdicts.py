@@ -7,6 +7,7 @@ import json
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
+from perfkit.explain.diff import TABLE_HEAD
 from perfkit.render import document
 from perfkit.render.document import Collapsed, Section, Table, Text, markdown_sections
 from perfkit.render.speedups import ACROSS_MEANINGS, hardware_blocks, hardware_summary
@@ -106,6 +107,7 @@ def summary_lines(cmp: Comparison, baseline_name: str, limit: int = 40,
         lines += ["  " + line for line in table.splitlines()]
     if len(moved) > limit:
         lines.append(f"  ... and {len(moved) - limit} more; run `perfkit compare` for the whole table")
+    lines += [f"  why {w.benchmark.split('::')[-1]}: {w.reading}" for w in cmp.why]
     counts = cmp.counts()
     for verdict, meaning in ((Verdict.MISSING, "in the baseline, not in this run (deselected or weekly)"),
                              (Verdict.NEW, "not in the baseline yet")):
@@ -150,12 +152,27 @@ def _weak_blocks(cmp: Comparison) -> list[document.Block]:
             Table.of(["benchmark", "figure", "MDE", "to tighten"], weak)]
 
 
+def why_blocks(cmp: Comparison, limit: int = 5) -> list[document.Block]:
+    """Each regressed or improved benchmark's reading of its kernel summaries, and where the two sides were
+    compared the kernels, copies and launches that moved most (perfkit.explain)."""
+    if not cmp.why:
+        return []
+    blocks: list[document.Block] = [
+        Text("Why they moved (kernel summaries, perfkit.explain)"),
+        Table.of(["benchmark", "verdict", "reading"], [[w.benchmark, w.verdict, w.reading] for w in cmp.why])]
+    for w in cmp.why:
+        if w.explanation is not None and w.explanation.compared:
+            blocks += [Text(w.benchmark),
+                       Table.of(list(TABLE_HEAD), [list(r) for r in w.explanation.rows_for_table(limit)])]
+    return blocks
+
+
 def _terminal_blocks(cmp: Comparison, show_unchanged: bool) -> list[document.Block]:
-    """The terminal's comparison: the headline, the verdict table, the across-hardware table, fingerprint
-    differences and the weak figures."""
+    """The terminal's comparison: the headline, the verdict table, why the flagged benchmarks moved, the
+    across-hardware table, fingerprint differences and the weak figures."""
     rows = [_row_cells(r) for r in cmp.rows if show_unchanged or r.verdict not in _QUIET]
     verdicts = [] if cmp.not_judged else [Table.of(_HEAD, rows)]
-    blocks: list[document.Block] = [Text(headline(cmp)), *verdicts, *hardware_blocks(cmp)]
+    blocks: list[document.Block] = [Text(headline(cmp)), *verdicts, *why_blocks(cmp), *hardware_blocks(cmp)]
     said = [] if cmp.not_judged else [Text(meanings(cmp))]
     return blocks + _fingerprint_blocks(cmp) + _weak_blocks(cmp) + said
 
@@ -241,6 +258,9 @@ def verdict_blocks(cmp: Comparison, pointers: Pointers | None = None, show_info:
     fingerprint differences and what the verdicts mean below them."""
     blocks: list[document.Block] = [Text(line) for line in lead]
     blocks += _rows_to_read(cmp, pointers, cut)
+    if cmp.why:
+        blocks.append(_folded(f"why {len(cmp.why)} regressed or improved benchmark(s) moved: their kernels",
+                              why_blocks(cmp), cut))
     counts = cmp.counts()
     inside = [r for r in cmp.rows if unsettled(r)]
     if inside:

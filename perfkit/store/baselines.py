@@ -17,6 +17,7 @@ from pathlib import Path
 from typing import Any, Literal
 
 from perfkit.errors import BaselineError
+from perfkit.explain import record as kernel_summary
 from perfkit.resultfile import derived, inject, load, run_spread
 from perfkit.resultfile.ceilings import Ceilings
 from perfkit.resultfile.model import ProfileName, ResultSet, RunOrigin, machine_change, name_matches
@@ -43,7 +44,8 @@ def baseline_path(directory: str | os.PathLike[str], hardware_id: str, profile: 
 def from_runs(results: Sequence[ResultSet]) -> ResultSet:
     """One baseline from several runs of the same hardware (each a fresh process; three or more).
 
-    The newest entry of each benchmark is kept whole (so ``pytest-benchmark compare`` reads the file); every
+    The newest entry of each benchmark is kept whole (so ``pytest-benchmark compare`` reads the file), with
+    the median kernel summary of the runs that made one (perfkit.explain.record); every
     run's value of every figure goes into ``machine_info["perfkit"]["runs"]`` and their spread into
     ``["noise"]``. Only the runs that measured a benchmark as its newest run did go in (every figure by the
     same method version, perfkit.resultfile.figures.METHODS): runs measured another way are another series,
@@ -73,7 +75,10 @@ def from_runs(results: Sequence[ResultSet]) -> ResultSet:
     for one in results:
         for name, runs_of in one.origins().items():
             origins[name] = origins.get(name, ()) + runs_of
-    combined = results[-1].with_benchmarks(list(latest.values())).with_info(
+    by_run = [r.by_name() for r in results]
+    summarised = [kernel_summary.with_median(entry, [run[name] for run in by_run if name in run])
+                  for name, entry in latest.items()]
+    combined = results[-1].with_benchmarks(summarised).with_info(
         runs=measured, noise=run_spread.noise(measured), run_dates=tuple(dates),
         run_machines=tuple(machines) if all(machines) and len(machines) == len(dates) else (),
         run_origins=origins)

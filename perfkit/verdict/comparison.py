@@ -12,6 +12,7 @@ import math
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
+from perfkit.explain.why import Why
 from perfkit.verdict import across
 
 if TYPE_CHECKING:  # the comparison carries the run's host shift; the shift is found by the judge's rule
@@ -116,6 +117,8 @@ class Comparison:
     host: HostShift | None = None
     tests: int = 1  # the gating figures the family-wise error is controlled over (a confirmation keeps it)
     policy: Policy = field(default_factory=Policy)  # the minimum effects and alpha it was judged by
+    # each regressed or improved benchmark's kernels on the two sides compared, or why there are none
+    why: tuple[Why, ...] = ()
 
     @property
     def same_hardware(self) -> bool:
@@ -163,7 +166,9 @@ class Comparison:
         verdicts)."""
         rows = [r for r in self.rows if r.benchmark not in benchmarks]
         rows += [r for r in other.rows if r.benchmark in benchmarks]
-        return dataclasses.replace(self, rows=tuple(sorted(rows, key=row_order)))
+        why = [w for w in self.why if w.benchmark not in benchmarks]
+        why += [w for w in other.why if w.benchmark in benchmarks]  # the re-runs profiled their work
+        return dataclasses.replace(self, rows=tuple(sorted(rows, key=row_order)), why=tuple(why))
 
     def to_json(self) -> dict[str, Any]:
         """The comparison as plain JSON (``perfkit compare --format json``)."""
@@ -182,6 +187,7 @@ class Comparison:
             "alpha": self.alpha,
             "not_judged": self.not_judged,
             "host_shift": None if self.host is None else math.expm1(self.host.shift),
+            "why": [w.to_json() for w in self.why],
         }
 
 

@@ -53,6 +53,7 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from perfkit.explain import why
 from perfkit.resultfile.figures import TIME, TIME_UNIT
 from perfkit.resultfile.fingerprint import CHANGE_FIELDS, SOFTWARE_FIELDS
 from perfkit.resultfile.model import ResultSet, run_count
@@ -133,6 +134,8 @@ def judge(baseline: ResultSet, current: ResultSet, noise: Noise, policy: Policy 
         hardware_rows = across.hardware_rows(baseline, current, paired.common, workloads, lenders=lenders)
         geomean = across.geomean_time_ratio(hardware_rows)
         rows = _across_hardware(rows, hardware_rows)
+    flagged = dict.fromkeys((r.benchmark, r.verdict.value) for r in rows
+                            if r.gating and r.verdict in (Verdict.REGRESSED, Verdict.IMPROVED))
     return Comparison(
         baseline.hardware_id,
         current.hardware_id,
@@ -144,6 +147,7 @@ def judge(baseline: ResultSet, current: ResultSet, noise: Noise, policy: Policy 
         host=host,
         tests=tests,
         policy=policy,
+        why=why.of(baseline, current, list(flagged)),
     )
 
 

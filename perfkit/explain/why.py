@@ -1,0 +1,53 @@
+"""Why a benchmark moved: its kernel summaries on the two sides of a comparison, compared.
+
+The judge asks for it for every benchmark it calls regressed or improved; each gets the explanation of its
+two summaries (perfkit.explain.diff), or the sentence that says why there is none (a baseline saved before
+summaries, a run without ``--perfkit-explain``, a profiler that could not start), and the verdict stands
+either way.
+"""
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from perfkit.explain import record
+from perfkit.explain.diff import Explanation, explain
+from perfkit.explain.summary import Unavailable
+from perfkit.resultfile.model import ResultSet
+
+NO_BASELINE_SUMMARY = "no kernel summary in the baseline"
+
+
+@dataclass(frozen=True)
+class Why:
+    """A flagged benchmark's explanation, or why it has none."""
+
+    benchmark: str
+    verdict: str
+    explanation: Explanation | None = None
+    missing: str = ""
+
+    @property
+    def reading(self) -> str:
+        return self.explanation.reading if self.explanation is not None else self.missing
+
+    def to_json(self) -> dict[str, Any]:
+        return {"benchmark": self.benchmark, "verdict": self.verdict, "reading": self.reading,
+                "explanation": None if self.explanation is None else self.explanation.to_json()}
+
+
+def of(baseline: ResultSet, current: ResultSet, flagged: Sequence[tuple[str, str]]) -> tuple[Why, ...]:
+    """Each of ``flagged`` (benchmark, verdict) explained by its summaries in ``baseline`` and ``current``."""
+    before, after = baseline.by_name(), current.by_name()
+    found = []
+    for name, verdict in flagged:
+        now = record.of(after[name]) if name in after else Unavailable("not in this run")
+        then = record.of(before[name]) if name in before else Unavailable("not in the baseline")
+        if isinstance(now, Unavailable):
+            found.append(Why(name, verdict, missing=f"no kernel summary in this run: {now.reason}"))
+        elif isinstance(then, Unavailable):
+            found.append(Why(name, verdict, missing=f"{NO_BASELINE_SUMMARY} ({then.reason})"))
+        else:
+            found.append(Why(name, verdict, explain(then, now)))
+    return tuple(found)

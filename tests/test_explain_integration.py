@@ -1,0 +1,134 @@
+"""Kernel summaries as a user meets them: recorded by --perfkit-explain after the timed rounds, kept by a
+baseline as the median of its runs, and read beside a regressed row in the verdict, the terminal's summary
+and perfkit compare."""
+from __future__ import annotations
+
+import copy
+import json
+
+from perfkit import SCHEMA_VERSION
+from perfkit.explain import record
+from perfkit.explain.summary import CopyStat, KernelStat, KernelSummary, Unavailable
+from perfkit.render import verdicts
+from perfkit.store.baselines import from_runs
+from tests.conftest import judged, typed
+
+PLUGIN = ("-p", "perfkit.plugin")
+
+TIMED = """
+import torch
+x = torch.randn(128, 128)
+def test_call(benchmark):
+    benchmark(lambda: torch.relu(x @ x))
+def test_pedantic(benchmark):
+    made = []
+    def setup():
+        made.append(1)
+        return (torch.randn(64, 64),), {}
+    benchmark.pedantic(lambda y: y @ y, setup=setup, rounds=3)
+    assert len(made) == 3  # the extra call comes after the test body: its own setup, not counted here
+def test_elsewhere(benchmark):
+    from perfkit.pbench import inject_samples
+    inject_samples(benchmark, [0.01, 0.011])
+"""
+
+
+def test_explain_profiles_one_more_call_of_each_benchmarks_work_after_its_timed_rounds(pytester, monkeypatch):
+    monkeypatch.delenv("COLUMNS", raising=False)
+    pytester.makepyfile(TIMED)
+    out = pytester.path / "r.json"
+    # in a process of its own: an in-process pytest re-imports torch's modules, and torch.profiler then
+    # cannot register its operators a second time (the profiler says so, and the summary is Unavailable)
+    result = pytester.runpytest_subprocess(*PLUGIN, "--perfkit-device=cpu", "--perfkit-baseline=none",
+                                           "--perfkit-explain", f"--benchmark-json={out}")
+    result.assert_outcomes(passed=3)
+    found = {b["name"]: b["extra_info"] for b in json.loads(out.read_text())["benchmarks"]}
+    call = KernelSummary.from_json(found["test_call"][KernelSummary.TAG], "test_call")
+    assert call.device == "cpu" and call.calls == 1
+    assert "aten::mm" in {k.name for k in call.kernels}
+    assert found["test_call"][record.COST_KEY] >= 0
+    pedantic = KernelSummary.from_json(found["test_pedantic"][KernelSummary.TAG], "test_pedantic")
+    assert "aten::mm" in {k.name for k in pedantic.kernels}
+    assert found["test_elsewhere"][record.UNAVAILABLE_KEY] == record.ELSEWHERE
+
+
+def test_without_explain_no_call_is_profiled(pytester, monkeypatch):
+    monkeypatch.delenv("COLUMNS", raising=False)
+    pytester.makepyfile(TIMED)
+    out = pytester.path / "r.json"
+    pytester.runpytest(*PLUGIN, "--perfkit-device=cpu", "--perfkit-baseline=none", f"--benchmark-json={out}")
+    for bench in json.loads(out.read_text())["benchmarks"]:
+        assert KernelSummary.TAG not in bench["extra_info"] and record.COST_KEY not in bench["extra_info"]
+
+
+class _Benchmark:
+    def __init__(self) -> None:
+        self.extra_info: dict = {}
+
+
+def test_a_failing_extra_call_or_profiler_says_why_and_never_fails_the_benchmark(monkeypatch):
+    bench = _Benchmark()
+
+    def broken() -> None:
+        raise RuntimeError("CUDA error: an illegal memory access\nmore lines")
+
+    monkeypatch.setattr(record, "profile", lambda fn, **_: fn())  # the call under a profiler that started
+    record.record(bench, broken, "cpu")
+    assert bench.extra_info[record.UNAVAILABLE_KEY] == ("one more call of its work failed: CUDA error: an "
+                                                       "illegal memory access")
+    monkeypatch.setattr(record, "profile", lambda *a, **k: Unavailable("the profiler could not start: CUPTI"))
+    other = _Benchmark()
+    record.record(other, lambda: None, "cuda")
+    assert other.extra_info[record.UNAVAILABLE_KEY] == "the profiler could not start: CUPTI"
+
+
+def _summary(gemm_us: float, extra: float = 0.0, host_s: float = 0.001) -> dict:
+    kernels = [KernelStat("sm90_xmma_gemm_f32f32_tf32f32_f32_tn_n_tilesize128x128x32_kernel", 1, gemm_us)]
+    if extra:
+        kernels.append(KernelStat("void at::native::vectorized_elementwise_kernel<4, AddFunctor>(...)", 1,
+                                  extra))
+    return KernelSummary("cuda", 1, host_s, (gemm_us + extra) * 1e-6, len(kernels), tuple(kernels),
+                         (CopyStat("HtoD", 1, 4096, 2.0),)).to_json()
+
+
+def _with_summary(results: dict, name: str, summary: dict) -> dict:
+    out = copy.deepcopy(results)
+    for bench in out["benchmarks"]:
+        if bench["fullname"] == name:
+            bench["extra_info"][KernelSummary.TAG] = summary
+    return out
+
+
+def _results(seconds: float, summary: dict | None) -> dict:
+    """A minimal result set of one CPU benchmark timed at ``seconds`` (five rounds), with ``summary``."""
+    extra = {} if summary is None else {KernelSummary.TAG: summary}
+    bench = {"fullname": NAME, "name": "b", "group": None, "extra_info": extra,
+             "stats": {"data": [seconds] * 5, "median": seconds, "iqr": 0.0, "rounds": 5}}
+    info = {"schema_version": SCHEMA_VERSION, "hardware_id": "cpu-test", "fingerprint": {}, "ceilings": {}}
+    return {"benchmarks": [bench], "machine_info": {"perfkit": info}}
+
+
+NAME = "benches/test_x.py::test_layer[conv-forward]"
+
+
+def test_a_baseline_keeps_the_median_summary_of_its_runs():
+    runs = [typed(_results(1.0, _summary(us))) for us in (100.0, 120.0, 400.0)]
+    kept = record.of(from_runs(runs).by_name()[NAME])
+    assert isinstance(kept, KernelSummary) and kept.kernels[0].total_us == 120.0  # the median, not the mean
+
+
+def test_a_regressed_row_says_which_kernel_moved_and_an_old_baseline_says_it_has_no_summary():
+    baseline = from_runs([typed(_results(s, _summary(1000.0))) for s in (1.0, 1.002, 0.998)])
+    current = typed(_results(1.2, _summary(1000.0, extra=200.0)))
+    cmp = judged(baseline, current)
+    why = {w.benchmark: w for w in cmp.why}
+    assert why[NAME].verdict == "regressed"
+    assert why[NAME].reading.startswith("new kernel") and "vectorized_elementwise_kernel" in why[NAME].reading
+    lines = verdicts.summary_lines(cmp, "baseline.json")
+    assert any(line.startswith("  why test_layer[conv-forward]: new kernel") for line in lines)
+    assert "Why they moved" in verdicts.render(cmp, "terminal")
+    assert json.loads(verdicts.render(cmp, "json"))["why"][0]["benchmark"] == NAME
+    old = judged(from_runs([typed(_results(s, None)) for s in (1.0, 1.002, 0.998)]), current)
+    assert {w.benchmark: w.reading for w in old.why}[NAME].startswith("no kernel summary in the baseline")
+    unchanged = judged(baseline, typed(_results(1.0, _summary(1000.0))))
+    assert unchanged.why == ()  # only regressed and improved benchmarks are explained
