@@ -130,5 +130,7 @@ def test_a_regressed_row_says_which_kernel_moved_and_an_old_baseline_says_it_has
     assert json.loads(verdicts.render(cmp, "json"))["why"][0]["benchmark"] == NAME
     old = judged(from_runs([typed(_results(s, None)) for s in (1.0, 1.002, 0.998)]), current)
     assert {w.benchmark: w.reading for w in old.why}[NAME].startswith("no kernel summary in the baseline")
+    hint = "  which kernels moved: a run with"
+    assert any(line.startswith(hint) for line in verdicts.summary_lines(old, "b"))
     unchanged = judged(baseline, typed(_results(1.0, _summary(1000.0))))
     assert unchanged.why == ()  # only regressed and improved benchmarks are explained

@@ -4,6 +4,7 @@ GitHub's size limit), and the comparison as markdown or JSON."""
 from __future__ import annotations
 
 import json
+import textwrap
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
@@ -107,7 +108,6 @@ def summary_lines(cmp: Comparison, baseline_name: str, limit: int = 40,
         lines += ["  " + line for line in table.splitlines()]
     if len(moved) > limit:
         lines.append(f"  ... and {len(moved) - limit} more; run `perfkit compare` for the whole table")
-    lines += [f"  why {w.benchmark.split('::')[-1]}: {w.reading}" for w in cmp.why]
     counts = cmp.counts()
     for verdict, meaning in ((Verdict.MISSING, "in the baseline, not in this run (deselected or weekly)"),
                              (Verdict.NEW, "not in the baseline yet")):
@@ -129,11 +129,26 @@ def summary_lines(cmp: Comparison, baseline_name: str, limit: int = 40,
             f"  {len(weak)} gating figure(s) cannot detect a 10% change with these runs (MDE > 10%); "
             "more runs (baseline, kept or --perfkit-confirm) tighten them"
         )
+    lines += _why_lines(cmp, width)
     lines += [f"  fingerprint changed: {f} {old} -> {new}" for f, old, new in cmp.fingerprint_changes]
     if cmp.not_judged:
         lines.append("  `perfkit compare` lists each benchmark's speedup beside the ratio of its ceiling")
     if moved:
         lines.append("  " + meanings(cmp))
+    return lines
+
+
+def _why_lines(cmp: Comparison, width: int | None) -> list[str]:
+    """Each flagged benchmark's reading of its kernels (fitted to ``width``); where none could be read, one
+    line on how to get them, not one per benchmark."""
+    explained = [w for w in cmp.why if w.explanation is not None]
+    if cmp.why and not explained:
+        return [("  which kernels moved: a run with --perfkit-explain (every --perfkit-confirm re-run) says, "
+                 "against a baseline saved from such runs")]
+    lines = []
+    for w in explained:
+        said = f"  why {w.benchmark.split('::')[-1]}: {w.reading}"
+        lines += textwrap.wrap(said, width - 2, subsequent_indent="    ") if width else [said]
     return lines
 
 
