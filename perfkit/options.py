@@ -88,7 +88,6 @@ class RunOptions:
             f"--perfkit-profile={profile}",
             f"--perfkit-timeout={self.timeout_s}",
             f"--perfkit-lock-clocks={self.lock_clocks}",
-            "--perfkit-explain",  # a flagged benchmark's re-runs say why, always
         ]
         return args + [
             f"{name}={value}"

@@ -156,7 +156,7 @@ _WORK = "_perfkit_work"
 
 def keep_work(benchmark: Any) -> None:
     """Remember what ``benchmark`` times, so one more call of it can run after its timed rounds
-    (:func:`measured_work`): the function given to ``benchmark(...)`` with its arguments, or ``pedantic``'s
+    (:func:`forget_work`): the function given to ``benchmark(...)`` with its arguments, or ``pedantic``'s
     target with the arguments its ``setup`` makes (and its ``teardown`` after). pytest-benchmark's own
     ``--benchmark-cprofile`` makes such a call at the same place, with no hook for another profiler, so its
     two entry points are wrapped on this fixture alone."""
@@ -182,10 +182,14 @@ def keep_work(benchmark: Any) -> None:
     benchmark._raw, benchmark._raw_pedantic = kept_raw, kept_pedantic
 
 
-def measured_work(benchmark: Any) -> Callable[[], None] | None:
-    """One call of what ``benchmark`` timed in this process (:func:`keep_work`); None where it timed nothing
-    here (its samples came from another process, or benchmarks are disabled)."""
+def forget_work(benchmark: Any) -> Callable[[], None] | None:
+    """One call of what ``benchmark`` timed in this process (:func:`keep_work`), taken off the fixture, whose
+    own methods come back: pytest-benchmark keeps every fixture to the session's end, and a call kept on it
+    would keep the benchmark's model and data alive through every later one. None where it timed nothing
+    here (its samples were fed in, or benchmarks are disabled)."""
+    work: Callable[[], None] | None = benchmark.__dict__.pop(_WORK, None)
+    benchmark.__dict__.pop("_raw", None)
+    benchmark.__dict__.pop("_raw_pedantic", None)
     if getattr(benchmark, "disabled", False) or not round_times(benchmark):
         return None
-    work: Callable[[], None] | None = getattr(benchmark, _WORK, None)
     return work

@@ -208,19 +208,18 @@ def pytest_runtest_call(item: pytest.Item) -> Any:
                 seconds, f"stopped after {seconds:.0f} s (--perfkit-timeout); the other benchmarks go on"
             ):
                 result = yield
-                if explain:
-                    kernel_summary.record(benchmark, pbench.measured_work(benchmark),
-                                          session_of(item.config).settings.device.type)
-                return result
         finally:
             # what else slowed it, read by the judge (perfkit.verdict.judge), and the clock it was timed at
             records = (host_load.between(cpus, host_load.snapshot()) if cpus is not None else None,
                        gpu_throttle.between(heat, gpu_throttle.snapshot()) if heat is not None else None,
                        ClockLock(sm_clock) if sm_clock is not None else None)
-            benchmark = getattr(item, "funcargs", {}).get("benchmark")
             for record in records:
                 if record is not None and benchmark is not None:
                     MetricRecorder(benchmark.extra_info).payload(record)
+            work = pbench.forget_work(benchmark) if explain else None  # its model and data go with the test
+        if explain:  # after the windows above, still at the clock it was timed at
+            kernel_summary.record(benchmark, work, session_of(item.config).settings.device.type)
+        return result
 
 
 @pytest.hookimpl(wrapper=True)

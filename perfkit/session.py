@@ -22,6 +22,7 @@ import torch
 
 from perfkit import SCHEMA_VERSION, confirm, predict, quick_budget
 from perfkit.errors import BaselineError, PerfkitError, UsageError
+from perfkit.explain import record as kernel_summary
 from perfkit.measure import capacity, clocks, hardware
 from perfkit.options import RunOptions
 from perfkit.parallel import launch
@@ -139,6 +140,9 @@ class Session:
     options: RunOptions = field(default_factory=RunOptions)
     #: Fresh-process runs of the named benchmarks, ``times`` each (confirm.rerun; a test may stand one in).
     rerun: Callable[[list[str], int], list[ResultSet]] | None = None
+    #: One more fresh-process run of the named benchmarks with --perfkit-explain, never judged: the kernel
+    #: summaries a confirmation's verdicts are read with (a profiler in a judged run could slow what follows)
+    explain_rerun: Callable[[list[str]], ResultSet] | None = None
     baseline_path: Path | None = field(init=False, default=None)
     baseline: ResultSet | None = field(init=False, default=None)
     comparison: Comparison | None = field(init=False, default=None)
@@ -170,7 +174,11 @@ class Session:
         def rerun(nodeids: list[str], times: int) -> list[ResultSet]:
             return confirm.rerun(nodeids, times, args, Path(root), options.rerun_timeout_s(len(nodeids)))
 
-        return cls(settings, BaselineStore.find(root), options, rerun)
+        def explain_rerun(nodeids: list[str]) -> ResultSet:
+            return confirm.rerun(nodeids, 1, [*args, "--perfkit-explain"], Path(root),
+                                 options.rerun_timeout_s(len(nodeids)))[0]
+
+        return cls(settings, BaselineStore.find(root), options, rerun, explain_rerun)
 
     @property
     def results_path(self) -> Path | None:
@@ -417,7 +425,11 @@ class Session:
         files (``first_look``: what the first run's verdict tested, for a confirmation's re-runs)."""
         assert self.baseline is not None
         judged_with = kept_noise.for_judging(self.baseline, results, self.store, self.options.storage)
-        lenders = predict.lenders_for(self.baseline, results, directory=self.store.directory)
+        # launch costs are lent across hardware only (same hardware compares no expectations)
+        across = (self.baseline.hardware_id != results.hardware_id
+                  or bool(self.baseline.info.machine_change(results.info)))
+        lenders = (predict.lenders_for(self.baseline, results, directory=self.store.directory) if across
+                   else [])
         return judge(self.baseline, results, judged_with, Policy(), work_of, first_look, lenders=lenders)
 
     def _confirm(self, results: ResultSet) -> None:
@@ -428,7 +440,7 @@ class Session:
         if not names or self.rerun is None or self.baseline is None or self.comparison is None:
             return
         try:
-            again = self.rerun(names, runs)
+            again = self._explained(names, self.rerun(names, runs))
             self.comparison = confirm.second_look(self.comparison, again, self.judge)
         except PerfkitError as exc:
             self.messages.append(f"perfkit: confirmation failed, the verdicts are this run's alone: {exc}")
@@ -439,6 +451,18 @@ class Session:
             f"time(s) in fresh processes ({len(again)} run(s) finished); {len(held)} regression(s) "
             f"held{': ' + ', '.join(held) if held else ''}"
         )
+
+    def _explained(self, names: list[str], again: list[ResultSet]) -> list[ResultSet]:
+        """The confirmation's ``again`` with the kernel summaries of one more, unjudged run of ``names``
+        (:attr:`explain_rerun`); as they are where that run failed, said in the messages."""
+        if self.explain_rerun is None or not again:
+            return again
+        try:
+            explained = self.explain_rerun(names)
+        except PerfkitError as exc:
+            self.messages.append(f"perfkit: the flagged benchmarks' kernel summaries were not made: {exc}")
+            return again
+        return [kernel_summary.with_summaries(run, explained) for run in again]
 
     def _markdown(self, comparison: Comparison) -> str:
         """The final verdict (after confirmation) as markdown, for a CI job summary."""

@@ -52,6 +52,30 @@ def test_explain_profiles_one_more_call_of_each_benchmarks_work_after_its_timed_
     assert found["test_elsewhere"][record.UNAVAILABLE_KEY] == record.ELSEWHERE
 
 
+KEPT = """
+import gc, weakref
+import torch
+refs = []
+def test_a(benchmark):
+    big = torch.zeros(1024)
+    refs.append(weakref.ref(big))
+    benchmark.pedantic(lambda x: x + 1, args=(big,), rounds=2)
+def test_b():
+    gc.collect()
+    assert refs[0]() is None, "test_a's tensor outlived it"
+"""
+
+
+def test_a_benchmarks_work_is_let_go_once_it_is_profiled(pytester, monkeypatch):
+    """pytest-benchmark keeps every fixture to the session's end: the call kept for the profile must not keep
+    the benchmark's model and data alive through the benchmarks after it."""
+    monkeypatch.delenv("COLUMNS", raising=False)
+    pytester.makepyfile(KEPT)
+    result = pytester.runpytest_subprocess(*PLUGIN, "--perfkit-device=cpu", "--perfkit-baseline=none",
+                                           "--perfkit-explain")
+    result.assert_outcomes(passed=2)
+
+
 def test_without_explain_no_call_is_profiled(pytester, monkeypatch):
     monkeypatch.delenv("COLUMNS", raising=False)
     pytester.makepyfile(TIMED)

@@ -128,6 +128,18 @@ def test_held_out_the_measured_device_is_predicted_from_its_datasheet_alone(caps
                for r in held["rows"])
 
 
+def test_a_prediction_expects_what_the_held_out_check_expects_of_the_same_reference(capsys):
+    """One model: `predict --device` and its check leave-one-out read the same expectation, the reference's
+    time beyond its roofs included."""
+    held = {r["benchmark"]: r["expected"] for r in _json(capsys, "--device", "h100-sxm", "--from", H200,
+                                                         "--held-out", H100)["rows"]}
+    predicted = {p["benchmark"]: p["expectation"]["expected"]
+                 for p in _json(capsys, "--device", "h100-sxm", "--from", H200)}
+    both = [name for name in held if held[name] is not None and predicted.get(name) is not None]
+    assert len(both) >= 10 and any("test_vector_add" in name for name in both)
+    assert all(predicted[name] == pytest.approx(held[name], rel=1e-9) for name in both)
+
+
 def test_held_out_refuses_a_datasheet_key_its_run_did_not_run_on(capsys):
     assert cli.main(["predict", "--device", "h200", "--from", H200, "--held-out", H100]) == cli.EXIT_USAGE
     err = capsys.readouterr().err

@@ -227,6 +227,34 @@ def test_a_confirmation_that_cannot_run_keeps_the_first_verdicts_and_says_why(se
                for line in session.summary_lines())
 
 
+def test_a_confirmation_reads_its_kernels_from_one_more_unjudged_run(settings, store, cpu_results):
+    """The judged re-runs run no profiler (it could slow what follows it in their process); one more run
+    with --perfkit-explain lends the confirmed rows their kernel summaries."""
+    from perfkit.explain.summary import KernelStat, KernelSummary
+
+    def summary(us):
+        return KernelSummary("cpu", 1, 0.01, us * 1e-6, 0.0, (KernelStat("aten::mm", 1, us),)).to_json()
+
+    def with_summary(results, us):
+        for bench in results["benchmarks"]:
+            if bench["fullname"] == MATMUL:
+                bench["extra_info"][KernelSummary.TAG] = summary(us)
+        return results
+
+    _stored(store, three_runs(with_summary(copy.deepcopy(cpu_results), 1000.0)))
+    judged_runs = []
+
+    def rerun(nodeids, times):
+        judged_runs.append(times)
+        return [typed(slowed(cpu_results, MATMUL, 1.3)) for _ in range(times)]  # no summaries in them
+
+    session = Session(settings, store, RunOptions(confirm=2), rerun,
+                      lambda nodeids: typed(with_summary(slowed(cpu_results, MATMUL, 1.3), 1300.0)))
+    session.finish(typed(slowed(cpu_results, MATMUL, 1.3)))
+    why = {w.benchmark: w.reading for w in session.comparison.why}
+    assert judged_runs == [2] and why[MATMUL].startswith("+0.3 ms in aten::mm")
+
+
 def test_a_clock_lock_is_said_and_recorded_in_the_fingerprint_until_the_run_ends(monkeypatch, cpu_results,
                                                                                   store):
     from perfkit.measure import nvml as binding

@@ -16,12 +16,15 @@ from typing import Any
 from perfkit.errors import BaselineError
 from perfkit.explain.summary import KernelSummary, Unavailable, median_of, profile
 from perfkit.resultfile.metrics import MetricRecorder
-from perfkit.resultfile.model import BenchmarkEntry
+from perfkit.resultfile.model import BenchmarkEntry, ResultSet
 
 UNAVAILABLE_KEY = "kernel_summary_unavailable"
 COST_KEY = "kernel_summary_cost_s"
-#: What a benchmark timed in another process says: its work ran in a torchrun job's ranks, not here.
-ELSEWHERE = "its work was timed in another process (a torchrun job's ranks), not in this one"
+#: What a benchmark says that fed its samples in (perfkit.pbench.inject_samples) or timed nothing: its work
+#: ran in another process (a torchrun job's ranks) or was timed by the benchmark itself, as one call of
+#: nothing perfkit can repeat
+ELSEWHERE = ("its samples were timed by the benchmark itself (in this process or a torchrun job's), not as a "
+             "call perfkit can repeat")
 
 
 def record(benchmark: Any, work: Callable[[], None] | None, device: str) -> None:
@@ -67,3 +70,17 @@ def with_median(entry: BenchmarkEntry, runs: Sequence[BenchmarkEntry]) -> Benchm
     extra = dict(entry.extra) | {KernelSummary.TAG: median_of(summaries).to_json()}
     extra.pop(UNAVAILABLE_KEY, None)
     return dataclasses.replace(entry, raw=dict(entry.raw) | {"extra_info": extra})
+
+
+def with_summaries(results: ResultSet, source: ResultSet) -> ResultSet:
+    """``results`` with each benchmark's kernel summary (or why it has none) taken from ``source``, a run of
+    the same code made only to profile it (a confirmation judges runs without a profiler in them)."""
+    made = source.by_name()
+    entries = []
+    for entry in results.benchmarks:
+        extra = {k: v for k, v in entry.extra.items() if k not in (KernelSummary.TAG, UNAVAILABLE_KEY)}
+        if entry.fullname in made:
+            extra |= {k: v for k, v in made[entry.fullname].extra.items()
+                      if k in (KernelSummary.TAG, UNAVAILABLE_KEY, COST_KEY)}
+        entries.append(dataclasses.replace(entry, raw=dict(entry.raw) | {"extra_info": extra}))
+    return results.with_benchmarks(entries)

@@ -7,14 +7,14 @@ either way.
 """
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
 from perfkit.explain import record
 from perfkit.explain.diff import Explanation, explain
 from perfkit.explain.summary import Unavailable
-from perfkit.resultfile.model import ResultSet
+from perfkit.resultfile.model import BenchmarkEntry, ResultSet
 
 NO_BASELINE_SUMMARY = "no kernel summary in the baseline"
 
@@ -38,16 +38,24 @@ class Why:
 
 
 def of(baseline: ResultSet, current: ResultSet, flagged: Sequence[tuple[str, str]]) -> tuple[Why, ...]:
-    """Each of ``flagged`` (benchmark, verdict) explained by its summaries in ``baseline`` and ``current``."""
+    """Each of ``flagged`` (benchmark, verdict) explained by its summaries in ``baseline`` and ``current``;
+    a summary that cannot be compared says so, and never costs the comparison its verdicts."""
     before, after = baseline.by_name(), current.by_name()
     found = []
     for name, verdict in flagged:
-        now = record.of(after[name]) if name in after else Unavailable("not in this run")
-        then = record.of(before[name]) if name in before else Unavailable("not in the baseline")
-        if isinstance(now, Unavailable):
-            found.append(Why(name, verdict, missing=f"no kernel summary in this run: {now.reason}"))
-        elif isinstance(then, Unavailable):
-            found.append(Why(name, verdict, missing=f"{NO_BASELINE_SUMMARY} ({then.reason})"))
-        else:
-            found.append(Why(name, verdict, explain(then, now)))
+        try:
+            found.append(_one(before, after, name, verdict))
+        except Exception as error:  # noqa: BLE001 - an explanation is an aside: the verdict stands without it
+            found.append(Why(name, verdict, missing=f"its kernel summaries could not be compared ({error})"))
     return tuple(found)
+
+
+def _one(before: Mapping[str, BenchmarkEntry], after: Mapping[str, BenchmarkEntry], name: str,
+         verdict: str) -> Why:
+    now = record.of(after[name]) if name in after else Unavailable("not in this run")
+    then = record.of(before[name]) if name in before else Unavailable("not in the baseline")
+    if isinstance(now, Unavailable):
+        return Why(name, verdict, missing=f"no kernel summary in this run: {now.reason}")
+    if isinstance(then, Unavailable):
+        return Why(name, verdict, missing=f"{NO_BASELINE_SUMMARY} ({then.reason})")
+    return Why(name, verdict, explain(then, now))

@@ -234,7 +234,8 @@ class MetricRecorder:
         self._extra_info.setdefault(METHODS_KEY, {}).update(dict.fromkeys(method.figures, method.version))
 
     def info(self, key: str, value: Any) -> None:
-        """Context that is not a metric and that nothing reads back (sizes, what ran out first)."""
+        """Context that is not a metric and that no verdict reads (sizes, what ran out first, why a kernel
+        summary is missing)."""
         if key in (*CONTEXT_KEYS, METHODS_KEY):
             raise UsageError(f"{key!r} is set through its own method (gate_on, bound_by, gpu_bound, "
                              f"tolerance, informational, measured_by)")

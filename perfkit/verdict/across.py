@@ -265,6 +265,9 @@ def predictions(reference: ResultSet, roofs: Roofs, names: Sequence[str], worklo
         measured = base.mean(name, found.figure)
         if isinstance(then.work, Work) and found.model is not None and measured:
             measured = then.work.seconds(measured)
+            # as a comparison expects it (:func:`_measured`): the reference's time beyond its roofs too
+            model = _beyond(found.model, measured, then.roofs, roofs)
+            found = dataclasses.replace(found, expected=model.expected, model=model)
         out.append(Prediction(name, found, measured))
     return tuple(out)
 

@@ -18,8 +18,9 @@ device a prediction starts from; so does a run that measured no launch cost of i
 runs no one-element kernel), from a one-GPU run of its GPU (:meth:`Roofs.with_launch_of`).
 
 A multi-GPU step adds its links: an all-reduce step moves its bytes at the bus bandwidth of the GPU count's
-all-reduce (the largest message of test_allreduce_busbw, else half the NVLink figure of the datasheet), and
-only the part no backward hides is added to the time (:func:`estimate`).
+all-reduce (the largest message of test_allreduce_busbw, else half the NVLink figure of the datasheet), all
+of it added to the time (an overlapped variant, where the backward hides all but what outlasts it, is kept
+for comparison: perfkit.workloads.benchwork.ddp_work).
 """
 from __future__ import annotations
 

@@ -60,6 +60,7 @@ from perfkit.verdict.expected import (
     ALLREDUCE,
     ALLREDUCE_HIDDEN,
     ARITHMETIC,
+    BACKWARD,
     EAGER,
     GRAPH,
     MIGRATE,
@@ -143,7 +144,7 @@ def network_work(net: Network, launch: str, figure: str, per_image: bool = False
         moved = paleo.layer_bytes(row, "fp32")
         steps.append(Step(row.name, "forward", row.flops, moved, row.calls, precision))
         if net.passes != FORWARD:
-            steps.append(Step(row.name, "backward", row.backward_flops, 2 * moved,
+            steps.append(Step(row.name, BACKWARD, row.backward_flops, 2 * moved,
                               row.calls * (2 if row.params else 1), precision))
     if net.passes == TRAIN_STEP:
         steps.append(Step("SGD momentum", "update", SGD_FLOPS_PER_PARAMETER * table.params,
@@ -221,11 +222,10 @@ def ddp_work(net: Network, gpus: int, overlap: bool = DDP_OVERLAP) -> Work:
     plus the last bucket's: the first layers' gradients, ready when the backward ends). Their measured
     communication, the step less its no_sync step (comm_exposed_ms), was the whole ring's time or more:
     VGG16 1.6-2.3 ms against the ring's 1.7-2.35, ResNet-50 1.3-1.5 against 0.3-0.4, ResNet-18 0.5-4.2
-    against 0.14-0.20, where ``overlap`` leaves 0.01-0.07 ms. The speedups barely tell the two apart (under
+    against 0.14-0.20, where ``overlap`` leaves 0.01-0.07 ms. The speedups cannot tell the two apart (under
     1% a row: the all-reduce is a small part of the step and the H100s' and H200s' bus bandwidths nearly
-    equal), yet 15 of the 27 DDP rows of several GPUs in the compare and held-out checks lie within x1.10
-    exposed, 11 with ``overlap`` (docs/across.md). Not counted: NCCL's launches and DDP's copies into and
-    out of its buckets.
+    equal; 18 of the 27 DDP rows of several GPUs in the compare and held-out checks lie within x1.10 of
+    either, docs/across.md). Not counted: NCCL's launches and DDP's copies into and out of its buckets.
     """
     table = flop_cache.table(net.model, net.image, net.stack)
     one = network_work(net, EAGER, TIME)
