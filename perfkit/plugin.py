@@ -124,8 +124,9 @@ def pytest_addoption(parser: pytest.Parser) -> None:
         "--perfkit-explain", action="store_true", default=False,
         help="after each benchmark's timed rounds, profile one more call of its work under torch.profiler "
              "and keep a kernel summary in the results (perfkit.explain): a regressed or improved row then "
-             "says which kernels, copies or launches moved against a baseline saved with it. On in every "
-             "confirmation re-run; off by default, as the nightly has no seconds to spare",
+             "says which kernels, copies or launches moved against a baseline saved with it. A "
+             "confirmation adds one more, unjudged re-run with it; off by default, as the nightly has no "
+             "seconds to spare",
     )
     group.addoption("--perfkit-torchrun-args", default=None, metavar="ARGS",
                     help="torchrun rendezvous options for the multi-GPU benchmarks, e.g. "

@@ -2,9 +2,10 @@
 and the median of a baseline's runs.
 
 The summary is one more call of the work the benchmark timed (perfkit.pbench.keep_work), profiled after the
-timed rounds and never inside them (``--perfkit-explain``; always in a confirmation's re-runs). What it cost
-is kept beside it (``kernel_summary_cost_s``), so a night can weigh it. Nothing here may fail a benchmark: a
-summary that cannot be made says why (``kernel_summary_unavailable``) and the verdict goes on without it.
+timed rounds and never inside them (``--perfkit-explain``; a confirmation's one extra, unjudged re-run).
+What it cost is kept beside it (``kernel_summary_cost_s``), so a night can weigh it. Nothing here may fail a
+benchmark: a summary that cannot be made says why (``kernel_summary_unavailable``) and the verdict goes on
+without it.
 """
 from __future__ import annotations
 
