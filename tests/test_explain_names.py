@@ -37,8 +37,8 @@ NUMBA_DEMANGLED = (f"cudapy::__main__::vector_add[abi:v1,{NUMBA_TAG}](Array<floa
     ("ampere_sgemm_32x32_sliced1x4_tn", "ampere_sgemm_tn"),
     ("ncclDevKernel_AllReduce_Sum_f32_RING_LL(ncclDevKernelArgsStorage<4096ul>)",
      "ncclDevKernel_AllReduce_Sum_f32_RING_LL"),
-    (ADD, "vectorized_elementwise_kernel"),
-    (COPY, "elementwise_kernel"),
+    (ADD, "vectorized_elementwise_kernel[add]"),
+    (COPY, "elementwise_kernel[direct_copy]"),
     (SOFTMAX, "cunn_SoftMaxForward"),
     (CUTLASS, "cutlass_80_tensorop_s16816gemm_relu_bf16_tn"),
     ("nvjet_tst_128x256_64x4_2x1_v_bz_coopA_NNN", "nvjet_tst_v_bz_coopA_NNN"),
@@ -66,3 +66,16 @@ def test_a_vector_type_is_not_taken_for_a_tile_shape():
 @pytest.mark.parametrize("raw", ["_ZZZ", "_ZN", "_ZN6cudapy40vector_add", "", "   "])
 def test_a_name_that_cannot_be_read_is_kept_whole(raw):
     assert normalise(raw) == raw.strip()
+
+
+def test_pytorchs_generic_launchers_keep_their_operation_so_an_added_add_is_not_the_relu_beside_it():
+    relu = ADD.replace("CUDAFunctor_add", "(anonymous namespace)::ReluFunctor")
+    fill = ("void at::native::vectorized_elementwise_kernel<4, at::native::FillFunctor<float>, "
+            "std::array<char*, 1ul> >(int, at::native::FillFunctor<float>, std::array<char*, 1ul>)")
+    sums = ("void at::native::reduce_kernel<512, 1, at::native::ReduceOp<float, at::native::func_wrapper_t<"
+            "float, at::native::sum_functor<float, float, float>::operator()(at::TensorIterator&)::"
+            "{lambda(float, float)#1}>, unsigned int, float, 4> >(at::native::ReduceOp<float>)")
+    assert [normalise(k) for k in (ADD, relu, fill, sums)] == [
+        "vectorized_elementwise_kernel[add]", "vectorized_elementwise_kernel[Relu]",
+        "vectorized_elementwise_kernel[Fill]", "reduce_kernel[sum]"]
+    assert normalise(ADD.replace("<float>", "<c10::BFloat16>")) == normalise(ADD)  # another dtype, one family

@@ -8,7 +8,9 @@ index Triton gives each generated kernel. Left in, a recompiled kernel reads as 
 new. What is kept is the family and its precision and layout: ``sm90_xmma_gemm_bf16bf16_bf16f32_f32_tn_n``
 never matches ``sm90_xmma_gemm_f32f32_tf32f32_f32_tn_n``. Namespaces go too (``at::native::`` is on every
 PyTorch kernel), except where the name is a generic wrapper (``cutlass::Kernel2<...>``) whose template
-argument is the kernel's real name.
+argument is the kernel's real name, and PyTorch's generic launchers keep the operation they run
+(``vectorized_elementwise_kernel[add]``), so that an added ``add`` is not read as the ``relu`` beside it
+getting slower.
 
 Mangled names (numba's ``_ZN6cudapy8__main__10vector_add...``, the rare kernel Kineto leaves undemangled) are
 read by a small Itanium demangler of the common prefix (a nested or plain name), as the ``cxxfilt`` package is
@@ -20,6 +22,15 @@ import re
 
 #: Generic kernels whose first template argument names the real kernel (CUTLASS's and cuBLAS's wrappers).
 WRAPPERS = frozenset({"Kernel", "Kernel2", "device_kernel"})
+#: PyTorch's generic launchers: every elementwise operator, reduction and fused optimizer step runs one of
+#: them, so the launcher alone would merge an added ``add`` with the ``relu`` beside it; the operation is the
+#: functor or the operator's launch function inside its template arguments (:data:`_OPERATION`).
+LAUNCHERS = frozenset({"vectorized_elementwise_kernel", "elementwise_kernel", "unrolled_elementwise_kernel",
+                       "reduce_kernel", "multi_tensor_apply_kernel", "index_elementwise_kernel"})
+#: The operation in a launcher's template arguments, first match wins: ``CUDAFunctor_add``, ``sum_functor``,
+#: ``AbsFunctor``, ``launch_clamp_scalar``, ``direct_copy_kernel_cuda``.
+_OPERATION = re.compile(r"CUDAFunctor_(\w+)|(\w+?)_functor\b|(\w+?)Functor\b|launch_(\w+?)\("
+                        r"|(\w+?)_kernel_cuda\b")
 
 _ANONYMOUS = re.compile(r"\((anonymous|anon) namespace\)")
 _BRACKETS = re.compile(r"\[[^\]]*\]")  # ABI tags: "[abi:cxx11]", numba's "[abi:v1,cw51...]"
@@ -43,7 +54,9 @@ def normalise(kernel_name: str) -> str:
     text = _demangled(raw) if raw.startswith("_Z") else raw
     if text is None:
         return raw
-    return _tidy(_symbol(text)) or raw
+    family = _tidy(_symbol(text)) or raw
+    operation = _OPERATION.search(text) if family in LAUNCHERS else None
+    return f"{family}[{next(g for g in operation.groups() if g)}]" if operation else family
 
 
 def _demangled(mangled: str) -> str | None:
