@@ -106,6 +106,28 @@ def test_a_failing_extra_call_or_profiler_says_why_and_never_fails_the_benchmark
     assert other.extra_info[record.UNAVAILABLE_KEY] == "the profiler could not start: CUPTI"
 
 
+def test_a_profiled_call_past_the_benchmarks_limit_reads_unavailable_and_the_benchmark_passes(pytester,
+                                                                                               monkeypatch):
+    monkeypatch.delenv("COLUMNS", raising=False)
+    pytester.makepyfile("""
+import time
+calls = []
+def test_slow_once_more(benchmark):
+    def work():
+        calls.append(1)
+        if len(calls) > 3:  # the timed rounds are quick; the extra call hangs
+            time.sleep(30)
+    benchmark.pedantic(work, rounds=3)
+""")
+    out = pytester.path / "r.json"
+    result = pytester.runpytest_subprocess(*PLUGIN, "--perfkit-device=cpu", "--perfkit-baseline=none",
+                                           "--perfkit-explain", "--perfkit-timeout=3",
+                                           f"--benchmark-json={out}")
+    result.assert_outcomes(passed=1)
+    extra = json.loads(out.read_text())["benchmarks"][0]["extra_info"]
+    assert "ran past 3 s" in extra[record.UNAVAILABLE_KEY]
+
+
 def _summary(gemm_us: float, extra: float = 0.0, host_s: float = 0.001) -> dict:
     kernels = [KernelStat("sm90_xmma_gemm_f32f32_tf32f32_f32_tn_n_tilesize128x128x32_kernel", 1, gemm_us)]
     if extra:
