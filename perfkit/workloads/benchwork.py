@@ -30,7 +30,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from perfkit.errors import BaselineError
-from perfkit.resultfile import datasheet
+from perfkit.resultfile import comm, datasheet
 from perfkit.resultfile.figures import (
     FIRST_TOUCH_KS,
     IMAGES_PER_S,
@@ -239,7 +239,7 @@ def _allreduce(layer_bytes: list[int], gpus: int, overlap: bool) -> tuple[Step, 
     """The ring all-reduce of the gradients (``layer_bytes``, each layer's in the network's order): one step
     nothing hides, or with ``overlap`` the buckets before the last, which may run under the backward, and
     the last."""
-    ring, key, grads = 2 * (gpus - 1) / gpus, datasheet.allreduce_key(gpus), sum(layer_bytes)
+    ring, key, grads = comm.bus_factor(gpus), datasheet.allreduce_key(gpus), sum(layer_bytes)
     if not overlap:
         return (Step("gradient all-reduce", ALLREDUCE, 0, ring * grads, 0, ARITHMETIC, key),)
     last = ddp_buckets(layer_bytes)[-1]
