@@ -23,7 +23,6 @@ from typing import ClassVar, NamedTuple
 
 from perfkit.explain.names import normalise
 from perfkit.explain.summary import OTHER, CopyStat, KernelStat, KernelSummary
-from perfkit.render.tables import fmt_change
 from perfkit.resultfile.payloads import Record
 
 #: A kernel (or a kind of copy) that moved by less than this share of the work's device time is within noise:
@@ -139,7 +138,7 @@ class Explanation(Record):
         busy = _WORDS.get(self.device, _WORDS["cuda"]).busy
         for what, before, after in ((busy, self.busy_before_s, self.busy_after_s),
                                     ("host", self.host_before_s, self.host_after_s)):
-            change = fmt_change(_relative(before, after))
+            change = _change(before, after)
             rows.append((what, _time(before * 1e6), _time(after * 1e6), change, "", ""))
         return rows
 
@@ -254,6 +253,12 @@ def _launch_note(e: Explanation) -> str:
 
 def _relative(before: float, after: float) -> float | None:
     return after / before - 1.0 if before > 0 else None
+
+
+def _change(before: float, after: float) -> str:
+    """As perfkit.render.tables.fmt_change words a change (the verdict's layer may not import render)."""
+    change = _relative(before, after)
+    return "-" if change is None else f"{change:+.1%}"
 
 
 def _time(us: float, signed: bool = False) -> str:
