@@ -315,11 +315,25 @@ LARGE_BATCH_HEURISTIC_CONVS = Method(
 LAUNCH_BOUND_FASTEST_CORE = Method(
     2, "the fastest burst of steps, every core in turn", "2026-11-27T18:07:00+00:00", (TIME,),
     ("benches/test_model_memory.py::test_training_memory[b32-",))
+#: The nightly's time to accuracy (ResNet-18 resident at batch 512, deterministic) trains one seed, not two:
+#: its seed crosses the target at the same epoch every night, so the gate is the GPU's pace either way (two
+#: seeds' times within 0.3% over three H200 processes), and the second seed took 19-20 s of the H100's five
+#: minutes (issue 44, part 7). The headline, the training time to the target, the epochs to it, the
+#: evaluation time, images/s and the shifted set's accuracy are seed 0's alone, where they were the mean of
+#: seeds 0 and 1; the runs that reached the target count one; the CoV and the shifted accuracy's SD need two
+#: runs and are the weekly cases' (three seeds). Since after the last run of the two-seed code.
+TTA_ONE_SEED_NIGHTLY = Method(
+    2, "one seed (seed 0), where it was the mean of two", "2026-11-27T23:30:00+00:00",
+    (TIME, RUNS_REACHED.name, TRAIN_TO_TARGET_S.name, EPOCHS_TO_TARGET.name, EVAL_S.name, IMAGES_PER_S.name,
+     SHIFTED_ACCURACY.name),
+    tuple(f"benches/test_time_to_accuracy.py::test_time_to_accuracy[resnet18-cifar-{data}-top1_{target}-"
+          "resident-batch512-deterministic]"
+          for data, target in (("synthetic-hard", "0.96"), ("cifar10", "0.92"))))
 #: Every method after the first, in the order they replaced one another.
 METHODS: tuple[Method, ...] = (KERNEL_ALONE, LAYER_CALLS_BACK_TO_BACK, SUSTAINED_MATMUL, MANAGED_KERNEL_ALONE,
                                HOST_BUFFERS_PLACED, MANAGED_FIRST_PLACED, HOST_FASTEST_CORE,
                                DDP_HEURISTIC_CONVS, THROUGHPUT_OVER_HEURISTIC_DDP,
-                               LARGE_BATCH_HEURISTIC_CONVS, LAUNCH_BOUND_FASTEST_CORE)
+                               LARGE_BATCH_HEURISTIC_CONVS, LAUNCH_BOUND_FASTEST_CORE, TTA_ONE_SEED_NIGHTLY)
 
 
 def method_of(benchmark: str, figure: str, version: int) -> Method | None:
