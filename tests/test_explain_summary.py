@@ -133,6 +133,75 @@ def test_kineto_events_are_read_by_their_activity_type(event, kind, nbytes):
     assert (None if got is None else (got.kind, got.nbytes)) == (kind and (kind, nbytes))
 
 
+class EventOf211:
+    """What torch 2.11 (the lent GPU image's) gives of a ``_KinetoEvent``: no ``activity_type``, no
+    ``extra_meta``; the device type as an enum and the annotation flag."""
+
+    def __init__(self, name: str, device: str, annotation: bool = False, nbytes: int = 0) -> None:
+        self._name, self._device, self._annotation, self._nbytes = name, device, annotation, nbytes
+
+    def name(self) -> str:
+        return self._name
+
+    def device_type(self) -> object:
+        return type("DeviceType", (), {"__str__": lambda _: f"DeviceType.{self._device}"})()
+
+    def is_user_annotation(self) -> bool:
+        return self._annotation
+
+    def start_ns(self) -> int:
+        return 0
+
+    def end_ns(self) -> int:
+        return 1000
+
+    def start_thread_id(self) -> int:
+        return 1
+
+    def nbytes(self) -> int:
+        return self._nbytes
+
+    def metadata_json(self) -> str:
+        return '"bytes": 4096' if self._name.startswith("Memset") else ""
+
+
+@pytest.mark.parametrize(("event", "kind", "nbytes"), [
+    (EventOf211("cudaLaunchKernel", "CPU"), "launch", 0),
+    (EventOf211("cuLaunchKernel", "CPU"), "launch", 0),
+    (EventOf211("cudaMemcpyAsync", "CPU"), None, 0),
+    (EventOf211("aten::relu", "CPU"), "operator", 0),
+    (EventOf211("## forward ##", "CPU", annotation=True), None, 0),
+    (EventOf211("## forward ##", "CUDA", annotation=True), None, 0),
+    (EventOf211("void at::native::vectorized_elementwise_kernel<4, ...>", "CUDA"), "kernel", 0),
+    (EventOf211("Memcpy HtoD (Pageable -> Device)", "CUDA", nbytes=512), "memcpy", 512),
+    (EventOf211("Memset (Device)", "CUDA"), "memset", 4096),
+])
+def test_a_torch_without_activity_types_reads_them_by_device_and_name(event, kind, nbytes):
+    got = activity(event)
+    assert (None if got is None else (got.kind, got.nbytes)) == (kind and (kind, nbytes))
+
+
+def test_real_profiler_events_read_alike_with_and_without_their_activity_type():
+    class Without:
+        """A real event, as a torch that names no activity type shows it."""
+
+        def __init__(self, event: object) -> None:
+            self._event = event
+
+        def __getattr__(self, attribute: str) -> object:
+            if attribute in ("activity_type", "extra_meta"):
+                raise AttributeError(attribute)
+            return getattr(self._event, attribute)
+
+    x = torch.ones(64, 64)
+    with torch.profiler.profile(activities=[torch.profiler.ProfilerActivity.CPU]) as profiler:
+        torch.mm(x, x).relu_()
+    events = profiler.profiler.kineto_results.events()
+    read = [activity(e) for e in events]
+    assert [activity(Without(e)) for e in events] == read
+    assert {"aten::mm", "aten::relu_"} <= {a.name for a in read if a is not None and a.kind == "operator"}
+
+
 def _fake_profiler(events: list[FakeEvent], stop_error: Exception | None = None) -> type:
     """A torch.profiler.profile whose run records ``events`` (or fails to stop)."""
 

@@ -44,6 +44,8 @@ OTHER = "(other kernels)"
 KINDS = {"kernel": "kernel", "gpu_memcpy": "memcpy", "gpu_memset": "memset", "cpu_op": "operator",
          "cuda_runtime": "runtime", "cuda_driver": "runtime"}
 _BYTES = re.compile(r'"bytes"\s*:\s*(\d+)')
+#: A CUDA runtime or driver call on the host (cudaLaunchKernel, cuLaunchKernelEx, cudaMemcpyAsync, ...).
+_RUNTIME_CALL = re.compile(r"cu(da)?[A-Z]")
 
 
 @dataclass(frozen=True)
@@ -302,8 +304,11 @@ def _stopped(profiler: Any) -> list[Activity] | Unavailable:
 
 def activity(event: Any) -> Activity | None:
     """A Kineto event (``_KinetoEvent``) as an :class:`Activity`; None for what the summary does not read."""
-    kind = KINDS.get(event.activity_type())
     name = event.name()
+    if hasattr(event, "activity_type"):
+        kind = KINDS.get(event.activity_type())
+    else:
+        kind = _kind_by_device(event, name)
     if kind == "runtime":
         kind = "launch" if "Launch" in name else None
     if kind is None:
@@ -312,16 +317,28 @@ def activity(event: Any) -> Activity | None:
     return Activity(name, kind, event.start_ns(), event.end_ns(), nbytes, event.start_thread_id())
 
 
+def _kind_by_device(event: Any, name: str) -> str | None:
+    """What the event is where torch names no activity type (before 2.14; the lent GPU image's 2.11): on the
+    device a copy, a set or a kernel by its name, on the host a CUDA runtime or driver call by its name or an
+    operator; annotations (a ``record_function`` shows on both timelines) are neither."""
+    if getattr(event, "is_user_annotation", lambda: False)() or getattr(event, "is_python_function",
+                                                                         lambda: False)():
+        return None
+    if not str(event.device_type()).endswith("CPU"):
+        return "memcpy" if name.startswith("Memcpy") else "memset" if name.startswith("Memset") else "kernel"
+    return "runtime" if _RUNTIME_CALL.match(name) else "operator"
+
+
 def _nbytes(event: Any) -> int:
     """A copy's bytes: ``nbytes()`` where torch fills it in, else the "bytes" Kineto records in a copy's
     metadata (``extra_meta()``, or its JSON where this torch has no ``extra_meta``)."""
-    nbytes = int(event.nbytes())
+    nbytes = int(event.nbytes()) if hasattr(event, "nbytes") else 0
     if nbytes > 0:
         return nbytes
     meta = event.extra_meta() if hasattr(event, "extra_meta") else None
     if meta and meta.get("bytes") is not None:
         return int(meta["bytes"])
-    found = _BYTES.search(event.metadata_json() or "")
+    found = _BYTES.search(event.metadata_json() or "" if hasattr(event, "metadata_json") else "")
     return int(found[1]) if found else 0
 
 
