@@ -31,6 +31,9 @@ LAUNCHERS = frozenset({"vectorized_elementwise_kernel", "elementwise_kernel", "u
 #: ``AbsFunctor``, ``launch_clamp_scalar``, ``direct_copy_kernel_cuda``.
 _OPERATION = re.compile(r"CUDAFunctor_(\w+)|(\w+?)_functor\b|(\w+?)Functor\b|launch_(\w+?)\("
                         r"|(\w+?)_kernel_cuda\b")
+#: Functors that only hold another, the operation (``AUnaryFunctor<..., binary_internal::MulFunctor<float>>``:
+#: a tensor times a scalar is a ``Mul``).
+_HOLDERS = frozenset({"AUnary", "BUnary", "Binary"})
 
 _ANONYMOUS = re.compile(r"\((anonymous|anon) namespace\)")
 _BRACKETS = re.compile(r"\[[^\]]*\]")  # ABI tags: "[abi:cxx11]", numba's "[abi:v1,cw51...]"
@@ -55,8 +58,11 @@ def normalise(kernel_name: str) -> str:
     if text is None:
         return raw
     family = _tidy(_symbol(text)) or raw
-    operation = _OPERATION.search(text) if family in LAUNCHERS else None
-    return f"{family}[{next(g for g in operation.groups() if g)}]" if operation else family
+    if family not in LAUNCHERS:
+        return family
+    operations = (next(g for g in found.groups() if g) for found in _OPERATION.finditer(text))
+    operation = next((o for o in operations if o not in _HOLDERS), None)
+    return f"{family}[{operation}]" if operation else family
 
 
 def _demangled(mangled: str) -> str | None:
