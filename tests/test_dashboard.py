@@ -374,3 +374,25 @@ def test_a_verdict_its_time_shares_comes_from_the_time_and_one_it_does_not_from_
     assert dashboard.Latest(Verdict.UNKNOWN, (peak, time), NIGHTS[0], 5).deciding() is time  # charted already
     regressed = row(PEAK, Verdict.REGRESSED)
     assert dashboard.Latest(Verdict.REGRESSED, (regressed, time), NIGHTS[0], 5).deciding() is regressed
+
+
+def test_a_flagged_benchmarks_page_says_which_kernels_moved(tmp_path, capsys):
+    """An H200's three runs of two layers and a run with an extra multiply after the ReLU, each with its
+    kernel summary (``--perfkit-explain``), ingested as a night's history: the ReLU's page reads its new
+    kernel and lists the kernels that moved."""
+    url = f"sqlite:///{tmp_path / 'history.db'}"
+    runs = [DATA / "h200-explain" / f"held_base{i}.json" for i in (1, 2, 3)]
+    code, _, err = _cli(["history", "ingest", *map(str, runs), str(DATA / "h200-explain" /
+                                                                    "heldout_extra_kernel.json"),
+                         "--db", url], capsys)
+    assert code == 0, err
+    built = dashboard.build(database.kept_runs(url))
+    (group,) = built.groups
+    relu = {b.name: b for b in group.benchmarks}["benches/test_layers.py::test_layer[relu-forward]"]
+    assert relu.latest.verdict is Verdict.REGRESSED and relu.latest.why is not None
+    assert relu.latest.why.reading.startswith("new kernel vectorized_elementwise_kernel[Mul]")
+    out = tmp_path / "dash"
+    dashboard_html.write(built, out)
+    page = (out / dashboard_html.page_name(group, relu)).read_text()
+    assert "<h2>Why it moved</h2>" in page and "vectorized_elementwise_kernel[Mul]" in page
+    assert "vectorized_elementwise_kernel[clamp_scalar]" in page and "<td>GPU time</td>" in page

@@ -207,3 +207,25 @@ def test_markdown_and_html_are_rendered_from_the_same_sections(tmp_path):
     assert "| [▁▅█](#s-1) |" in markdown and "| [test_x[a-b]](#s) |" in markdown
     assert "<details><summary>3 unchanged</summary>\n\n| v |\n|---|\n| unchanged |\n\n</details>" in markdown
     assert markdown.index("| t |") < markdown.index("right")  # the left column, then the right
+
+
+@pytest.mark.slow
+def test_a_flagged_benchmarks_kernel_chart_shows_under_its_explanation(tmp_path):
+    """An H200's held-out change (an extra multiply after the ReLU), reported against the baseline of its
+    three runs: the explanation's table and its bar chart of the kernels that moved decode in the page."""
+    from perfkit.resultfile.load import load
+    from perfkit.store import baselines
+    from perfkit.verdict.judge import judge
+    from perfkit.verdict.noise import Noise
+
+    runs = DATA / "h200-explain"
+    base = baselines.from_runs([load(runs / f"held_base{i}.json") for i in (1, 2, 3)])
+    current = load(runs / "heldout_extra_kernel.json")
+    comparison = judge(base, current, Noise.of(base))
+    page = report.write_report(current, tmp_path / "report", comparison, "three H200 runs")
+    chart = tmp_path / "report" / "why-test_layer_relu-forward_.png"
+    assert chart.stat().st_size > 10_000
+    text = page.read_text()
+    assert "new kernel vectorized_elementwise_kernel[Mul]" in text and chart.name in text
+    seen = _render(page.with_suffix(".html").read_text(), tmp_path)
+    assert seen["bad"] == [] and seen["errors"] == [] and seen["images"] >= 1

@@ -11,6 +11,9 @@ the rounds), 128 abort (anything else: a crash must not read as "bad").
 Stopped midway (Ctrl-C, or SIGTERM under perfkit.stopping.interruptible), ``git bisect run``'s session gets
 the signal: the probe under way stops its benchmark run and removes its checkouts (perfkit ab's own
 cleanup), then ``git bisect reset`` runs as always, and the steps finished by then stay under ``out``.
+
+The answer names the first bad commit with its A/B against GOOD, and which kernels moved: the benchmark run
+once more on each side with ``--perfkit-explain`` (perfkit.ab.explain).
 """
 from __future__ import annotations
 
@@ -20,6 +23,7 @@ import re
 import subprocess
 import sys
 from collections.abc import Callable, Sequence
+from contextlib import ExitStack
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -27,6 +31,7 @@ import perfkit
 from perfkit import stopping
 from perfkit.ab import report as ab_report
 from perfkit.ab import run as ab
+from perfkit.ab.explain import explained
 from perfkit.ab.report import AbReport
 from perfkit.errors import BuildError, PerfkitError, UsageError
 from perfkit.verdict.judge import Verdict
@@ -87,7 +92,20 @@ def bisect(path: Path, good: str, bad: str, expr: str, rounds: int, out: Path | 
     measured = steps / commit / "ab.json"  # git bisect never tests BAD itself: measure it when it is the one
     report = (ab_report.read(measured) if measured.exists() else
               ab.ab(repo, good_commit, commit, steps / commit, expr=expr, rounds=rounds, benches=benches))
-    return Found(commit, ab.git(repo, "log", "-1", "--format=%s", commit), report)
+    if report.flagged():
+        say(f"profiling {', '.join(name for name, _ in report.flagged())} at {good} and at {commit[:10]}, to "
+            "say which kernels moved")
+    return Found(commit, ab.git(repo, "log", "-1", "--format=%s", commit),
+                 _explained(repo, good, good_commit, commit, report, steps / commit))
+
+
+def _explained(repo: Path, good: str, good_commit: str, commit: str, report: AbReport, out: Path) -> AbReport:
+    """The first bad commit's A/B against GOOD with its explanation (perfkit.ab.explain), each side in a
+    checkout of its own again."""
+    with ExitStack() as stack:
+        base = ab.Side("base", good, good_commit, stack.enter_context(ab.worktree(repo, good_commit)))
+        head = ab.Side("head", commit[:10], commit, stack.enter_context(ab.worktree(repo, commit)))
+        return explained(report, base, head, out)
 
 
 def probe(good: str, expr: str, rounds: int, out: Path, benches: Sequence[str]) -> int:

@@ -15,9 +15,10 @@ from pathlib import Path
 from typing import Any
 
 from perfkit.errors import UsageError
+from perfkit.explain.why import Why
 from perfkit.render.document import Section, Table, Text, markdown_sections, plain_text
 from perfkit.render.tables import fmt_change
-from perfkit.render.verdicts import fmt_mde
+from perfkit.render.verdicts import explained_blocks, fmt_mde
 from perfkit.resultfile.figures import TIME
 from perfkit.verdict.judge import Verdict
 from perfkit.verdict.paired_test import PairedRow
@@ -70,6 +71,8 @@ class AbReport:
     new: tuple[str, ...] = ()
     missing: tuple[str, ...] = ()
     correction: str = "holm"
+    #: each regressed or improved benchmark's kernels on the two sides (``--explain``; bisect's answer)
+    explained: tuple[Why, ...] = ()
 
     def to_json(self) -> dict[str, Any]:
         return {
@@ -93,6 +96,7 @@ class AbReport:
             "not_judged": list(self.not_judged),
             "new": list(self.new),
             "missing": list(self.missing),
+            "explained": [w.to_json() for w in self.explained],
         }
 
     @classmethod
@@ -126,11 +130,20 @@ class AbReport:
             not_judged=tuple(raw["not_judged"] if version > 1 else raw.get("not_judged", ())),
             new=tuple(raw["new"]),
             missing=tuple(raw["missing"]),
+            explained=tuple(Why.from_json(w) for w in raw.get("explained", ())),  # added without a version
         )
 
     def regressed(self) -> list[str]:
         """The benchmarks found worse beyond their minimum effect, significantly, in any gating figure."""
         return sorted({row.benchmark for row in self.benchmarks if row.verdict is Verdict.REGRESSED})
+
+    def flagged(self) -> list[tuple[str, str]]:
+        """(benchmark, verdict) of each benchmark regressed or improved in a gating figure, regressed first
+        where its figures disagree: what ``--explain`` profiles."""
+        moved = [row for row in self.benchmarks if row.verdict in (Verdict.REGRESSED, Verdict.IMPROVED)]
+        verdicts = {row.benchmark: row.verdict.value for row in moved}
+        verdicts |= {row.benchmark: row.verdict.value for row in moved if row.verdict is Verdict.REGRESSED}
+        return sorted(verdicts.items())
 
 
 def _row(raw: Mapping[str, Any]) -> PairedRow:
@@ -180,7 +193,7 @@ def section(report: AbReport) -> Section:
     rows += [[name, "", "new", "", "", "", "", "head only"] for name in report.new]
     rows += [[name, "", "missing", "", "", "", "", "base only"] for name in report.missing]
     table = Table.of(["benchmark", "figure", "verdict", "change", "min", "MDE", "pairs", "note"], rows)
-    return Section(title, (Text(ran), Text(test), Text(looks), table))
+    return Section(title, (Text(ran), Text(test), Text(looks), table, *explained_blocks(report.explained)))
 
 
 def render(report: AbReport, fmt: str = "table") -> str:

@@ -235,17 +235,18 @@ def _side_env(root: Path) -> dict[str, str]:
     return {**os.environ, "PYTHONPATH": os.pathsep.join(paths), "PYTHONDONTWRITEBYTECODE": "1"}
 
 
-def run_side(side: Side, benches: Sequence[str], expr: str | None, out: Path) -> ResultSet | None:
+def run_side(side: Side, benches: Sequence[str], expr: str | None, out: Path,
+             options: Sequence[str] = ()) -> ResultSet | None:
     """One fresh-process run of the selected benchmarks of ``side``: ``benches`` are bench paths or pytest
     node ids (None: it has none of them, or none of the bench files: a family added or removed between the
-    sides is new or missing, not a failure)."""
+    sides is new or missing, not a failure); ``options``: more of pytest's (``--perfkit-explain``)."""
     present = [path for path in benches if (side.root / path.split("::")[0]).exists()]
     if not present:
         return None
     # rootdir at the checkout: the benchmark names are node ids relative to it, which later pairs run
     command = [sys.executable, "-m", "pytest", *present, "-q", "-p", "perfkit.plugin", "-p",
                "no:cacheprovider", f"--rootdir={side.root}", "--perfkit-baseline=none", "-m",
-               "weekly or not weekly", f"--benchmark-json={out}"]
+               "weekly or not weekly", f"--benchmark-json={out}", *options]
     if expr:
         command += ["-k", expr]
     done = stopping.run(command, side.root, _side_env(side.root))
@@ -283,12 +284,13 @@ def output_folder(given: Path | None, prefix: str) -> Path:
 
 def ab(path: Path, base_ref: str, head_ref: str | None, out: Path | None, *, expr: str | None = None,
        rounds: int = 10, seed: int | None = None, benches: Sequence[str] = ("benches",),
-       touched: bool = False, policy: Policy = DEFAULT_POLICY,
+       touched: bool = False, policy: Policy = DEFAULT_POLICY, explain: bool = False,
        say: Callable[[str], None] = lambda _: None) -> AbReport:
     """Run the A/B and return what it writes to ``out/ab.json`` (None: a new temporary folder, said);
     ``head_ref`` None: the working tree as it is (uncommitted changes included); ``touched``: instead of
     ``benches``, the bench files the change touches (perfkit.ab.touched), none (nothing run) when it touches
-    none. Stopped midway (Ctrl-C, or SIGTERM under perfkit.stopping.interruptible), it raises
+    none; ``explain``: the benchmarks it flags profiled once more on each side after the pairs
+    (perfkit.ab.explain). Stopped midway (Ctrl-C, or SIGTERM under perfkit.stopping.interruptible), it raises
     perfkit.stopping.Stopped with the report of the pairs finished by then."""
     check_input(rounds, benches)
     repo = repository(path)
@@ -325,6 +327,12 @@ def ab(path: Path, base_ref: str, head_ref: str | None, out: Path | None, *, exp
             baselines.write_json_atomically(out / "ab.json", report.to_json())
             for report in _interleave(base, head, out, expr, rounds, seed, benches, policy):
                 say(ab_report.progress(report))
+            if explain and report.flagged():
+                from perfkit.ab.explain import explained  # it runs sides as this module does: imported late
+
+                say(f"profiling {len(report.flagged())} flagged benchmark(s) once more on each side")
+                report = explained(report, base, head, out)
+                baselines.write_json_atomically(out / "ab.json", report.to_json())
     except KeyboardInterrupt as exc:
         pairs = len(report.orders) if report is not None else 0
         raise stopping.Stopped(stopping.signum_of(exc),

@@ -26,6 +26,9 @@ def add_parser(sub: Any) -> None:
                      help="folder for base.json, head.json and ab.json (default: a new temporary folder)")
     abp.add_argument("--seed", type=int, default=None,
                      help="seed of the ABBA order (default: random, recorded)")
+    abp.add_argument("--explain", action="store_true",
+                     help="after the pairs, profile each regressed or improved benchmark once more on each "
+                          "side (--perfkit-explain, not judged) and print which kernels moved")
     abp.add_argument("--fail", action="store_true",
                      help="exit 1 when a benchmark regressed (an unknown verdict never fails)")
     abp.add_argument("--format", choices=("table", "markdown"), default="table",
@@ -61,7 +64,8 @@ def _ab(args: argparse.Namespace) -> int:
     try:
         with stopping.interruptible():
             result = run_ab(Path.cwd(), args.base, args.head, args.out, expr=args.expr, rounds=args.rounds,
-                            seed=args.seed, benches=args.benches, touched=args.touched, say=say)
+                            seed=args.seed, benches=args.benches, touched=args.touched, explain=args.explain,
+                            say=say)
     except stopping.Stopped as stop:
         if isinstance(stop.report, ab_report.AbReport):
             print(ab_report.render(stop.report, args.format), end="")

@@ -220,11 +220,11 @@ def _reading(e: Explanation, base: float) -> str:
     if isinstance(top, CopyRow):
         return _copy_phrase(top)
     if top.status == "new":
-        return (f"new {words.one} {top.name}: {_time(top.delta_us, signed=True)} ({top.after_count:g} "
-                f"{words.launches})")
+        return (f"new {words.one} {top.name}: {_time(top.delta_us, signed=True)} "
+                f"({_counted(top.after_count, words)})")
     if top.status == "vanished":
-        return (f"{words.one} {top.name} gone: {_time(top.delta_us, signed=True)} ({top.before_count:g} "
-                f"{words.launches})")
+        return (f"{words.one} {top.name} gone: {_time(top.delta_us, signed=True)} "
+                f"({_counted(top.before_count, words)})")
     if len(moved) > 1:
         return f"{_phrase(top)}, then {_phrase(moved[1])}"
     return f"{_phrase(top)}, all other {words.many} within {KERNEL_MOVED:.0%}"
@@ -243,6 +243,14 @@ def _copy_phrase(row: CopyRow) -> str:
     change = _relative(row.before_us, row.after_us)
     moved = ("new" if change is None else f"{change:+.1%}") + f", {_bytes_note(row)}"
     return f"{_time(row.delta_us, signed=True)} in {row.kind} copies ({moved})"
+
+
+def _counted(launches: float, words: _Words) -> str:
+    """``launches`` a call, in the device's word ("1 launch", "0.5 launches", "2 calls")."""
+    if launches != 1:
+        return f"{launches:g} {words.launches}"
+    plural = words.launches
+    return f"1 {plural.removesuffix('es') if plural.endswith('ches') else plural.removesuffix('s')}"
 
 
 def _launch_note(e: Explanation) -> str:

@@ -36,6 +36,14 @@ class Why:
         return {"benchmark": self.benchmark, "verdict": self.verdict, "reading": self.reading,
                 "explanation": None if self.explanation is None else self.explanation.to_json()}
 
+    @classmethod
+    def from_json(cls, raw: Mapping[str, Any]) -> Why:
+        """As :meth:`to_json` wrote it (an A/B's ``ab.json`` keeps its explanations)."""
+        explained = raw.get("explanation")
+        if explained is None:
+            return cls(str(raw["benchmark"]), str(raw["verdict"]), missing=str(raw["reading"]))
+        return cls(str(raw["benchmark"]), str(raw["verdict"]), Explanation.from_json(explained))
+
 
 def of(baseline: ResultSet, current: ResultSet, flagged: Sequence[tuple[str, str]]) -> tuple[Why, ...]:
     """Each of ``flagged`` (benchmark, verdict) explained by its summaries in ``baseline`` and ``current``;

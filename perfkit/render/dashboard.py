@@ -2,7 +2,8 @@
 perfkit.render.dashboard_html's.
 
 Per hardware id and profile (quick sizes never share a trend with full ones), each benchmark's latest verdict
-and trend; per benchmark its runs, the fingerprint changes between them and its speedup over the latest run
+and trend; per benchmark, why its latest run moved where it was flagged (its kernels, where both sides kept
+a kernel summary), its runs, the fingerprint changes between them and its speedup over the latest run
 of every other hardware id. Nothing here judges, estimates noise or finds change points itself: the newest
 run that holds a benchmark is judged by the one judge (perfkit.verdict.judge) with the one noise rule
 (perfkit.store.kept_noise.for_judging) against a baseline of the benchmark's last :data:`BASELINE_RUNS` runs
@@ -16,6 +17,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from perfkit.explain.why import Why
 from perfkit.resultfile.figures import TIME
 from perfkit.resultfile.model import ProfileName, ResultSet, run_count
 from perfkit.store import baselines, kept_noise, storage_folder
@@ -54,6 +56,7 @@ class Latest:
     when: str
     against: int
     elsewhere: str = ""
+    why: Why | None = None  # regressed or improved: its kernels on the two sides (perfkit.explain)
 
     def deciding(self) -> Row | None:
         """The row the verdict comes from: the time where it shares the verdict (the headline, charted
@@ -167,6 +170,7 @@ def _latest_verdicts(runs: Sequence[ResultSet]) -> dict[str, Latest]:
             comparison = judge(baseline, current, kept_noise.for_judging(baseline, current, earlier=before))
             counted = baseline.runs()
         verdicts = comparison.benchmark_verdicts() if comparison is not None else {}
+        whys = {w.benchmark: w for w in comparison.why} if comparison is not None else {}
         for name in (n for n, i in newest_at.items() if i == at):
             against = run_count(counted.get(name, {}))
             if not against and name in elsewhere:
@@ -174,7 +178,8 @@ def _latest_verdicts(runs: Sequence[ResultSet]) -> dict[str, Latest]:
                 continue
             rows = tuple(r for r in comparison.rows if r.benchmark == name
                          and (r.gating or r.verdict is Verdict.CHANGED)) if comparison is not None else ()
-            out[name] = Latest(verdicts.get(name, Verdict.NEW), rows, current.datetime, against)
+            out[name] = Latest(verdicts.get(name, Verdict.NEW), rows, current.datetime, against,
+                               why=whys.get(name))
     return out
 
 

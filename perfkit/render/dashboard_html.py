@@ -14,6 +14,8 @@ import html
 from collections.abc import Iterable, Sequence
 from pathlib import Path
 
+from perfkit.explain.diff import TABLE_HEAD
+from perfkit.explain.why import Why
 from perfkit.render import tables, trend_display
 from perfkit.render.dashboard import Benchmark, Dashboard, Group, Latest
 from perfkit.render.document import Spark, page_html, spark_svg, table_html
@@ -172,7 +174,19 @@ def _latest_section(group: Group, latest: Latest) -> list[str]:
             "change point).</p>")
     return [said,
             _table(["figure", "before", "latest", "change", "verdict", "p", "MDE", "note"], rows,
-                   numeric=(1, 2, 3, 5, 6))]
+                   numeric=(1, 2, 3, 5, 6)),
+            *_why(latest.why)]
+
+
+def _why(why: Why | None) -> list[str]:
+    """Why a flagged benchmark moved: the reading, and the kernels, copies and launches that moved most."""
+    if why is None:
+        return []
+    said = [f"<h2>Why it moved</h2><p>{html.escape(why.reading)}</p>"]
+    if why.explanation is None or not why.explanation.compared:
+        return said
+    rows = ([html.escape(cell) for cell in row] for row in why.explanation.rows_for_table())
+    return [*said, _table(TABLE_HEAD, rows, numeric=(1, 2, 3, 4))]
 
 
 def _change_points(bench: Benchmark) -> str:

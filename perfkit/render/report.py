@@ -17,6 +17,7 @@ from pathlib import Path
 from perfkit.render import document, families
 from perfkit.render.document import Collapsed, Columns, Document, Image, Section, Table, Text
 from perfkit.render.hardware_chart import hardware_chart
+from perfkit.render.plots_explain import kernel_charts
 from perfkit.render.report_history import chart_title, charted_trends, history_section, spark
 from perfkit.render.speedups import hardware_blocks, machine_names
 from perfkit.render.tables import fmt_time, fmt_value
@@ -58,7 +59,7 @@ def write_report(results: ResultSet, out: Path, comparison: Comparison | None = 
         title = verdict_line(comparison)
         opening = verdict_blocks(comparison, _pointers(by_file, charted),
                                  lead=[f"{where}; against `{baseline_name}`; every verdict: `verdicts.json`"],
-                                 hardware=False)
+                                 hardware=False, charts=kernel_charts(comparison.why, out))
     sections = [*first, Section("", tuple(opening)), _fingerprint_section(results)]
     unreadable = results.unreadable(payloads.FAMILIES)
     if unreadable:

@@ -5,10 +5,12 @@ from __future__ import annotations
 
 import json
 import textwrap
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
+from pathlib import Path
 
 from perfkit.explain.diff import TABLE_HEAD
+from perfkit.explain.why import Why
 from perfkit.render import document
 from perfkit.render.document import Collapsed, Section, Table, Text, markdown_sections
 from perfkit.render.speedups import ACROSS_MEANINGS, hardware_blocks, hardware_summary
@@ -170,15 +172,25 @@ def _weak_blocks(cmp: Comparison) -> list[document.Block]:
 def why_blocks(cmp: Comparison, limit: int = 5) -> list[document.Block]:
     """Each regressed or improved benchmark's reading of its kernel summaries, and where the two sides were
     compared the kernels, copies and launches that moved most (perfkit.explain)."""
-    if not cmp.why:
+    return explained_blocks(cmp.why, limit)
+
+
+def explained_blocks(whys: Sequence[Why], limit: int = 5, charts: Mapping[str, Path] | None = None
+                     ) -> list[document.Block]:
+    """:func:`why_blocks` of any explanations (a comparison's, an A/B's); ``charts``: a bar chart's file
+    per benchmark, shown under its table (a report)."""
+    if not whys:
         return []
     blocks: list[document.Block] = [
         Text("Why they moved (kernel summaries, perfkit.explain)"),
-        Table.of(["benchmark", "verdict", "reading"], [[w.benchmark, w.verdict, w.reading] for w in cmp.why])]
-    for w in cmp.why:
+        Table.of(["benchmark", "verdict", "reading"], [[w.benchmark, w.verdict, w.reading] for w in whys])]
+    for w in whys:
         if w.explanation is not None and w.explanation.compared:
             blocks += [Text(w.benchmark),
                        Table.of(list(TABLE_HEAD), [list(r) for r in w.explanation.rows_for_table(limit)])]
+            if charts and w.benchmark in charts:
+                blocks.append(document.Image(f"the kernels that moved most in {w.benchmark}",
+                                             charts[w.benchmark]))
     return blocks
 
 
@@ -265,17 +277,21 @@ class Cut:
 
 
 def verdict_blocks(cmp: Comparison, pointers: Pointers | None = None, show_info: bool = False,
-                   lead: Sequence[str] = (), cut: Cut = Cut(), hardware: bool = True) -> list[document.Block]:
+                   lead: Sequence[str] = (), cut: Cut = Cut(), hardware: bool = True,
+                   charts: Mapping[str, Path] | None = None) -> list[document.Block]:
     """What follows the verdict line: ``lead``, the rows to read, then folded away (``<details>``) the
     unchanged, new and missing rows, the gating figures that differ on another machine (and with
     ``show_info`` every informational one), the across-hardware
     table (unless ``hardware`` is False: a report gives it a section of its own) and the weak figures; the
-    fingerprint differences and what the verdicts mean below them."""
+    fingerprint differences and what the verdicts mean below them. ``charts`` (a report's): the explanations
+    shown open, each flagged benchmark's kernel chart under its table."""
     blocks: list[document.Block] = [Text(line) for line in lead]
     blocks += _rows_to_read(cmp, pointers, cut)
-    if cmp.why:
+    if cmp.why and charts is not None and not cut.folded:  # a report: the kernels and their charts open
+        blocks += explained_blocks(cmp.why, charts=charts)
+    elif cmp.why:
         blocks.append(_folded(f"why {len(cmp.why)} regressed or improved benchmark(s) moved: their kernels",
-                              why_blocks(cmp), cut))
+                              explained_blocks(cmp.why), cut))
     counts = cmp.counts()
     inside = [r for r in cmp.rows if unsettled(r)]
     if inside:
