@@ -540,6 +540,11 @@ def test_bisect_finds_the_commit_that_made_the_loop_10x_longer(tmp_path, monkeyp
     took = time.monotonic() - start
     text = capsys.readouterr().out
     assert f"first bad commit: {commits[4]} c4" in text and "regressed" in text, text
+    # the answer says what moved: the benchmark profiled once more at GOOD and at the first bad commit
+    steps = tmp_path / "out" / "steps" / commits[4]
+    assert "Why they moved" in text and (steps / "base-explain.json").exists(), text
+    (why,) = ab_report.read(steps / "ab.json").explained
+    assert why.benchmark == "benches/test_loop.py::test_sum" and why.reading in text, why.reading
     assert not (repo / ".git" / "BISECT_START").exists() and git(repo, "rev-parse", "HEAD") == commits[-1]
     assert took < 600, took
 

@@ -34,6 +34,7 @@ from perfkit.ab import run as ab
 from perfkit.ab.explain import explained
 from perfkit.ab.report import AbReport
 from perfkit.errors import BuildError, PerfkitError, UsageError
+from perfkit.store import baselines
 from perfkit.verdict.judge import Verdict
 
 GOOD, BAD, SKIP, ABORT = 0, 1, 125, 128
@@ -101,11 +102,13 @@ def bisect(path: Path, good: str, bad: str, expr: str, rounds: int, out: Path | 
 
 def _explained(repo: Path, good: str, good_commit: str, commit: str, report: AbReport, out: Path) -> AbReport:
     """The first bad commit's A/B against GOOD with its explanation (perfkit.ab.explain), each side in a
-    checkout of its own again."""
+    checkout of its own again; kept in its ``ab.json``."""
     with ExitStack() as stack:
         base = ab.Side("base", good, good_commit, stack.enter_context(ab.worktree(repo, good_commit)))
         head = ab.Side("head", commit[:10], commit, stack.enter_context(ab.worktree(repo, commit)))
-        return explained(report, base, head, out)
+        answered = explained(report, base, head, out)
+    baselines.write_json_atomically(out / "ab.json", answered.to_json())
+    return answered
 
 
 def probe(good: str, expr: str, rounds: int, out: Path, benches: Sequence[str]) -> int:
