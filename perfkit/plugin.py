@@ -14,6 +14,7 @@ import torch
 
 from perfkit import bytecode, limits, pbench
 from perfkit.errors import PerfkitError
+from perfkit.explain import budget as explain_budget
 from perfkit.explain import record as kernel_summary
 from perfkit.measure import clocks, gpu_throttle, host_load, memory
 from perfkit.options import DEFAULT_TIMEOUT_S, RunOptions
@@ -121,12 +122,12 @@ def pytest_addoption(parser: pytest.Parser) -> None:
              "refused, the run says so and goes on",
     )
     group.addoption(
-        "--perfkit-explain", action="store_true", default=False,
+        "--perfkit-explain", nargs="?", const="on", default="auto", choices=explain_budget.CHOICES,
         help="after each benchmark's timed rounds, profile one more call of its work under torch.profiler "
              "and keep a kernel summary in the results (perfkit.explain): a regressed or improved row then "
              "says which kernels, copies or launches moved against a baseline saved with it. A "
-             "confirmation adds one more, unjudged re-run with it; off by default, as the nightly has no "
-             "seconds to spare",
+             "confirmation adds one more, unjudged re-run with it. auto (the default): on a GPU where the "
+             "baseline's benchmarks leave the nightly's five minutes room for it (about 5%% more)",
     )
     group.addoption("--perfkit-torchrun-args", default=None, metavar="ARGS",
                     help="torchrun rendezvous options for the multi-GPU benchmarks, e.g. "
@@ -200,7 +201,7 @@ def pytest_runtest_call(item: pytest.Item) -> Any:
     heat = gpu_throttle.snapshot() if benchmarked else None
     kernel = item.get_closest_marker("locked_clock") is not None
     benchmark = getattr(item, "funcargs", {}).get("benchmark")
-    explain = benchmarked and benchmark is not None and session_of(item.config).options.explain
+    explain = benchmarked and benchmark is not None and session_of(item.config).explaining.on
     if explain:
         pbench.keep_work(benchmark)
     with session_of(item.config).clock_for(item.nodeid, kernel) as sm_clock:
