@@ -90,7 +90,7 @@ class RunOptions:
             f"--perfkit-profile={profile}",
             f"--perfkit-timeout={self.timeout_s}",
             f"--perfkit-lock-clocks={self.lock_clocks}",
-            "--perfkit-explain=off",  # a judged re-run runs no profiler (a confirmation adds one that does)
+            "--perfkit-no-explain",  # a judged re-run runs no profiler (a confirmation adds one that does)
         ]
         return args + [
             f"{name}={value}"

@@ -14,7 +14,6 @@ import torch
 
 from perfkit import bytecode, limits, pbench
 from perfkit.errors import PerfkitError
-from perfkit.explain import budget as explain_budget
 from perfkit.explain import record as kernel_summary
 from perfkit.measure import clocks, gpu_throttle, host_load, memory
 from perfkit.options import DEFAULT_TIMEOUT_S, RunOptions
@@ -122,12 +121,17 @@ def pytest_addoption(parser: pytest.Parser) -> None:
              "refused, the run says so and goes on",
     )
     group.addoption(
-        "--perfkit-explain", nargs="?", const="on", default="auto", choices=explain_budget.CHOICES,
+        "--perfkit-explain", action="store_const", const="on", default="auto", dest="perfkit_explain",
         help="after each benchmark's timed rounds, profile one more call of its work under torch.profiler "
              "and keep a kernel summary in the results (perfkit.explain): a regressed or improved row then "
              "says which kernels, copies or launches moved against a baseline saved with it. A "
-             "confirmation adds one more, unjudged re-run with it. auto (the default): on a GPU where the "
-             "baseline's benchmarks leave the nightly's five minutes room for it (about 5%% more)",
+             "confirmation adds one more, unjudged re-run with it. Without this option or "
+             "--perfkit-no-explain: on one GPU where the baseline's benchmarks leave the nightly's five "
+             "minutes room for it (about 5%% more)",
+    )
+    group.addoption(
+        "--perfkit-no-explain", action="store_const", const="off", default="auto", dest="perfkit_explain",
+        help="profile nothing, even where --perfkit-explain would be on by default",
     )
     group.addoption("--perfkit-torchrun-args", default=None, metavar="ARGS",
                     help="torchrun rendezvous options for the multi-GPU benchmarks, e.g. "

@@ -35,7 +35,10 @@ def test_auto_is_off_on_a_cpu_on_several_gpus_and_without_a_baseline_and_the_use
 
 def test_a_judged_rerun_runs_no_profiler_and_the_explaining_one_turns_it_on(pytester):
     args = RunOptions().rerun_args("cuda", "full")
-    assert "--perfkit-explain=off" in args
-    for given, meant in (([], "auto"), (args, "off"), ([*args, "--perfkit-explain"], "on")):
-        explain = [a for a in given if a.startswith("--perfkit-explain")]  # the rest needs a GPU to parse
-        assert pytester.parseconfig("-p", "perfkit.plugin", *explain).getoption("perfkit_explain") == meant
+    assert "--perfkit-no-explain" in args
+    for given, meant in (([], "auto"), (args, "off"), ([*args, "--perfkit-explain"], "on"),
+                         (["--perfkit-explain", "benches"], "on")):  # a path after it stays a path
+        explain = [a for a in given if "explain" in a or a == "benches"]  # the rest needs a GPU to parse
+        config = pytester.parseconfig("-p", "perfkit.plugin", *explain)
+        assert config.getoption("perfkit_explain") == meant
+        assert config.args == (["benches"] if "benches" in given else [str(pytester.path)])

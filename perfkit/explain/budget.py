@@ -15,8 +15,6 @@ START_UP_S = 15.0
 #: What the profiling adds to a nightly: 13.4 s of 285 s on a fresh H100 (4.7%), 7.7 s of 245 s on an H200
 #: (3.1%), 2026-11-27 (docs/findings.md).
 SHARE = 0.05
-#: The option's values: on, off, or this module's choice.
-CHOICES = ("on", "off", "auto")
 
 
 @dataclass(frozen=True)
@@ -28,12 +26,13 @@ class Choice:
 
 
 def choose(option: str, device: str, gpus: int, baseline: ResultSet | None) -> Choice:
-    """``--perfkit-explain``'s value (:data:`CHOICES`) resolved for a run on ``device`` ("cuda", "cpu") with
-    ``gpus`` GPUs visible, judged against ``baseline`` (None: none). Only a one-GPU baseline times every
-    family of the nightly: a several-GPU one holds the data-parallel family alone (a pair's whole nightly
-    took 380 s on two H100s on 2026-11-27, its baseline's families 107 s)."""
+    """``--perfkit-explain`` ("on"), ``--perfkit-no-explain`` ("off") or neither ("auto") resolved for a run
+    on ``device`` ("cuda", "cpu") with ``gpus`` GPUs visible, judged against ``baseline`` (None: none).
+    Only a one-GPU baseline times every family of the nightly: a several-GPU one holds the data-parallel
+    family alone (a pair's whole nightly took 380 s on two H100s on 2026-11-27, its baseline's families
+    107 s)."""
     if option != "auto":
-        return Choice(option == "on", f"--perfkit-explain={option}")
+        return Choice(option == "on", "--perfkit-explain" if option == "on" else "--perfkit-no-explain")
     if device != "cuda" or gpus != 1:
         return Choice(False, "kernel summaries off: on by default on one GPU only (--perfkit-explain to "
                              "profile)")
@@ -49,4 +48,4 @@ def choose(option: str, device: str, gpus: int, baseline: ResultSet | None) -> C
                              f"{BUDGET_S:.0f} s (--perfkit-explain to profile anyway)")
     return Choice(True, f"kernel summaries on: the baseline's benchmarks took {took:.0f} s, about "
                         f"{expected:.0f} s from start-up with profiling, within the nightly's "
-                        f"{BUDGET_S:.0f} s (--perfkit-explain=off to leave them out)")
+                        f"{BUDGET_S:.0f} s (--perfkit-no-explain to leave them out)")
