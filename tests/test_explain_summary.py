@@ -2,6 +2,7 @@
 median of several runs, and the profiler's failures as Unavailable."""
 from __future__ import annotations
 
+import dataclasses
 import json
 import subprocess
 import sys
@@ -10,6 +11,7 @@ import pytest
 import torch
 
 from perfkit.errors import BaselineError, UsageError
+from perfkit.explain.diff import explain
 from perfkit.explain.summary import (
     OTHER,
     TOP_KERNELS,
@@ -241,6 +243,27 @@ def test_a_cuda_profile_reads_kernels_copies_and_launches(monkeypatch, fake_cuda
     assert got.device == "cuda" and got.launches == 0.5
     assert got.kernels == (KernelStat("ampere_sgemm_128x64_nn", 0.5, 20.0),)
     assert got.copies == (CopyStat("DtoH", 0.5, 2048, 2.5),)
+
+
+def test_a_cuda_profile_keeps_the_sm_clock_where_nvml_reads_it_and_goes_on_without(monkeypatch, fake_cuda):
+    monkeypatch.setattr(torch.profiler, "profile", _fake_profiler([FakeEvent("k", "kernel", 0, 1)]))
+    monkeypatch.setattr(torch.cuda, "clock_rate", lambda: 1755)
+    clocked = profile(lambda: None, device="cuda")
+    assert isinstance(clocked, KernelSummary) and clocked.sm_clock_mhz == 1755.0
+
+    def no_nvml() -> int:
+        raise ModuleNotFoundError("pynvml does not seem to be installed")
+
+    monkeypatch.setattr(torch.cuda, "clock_rate", no_nvml)
+    unclocked = profile(lambda: None, device="cuda")
+    assert isinstance(unclocked, KernelSummary) and unclocked.sm_clock_mhz is None
+    # kept in JSON, and the median of runs where some read it is theirs
+    assert KernelSummary.from_json(clocked.to_json()) == clocked
+    assert median_of([clocked, unclocked, clocked]).sm_clock_mhz == 1755.0
+    assert median_of([unclocked]).sm_clock_mhz is None
+    slower = dataclasses.replace(clocked, sm_clock_mhz=1500.0)
+    rows = {r[0]: r for r in explain(clocked, slower).rows_for_table()}
+    assert rows["SM clock"][1:4] == ("1755 MHz", "1500 MHz", "-14.5%")
 
 
 def test_launches_with_no_kernel_recorded_mean_another_tool_holds_cupti(monkeypatch, fake_cuda):

@@ -122,10 +122,13 @@ class Explanation(Record):
     host_after_s: float = 0.0
     busy_before_s: float = 0.0
     busy_after_s: float = 0.0
+    clock_before_mhz: float | None = None  # the SM clock each side was profiled at, where it was read
+    clock_after_mhz: float | None = None
 
     def rows_for_table(self, limit: int = 10) -> list[tuple[str, str, str, str, str, str]]:
         """Rows under ``TABLE_HEAD``: the ``limit`` kernels that moved most, then each kind of copy, the
-        launches (where there were any), the busy time and the host's time."""
+        launches (where there were any), the busy time, the host's time and the SM clock (where both sides
+        read it)."""
         if not self.compared:
             return []
         rows = [(k.name, _time(k.before_us), _time(k.after_us), _time(k.delta_us, signed=True),
@@ -140,6 +143,9 @@ class Explanation(Record):
                                     ("host", self.host_before_s, self.host_after_s)):
             change = _change(before, after)
             rows.append((what, _time(before * 1e6), _time(after * 1e6), change, "", ""))
+        if self.clock_before_mhz and self.clock_after_mhz:
+            rows.append(("SM clock", f"{self.clock_before_mhz:.0f} MHz", f"{self.clock_after_mhz:.0f} MHz",
+                         _change(self.clock_before_mhz, self.clock_after_mhz), "", ""))
         return rows
 
 
@@ -153,7 +159,8 @@ def explain(before: KernelSummary, after: KernelSummary) -> Explanation:
     explanation = Explanation(
         device=after.device, compared=True, reading="", kernels=kernels, copies=copies,
         launches_before=before.launches, launches_after=after.launches, host_before_s=before.host_s,
-        host_after_s=after.host_s, busy_before_s=before.gpu_busy_s, busy_after_s=after.gpu_busy_s)
+        host_after_s=after.host_s, busy_before_s=before.gpu_busy_s, busy_after_s=after.gpu_busy_s,
+        clock_before_mhz=before.sm_clock_mhz, clock_after_mhz=after.sm_clock_mhz)
     return replace(explanation, reading=_reading(explanation, base))
 
 

@@ -4,9 +4,10 @@ a baseline can keep beside the timing, so that a regressed row can say which ker
 Why a summary and not the trace: a Kineto trace of one training step is megabytes; the question a regression
 asks ("which kernel got slower, did a kernel appear, did the copies or the launches change, did the time go to
 the GPU or to the host") needs the top kernels by device time, the copies per direction, the launch count, the
-host's wall time and the GPU's busy time. The top ``TOP_KERNELS`` are kept by name and the rest folded into
-one ``OTHER`` entry, so totals still add up. Every figure is per call of the work: a summary of three calls
-compares with one of a single call, and a kernel launched on every other call counts 0.5.
+host's wall time, the GPU's busy time and the SM clock it ran at. The top ``TOP_KERNELS`` are kept by name
+and the rest folded into one ``OTHER`` entry, so totals still add up. Every figure is per call of the work:
+a summary of three calls compares with one of a single call, and a kernel launched on every other call counts
+0.5.
 
 Busy time is the union of the device's activity intervals (kernels and copies), so kernels overlapping on two
 streams count once. On a CPU-only run there are no kernels: there the "kernels" are the aten operators by self
@@ -103,6 +104,9 @@ class KernelSummary(Record):
     launches: float  # CUDA runtime and driver calls that launch work
     kernels: tuple[KernelStat, ...]
     copies: tuple[CopyStat, ...] = ()
+    #: the SM clock NVML read right after the profiled calls (MHz; None on a CPU or where it cannot be read):
+    #: a kernel that got slower at a lower clock is the card's, not the code's
+    sm_clock_mhz: float | None = None
 
     @property
     def kernel_us(self) -> float:
@@ -117,9 +121,10 @@ class Unavailable:
     reason: str
 
 
-def summarise(activities: Iterable[Activity], *, calls: int, host_s: float, device: str) -> KernelSummary:
+def summarise(activities: Iterable[Activity], *, calls: int, host_s: float, device: str,
+              sm_clock_mhz: float | None = None) -> KernelSummary:
     """The summary of ``calls`` calls of the work that gave ``activities`` in ``host_s`` seconds of wall time
-    in all."""
+    in all, the SM clock at ``sm_clock_mhz``."""
     if calls < 1:
         raise UsageError(f"a summary needs at least one call, not {calls}")
     events = list(activities)
@@ -132,7 +137,7 @@ def summarise(activities: Iterable[Activity], *, calls: int, host_s: float, devi
     return KernelSummary(
         device=device, calls=calls, host_s=host_s / calls, gpu_busy_s=_union_ns(busy) / 1e9 / calls,
         launches=sum(a.kind == "launch" for a in events) / calls,
-        kernels=_top_kernels(timed, calls), copies=_copies(events, calls))
+        kernels=_top_kernels(timed, calls), copies=_copies(events, calls), sm_clock_mhz=sm_clock_mhz)
 
 
 def _self_times(operators: list[Activity]) -> list[tuple[str, int]]:
@@ -224,7 +229,9 @@ def median_of(summaries: Sequence[KernelSummary]) -> KernelSummary:
         gpu_busy_s=statistics.median(s.gpu_busy_s for s in summaries),
         launches=statistics.median(s.launches for s in summaries),
         kernels=_capped([k for k in kernels if k.count or k.total_us]),
-        copies=tuple(c for c in copies if c.count or c.total_us))
+        copies=tuple(c for c in copies if c.count or c.total_us),
+        sm_clock_mhz=statistics.median(clocks) if (clocks := [s.sm_clock_mhz for s in summaries
+                                                               if s.sm_clock_mhz is not None]) else None)
 
 
 def _names(kernel_lists: Iterable[tuple[KernelStat, ...]]) -> list[str]:
@@ -273,7 +280,19 @@ def profile(fn: Callable[[], object], calls: int = 1, *, device: str) -> KernelS
         stopped = _stopped(profiler)
     if isinstance(stopped, Unavailable):
         return stopped
-    return _checked(summarise(stopped, calls=calls, host_s=host_s, device="cuda" if cuda else "cpu"))
+    return _checked(summarise(stopped, calls=calls, host_s=host_s, device="cuda" if cuda else "cpu",
+                              sm_clock_mhz=_sm_clock_mhz() if cuda else None))
+
+
+def _sm_clock_mhz() -> float | None:
+    """The current GPU's SM clock as NVML reads it, or None where it cannot (no NVML, a driver that says
+    nothing): the summary goes on without it."""
+    import torch
+
+    try:
+        return float(torch.cuda.clock_rate())
+    except Exception:  # noqa: BLE001 - pynvml missing or failing: a summary without its clock
+        return None
 
 
 def _nothing() -> None:
