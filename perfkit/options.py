@@ -42,9 +42,7 @@ class RunOptions:
     # pytest-benchmark's --benchmark-storage folder: its kept runs add to the noise
     storage: Path | None = None
     lock_clocks: str = "kernels"  # which benchmarks run at a locked SM clock (perfkit.measure.clocks.MODES)
-    #: each benchmark's work profiled once more for its kernel summary: on, off or auto
-    #: (perfkit.explain.budget decides)
-    explain: str = "auto"
+    explain: bool = False  # each benchmark's work profiled once more: its kernel summary (perfkit.explain)
     command: tuple[str, ...] = ()  # pytest's arguments as given: a line that says how to run again uses them
 
     def __post_init__(self) -> None:
@@ -90,7 +88,6 @@ class RunOptions:
             f"--perfkit-profile={profile}",
             f"--perfkit-timeout={self.timeout_s}",
             f"--perfkit-lock-clocks={self.lock_clocks}",
-            "--perfkit-no-explain",  # a judged re-run runs no profiler (a confirmation adds one that does)
         ]
         return args + [
             f"{name}={value}"

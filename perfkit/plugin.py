@@ -121,17 +121,13 @@ def pytest_addoption(parser: pytest.Parser) -> None:
              "refused, the run says so and goes on",
     )
     group.addoption(
-        "--perfkit-explain", action="store_const", const="on", default="auto", dest="perfkit_explain",
+        "--perfkit-explain", action="store_true", default=False,
         help="after each benchmark's timed rounds, profile one more call of its work under torch.profiler "
              "and keep a kernel summary in the results (perfkit.explain): a regressed or improved row then "
-             "says which kernels, copies or launches moved against a baseline saved with it. A "
-             "confirmation adds one more, unjudged re-run with it. Without this option or "
-             "--perfkit-no-explain: on one GPU where the baseline's benchmarks leave the nightly's five "
-             "minutes room for it (about 5%% more)",
-    )
-    group.addoption(
-        "--perfkit-no-explain", action="store_const", const="off", default="auto", dest="perfkit_explain",
-        help="profile nothing, even where --perfkit-explain would be on by default",
+             "says which kernels, copies or launches moved against a baseline saved with it. Off by "
+             "default: the profiler stays in the process and slows the launch-bound benchmarks after it "
+             "(DataParallel's ResNet-18 step 36-38%% on an H100 and an H200), so a run that is judged is "
+             "best made without it; a confirmation adds one more, unjudged re-run with it",
     )
     group.addoption("--perfkit-torchrun-args", default=None, metavar="ARGS",
                     help="torchrun rendezvous options for the multi-GPU benchmarks, e.g. "
@@ -205,7 +201,7 @@ def pytest_runtest_call(item: pytest.Item) -> Any:
     heat = gpu_throttle.snapshot() if benchmarked else None
     kernel = item.get_closest_marker("locked_clock") is not None
     benchmark = getattr(item, "funcargs", {}).get("benchmark")
-    explain = benchmarked and benchmark is not None and session_of(item.config).explaining.on
+    explain = benchmarked and benchmark is not None and session_of(item.config).options.explain
     if explain:
         pbench.keep_work(benchmark)
     with session_of(item.config).clock_for(item.nodeid, kernel) as sm_clock:

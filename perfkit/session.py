@@ -22,7 +22,6 @@ import torch
 
 from perfkit import SCHEMA_VERSION, confirm, predict, quick_budget
 from perfkit.errors import BaselineError, PerfkitError, UsageError
-from perfkit.explain import budget as explain_budget
 from perfkit.explain import record as kernel_summary
 from perfkit.measure import capacity, clocks, hardware
 from perfkit.options import RunOptions
@@ -147,8 +146,6 @@ class Session:
     baseline_path: Path | None = field(init=False, default=None)
     baseline: ResultSet | None = field(init=False, default=None)
     comparison: Comparison | None = field(init=False, default=None)
-    #: whether each benchmark's work is profiled once more (--perfkit-explain), and why
-    explaining: explain_budget.Choice = field(init=False, default=explain_budget.Choice(False, ""))
     messages: list[str] = field(init=False, default_factory=list)
     partial: PartialFile | None = field(init=False, default=None)
     family_seconds: dict[str, float] = field(init=False, default_factory=dict)
@@ -164,10 +161,6 @@ class Session:
 
     def __post_init__(self) -> None:
         self.baseline_path, self.baseline = self._load_baseline()
-        device, gpus = self.settings.device.type, len(self.settings.gpus)
-        self.explaining = explain_budget.choose(self.options.explain, device, gpus, self.baseline)
-        if self.options.explain == "auto" and self.explaining.on:
-            self.messages.append(f"perfkit: {self.explaining.why}")
         if self.options.results_path is not None:
             self.partial = PartialFile(partial.path_for(self.options.results_path))
 
