@@ -55,12 +55,24 @@ def test_ab_explain_names_the_operator_the_head_added_and_keeps_it_in_ab_json(tm
     assert len(report.orders) <= 3 and git(repo, "worktree", "list").count("\n") == 0
 
 
-def test_an_ab_that_flags_nothing_profiles_nothing(tmp_path):
-    report = ab_report.AbReport.from_json({
-        "base": {"ref": "a", "commit": "0" * 40}, "head": {"ref": "b", "commit": "1" * 40}, "seed": 1,
-        "orders": ["AB"], "rounds": 3, "benches": ["benches"], "test": "t", "why": "w", "alpha": 0.05,
-        "minimum_effect": {"gpu_bound": 0.03, "other": 0.05}, "benchmarks": [], "new": [], "missing": []})
-    side = ab.Side("base", "a", "0" * 40, tmp_path / "nowhere")
-    from perfkit.ab.explain import explained
+def test_an_ab_that_flags_nothing_profiles_nothing_and_a_side_that_cannot_profile_says_so(tmp_path,
+                                                                                          monkeypatch):
+    from perfkit.ab import explain
+    from perfkit.errors import BuildError
+    from tests.test_ab import _canned
 
-    assert explained(report, side, side, tmp_path) is report and not list(tmp_path.iterdir())
+    side = ab.Side("base", "a", "0" * 40, tmp_path / "nowhere")
+    calm = _canned({"benches/test_x.py::test_x": [(1.0, 1.0)] * 6})
+    assert calm.flagged() == [] and explain.explained(calm, side, side, tmp_path) is calm
+    assert not list(tmp_path.iterdir())  # nothing run, nothing written
+
+    slower = _canned({"benches/test_x.py::test_x": [(1.0, 2.0), (1.1, 2.1), (0.9, 1.9)] * 2})
+    assert slower.flagged() == [("benches/test_x.py::test_x", "regressed")]
+
+    def old_checkout(side, *_):  # a checkout older than --perfkit-explain: pytest refuses the option
+        raise BuildError(f"{side.label} a (0000000000) does not build: its benchmark run exited 4")
+
+    monkeypatch.setattr(explain, "run_side", old_checkout)
+    (why,) = explain.explained(slower, side, side, tmp_path).explained
+    assert why.explanation is None and why.reading.startswith("the base side could not be profiled")
+    assert ab_report.read(tmp_path / "ab.json").explained == (why,)  # kept, and the verdicts stand

@@ -223,7 +223,7 @@ def test_a_flagged_benchmarks_kernel_chart_shows_under_its_explanation(tmp_path)
     current = load(runs / "heldout_extra_kernel.json")
     comparison = judge(base, current, Noise.of(base))
     page = report.write_report(current, tmp_path / "report", comparison, "three H200 runs")
-    chart = tmp_path / "report" / "why-test_layer_relu-forward_.png"
+    chart = tmp_path / "report" / "why-benches_test_layers.py_test_layer_relu-forward_.png"
     assert chart.stat().st_size > 10_000
     text = page.read_text()
     assert "new kernel vectorized_elementwise_kernel[Mul]" in text and chart.name in text

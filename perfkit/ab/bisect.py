@@ -34,7 +34,6 @@ from perfkit.ab import run as ab
 from perfkit.ab.explain import explained
 from perfkit.ab.report import AbReport
 from perfkit.errors import BuildError, PerfkitError, UsageError
-from perfkit.store import baselines
 from perfkit.verdict.judge import Verdict
 
 GOOD, BAD, SKIP, ABORT = 0, 1, 125, 128
@@ -93,22 +92,25 @@ def bisect(path: Path, good: str, bad: str, expr: str, rounds: int, out: Path | 
     measured = steps / commit / "ab.json"  # git bisect never tests BAD itself: measure it when it is the one
     report = (ab_report.read(measured) if measured.exists() else
               ab.ab(repo, good_commit, commit, steps / commit, expr=expr, rounds=rounds, benches=benches))
+    summary = ab.git(repo, "log", "-1", "--format=%s", commit)
     if report.flagged():
-        say(f"profiling {', '.join(name for name, _ in report.flagged())} at {good} and at {commit[:10]}, to "
-            "say which kernels moved")
-    return Found(commit, ab.git(repo, "log", "-1", "--format=%s", commit),
-                 _explained(repo, good, good_commit, commit, report, steps / commit))
+        try:
+            report = _explained(repo, good, good_commit, commit, report, steps / commit, say)
+        except KeyboardInterrupt as exc:
+            raise stopping.Stopped(stopping.signum_of(exc), f"stopped while profiling the answer: the first "
+                                   f"bad commit is {commit} {summary}; its A/B is in {steps / commit}",
+                                   report) from None
+    return Found(commit, summary, report)
 
 
-def _explained(repo: Path, good: str, good_commit: str, commit: str, report: AbReport, out: Path) -> AbReport:
+def _explained(repo: Path, good: str, good_commit: str, commit: str, report: AbReport, out: Path,
+               say: Callable[[str], None]) -> AbReport:
     """The first bad commit's A/B against GOOD with its explanation (perfkit.ab.explain), each side in a
-    checkout of its own again; kept in its ``ab.json``."""
+    checkout of its own again."""
     with ExitStack() as stack:
         base = ab.Side("base", good, good_commit, stack.enter_context(ab.worktree(repo, good_commit)))
         head = ab.Side("head", commit[:10], commit, stack.enter_context(ab.worktree(repo, commit)))
-        answered = explained(report, base, head, out)
-    baselines.write_json_atomically(out / "ab.json", answered.to_json())
-    return answered
+        return explained(report, base, head, out, say)
 
 
 def probe(good: str, expr: str, rounds: int, out: Path, benches: Sequence[str]) -> int:

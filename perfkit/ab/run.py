@@ -327,12 +327,10 @@ def ab(path: Path, base_ref: str, head_ref: str | None, out: Path | None, *, exp
             baselines.write_json_atomically(out / "ab.json", report.to_json())
             for report in _interleave(base, head, out, expr, rounds, seed, benches, policy):
                 say(ab_report.progress(report))
-            if explain and report.flagged():
+            if explain:
                 from perfkit.ab.explain import explained  # it runs sides as this module does: imported late
 
-                say(f"profiling {len(report.flagged())} flagged benchmark(s) once more on each side")
-                report = explained(report, base, head, out)
-                baselines.write_json_atomically(out / "ab.json", report.to_json())
+                report = explained(report, base, head, out, say)
     except KeyboardInterrupt as exc:
         pairs = len(report.orders) if report is not None else 0
         raise stopping.Stopped(stopping.signum_of(exc),

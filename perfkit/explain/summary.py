@@ -357,7 +357,7 @@ def _nbytes(event: Any) -> int:
     meta = event.extra_meta() if hasattr(event, "extra_meta") else None
     if meta and meta.get("bytes") is not None:
         return int(meta["bytes"])
-    found = _BYTES.search(event.metadata_json() or "" if hasattr(event, "metadata_json") else "")
+    found = _BYTES.search((event.metadata_json() or "") if hasattr(event, "metadata_json") else "")
     return int(found[1]) if found else 0
 
 

@@ -40,7 +40,8 @@ def kernel_chart(why: Why, out: Path) -> Path | None:
     name = why.benchmark.split("::")[-1]
     ax.set_title(textwrap.fill(f"{name}, {why.verdict}: {why.reading}", 100), fontsize=8)
     ax.legend(fontsize=7, loc="upper left", bbox_to_anchor=(1.01, 1.0))
-    return save_figure(fig, out / f"why-{re.sub(r'[^A-Za-z0-9_.-]+', '_', name)}.png")
+    # the whole node id: one test's id may repeat in two bench files
+    return save_figure(fig, out / f"why-{re.sub(r'[^A-Za-z0-9_.-]+', '_', why.benchmark)}.png")
 
 
 def _label(name: str, status: str) -> str:

@@ -321,7 +321,9 @@ LAUNCH_BOUND_FASTEST_CORE = Method(
 #: minutes (issue 44, part 7). The headline, the training time to the target, the epochs to it, the
 #: evaluation time, images/s and the shifted set's accuracy are seed 0's alone, where they were the mean of
 #: seeds 0 and 1; the runs that reached the target count one; the CoV and the shifted accuracy's SD need two
-#: runs and are the weekly cases' (three seeds). Since after the last run of the two-seed code.
+#: runs and are the weekly cases' (three seeds). The share of runs that reached the target and the GPU's
+#: utilisation keep their method: a share and a mean over the training, of one run now as of two before.
+#: Since after the last run of the two-seed code.
 TTA_ONE_SEED_NIGHTLY = Method(
     2, "one seed (seed 0), where it was the mean of two", "2026-11-27T23:30:00+00:00",
     (TIME, RUNS_REACHED.name, TRAIN_TO_TARGET_S.name, EPOCHS_TO_TARGET.name, EVAL_S.name, IMAGES_PER_S.name,
