@@ -10,10 +10,11 @@ from __future__ import annotations
 
 import json
 import os
+import statistics
 from collections.abc import Callable, Sequence
 from datetime import datetime, timezone
 from pathlib import Path
-from typing import Any
+from typing import Any, NamedTuple
 
 import pytest
 from pytest_benchmark.timers import default_timer
@@ -152,6 +153,8 @@ def inject_samples(benchmark: Any, seconds: Sequence[float]) -> None:
 
 
 _WORK = "_perfkit_work"
+#: The most calls of a benchmark's work a kernel summary profiles (:func:`profiled_calls`).
+PROFILED_CALLS = 100
 
 
 def keep_work(benchmark: Any) -> None:
@@ -163,7 +166,7 @@ def keep_work(benchmark: Any) -> None:
     raw, pedantic = benchmark._raw, benchmark._raw_pedantic
 
     def kept_raw(function: Callable[..., Any], *args: Any, **kwargs: Any) -> Any:
-        setattr(benchmark, _WORK, lambda: function(*args, **kwargs))
+        setattr(benchmark, _WORK, KeptWork(lambda: function(*args, **kwargs), False))
         return raw(function, *args, **kwargs)
 
     def kept_pedantic(target: Callable[..., Any], args: Sequence[Any] = (),
@@ -176,18 +179,38 @@ def keep_work(benchmark: Any) -> None:
             if teardown is not None:
                 teardown(*call_args, **call_kwargs)
 
-        setattr(benchmark, _WORK, once)
+        setattr(benchmark, _WORK, KeptWork(once, setup is not None or teardown is not None))
         return pedantic(target, args=args, kwargs=kwargs, setup=setup, teardown=teardown, **rest)
 
     benchmark._raw, benchmark._raw_pedantic = kept_raw, kept_pedantic
 
 
-def forget_work(benchmark: Any) -> Callable[[], None] | None:
-    """One call of what ``benchmark`` timed in this process (:func:`keep_work`), taken off the fixture, whose
-    own methods come back: pytest-benchmark keeps every fixture to the session's end, and a call kept on it
-    would keep the benchmark's model and data alive through every later one. None where it timed nothing
-    here (its samples were fed in, or benchmarks are disabled)."""
-    work: Callable[[], None] | None = benchmark.__dict__.pop(_WORK, None)
+class KeptWork(NamedTuple):
+    """One call of what a benchmark timed; ``set_up``: each call runs pedantic's setup or teardown too (one
+    that can take longer than the work: the vector add's 800 MB of host writes)."""
+
+    call: Callable[[], None]
+    set_up: bool
+
+
+def profiled_calls(benchmark: Any, work: KeptWork, round_s: float, most: int = PROFILED_CALLS) -> int:
+    """How many calls of ``work`` a kernel summary profiles: as many as filled one of its timed rounds
+    (``round_s``) at the pace the rounds measured, at most ``most``; one where each call runs a setup. A
+    single call's host time is mostly the profiler's own (2.4 ms around a 74 us ReLU on an H200,
+    2026-11-27), which hid a launch-bound slowdown of +294% as host dispatch +15%."""
+    times = round_times(benchmark)
+    per_call = statistics.median(times) if times else 0.0
+    if work.set_up or per_call <= 0:
+        return 1
+    return max(1, min(most, round(round_s / per_call)))
+
+
+def forget_work(benchmark: Any) -> KeptWork | None:
+    """What ``benchmark`` timed in this process (:func:`keep_work`), taken off the fixture, whose own methods
+    come back: pytest-benchmark keeps every fixture to the session's end, and a call kept on it would keep
+    the benchmark's model and data alive through every later one. None where it timed nothing here (its
+    samples were fed in, or benchmarks are disabled)."""
+    work: KeptWork | None = benchmark.__dict__.pop(_WORK, None)
     benchmark.__dict__.pop("_raw", None)
     benchmark.__dict__.pop("_raw_pedantic", None)
     if getattr(benchmark, "disabled", False) or not round_times(benchmark):

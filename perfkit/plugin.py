@@ -15,7 +15,7 @@ import torch
 from perfkit import bytecode, limits, pbench
 from perfkit.errors import PerfkitError
 from perfkit.explain import record as kernel_summary
-from perfkit.measure import clocks, gpu_throttle, host_load, memory
+from perfkit.measure import clocks, gpu_throttle, host_load, memory, timing
 from perfkit.options import DEFAULT_TIMEOUT_S, RunOptions
 from perfkit.parallel import launch
 from perfkit.parallel.records import Job
@@ -122,7 +122,8 @@ def pytest_addoption(parser: pytest.Parser) -> None:
     )
     group.addoption(
         "--perfkit-explain", action="store_true", default=False,
-        help="after each benchmark's timed rounds, profile one more call of its work under torch.profiler "
+        help="after each benchmark's timed rounds, profile as many more calls of its work as filled a round "
+             "under torch.profiler "
              "and keep a kernel summary in the results (perfkit.explain): a regressed or improved row then "
              "says which kernels, copies or launches moved against a baseline saved with it. Off by "
              "default: the profiler stays in the process and slows the launch-bound benchmarks after it "
@@ -221,9 +222,11 @@ def pytest_runtest_call(item: pytest.Item) -> Any:
             work = pbench.forget_work(benchmark) if explain else None  # its model and data go with the test
         if explain:  # after the windows above, still at the clock it was timed at
             # under the benchmark's own limit: a call that hangs there reads Unavailable, the timing stands
-            ran_past = f"its profiled call ran past {seconds:.0f} s (--perfkit-timeout)"
+            ran_past = f"its profiled calls ran past {seconds:.0f} s (--perfkit-timeout)"
+            calls = pbench.profiled_calls(benchmark, work, timing.MIN_ROUND_S) if work is not None else 1
             with limits.time_limit(seconds, ran_past):
-                kernel_summary.record(benchmark, work, session_of(item.config).settings.device.type)
+                kernel_summary.record(benchmark, work.call if work is not None else None,
+                                      session_of(item.config).settings.device.type, calls)
         return result
 
 

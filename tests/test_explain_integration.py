@@ -5,10 +5,13 @@ from __future__ import annotations
 
 import copy
 import json
+import statistics
 
 from perfkit import SCHEMA_VERSION
 from perfkit.explain import record
 from perfkit.explain.summary import CopyStat, KernelStat, KernelSummary, Unavailable
+from perfkit.measure.timing import MIN_ROUND_S
+from perfkit.pbench import PROFILED_CALLS
 from perfkit.render import verdicts
 from perfkit.store.baselines import from_runs
 from tests.conftest import judged, typed
@@ -42,13 +45,17 @@ def test_explain_profiles_one_more_call_of_each_benchmarks_work_after_its_timed_
     result = pytester.runpytest_subprocess(*PLUGIN, "--perfkit-device=cpu", "--perfkit-baseline=none",
                                            "--perfkit-explain", f"--benchmark-json={out}")
     result.assert_outcomes(passed=3)
-    found = {b["name"]: b["extra_info"] for b in json.loads(out.read_text())["benchmarks"]}
+    written = {b["name"]: b for b in json.loads(out.read_text())["benchmarks"]}
+    found = {name: b["extra_info"] for name, b in written.items()}
     call = KernelSummary.from_json(found["test_call"][KernelSummary.TAG], "test_call")
-    assert call.device == "cpu" and call.calls == 1
+    # as many calls as filled a timed round at the rounds' pace (one call's host time is the profiler's)
+    pace = statistics.median(written["test_call"]["stats"]["data"])
+    assert call.device == "cpu" and call.calls == max(1, min(PROFILED_CALLS, round(MIN_ROUND_S / pace))) > 1
     assert "aten::mm" in {k.name for k in call.kernels}
+    assert next(k for k in call.kernels if k.name == "aten::mm").count == 1.0  # per call of the work
     assert found["test_call"][record.COST_KEY] >= 0
     pedantic = KernelSummary.from_json(found["test_pedantic"][KernelSummary.TAG], "test_pedantic")
-    assert "aten::mm" in {k.name for k in pedantic.kernels}
+    assert "aten::mm" in {k.name for k in pedantic.kernels} and pedantic.calls == 1  # each call sets up
     assert found["test_elsewhere"][record.UNAVAILABLE_KEY] == record.ELSEWHERE
 
 
@@ -98,7 +105,7 @@ def test_a_failing_extra_call_or_profiler_says_why_and_never_fails_the_benchmark
 
     monkeypatch.setattr(record, "profile", lambda fn, **_: fn())  # the call under a profiler that started
     record.record(bench, broken, "cpu")
-    assert bench.extra_info[record.UNAVAILABLE_KEY] == ("one more call of its work failed: CUDA error: an "
+    assert bench.extra_info[record.UNAVAILABLE_KEY] == ("a profiled call of its work failed: CUDA error: an "
                                                        "illegal memory access")
     monkeypatch.setattr(record, "profile", lambda *a, **k: Unavailable("the profiler could not start: CUPTI"))
     other = _Benchmark()

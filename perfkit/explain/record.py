@@ -1,8 +1,9 @@
 """A benchmark's kernel summary in its result and in a baseline: recorded after its timed rounds, read back,
 and the median of a baseline's runs.
 
-The summary is one more call of the work the benchmark timed (perfkit.pbench.keep_work), profiled after the
-timed rounds and never inside them (``--perfkit-explain``; a confirmation's one extra, unjudged re-run).
+The summary is more calls of the work the benchmark timed (perfkit.pbench.keep_work: as many as filled one of
+its rounds, perfkit.pbench.profiled_calls), profiled after the timed rounds and never inside them
+(``--perfkit-explain``; a confirmation's one extra, unjudged re-run).
 What it cost is kept beside it (``kernel_summary_cost_s``), so a night can weigh it. Nothing here may fail a
 benchmark: a summary that cannot be made says why (``kernel_summary_unavailable``) and the verdict goes on
 without it.
@@ -28,19 +29,19 @@ ELSEWHERE = ("its samples were timed by the benchmark itself (in this process or
              "call perfkit can repeat")
 
 
-def record(benchmark: Any, work: Callable[[], None] | None, device: str) -> None:
-    """Profile one call of ``work`` (None: the benchmark timed nothing in this process) and keep the summary,
-    or why there is none, and what it cost, in ``benchmark``'s ``extra_info``."""
+def record(benchmark: Any, work: Callable[[], None] | None, device: str, calls: int = 1) -> None:
+    """Profile ``calls`` calls of ``work`` (None: the benchmark timed nothing in this process) and keep the
+    summary (per call), or why there is none, and what it cost, in ``benchmark``'s ``extra_info``."""
     metrics = MetricRecorder(benchmark.extra_info)
     if work is None:
         metrics.info(UNAVAILABLE_KEY, ELSEWHERE)
         return
     started = time.perf_counter()
     try:
-        found = profile(work, calls=1, device=device)
-    except Exception as error:  # noqa: BLE001 - the timed rounds passed; one more call is not the verdict's
+        found = profile(work, calls=calls, device=device)
+    except Exception as error:  # noqa: BLE001 - the timed rounds passed; more calls are not the verdict's
         said = str(error).splitlines()[0] if str(error) else type(error).__name__
-        found = Unavailable(f"one more call of its work failed: {said}")
+        found = Unavailable(f"a profiled call of its work failed: {said}")
     metrics.info(COST_KEY, round(time.perf_counter() - started, 3))
     if isinstance(found, Unavailable):
         metrics.info(UNAVAILABLE_KEY, found.reason)
