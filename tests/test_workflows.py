@@ -102,11 +102,37 @@ def test_the_gpu_workflow_keeps_each_run_in_the_history_and_uploads_its_dashboar
         assert "history-db: ${{ vars.PERFKIT_HISTORY_DB }}" in (GPU.parent / caller).read_text(), caller
 
 
+def test_each_night_runs_on_every_hardware_kind_one_job_per_gpu_queue_then_builds_one_dashboard():
+    """A matrix over the runner labels the team lists (a repository variable), never cancelled by one kind's
+    failure; one queue per label (a night never shares a GPU, and the dashboard's build waits its turn there);
+    then one dashboard of the whole night from the team's database."""
+    import yaml
+
+    called = yaml.safe_load(GPU.read_text())["jobs"]["benchmarks"]
+    queue = {"group": "perfkit-gpu-${{ inputs.runner-label }}", "cancel-in-progress": False}
+    assert called["concurrency"] == queue
+    dashboard = yaml.safe_load((WORKFLOWS / "history-dashboard.yml").read_text())["jobs"]["dashboard"]
+    assert dashboard["concurrency"] == called["concurrency"] and dashboard["runs-on"] == called["runs-on"]
+    assert "perfkit dashboard --db" in dashboard["steps"][2]["run"]
+    for caller, job in (("nightly-gpu.yml", "nightly"), ("weekly-gpu.yml", "weekly")):
+        jobs = yaml.safe_load((WORKFLOWS / caller).read_text())["jobs"]
+        night = jobs[job]
+        assert night["strategy"]["fail-fast"] is False
+        labels = night["strategy"]["matrix"]["label"]
+        assert labels == "${{ fromJSON(vars.PERFKIT_GPU_LABELS || '[\"gpu\"]') }}"
+        assert night["with"]["runner-label"] == "${{ matrix.label }}"
+        last = jobs["dashboard"]
+        assert last["needs"] == job and last["uses"] == "./.github/workflows/history-dashboard.yml"
+        assert "vars.PERFKIT_HISTORY_DB != ''" in last["if"] and "always()" in last["if"]
+
+
 def test_the_pr_workflow_runs_on_the_gpu_runner_with_the_shared_setup_and_a_full_clone():
     pr, gpu = PR.read_text(), GPU.read_text()
     assert "on:\n  pull_request:" in pr and "labeled" in pr
-    assert [line for line in pr.splitlines() if "runs-on:" in line] == [
-        line for line in gpu.splitlines() if "runs-on:" in line]
+    # the nightly's runners of one label by default: those the A/B runs on
+    assert "runs-on: [self-hosted, gpu]" in pr
+    assert 'runs-on: [self-hosted, "${{ inputs.runner-label }}"]' in gpu
+    assert 'runner-label:\n        description' in gpu and 'default: "gpu"' in gpu
     for workflow in (pr, gpu):  # the install is the composite action's, written once
         assert "uses: ./.github/actions/perfkit-setup" in workflow and "pip install" not in workflow
     assert "fetch-depth: 0" in pr  # perfkit ab refuses a shallow clone
