@@ -123,6 +123,9 @@ def test_the_dashboard_opens_offline_and_every_link_reaches_a_page_whose_chart_r
     assert seen["images"] == 0 and seen["errors"] == []
     assert seen["svgs"] == 11 and seen["empty_svgs"] == 0  # one sparkline per benchmark, each drawn
     pages = sorted({_path(link) for link in seen["links"]} - {site / "checked.html"})  # less its own anchors
+    pages.remove(site / dashboard_html.ACROSS)  # the pairs of hardware ids: a table, the way back
+    across = _check(site / dashboard_html.ACROSS)
+    assert across["errors"] == [] and index in {_path(link) for link in across["links"]}
     assert len(pages) == 11 and all(p.is_file() and p.suffix == ".html" for p in pages)
     charts = 0
     for page in pages:
@@ -146,7 +149,7 @@ def test_a_sqlite_and_a_postgresql_store_of_the_same_runs_give_the_same_dashboar
             sites.append(tmp_path / name / "site")
             assert _cli(["dashboard", "--db", url, "--out", str(sites[-1])], capsys)[0] == 0
     files = [sorted(p.relative_to(site) for p in site.rglob("*") if p.is_file()) for site in sites]
-    assert files[0] == files[1] and len(files[0]) == 1 + 11  # the index and the pages, their charts inside
+    assert files[0] == files[1] and len(files[0]) == 2 + 11  # index, across.html, the pages
     for relative in files[0]:
         assert (sites[0] / relative).read_bytes() == (sites[1] / relative).read_bytes(), relative
 
@@ -205,6 +208,13 @@ def test_each_benchmark_shows_the_judges_verdict_on_its_newest_run_its_runs_and_
     assert "<td>undated</td>" in page
     ddp_page = tmp_path / "site" / dashboard_html.page_name(groups[H200], h200[DDP])
     assert f'aria-label="history of {PEAK} of {DDP}"' in ddp_page.read_text()
+    # the cross-hardware page: each pair of ids once, every benchmark both hold beside its expectation
+    across = (tmp_path / "site" / dashboard_html.ACROSS).read_text()
+    assert f'<a href="{dashboard_html.ACROSS}">' in index
+    assert f"<h2>{H100} over {H200} (full profile)</h2>" in across and f"{H200} over {H100}" not in across
+    h100_copy = {b.name: b for b in groups[H100].benchmarks}[COPY]
+    (over_h200,) = [s for s in h100_copy.speedups if s.hardware_id == H200]
+    assert f"{over_h200.row.speedup:.3g}x" in across and f"{over_h200.row.expected:.3g}x" in across
 
 
 @pytest.mark.slow

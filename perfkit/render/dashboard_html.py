@@ -11,19 +11,23 @@ from __future__ import annotations
 
 import hashlib
 import html
+import math
 from collections.abc import Iterable, Sequence
 from pathlib import Path
 
 from perfkit.explain.diff import TABLE_HEAD
 from perfkit.explain.why import Why
 from perfkit.render import tables, trend_display
-from perfkit.render.dashboard import Benchmark, Dashboard, Group, Latest
+from perfkit.render.dashboard import Benchmark, Dashboard, Group, Latest, Speedup
 from perfkit.render.document import Spark, page_html, spark_svg, table_html
 from perfkit.render.history_svg import history_svg
 from perfkit.resultfile.figures import TIME, TIME_UNIT
+from perfkit.verdict import across as across_verdicts
 from perfkit.verdict.judge import WORST_FIRST, Row, Verdict
 
 INDEX = "index.html"
+#: The page of every pair of hardware ids' speedups, measured beside expected.
+ACROSS = "across.html"
 #: The runs a sparkline shows (the newest ones).
 SPARK_RUNS = 30
 SPARK_WIDTH, SPARK_HEIGHT = 140, 28
@@ -54,6 +58,7 @@ def write(dashboard: Dashboard, out: Path) -> Path:
             page = out / page_name(group, bench)
             page.parent.mkdir(parents=True, exist_ok=True)
             page.write_text(_benchmark_page(group, bench), encoding="utf-8")
+    (out / ACROSS).write_text(_across_page(dashboard), encoding="utf-8")
     index = out / INDEX
     index.write_text(_index(dashboard), encoding="utf-8")
     return index
@@ -115,7 +120,9 @@ def _index(dashboard: Dashboard) -> str:
              f"over its last {SPARK_RUNS} runs (dashed: a change point).</p>")
     links = "".join(f'<li><a href="#{group_slug(g)}">{html.escape(_group_title(g))}</a></li>'
                     for g in dashboard.groups)
-    body = ["<h1>perfkit dashboard</h1>", about, f"<ul>{links}</ul>"]
+    across = (f'<p><a href="{ACROSS}">Across hardware</a>: every pair of hardware ids, each speedup measured '
+              "beside expected.</p>")
+    body = ["<h1>perfkit dashboard</h1>", about, f"<ul>{links}</ul>", across]
     for group in dashboard.groups:
         body += _group_section(group)
     return page_html("perfkit dashboard", body)
@@ -218,3 +225,33 @@ def _speedups(group: Group, bench: Benchmark) -> str:
                     "-" if s.row.expected is None else f"{s.row.expected:.3g}x", _text(s.row.verdict),
                     html.escape(s.row.source())] for s in bench.speedups),
                   numeric=(2, 3))
+
+
+def _across_page(dashboard: Dashboard) -> str:
+    """One section per pair of hardware ids of a profile (each pair once, in name order): every benchmark
+    both hold, the one's latest run over the other's, beside the speedup expected of it, the farthest from
+    it first."""
+    pairs: dict[tuple[str, str, str], list[tuple[str, Speedup]]] = {}
+    for group in dashboard.groups:
+        for bench in group.benchmarks:
+            for speedup in bench.speedups:
+                if group.hardware_id < speedup.hardware_id:  # the other direction is its inverse
+                    key = (group.profile, group.hardware_id, speedup.hardware_id)
+                    pairs.setdefault(key, []).append((bench.name, speedup))
+    body = [f'<p><a href="{INDEX}">&larr; perfkit dashboard</a></p>', "<h1>Across hardware</h1>"]
+    if not pairs:
+        body.append("<p>No two hardware ids of one profile hold a benchmark in common yet.</p>")
+    for (profile, this, other), rows in sorted(pairs.items()):
+        expected = [s.row for _, s in rows if s.row.ratio is not None]
+        near = sum(1 for row in expected if row.verdict == across_verdicts.AS_EXPECTED)
+        said = (f"<p>{len(rows)} benchmark(s); {len(expected)} with an expected speedup, {near} of them "
+                f"within x{across_verdicts.HardwareRow.NEAR:g} of it.</p>")
+        ordered = sorted(rows, key=lambda r: -abs(math.log(r[1].row.ratio)) if r[1].row.ratio else 0.0)
+        table = _table(["benchmark", f"speedup of {this} over {other}", "expected", "verdict", "why"],
+                       ([html.escape(name), f"{s.row.speedup:.3g}x",
+                         "-" if s.row.expected is None else f"{s.row.expected:.3g}x", _text(s.row.verdict),
+                         html.escape(s.row.reason() or s.row.source())] for name, s in ordered),
+                       numeric=(1, 2))
+        title = f"{this} over {other} ({profile} profile)"
+        body += [f"<h2>{html.escape(title)}</h2>", said, table]
+    return page_html("perfkit dashboard: across hardware", body)
