@@ -145,7 +145,7 @@ def _why_lines(cmp: Comparison, width: int | None) -> list[str]:
     line on how to get them, not one per benchmark."""
     explained = [w for w in cmp.why if w.explanation is not None]
     if cmp.why and not explained:
-        return [("  which kernels moved: a run with --perfkit-explain (every --perfkit-confirm re-run) says, "
+        return [("  which kernels moved: a run with --perfkit-explain (a --perfkit-confirm adds one) says, "
                  "against a baseline saved from such runs")]
     lines = []
     for w in explained:
@@ -169,16 +169,11 @@ def _weak_blocks(cmp: Comparison) -> list[document.Block]:
             Table.of(["benchmark", "figure", "MDE", "to tighten"], weak)]
 
 
-def why_blocks(cmp: Comparison, limit: int = 5) -> list[document.Block]:
-    """Each regressed or improved benchmark's reading of its kernel summaries, and where the two sides were
-    compared the kernels, copies and launches that moved most (perfkit.explain)."""
-    return explained_blocks(cmp.why, limit)
-
-
 def explained_blocks(whys: Sequence[Why], limit: int = 5, charts: Mapping[str, Path] | None = None
                      ) -> list[document.Block]:
-    """:func:`why_blocks` of any explanations (a comparison's, an A/B's); ``charts``: a bar chart's file
-    per benchmark, shown under its table (a report)."""
+    """Each regressed or improved benchmark's reading of its kernel summaries (a comparison's, an A/B's),
+    and where the two sides were compared the kernels, copies and launches that moved most
+    (perfkit.explain); ``charts``: a bar chart's file per benchmark, shown under its table (a report)."""
     if not whys:
         return []
     blocks: list[document.Block] = [
@@ -199,7 +194,8 @@ def _terminal_blocks(cmp: Comparison, show_unchanged: bool) -> list[document.Blo
     across-hardware table, fingerprint differences and the weak figures."""
     rows = [_row_cells(r) for r in cmp.rows if show_unchanged or r.verdict not in _QUIET]
     verdicts = [] if cmp.not_judged else [Table.of(_HEAD, rows)]
-    blocks: list[document.Block] = [Text(headline(cmp)), *verdicts, *why_blocks(cmp), *hardware_blocks(cmp)]
+    blocks: list[document.Block] = [Text(headline(cmp)), *verdicts, *explained_blocks(cmp.why),
+                                    *hardware_blocks(cmp)]
     said = [] if cmp.not_judged else [Text(meanings(cmp))]
     return blocks + _fingerprint_blocks(cmp) + _weak_blocks(cmp) + said
 
