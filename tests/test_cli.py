@@ -97,7 +97,7 @@ def test_the_legend_under_a_compare_says_the_threshold_in_force(form, capsys):
     assert cli.main(["compare", results, results, "--threshold", "10%", "--format", form]) == 0
     out = " ".join(capsys.readouterr().out.split())
     assert "beyond the minimum effect (10%, or a benchmark's own tolerance)" in out
-    assert "3% for a GPU-bound" not in out
+    assert "2% for a GPU-bound" not in out
 
 
 @pytest.mark.parametrize("args, message", [
