@@ -14,7 +14,7 @@ import numpy as np
 import pytest
 
 from perfkit.errors import MeasurementError
-from perfkit.measure import cores, placements
+from perfkit.measure import cores, host_copy, placements
 from perfkit.measure.record import record_rate
 from perfkit.measure.timing import EventSpans, l2_bytes, time_cuda_events, warm_for
 from perfkit.pbench import inject_samples, round_times
@@ -113,9 +113,10 @@ def _time_placed(benchmark, metrics, add, x: np.ndarray, y: np.ndarray, expected
                  out_keyword: bool) -> None:
     """``add`` on every core in turn, over fresh huge-page placements of its buffers (perfkit.measure.cores,
     perfkit.measure.placements): each core's fastest pass is a round, and how the cores were swept is kept
-    beside it. With benchmarks disabled each placement runs once, unpinned. Every placement's sum is
-    checked."""
-    # three 400 MB arrays a placement at K100: 4.8 GB of host memory while it runs
+    beside it; then the host's own copy of the same bytes on the same cores, the reference the verdict reads
+    the add against (perfkit.measure.host_copy). With benchmarks disabled each placement runs once, unpinned.
+    Every placement's sum is checked."""
+    # three 400 MB arrays a placement at K100, and the copy's: 5.2 GB of host memory while it runs
     buffers = [(placements.huge_page_array(x), placements.huge_page_array(y),
                 placements.huge_page_array(x, copy=False)) for _ in range(placements.PLACEMENTS)]
 
@@ -123,14 +124,21 @@ def _time_placed(benchmark, metrics, add, x: np.ndarray, y: np.ndarray, expected
         bx, by, out = buffers[turn % len(buffers)]
         return functools.partial(add, bx, by, out=out) if out_keyword else functools.partial(add, bx, by, out)
 
-    if getattr(benchmark, "disabled", False):
+    disabled = getattr(benchmark, "disabled", False)
+    # a K100 call takes about 0.1 s on the lent hosts: one call a burst, three passes over 16 cores in 5 s
+    burst = 1 if x.size > 5_000_000 else CPU_BURST
+    if disabled:
         for turn in range(len(buffers)):
             call(turn)()
-    else:
-        # a K100 call takes about 0.1 s on the lent hosts: one call a burst, three passes over 16 cores in 5 s
-        sweep = cores.fastest_per_core(call, burst=1 if x.size > 5_000_000 else CPU_BURST)
+    else:  # each burst is followed on its core by the host's copy of x's bytes (0.04 s at K100)
+        scratch = placements.huge_page_array(x, copy=False)
+        sweep = cores.fastest_per_core(call, burst=burst, reference=lambda turn: host_copy.copy_call(
+            buffers[turn % len(buffers)][0], scratch))
         inject_samples(benchmark, sweep.fastest)
         metrics.info("core_sweep", sweep.described())
+        metrics.record(figures.HOST_COPY_S, samples=sweep.reference)
+        metrics.record(figures.OVER_HOST_COPY, samples=host_copy.over_copy(sweep.fastest, sweep.reference))
+        metrics.gate_on(figures.OVER_HOST_COPY)
     for _, _, out in buffers:
         _check(out, expected, what)
 

@@ -101,3 +101,28 @@ def test_a_whole_process_pin_moves_every_thread_and_gives_each_its_own_cpus_back
         stop.set()
         for thread in (helper, *late):
             thread.join()
+
+
+@pinnable
+def test_a_reference_is_timed_right_after_each_burst_on_the_same_core():
+    """The host's reference meets the neighbours the call met: same core, the burst just before it."""
+    mine = cores.usable()[:2]
+    seen: list[tuple[str, int, set[int]]] = []
+
+    def timed(kind: str, seconds: float):
+        def setup(turn: int) -> cores.Call:
+            return lambda: (seen.append((kind, turn, os.sched_getaffinity(0))), time.sleep(seconds))
+        return setup
+
+    sweep = cores.fastest_per_core(timed("call", 0.002), burst=1, cores=mine, reference=timed("copy", 0.001))
+    assert len(sweep.reference) == len(sweep.fastest) == len(mine)
+    assert all(0.001 <= r < 0.002 <= f for r, f in zip(sweep.reference, sweep.fastest))
+    bursts = [seen[i:i + sweep.burst] for i in range(0, len(seen), sweep.burst)]
+    kinds = [burst[0][0] for burst in bursts]
+    assert kinds == ["call", "copy"] * (cores.PASSES * len(mine))
+    for call, copy in zip(bursts[::2], bursts[1::2]):  # the same core and placement turn, back to back
+        assert (call[0][1], call[0][2]) == (copy[0][1], copy[0][2])
+
+
+def test_without_a_reference_the_sweep_holds_none():
+    assert cores.fastest_per_core(lambda turn: (lambda: None), burst=1, cores=[]).reference == ()

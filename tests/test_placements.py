@@ -67,7 +67,7 @@ def test_with_benchmarks_disabled_every_placement_still_computes_its_answer(pyte
 @pytest.mark.slow
 def test_the_vector_adds_cpu_references_are_timed_on_every_core_as_method_3(pytester):
     """A real run of the CPU references: one round per core swept (each core's fastest pass), how the cores
-    were swept kept beside it, its method version 3."""
+    were swept kept beside it, its method version 3, and the host's copy timed beside each core's bursts."""
     _cpu_references(pytester, "--benchmark-json=out.json")
     benches = json.loads((pytester.path / "out.json").read_text())["benchmarks"]
     assert {b["name"] for b in benches} == {"test_cpu_loop[K1]", "test_cpu_numpy[K1]"}
@@ -78,3 +78,9 @@ def test_the_vector_adds_cpu_references_are_timed_on_every_core_as_method_3(pyte
             "cores": swept, "passes": cores.PASSES,
             "burst": 20 * max(1, -(-cores.BURSTS // (cores.PASSES * swept)))}
         assert bench["extra_info"][METHODS_KEY] == dict.fromkeys(figures.HOST_FASTEST_CORE.figures, 3)
+        # the host's copy of the same bytes, core by core, and the verdict resting on the add over it
+        metrics = bench["extra_info"]["metrics"]
+        copies, ratios = (metrics[f.name]["samples"] for f in (figures.HOST_COPY_S, figures.OVER_HOST_COPY))
+        assert len(copies) == len(ratios) == swept
+        assert all(c > 0 and r > 0 for c, r in zip(copies, ratios))
+        assert bench["extra_info"]["gate"] == figures.OVER_HOST_COPY.name

@@ -48,6 +48,8 @@ class Sweep:
     cores: int
     passes: int
     burst: int
+    #: each core's fastest pass of the reference timed right after the call on the same core, if one was
+    reference: tuple[float, ...] = ()
 
     def described(self) -> dict[str, int]:
         return {"cores": self.cores, "passes": self.passes, "burst": self.burst}
@@ -108,24 +110,33 @@ def pinned(core: int | None, whole_process: bool = False) -> Iterator[None]:
 
 
 def fastest_per_core(setup: Callable[[int], Call], burst: int, cores: Sequence[int] | None = None,
-                     whole_process: bool = False) -> Sweep:
+                     whole_process: bool = False, reference: Callable[[int], Call] | None = None) -> Sweep:
     """Each core's fastest of PASSES passes: in every pass each core in turn runs the call ``setup(i)``
     gives (``i``: the core's place in the sweep plus the pass, so a core meets another placement each pass)
     ``burst`` times (longer where fewer cores than BURSTS / PASSES are swept), timed, and a pass reads the
     median of its burst. One value where no core can be pinned (the process's pace). ``whole_process`` pins
-    every thread, not only this one: a GPU training step launches its backward from autograd's own thread."""
+    every thread, not only this one: a GPU training step launches its backward from autograd's own thread.
+    ``reference``: a call timed the same way right after each burst, on the same core, so that the two meet
+    the same neighbours (perfkit.measure.host_copy)."""
     order: list[int | None] = list(swept(usable()) if cores is None else cores) or [None]
     if burst < 1:
         raise MeasurementError(f"a core sweep needs a burst of one call or more, not {burst}")
     burst *= max(1, math.ceil(BURSTS / (PASSES * len(order))))
     fastest: dict[int | None, float] = {}
+    beside: dict[int | None, float] = {}
     for turn in range(PASSES):
         for place, core in enumerate(order):
-            call = setup(place + turn)
             with pinned(core, whole_process):
-                seconds = statistics.median(_timed(call) for _ in range(burst))
-            fastest[core] = min(seconds, fastest.get(core, seconds))
-    return Sweep(tuple(fastest[core] for core in order), len(order), PASSES, burst)
+                _keep_fastest(fastest, core, setup(place + turn), burst)
+                if reference is not None:
+                    _keep_fastest(beside, core, reference(place + turn), burst)
+    return Sweep(tuple(fastest[core] for core in order), len(order), PASSES, burst,
+                 tuple(beside[core] for core in order) if reference is not None else ())
+
+
+def _keep_fastest(fastest: dict[int | None, float], core: int | None, call: Call, burst: int) -> None:
+    seconds = statistics.median(_timed(call) for _ in range(burst))
+    fastest[core] = min(seconds, fastest.get(core, seconds))
 
 
 def _timed(call: Call) -> float:

@@ -3,8 +3,9 @@
 ``PERFKIT_INJECT_SLOWDOWN="PATTERN=FACTOR[,PATTERN=FACTOR...]"`` (globs of benchmark full names, * and ? as
 wildcards and brackets literal, e.g. ``*test_layer[conv-forward]=1.10``) scales what the matching benchmarks
 measured as the run writes its results: every measured time (pytest-benchmark's stats and metrics in seconds
-or SM cycles; not a model's prediction, which is better neither way) by FACTOR, every rate that is better
-higher (GB/s, TFLOP/s, images/s) by 1/FACTOR. The benchmark still runs for real, so the comparison sees a
+or SM cycles, and a time over the host's own reference; not a model's prediction, which is better neither
+way, nor the host's reference) by FACTOR, every rate that is better higher (GB/s, TFLOP/s, images/s) by
+1/FACTOR. The benchmark still runs for real, so the comparison sees a
 run FACTOR slower than the code made it, with the machine's real run-to-run noise around it. Each scaled
 entry says so in ``extra_info["injected_slowdown"]``. The variable is inherited by ``--perfkit-confirm``'s
 re-runs, as a real slowdown in the code would be.
@@ -16,6 +17,7 @@ from collections.abc import Iterable, Mapping, MutableMapping
 from typing import Any
 
 from perfkit.errors import UsageError
+from perfkit.resultfile.figures import HOST_COPY_S, OVER_HOST_COPY
 from perfkit.resultfile.metrics import INJECTED_KEY, METRICS_KEY
 from perfkit.resultfile.model import name_matches
 
@@ -35,6 +37,10 @@ _TIME_STATS = (
     "hd15iqr",
 )
 _TIME_UNITS = ("s", "ms", "us", "Mcycles")  # SM cycles per call scale as the time does
+#: A time of the host's, timed beside the code as its reference: the code's slowdown leaves it alone
+_HOST_REFERENCES = (HOST_COPY_S.name,)
+#: The code's time over such a reference: it scales as the time does
+_TIMES_OVER_REFERENCE = (OVER_HOST_COPY.name,)
 
 
 def rules(environ: Mapping[str, str] = os.environ) -> list[tuple[str, float]]:
@@ -81,11 +87,11 @@ def apply(bench: MutableMapping[str, Any], environ: Mapping[str, str] = os.envir
         stats["data"] = [x * factor for x in stats["data"]]
     if stats.get("ops"):
         stats["ops"] /= factor
-    for metric in (extra.get(METRICS_KEY) or {}).values():
+    for name, metric in (extra.get(METRICS_KEY) or {}).items():
         better = metric.get("better")
         scale = (
-            None if better == "none"  # a prediction or a ratio that should stay put: not a measured time
-            else factor if metric.get("unit") in _TIME_UNITS
+            None if better == "none" or name in _HOST_REFERENCES  # a prediction, a ratio that should stay put
+            else factor if metric.get("unit") in _TIME_UNITS or name in _TIMES_OVER_REFERENCE
             else (1 / factor if better == "higher" and "/s" in metric.get("unit", "") else None)
         )
         if scale is not None:
