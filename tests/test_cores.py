@@ -114,9 +114,9 @@ def test_a_reference_is_timed_right_after_each_burst_on_the_same_core():
             return lambda: (seen.append((kind, turn, os.sched_getaffinity(0))), time.sleep(seconds))
         return setup
 
-    sweep = cores.fastest_per_core(timed("call", 0.002), burst=1, cores=mine, reference=timed("copy", 0.001))
+    sweep = cores.fastest_per_core(timed("call", 0.02), burst=1, cores=mine, reference=timed("copy", 0.001))
     assert len(sweep.reference) == len(sweep.fastest) == len(mine)
-    assert all(0.001 <= r < 0.002 <= f for r, f in zip(sweep.reference, sweep.fastest))
+    assert all(0.001 <= r < 0.02 <= f for r, f in zip(sweep.reference, sweep.fastest))  # each its own
     bursts = [seen[i:i + sweep.burst] for i in range(0, len(seen), sweep.burst)]
     kinds = [burst[0][0] for burst in bursts]
     assert kinds == ["call", "copy"] * (cores.PASSES * len(mine))

@@ -4,9 +4,9 @@ slower code.
 The lent GPU hosts of one CPU model differ in memory bandwidth: on 2026-11-28 two fresh H200 hosts read the
 vector add's 100 M-element loop at 103-108 and 111-121 ms, and the committed baseline's three hosts at 93-99
 ms, so an A/A nightly on a fresh host read that loop `regressed` (+18%) and three re-runs on the same host
-held it. libc's memmove of the same bytes between the same buffers moved with the host: the loop over it
-read 2.43-2.51 on both fresh hosts. The reference is libc's, not numpy's or numba's, so an upgrade that slows
-the code under test leaves it where it was.
+held it. libc's memmove of the same bytes, from the figure's own input into a buffer of its size, moved with
+the host: the loop over it read 2.43-2.51 on both fresh hosts. The reference is libc's, not numpy's or
+numba's, so an upgrade that slows the code under test leaves it where it was.
 """
 from __future__ import annotations
 

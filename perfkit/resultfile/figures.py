@@ -115,8 +115,8 @@ GPU1_FORWARD_MS = MetricSpec("gpu1_forward_ms", "ms", "lower")
 # ---- vector add, VGG swap ----------------------------------------------------------------------------------
 KERNEL_S = MetricSpec("kernel_s", "s", "lower")
 SPEEDUP_VS_CPU = MetricSpec("speedup_vs_cpu", "x", "higher")
-#: The host's own memory pace beside a CPU reference that streams memory: libc's memmove of the same bytes
-#: between the same buffers, each core's fastest pass (perfkit.measure.host_copy)
+#: The host's own memory pace beside a CPU reference that streams memory: libc's memmove of its input's bytes
+#: into a buffer of their size, each core's fastest pass (perfkit.measure.host_copy)
 HOST_COPY_S = MetricSpec("host_copy_s", "s", "lower")
 #: A CPU reference's time over that copy, core by core: what the code costs beyond the host's memory pace, the
 #: figure its verdict rests on (two fresh H200 hosts read the 100 M-element loop 7-10% apart, this within 2%)
