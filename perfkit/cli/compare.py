@@ -1,9 +1,10 @@
-"""``perfkit compare``: two result files judged as the end of a run judges them; ``judge_files`` is that
-judging, which ``perfkit report --baseline`` shares."""
+"""``perfkit compare``: a baseline and one or more result files judged as the end of a run judges them;
+``judge_files`` is that judging, which ``perfkit report --baseline`` and ``perfkit fleet`` share."""
 from __future__ import annotations
 
 import argparse
 import math
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
@@ -17,9 +18,12 @@ from perfkit.verdict.judge import Comparison, Policy, judge
 
 
 def add_parser(sub: Any) -> None:
-    cmp = sub.add_parser("compare", help="compare two result files (baseline first)")
+    cmp = sub.add_parser("compare", help="compare result files with a baseline (baseline first; several "
+                                         "runs of the current code judged together)")
     cmp.add_argument("baseline", type=Path, help="the reference: a baseline in baselines/ or any result file")
-    cmp.add_argument("current", type=Path, help="the run to judge (pytest --benchmark-json's file)")
+    cmp.add_argument("current", type=Path, nargs="+",
+                     help="the run to judge (pytest --benchmark-json's file); several: runs of the same code "
+                          "in fresh processes or on replicate machines, judged together as that side's runs")
     cmp.add_argument(
         "--fail", action="store_true", help="exit 1 on a significant regression (noise never fails)"
     )
@@ -57,17 +61,20 @@ def parse_threshold(text: str) -> float:
     return value
 
 
-def judge_files(baseline_path: Path, current_path: Path, threshold: str | None,
+def judge_files(baseline_path: Path, current_path: Path | Sequence[Path], threshold: str | None,
                 storage: Path | None = None,
                 db: str | None = None) -> tuple[ResultSet, ResultSet, Comparison]:
-    """Both files read by the one loader (the baseline lends the ceilings the results did not measure, where
+    """Both sides read by the one loader (the baseline lends the ceilings the results did not measure, where
     it is of the same machine) and judged as the end of a run judges them: the same noise (the baselines
     folder and the kept runs of ``storage``, default pytest-benchmark's ``.benchmarks``, or of the history
     database ``db``), the same policy; across hardware, a side of several GPUs is lent the launch costs of
-    the one-GPU baseline of its GPU."""
+    the one-GPU baseline of its GPU. Several current files are that side's runs (replicates of one night),
+    as a baseline's runs are."""
     policy = Policy.with_threshold(None if threshold is None else parse_threshold(threshold))
     baseline = read(baseline_path)
-    current = read(current_path, baseline)
+    paths = [current_path] if isinstance(current_path, Path) else list(current_path)
+    runs = [read(path, baseline) for path in paths]
+    current = runs[0] if len(runs) == 1 else baselines.from_runs(runs)
     if baseline.profile != current.profile:
         raise UsageError(f"the baseline holds the {baseline.profile} profile's sizes, the results the "
                          f"{current.profile} profile's; compare runs of the same profile")
