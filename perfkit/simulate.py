@@ -34,7 +34,7 @@ from perfkit.resultfile import load
 from perfkit.resultfile.figures import TIME
 from perfkit.resultfile.model import ResultSet
 from perfkit.store import baselines
-from perfkit.verdict.judge import Comparison, FirstLook, Policy, Verdict, judge
+from perfkit.verdict.judge import DEFAULT_POLICY, Comparison, FirstLook, Policy, Verdict, judge
 from perfkit.verdict.noise import HOST_KIND, Noise, noise_kind
 
 #: Student's t with this many degrees of freedom is the heavy-tailed noise: infinite kurtosis, heavier than
@@ -67,6 +67,7 @@ class Scenario:
     new_machine: bool = False
     heavy: Literal["none", "host", "all"] = "none"
     confirm: int = 0
+    policy: Policy = DEFAULT_POLICY  # the minimum effects and alpha the nights are judged by
 
     @property
     def label(self) -> str:
@@ -143,7 +144,7 @@ def night(scenario: Scenario, seed: int, slowed: dict[str, float] | None = None)
     noise = Noise.of(base)
 
     def judged(results: ResultSet, first_look: FirstLook | None = None) -> Comparison:
-        return judge(base, results, noise, Policy(), None, first_look)
+        return judge(base, results, noise, scenario.policy, None, first_look)
 
     first = judged(current)
     names = set(suspects(first)) if scenario.confirm else set()
@@ -213,14 +214,15 @@ def synthetic_profile(gpu: int = 24, host: int = 12) -> tuple[Figure, ...]:
     return tuple(figs)
 
 
-def scenarios(figures: tuple[Figure, ...], confirm: int = 3) -> list[Scenario]:
+def scenarios(figures: tuple[Figure, ...], confirm: int = 3,
+              policy: Policy = DEFAULT_POLICY) -> list[Scenario]:
     """The configurations the issue names: 3, 5 and 8 baseline runs, a run on a new machine, normal and
     heavy-tailed noise, with and without a confirmation."""
     out: list[Scenario] = []
     for heavy in ("none", "host"):
-        out += [Scenario(figures, runs, heavy=heavy) for runs in (3, 5, 8)]
-        out.append(Scenario(figures, 5, new_machine=True, heavy=heavy))
-    out.append(Scenario(figures, 5, heavy="all"))
+        out += [Scenario(figures, runs, heavy=heavy, policy=policy) for runs in (3, 5, 8)]
+        out.append(Scenario(figures, 5, new_machine=True, heavy=heavy, policy=policy))
+    out.append(Scenario(figures, 5, heavy="all", policy=policy))
     return out + [replace(s, confirm=confirm) for s in out]
 
 
@@ -247,10 +249,18 @@ def main(argv: Sequence[str] | None = None) -> None:
     parser.add_argument("--seed", type=int, default=0, help="the first night's seed (default 0)")
     parser.add_argument("--save", type=Path, help="also keep the table as JSON here, with the date, the seed "
                         "and the spreads' source (docs/data/simulation*.json, which the docs' tables read)")
+    parser.add_argument("--bound-threshold", type=float, default=Policy.bound_threshold, metavar="FRACTION",
+                        help="the GPU-bound minimum effect the nights are judged by, to try another "
+                        f"(default: the judge's, {Policy.bound_threshold:g})")
+    parser.add_argument("--only", default="", metavar="TEXT",
+                        help="only the scenarios whose label holds TEXT, e.g. 'every figure heavy-tailed'")
     args = parser.parse_args(argv)
     figures = profile_of(load.load(args.baseline)) if args.baseline else synthetic_profile()
-    print(f"{len(figures)} gating figures; alpha {Policy.alpha:.0%}")
-    kept = rows([rates(s, args.nights, args.seed) for s in scenarios(figures)])
+    policy = Policy(bound_threshold=args.bound_threshold)
+    print(f"{len(figures)} gating figures; alpha {policy.alpha:.0%}; GPU-bound minimum effect "
+          f"{policy.bound_threshold:.1%}")
+    chosen = [s for s in scenarios(figures, policy=policy) if args.only in s.label]
+    kept = rows([rates(s, args.nights, args.seed) for s in chosen])
     print(table(kept))
     if args.save:
         source = args.baseline.name if args.baseline else "synthetic: 24 GPU-bound and 12 host-bound figures"

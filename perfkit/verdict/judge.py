@@ -11,7 +11,7 @@ kept for the hardware, moderated by empirical Bayes over the figures of its clas
 plus a between-machine term where the two sides ran on different machines. A figure
 
 - is **unchanged** only where its change's ``1 - 2·alpha`` interval lies inside the minimum effect worth a
-  verdict (2% for a GPU-bound benchmark, one that follows a GPU ceiling or declares ``gpu_bound``; 5%
+  verdict (3% for a GPU-bound benchmark, one that follows a GPU ceiling or declares ``gpu_bound``; 5%
   otherwise; or the benchmark's own tolerance): an equivalence test at ``alpha``;
 - is **regressed** / **improved** beyond it *and* when the t-test of that prediction is significant after
   Holm's correction over every gating figure compared (family-wise false-alarm rate ``alpha``, 5%; a
