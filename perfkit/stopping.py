@@ -110,7 +110,7 @@ def run_all(commands: Sequence[tuple[Sequence[str], Path, Mapping[str, str]]],
                 child.wait()
         except BaseException as exc:
             signum = signum_of(exc) if isinstance(exc, KeyboardInterrupt) else signal.SIGTERM
-            _stop_all([child for child, _, _ in started], signum, grace_s)
+            stop_all([child for child, _, _ in started], signum, grace_s)
             raise
         done = []
         for child, out, err in started:
@@ -120,8 +120,9 @@ def run_all(commands: Sequence[tuple[Sequence[str], Path, Mapping[str, str]]],
         return done
 
 
-def _stop_all(children: Sequence[subprocess.Popen[str]], signum: int, grace_s: float) -> None:
-    """``signum`` to every child's session at once, one ``grace_s`` for all of them, then SIGKILL."""
+def stop_all(children: Sequence[subprocess.Popen[str]], signum: int, grace_s: float) -> None:
+    """``signum`` to every child's session at once (each started with ``start_new_session``), one ``grace_s``
+    for all of them, then SIGKILL."""
     for child in children:
         with contextlib.suppress(ProcessLookupError):
             os.killpg(child.pid, signum)

@@ -1,10 +1,10 @@
 """The ``perfkit`` command: hw, compare, baseline save, history, dashboard, report, memory, flops, predict,
-roofline, ab, bisect.
+roofline, ab, bisect, fleet.
 
-Exit codes: 0 fine, 1 a significant regression with ``compare --fail`` or ``ab --fail``, 2 bad input
-(usage, a missing or corrupt file); errors are one line, never a traceback. ``ab`` and ``bisect`` stopped
-midway by Ctrl-C or SIGTERM clean up, say what they kept in one line and exit as a shell reports the
-signal (130, 143).
+Exit codes: 0 fine, 1 a significant regression with ``compare --fail`` or ``ab --fail`` (``fleet``: a
+regression or a job that failed), 2 bad input (usage, a missing or corrupt file); errors are one line, never a
+traceback. ``ab`` and ``bisect`` stopped midway by Ctrl-C or SIGTERM clean up, say what they kept in one line
+and exit as a shell reports the signal (130, 143); ``fleet`` stops its jobs on Ctrl-C or SIGTERM (130, 143).
 
 Each command group is a module of this package with its ``add_parser`` and handlers, which import what is
 heavy (torch, SQLAlchemy) only when they run: ``perfkit compare`` never loads torch. ``common`` holds what
@@ -22,7 +22,7 @@ from pathlib import Path
 from typing import Any
 
 from perfkit import stopping
-from perfkit.cli import ab, baseline, compare, dashboard, estimates, history, hw, report
+from perfkit.cli import ab, baseline, compare, dashboard, estimates, fleet, history, hw, report
 from perfkit.cli.common import EXIT_REGRESSION, EXIT_USAGE, work_of
 from perfkit.cli.compare import judge_files, parse_threshold
 from perfkit.errors import PerfkitError
@@ -108,6 +108,6 @@ def _parser() -> argparse.ArgumentParser:
     sub = parser.add_subparsers(dest="command", required=True)
     for add in (hw.add_parser, compare.add_parser, baseline.add_parser, history.add_parser,
                 dashboard.add_parser, report.add_parser, estimates.add_parser, report.add_roofline_parser,
-                ab.add_parser):
+                ab.add_parser, fleet.add_parser):
         add(sub)
     return parser

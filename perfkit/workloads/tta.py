@@ -15,7 +15,6 @@ from __future__ import annotations
 
 import itertools
 import logging
-import statistics
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager, nullcontext
 from dataclasses import dataclass
@@ -31,6 +30,7 @@ from perfkit.workloads.tta_variants import NAIVE, Variant
 
 #: The variants by name: plain data, in a module without torch (the across-hardware expectations read them).
 VARIANTS = tta_variants.VARIANTS
+cov = tta_variants.cov
 
 log = logging.getLogger("perfkit.tta")
 #: Seed 004's optimiser settings for CIFAR-10.
@@ -68,13 +68,6 @@ class Run:
             if a1 >= target:
                 return t1 if a1 <= a0 else t0 + (t1 - t0) * (max(target, a0) - a0) / (a1 - a0)
         return None
-
-
-def cov(values: list[float]) -> float:
-    """Coefficient of variation (sample standard deviation over mean), Coleman et al.'s stability figure."""
-    if len(values) < 2:
-        raise UsageError("a coefficient of variation needs at least two runs")
-    return statistics.stdev(values) / statistics.fmean(values)
 
 
 def warm_up(model_name: str, variant: Variant, device: torch.device, steps: int = 3) -> None:

@@ -1,9 +1,13 @@
 """The ways of running the time-to-accuracy training (perfkit.workloads.tta's :class:`Variant`), plain data in
-a module without torch: the across-hardware expectations (perfkit.workloads.benchwork) read a run's variant
-when a command only compares result files, which should not wait seconds for torch to import."""
+a module without torch, and the runs' coefficient of variation: the across-hardware expectations
+(perfkit.workloads.benchwork) read a run's variant, and ``perfkit tta-study`` the CoV, when a command only
+reads result files, which should not wait seconds for torch to import."""
 from __future__ import annotations
 
+import statistics
 from dataclasses import dataclass, replace
+
+from perfkit.errors import UsageError
 
 
 @dataclass(frozen=True)
@@ -38,3 +42,10 @@ VARIANTS: dict[str, Variant] = {v.name: v for v in (
     replace(NAIVE, name="resident-batch512-deterministic", resident=True, batch=512, deterministic=True),
     replace(NAIVE, name="best", resident=True, channels_last=True, bf16=True, compile_mode="reduce-overhead"),
 )}
+
+
+def cov(values: list[float]) -> float:
+    """Coefficient of variation (sample standard deviation over mean), Coleman et al.'s stability figure."""
+    if len(values) < 2:
+        raise UsageError("a coefficient of variation needs at least two runs")
+    return statistics.stdev(values) / statistics.fmean(values)

@@ -1,0 +1,214 @@
+"""A fleet on one host: N one-device runners at once, each replicate a process of its own, on one GPU
+(``CUDA_VISIBLE_DEVICES``, by UUID) pinned to the CPUs of that GPU's NUMA node (NVML's affinity); on a host
+without a GPU, each on its share of the cores. Replicates beyond N wait for a runner to free.
+
+The benchmarks whose figures a neighbour would disturb (``SERIAL``, or the caller's expression) are left out
+of the concurrent runs and run afterwards, one replicate at a time, with the whole host, as the baselines
+were measured."""
+from __future__ import annotations
+
+import contextlib
+import itertools
+import os
+import queue
+import shutil
+import signal
+import subprocess
+import threading
+from collections.abc import Callable, Sequence
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass
+from pathlib import Path
+
+from perfkit import cpus as host_cpus
+from perfkit import stopping
+from perfkit.errors import HardwareError, UsageError
+from perfkit.fleet.job import NOTHING_SELECTED, JobOutcome, pytest_command, run_selection
+
+#: What runs alone after the concurrent replicates, a pytest -k expression: the vector add's CPU references
+#: time every core of their affinity in turn against the host's own copy, so a neighbour's load is in their
+#: figure (which GPU figures a neighbour disturbs is measured on a multi-GPU host: docs/fleet.md)
+SERIAL = "test_cpu_loop or test_cpu_numpy"
+#: Where the NVIDIA driver shows itself: a host with it has GPUs, and NVML must answer for them
+NVIDIA_DRIVER = Path("/proc/driver/nvidia")
+
+
+@dataclass(frozen=True)
+class Runner:
+    """One place a replicate runs: a GPU (its UUID) and the CPUs near it, or a share of a CPU host's cores."""
+
+    name: str
+    cpus: tuple[int, ...]
+    gpu: str | None = None  # the GPU's UUID, for CUDA_VISIBLE_DEVICES
+
+    def env(self) -> dict[str, str]:
+        return {**os.environ, **({"CUDA_VISIBLE_DEVICES": self.gpu} if self.gpu else {})}
+
+
+@dataclass
+class HostReplicate:
+    """One replicate's concurrent run and its serial one: what each left, or why it failed."""
+
+    index: int
+    outcomes: list[JobOutcome]
+    failures: list[str]
+
+    @property
+    def label(self) -> str:
+        return f"this host's replicate {self.index + 1}"
+
+    @property
+    def results(self) -> list[Path]:
+        return [o.results for o in self.outcomes if o.results is not None]
+
+
+def runners(count: int) -> list[Runner]:
+    """``count`` runners of this host: its first ``count`` GPUs with their NUMA nodes' CPUs, or on a host
+    without a GPU its usable cores split into ``count`` contiguous shares."""
+    if count < 1:
+        raise UsageError(f"--on-host takes how many replicates run at once (1 or more), not {count}")
+    if shutil.which("taskset") is None:
+        raise UsageError("--on-host pins each replicate with taskset (util-linux), which is not on PATH")
+    mine = host_cpus.affinity()
+    if NVIDIA_DRIVER.exists():
+        gpus = _gpus(mine)
+        if count > len(gpus):
+            raise UsageError(f"--on-host {count}: this host has {len(gpus)} GPU(s); one replicate per GPU")
+        return [Runner(f"GPU {i} (CPUs {_cpu_list(cpus)})", cpus, uuid)
+                for i, (uuid, cpus) in enumerate(gpus[:count])]
+    if count > len(mine):
+        raise UsageError(f"--on-host {count}: this host lets perfkit use {len(mine)} CPU(s) and has no GPU; "
+                         "one replicate per core at most")
+    share, extra = divmod(len(mine), count)
+    starts = [i * share + min(i, extra) for i in range(count + 1)]
+    return [Runner(f"CPUs {_cpu_list(mine[a:b])}", tuple(mine[a:b])) for a, b in itertools.pairwise(starts)]
+
+
+def _gpus(allowed: Sequence[int]) -> list[tuple[str, tuple[int, ...]]]:
+    """Each GPU's UUID and the CPUs of its NUMA node that this process may use (all it may use where NVML
+    names none of them), in NVML's (PCI) order."""
+    from perfkit.measure.nvml import nvml_open
+
+    words = max(allowed or [0]) // 64 + 1
+    found = []
+    with nvml_open() as nvml:
+        try:
+            for i in range(nvml.nvmlDeviceGetCount()):
+                handle = nvml.nvmlDeviceGetHandleByIndex(i)
+                uuid = nvml.nvmlDeviceGetUUID(handle)
+                near = [c for c in mask_cpus(nvml.nvmlDeviceGetCpuAffinity(handle, words)) if c in allowed]
+                found.append((uuid.decode() if isinstance(uuid, bytes) else uuid, tuple(near or allowed)))
+        except nvml.NVMLError as exc:
+            raise HardwareError(f"NVML could not list this host's GPUs and their CPUs ({exc})") from None
+    return found
+
+
+def mask_cpus(mask: Sequence[int], width: int = 64) -> list[int]:
+    """The CPUs set in an affinity mask given as words of ``width`` bits, the lowest CPU first (NVML's)."""
+    return [w * width + b for w, word in enumerate(mask) for b in range(width) if word >> b & 1]
+
+
+def _cpu_list(cpus: Sequence[int]) -> str:
+    """0-15,32-47 for a sorted set of CPUs."""
+    spans: list[list[int]] = []
+    for cpu in sorted(cpus):
+        if spans and cpu == spans[-1][1] + 1:
+            spans[-1][1] = cpu
+        else:
+            spans.append([cpu, cpu])
+    return ",".join(f"{a}-{b}" if b > a else f"{a}" for a, b in spans)
+
+
+def split(keyword: str | None, serial: str) -> tuple[str, str]:
+    """The -k expressions of the concurrent part and of the serial part of a selection (``keyword``: the
+    user's own, None for all)."""
+    wanted = f"({keyword}) and " if keyword else ""
+    return f"{wanted}not ({serial})", f"{wanted}({serial})"
+
+
+def run(places: Sequence[Runner], replicas: int, checkout: Path, pytest_args: Sequence[str],
+        keyword: str | None, serial: str, folder: Path, say: Callable[[str], None]) -> list[HostReplicate]:
+    """``replicas`` replicates of the selection (``pytest_args`` and the -k ``keyword``), as many at once as
+    there are runners, then the ``serial`` part of it (where it selects anything) one replicate at a time;
+    each run's output in ``folder/logs``, its results in ``folder/results/host``. Interrupted (Ctrl-C, or
+    SIGTERM under perfkit.stopping.interruptible), every pytest started is stopped and nothing new starts."""
+    (folder / "logs").mkdir(parents=True, exist_ok=True)
+    (folder / "results" / "host").mkdir(parents=True, exist_ok=True)
+    done = [HostReplicate(i, [], []) for i in range(replicas)]
+    free: queue.Queue[Runner] = queue.Queue()
+    for place in places:
+        free.put(place)
+    lock = threading.Lock()
+    children: list[subprocess.Popen[str]] = []
+    stopped = threading.Event()
+
+    def track(child: subprocess.Popen[str]) -> None:
+        with lock:
+            children.append(child)
+            late = stopped.is_set()
+        if late:  # started just as the fleet was stopped
+            with contextlib.suppress(ProcessLookupError):
+                os.killpg(child.pid, signal.SIGTERM)
+
+    def take() -> Runner | None:
+        while not stopped.is_set():
+            with contextlib.suppress(queue.Empty):
+                return free.get(timeout=0.2)
+        return None
+
+    def one(replicate: HostReplicate, expression: str, part: str, place: Runner | None) -> None:
+        runner = place or take()
+        if runner is None:
+            return
+        stem = f"replicate-{replicate.index + 1}{part}"
+        label = f"perfkit fleet: {replicate.label}{part and ' (serial part)'}"
+        with lock:
+            say(f"{label}: running {'alone on the host' if place else f'on {runner.name}'}")
+        log = folder / "logs" / f"{stem}.log"
+        try:
+            with log.open("w") as written:
+                outcome = run_selection(str(checkout), (*pytest_args, "-k", expression),
+                                        str(folder / "results" / "host" / f"{stem}.json"), written,
+                                        runner.env(), () if place else runner.cpus, track)
+        finally:
+            if place is None:
+                free.put(runner)
+        if not stopped.is_set():  # stopped midway: the fleet says so once
+            with lock:
+                say(f"{label}: {_record(replicate, outcome, log)}")
+
+    concurrent, alone = split(keyword, serial)
+    with ThreadPoolExecutor(len(places)) as pool:
+        try:
+            for future in [pool.submit(one, r, concurrent, "", None) for r in done]:
+                future.result()
+            if _selects(checkout, pytest_args, alone):
+                for replicate in done:
+                    one(replicate, alone, "-serial", places[0])
+        except KeyboardInterrupt as exc:
+            with lock:
+                stopped.set()
+                running = [c for c in children if c.poll() is None]
+            pool.shutdown(wait=False, cancel_futures=True)
+            stopping.stop_all(running, stopping.signum_of(exc), stopping.GRACE_S)
+            raise
+    return done
+
+
+def _selects(checkout: Path, pytest_args: Sequence[str], expression: str) -> bool:
+    """Whether the -k ``expression`` selects any benchmark of the selection: collected once, rather than R
+    replicates each starting pytest for nothing."""
+    command = [*pytest_command((*pytest_args, "-k", expression), os.devnull), "--collect-only", "-q"]
+    return stopping.run(command, checkout, os.environ).returncode != NOTHING_SELECTED
+
+
+def _record(replicate: HostReplicate, outcome: JobOutcome, log: Path) -> str:
+    """What the run left, kept on the replicate, as a line of progress."""
+    if outcome.exit_code == NOTHING_SELECTED:
+        return "nothing of the selection runs here"
+    if outcome.results is None:
+        replicate.failures.append(f"wrote no results (pytest exit {outcome.exit_code}); the end of "
+                                  f"{log}:\n    " + "\n    ".join(outcome.tail.splitlines()))
+        return f"failed\n  {replicate.failures[-1]}"
+    replicate.outcomes.append(outcome)
+    return f"done{outcome.exit_note}; results in {outcome.results}"
