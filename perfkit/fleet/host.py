@@ -135,64 +135,78 @@ def run(places: Sequence[Runner], replicas: int, checkout: Path, pytest_args: Se
     (folder / "logs").mkdir(parents=True, exist_ok=True)
     (folder / "results" / "host").mkdir(parents=True, exist_ok=True)
     done = [HostReplicate(i, [], []) for i in range(replicas)]
-    free: queue.Queue[Runner] = queue.Queue()
-    for place in places:
-        free.put(place)
-    lock = threading.Lock()
-    children: list[subprocess.Popen[str]] = []
-    stopped = threading.Event()
+    night = _HostNight(places, checkout, tuple(pytest_args), folder, say)
+    concurrent, alone = split(keyword, serial)
+    with ThreadPoolExecutor(len(places)) as pool:
+        try:
+            for future in [pool.submit(night.one, r, concurrent, "", None) for r in done]:
+                future.result()
+            if _selects(checkout, pytest_args, alone):
+                for replicate in done:
+                    night.one(replicate, alone, "-serial", places[0])
+        except KeyboardInterrupt as exc:
+            pool.shutdown(wait=False, cancel_futures=True)
+            night.stop(stopping.signum_of(exc))
+            raise
+    return done
 
-    def track(child: subprocess.Popen[str]) -> None:
-        with lock:
-            children.append(child)
-            late = stopped.is_set()
-        if late:  # started just as the fleet was stopped
-            with contextlib.suppress(ProcessLookupError):
-                os.killpg(child.pid, signal.SIGTERM)
 
-    def take() -> Runner | None:
-        while not stopped.is_set():
-            with contextlib.suppress(queue.Empty):
-                return free.get(timeout=0.2)
-        return None
+class _HostNight:
+    """The runners free to take a replicate, the pytest processes started, and whether the night was
+    stopped: shared by the threads that run the replicates."""
 
-    def one(replicate: HostReplicate, expression: str, part: str, place: Runner | None) -> None:
-        runner = place or take()
+    def __init__(self, places: Sequence[Runner], checkout: Path, pytest_args: tuple[str, ...], folder: Path,
+                 say: Callable[[str], None]) -> None:
+        self.checkout, self.pytest_args, self.folder, self.say = checkout, pytest_args, folder, say
+        self.free: queue.Queue[Runner] = queue.Queue()
+        for place in places:
+            self.free.put(place)
+        self.lock = threading.Lock()
+        self.children: list[subprocess.Popen[str]] = []
+        self.stopped = threading.Event()
+
+    def one(self, replicate: HostReplicate, expression: str, part: str, place: Runner | None) -> None:
+        """One replicate's part, on ``place`` alone with the host, or on the next free runner."""
+        runner = place or self._take()
         if runner is None:
             return
         stem = f"replicate-{replicate.index + 1}{part}"
         label = f"perfkit fleet: {replicate.label}{part and ' (serial part)'}"
-        with lock:
-            say(f"{label}: running {'alone on the host' if place else f'on {runner.name}'}")
-        log = folder / "logs" / f"{stem}.log"
+        with self.lock:
+            self.say(f"{label}: running {'alone on the host' if place else f'on {runner.name}'}")
+        log = self.folder / "logs" / f"{stem}.log"
         try:
             with log.open("w") as written:
-                outcome = run_selection(str(checkout), (*pytest_args, "-k", expression),
-                                        str(folder / "results" / "host" / f"{stem}.json"), written,
-                                        runner.env(), () if place else runner.cpus, track)
+                outcome = run_selection(str(self.checkout), (*self.pytest_args, "-k", expression),
+                                        str(self.folder / "results" / "host" / f"{stem}.json"), written,
+                                        runner.env(), () if place else runner.cpus, self._track)
         finally:
             if place is None:
-                free.put(runner)
-        if not stopped.is_set():  # stopped midway: the fleet says so once
-            with lock:
-                say(f"{label}: {_record(replicate, outcome, log)}")
+                self.free.put(runner)
+        if not self.stopped.is_set():  # stopped midway: the fleet says so once
+            with self.lock:
+                self.say(f"{label}: {_record(replicate, outcome, log)}")
 
-    concurrent, alone = split(keyword, serial)
-    with ThreadPoolExecutor(len(places)) as pool:
-        try:
-            for future in [pool.submit(one, r, concurrent, "", None) for r in done]:
-                future.result()
-            if _selects(checkout, pytest_args, alone):
-                for replicate in done:
-                    one(replicate, alone, "-serial", places[0])
-        except KeyboardInterrupt as exc:
-            with lock:
-                stopped.set()
-                running = [c for c in children if c.poll() is None]
-            pool.shutdown(wait=False, cancel_futures=True)
-            stopping.stop_all(running, stopping.signum_of(exc), stopping.GRACE_S)
-            raise
-    return done
+    def stop(self, signum: int) -> None:
+        """Nothing new starts, and every pytest still running gets ``signum`` (then SIGKILL after a grace)."""
+        with self.lock:
+            self.stopped.set()
+            running = [c for c in self.children if c.poll() is None]
+        stopping.stop_all(running, signum, stopping.GRACE_S)
+
+    def _take(self) -> Runner | None:
+        while not self.stopped.is_set():
+            with contextlib.suppress(queue.Empty):
+                return self.free.get(timeout=0.2)
+        return None
+
+    def _track(self, child: subprocess.Popen[str]) -> None:
+        with self.lock:
+            self.children.append(child)
+            late = self.stopped.is_set()
+        if late:  # started just as the night was stopped
+            with contextlib.suppress(ProcessLookupError):
+                os.killpg(child.pid, signal.SIGTERM)
 
 
 def _selects(checkout: Path, pytest_args: Sequence[str], expression: str) -> bool:
