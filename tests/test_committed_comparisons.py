@@ -79,12 +79,13 @@ def test_quick_profile_the_cpu_is_held_to_its_own_measured_ceilings():
 def test_a_gating_figure_other_than_the_time_that_differs_on_the_other_machine_is_info_not_an_alarm(
         h100_against_h200):
     """The GEMMs gate on their SM cycles, which the H100 spends 9-10% fewer of than the H200: across hardware
-    they read ``changed`` with "p=3.7e-10; on another machine", like an alarm. Another machine's figure is
-    shown, not judged, in the terminal summary, compare's table and the report alike."""
+    they read ``changed`` with "p=3.7e-10; on another machine", like an alarm; the CPU references' time over
+    the host's copy is another host's ratio (2.2 on the H100's Xeons, 2.5 on the H200's). Another machine's
+    figure is shown, not judged, in the terminal summary, compare's table and the report alike."""
     cmp = h100_against_h200
     moved = [r for r in cmp.rows if r.gating and r.unit != TIME_UNIT and r.beyond_minimum and r.p_value]
     differ = [r for r in cmp.rows if r.gating and r.note.startswith("differs on the other machine")]
-    assert not moved and {r.figure for r in differ} == {"sm_mcycles"}
+    assert not moved and {r.figure for r in differ} == {"sm_mcycles", "over_host_copy"}
     gemm = next(r for r in differ if r.benchmark == GEMM)
     assert gemm.verdict is Verdict.INFO and gemm.change == pytest.approx(-0.097, abs=0.005)
     assert cmp.benchmark_verdicts()[GEMM] is Verdict.INFO

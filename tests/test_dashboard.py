@@ -114,19 +114,19 @@ def test_the_dashboard_opens_offline_and_every_link_reaches_a_page_whose_chart_r
     _ingested(db_url, tmp_path, capsys)
     site = tmp_path / "site"
     code, out, err = _cli(["dashboard", "--db", db_url, "--out", str(site)], capsys)
-    assert code == 0 and err == "" and "and 11 benchmark page(s) of 3 hardware id(s)" in out
+    assert code == 0 and err == "" and "and 12 benchmark page(s) of 3 hardware id(s)" in out
     index = site / "index.html"
     for page in site.rglob("*.html"):
         text = page.read_text()
         assert "http://" not in text and "https://" not in text and "<script" not in text, page
     seen = _check(index)
     assert seen["images"] == 0 and seen["errors"] == []
-    assert seen["svgs"] == 11 and seen["empty_svgs"] == 0  # one sparkline per benchmark, each drawn
+    assert seen["svgs"] == 12 and seen["empty_svgs"] == 0  # one sparkline per benchmark, each drawn
     pages = sorted({_path(link) for link in seen["links"]} - {site / "checked.html"})  # less its own anchors
     pages.remove(site / dashboard_html.ACROSS)  # the pairs of hardware ids: a table, the way back
     across = _check(site / dashboard_html.ACROSS)
     assert across["errors"] == [] and index in {_path(link) for link in across["links"]}
-    assert len(pages) == 11 and all(p.is_file() and p.suffix == ".html" for p in pages)
+    assert len(pages) == 12 and all(p.is_file() and p.suffix == ".html" for p in pages)
     charts = 0
     for page in pages:
         shown = _check(page)
@@ -134,7 +134,7 @@ def test_the_dashboard_opens_offline_and_every_link_reaches_a_page_whose_chart_r
         assert shown["svgs"] >= 1 and shown["empty_svgs"] == 0, page  # its charts, inline, each drawn
         assert index in {_path(link) for link in shown["links"]}, page  # the way back
         charts += page.read_text().count('<svg class="history"')
-    assert charts == 12  # a time chart on each page, and the chart of the DDP's peak memory, which regressed
+    assert charts == 13  # a time chart on each page, and the chart of the DDP's peak memory, which regressed
     odd = next(p for p in pages if "test_odd" in p.name)
     assert set(odd.name) <= SAFE
     assert "test_odd[a/b::c d?&amp;&lt;x&gt;]" in odd.read_text()
@@ -149,7 +149,7 @@ def test_a_sqlite_and_a_postgresql_store_of_the_same_runs_give_the_same_dashboar
             sites.append(tmp_path / name / "site")
             assert _cli(["dashboard", "--db", url, "--out", str(sites[-1])], capsys)[0] == 0
     files = [sorted(p.relative_to(site) for p in site.rglob("*") if p.is_file()) for site in sites]
-    assert files[0] == files[1] and len(files[0]) == 2 + 11  # index, across.html, the pages
+    assert files[0] == files[1] and len(files[0]) == 2 + 12  # index, across.html, the pages
     for relative in files[0]:
         assert (sites[0] / relative).read_bytes() == (sites[1] / relative).read_bytes(), relative
 

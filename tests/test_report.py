@@ -96,13 +96,16 @@ def test_a_renamed_bench_file_keeps_its_plots_and_its_section(tmp_path):
         assert f"]({png})" in section and (tmp_path / png).stat().st_size > 10_000
 
 
-#: Every bench file of the quick H200 baseline (every family but the all-reduce's), and of the two-GPU one.
+#: Every bench file of the quick H200 baseline (every family but the all-reduce's), and of the two-GPU one
+#: (the nightly's families, the batch sweep aside).
 _FAMILY_FILES = {
     "nvidia-h200-x1-quick": ["test_ceilings", "test_vector_add", "test_layers", "test_vgg_swap",
                              "test_model_memory", "test_ppp", "test_data_parallel", "test_capacity",
                              "test_batch_sweep", "test_time_to_accuracy", "test_large_batch", "test_flops",
                              "test_timer_fidelity"],
-    "nvidia-h200-x2": ["test_data_parallel", "test_capacity", "test_large_batch"],
+    "nvidia-h200-x2": ["test_ceilings", "test_vector_add", "test_layers", "test_vgg_swap",
+                       "test_model_memory", "test_ppp", "test_data_parallel", "test_capacity",
+                       "test_time_to_accuracy", "test_large_batch", "test_flops", "test_timer_fidelity"],
 }
 
 
