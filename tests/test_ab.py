@@ -25,6 +25,7 @@ import pytest
 import scipy.stats
 
 from perfkit import bytecode, stopping
+from perfkit.ab import bisect
 from perfkit.ab import report as ab_report
 from perfkit.ab import run as ab
 from perfkit.cli import EXIT_REGRESSION, main
@@ -465,14 +466,17 @@ GATED = '''import os
 import time
 from pathlib import Path
 
+SLOW_S = {slow_s}
+
 
 def test_sum(benchmark):
-    runs = Path(os.environ["PERFKIT_TEST_RUNS"])  # one line per benchmark run: its process id
-    with runs.open("a") as f:
-        f.write(f"{os.getpid()}\\n")
-    if len(runs.read_text().splitlines()) > 2:  # one pair done: the next run waits to be stopped
-        time.sleep(300)
-    benchmark.pedantic(sum, args=(range(1000),), rounds=3, iterations=1)
+    if Path(os.environ["PERFKIT_TEST_ARMED"]).exists():  # the runs are counted from when this exists
+        runs = Path(os.environ["PERFKIT_TEST_RUNS"])  # one line per benchmark run: its process id
+        with runs.open("a") as f:
+            f.write(f"{{os.getpid()}}\\n")
+        if len(runs.read_text().splitlines()) > 2:  # one pair done: the next run waits to be stopped
+            time.sleep(300)
+    benchmark.pedantic(lambda: time.sleep(SLOW_S) or sum(range(1000)), rounds=3, iterations=1)
 '''
 
 
@@ -489,18 +493,20 @@ def _alive(pid: int) -> bool:
 @pytest.mark.slow
 def test_sigterm_midway_keeps_the_finished_pair_and_leaves_no_checkout_process_or_bisect(tmp_path, command):
     """What a CI runner does to a job past its time limit: SIGTERM while the second pair's first benchmark
-    run is under way. The finished pair stays, the run under way is stopped, the checkouts and their
-    temporary folders are removed, git bisect is reset, and one sentence says so (exit 143, as a shell
-    reports SIGTERM)."""
+    run is under way (bisect: of the step's A/B, after BAD's own against GOOD). The finished pair stays, the
+    run under way is stopped, the checkouts and their temporary folders are removed, git bisect is reset,
+    and one sentence says so (exit 143, as a shell reports SIGTERM)."""
     repo = make_repo(tmp_path / "repo")
-    for i in range(3):
-        (repo / "benches" / "test_loop.py").write_text(GATED + f"# version {i}\n")
+    for i in range(3):  # the last 10 ms a round slower: bisect's BAD regressed, so its steps begin
+        bench = GATED.format(slow_s=0.01 if i == 2 else 0.0) + f"# version {i}\n"
+        (repo / "benches" / "test_loop.py").write_text(bench)
         git(repo, "add", "-A")
         git(repo, "commit", "-q", "-m", f"v{i}")
     head = git(repo, "rev-parse", "HEAD")
     runs, out, tmp = tmp_path / "runs", tmp_path / "out", tmp_path / "tmp"
     tmp.mkdir()
-    env = {**os.environ, "PERFKIT_TEST_RUNS": str(runs), "TMPDIR": str(tmp),
+    armed = tmp_path if command[0] == "ab" else out / "steps" / bisect.HUNT
+    env = {**os.environ, "PERFKIT_TEST_RUNS": str(runs), "PERFKIT_TEST_ARMED": str(armed), "TMPDIR": str(tmp),
            "PYTHONPATH": os.pathsep.join(filter(None, [str(ROOT), os.environ.get("PYTHONPATH")]))}
     argv = [sys.executable, "-m", "perfkit.cli", *command, "--rounds", "5", "--out", str(out)]
     process = subprocess.Popen(argv, cwd=repo, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
@@ -516,7 +522,8 @@ def test_sigterm_midway_keeps_the_finished_pair_and_leaves_no_checkout_process_o
     assert last.startswith("perfkit: stopped by SIGTERM: ") and "Traceback" not in stderr, stderr
     assert not _alive(int(runs.read_text().split()[-1]))  # the benchmark run under way was stopped too
     assert git(repo, "worktree", "list").count("\n") == 0 and list(tmp.iterdir()) == []
-    [kept] = [out / "ab.json"] if command[0] == "ab" else list(out.glob("steps/*/ab.json"))
+    hunted = out / "steps" / head / "ab.json"  # bisect's BAD against GOOD, finished before the steps
+    [kept] = [out / "ab.json"] if command[0] == "ab" else set(out.glob("steps/*/ab.json")) - {hunted}
     report = ab_report.read(kept)
     assert len(report.orders) == 1 and report.benchmarks[0].pairs == 1
     assert len(load.load(kept.parent / "head.json").runs()["benches/test_loop.py::test_sum"]["time"]) == 1

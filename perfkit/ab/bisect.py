@@ -2,11 +2,18 @@
 the test, so a commit is bad only when the paired test says the benchmark regressed against GOOD itself,
 re-measured beside it, never against a stored number.
 
+First BAD is A/B'd against GOOD: the figures it regressed are the hunt (none: nothing to bisect, said before
+git bisect starts), and each step is asked about those alone, at half the hunted change in logs as its
+minimum effect (never less than the figure's own): a step is bad when it is significantly nearer BAD than
+GOOD, good when its interval lies inside that half. So a 10x regression is found on a host whose runs
+wander 1.7x between processes (a shared 2-core runner, 2026-11-28), where the suite's own minimum effect
+left every good step unknown and git bisect skipped its way to "cannot bisect more".
+
 git bisect runs with ``--no-checkout``: it moves BISECT_HEAD, not the working tree, and each probe A/Bs
 GOOD against BISECT_HEAD in checkouts of their own; the working tree, dirty or not, is never touched.
 The probe (:func:`main`) answers git bisect's way: 0 good (unchanged or improved), 1 bad
-(regressed), 125 skip (the commit does not build, lacks the benchmark, or the verdict stays unknown after
-the rounds), 128 abort (anything else: a crash must not read as "bad").
+(a hunted figure regressed), 125 skip (the commit does not build, lacks the benchmark, or a hunted figure
+stays unknown after the rounds), 128 abort (anything else: a crash must not read as "bad").
 
 Stopped midway (Ctrl-C, or SIGTERM under perfkit.stopping.interruptible), ``git bisect run``'s session gets
 the signal: the probe under way stops its benchmark run and removes its checkouts (perfkit ab's own
@@ -18,6 +25,8 @@ once more on each side with ``--perfkit-explain`` (perfkit.ab.explain).
 from __future__ import annotations
 
 import argparse
+import json
+import math
 import os
 import re
 import subprocess
@@ -35,12 +44,16 @@ from perfkit.ab.explain import explained
 from perfkit.ab.report import AbReport
 from perfkit.errors import BuildError, PerfkitError, UsageError
 from perfkit.verdict.judge import Verdict
+from perfkit.verdict.paired_test import Key
+
+Hunt = dict[Key, float]  # the figures BAD regressed, each with the minimum effect a step is judged at
 
 GOOD, BAD, SKIP, ABORT = 0, 1, 125, 128
 #: The probe's command: sys.path[0] is the repository (git bisect runs it there), dropped so that a perfkit
 #: inside it does not shadow the one driving (``python -P`` does that from 3.11 only).
 PROBE = "import sys; del sys.path[0]; from perfkit.ab.bisect import main; sys.exit(main())"
 FIRST_BAD = re.compile(r"^([0-9a-f]{40}) is the first bad commit", re.MULTILINE)
+HUNT = "hunt.json"  # in the steps' folder: the probes read it
 
 
 @dataclass(frozen=True)
@@ -52,8 +65,9 @@ class Found:
 
 def bisect(path: Path, good: str, bad: str, expr: str, rounds: int, out: Path | None,
            benches: Sequence[str] = ("benches",), say: Callable[[str], None] = lambda _: None) -> Found:
-    """The first commit between ``good`` and ``bad`` whose benchmarks ``expr`` regressed against
-    ``good``; ``git bisect reset`` always follows. ``out`` None: a new temporary folder, said."""
+    """The first commit between ``good`` and ``bad`` nearer ``bad`` than ``good`` in the figures of the
+    benchmarks ``expr`` that ``bad`` regressed; ``git bisect reset`` always follows. ``out`` None: a new
+    temporary folder, said."""
     ab.check_input(rounds, benches)
     repo = ab.repository(path)
     good_commit, bad_commit = ab.resolve(repo, good), ab.resolve(repo, bad)
@@ -71,8 +85,11 @@ def bisect(path: Path, good: str, bad: str, expr: str, rounds: int, out: Path | 
         raise UsageError(f"-k {expr!r} selects no benchmark in {' '.join(benches)} at {good} or at {bad}")
     steps = ab.output_folder(out, "perfkit-bisect-out-") / "steps"
     say(f"each step's A/B in {steps}")
+    say(f"first {bad} against {good}: what it regressed is what each step is asked about")
+    (steps / HUNT).write_text(json.dumps(_to_json(hunt(repo, good, good_commit, bad, bad_commit, expr, rounds,
+                                                       steps, benches))))
     probe = [sys.executable, "-c", PROBE, good_commit, "-k", expr, "--rounds", str(rounds),
-             "--out", str(steps), "--benches", *benches]
+             "--out", str(steps), "--hunt", str(steps / HUNT), "--benches", *benches]
     here = str(Path(perfkit.__file__).resolve().parent.parent)  # this perfkit, not the commit's, drives
     env = {**os.environ, "PYTHONPATH": os.pathsep.join([here, *filter(None, [os.environ.get("PYTHONPATH")])])}
     try:
@@ -89,9 +106,7 @@ def bisect(path: Path, good: str, bad: str, expr: str, rounds: int, out: Path | 
         tail = " | ".join((done.stdout + done.stderr).strip().splitlines()[-3:])
         raise PerfkitError(f"git bisect named no first bad commit between {good} and {bad}: {tail}")
     commit = found.group(1)
-    measured = steps / commit / "ab.json"  # git bisect never tests BAD itself: measure it when it is the one
-    report = (ab_report.read(measured) if measured.exists() else
-              ab.ab(repo, good_commit, commit, steps / commit, expr=expr, rounds=rounds, benches=benches))
+    report = ab_report.read(steps / commit / "ab.json")  # BAD's own is the hunt's: git bisect never tests it
     summary = ab.git(repo, "log", "-1", "--format=%s", commit)
     if report.flagged():
         try:
@@ -101,6 +116,41 @@ def bisect(path: Path, good: str, bad: str, expr: str, rounds: int, out: Path | 
                                    f"bad commit is {commit} {summary}; its A/B is in {steps / commit}",
                                    report) from None
     return Found(commit, summary, report)
+
+
+def hunt(repo: Path, good: str, good_commit: str, bad: str, bad_commit: str, expr: str, rounds: int,
+         steps: Path, benches: Sequence[str]) -> Hunt:
+    """BAD A/B'd against GOOD (its A/B kept as the step of BAD): the figures it regressed, each with half
+    the regression in logs as a step's minimum effect, never less than the figure's own."""
+    try:
+        report = ab.ab(repo, good_commit, bad_commit, steps / bad_commit, expr=expr, rounds=rounds,
+                       benches=benches)
+    except stopping.Stopped as exc:
+        raise stopping.Stopped(exc.signum, f"stopped while measuring {bad} against {good}, before git bisect "
+                               f"started: {exc.kept}", exc.report) from None
+    found = hunted(report)
+    if not found:
+        said = "; ".join(f"{row.benchmark} {row.figure} {row.verdict.value}" + (f" ({row.note})" if row.note
+                                                                                   else "")
+                         for row in report.benchmarks) or "no benchmark compared"
+        raise PerfkitError(f"{bad} is not shown regressed against {good} ({said}), so there is nothing to "
+                           f"bisect; its A/B is in {steps / bad_commit}")
+    return found
+
+
+def hunted(report: AbReport) -> Hunt:
+    """The figures ``report`` (BAD against GOOD) regressed, each with half its change in logs as a step's
+    minimum effect, never less than the figure's own."""
+    return {(row.benchmark, row.figure): max(row.minimum, math.expm1(abs(math.log1p(row.change)) / 2))
+            for row in report.benchmarks if row.verdict is Verdict.REGRESSED and row.change is not None}
+
+
+def _to_json(found: Hunt) -> list[list[object]]:
+    return [[benchmark, figure, floor] for (benchmark, figure), floor in sorted(found.items())]
+
+
+def _read_hunt(path: Path) -> Hunt:
+    return {(benchmark, figure): floor for benchmark, figure, floor in json.loads(path.read_text())}
 
 
 def _explained(repo: Path, good: str, good_commit: str, commit: str, report: AbReport, out: Path,
@@ -113,22 +163,29 @@ def _explained(repo: Path, good: str, good_commit: str, commit: str, report: AbR
         return explained(report, base, head, out, say)
 
 
-def probe(good: str, expr: str, rounds: int, out: Path, benches: Sequence[str]) -> int:
-    """git bisect's test of BISECT_HEAD: an A/B against ``good``, its verdict as git bisect's exit status."""
+def probe(good: str, expr: str, rounds: int, out: Path, hunted: Hunt, benches: Sequence[str]) -> int:
+    """git bisect's test of BISECT_HEAD: an A/B against ``good`` judged on the ``hunted`` figures alone,
+    at their minimum effects, its answer as git bisect's exit status."""
     repo = ab.repository(Path.cwd())
     commit = ab.resolve(repo, "BISECT_HEAD")
     try:
-        report = ab.ab(repo, good, commit, out / commit, expr=expr, rounds=rounds, benches=benches)
+        report = ab.ab(repo, good, commit, out / commit, expr=expr, rounds=rounds, benches=benches,
+                       floors=hunted)
     except BuildError as exc:
         print(f"perfkit bisect: skip {commit[:10]}: {exc}", file=sys.stderr)
         return SKIP
-    verdicts = {row.verdict for row in report.benchmarks}
     print(ab_report.render(report))
-    if Verdict.REGRESSED in verdicts:
+    return step_answer(report, hunted)
+
+
+def step_answer(report: AbReport, hunted: Hunt) -> int:
+    """BAD where a hunted figure regressed; GOOD where every one was compared and none moved beyond its
+    minimum effect the worse way (unchanged or improved); SKIP otherwise (missing, or still unknown)."""
+    verdicts = {(row.benchmark, row.figure): row.verdict for row in report.benchmarks}
+    found = [verdicts.get(key) for key in hunted]
+    if Verdict.REGRESSED in found:
         return BAD
-    if not verdicts or Verdict.UNKNOWN in verdicts:
-        return SKIP
-    return GOOD
+    return GOOD if all(v in (Verdict.UNCHANGED, Verdict.IMPROVED) for v in found) else SKIP
 
 
 def main(argv: Sequence[str] | None = None) -> int:
@@ -137,11 +194,12 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("-k", dest="expr", required=True)
     parser.add_argument("--rounds", type=int, required=True)
     parser.add_argument("--out", type=Path, required=True)
+    parser.add_argument("--hunt", type=Path, required=True)
     parser.add_argument("--benches", nargs="+", required=True)
     args = parser.parse_args(argv)
     try:
         with stopping.interruptible():
-            return probe(args.good, args.expr, args.rounds, args.out, args.benches)
+            return probe(args.good, args.expr, args.rounds, args.out, _read_hunt(args.hunt), args.benches)
     except KeyboardInterrupt:  # perfkit bisect is stopping: this probe's checkouts are removed by now
         print("perfkit bisect: abort: stopped", file=sys.stderr)
         return ABORT

@@ -285,13 +285,16 @@ def output_folder(given: Path | None, prefix: str) -> Path:
 def ab(path: Path, base_ref: str, head_ref: str | None, out: Path | None, *, expr: str | None = None,
        rounds: int = 10, seed: int | None = None, benches: Sequence[str] = ("benches",),
        touched: bool = False, policy: Policy = DEFAULT_POLICY, explain: bool = False,
+       floors: Mapping[paired_test.Key, float] | None = None,
        say: Callable[[str], None] = lambda _: None) -> AbReport:
     """Run the A/B and return what it writes to ``out/ab.json`` (None: a new temporary folder, said);
     ``head_ref`` None: the working tree as it is (uncommitted changes included); ``touched``: instead of
     ``benches``, the bench files the change touches (perfkit.ab.touched), none (nothing run) when it touches
     none; ``explain``: the benchmarks it flags profiled once more on each side after the pairs
-    (perfkit.ab.explain). Stopped midway (Ctrl-C, or SIGTERM under perfkit.stopping.interruptible), it raises
-    perfkit.stopping.Stopped with the report of the pairs finished by then."""
+    (perfkit.ab.explain); ``floors``: a minimum effect per (benchmark, figure) in place of the policy's
+    (perfkit bisect's half of the regression it hunts). Stopped midway (Ctrl-C, or SIGTERM under
+    perfkit.stopping.interruptible), it raises perfkit.stopping.Stopped with the report of the pairs finished
+    by then."""
     check_input(rounds, benches)
     repo = repository(path)
     for stale in remove_stale_checkouts(repo):
@@ -325,7 +328,7 @@ def ab(path: Path, base_ref: str, head_ref: str | None, out: Path | None, *, exp
             report = _report(base, head, seed, [], rounds, benches, policy, [], {}, {"base": [], "head": []},
                              [])
             baselines.write_json_atomically(out / "ab.json", report.to_json())
-            for report in _interleave(base, head, out, expr, rounds, seed, benches, policy):
+            for report in _interleave(base, head, out, expr, rounds, seed, benches, policy, floors or {}):
                 say(ab_report.progress(report))
             if explain:
                 from perfkit.ab.explain import explained  # it runs sides as this module does: imported late
@@ -350,7 +353,8 @@ def kept(out: Path, pairs: int, rounds: int) -> str:
 
 
 def _interleave(base: Side, head: Side, out: Path, expr: str | None, rounds: int, seed: int,
-                benches: Sequence[str], policy: Policy) -> Iterator[AbReport]:
+                benches: Sequence[str], policy: Policy,
+                floors: Mapping[paired_test.Key, float]) -> Iterator[AbReport]:
     """The report after each pair, written to ``out/ab.json`` first (a run stopped midway keeps it)."""
     if not benches:
         return
@@ -371,7 +375,7 @@ def _interleave(base: Side, head: Side, out: Path, expr: str | None, rounds: int
             if results is not None:
                 kept[label].append(results)
                 baselines.write_atomically(out / f"{label}.json", baselines.from_runs(kept[label]))
-        this = gated(b, h, policy) if b is not None and h is not None else None
+        this = gated(b, h, policy, floors) if b is not None and h is not None else None
         tally, rows = look(tally, this, i + 1, rounds, policy.alpha)
         report = _report(base, head, seed, plan[: i + 1], rounds, benches, policy, rows, tally.pairs, kept,
                          sorted(tally.ungated))
@@ -449,13 +453,15 @@ class Gated:
     ungated: tuple[str, ...]  # benchmarks with no gating figure (FLOP counting): shown, not judged
 
 
-def gated(base: ResultSet, head: ResultSet, policy: Policy) -> Gated:
+def gated(base: ResultSet, head: ResultSet, policy: Policy,
+          floors: Mapping[paired_test.Key, float] | None = None) -> Gated:
     """One pair's values of every figure the nightly judge gates on, for each benchmark both sides ran: the
     judge's own pairing (perfkit.verdict.matching), so the A/B judges what the nightly judges: the time, or
     the kernel's own time or SM cycles where the bench names them instead, and the metrics declared to gate
     (peak memory, a capacity, a share reached), a gate of either side counting; with what disturbed either
     run, recorded as the judge reads it (the rounds' own spread is no excuse here: the pairs are fresh
-    processes, as a confirmation's re-runs are, perfkit.verdict.unsettled_rounds)."""
+    processes, as a confirmation's re-runs are, perfkit.verdict.unsettled_rounds). ``floors``: a figure's
+    minimum effect in place of the policy's."""
     found: list[PairedValue] = []
     lone: dict[paired_test.Key, paired_test.PairedRow] = {}
     pairing = pair(base, head)
@@ -463,7 +469,8 @@ def gated(base: ResultSet, head: ResultSet, policy: Policy) -> Gated:
     for fig in pairing.figures:
         if not fig.judged:
             continue
-        key, least = (fig.benchmark, fig.figure), minimum_effect(fig, policy)
+        key = (fig.benchmark, fig.figure)
+        least = (floors or {}).get(key, minimum_effect(fig, policy))
         if fig.measured_differently is not None:  # another method or clock on one side: never paired
             lone[key] = paired_test.PairedRow(fig.benchmark, 0, None, Verdict.MEASURED_DIFFERENTLY, least,
                                          settled=True, note=fig.measured_differently, figure=fig.figure)
