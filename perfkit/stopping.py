@@ -15,11 +15,12 @@ import os
 import signal
 import subprocess
 import tempfile
+import threading
 import time
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from pathlib import Path
 from types import FrameType
-from typing import Any
+from typing import IO, Any
 
 #: How long a child gets to unwind (pytest its fixtures, a bisect probe its worktrees) before SIGKILL.
 GRACE_S = 15.0
@@ -76,21 +77,55 @@ def interruptible() -> Iterator[None]:
             signal.signal(signum, before)
 
 
-def run(command: Sequence[str], cwd: Path, env: Mapping[str, str],
-        grace_s: float = GRACE_S) -> subprocess.CompletedProcess[str]:
-    """``subprocess.run(command, capture_output=True, text=True)`` in a session of its own. Stopped
-    midway (a KeyboardInterrupt while it waits), the child's session gets the same signal and ``grace_s``
-    to end, its output read meanwhile (a child blocked on a full pipe would never end), before SIGKILL;
-    then the interrupt goes on. The grace lasts until every process holding the child's output has ended,
-    grandchildren included (a bisect probe under ``git bisect run``, which outlives git)."""
+def run(command: Sequence[str], cwd: Path, env: Mapping[str, str], grace_s: float = GRACE_S,
+        echo: Callable[[str], None] | None = None) -> subprocess.CompletedProcess[str]:
+    """``subprocess.run(command, capture_output=True, text=True)`` in a session of its own; ``echo``: each
+    line of its output passed on as it comes too (a long bisect's progress). Stopped midway (a
+    KeyboardInterrupt while it waits), the child's session gets the same signal and ``grace_s`` to end, its
+    output read meanwhile (a child blocked on a full pipe would never end), before SIGKILL; then the interrupt
+    goes on. The grace lasts until every process holding the child's output has ended, grandchildren included
+    (a bisect probe under ``git bisect run``, which outlives git)."""
     with subprocess.Popen(list(command), cwd=cwd, env=dict(env), stdout=subprocess.PIPE,
                           stderr=subprocess.PIPE, text=True, start_new_session=True) as child:
+        readers = [_Reader(stream, echo) for stream in (child.stdout, child.stderr)]
         try:
-            out, err = child.communicate()
+            for reader in readers:
+                reader.join()  # at the end of its output: every process holding it has ended
+            child.wait()
         except KeyboardInterrupt as exc:
-            stop_session(child, signum_of(exc), grace_s)
+            with contextlib.suppress(ProcessLookupError):
+                os.killpg(child.pid, signum_of(exc))
+            deadline = time.monotonic() + grace_s
+            for reader in readers:
+                reader.join(max(0.0, deadline - time.monotonic()))
+            if any(reader.is_alive() for reader in readers):
+                with contextlib.suppress(ProcessLookupError):
+                    os.killpg(child.pid, signal.SIGKILL)
+            child.wait()
+            for reader in readers:  # what was left in the pipes, before they are closed
+                reader.join(1.0)
             raise
-    return subprocess.CompletedProcess(list(command), child.returncode, out, err)
+    return subprocess.CompletedProcess(list(command), child.returncode, readers[0].text, readers[1].text)
+
+
+class _Reader(threading.Thread):
+    """One of a child's output pipes read to its end, each line kept and passed to ``echo`` as it comes."""
+
+    def __init__(self, stream: IO[str] | None, echo: Callable[[str], None] | None) -> None:
+        super().__init__(daemon=True)
+        self.stream, self.echo, self.lines = stream, echo, list[str]()
+        self.start()
+
+    def run(self) -> None:
+        assert self.stream is not None  # a pipe: Popen was given PIPE
+        for line in self.stream:
+            self.lines.append(line)
+            if self.echo is not None:
+                self.echo(line.rstrip("\n"))
+
+    @property
+    def text(self) -> str:
+        return "".join(self.lines)
 
 
 def run_all(commands: Sequence[tuple[Sequence[str], Path, Mapping[str, str]]],

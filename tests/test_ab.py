@@ -545,8 +545,14 @@ def test_bisect_finds_the_commit_that_made_the_loop_10x_longer(tmp_path, monkeyp
     assert main(["bisect", commits[0], commits[-1], "-k", "test_sum", "--rounds", "5",
                  "--out", str(tmp_path / "out")]) == 0
     took = time.monotonic() - start
-    text = capsys.readouterr().out
+    said = capsys.readouterr()
+    text = said.out
     assert f"first bad commit: {commits[4]} c4" in text and "regressed" in text, text
+    # its progress as it comes: the hunt's pairs, what git bisect has left, each step's pairs and answer
+    assert f"perfkit: {commits[-1]} against {commits[0]}: pair 1/5" in said.err, said.err
+    assert "perfkit: Bisecting: " in said.err and f"perfkit: {commits[4][:10]} c4: pair 1/5" in said.err
+    assert f"perfkit: {commits[3][:10]} c3: good" in said.err, said.err
+    assert f"perfkit: {commits[4][:10]} c4: bad (a hunted figure regressed)" in said.err, said.err
     # the answer says what moved: the benchmark profiled once more at GOOD and at the first bad commit
     steps = tmp_path / "out" / "steps" / commits[4]
     assert "Why they moved" in text and (steps / "base-explain.json").exists(), text

@@ -1,5 +1,6 @@
 """Children run at once (perfkit.stopping.run_all): each one's output and status kept apart, and a Ctrl-C
-while they run reaches every one of them, each unwinding its own cleanup before the interrupt goes on."""
+while they run reaches every one of them, each unwinding its own cleanup before the interrupt goes on; one
+child (perfkit.stopping.run) with its output passed on line by line as it comes (a bisect's progress)."""
 from __future__ import annotations
 
 import os
@@ -55,3 +56,46 @@ def test_a_child_that_cannot_start_stops_those_started_before_it(tmp_path):
         stopping.run_all([([sys.executable, "-c", UNWINDS, str(tmp_path / "a")], tmp_path, os.environ),
                           (["/no/such/program"], tmp_path, os.environ)], grace_s=10)
     assert time.monotonic() - start < 30  # SIGTERM ended it at once (SIGKILL at the latest after 10 s)
+
+
+#: Says one line, then waits for the file its first argument names before it says the last and ends.
+WAITS_FOR_ECHO = """
+import os, sys, time
+print("first", file=sys.stderr, flush=True)
+deadline = time.monotonic() + 60
+while not os.path.exists(sys.argv[1]) and time.monotonic() < deadline:
+    time.sleep(0.05)
+print("last")
+"""
+
+
+def test_a_childs_lines_are_passed_on_as_they_come_and_kept(tmp_path):
+    """The child ends only once the echo of its first line made the file: an echo after the end never would
+    (it would wait out its minute)."""
+    seen: list[str] = []
+
+    def echo(line: str) -> None:
+        seen.append(line)
+        (tmp_path / "seen").touch()
+
+    start = time.monotonic()
+    done = stopping.run([sys.executable, "-c", WAITS_FOR_ECHO, str(tmp_path / "seen")], tmp_path, os.environ,
+                        echo=echo)
+    assert time.monotonic() - start < 30
+    assert (done.returncode, done.stdout, done.stderr) == (0, "last\n", "first\n")
+    assert seen == ["first", "last"]
+
+
+def test_a_ctrl_c_reaches_the_one_child_and_its_cleanup_ends_before_the_interrupt_goes_on(tmp_path):
+    mark = tmp_path / "a"
+
+    def interrupt_once_it_listens() -> None:
+        deadline = time.monotonic() + 60
+        while not (mark.exists() and mark.read_text() == "ready") and time.monotonic() < deadline:
+            time.sleep(0.05)
+        os.kill(os.getpid(), signal.SIGINT)
+
+    threading.Thread(target=interrupt_once_it_listens, daemon=True).start()
+    with pytest.raises(KeyboardInterrupt):
+        stopping.run([sys.executable, "-c", UNWINDS, str(mark)], tmp_path, os.environ, grace_s=10, echo=print)
+    assert mark.read_text() == "unwound"

@@ -53,6 +53,10 @@ GOOD, BAD, SKIP, ABORT = 0, 1, 125, 128
 #: inside it does not shadow the one driving (``python -P`` does that from 3.11 only).
 PROBE = "import sys; del sys.path[0]; from perfkit.ab.bisect import main; sys.exit(main())"
 FIRST_BAD = re.compile(r"^([0-9a-f]{40}) is the first bad commit", re.MULTILINE)
+#: How a probe's progress line begins on its stderr: bisect passes those on as they come, with git bisect's
+#: "Bisecting: N revisions left to test after this (roughly K steps)".
+STEP = "perfkit bisect step: "
+LEFT = "Bisecting: "
 HUNT = "hunt.json"  # in the steps' folder: the probes read it
 
 
@@ -87,7 +91,7 @@ def bisect(path: Path, good: str, bad: str, expr: str, rounds: int, out: Path | 
     say(f"each step's A/B in {steps}")
     say(f"first {bad} against {good}: what it regressed is what each step is asked about")
     (steps / HUNT).write_text(json.dumps(_to_json(hunt(repo, good, good_commit, bad, bad_commit, expr, rounds,
-                                                       steps, benches))))
+                                                       steps, benches, say))))
     probe = [sys.executable, "-c", PROBE, good_commit, "-k", expr, "--rounds", str(rounds),
              "--out", str(steps), "--hunt", str(steps / HUNT), "--benches", *benches]
     here = str(Path(perfkit.__file__).resolve().parent.parent)  # this perfkit, not the commit's, drives
@@ -95,7 +99,8 @@ def bisect(path: Path, good: str, bad: str, expr: str, rounds: int, out: Path | 
     try:
         ab.git(repo, "bisect", "start", "--no-checkout", bad_commit, good_commit)
         # the probe's own grace for its benchmark run, then time to remove its checkouts
-        done = stopping.run(["git", "bisect", "run", *probe], repo, env, grace_s=2 * stopping.GRACE_S)
+        done = stopping.run(["git", "bisect", "run", *probe], repo, env, grace_s=2 * stopping.GRACE_S,
+                            echo=lambda line: _pass_on(line, say))
     except KeyboardInterrupt as exc:
         raise stopping.Stopped(stopping.signum_of(exc), f"git bisect is reset and the steps' A/B results so "
                                f"far kept in {steps}") from None
@@ -119,12 +124,12 @@ def bisect(path: Path, good: str, bad: str, expr: str, rounds: int, out: Path | 
 
 
 def hunt(repo: Path, good: str, good_commit: str, bad: str, bad_commit: str, expr: str, rounds: int,
-         steps: Path, benches: Sequence[str]) -> Hunt:
+         steps: Path, benches: Sequence[str], say: Callable[[str], None] = lambda _: None) -> Hunt:
     """BAD A/B'd against GOOD (its A/B kept as the step of BAD): the figures it regressed, each with half
     the regression in logs as a step's minimum effect, never less than the figure's own."""
     try:
         report = ab.ab(repo, good_commit, bad_commit, steps / bad_commit, expr=expr, rounds=rounds,
-                       benches=benches)
+                       benches=benches, say=lambda line: say(f"{bad} against {good}: {line}"))
     except stopping.Stopped as exc:
         raise stopping.Stopped(exc.signum, f"stopped while measuring {bad} against {good}, before git bisect "
                                f"started: {exc.kept}", exc.report) from None
@@ -143,6 +148,14 @@ def hunted(report: AbReport) -> Hunt:
     minimum effect, never less than the figure's own."""
     return {(row.benchmark, row.figure): max(row.minimum, math.expm1(abs(math.log1p(row.change)) / 2))
             for row in report.benchmarks if row.verdict is Verdict.REGRESSED and row.change is not None}
+
+
+def _pass_on(line: str, say: Callable[[str], None]) -> None:
+    """A probe's progress line and git bisect's count of what is left, said; the rest of their output kept."""
+    if line.startswith(STEP):
+        say(line.removeprefix(STEP))
+    elif line.startswith(LEFT):
+        say(line)
 
 
 def _to_json(found: Hunt) -> list[list[object]]:
@@ -168,14 +181,22 @@ def probe(good: str, expr: str, rounds: int, out: Path, hunted: Hunt, benches: S
     at their minimum effects, its answer as git bisect's exit status."""
     repo = ab.repository(Path.cwd())
     commit = ab.resolve(repo, "BISECT_HEAD")
+    subject = ab.git(repo, "log", "-1", "--format=%s", commit)
+
+    def say(line: str) -> None:
+        print(f"{STEP}{commit[:10]} {subject}: {line}", file=sys.stderr, flush=True)
+
     try:
         report = ab.ab(repo, good, commit, out / commit, expr=expr, rounds=rounds, benches=benches,
-                       floors=hunted)
+                       floors=hunted, say=say)
     except BuildError as exc:
-        print(f"perfkit bisect: skip {commit[:10]}: {exc}", file=sys.stderr)
+        say(f"skipped: {exc}")
         return SKIP
     print(ab_report.render(report))
-    return step_answer(report, hunted)
+    answer = step_answer(report, hunted)
+    say({BAD: "bad (a hunted figure regressed)", GOOD: "good", SKIP: "skipped (a hunted figure missing or "
+         "still unknown)"}[answer])
+    return answer
 
 
 def step_answer(report: AbReport, hunted: Hunt) -> int:
