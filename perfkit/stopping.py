@@ -12,15 +12,15 @@ from __future__ import annotations
 
 import contextlib
 import os
+import selectors
 import signal
 import subprocess
 import tempfile
-import threading
 import time
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from pathlib import Path
 from types import FrameType
-from typing import IO, Any
+from typing import Any
 
 #: How long a child gets to unwind (pytest its fixtures, a bisect probe its worktrees) before SIGKILL.
 GRACE_S = 15.0
@@ -85,47 +85,86 @@ def run(command: Sequence[str], cwd: Path, env: Mapping[str, str], grace_s: floa
     output read meanwhile (a child blocked on a full pipe would never end), before SIGKILL; then the interrupt
     goes on. The grace lasts until every process holding the child's output has ended, grandchildren included
     (a bisect probe under ``git bisect run``, which outlives git)."""
+    output = _Output(echo)
     with subprocess.Popen(list(command), cwd=cwd, env=dict(env), stdout=subprocess.PIPE,
-                          stderr=subprocess.PIPE, text=True, start_new_session=True) as child:
-        readers = [_Reader(stream, echo) for stream in (child.stdout, child.stderr)]
+                          stderr=subprocess.PIPE, start_new_session=True) as child:
         try:
-            for reader in readers:
-                reader.join()  # at the end of its output: every process holding it has ended
+            output.watch(child)
+            output.drain()  # to the end of both pipes: every process holding them has ended
             child.wait()
         except KeyboardInterrupt as exc:
             with contextlib.suppress(ProcessLookupError):
                 os.killpg(child.pid, signum_of(exc))
             deadline = time.monotonic() + grace_s
-            for reader in readers:
-                reader.join(max(0.0, deadline - time.monotonic()))
-            if any(reader.is_alive() for reader in readers):
+            if not (output.drain(deadline) and _ended(child, deadline)):
                 with contextlib.suppress(ProcessLookupError):
                     os.killpg(child.pid, signal.SIGKILL)
-            child.wait()
-            for reader in readers:  # what was left in the pipes, before they are closed
-                reader.join(1.0)
+                child.wait()
+                output.drain(time.monotonic() + 1.0)  # what the killed processes left in the pipes
             raise
-    return subprocess.CompletedProcess(list(command), child.returncode, readers[0].text, readers[1].text)
+        finally:
+            output.close()
+    return subprocess.CompletedProcess(list(command), child.returncode, output.text(0), output.text(1))
 
 
-class _Reader(threading.Thread):
-    """One of a child's output pipes read to its end, each line kept and passed to ``echo`` as it comes."""
+def _ended(child: subprocess.Popen[bytes], deadline: float) -> bool:
+    try:
+        child.wait(timeout=max(0.0, deadline - time.monotonic()))
+    except subprocess.TimeoutExpired:
+        return False
+    return True
 
-    def __init__(self, stream: IO[str] | None, echo: Callable[[str], None] | None) -> None:
-        super().__init__(daemon=True)
-        self.stream, self.echo, self.lines = stream, echo, list[str]()
-        self.start()
 
-    def run(self) -> None:
-        assert self.stream is not None  # a pipe: Popen was given PIPE
-        for line in self.stream:
-            self.lines.append(line)
-            if self.echo is not None:
-                self.echo(line.rstrip("\n"))
+class _Output:
+    """A child's stdout and stderr read together in this thread, so neither pipe fills while the other is
+    waited on, and kept; each whole line passed to ``echo`` as it comes (undecodable bytes replaced)."""
 
-    @property
-    def text(self) -> str:
-        return "".join(self.lines)
+    def __init__(self, echo: Callable[[str], None] | None) -> None:
+        self.echo = echo
+        self.selector = selectors.DefaultSelector()
+        self.kept: list[bytearray] = []
+        self.echoed: list[int] = []  # per pipe, how many of its bytes were passed to echo
+
+    def watch(self, child: subprocess.Popen[bytes]) -> None:
+        for index, stream in enumerate((child.stdout, child.stderr)):
+            assert stream is not None  # Popen was given PIPE
+            self.selector.register(stream.fileno(), selectors.EVENT_READ, index)
+            self.kept.append(bytearray())
+            self.echoed.append(0)
+
+    def drain(self, deadline: float | None = None) -> bool:
+        """Read until both pipes end (True) or ``deadline`` (time.monotonic) passes (False)."""
+        while self.selector.get_map():
+            wait = None if deadline is None else deadline - time.monotonic()
+            if wait is not None and wait <= 0:
+                return False
+            for key, _ in self.selector.select(wait):
+                data = os.read(key.fd, 1 << 16)
+                if data:
+                    self.kept[key.data] += data
+                else:
+                    self.selector.unregister(key.fd)
+                self._pass_on(key.data, ended=not data)
+        return True
+
+    def _pass_on(self, index: int, ended: bool) -> None:
+        kept = self.kept[index]
+        last = len(kept) if ended else kept.rfind(b"\n", self.echoed[index]) + 1
+        if self.echo is None or last <= self.echoed[index]:
+            return
+        lines = kept[self.echoed[index]:last].decode(errors="replace").splitlines()
+        self.echoed[index] = last
+        try:
+            for line in lines:
+                self.echo(line)
+        except Exception:  # noqa: BLE001 - a closed terminal must not stop the reading: the output is kept
+            self.echo = None
+
+    def text(self, index: int) -> str:
+        return self.kept[index].decode(errors="replace") if index < len(self.kept) else ""
+
+    def close(self) -> None:
+        self.selector.close()
 
 
 def run_all(commands: Sequence[tuple[Sequence[str], Path, Mapping[str, str]]],

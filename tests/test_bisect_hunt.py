@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import math
 import random
+import subprocess
 from collections import Counter
 from pathlib import Path
 
@@ -13,8 +14,10 @@ import pytest
 from perfkit.ab import bisect
 from perfkit.ab import run as ab
 from perfkit.cli import main
+from perfkit.resultfile import load
 from perfkit.verdict.judge import Verdict
 from perfkit.verdict.paired_test import PairedRow
+from tests.conftest import ROOT
 from tests.gitrepo import commit, git, make_repo
 
 TIME = "time"
@@ -55,6 +58,28 @@ def test_a_step_is_bad_good_or_skipped_on_the_hunted_figures_alone():
     assert bisect.step_answer(lacking, hunt) == bisect.SKIP
 
 
+def test_a_step_pairs_the_hunted_figures_alone_at_the_hunts_minimum_effects():
+    """What the probe hands perfkit ab (``floors``): a stored CPU run of every family paired with itself."""
+    run = load.load(ROOT / "tests" / "data" / "cpu-quick-families.json")
+    everything = ab.gated(run, run, ab.DEFAULT_POLICY)
+    loop = ("benches/test_vector_add.py::test_cpu_loop[K1]", TIME)
+    capacity = next(one.key for one in everything.pairs if one.higher_better)
+    assert len(everything.pairs) > 10 and loop in {one.key for one in everything.pairs}
+    step = ab.gated(run, run, ab.DEFAULT_POLICY, {loop: 2.16, capacity: 0.41})
+    assert {one.key: one.minimum for one in step.pairs} == {loop: 2.16, capacity: 0.41} and not step.lone
+
+
+def test_a_skipped_step_says_which_hunted_figure_it_could_not_decide_and_why():
+    hunt = {("loop", TIME): 2.16, ("layer", TIME): 0.05, ("copy", TIME): 0.05}
+    unsettled = PairedRow("layer", 5, 0.3, Verdict.UNKNOWN, 0.05,
+                          note="inside the minimum effect, not settled")
+    report = _report(_row("loop", 0.0, Verdict.UNCHANGED), unsettled)
+    answer = bisect.step_answer(report, hunt)
+    assert answer == bisect.SKIP and bisect.answer_said(report, hunt, answer) == (
+        "skipped (layer time unknown: inside the minimum effect, not settled; copy time missing)")
+    assert bisect.answer_said(report, hunt, bisect.GOOD) == "good"
+
+
 def _step(true_ratio: float, minimum: float, rng: random.Random, rounds: int = 5) -> Verdict:
     """One step's A/B under ab.look's own stopping rule, each side's run 1.9 or 3.3 ms at random (the
     runner's two states, as the failed CI run of 2026-11-28 measured them) within 3%."""
@@ -90,3 +115,43 @@ def test_nothing_to_bisect_is_said_before_git_bisect_starts(tmp_path, monkeypatc
                            "(benches/test_loop.py::test_sum time ") and "nothing to bisect" in said, said
     assert (tmp_path / "out" / "steps" / bad / "ab.json").exists() and "Traceback" not in said
     assert not (repo / ".git" / "BISECT_START").exists() and git(repo, "rev-parse", "HEAD") == bad
+
+
+def test_good_and_bad_swapped_are_refused_before_anything_is_measured(tmp_path, monkeypatch, capsys):
+    repo = make_repo(tmp_path / "repo")
+    older, newer = (commit(repo, 1000, f"c{i}") for i in range(2))
+    monkeypatch.chdir(repo)
+    assert main(["bisect", newer, older, "-k", "test_sum", "--out", str(tmp_path / "out")]) == 2
+    said = capsys.readouterr().err.strip().splitlines()[-1]
+    assert said == (f"perfkit: error: {newer} is not an ancestor of {older}: git bisect looks for a "
+                    "regression between an older GOOD and a newer BAD; were they swapped? (perfkit bisect "
+                    f"{older} {newer} ...)")
+    assert not (tmp_path / "out").exists() and not (repo / ".git" / "BISECT_START").exists()
+
+
+SKIPS_C2 = """#!/bin/sh
+v=$(git show BISECT_HEAD:v)
+[ "$v" = 2 ] && exit 125
+[ "$v" -ge 3 ] && exit 1
+exit 0
+"""
+
+
+def test_skipped_steps_next_to_the_change_name_the_commits_it_could_be(tmp_path):
+    """git bisect's own run over five commits, c3 the first bad, c2 skipped: the answer is one of c2, c3."""
+    repo = tmp_path / "repo"
+    repo.mkdir()
+    git(repo, "init", "-q", "-b", "main")
+    for i in range(5):
+        (repo / "v").write_text(f"{i}\n")
+        git(repo, "add", "v")
+        git(repo, "commit", "-q", "-m", f"c{i}")
+    (tmp_path / "probe.sh").write_text(SKIPS_C2)
+    (tmp_path / "probe.sh").chmod(0o755)
+    git(repo, "bisect", "start", "--no-checkout", "HEAD", "HEAD~4")
+    done = subprocess.run(["git", "bisect", "run", str(tmp_path / "probe.sh")], cwd=repo, capture_output=True,
+                          text=True, check=False)
+    named = [git(repo, "log", "-1", "--format=%h %s", f"HEAD~{n}") for n in (2, 1)]  # c2, c3
+    said = bisect._no_answer(repo, "HEAD~4", "HEAD", done, tmp_path / "steps")
+    assert said.startswith("the first bad commit is one of ") and all(name in said for name in named), said
+    assert "more --rounds or a quieter host settle them" in said

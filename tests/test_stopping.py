@@ -99,3 +99,15 @@ def test_a_ctrl_c_reaches_the_one_child_and_its_cleanup_ends_before_the_interrup
     with pytest.raises(KeyboardInterrupt):
         stopping.run([sys.executable, "-c", UNWINDS, str(mark)], tmp_path, os.environ, grace_s=10, echo=print)
     assert mark.read_text() == "unwound"
+
+
+def test_an_echo_that_fails_and_bytes_that_are_not_text_lose_nothing_and_hang_nothing(tmp_path):
+    """An echo raising (a closed terminal) stops the echo, not the reading: the child's half megabyte on
+    stderr, more than a pipe holds, still reaches the end; a byte that is not UTF-8 is replaced."""
+    def closed(line: str) -> None:
+        raise BrokenPipeError(line)
+
+    child = ("import sys; sys.stderr.write('x' * 99 + '\\n') ; sys.stderr.write(('y' * 99 + '\\n') * 5000); "
+             "sys.stdout.buffer.write(b'caf\\xe9\\n')")
+    done = stopping.run([sys.executable, "-c", child], tmp_path, os.environ, echo=closed)
+    assert done.returncode == 0 and done.stdout == "caf\ufffd\n" and len(done.stderr) == 100 * 5001

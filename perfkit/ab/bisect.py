@@ -4,8 +4,10 @@ re-measured beside it, never against a stored number.
 
 First BAD is A/B'd against GOOD: the figures it regressed are the hunt (none: nothing to bisect, said before
 git bisect starts), and each step is asked about those alone, at half the hunted change in logs as its
-minimum effect (never less than the figure's own): a step is bad when it is significantly nearer BAD than
-GOOD, good when its interval lies inside that half. So a 10x regression is found on a host whose runs
+minimum effect (never less than the figure's own): a step is bad when it regressed significantly with its
+change beyond that half (nearer BAD's than GOOD's), good when its interval lies inside the half. A
+regression made in one commit is all or nothing at each step; one spread over several commits is not, and a
+step carrying part of it may read either way or be skipped. So a 10x regression is found on a host whose runs
 wander 1.7x between processes (a shared 2-core runner, 2026-11-28), where the suite's own minimum effect
 left every good step unknown and git bisect skipped its way to "cannot bisect more".
 
@@ -53,11 +55,15 @@ GOOD, BAD, SKIP, ABORT = 0, 1, 125, 128
 #: inside it does not shadow the one driving (``python -P`` does that from 3.11 only).
 PROBE = "import sys; del sys.path[0]; from perfkit.ab.bisect import main; sys.exit(main())"
 FIRST_BAD = re.compile(r"^([0-9a-f]{40}) is the first bad commit", re.MULTILINE)
+#: git bisect's answer when skipped steps lie next to the change: the commits it could be, one a line.
+COULD_BE = re.compile(r"^The first bad commit could be any of:\n((?:[0-9a-f]{40}\n)+)", re.MULTILINE)
 #: How a probe's progress line begins on its stderr: bisect passes those on as they come, with git bisect's
 #: "Bisecting: N revisions left to test after this (roughly K steps)".
 STEP = "perfkit bisect step: "
 LEFT = "Bisecting: "
 HUNT = "hunt.json"  # in the steps' folder: the probes read it
+#: A hunted figure's verdicts that answer a step: regressed is bad, these good.
+DECIDED = (Verdict.UNCHANGED, Verdict.IMPROVED, Verdict.REGRESSED)
 
 
 @dataclass(frozen=True)
@@ -78,6 +84,10 @@ def bisect(path: Path, good: str, bad: str, expr: str, rounds: int, out: Path | 
     if good_commit == bad_commit:
         raise UsageError(f"{good} and {bad} are the same commit ({good_commit[:10]}), so there is nothing "
                          "between them to bisect; give a GOOD commit older than the BAD one")
+    if subprocess.run(["git", "merge-base", "--is-ancestor", good_commit, bad_commit], cwd=repo,
+                      capture_output=True, check=False).returncode != 0:
+        raise UsageError(f"{good} is not an ancestor of {bad}: git bisect looks for a regression between an "
+                         f"older GOOD and a newer BAD; were they swapped? (perfkit bisect {bad} {good} ...)")
     if (repo / ab.git(repo, "rev-parse", "--git-path", "BISECT_START")).exists():
         raise UsageError(f"{repo} is in the middle of a git bisect; finish it with `git bisect reset` first")
     try:
@@ -89,7 +99,7 @@ def bisect(path: Path, good: str, bad: str, expr: str, rounds: int, out: Path | 
         raise UsageError(f"-k {expr!r} selects no benchmark in {' '.join(benches)} at {good} or at {bad}")
     steps = ab.output_folder(out, "perfkit-bisect-out-") / "steps"
     say(f"each step's A/B in {steps}")
-    say(f"first {bad} against {good}: what it regressed is what each step is asked about")
+    say(f"measuring {bad} against {good} first: the figures it regressed are what each step is asked about")
     (steps / HUNT).write_text(json.dumps(_to_json(hunt(repo, good, good_commit, bad, bad_commit, expr, rounds,
                                                        steps, benches, say))))
     probe = [sys.executable, "-c", PROBE, good_commit, "-k", expr, "--rounds", str(rounds),
@@ -108,8 +118,7 @@ def bisect(path: Path, good: str, bad: str, expr: str, rounds: int, out: Path | 
         subprocess.run(["git", "bisect", "reset"], cwd=repo, capture_output=True, check=False)
     found = FIRST_BAD.search(done.stdout)
     if found is None:
-        tail = " | ".join((done.stdout + done.stderr).strip().splitlines()[-3:])
-        raise PerfkitError(f"git bisect named no first bad commit between {good} and {bad}: {tail}")
+        raise PerfkitError(_no_answer(repo, good, bad, done, steps))
     commit = found.group(1)
     report = ab_report.read(steps / commit / "ab.json")  # BAD's own is the hunt's: git bisect never tests it
     summary = ab.git(repo, "log", "-1", "--format=%s", commit)
@@ -121,6 +130,18 @@ def bisect(path: Path, good: str, bad: str, expr: str, rounds: int, out: Path | 
                                    f"bad commit is {commit} {summary}; its A/B is in {steps / commit}",
                                    report) from None
     return Found(commit, summary, report)
+
+
+def _no_answer(repo: Path, good: str, bad: str, done: subprocess.CompletedProcess[str], steps: Path) -> str:
+    """Why git bisect named no first bad commit: the commits it could be, where skipped steps lie next to
+    the change, else its last words."""
+    could_be = COULD_BE.search(done.stdout)
+    if could_be is None:
+        tail = " | ".join((done.stdout + done.stderr).strip().splitlines()[-3:])
+        return f"git bisect named no first bad commit between {good} and {bad}: {tail}"
+    named = [ab.git(repo, "log", "-1", "--format=%h %s", commit) for commit in could_be.group(1).split()]
+    return (f"the first bad commit is one of {', '.join(named)}: the steps between them were skipped (each "
+            f"step's answer is above, its A/B in {steps}); more --rounds or a quieter host settle them")
 
 
 def hunt(repo: Path, good: str, good_commit: str, bad: str, bad_commit: str, expr: str, rounds: int,
@@ -138,8 +159,14 @@ def hunt(repo: Path, good: str, good_commit: str, bad: str, bad_commit: str, exp
         said = "; ".join(f"{row.benchmark} {row.figure} {row.verdict.value}" + (f" ({row.note})" if row.note
                                                                                    else "")
                          for row in report.benchmarks) or "no benchmark compared"
+        settle = ("; an unknown settles with more --rounds or on a quieter host"
+                  if any(row.verdict is Verdict.UNKNOWN for row in report.benchmarks) else "")
         raise PerfkitError(f"{bad} is not shown regressed against {good} ({said}), so there is nothing to "
-                           f"bisect; its A/B is in {steps / bad_commit}")
+                           f"bisect{settle}; its A/B is in {steps / bad_commit}")
+    for row in report.benchmarks:
+        if (row.benchmark, row.figure) in found:
+            say(f"hunting {row.benchmark} {row.figure}, {row.change:+.1%} at {bad}: a step is bad beyond "
+                f"{found[row.benchmark, row.figure]:+.1%}")
     return found
 
 
@@ -194,8 +221,7 @@ def probe(good: str, expr: str, rounds: int, out: Path, hunted: Hunt, benches: S
         return SKIP
     print(ab_report.render(report))
     answer = step_answer(report, hunted)
-    say({BAD: "bad (a hunted figure regressed)", GOOD: "good", SKIP: "skipped (a hunted figure missing or "
-         "still unknown)"}[answer])
+    say(answer_said(report, hunted, answer))
     return answer
 
 
@@ -206,7 +232,22 @@ def step_answer(report: AbReport, hunted: Hunt) -> int:
     found = [verdicts.get(key) for key in hunted]
     if Verdict.REGRESSED in found:
         return BAD
-    return GOOD if all(v in (Verdict.UNCHANGED, Verdict.IMPROVED) for v in found) else SKIP
+    return GOOD if all(v in DECIDED for v in found) else SKIP
+
+
+def answer_said(report: AbReport, hunted: Hunt, answer: int) -> str:
+    """A step's answer in words; a skip names each hunted figure it could not decide, and why."""
+    if answer != SKIP:
+        return {BAD: "bad (a hunted figure regressed)", GOOD: "good"}[answer]
+    rows = {(row.benchmark, row.figure): row for row in report.benchmarks}
+    why = []
+    for benchmark, figure in hunted:
+        row = rows.get((benchmark, figure))
+        if row is None:
+            why.append(f"{benchmark} {figure} missing")
+        elif row.verdict not in DECIDED:
+            why.append(f"{benchmark} {figure} {row.verdict.value}: {row.note}")
+    return f"skipped ({'; '.join(why)})"
 
 
 def main(argv: Sequence[str] | None = None) -> int:
@@ -221,9 +262,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     try:
         with stopping.interruptible():
             return probe(args.good, args.expr, args.rounds, args.out, _read_hunt(args.hunt), args.benches)
-    except KeyboardInterrupt:  # perfkit bisect is stopping: this probe's checkouts are removed by now
-        print("perfkit bisect: abort: stopped", file=sys.stderr)
+    except KeyboardInterrupt:  # perfkit bisect is stopping and says so: this probe's checkouts are removed
         return ABORT
     except Exception as exc:  # noqa: BLE001 - git bisect would read a traceback's exit 1 as "bad"
-        print(f"perfkit bisect: abort: {exc}", file=sys.stderr)
+        print(f"{STEP}aborted: {exc}", file=sys.stderr)
         return ABORT

@@ -170,8 +170,9 @@ def _label(row: PairedRow) -> str:
 
 
 def progress(report: AbReport) -> str:
-    """One line after a pair: its number, its order and each figure's verdict so far."""
-    verdicts = ", ".join(f"{_label(row)} {row.verdict.value}" for row in report.benchmarks)
+    """One line after a pair: its number, its order and each figure's change and verdict so far."""
+    verdicts = ", ".join(f"{_label(row)}" + (f" {row.change:+.1%}" if row.change is not None else "") +
+                         f" {row.verdict.value}" for row in report.benchmarks)
     return f"pair {len(report.orders)}/{report.rounds} ({report.orders[-1]}): {verdicts}"
 
 

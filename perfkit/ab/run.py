@@ -291,8 +291,8 @@ def ab(path: Path, base_ref: str, head_ref: str | None, out: Path | None, *, exp
     ``head_ref`` None: the working tree as it is (uncommitted changes included); ``touched``: instead of
     ``benches``, the bench files the change touches (perfkit.ab.touched), none (nothing run) when it touches
     none; ``explain``: the benchmarks it flags profiled once more on each side after the pairs
-    (perfkit.ab.explain); ``floors``: a minimum effect per (benchmark, figure) in place of the policy's
-    (perfkit bisect's half of the regression it hunts). Stopped midway (Ctrl-C, or SIGTERM under
+    (perfkit.ab.explain); ``floors``: the only figures judged, each with its minimum effect in place of the
+    policy's (perfkit bisect's hunt: half the regression it hunts). Stopped midway (Ctrl-C, or SIGTERM under
     perfkit.stopping.interruptible), it raises perfkit.stopping.Stopped with the report of the pairs finished
     by then."""
     check_input(rounds, benches)
@@ -328,7 +328,7 @@ def ab(path: Path, base_ref: str, head_ref: str | None, out: Path | None, *, exp
             report = _report(base, head, seed, [], rounds, benches, policy, [], {}, {"base": [], "head": []},
                              [])
             baselines.write_json_atomically(out / "ab.json", report.to_json())
-            for report in _interleave(base, head, out, expr, rounds, seed, benches, policy, floors or {}):
+            for report in _interleave(base, head, out, expr, rounds, seed, benches, policy, floors):
                 say(ab_report.progress(report))
             if explain:
                 from perfkit.ab.explain import explained  # it runs sides as this module does: imported late
@@ -354,7 +354,7 @@ def kept(out: Path, pairs: int, rounds: int) -> str:
 
 def _interleave(base: Side, head: Side, out: Path, expr: str | None, rounds: int, seed: int,
                 benches: Sequence[str], policy: Policy,
-                floors: Mapping[paired_test.Key, float]) -> Iterator[AbReport]:
+                floors: Mapping[paired_test.Key, float] | None) -> Iterator[AbReport]:
     """The report after each pair, written to ``out/ab.json`` first (a run stopped midway keeps it)."""
     if not benches:
         return
@@ -460,17 +460,17 @@ def gated(base: ResultSet, head: ResultSet, policy: Policy,
     the kernel's own time or SM cycles where the bench names them instead, and the metrics declared to gate
     (peak memory, a capacity, a share reached), a gate of either side counting; with what disturbed either
     run, recorded as the judge reads it (the rounds' own spread is no excuse here: the pairs are fresh
-    processes, as a confirmation's re-runs are, perfkit.verdict.unsettled_rounds). ``floors``: a figure's
-    minimum effect in place of the policy's."""
+    processes, as a confirmation's re-runs are, perfkit.verdict.unsettled_rounds). ``floors``: the only
+    figures judged, each with its minimum effect in place of the policy's."""
     found: list[PairedValue] = []
     lone: dict[paired_test.Key, paired_test.PairedRow] = {}
     pairing = pair(base, head)
     entries = (head.by_name(), base.by_name())
     for fig in pairing.figures:
-        if not fig.judged:
-            continue
         key = (fig.benchmark, fig.figure)
-        least = (floors or {}).get(key, minimum_effect(fig, policy))
+        if not fig.judged or (floors is not None and key not in floors):
+            continue
+        least = minimum_effect(fig, policy) if floors is None else floors[key]
         if fig.measured_differently is not None:  # another method or clock on one side: never paired
             lone[key] = paired_test.PairedRow(fig.benchmark, 0, None, Verdict.MEASURED_DIFFERENTLY, least,
                                          settled=True, note=fig.measured_differently, figure=fig.figure)

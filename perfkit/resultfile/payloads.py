@@ -420,7 +420,8 @@ class HostLoad(Record):
 
     def sentence(self) -> str:
         return (f"other processes kept {self.other_cpus:.1f} of its {self.cpus} CPUs busy while it ran: not "
-                "judged; run it again on a quiet machine")
+                "judged; run it again on a quiet machine, or with PERFKIT_IGNORE_HOST_LOAD=1 where you "
+                "accept that sharing")
 
 
 @dataclass(frozen=True)
