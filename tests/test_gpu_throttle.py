@@ -48,3 +48,27 @@ def test_a_snapshot_reads_every_gpus_thermal_counter(monkeypatch: pytest.MonkeyP
 def test_without_nvml_nothing_is_recorded(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setattr(gpu_throttle, "_gpus", lambda: (None, ()))
     assert gpu_throttle.snapshot() is None
+
+
+def test_only_this_processs_gpus_are_watched(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Under CUDA_VISIBLE_DEVICES (a replicate of perfkit fleet --on-host) the neighbour's GPU heat is not
+    this run's: the handles are those of this process's CUDA devices, found by PCI bus id."""
+    from perfkit.measure import nvml as nvml_module
+
+    class HostNvml:
+        NVMLError = RuntimeError
+
+        def nvmlDeviceGetCount(self) -> int:
+            return 2
+
+        def nvmlDeviceGetHandleByPciBusId(self, bus_id: str) -> str:
+            return {"00000000:1b:00.0": "gpu0", "00000000:43:00.0": "gpu1"}[bus_id]
+
+    monkeypatch.setattr(gpu_throttle, "load_nvml", HostNvml)
+    monkeypatch.setattr(gpu_throttle, "_cuda_devices", lambda nvml: 1)
+    monkeypatch.setattr(nvml_module, "cuda_pci_bus_id", lambda index: ["00000000:43:00.0"][index])
+    gpu_throttle._gpus.cache_clear()
+    try:
+        assert gpu_throttle._gpus()[1] == ("gpu1",)
+    finally:
+        gpu_throttle._gpus.cache_clear()

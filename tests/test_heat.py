@@ -112,7 +112,7 @@ class FakeNvml:
 def test_the_temperature_reader_shuts_nvml_down_and_falls_back_without_a_reading(monkeypatch, broken):
     nvml = FakeNvml(celsius=61, broken=broken)
     monkeypatch.setattr(nvml_binding, "load_nvml", nvml.init)
-    monkeypatch.setattr(heat.power, "_cuda_pci_bus_id", lambda index: None)
+    monkeypatch.setattr(nvml_binding, "cuda_pci_bus_id", lambda index: None)
     with heat.temperature_reader(torch.device("cuda", 0)) as read_c:
         assert nvml.open == 1
         assert (read_c is None) is broken
@@ -137,7 +137,7 @@ def test_a_power_limited_kernel_gates_on_its_cycles_at_the_clock_it_held(monkeyp
     nvml = ClockingNvml()
     monkeypatch.setattr(heat.power, "unavailable_reason", lambda: None)
     monkeypatch.setattr(heat.power, "PowerSampler", functools.partial(heat.power.PowerSampler, nvml=nvml))
-    monkeypatch.setattr(heat.power, "_cuda_pci_bus_id", lambda index: None)
+    monkeypatch.setattr(nvml_binding, "cuda_pci_bus_id", lambda index: None)
     with heat.sm_clock(torch.device("cuda", 0), interval_s=0.002) as clock:
         time.sleep(0.1)
     assert clock.readings >= 10 and (clock.low_mhz, clock.high_mhz) == (1400, 1600)
@@ -223,7 +223,7 @@ def test_a_clock_nvml_cannot_read_leaves_the_time_as_the_gate_and_nvml_closed(mo
     nvml = FailingNvml(good)
     monkeypatch.setattr(heat.power, "unavailable_reason", lambda: None)
     monkeypatch.setattr(heat.power, "PowerSampler", functools.partial(heat.power.PowerSampler, nvml=nvml))
-    monkeypatch.setattr(heat.power, "_cuda_pci_bus_id", lambda index: None)
+    monkeypatch.setattr(nvml_binding, "cuda_pci_bus_id", lambda index: None)
     with heat.sm_clock(torch.device("cuda", 0), interval_s=0.002) as clock:
         time.sleep(0.05)
     extra: dict = {}

@@ -17,16 +17,16 @@ from dataclasses import dataclass
 from typing import Any
 
 from perfkit.errors import HardwareError, UsageError
-from perfkit.measure.nvml import nvml_open
+from perfkit.measure.nvml import device_handle, nvml_open
 
 
 def sm_clocks(index: int, binding: Any = None) -> str | None:
-    """``"<application>/<max> MHz"`` of GPU ``index``'s SM clock; None where NVML cannot say (``binding``:
-    as :func:`perfkit.measure.nvml.nvml_open`'s)."""
+    """``"<application>/<max> MHz"`` of CUDA device ``index``'s SM clock; None where NVML cannot say
+    (``binding``: as :func:`perfkit.measure.nvml.nvml_open`'s)."""
     try:
         with nvml_open(binding) as nvml:
             try:
-                handle = nvml.nvmlDeviceGetHandleByIndex(index)
+                handle = device_handle(nvml, index)
                 application = nvml.nvmlDeviceGetApplicationsClock(handle, nvml.NVML_CLOCK_SM)
                 top = nvml.nvmlDeviceGetMaxClockInfo(handle, nvml.NVML_CLOCK_SM)
             except nvml.NVMLError:
@@ -59,8 +59,9 @@ class Lock:
 
 @contextmanager
 def locked(gpus: int, rate: str = "base", binding: Any = None) -> Iterator[Lock]:
-    """Lock every GPU's SM clock for the block, then reset it; yields what happened (:class:`Lock`: "clocks
-    locked at the base clock on 2 GPU(s)", or why not).
+    """Lock the SM clock of each of this process's ``gpus`` CUDA devices (by PCI bus id: under
+    CUDA_VISIBLE_DEVICES NVML's index 0 may be a neighbour's GPU) for the block, then reset it; yields what
+    happened (:class:`Lock`: "clocks locked at the base clock on 2 GPU(s)", or why not).
 
     ``base`` (the default, as nvbench's) holds a clock the GPU can keep at its power limit, so a tensor-core
     GEMM no longer runs at whatever clock its power and temperature allow: on an H100, two runs of the
@@ -82,7 +83,7 @@ def locked(gpus: int, rate: str = "base", binding: Any = None) -> Iterator[Lock]
         held.callback(_reset, nvml, done)
         try:
             for index in range(gpus):
-                handle = nvml.nvmlDeviceGetHandleByIndex(index)
+                handle = device_handle(nvml, index)
                 limit = (
                     TDP_LIMIT if rate == "base"
                     else nvml.nvmlDeviceGetDefaultApplicationsClock(handle, nvml.NVML_CLOCK_SM)

@@ -16,7 +16,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from perfkit.errors import HardwareError
-from perfkit.measure.nvml import load_nvml
+from perfkit.measure.nvml import device_handle, load_nvml
 from perfkit.resultfile.payloads import GpuThrottle
 
 
@@ -28,15 +28,25 @@ class ThermalSnapshot:
 
 @functools.lru_cache(maxsize=1)
 def _gpus() -> tuple[Any, tuple[Any, ...]]:
-    """NVML and a handle per GPU it sees, initialised once per process; no GPUs where NVML cannot be read."""
+    """NVML and a handle per GPU this process's CUDA sees (not a neighbour's that CUDA_VISIBLE_DEVICES hides:
+    its heat is not this run's), initialised once per process; no GPUs where NVML cannot be read."""
     try:
         nvml = load_nvml()
     except HardwareError:
         return None, ()
     try:
-        return nvml, tuple(nvml.nvmlDeviceGetHandleByIndex(i) for i in range(nvml.nvmlDeviceGetCount()))
+        return nvml, tuple(device_handle(nvml, i) for i in range(_cuda_devices(nvml)))
     except nvml.NVMLError:
         return nvml, ()
+
+
+def _cuda_devices(nvml: Any) -> int:
+    """How many GPUs this process's CUDA sees; NVML's count where CUDA cannot say (no torch with CUDA)."""
+    try:
+        import torch
+    except ImportError:
+        return int(nvml.nvmlDeviceGetCount())
+    return torch.cuda.device_count() if torch.cuda.is_available() else int(nvml.nvmlDeviceGetCount())
 
 
 def snapshot() -> ThermalSnapshot | None:

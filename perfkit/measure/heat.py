@@ -32,7 +32,7 @@ import torch
 
 from perfkit.errors import HardwareError
 from perfkit.measure import power, timing
-from perfkit.measure.nvml import nvml_open
+from perfkit.measure.nvml import device_handle, nvml_open
 from perfkit.resultfile import figures
 from perfkit.resultfile.metrics import MetricRecorder
 
@@ -85,7 +85,7 @@ def temperature_reader(device: torch.device) -> Iterator[Callable[[], int] | Non
             return
         try:
             index = torch.cuda.current_device() if device.index is None else device.index
-            handle = power.device_handle(nvml, index)
+            handle = device_handle(nvml, index)
             nvml.nvmlDeviceGetTemperature(handle, nvml.NVML_TEMPERATURE_GPU)
         except nvml.NVMLError:
             yield None

@@ -37,3 +37,27 @@ def nvml_open(binding: Any = None) -> Iterator[Any]:
         yield nvml
     finally:
         nvml.nvmlShutdown()
+
+
+def cuda_pci_bus_id(cuda_index: int) -> str | None:
+    """The PCI bus id of a CUDA device, so NVML reads the same GPU whatever CUDA_VISIBLE_DEVICES says."""
+    import torch
+
+    if not torch.cuda.is_available():
+        return None
+    props = torch.cuda.get_device_properties(cuda_index)
+    ids = [getattr(props, f"pci_{part}_id", None) for part in ("domain", "bus", "device")]
+    if any(i is None for i in ids):
+        return None
+    domain, bus, device = ids
+    return f"{domain:08x}:{bus:02x}:{device:02x}.0"
+
+
+def device_handle(nvml: Any, cuda_index: int) -> Any:
+    """NVML's handle of CUDA device ``cuda_index`` (by PCI bus id where CUDA gives one): NVML numbers every
+    GPU of the host, CUDA only those CUDA_VISIBLE_DEVICES lets it see, so on a replicate given the second
+    GPU, NVML's index 0 is its neighbour's."""
+    bus_id = cuda_pci_bus_id(cuda_index)
+    if bus_id is not None:
+        return nvml.nvmlDeviceGetHandleByPciBusId(bus_id)
+    return nvml.nvmlDeviceGetHandleByIndex(cuda_index)

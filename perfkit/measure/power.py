@@ -20,7 +20,7 @@ from typing import Any
 from typing_extensions import Self
 
 from perfkit.errors import HardwareError, UsageError
-from perfkit.measure.nvml import nvml_open
+from perfkit.measure.nvml import device_handle, nvml_open
 
 #: Measured window and the lead-in before it (seconds); several NVML update periods each.
 POWER_WINDOW_S = 2.0
@@ -79,28 +79,6 @@ def enforced_limit_w(cuda_index: int) -> float | None:
                 return None
     except HardwareError:
         return None
-
-
-def _cuda_pci_bus_id(cuda_index: int) -> str | None:
-    """The PCI bus id of a CUDA device, so NVML reads the same GPU whatever CUDA_VISIBLE_DEVICES says."""
-    import torch
-
-    if not torch.cuda.is_available():
-        return None
-    props = torch.cuda.get_device_properties(cuda_index)
-    ids = [getattr(props, f"pci_{part}_id", None) for part in ("domain", "bus", "device")]
-    if any(i is None for i in ids):
-        return None
-    domain, bus, device = ids
-    return f"{domain:08x}:{bus:02x}:{device:02x}.0"
-
-
-def device_handle(nvml: Any, cuda_index: int) -> Any:
-    """NVML's handle of CUDA device ``cuda_index`` (by PCI bus id where CUDA gives one)."""
-    bus_id = _cuda_pci_bus_id(cuda_index)
-    if bus_id is not None:
-        return nvml.nvmlDeviceGetHandleByPciBusId(bus_id)
-    return nvml.nvmlDeviceGetHandleByIndex(cuda_index)
 
 
 class SamplingError(HardwareError):
