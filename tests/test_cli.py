@@ -589,3 +589,18 @@ def test_baseline_save_local_writes_this_machines_own_and_says_what_one_run_lack
     with pytest.raises(SystemExit) as usage:  # one folder or the other
         cli.main(["baseline", "save", str(run), "--local", "--dir", str(tmp_path / "b")])
     assert usage.value.code == 2 and "not allowed with argument" in capsys.readouterr().err
+
+
+def test_a_missing_package_is_a_sentence_naming_what_to_install(tmp_path):
+    """A GPU image that puts perfkit on PYTHONPATH without its dependencies had no SQLAlchemy: `perfkit fleet`
+    ended its night in a traceback at the history database (two H200s, 2026-11-28) instead of saying it and
+    judging the replicates."""
+    code = ("import sys; sys.modules['sqlalchemy'] = None; from perfkit.cli import main; "
+            f"sys.exit(main(['history', 'ingest', {str(DATA / 'cpu-quick-families.json')!r}, "
+            f"'--db', 'sqlite:///{tmp_path / 'h.db'}']))")
+    done = subprocess.run([sys.executable, "-c", code], check=False, capture_output=True, text=True, cwd=ROOT,
+                          timeout=120)
+    assert done.returncode == cli.EXIT_USAGE, done.stderr
+    assert "Traceback" not in done.stderr
+    assert ("needs the Python package 'sqlalchemy', which is not installed here: pip install sqlalchemy"
+            in done.stderr)
