@@ -138,6 +138,15 @@ def test_a_bad_ref_and_a_shallow_clone_are_one_sentence(tmp_path, monkeypatch, c
     with pytest.raises(UsageError, match=f"{head} was both good and bad$"):  # git said why on stdout
         ab.git(repo, "bisect", "start", "--no-checkout", head, head)
     assert "is a file" in _one_line_error(capsys, "ab", "HEAD", "--out", str(repo / "conftest.py"))
+    earlier = tmp_path / "earlier"
+    earlier.mkdir()
+    (earlier / "ab.json").write_text("{}")  # reused, it kept the earlier pair files beside the new ab.json
+    assert (f"--out {earlier} already holds ab.json of an earlier run; give a new folder, or remove that one"
+            in _one_line_error(capsys, "ab", "HEAD~1", "HEAD", "--out", str(earlier)))
+    (earlier / "steps").mkdir()
+    assert "already holds steps of an earlier run" in _one_line_error(
+        capsys, "bisect", "HEAD~1", "HEAD", "-k", "test_sum", "--out", str(earlier))
+    assert (earlier / "ab.json").read_text() == "{}"
     for path in (str(repo / "benches"), "../repo/benches"):
         assert f"--benches {path}: give bench paths relative to the repository's top folder" in \
             _one_line_error(capsys, "ab", "HEAD~1", "HEAD", "--benches", path)

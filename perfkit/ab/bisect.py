@@ -97,7 +97,7 @@ def bisect(path: Path, good: str, bad: str, expr: str, rounds: int, out: Path | 
                                "before git bisect started: nothing written") from None
     if nothing:
         raise UsageError(f"-k {expr!r} selects no benchmark in {' '.join(benches)} at {good} or at {bad}")
-    steps = ab.output_folder(out, "perfkit-bisect-out-") / "steps"
+    steps = ab.output_folder(out, "perfkit-bisect-out-", "steps") / "steps"
     say(f"each step's A/B in {steps}")
     say(f"measuring {bad} against {good} first: the figures it regressed are what each step is asked about")
     (steps / HUNT).write_text(json.dumps(_to_json(hunt(repo, good, good_commit, bad, bad_commit, expr, rounds,
@@ -120,7 +120,7 @@ def bisect(path: Path, good: str, bad: str, expr: str, rounds: int, out: Path | 
     if found is None:
         raise PerfkitError(_no_answer(repo, good, bad, done, steps))
     commit = found.group(1)
-    report = ab_report.read(steps / commit / "ab.json")  # BAD's own is the hunt's: git bisect never tests it
+    report = ab_report.read(steps / commit / ab.AB_JSON)  # BAD's own is the hunt's: git bisect never tests it
     summary = ab.git(repo, "log", "-1", "--format=%s", commit)
     if report.flagged():
         try:

@@ -13,7 +13,7 @@ from collections.abc import Callable
 from pathlib import Path
 
 from perfkit.ab.report import AbReport
-from perfkit.ab.run import Side, run_side
+from perfkit.ab.run import AB_JSON, Side, run_side
 from perfkit.errors import BuildError
 from perfkit.explain import why
 from perfkit.explain.why import Why
@@ -35,7 +35,7 @@ def explained(report: AbReport, base: Side, head: Side, out: Path,
     names = ", ".join(name for name, _ in flagged)
     say(f"profiling {names} once more at {base.ref} and at {head.ref}, to say which kernels moved")
     answered = dataclasses.replace(report, explained=_explanations(report, base, head, out))
-    baselines.write_json_atomically(out / "ab.json", answered.to_json())
+    baselines.write_json_atomically(out / AB_JSON, answered.to_json())
     return answered
 
 

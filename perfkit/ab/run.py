@@ -45,6 +45,8 @@ DEFAULT_POLICY = Policy()
 #: Most pairs an A/B may ask for: each is two fresh benchmark runs (seconds to minutes), and a thousand pairs
 #: resolve a change far below any minimum effect.
 MAX_ROUNDS = 1000
+#: What an A/B writes into its --out: the report, rewritten after every pair
+AB_JSON = "ab.json"
 #: A checkout's prefix, and its git lock's reason: who made it, so that a later A/B can tell one that a killed
 #: run (SIGKILL, the out-of-memory killer) left registered from one that a run beside it still uses.
 PREFIX = "perfkit-ab-"
@@ -274,11 +276,16 @@ def check_input(rounds: int, benches: Sequence[str]) -> None:
                              "(each side runs them in its own checkout), e.g. benches/test_layers.py")
 
 
-def output_folder(given: Path | None, prefix: str) -> Path:
+def output_folder(given: Path | None, prefix: str, written: str) -> Path:
     """``given`` made absolute (the benchmark runs and a bisect's probes run in other folders), or a new
-    temporary folder (made only once the input was found good)."""
+    temporary folder (made only once the input was found good). A folder that holds ``written`` (what this
+    command writes there: ab.json, a bisect's steps) from an earlier run is refused: its pair files would be
+    overwritten in part and the rest read as this run's."""
     if given is not None and given.is_file():
         raise UsageError(f"--out {given} is a file; give a folder (made where it does not exist)")
+    if given is not None and (given / written).exists():
+        raise UsageError(f"--out {given} already holds {written} of an earlier run; give a new folder, or "
+                         "remove that one to run again")
     return given.absolute() if given is not None else Path(tempfile.mkdtemp(prefix=prefix))
 
 
@@ -311,7 +318,7 @@ def ab(path: Path, base_ref: str, head_ref: str | None, out: Path | None, *, exp
                                "before any pair: nothing written", None) from None
     if nothing:
         raise UsageError(f"-k {expr!r} selects no benchmark in {' '.join(benches)} on either side")
-    out = output_folder(out, "perfkit-ab-out-")
+    out = output_folder(out, "perfkit-ab-out-", AB_JSON)
     say(f"results in {out}")
     report: AbReport | None = None
     try:
@@ -327,7 +334,7 @@ def ab(path: Path, base_ref: str, head_ref: str | None, out: Path | None, *, exp
             seed = random.randrange(2**32) if seed is None else seed
             report = _report(base, head, seed, [], rounds, benches, policy, [], {}, {"base": [], "head": []},
                              [])
-            baselines.write_json_atomically(out / "ab.json", report.to_json())
+            baselines.write_json_atomically(out / AB_JSON, report.to_json())
             for report in _interleave(base, head, out, expr, rounds, seed, benches, policy, floors):
                 say(ab_report.progress(report))
             if explain:
@@ -346,7 +353,7 @@ def ab(path: Path, base_ref: str, head_ref: str | None, out: Path | None, *, exp
 def kept(out: Path, pairs: int, rounds: int) -> str:
     """What an A/B stopped midway leaves in ``out``: the files written by then, named (none while the
     checkouts were still being made)."""
-    files = [name for name in ("ab.json", "base.json", "head.json") if (out / name).is_file()]
+    files = [name for name in (AB_JSON, "base.json", "head.json") if (out / name).is_file()]
     if not files:
         return f"stopped before the first of {rounds} pairs, nothing written to {out}"
     return f"{pairs} finished pair(s) of {rounds} kept in {out} ({', '.join(files)})"
@@ -379,7 +386,7 @@ def _interleave(base: Side, head: Side, out: Path, expr: str | None, rounds: int
         tally, rows = look(tally, this, i + 1, rounds, policy.alpha)
         report = _report(base, head, seed, plan[: i + 1], rounds, benches, policy, rows, tally.pairs, kept,
                          sorted(tally.ungated))
-        baselines.write_json_atomically(out / "ab.json", report.to_json())
+        baselines.write_json_atomically(out / AB_JSON, report.to_json())
         yield report
         selection = still_open(rows)
         if not selection:  # nothing left to pair: one round tells what is new and missing
