@@ -302,15 +302,23 @@ def test_the_time_beyond_the_roofs_is_carried_at_the_issue_rate_and_a_launch_bou
     half = Roofs("half", {}, {}, (), dataclasses.replace(datasheet.by_key("h200"), sms=66))  # half the SMs
     memory = across.Modelled("step", Estimate(0.0, 1.0, 0.1), Estimate(0.0, 0.7, 0.1))  # 1.1 s, 0.8 s
     assert memory.expected == pytest.approx(1.1 / 0.8)  # the roofs alone
-    same = across._beyond(memory, 2.75, h200, h200)  # measured x2.5 the model: 1.65 s beyond it
+    streaming = Work("step", (Step("add", "kernel", 0.0, 1e9, 1, "fp32"),), EAGER, "time")
+    one_block = Work("step", (Step("add", "kernel", 0.0, 1e9, 1, "fp32", "one_block_copy_k1_gbps"),), EAGER,
+                     "time")
+    same = across._beyond(memory, streaming, 2.75, h200, h200)  # measured x2.5 the model: 1.65 s beyond it
     assert same.residual_s == pytest.approx(1.65) and same.expected == pytest.approx(2.75 / (0.8 + 1.65))
-    slower = across._beyond(memory, 2.75, h200, half)  # the part beyond takes twice as long on half the SMs
+    slower = across._beyond(memory, streaming, 2.75, h200, half)  # twice as long beyond on half the SMs
     assert slower.residual_factor == pytest.approx(2.0)
     assert slower.expected == pytest.approx(2.75 / (0.8 + 3.3))
     launches = across.Modelled("step", Estimate(0.0, 0.1, 0.9), Estimate(0.0, 0.05, 0.9))
-    assert across._beyond(launches, 5.0, h200, half).residual_factor == 1.0  # the host's: no datasheet has it
-    assert across._beyond(memory, 1.0, h200, half) is memory  # faster than its model: nothing beyond
-    assert across._beyond(memory, 2.75, h200, b200) is memory  # no SMs x clock on a side
+    # the host's: no datasheet has it
+    assert across._beyond(launches, streaming, 5.0, h200, half).residual_factor == 1.0
+    assert across._beyond(memory, streaming, 2.75, h200, b200) is memory  # no SMs x clock on a side
+    # faster than a model at the copy ceiling: its bytes stayed on chip, its time beyond the 0.1 s launch at
+    # the SMs' pace (twice as long on half of them); not so for bytes a single multiprocessor moves
+    on_chip = across._beyond(memory, streaming, 1.0, h200, half)
+    assert on_chip.expected == pytest.approx(1.0 / (0.1 + 2 * 0.9)) and "stayed on chip" in on_chip.notes[-1]
+    assert across._beyond(memory, one_block, 1.0, h200, half) is memory
 
 
 def test_a_far_speedup_within_its_own_runs_spread_says_so_and_one_beyond_it_does_not():
@@ -379,3 +387,16 @@ def test_the_issue_roof_takes_a_kernel_far_below_its_ceiling_on_both_devices_and
     found = across.expect(then, now)
     assert found.expected == pytest.approx(expected)
     assert (found.bound or "").startswith("SMs x clock") == (why == "issue")
+
+
+def test_a_kernel_timed_alone_pays_the_devices_floor_of_a_kernel_not_the_hosts_launch_pace():
+    """kernel_s times one launch by events after an L2 flush: the host's dispatch is outside it, so its launch
+    term is the one-element kernel timed the same way (the 1 M-element vector add on the H200 and the H100:
+    x0.86 measured, x0.77 expected with the host's eager pace, x0.86 with the floor)."""
+    roofs = Roofs("h200", {"copy_bandwidth_gbps": 4000.0}, {EAGER: 7e-6, "alone": 4e-6}, ())
+    step = (Step("add", "kernel", 0.0, 12e6, 1, "fp32"),)
+    alone, eager = Work("k", step, EAGER, "kernel_s"), Work("k", step, EAGER, "time")
+    assert estimate(alone, roofs).launch_s == pytest.approx(4e-6)
+    assert estimate(eager, roofs).launch_s == pytest.approx(7e-6)
+    with pytest.raises(NoRoof, match="events_l2_flushed_s of the one-element kernel"):
+        estimate(alone, Roofs("old", {"copy_bandwidth_gbps": 4000.0}, {EAGER: 7e-6}, ()))

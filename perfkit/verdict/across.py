@@ -266,7 +266,7 @@ def predictions(reference: ResultSet, roofs: Roofs, names: Sequence[str], worklo
         if isinstance(then.work, Work) and found.model is not None and measured:
             measured = then.work.seconds(measured)
             # as a comparison expects it (:func:`_measured`): the reference's time beyond its roofs too
-            model = _beyond(found.model, measured, then.roofs, roofs)
+            model = _beyond(found.model, then.work, measured, then.roofs, roofs)
             found = dataclasses.replace(found, expected=model.expected, model=model)
         out.append(Prediction(name, found, measured))
     return tuple(out)
@@ -358,7 +358,7 @@ def _measured(name: str, base: _Side, cur: _Side, then: _Target, now: _Target) -
         if not figures[0] or not figures[1]:
             return dataclasses.replace(row, expected=None, model=None, why=f"a side holds no {found.figure}")
         seconds = then.work.seconds(figures[0]), now.work.seconds(figures[1])
-        model = _beyond(found.model, seconds[0], then.roofs, now.roofs)
+        model = _beyond(found.model, then.work, seconds[0], then.roofs, now.roofs)
         return dataclasses.replace(row, speedup=seconds[0] / seconds[1], measured=seconds, model=model,
                                    expected=model.expected)
     if found.expected is not None and (then.launch or (then.bound and base.mean(name, then.bound)
@@ -377,7 +377,7 @@ def _measured(name: str, base: _Side, cur: _Side, then: _Target, now: _Target) -
     return row
 
 
-def _beyond(model: Modelled, measured_s: float, then: Roofs, now: Roofs) -> Modelled:
+def _beyond(model: Modelled, work: Work, measured_s: float, then: Roofs, now: Roofs) -> Modelled:
     """``model`` with the baseline device's time beyond its roofs carried to the current device.
 
     The roofs are lower bounds no network reaches (ResNets' training steps measured 1.7-2.5 times their
@@ -386,14 +386,33 @@ def _beyond(model: Modelled, measured_s: float, then: Roofs, now: Roofs) -> Mode
     unused by kernels far below it. The part beyond the roofs is the multiprocessors' own pace (the issue
     roof, SMs x clock, as for a kernel far below its ceiling), so it takes their ratio; where launches are
     most of the model's time it is the host's (the Python dispatch of eager launches), which no datasheet
-    gives, and it stays as measured. None is carried where the device ran faster than its model, or where a
-    datasheet lists no SMs x clock."""
+    gives, and it stays as measured. Nothing is carried where a datasheet lists no SMs x clock; where the
+    device ran faster than its model, see :func:`_on_chip`."""
     residual = measured_s - model.baseline.seconds
     old, new = then.issue_rate(), now.issue_rate()
-    if residual <= 0 or not (old and new):
+    if not (old and new):
+        return model
+    if residual < 0 and all(step.roof == datasheet.COPY for step in work.steps):
+        return _on_chip(model, measured_s, old / new)
+    if residual <= 0:
         return model
     factor = 1.0 if model.baseline.shares()["launch"] > 0.5 else old / new
     return dataclasses.replace(model, residual_s=residual, residual_factor=factor)
+
+
+def _on_chip(model: Modelled, measured_s: float, factor: float) -> Modelled:
+    """``model`` for a device that ran faster than its roofs, all its bytes priced at the copy ceiling: they
+    did not all come from memory (an L2-resident working set: the 1 M-element vector add's warm kernel on
+    managed memory, 12 MB in a 50 MB L2, ran 6.1 us on the H200 and 6.2 us on the H100 of 2026-11-27, where
+    HBM's pace expected x0.83). Its launch stays the model's, and what it measured beyond that takes
+    ``factor``, the SMs x clock ratio."""
+    beyond_launch = measured_s - model.baseline.launch_s
+    if beyond_launch <= 0:
+        return model
+    note = "faster than its roofs: its bytes stayed on chip, the rest of its time at SMs x clock's pace"
+    return dataclasses.replace(model, baseline=Estimate(0.0, 0.0, model.baseline.launch_s),
+                               current=Estimate(0.0, 0.0, model.current.launch_s), residual_s=beyond_launch,
+                               residual_factor=factor, notes=(*model.notes, note))
 
 
 def geomean_time_ratio(rows: Sequence[HardwareRow]) -> float | None:
