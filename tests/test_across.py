@@ -311,8 +311,16 @@ def test_the_time_beyond_the_roofs_is_carried_at_the_issue_rate_and_a_launch_bou
     assert slower.residual_factor == pytest.approx(2.0)
     assert slower.expected == pytest.approx(2.75 / (0.8 + 3.3))
     launches = across.Modelled("step", Estimate(0.0, 0.1, 0.9), Estimate(0.0, 0.05, 0.9))
-    # the host's: no datasheet has it
+    # the host's: no datasheet has it, so each run's own eager launch pace carries it (none: as measured)
     assert across._beyond(launches, streaming, 5.0, h200, half).residual_factor == 1.0
+    fast_host = dataclasses.replace(h200, launch_s={EAGER: 6.9e-6})
+    slow_host = dataclasses.replace(half, launch_s={EAGER: 8.7e-6})
+    host = across._beyond(launches, streaming, 5.0, fast_host, slow_host)
+    assert host.residual_factor == pytest.approx(8.7 / 6.9)
+    lent = dataclasses.replace(slow_host, launch_lender="h200")  # a datasheet's device: its host is unknown
+    assert across._beyond(launches, streaming, 5.0, fast_host, lent).residual_factor == 1.0
+    alone = dataclasses.replace(streaming, figure="kernel_s")  # its launch: the device's floor, not the host
+    assert across._beyond(launches, alone, 5.0, fast_host, slow_host).residual_factor == 1.0
     assert across._beyond(memory, streaming, 2.75, h200, b200) is memory  # no SMs x clock on a side
     # faster than a model at the copy ceiling: its bytes stayed on chip, its time beyond the 0.1 s launch at
     # the SMs' pace (twice as long on half of them); not so for bytes a single multiprocessor moves
