@@ -187,3 +187,17 @@ def test_a_regressed_row_says_which_kernel_moved_and_an_old_baseline_says_it_has
     assert any(line.startswith(hint) for line in verdicts.summary_lines(old, "b"))
     unchanged = judged(baseline, typed(_results(1.0, _summary(1000.0))))
     assert unchanged.why == ()  # only regressed and improved benchmarks are explained
+
+
+def test_a_benchmark_whose_work_records_no_operator_says_so_instead_of_an_empty_table():
+    """A pure-Python benchmark profiles no operator on either side: its explanation said an empty table and a
+    host change of one profiled call; its time is the host's own work, and the sentence says that."""
+    def python_only(host_s: float) -> dict:
+        return KernelSummary("cpu", 1, host_s, 0.0, 0, ()).to_json()
+
+    baseline = from_runs([typed(_results(s, python_only(0.001))) for s in (1.0, 1.002, 0.998)])
+    cmp = judged(baseline, typed(_results(1.5, python_only(0.0034))))
+    (why,) = cmp.why
+    assert why.explanation is None
+    assert why.reading == ("no operator recorded on either side: its time is the host's own work (Python), "
+                           "which a kernel summary does not break down")
