@@ -109,9 +109,9 @@ def test_nothing_to_bisect_is_said_before_git_bisect_starts(tmp_path, monkeypatc
     repo = make_repo(tmp_path / "repo")
     good, bad = (commit(repo, 1000, f"c{i}") for i in range(2))
     monkeypatch.chdir(repo)
-    assert main(["bisect", good, bad, "-k", "test_sum", "--rounds", "2", "--out", str(tmp_path / "out")]) == 2
-    said = capsys.readouterr().err.strip().splitlines()[-1]
-    assert said.startswith(f"perfkit: error: {bad} is not shown regressed against {good} "
+    assert main(["bisect", good, bad, "-k", "test_sum", "--rounds", "2", "--out", str(tmp_path / "out")]) == 3
+    said = capsys.readouterr().out.strip().splitlines()[-1]  # an answer, on stdout, not an error
+    assert said.startswith(f"perfkit bisect: {bad} is not shown regressed against {good} "
                            "(benches/test_loop.py::test_sum time ") and "nothing to bisect" in said, said
     assert (tmp_path / "out" / "steps" / bad / "ab.json").exists() and "Traceback" not in said
     assert not (repo / ".git" / "BISECT_START").exists() and git(repo, "rev-parse", "HEAD") == bad

@@ -73,6 +73,11 @@ class Found:
     report: AbReport  # the A/B of that commit against GOOD (ab.json)
 
 
+class NothingToBisect(PerfkitError):
+    """BAD measured against GOOD regressed none of the figures bisected: an answer, which the command says
+    with an exit status of its own."""
+
+
 def bisect(path: Path, good: str, bad: str, expr: str, rounds: int, out: Path | None,
            benches: Sequence[str] = ("benches",), say: Callable[[str], None] = lambda _: None) -> Found:
     """The first commit between ``good`` and ``bad`` nearer ``bad`` than ``good`` in the figures of the
@@ -161,8 +166,8 @@ def hunt(repo: Path, good: str, good_commit: str, bad: str, bad_commit: str, exp
                          for row in report.benchmarks) or "no benchmark compared"
         settle = ("; an unknown settles with more --rounds or on a quieter host"
                   if any(row.verdict is Verdict.UNKNOWN for row in report.benchmarks) else "")
-        raise PerfkitError(f"{bad} is not shown regressed against {good} ({said}), so there is nothing to "
-                           f"bisect{settle}; its A/B is in {steps / bad_commit}")
+        raise NothingToBisect(f"{bad} is not shown regressed against {good} ({said}), so there is nothing to "
+                              f"bisect{settle}; its A/B is in {steps / bad_commit}")
     for row in report.benchmarks:
         if (row.benchmark, row.figure) in found:
             say(f"hunting {row.benchmark} {row.figure}, {row.change:+.1%} at {bad}: a step is bad beyond "

@@ -2,7 +2,8 @@
 roofline, ab, bisect, fleet.
 
 Exit codes: 0 fine, 1 a significant regression with ``compare --fail`` or ``ab --fail`` (``fleet``: a
-regression or a job that failed), 2 bad input (usage, a missing or corrupt file); errors are one line, never a
+regression or a job that failed), 2 bad input (usage, a missing or corrupt file), 3 ``bisect``'s BAD not
+shown regressed against GOOD (nothing to bisect); errors are one line, never a
 traceback. ``ab`` and ``bisect`` stopped midway by Ctrl-C or SIGTERM clean up, say what they kept in one line
 and exit as a shell reports the signal (130, 143); ``fleet`` stops its jobs on Ctrl-C or SIGTERM (130, 143).
 

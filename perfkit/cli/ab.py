@@ -7,7 +7,7 @@ from pathlib import Path
 from typing import Any
 
 from perfkit import stopping
-from perfkit.cli.common import failed, say
+from perfkit.cli.common import EXIT_NOTHING_TO_BISECT, failed, say
 
 
 def add_parser(sub: Any) -> None:
@@ -76,11 +76,16 @@ def _ab(args: argparse.Namespace) -> int:
 
 def _bisect(args: argparse.Namespace) -> int:
     from perfkit.ab import report as ab_report
+    from perfkit.ab.bisect import NothingToBisect
     from perfkit.ab.bisect import bisect as run_bisect
 
-    with stopping.interruptible():
-        found = run_bisect(Path.cwd(), args.good, args.bad, args.expr, args.rounds, args.out,
-                           args.benches, say=say)
+    try:
+        with stopping.interruptible():
+            found = run_bisect(Path.cwd(), args.good, args.bad, args.expr, args.rounds, args.out,
+                               args.benches, say=say)
+    except NothingToBisect as answer:
+        print(f"perfkit bisect: {answer}")
+        return EXIT_NOTHING_TO_BISECT
     print(f"first bad commit: {found.commit} {found.summary}")
     print(ab_report.render(found.report), end="")
     return 0

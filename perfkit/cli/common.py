@@ -15,6 +15,8 @@ from perfkit.verdict.expected import NoModel, Work, recorded_work
 
 EXIT_REGRESSION = 1
 EXIT_USAGE = 2
+#: ``perfkit bisect`` measured BAD and found it not regressed against GOOD: an answer, not a mistake
+EXIT_NOTHING_TO_BISECT = 3
 DB_HELP = ("a history database's URL (what `perfkit history ingest` stores into): sqlite:///history.db or "
            "postgresql://user@host/dbname")
 
