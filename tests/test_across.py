@@ -327,6 +327,8 @@ def test_the_time_beyond_the_roofs_is_carried_at_the_issue_rate_and_a_launch_bou
     on_chip = across._beyond(memory, streaming, 1.0, h200, half)
     assert on_chip.expected == pytest.approx(1.0 / (0.1 + 2 * 0.9)) and "stayed on chip" in on_chip.notes[-1]
     assert across._beyond(memory, one_block, 1.0, h200, half) is memory
+    flops = across.Modelled("step", Estimate(1.0, 0.0, 0.1), Estimate(0.8, 0.0, 0.1))  # a GEMM beat its roof
+    assert across._beyond(flops, streaming, 0.5, h200, half) is flops
 
 
 def test_a_far_speedup_within_its_own_runs_spread_says_so_and_one_beyond_it_does_not():

@@ -407,7 +407,7 @@ def _beyond(model: Modelled, work: Work, measured_s: float, then: Roofs, now: Ro
     old, new = then.issue_rate(), now.issue_rate()
     if not (old and new):
         return model
-    if residual < 0 and all(step.roof == datasheet.COPY for step in work.steps):
+    if residual < 0 and not model.baseline.compute_s and all(s.roof == datasheet.COPY for s in work.steps):
         return _on_chip(model, measured_s, old / new)
     if residual <= 0:
         return model
@@ -428,11 +428,11 @@ def _host_pace(then: Roofs, now: Roofs) -> float:
 
 
 def _on_chip(model: Modelled, measured_s: float, factor: float) -> Modelled:
-    """``model`` for a device that ran faster than its roofs, all its bytes priced at the copy ceiling: they
-    did not all come from memory (an L2-resident working set: the 1 M-element vector add's warm kernel on
-    managed memory, 12 MB in a 50 MB L2, ran 6.1 us on the H200 and 6.2 us on the H100 of 2026-11-27, where
-    HBM's pace expected x0.83). Its launch stays the model's, and what it measured beyond that takes
-    ``factor``, the SMs x clock ratio."""
+    """``model`` for a device that ran faster than its roofs, a streaming work (no FLOP-bound step) whose
+    bytes were all priced at the copy ceiling: they did not all come from memory (an L2-resident working
+    set: the 1 M-element vector add's warm kernel on managed memory, 12 MB in a 50 MB L2, ran 6.1 us on the
+    H200 and 6.2 us on the H100 of 2026-11-27, where HBM's pace expected x0.83). Its launch stays the
+    model's, and what it measured beyond that takes ``factor``, the SMs x clock ratio."""
     beyond_launch = measured_s - model.baseline.launch_s
     if beyond_launch <= 0:
         return model
