@@ -604,3 +604,16 @@ def test_a_missing_package_is_a_sentence_naming_what_to_install(tmp_path):
     assert "Traceback" not in done.stderr
     assert ("needs the Python package 'sqlalchemy', which is not installed here: pip install sqlalchemy"
             in done.stderr)
+
+
+def test_a_missing_module_that_is_no_dependency_is_a_bug_with_its_traceback(monkeypatch, tmp_path):
+    """Only perfkit's own dependencies are said as "pip install": a misspelt import in perfkit is a bug."""
+    from perfkit.cli import history
+
+    def broken(args):
+        raise ModuleNotFoundError("No module named 'sqlalchemyy'", name="sqlalchemyy")
+
+    monkeypatch.setattr(history, "_ingest", broken)
+    with pytest.raises(ModuleNotFoundError, match="sqlalchemyy"):
+        cli.main(["history", "ingest", str(DATA / "cpu-quick-families.json"), "--db",
+                  f"sqlite:///{tmp_path / 'h.db'}"])

@@ -6,6 +6,14 @@ import pytest
 from perfkit.measure import clocks
 
 
+@pytest.fixture(autouse=True)
+def _gpus_by_index(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The fake NVML's GPUs are found by index, as where CUDA gives no PCI bus id (on a GPU machine too)."""
+    from perfkit.measure import nvml as nvml_module
+
+    monkeypatch.setattr(nvml_module, "cuda_pci_bus_id", lambda index: None)
+
+
 class FakeNvml:
     """Two GPUs whose driver allows a clock lock, or refuses it (``allow=False``) from GPU ``refuse_from``
     on."""

@@ -201,3 +201,6 @@ def test_a_benchmark_whose_work_records_no_operator_says_so_instead_of_an_empty_
     assert why.explanation is None
     assert why.reading == ("no operator recorded on either side: its time is the host's own work (Python), "
                            "which a kernel summary does not break down")
+    lost = KernelSummary("cuda", 1, 0.0034, 0.0, 5, ()).to_json()  # launches, their kernels not recorded
+    (why,) = judged(baseline, typed(_results(1.5, lost))).why
+    assert "host's own work" not in why.reading

@@ -72,3 +72,15 @@ def test_only_this_processs_gpus_are_watched(monkeypatch: pytest.MonkeyPatch) ->
         assert gpu_throttle._gpus()[1] == ("gpu1",)
     finally:
         gpu_throttle._gpus.cache_clear()
+
+
+def test_a_process_whose_cuda_sees_no_gpu_watches_none(monkeypatch: pytest.MonkeyPatch) -> None:
+    """CUDA_VISIBLE_DEVICES="" on a GPU host: the run uses no GPU, so no GPU's heat is its."""
+    import torch
+
+    class HostNvml:
+        def nvmlDeviceGetCount(self) -> int:
+            return 2
+
+    monkeypatch.setattr(torch.cuda, "is_available", lambda: False)
+    assert gpu_throttle._cuda_devices(HostNvml()) == 0

@@ -14,6 +14,14 @@ from perfkit.measure.record import record_power
 from perfkit.resultfile.metrics import MetricRecorder
 
 
+@pytest.fixture(autouse=True)
+def _gpus_by_index(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The fake NVML's GPUs are found by index, as where CUDA gives no PCI bus id (on a GPU machine too)."""
+    from perfkit.measure import nvml as nvml_module
+
+    monkeypatch.setattr(nvml_module, "cuda_pci_bus_id", lambda index: None)
+
+
 class FakeNvml:
     """A GPU drawing ``watts`` steadily since it was created; energy in mJ like the real counter."""
 

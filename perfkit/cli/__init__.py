@@ -46,26 +46,28 @@ def main(argv: Sequence[str] | None = None) -> int:
     except PerfkitError as exc:
         print(f"perfkit: error: {exc}", file=sys.stderr)
     except ModuleNotFoundError as exc:  # a package the command needs was not installed with perfkit
-        if (exc.name or "").split(".")[0] == "perfkit":
+        top = (exc.name or "").split(".")[0]
+        if top not in PIP_NAMES:  # not one of perfkit's dependencies: a bug, whose traceback says where
             raise
-        print(f"perfkit: error: {_missing_package(exc.name or str(exc))}", file=sys.stderr)
+        print(f"perfkit: error: {_missing_package(top)}", file=sys.stderr)
     except OSError as exc:  # a folder that cannot be made, a file that cannot be written, a full disk
         where = f": {exc.filename}; choose another path" if exc.filename else ""
         print(f"perfkit: error: {exc.strerror or exc}{where}", file=sys.stderr)
     return EXIT_USAGE
 
 
-#: The pip name of a module whose import name differs, and the extra that installs it.
-PIP_NAMES = {"psycopg": "'psycopg[binary]'", "submitit": "submitit (perfkit[fleet])",
-             "pynvml": "nvidia-ml-py (perfkit[cuda])"}
+#: The dependencies perfkit's commands import (pyproject.toml's), by import name: what pip installs them as.
+PIP_NAMES = {"torch": "torch", "torchvision": "torchvision", "numba": "numba", "numpy": "numpy",
+             "scipy": "scipy", "matplotlib": "matplotlib", "sqlalchemy": "sqlalchemy",
+             "psycopg": "'psycopg[binary]'", "pytest": "pytest", "pytest_benchmark": "pytest-benchmark",
+             "submitit": "submitit (perfkit[fleet])", "pynvml": "nvidia-ml-py (perfkit[cuda])"}
 
 
-def _missing_package(module: str) -> str:
+def _missing_package(top: str) -> str:
     """What to install where a command's package is missing (an environment that put perfkit on the path
     without its dependencies, as a GPU image with its own torch may)."""
-    top = module.split(".")[0]
     return (f"this command needs the Python package {top!r}, which is not installed here: pip install "
-            f"{PIP_NAMES.get(top, top)}, or pip install -e . in the checkout for all of perfkit's")
+            f"{PIP_NAMES[top]}, or pip install -e . in the checkout for all of perfkit's")
 
 
 def _version() -> str:

@@ -66,7 +66,7 @@ def _one(before: Mapping[str, BenchmarkEntry], after: Mapping[str, BenchmarkEntr
         return Why(name, verdict, missing=f"no kernel summary in this run: {now.reason}")
     if isinstance(then, Unavailable):
         return Why(name, verdict, missing=f"{NO_BASELINE_SUMMARY} ({then.reason})")
-    if not (then.kernels or then.copies or now.kernels or now.copies):
+    if not (then.kernels or then.copies or then.launches or now.kernels or now.copies or now.launches):
         work = "kernel, copy" if now.device == "cuda" else "operator"
         return Why(name, verdict, missing=(f"no {work} recorded on either side: its time is the host's own "
                                            "work (Python), which a kernel summary does not break down"))

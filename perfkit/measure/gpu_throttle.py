@@ -41,12 +41,13 @@ def _gpus() -> tuple[Any, tuple[Any, ...]]:
 
 
 def _cuda_devices(nvml: Any) -> int:
-    """How many GPUs this process's CUDA sees; NVML's count where CUDA cannot say (no torch with CUDA)."""
+    """How many GPUs this process's CUDA sees (none where CUDA_VISIBLE_DEVICES hides them all); NVML's count
+    where no torch can say."""
     try:
         import torch
     except ImportError:
         return int(nvml.nvmlDeviceGetCount())
-    return torch.cuda.device_count() if torch.cuda.is_available() else int(nvml.nvmlDeviceGetCount())
+    return torch.cuda.device_count() if torch.cuda.is_available() else 0
 
 
 def snapshot() -> ThermalSnapshot | None:

@@ -45,7 +45,10 @@ def cuda_pci_bus_id(cuda_index: int) -> str | None:
 
     if not torch.cuda.is_available():
         return None
-    props = torch.cuda.get_device_properties(cuda_index)
+    try:
+        props = torch.cuda.get_device_properties(cuda_index)
+    except (RuntimeError, AssertionError):  # a device CUDA cannot open: NVML's index is all there is
+        return None
     ids = [getattr(props, f"pci_{part}_id", None) for part in ("domain", "bus", "device")]
     if any(i is None for i in ids):
         return None

@@ -38,7 +38,7 @@ from perfkit.verdict.expected import (
     Work,
     Workloads,
     estimate,
-    launch_mode,
+    timed_as,
 )
 
 AS_EXPECTED, FASTER, SLOWER, FAR_FROM = "as expected", "faster", "slower", "FAR from expected"
@@ -68,11 +68,18 @@ class Modelled:
     # factor it takes on the current device (its SMs x clock against the baseline's; see :func:`_beyond`)
     residual_s: float = 0.0
     residual_factor: float = 1.0
+    # where the baseline device ran faster than its roofs (bytes kept on chip, :func:`_on_chip`): its measured
+    # time beyond its launches, which takes ``residual_factor`` on the current device in place of the roofs
+    on_chip_s: float = 0.0
 
     @property
     def expected(self) -> float:
         """The baseline's time over the current's: each the model's time plus the part of the baseline's
-        measured time the roofs do not explain, at the current device's pace for it."""
+        measured time the roofs do not explain, at the current device's pace for it (or, for bytes kept on
+        chip, each its launches plus the baseline's time beyond them at that pace)."""
+        if self.on_chip_s:
+            return ((self.baseline.launch_s + self.on_chip_s)
+                    / (self.current.launch_s + self.on_chip_s * self.residual_factor))
         return ((self.baseline.seconds + self.residual_s)
                 / (self.current.seconds + self.residual_s * self.residual_factor))
 
@@ -228,7 +235,7 @@ class _Side:
     def target(self, name: str, roofs: Roofs | None = None) -> _Target:
         """This side's view of ``name``; on ``roofs`` instead of its own for a device never measured."""
         work = (NoModel(NO_WORKLOADS) if self.workloads is None
-                else self.workloads(self.entries[name], self.results))
+                else timed_as(self.workloads(self.entries[name], self.results), self.entries[name]))
         bound = self.entries[name].context.bound
         figure = SHARE_OF_COPY_PEAK.name if bound == datasheet.COPY else SHARE_OF_PEAK.name
         share = self.mean(name, figure) if bound else None
@@ -414,7 +421,7 @@ def _beyond(model: Modelled, work: Work, measured_s: float, then: Roofs, now: Ro
     if model.baseline.shares()["launch"] <= 0.5:
         factor = old / new
     else:  # a kernel timed alone (its launch the device's floor) keeps its time beyond as measured
-        factor = _host_pace(then, now) if launch_mode(work) == EAGER else 1.0
+        factor = _host_pace(then, now) if work.launch == EAGER else 1.0
     return dataclasses.replace(model, residual_s=residual, residual_factor=factor)
 
 
@@ -436,10 +443,10 @@ def _on_chip(model: Modelled, measured_s: float, factor: float) -> Modelled:
     beyond_launch = measured_s - model.baseline.launch_s
     if beyond_launch <= 0:
         return model
-    note = "faster than its roofs: its bytes stayed on chip, the rest of its time at SMs x clock's pace"
-    return dataclasses.replace(model, baseline=Estimate(0.0, 0.0, model.baseline.launch_s),
-                               current=Estimate(0.0, 0.0, model.current.launch_s), residual_s=beyond_launch,
-                               residual_factor=factor, notes=(*model.notes, note))
+    note = ("faster than its roofs: its bytes stayed on chip, its time beyond its launches at SMs x clock's "
+            "pace (on either device's L2, which no datasheet here lists)")
+    return dataclasses.replace(model, on_chip_s=beyond_launch, residual_factor=factor,
+                               notes=(*model.notes, note))
 
 
 def geomean_time_ratio(rows: Sequence[HardwareRow]) -> float | None:

@@ -38,8 +38,10 @@ from perfkit.resultfile.figures import (
     BUSBW,
     FIRST_TOUCH_CEILINGS,
     GRAPH_REPLAY_S,
-    KERNEL_S,
+    KERNEL_ALONE,
+    MANAGED_KERNEL_ALONE,
     ONE_SM_CEILINGS,
+    method_of,
     timer_seconds,
 )
 from perfkit.resultfile.metrics import WORK_KEY
@@ -50,6 +52,8 @@ from perfkit.resultfile.payloads import AllreduceSweep
 #: how a launch shows in a figure that times a kernel alone (``kernel_s``: events around one launch after an
 #: L2 flush), which holds the device's own floor of a kernel and none of the host's dispatch.
 EAGER, GRAPH, ALONE = "eager", "graph", "alone"
+#: The methods that time a kernel alone: events around one launch, the host's dispatch outside them.
+TIMED_ALONE = (KERNEL_ALONE, MANAGED_KERNEL_ALONE)
 #: The figure of the one-element kernel that gives each launch mode's cost.
 LAUNCH_FIGURES: dict[str, str] = {EAGER: timer_seconds("events_batched").name, GRAPH: GRAPH_REPLAY_S.name,
                                   ALONE: timer_seconds("events_l2_flushed").name}
@@ -350,19 +354,23 @@ class Estimate:
         return said + hidden
 
 
-def launch_mode(work: Work) -> str:
-    """The launch cost ``work``'s figure holds: a kernel timed alone pays the device's floor of one kernel,
-    not the host's pace of launching them (the 1 M-element vector add's ``kernel_s``, 8.4 us on the H200 and
-    9.8 us on the H100 of 2026-11-27, is about 4.3 and 4.6 us of that floor and its bytes at the copy
-    ceiling, where the host's eager launch pace read 6.9 and 8.7 us)."""
-    return ALONE if work.figure == KERNEL_S.name else work.launch
+def timed_as(work: Work | NoModel, bench: BenchmarkEntry) -> Work | NoModel:
+    """``work`` with the launch cost its figure holds: a kernel timed alone (:data:`TIMED_ALONE`) pays the
+    device's floor of one kernel, not the host's pace of launching them (the 1 M-element vector add's
+    ``kernel_s``, 8.4 us on the H200 and 9.8 us on the H100 of 2026-11-27, is about 4.3 and 4.6 us of that
+    floor and its bytes at the copy ceiling, where the host's eager launch pace read 6.9 and 8.7 us); the
+    same kernel timed back to back (a GPU whose L2 cannot hold its arrays) keeps the host's pace."""
+    if not isinstance(work, Work):
+        return work
+    method = method_of(bench.fullname, work.figure, bench.method(work.figure))
+    return dataclasses.replace(work, launch=ALONE) if method in TIMED_ALONE else work
 
 
 def estimate(work: Work, roofs: Roofs) -> Estimate:
     """The sum over ``work``'s steps of ``max(flops / flop rate, bytes / byte rate)``, plus its launches. An
     all-reduce's steps move their bytes at its bus bandwidth: an ALLREDUCE step adds its time, the
     ALLREDUCE_HIDDEN steps only what outlasts the backward (its steps and their launches) they run under."""
-    per_launch = roofs.launch(launch_mode(work))
+    per_launch = roofs.launch(work.launch)
     compute = memory = migration = exposed = hideable = backward = 0.0
     launches = 0
     for step in work.steps:
