@@ -148,7 +148,8 @@ def test_the_h100_against_h200_reports_rows_to_read_fit_a_1280_pixel_screen_mde_
                                                 (document.Section("", tuple(blocks)),)))
     seen = _render(page, tmp_path)
     read = verdicts.to_read(comparison)
-    assert seen["rows"] == len(read) >= 8 and seen["offscreen"] == []  # 9 on 2026-11-27
+    # 9 on 2026-11-27; 6 on 2026-11-28, once the kernel floor and the hosts' launch pace set two expectations
+    assert seen["rows"] == len(read) >= 5 and seen["offscreen"] == []
 
 
 def test_the_browser_check_sees_a_plot_that_does_not_decode(tmp_path):
