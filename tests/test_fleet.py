@@ -17,6 +17,7 @@ from perfkit.errors import UsageError
 from perfkit.fleet import night
 from perfkit.fleet.slurm import Target, _array_members
 from perfkit.resultfile import load
+from perfkit.store import baselines
 from tests import slurm
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -152,6 +153,59 @@ def test_a_hardware_without_a_committed_baseline_is_kept_and_says_how_to_save_on
     (judged,) = night.judge_night([results], tmp_path)  # no baselines folder there
     assert judged.comparison is None and judged.hardware_id == load.load(results).hardware_id
     assert f"perfkit baseline save {results}" in judged.why_not
+
+
+def test_the_host_fleet_runs_on_the_gpus_its_own_cuda_visible_devices_names():
+    """As CUDA reads the variable: indices or unique UUID prefixes, in its order, up to the first that names
+    no GPU (unset: every GPU)."""
+    from perfkit.fleet.host import visible_to_cuda
+
+    uuids = ["GPU-aa11", "GPU-ab22", "GPU-cc33", "GPU-dd44"]
+    assert visible_to_cuda(uuids, None) == [0, 1, 2, 3]
+    assert visible_to_cuda(uuids, "2,3") == [2, 3]
+    assert visible_to_cuda(uuids, "GPU-dd, 0") == [3, 0]
+    assert visible_to_cuda(uuids, "1,7,2") == [1]  # CUDA stops at the index no GPU has
+    assert visible_to_cuda(uuids, "GPU-a") == []  # two GPUs start so: it names none
+    assert visible_to_cuda(uuids, "") == []
+    assert visible_to_cuda(uuids, "MIG-1,0") == []
+
+
+def test_a_replicate_of_fewer_gpus_than_its_host_is_named_by_the_host_kind():
+    assert night.host_kind("nvidia-h200-x1", 2) == "nvidia-h200-x2"
+    assert night.host_kind("nvidia-h200-x2", 2) is None  # the whole host
+    assert night.host_kind("nvidia-h200-x1", 0) is None  # not run on this host (Slurm)
+    assert night.host_kind("cpu-intel-xeon-1cpu", 2) is None  # a share of a CPU host's cores
+
+
+def test_one_gpu_replicates_of_a_two_gpu_host_are_judged_against_that_host_kinds_own_entries(tmp_path):
+    """The committed two-H200 baseline's one-GPU entries, read as a night of one-GPU replicates: against the
+    one-H200 baseline the managed K1 warm kernels read regressed (+20%: a two-GPU host's figure, measured on
+    three such hosts); judged as replicates of a two-GPU host, against its own entries, they do not, and the
+    one-H200 baseline still lends what the host kind's lacks."""
+    (tmp_path / "baselines").mkdir()
+    for kind in ("nvidia-h200-x1", "nvidia-h200-x2"):
+        committed = ROOT / "baselines" / f"{kind}.json"
+        (tmp_path / "baselines" / committed.name).write_text(committed.read_text())
+    pair = load.load(ROOT / "baselines" / "nvidia-h200-x2.json")
+    vector_add = [b.fullname for b in pair.benchmarks if "test_vector_add.py" in b.fullname]
+    night_run = baselines.select(pair, vector_add).with_info(hardware_id="nvidia-h200-x1")
+    replicates = tmp_path / "replicates.json"
+    baselines.write_atomically(replicates, night_run)
+    warm = "benches/test_vector_add.py::test_gpu_managed[K1-grid-warm]"
+
+    (alone,) = night.judge_night([replicates], tmp_path, tmp_path)
+    assert alone.comparison is not None and not alone.against
+    assert warm in {r.benchmark for r in alone.comparison.regressions}
+
+    (on_host,) = night.judge_night([replicates], tmp_path, tmp_path, host_gpus=2)
+    assert on_host.comparison is not None and not on_host.comparison.regressions
+    assert "nvidia-h200-x2's own entries" in on_host.against
+    combined = load.load(tmp_path / "baseline-nvidia-h200-x1-on-nvidia-h200-x2.json")
+    assert combined.hardware_id == "nvidia-h200-x1" and combined.info.fingerprint.gpu_count == 1
+    assert combined.runs()[warm] == pair.runs()[warm]
+    one_gpu = load.load(ROOT / "baselines" / "nvidia-h200-x1.json")
+    only_one_gpu = {b.fullname for b in one_gpu.benchmarks} - {b.fullname for b in pair.benchmarks}
+    assert only_one_gpu and only_one_gpu <= {b.fullname for b in combined.benchmarks}
 
 
 def _runs_of(path: Path, case: str):

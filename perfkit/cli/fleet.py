@@ -101,7 +101,7 @@ def _fleet(args: argparse.Namespace) -> int:
     if not results:
         return EXIT_REGRESSION
     stored = perfkit(["history", "ingest", *map(str, results), "--db", db])
-    judged = night.judge_night(results, Path.cwd())
+    judged = night.judge_night(results, Path.cwd(), out, host.gpu_count() if args.on_host is not None else 0)
     night.say_verdicts(judged, _say)
     built = perfkit(["dashboard", "--db", db, "--out", str(out / "dashboard")])
     studied = perfkit(["tta-study", *map(str, results), "--out", str(out / "tta-study")]) if args.tta else 0

@@ -72,9 +72,12 @@ def runners(count: int) -> list[Runner]:
         raise UsageError("--on-host pins each replicate with taskset (util-linux), which is not on PATH")
     mine = host_cpus.affinity()
     if NVIDIA_DRIVER.exists():
-        gpus = _gpus(mine)
+        every = _gpus(mine)
+        gpus = [every[i] for i in visible_to_cuda([uuid for uuid, _ in every],
+                                                  os.environ.get("CUDA_VISIBLE_DEVICES"))]
         if count > len(gpus):
-            raise UsageError(f"--on-host {count}: this host has {len(gpus)} GPU(s); one replicate per GPU")
+            raise UsageError(f"--on-host {count}: this host lets perfkit use {len(gpus)} GPU(s) "
+                             f"(of {len(every)}; CUDA_VISIBLE_DEVICES chooses); one replicate per GPU")
         return [Runner(f"GPU {i} (CPUs {_cpu_list(cpus)})", cpus, uuid)
                 for i, (uuid, cpus) in enumerate(gpus[:count])]
     if count > len(mine):
@@ -83,6 +86,11 @@ def runners(count: int) -> list[Runner]:
     share, extra = divmod(len(mine), count)
     starts = [i * share + min(i, extra) for i in range(count + 1)]
     return [Runner(f"CPUs {_cpu_list(mine[a:b])}", tuple(mine[a:b])) for a, b in itertools.pairwise(starts)]
+
+
+def gpu_count() -> int:
+    """How many GPUs this host has (NVML's count; 0 without the NVIDIA driver)."""
+    return len(_gpus(host_cpus.affinity())) if NVIDIA_DRIVER.exists() else 0
 
 
 def _gpus(allowed: Sequence[int]) -> list[tuple[str, tuple[int, ...]]]:
@@ -102,6 +110,23 @@ def _gpus(allowed: Sequence[int]) -> list[tuple[str, tuple[int, ...]]]:
         except nvml.NVMLError as exc:
             raise HardwareError(f"NVML could not list this host's GPUs and their CPUs ({exc})") from None
     return found
+
+
+def visible_to_cuda(uuids: Sequence[str], setting: str | None) -> list[int]:
+    """The GPUs (indices into NVML's ``uuids``) that CUDA_VISIBLE_DEVICES (``setting``) lets CUDA use, in its
+    order; every one where it is unset. Like CUDA, an index or a unique UUID prefix each, up to the first
+    entry that names none (a fleet started on GPUs 2 and 3 of a shared host runs its replicates there). An
+    index counts in NVML's PCI order, which is CUDA's on a host of one GPU model."""
+    if setting is None:
+        return list(range(len(uuids)))
+    chosen: list[int] = []
+    for entry in (e.strip() for e in setting.split(",")):
+        named = ([int(entry)] if entry.isdigit() and int(entry) < len(uuids)
+                 else [i for i, uuid in enumerate(uuids) if entry and uuid.startswith(entry)])
+        if len(named) != 1 or named[0] in chosen:
+            break
+        chosen += named
+    return chosen
 
 
 def mask_cpus(mask: Sequence[int], width: int = 64) -> list[int]:

@@ -1,6 +1,10 @@
 """A fleet night's replicates after the jobs: stored in the history database, judged per hardware against its
 committed baseline with the replicates as the night's runs, and the dashboard (its cross-hardware page
-among them) built from the database."""
+among them) built from the database.
+
+One-GPU replicates of a multi-GPU host (``perfkit fleet --on-host``) are judged against that host kind's own
+entries where its baseline holds them: a two-H200 host's managed K1 warm kernels run 20% slower than a
+one-H200 host's in every run of either kind (docs/fleet.md), a figure of the host, not of the code."""
 from __future__ import annotations
 
 from collections import defaultdict
@@ -12,6 +16,8 @@ from perfkit.cli.compare import judge_files
 from perfkit.errors import PerfkitError
 from perfkit.render import tables, verdicts
 from perfkit.resultfile import load
+from perfkit.resultfile.model import ResultSet
+from perfkit.store import baselines
 from perfkit.store.baselines import BaselineStore
 from perfkit.verdict.judge import Comparison
 
@@ -24,6 +30,7 @@ class Judged:
     runs: int
     comparison: Comparison | None
     why_not: str = ""
+    against: str = ""  # which baseline, where it is not simply the hardware's committed one
 
 
 def by_hardware(results: Sequence[Path]) -> dict[str, list[Path]]:
@@ -34,10 +41,15 @@ def by_hardware(results: Sequence[Path]) -> dict[str, list[Path]]:
     return dict(groups)
 
 
-def judge_night(results: Sequence[Path], checkout: Path) -> list[Judged]:
+def judge_night(results: Sequence[Path], checkout: Path, folder: Path | None = None,
+                host_gpus: int = 0) -> list[Judged]:
     """Each hardware's replicates against the committed baseline of its profile in ``checkout``'s
     baselines/, all of them as that night's runs (the noise model and the tests use them, as they would
-    sequential re-runs; the noise of the kept runs is the working folder's, as ``perfkit compare``'s)."""
+    sequential re-runs; the noise of the kept runs is the working folder's, as ``perfkit compare``'s).
+
+    Replicates of fewer GPUs than their host's ``host_gpus`` are judged against :func:`host_kind_baseline`
+    where the host kind has a committed baseline; it is written to ``folder`` (``perfkit compare`` reads it
+    again)."""
     store = BaselineStore.find(checkout)
     judged = []
     for hardware_id, paths in sorted(by_hardware(results).items()):
@@ -50,15 +62,47 @@ def judge_night(results: Sequence[Path], checkout: Path) -> list[Judged]:
                                  f"{store.directory}: save one from these runs with "
                                  f"`perfkit baseline save {save}`"))
             continue
+        kind = host_kind(hardware_id, host_gpus)
+        host = store.path_for(kind, profile) if kind else None
+        against = ""
         try:
-            judged.append(Judged(hardware_id, len(paths), judge_files(baseline, paths, None)[2]))
+            if host is not None and host.exists() and folder is not None:
+                combined = host_kind_baseline(load.load(baseline), load.load(host))
+                baseline = folder / f"baseline-{hardware_id}-on-{kind}.json"
+                baselines.write_atomically(baseline, combined)
+                against = (f"judged against {kind}'s own entries where its baseline holds them (one-GPU "
+                           f"runs of such hosts), the rest against {hardware_id}'s: {baseline}")
+            judged.append(Judged(hardware_id, len(paths), judge_files(baseline, paths, None)[2],
+                                 against=against))
         except PerfkitError as exc:  # the other hardware's verdicts and the pages still come
             judged.append(Judged(hardware_id, len(paths), None, f"not judged: {exc}"))
     return judged
 
 
+def host_kind(hardware_id: str, host_gpus: int) -> str | None:
+    """The hardware id of the whole host a replicate of fewer GPUs ran on (``nvidia-h200-x1`` on a two-GPU
+    host: ``nvidia-h200-x2``); None where it used every GPU, or ran on a share of a CPU host's cores."""
+    model, sep, count = hardware_id.rpartition("-x")
+    if not sep or not count.isdigit() or int(count) >= host_gpus:
+        return None
+    return f"{model}-x{host_gpus}"
+
+
+def host_kind_baseline(one_gpu: ResultSet, host: ResultSet) -> ResultSet:
+    """``one_gpu``'s baseline with the entries the host kind's baseline also holds taken from it (with their
+    runs), under ``one_gpu``'s hardware id, fingerprint and ceilings."""
+    held = {b.fullname for b in one_gpu.benchmarks}
+    shared = [b.fullname for b in host.benchmarks if b.fullname in held]
+    if not shared:
+        return one_gpu
+    taken = baselines.select(host, shared).with_info(hardware_id=one_gpu.hardware_id)
+    return baselines.merge(one_gpu, taken).with_info(fingerprint=one_gpu.info.fingerprint,
+                                                     ceilings=one_gpu.info.ceilings)
+
+
 def say_verdicts(judged: Sequence[Judged], say: Callable[[str], None] = print) -> None:
     for one in judged:
-        say(f"perfkit fleet: {one.hardware_id}, {one.runs} result file(s) as the night's runs:")
+        say(f"perfkit fleet: {one.hardware_id}, {one.runs} result file(s) as the night's runs"
+            + (f", {one.against}" if one.against else "") + ":")
         say(one.why_not if one.comparison is None
             else verdicts.render(one.comparison, "table", width=tables.terminal_width()).rstrip())
