@@ -49,8 +49,9 @@ from perfkit.resultfile.model import BenchmarkEntry, ResultSet
 from perfkit.resultfile.payloads import AllreduceSweep
 
 #: How a benchmark launches its kernels: one after another from Python, or replayed from a CUDA graph; and
-#: how a launch shows in a figure that times a kernel alone (``kernel_s``: events around one launch after an
-#: L2 flush), which holds the device's own floor of a kernel and none of the host's dispatch.
+#: how a launch shows in a figure that times a kernel alone (``kernel_s``: events around one launch, after an
+#: L2 flush or with the stream held until it is queued), which holds the device's own floor of a kernel and
+#: none of the host's dispatch.
 EAGER, GRAPH, ALONE = "eager", "graph", "alone"
 #: The methods that time a kernel alone: events around one launch, the host's dispatch outside them.
 TIMED_ALONE = (KERNEL_ALONE, MANAGED_KERNEL_ALONE)
