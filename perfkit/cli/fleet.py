@@ -88,6 +88,7 @@ def _fleet(args: argparse.Namespace) -> int:
     out = (args.out or Path(f"fleet-{datetime.datetime.now():%Y%m%d-%H%M%S}")).resolve()
     out_folder(out, "the fleet's logs, results and pages")
     db = args.db or f"sqlite:///{out / 'history.db'}"
+    host_gpus = host.gpu_count() if args.on_host is not None else 0  # asked before the night, not after it
     try:
         with stopping.interruptible():
             ran = _on_host(args, out) if args.on_host is not None else _on_slurm(args, out)
@@ -101,7 +102,7 @@ def _fleet(args: argparse.Namespace) -> int:
     if not results:
         return EXIT_REGRESSION
     stored = perfkit(["history", "ingest", *map(str, results), "--db", db])
-    judged = night.judge_night(results, Path.cwd(), out, host.gpu_count() if args.on_host is not None else 0)
+    judged = night.judge_night(results, Path.cwd(), out, host_gpus)
     night.say_verdicts(judged, _say)
     built = perfkit(["dashboard", "--db", db, "--out", str(out / "dashboard")])
     studied = perfkit(["tta-study", *map(str, results), "--out", str(out / "tta-study")]) if args.tta else 0
