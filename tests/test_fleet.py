@@ -208,6 +208,29 @@ def test_one_gpu_replicates_of_a_two_gpu_host_are_judged_against_that_host_kinds
     assert only_one_gpu and only_one_gpu <= {b.fullname for b in combined.benchmarks}
 
 
+def test_a_host_kind_baseline_with_nothing_to_lend_or_unreadable_leaves_the_one_gpu_baseline(tmp_path):
+    """Where the host kind's baseline holds none of the replicates' benchmarks with 3 runs, nothing is
+    combined or written; where it cannot be read, the replicates are still judged, against the one-GPU
+    baseline, and the line says why."""
+    (tmp_path / "baselines").mkdir()
+    one_gpu = ROOT / "tests" / "data" / "cpu-quick.json"
+    run = load.load(one_gpu).with_info(hardware_id="nvidia-h200-x1")
+    baselines.save_baseline(run, tmp_path / "baselines")
+    replicates = tmp_path / "replicates.json"
+    baselines.write_atomically(replicates, run)
+    host = tmp_path / "baselines" / "nvidia-h200-x2-quick.json"
+    baselines.write_atomically(host, run.with_info(hardware_id="nvidia-h200-x2"))  # one run of each
+
+    (judged,) = night.judge_night([replicates], tmp_path, tmp_path, host_gpus=2)
+    assert judged.comparison is not None and judged.against == ""
+    assert not list(tmp_path.glob("baseline-*.json"))
+
+    host.write_text("{ torn")
+    (judged,) = night.judge_night([replicates], tmp_path, tmp_path, host_gpus=2)
+    assert judged.comparison is not None
+    assert judged.against.startswith("judged against nvidia-h200-x1's alone:") and str(host) in judged.against
+
+
 def _runs_of(path: Path, case: str):
     from perfkit.resultfile.payloads import TimeToAccuracy
 

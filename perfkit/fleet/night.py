@@ -16,10 +16,10 @@ from perfkit.cli.compare import judge_files
 from perfkit.errors import PerfkitError
 from perfkit.render import tables, verdicts
 from perfkit.resultfile import load
-from perfkit.resultfile.model import ResultSet
+from perfkit.resultfile.model import ProfileName, ResultSet
 from perfkit.store import baselines
 from perfkit.store.baselines import BaselineStore
-from perfkit.verdict.judge import Comparison
+from perfkit.verdict.judge import MIN_BASELINE_RUNS, Comparison
 
 
 @dataclass(frozen=True)
@@ -62,21 +62,36 @@ def judge_night(results: Sequence[Path], checkout: Path, folder: Path | None = N
                                  f"{store.directory}: save one from these runs with "
                                  f"`perfkit baseline save {save}`"))
             continue
-        kind = host_kind(hardware_id, host_gpus)
-        host = store.path_for(kind, profile) if kind else None
-        against = ""
         try:
-            if host is not None and host.exists() and folder is not None:
-                combined = host_kind_baseline(load.load(baseline), load.load(host))
-                baseline = folder / f"baseline-{hardware_id}-on-{kind}.json"
-                baselines.write_atomically(baseline, combined)
-                against = (f"judged against {kind}'s own entries where its baseline holds them (one-GPU "
-                           f"runs of such hosts), the rest against {hardware_id}'s: {baseline}")
+            baseline, against = _against_host_kind(store, baseline, hardware_id, profile, host_gpus, folder)
             judged.append(Judged(hardware_id, len(paths), judge_files(baseline, paths, None)[2],
                                  against=against))
         except PerfkitError as exc:  # the other hardware's verdicts and the pages still come
             judged.append(Judged(hardware_id, len(paths), None, f"not judged: {exc}"))
     return judged
+
+
+def _against_host_kind(store: BaselineStore, baseline: Path, hardware_id: str, profile: ProfileName,
+                       host_gpus: int, folder: Path | None) -> tuple[Path, str]:
+    """The baseline to judge ``hardware_id``'s replicates by, and what to say of it: the host kind's
+    combined one (:func:`host_kind_baseline`), written to ``folder``, where there is one to combine; else
+    ``baseline`` itself (with why, where the host kind's could not be read)."""
+    kind = host_kind(hardware_id, host_gpus)
+    host = store.path_for(kind, profile) if kind else None
+    if host is None or not host.exists() or folder is None:
+        return baseline, ""
+    one_gpu = load.load(baseline)  # read, as the judge reads it, before the host kind's
+    try:
+        combined = host_kind_baseline(one_gpu, load.load(host))
+    except PerfkitError as exc:
+        return baseline, f"judged against {hardware_id}'s alone: {host} could not be read ({exc})"
+    if combined is None:
+        return baseline, ""
+    written = folder / f"baseline-{hardware_id}-on-{host.stem}.json"
+    baselines.write_atomically(written, combined)
+    return written, (f"judged against {kind}'s own entries where its baseline holds {MIN_BASELINE_RUNS} runs "
+                     f"or more of them (one-GPU runs of such hosts), the rest against {hardware_id}'s: "
+                     f"{written}")
 
 
 def host_kind(hardware_id: str, host_gpus: int) -> str | None:
@@ -88,14 +103,17 @@ def host_kind(hardware_id: str, host_gpus: int) -> str | None:
     return f"{model}-x{host_gpus}"
 
 
-def host_kind_baseline(one_gpu: ResultSet, host: ResultSet) -> ResultSet:
-    """``one_gpu``'s baseline with the entries the host kind's baseline also holds taken from it (with their
-    runs), under ``one_gpu``'s hardware id, fingerprint and ceilings."""
+def host_kind_baseline(one_gpu: ResultSet, host: ResultSet) -> ResultSet | None:
+    """``one_gpu``'s baseline with the entries the host kind's baseline also holds, with 3 runs or more (so
+    they can be judged), taken from it with their runs, under ``one_gpu``'s hardware id, fingerprint and
+    ceilings (the file's other metadata is the host kind's); None where it holds none of them."""
     held = {b.fullname for b in one_gpu.benchmarks}
-    shared = [b.fullname for b in host.benchmarks if b.fullname in held]
+    origins = host.origins()
+    shared = {b.fullname for b in host.benchmarks
+              if b.fullname in held and len(origins.get(b.fullname, ())) >= MIN_BASELINE_RUNS}
     if not shared:
-        return one_gpu
-    taken = baselines.select(host, shared).with_info(hardware_id=one_gpu.hardware_id)
+        return None
+    taken = baselines.keeping(host, shared).with_info(hardware_id=one_gpu.hardware_id)
     return baselines.merge(one_gpu, taken).with_info(fingerprint=one_gpu.info.fingerprint,
                                                      ceilings=one_gpu.info.ceilings)
 

@@ -159,14 +159,14 @@ def drop(baseline: ResultSet, names: Sequence[str]) -> tuple[ResultSet, list[str
     dropped = _named(present, names, "the baseline")
     if len(dropped) == len(present):
         raise BaselineError("that would drop every benchmark of the baseline; delete the file instead")
-    return _keeping(baseline, set(present) - set(dropped)), dropped
+    return keeping(baseline, set(present) - set(dropped)), dropped
 
 
 def select(results: ResultSet, names: Sequence[str]) -> ResultSet:
     """``results`` with only the benchmarks ``names`` give (full names, ``*`` and ``?`` as wildcards), with
     their runs: to re-save the family whose measurement changed and keep every other entry of a baseline
     (``baseline save --merge --only``). A name that matches nothing is an error."""
-    return _keeping(results, set(_named([b.fullname for b in results.benchmarks], names, results.source)))
+    return keeping(results, set(_named([b.fullname for b in results.benchmarks], names, results.source)))
 
 
 def _named(present: Sequence[str], names: Sequence[str], where: str) -> list[str]:
@@ -184,7 +184,8 @@ def _named(present: Sequence[str], names: Sequence[str], where: str) -> list[str
     return found
 
 
-def _keeping(results: ResultSet, names: set[str]) -> ResultSet:
+def keeping(results: ResultSet, names: set[str]) -> ResultSet:
+    """``results`` with only the benchmarks of these exact full names, and their runs."""
     info = results.info
     return results.with_benchmarks([b for b in results.benchmarks if b.fullname in names]).with_info(
         runs={n: f for n, f in info.runs.items() if n in names},
