@@ -117,7 +117,7 @@ def test_largest_batch(benchmark, perfkit_device, perfkit_profile, perfkit_metri
     warmup, rounds = STEPS[sizes]
     benchmark.pedantic(step, rounds=rounds, warmup_rounds=warmup)  # past the second step the memory stays put
     del step
-    record.record_capacity(perfkit_metrics, found, figures.LARGEST_BATCH, found.largest)
+    record.record_capacity(perfkit_metrics, found, figures.LARGEST_BATCH, found.largest, budget.fixed)
     cap = None if perfkit_memory_cap is None else round(perfkit_memory_cap / capacity.GiB, 2)
     perfkit_metrics.payload(BatchCapacity(batch_sweep.MODEL, found.largest, found.stopped_by, size, cap,
                                           capacity.probe_records(found), budget.room()))

@@ -87,9 +87,9 @@ def test_layer_stack_capacity(
         perfkit_metrics.gpu_bound()  # a forward of a stack filling the GPU (0.4% between H200 runs)
 
     kept = layer_stack.kept_bytes_per_layer(shape)
-    record.record_capacity(perfkit_metrics, found, figures.LARGEST_LAYERS, num_conv + num_fc)
-    perfkit_metrics.record(figures.NUM_CONV, num_conv)
-    perfkit_metrics.record(figures.NUM_FC, num_fc)
+    record.record_capacity(perfkit_metrics, found, figures.LARGEST_LAYERS, num_conv + num_fc, budget.fixed)
+    perfkit_metrics.record(figures.NUM_CONV, num_conv, exact=budget.fixed)
+    perfkit_metrics.record(figures.NUM_FC, num_fc, exact=budget.fixed)
     perfkit_metrics.record(figures.FORWARD_MEAN_MS, sum(times) / len(times) * 1e3)  # the seed's figure
     perfkit_metrics.payload(
         LayerCapacity(
@@ -120,7 +120,7 @@ def test_layer_stack_split(benchmark, cap_name, perfkit_profile, perfkit_metrics
         )
     inject_samples(benchmark, [p.total for p in parts])
 
-    record.record_capacity(perfkit_metrics, found, figures.LARGEST_LAYERS, 2 * n)
+    record.record_capacity(perfkit_metrics, found, figures.LARGEST_LAYERS, 2 * n, budget.fixed)
     for spec, values in ((figures.GPU0_FORWARD_MS, [t.first for t in parts]),
                          (figures.TRANSFER_MS, [t.transfer for t in parts]),
                          (figures.GPU1_FORWARD_MS, [t.second for t in parts])):

@@ -249,3 +249,8 @@ def test_a_timeout_while_a_fresh_process_measures_kills_it_at_once():
     with pytest.raises(limits.BenchmarkTimeout), limits.time_limit(2, "the search ran past 2 s"):
         fresh_process.run(time.sleep, 60)
     assert time.perf_counter() - start < 15  # not the child's 60 s: it was killed, not waited for
+
+
+def test_a_budget_the_code_sets_decides_the_answer_and_the_whole_card_does_not():
+    assert ROOMY.fixed and capacity.Budget(CPU, cap_bytes=2**30).fixed
+    assert not capacity.Budget(CPU).fixed  # the card's free memory: 1412 or 1415 layers on two H200s

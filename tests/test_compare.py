@@ -303,6 +303,21 @@ def test_a_count_that_moves_at_all_is_changed_and_a_ratio_only_beyond_tolerance(
         "b": "changed"} and row.note == "a count that should not change"
 
 
+def _read_off(value: float) -> dict[str, Any]:
+    run = _with_metric(value, "none")
+    run["benchmarks"][0]["extra_info"]["metrics"]["m"]["exact"] = False
+    return run
+
+
+def test_a_count_read_off_the_machine_is_weighed_as_a_figure_that_should_stay_put():
+    # a weekly A/A on a fresh H200 (2026-11-28) read the whole-card layer stack 1412 -> 1415 layers and
+    # Nsight Compute's DRAM bytes 0.01-0.1% apart: neither is a change, though both are integers
+    assert _verdict(compare(_with_metric(1412, "none"), _read_off(1415)), "b", "m") == "info"
+    assert _verdict(compare(_read_off(136285952), _with_metric(136197120, "none")), "b", "m") == "info"
+    assert _verdict(compare(_with_metric(1412, "none"), _read_off(1800)), "b", "m") == "changed"
+    assert _verdict(compare(_with_metric(1412, "none"), _with_metric(1415, "none")), "b", "m") == "changed"
+
+
 def test_the_minimum_detectable_effect_shrinks_with_more_runs():
     few = compare(_runs([1.0, 1.02, 1.01]), _runs([1.0, 1.02])).rows[0].mde
     many = compare(_runs([1.0, 1.02, 1.01] * 3), _runs([1.0, 1.02] * 3)).rows[0].mde

@@ -85,6 +85,19 @@ def test_metric_round_trips_through_json():
     assert Metric.from_json("m", metric.to_json()) == metric
 
 
+def test_a_count_read_off_the_machine_says_so_and_a_decided_one_stays_as_it_was():
+    extra: dict = {}
+    rec = MetricRecorder(extra)
+    rec.record(figures.DRAM_BYTES, 136285952)  # declared read off the machine
+    rec.record(figures.NUM_CONV, 1412, exact=False)  # this run's search filled the card's free memory
+    rec.record(figures.NUM_FC, 110)
+    stored = extra["metrics"]
+    assert stored["dram_bytes"]["exact"] is False and stored["num_conv"]["exact"] is False
+    assert "exact" not in stored["num_fc"]  # files written before the key read the same
+    assert Metric.from_json("num_conv", stored["num_conv"]).exact is False
+    assert Metric.from_json("num_fc", stored["num_fc"]).exact is True
+
+
 def test_a_benchmark_records_the_method_its_figures_were_measured_by():
     extra: dict = {}
     recorder = MetricRecorder(extra)

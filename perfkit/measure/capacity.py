@@ -152,6 +152,13 @@ class Budget:
         watched)."""
         return sum(torch.cuda.memory_allocated(d) for d in self.devices) if self.on_gpu else 0
 
+    @property
+    def fixed(self) -> bool:
+        """The code sets the budget (a cap, a synthetic budget), so the search's answer is the code's alone;
+        else it is the card's free memory, which differs a little between machines (1412 and 1415 layers of
+        the stack on two H200s)."""
+        return self.host_bytes is not None or self.cap_bytes is not None
+
     def room(self) -> str:
         """The memory a probe may use, in words, for messages."""
         if self.host_bytes is not None:

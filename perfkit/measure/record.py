@@ -101,11 +101,12 @@ def record_power(metrics: MetricRecorder, fn: Callable[[], Any], seconds_per_cal
 
 
 def record_capacity(
-    metrics: MetricRecorder, found: capacity.Capacity, answer: MetricSpec, value: int
+    metrics: MetricRecorder, found: capacity.Capacity, answer: MetricSpec, value: int, exact: bool
 ) -> None:
     """What every capacity search leaves: its answer (a gating figure: a change in memory use moves it), how
-    many probes and seconds it took, and the most memory a probe left behind (always 0: a leak fails)."""
+    many probes and seconds it took, and the most memory a probe left behind (always 0: a leak fails).
+    ``exact``: the search's budget is the code's (:attr:`capacity.Budget.fixed`), so its counts are too."""
     metrics.record(answer, value)
-    metrics.record(figures.PROBES, len(found.probes))
+    metrics.record(figures.PROBES, len(found.probes), exact=exact)
     metrics.record(figures.SEARCH_S, sum(p.seconds for p in found.probes))
     metrics.record(figures.LEAKED_MIB, max(p.leaked_bytes for p in found.probes) / memory.MiB)

@@ -54,6 +54,7 @@ class Metric:
     better: Better
     samples: tuple[float, ...] = field(default=())
     gate: bool = False  # a figure the benchmark's verdict rests on (see perfkit.verdict.judge)
+    exact: bool = True  # a count the code alone decides (MetricSpec.exact)
 
     def __post_init__(self) -> None:
         if self.better not in BETTER_VALUES:
@@ -74,6 +75,8 @@ class Metric:
             out["samples"] = [float(s) for s in self.samples]
         if self.gate:
             out["gate"] = True
+        if not self.exact:
+            out["exact"] = False
         return out
 
     @classmethod
@@ -85,6 +88,7 @@ class Metric:
                 raw["better"],
                 tuple(float(s) for s in raw.get("samples", ())),
                 bool(raw.get("gate", False)),
+                bool(raw.get("exact", True)),
             )
         except (KeyError, TypeError, ValueError, UsageError) as exc:
             raise BaselineError(
@@ -97,13 +101,17 @@ class MetricSpec:
     """A declared figure: its name (the key of every stored history), unit and which way is better.
 
     ``gate``: the benchmark's verdict also rests on this figure (one that does not follow from its time, such
-    as an allocator peak). perfkit's own figures are declared in perfkit.resultfile.figures.
+    as an allocator peak). ``exact``: a count the code alone decides, so any move is a change; False for one
+    read off the machine (hardware counters, what fits in the card's free memory), which moves a little
+    between machines and is judged as a figure that should stay put. perfkit's own figures are declared in
+    perfkit.resultfile.figures.
     """
 
     name: str
     unit: str
     better: Better
     gate: bool = False
+    exact: bool = True
 
     def __post_init__(self) -> None:
         if self.better not in BETTER_VALUES:
@@ -168,10 +176,13 @@ class MetricRecorder:
         self._extra_info = extra_info
 
     def record(
-        self, spec: MetricSpec, value: float | None = None, samples: Sequence[float] | None = None
+        self, spec: MetricSpec, value: float | None = None, samples: Sequence[float] | None = None,
+        exact: bool | None = None,
     ) -> Metric:
         """The figure ``spec`` declares, from one value or from samples (their median, unless ``value`` is
-        given)."""
+        given); ``exact`` where this run's count is decided otherwise than ``spec`` says (a search under the
+        card's free memory rather than a cap)."""
+        exact = spec.exact if exact is None else exact
         if samples:
             metric = Metric.from_samples(samples, spec.unit, spec.better)
             metric = Metric(
@@ -180,9 +191,10 @@ class MetricRecorder:
                 spec.better,
                 metric.samples,
                 spec.gate,
+                exact,
             )
         elif value is not None:
-            metric = Metric(float(value), spec.unit, spec.better, gate=spec.gate)
+            metric = Metric(float(value), spec.unit, spec.better, gate=spec.gate, exact=exact)
         else:
             raise UsageError(f"metric {spec.name!r} needs a value or samples")
         self._extra_info.setdefault(METRICS_KEY, {})[spec.name] = metric.to_json()

@@ -275,8 +275,9 @@ def _standard_error(fig: FigureRuns, noise: FigureNoise, current_runs: int | Non
 
 
 def _informational(fig: FigureRuns, minimum: float, noise: FigureNoise | None) -> _Judged:
-    """Figures that do not gate: derived ones are shown; a count that should not change is ``changed`` when it
-    moves at all; a ratio that should stay put when it moves beyond the minimum effect and significantly
+    """Figures that do not gate: derived ones are shown; a count the code alone decides is ``changed`` when it
+    moves at all; a ratio that should stay put, or a count read off the machine, when it moves beyond the
+    minimum effect and significantly
     (Holm over the ratios compared, in :func:`_corrected`: a run holds dozens, and uncorrected one in twenty
     would move by chance)."""
     if fig.measured_differently is not None:  # shown with why its two sides cannot be compared
@@ -284,7 +285,8 @@ def _informational(fig: FigureRuns, minimum: float, noise: FigureNoise | None) -
     if fig.better != "none":
         return _Judged(_row(fig, Verdict.INFO))
     base, cur = fig.base_mean or 0.0, fig.cur_mean or 0.0
-    if all(float(v).is_integer() for v in fig.baseline + fig.current):  # a count: any move is a change
+    # a count the code decides: any move is a change (one read off the machine is weighed as a ratio is)
+    if fig.exact and all(float(v).is_integer() for v in fig.baseline + fig.current):
         moved = set(fig.baseline) != set(fig.current)
         return _Judged(_row(fig, Verdict.CHANGED if moved else Verdict.INFO, COUNT_MOVED if moved else ""))
     if abs(stats.relative_change(base, cur)) <= minimum:

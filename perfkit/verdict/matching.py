@@ -29,6 +29,8 @@ class FigureRuns:
     # why the two sides' values are not comparable (timed at different SM clocks, or measured by another
     # method version): shown side by side, never judged
     measured_differently: str | None = None
+    # a count the code alone decides (any move is a change), unless either side read it off its machine
+    exact: bool = True
 
     @property
     def base_mean(self) -> float | None:
@@ -66,6 +68,7 @@ def pair(baseline: ResultSet, current: ResultSet) -> Pairing:
         kinds: dict[str, tuple[str, Better]] = {TIME: (TIME_UNIT, "lower")}
         for entry in (b, c):
             kinds.update({n: (m.unit, m.better) for n, m in entry.metrics.items()})
+        read_off = {n for entry in (b, c) for n, m in entry.metrics.items() if not m.exact}
         tolerance = c.context.tolerance if c.context.tolerance is not None else b.context.tolerance
         gpu_bound = c.context.gpu_bound and current.info.device == "cuda"
         clocks_differ = _clocks_differ(b, c)
@@ -76,7 +79,8 @@ def pair(baseline: ResultSet, current: ResultSet) -> Pairing:
             disturbances = c.disturbances + ((unsteady,) if unsteady else ())
             apart = _methods_differ(b, c, figure) or (clocks_differ if unit != "MiB" else None)
             figures.append(FigureRuns(name, figure, unit, better, tuple(base_runs[name].get(figure, ())),
-                                      now, figure in gates, tolerance, gpu_bound, disturbances, apart))
+                                      now, figure in gates, tolerance, gpu_bound, disturbances, apart,
+                                      figure not in read_off))
     return Pairing(tuple(figures), tuple(base[n] for n in sorted(base.keys() - cur.keys())),
                    tuple(cur[n] for n in sorted(cur.keys() - base.keys())), common)
 
