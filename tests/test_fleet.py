@@ -292,6 +292,24 @@ def test_a_cpu_host_is_split_into_contiguous_shares_of_its_cores():
         host.runners(len(mine) + 1)
 
 
+def test_a_gpu_hosts_runners_are_the_gpus_the_fleet_found_before_the_night(tmp_path, monkeypatch):
+    """NVML is asked once (:func:`host.gpus`, before the night); the runners are taken from that answer, the
+    ones CUDA_VISIBLE_DEVICES lets CUDA use."""
+    from perfkit.fleet import host
+
+    def asked_again(allowed):
+        raise AssertionError("NVML asked a second time")
+
+    monkeypatch.setattr(host, "NVIDIA_DRIVER", tmp_path)  # a GPU host, as far as the fleet can tell
+    monkeypatch.setattr(host, "_gpus", asked_again)
+    monkeypatch.setenv("CUDA_VISIBLE_DEVICES", "GPU-b,0")
+    found = [("GPU-a", (0, 1)), ("GPU-b", (2, 3)), ("GPU-c", (4, 5))]
+    chosen = host.runners(2, found)
+    assert [(r.gpu, r.cpus) for r in chosen] == [("GPU-b", (2, 3)), ("GPU-a", (0, 1))]
+    with pytest.raises(UsageError, match="lets perfkit use 2 GPU"):
+        host.runners(3, found)
+
+
 @pytest.mark.slow
 def test_replicates_on_one_host_run_at_once_on_their_own_cores_then_the_serial_part_alone(tmp_path):
     """Two replicates at once, each pinned to its share of the cores (its hardware id counts the CPUs it

@@ -88,10 +88,10 @@ def _fleet(args: argparse.Namespace) -> int:
     out = (args.out or Path(f"fleet-{datetime.datetime.now():%Y%m%d-%H%M%S}")).resolve()
     out_folder(out, "the fleet's logs, results and pages")
     db = args.db or f"sqlite:///{out / 'history.db'}"
-    host_gpus = host.gpu_count() if args.on_host is not None else 0  # asked before the night, not after it
+    host_gpus = host.gpus() if args.on_host is not None else []  # asked before the night, not after it
     try:
         with stopping.interruptible():
-            ran = _on_host(args, out) if args.on_host is not None else _on_slurm(args, out)
+            ran = _on_host(args, out, host_gpus) if args.on_host is not None else _on_slurm(args, out)
     except KeyboardInterrupt as exc:
         _say(f"perfkit fleet: stopped by {signal.Signals(stopping.signum_of(exc)).name}; every job still "
              "queued or running was stopped")
@@ -102,7 +102,7 @@ def _fleet(args: argparse.Namespace) -> int:
     if not results:
         return EXIT_REGRESSION
     stored = perfkit(["history", "ingest", *map(str, results), "--db", db])
-    judged = night.judge_night(results, Path.cwd(), out, host_gpus)
+    judged = night.judge_night(results, Path.cwd(), out, len(host_gpus))
     night.say_verdicts(judged, _say)
     built = perfkit(["dashboard", "--db", db, "--out", str(out / "dashboard")])
     studied = perfkit(["tta-study", *map(str, results), "--out", str(out / "tta-study")]) if args.tta else 0
@@ -127,9 +127,10 @@ def _on_slurm(args: argparse.Namespace, out: Path) -> tuple[list[Path], list[str
     return results, [r.label for r in fleet.failed], len(fleet.replicates)
 
 
-def _on_host(args: argparse.Namespace, out: Path) -> tuple[list[Path], list[str], int]:
-    """The replicates as processes of this host, N at once, then the serial part one at a time."""
-    places = host.runners(args.on_host)
+def _on_host(args: argparse.Namespace, out: Path, gpus: list[host.Gpu]) -> tuple[list[Path], list[str], int]:
+    """The replicates as processes of this host, N at once (on ``gpus``, what :func:`host.gpus` found), then
+    the serial part one at a time."""
+    places = host.runners(args.on_host, gpus)
     args_of, keyword = _selection(args)
     _say(f"perfkit fleet: {args.replicas} replicate(s) on this host, {len(places)} at once: "
          + "; ".join(p.name for p in places))

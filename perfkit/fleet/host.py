@@ -32,6 +32,8 @@ from perfkit.fleet.job import NOTHING_SELECTED, JobOutcome, pytest_command, run_
 SERIAL = "test_cpu_loop or test_cpu_numpy or (test_gpu_managed and first)"
 #: Where the NVIDIA driver shows itself: a host with it has GPUs, and NVML must answer for them
 NVIDIA_DRIVER = Path("/proc/driver/nvidia")
+#: One GPU of the host as NVML lists it: its UUID and the CPUs of its NUMA node this process may use
+Gpu = tuple[str, tuple[int, ...]]
 
 
 @dataclass(frozen=True)
@@ -63,23 +65,24 @@ class HostReplicate:
         return [o.results for o in self.outcomes if o.results is not None]
 
 
-def runners(count: int) -> list[Runner]:
-    """``count`` runners of this host: its first ``count`` GPUs with their NUMA nodes' CPUs, or on a host
-    without a GPU its usable cores split into ``count`` contiguous shares."""
+def runners(count: int, every: Sequence[Gpu] | None = None) -> list[Runner]:
+    """``count`` runners of this host: its first ``count`` GPUs with their NUMA nodes' CPUs (``every``: what
+    :func:`gpus` found, asked again where not given), or on a host without a GPU its usable cores split into
+    ``count`` contiguous shares."""
     if count < 1:
         raise UsageError(f"--on-host takes how many replicates run at once (1 or more), not {count}")
     if shutil.which("taskset") is None:
         raise UsageError("--on-host pins each replicate with taskset (util-linux), which is not on PATH")
     mine = host_cpus.affinity()
     if NVIDIA_DRIVER.exists():
-        every = _gpus(mine)
-        gpus = [every[i] for i in visible_to_cuda([uuid for uuid, _ in every],
-                                                  os.environ.get("CUDA_VISIBLE_DEVICES"))]
-        if count > len(gpus):
-            raise UsageError(f"--on-host {count}: this host lets perfkit use {len(gpus)} GPU(s) "
+        every = gpus() if every is None else every
+        usable = [every[i] for i in visible_to_cuda([uuid for uuid, _ in every],
+                                                    os.environ.get("CUDA_VISIBLE_DEVICES"))]
+        if count > len(usable):
+            raise UsageError(f"--on-host {count}: this host lets perfkit use {len(usable)} GPU(s) "
                              f"(of {len(every)}; CUDA_VISIBLE_DEVICES chooses); one replicate per GPU")
         return [Runner(f"GPU {i} (CPUs {_cpu_list(cpus)})", cpus, uuid)
-                for i, (uuid, cpus) in enumerate(gpus[:count])]
+                for i, (uuid, cpus) in enumerate(usable[:count])]
     if count > len(mine):
         raise UsageError(f"--on-host {count}: this host lets perfkit use {len(mine)} CPU(s) and has no GPU; "
                          "one replicate per core at most")
@@ -88,12 +91,13 @@ def runners(count: int) -> list[Runner]:
     return [Runner(f"CPUs {_cpu_list(mine[a:b])}", tuple(mine[a:b])) for a, b in itertools.pairwise(starts)]
 
 
-def gpu_count() -> int:
-    """How many GPUs this host has (NVML's count; 0 without the NVIDIA driver)."""
-    return len(_gpus(host_cpus.affinity())) if NVIDIA_DRIVER.exists() else 0
+def gpus() -> list[Gpu]:
+    """Every GPU of this host (whatever CUDA_VISIBLE_DEVICES says): its UUID and the CPUs of its NUMA node
+    this process may use, in NVML's (PCI) order; none without the NVIDIA driver."""
+    return _gpus(host_cpus.affinity()) if NVIDIA_DRIVER.exists() else []
 
 
-def _gpus(allowed: Sequence[int]) -> list[tuple[str, tuple[int, ...]]]:
+def _gpus(allowed: Sequence[int]) -> list[Gpu]:
     """Each GPU's UUID and the CPUs of its NUMA node that this process may use (all it may use where NVML
     names none of them), in NVML's (PCI) order."""
     from perfkit.measure.nvml import nvml_open
