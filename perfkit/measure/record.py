@@ -106,7 +106,7 @@ def record_capacity(
     """What every capacity search leaves: its answer (a gating figure: a change in memory use moves it), how
     many probes and seconds it took, and the most memory a probe left behind (always 0: a leak fails).
     ``exact``: the search's budget is the code's (:attr:`capacity.Budget.fixed`), so its counts are too."""
-    metrics.record(answer, value)
+    metrics.record(answer, value, exact=exact)
     metrics.record(figures.PROBES, len(found.probes), exact=exact)
     metrics.record(figures.SEARCH_S, sum(p.seconds for p in found.probes))
     metrics.record(figures.LEAKED_MIB, max(p.leaked_bytes for p in found.probes) / memory.MiB)

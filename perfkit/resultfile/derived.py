@@ -36,7 +36,8 @@ class _Additions:
         self.absent: dict[str, dict[str, str]] = defaultdict(dict)
 
     def record(self, bench: BenchmarkEntry, spec: MetricSpec, value: float) -> None:
-        self.metrics[bench.fullname][spec.name] = Metric(float(value), spec.unit, spec.better, gate=spec.gate)
+        self.metrics[bench.fullname][spec.name] = Metric(float(value), spec.unit, spec.better, gate=spec.gate,
+                                                            exact=spec.exact)
         self.absent[bench.fullname].pop(spec.name, None)
 
     def missing(self, bench: BenchmarkEntry, spec: MetricSpec, reason: str) -> None:
