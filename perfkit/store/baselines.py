@@ -21,6 +21,7 @@ from perfkit.explain import record as kernel_summary
 from perfkit.resultfile import derived, inject, load, run_spread
 from perfkit.resultfile.ceilings import Ceilings
 from perfkit.resultfile.model import ProfileName, ResultSet, RunOrigin, machine_change, name_matches
+from perfkit.verdict import expected
 
 SaveMode = Literal["new", "force", "merge", "append"]
 
@@ -76,7 +77,8 @@ def from_runs(results: Sequence[ResultSet]) -> ResultSet:
         for name, runs_of in one.origins().items():
             origins[name] = origins.get(name, ()) + runs_of
     by_run = [r.by_name() for r in results]
-    summarised = [kernel_summary.with_median(entry, [run[name] for run in by_run if name in run])
+    summarised = [expected.compacted(kernel_summary.with_median(entry, [run[name] for run in by_run
+                                                                        if name in run]))
                   for name, entry in latest.items()]
     combined = results[-1].with_benchmarks(summarised).with_info(
         runs=measured, noise=run_spread.noise(measured), run_dates=tuple(dates),

@@ -80,7 +80,8 @@ class NoRoof(Exception):
 
 @dataclass(frozen=True)
 class Step:
-    """One piece of a benchmark's work: a layer's forward or backward, an update, a kernel."""
+    """One piece of a benchmark's work: a layer's forward or backward, an update, a kernel; a recorded one
+    may stand for several alike (:func:`merged_steps`)."""
 
     name: str
     kind: str  # forward, backward, update, kernel, or MIGRATE
@@ -111,9 +112,11 @@ class Work:
         return self.images / value if self.images is not None else value
 
     def to_json(self) -> dict[str, Any]:
-        """As a result file keeps it (``extra_info.work``): each step a list in :class:`Step`'s order."""
+        """As a result file keeps it (``extra_info.work``): each step a list in :class:`Step`'s order, the
+        steps alike but for their names kept as one (:func:`merged_steps`)."""
         return {"label": self.label, "launch": self.launch, "figure": self.figure, "images": self.images,
-                "network": self.network, "steps": [list(dataclasses.astuple(step)) for step in self.steps],
+                "network": self.network,
+                "steps": [list(dataclasses.astuple(step)) for step in merged_steps(self.steps)],
                 "version": WORK_VERSION}
 
     @classmethod
@@ -127,6 +130,34 @@ class Work:
                        None if images is None else int(images), bool(raw["network"]))
         except (KeyError, TypeError, ValueError) as exc:
             raise ValueError(f"not a recorded work: {exc}") from None
+
+
+def merged_steps(steps: tuple[Step, ...]) -> tuple[Step, ...]:
+    """``steps`` with those alike but for their names summed into one, in order of first appearance, named
+    by the first and the multiple it stands for ("0.0 x1416"; merged again, a multiple of a multiple).
+    :func:`estimate` counts them the same (a step's time is linear in its FLOPs, bytes and launches
+    together), and a whole-card layer stack of 1416 alike layers is recorded as a few steps instead of
+    446 KB a result."""
+    alike: dict[tuple[str, float, float, int, str, str], list[Step]] = {}
+    for step in steps:
+        alike.setdefault((step.kind, step.flops, step.bytes, step.launches, step.precision, step.roof),
+                         []).append(step)
+    return tuple(group[0] if len(group) == 1 else
+                 dataclasses.replace(group[0], name=f"{group[0].name} x{len(group)}",
+                                     flops=group[0].flops * len(group), bytes=group[0].bytes * len(group),
+                                     launches=group[0].launches * len(group))
+                 for group in alike.values())
+
+
+def compacted(entry: BenchmarkEntry) -> BenchmarkEntry:
+    """``entry`` with the work its run recorded written again as :meth:`Work.to_json` writes it (steps alike
+    merged): a baseline keeps its newest runs' entries whole, and runs recorded before the merge kept a
+    whole-card layer stack step by step."""
+    work = recorded_work(entry)
+    if not isinstance(work, Work):
+        return entry
+    extra = {**entry.extra, WORK_KEY: work.to_json()}
+    return dataclasses.replace(entry, raw={**entry.raw, "extra_info": extra})
 
 
 @dataclass(frozen=True)
