@@ -77,10 +77,9 @@ def from_runs(results: Sequence[ResultSet]) -> ResultSet:
         for name, runs_of in one.origins().items():
             origins[name] = origins.get(name, ()) + runs_of
     by_run = [r.by_name() for r in results]
-    summarised = [expected.compacted(kernel_summary.with_median(entry, [run[name] for run in by_run
-                                                                        if name in run]))
+    summarised = [kernel_summary.with_median(entry, [run[name] for run in by_run if name in run])
                   for name, entry in latest.items()]
-    combined = results[-1].with_benchmarks(summarised).with_info(
+    combined = results[-1].with_benchmarks([expected.compacted(entry) for entry in summarised]).with_info(
         runs=measured, noise=run_spread.noise(measured), run_dates=tuple(dates),
         run_machines=tuple(machines) if all(machines) and len(machines) == len(dates) else (),
         run_origins=origins)
