@@ -24,6 +24,7 @@ from perfkit.resultfile.ceilings import Ceilings
 from perfkit.resultfile.figures import TIME
 from perfkit.resultfile.metrics import Method
 from perfkit.resultfile.model import ResultSet
+from perfkit.verdict.judge import MIN_BASELINE_RUNS
 
 ROOT = Path(__file__).resolve().parents[1]
 #: The single-GPU baselines whose numbers the docs quote, by the name the tables give them.
@@ -127,9 +128,18 @@ def layers(baselines: dict[str, ResultSet]) -> str:
     return _table(["GPU", "layer", "pass", "time", "rate", "peak allocated", "power", "energy / call"], rows)
 
 
+def not_judged(results: ResultSet) -> int:
+    """The benchmarks a verdict against ``results`` cannot judge: a gating figure holds fewer than
+    MIN_BASELINE_RUNS runs (one the benchmark gates on since some of its runs were taken holds fewer runs than
+    the benchmark)."""
+    runs = results.runs()
+    return sum(any(len(runs.get(b.fullname, {}).get(figure, ())) < MIN_BASELINE_RUNS
+                   for figure in b.gating_figures()) for b in results.benchmarks)
+
+
 def committed_files(_: dict[str, ResultSet]) -> str:
-    """Every committed baseline: its benchmarks, the runs they hold (fewest and most), the machines and the
-    dates of those runs."""
+    """Every committed baseline: its benchmarks, the runs they hold (fewest and most), those not judged for
+    want of runs, the machines and the dates of those runs."""
     rows = []
     for path in sorted((ROOT / "baselines").glob("*.json")):
         results = load.load(path)
@@ -139,8 +149,9 @@ def committed_files(_: dict[str, ResultSet]) -> str:
         dates = sorted(o.date[:10] for runs in origins.values() for o in runs if o.date)
         when = "-" if not dates else dates[0] if dates[0] == dates[-1] else f"{dates[0]} to {dates[-1]}"
         rows.append([f"`{path.stem}`", str(len(results.benchmarks)), f"{min(held)}-{max(held)}",
-                     str(len(machines)) if machines else "-", when])
-    return _table(["baseline", "benchmarks", "runs each", "machines", "runs dated"], rows)
+                     str(not_judged(results)), str(len(machines)) if machines else "-", when])
+    thin = f"not judged (< {MIN_BASELINE_RUNS} runs)"
+    return _table(["baseline", "benchmarks", "runs each", thin, "machines", "runs dated"], rows)
 
 
 def _simulation(name: str) -> Callable[[dict[str, ResultSet]], str]:

@@ -8,8 +8,10 @@ from pathlib import Path
 
 import pytest
 
-from perfkit import docnumbers
-from tests.conftest import ROOT
+from perfkit import SCHEMA_VERSION, docnumbers
+from perfkit.resultfile.model import ResultSet
+from perfkit.store.baselines import from_runs
+from tests.conftest import ROOT, typed
 
 
 @pytest.fixture(scope="module")
@@ -33,6 +35,24 @@ def test_a_stale_number_in_a_block_is_found(baselines):
     fresh = docnumbers.rewritten(text, baselines)
     assert fresh != text and "51.2" not in fresh
     assert docnumbers.rewritten(fresh, baselines) == fresh
+
+
+def test_the_baselines_table_counts_a_gating_figure_added_after_some_runs_as_not_judged():
+    # the H200's time-to-accuracy entries held 3 runs of their time on 2026-11-29, but their gating figure
+    # (train_to_target_s, added since the first run) 1-2: a table of runs alone called them judged
+    def run(trained: bool) -> dict:
+        metrics = {"train_to_target_s": {"value": 9.0, "unit": "s", "better": "lower", "gate": True}}
+        return {"fullname": "b", "name": "b", "group": None, "stats": {"data": [1.0], "median": 1.0},
+                "extra_info": {"metrics": metrics if trained else {}}}
+
+    def baseline(*trained: bool) -> ResultSet:
+        info = {"schema_version": SCHEMA_VERSION, "hardware_id": "cpu-test", "fingerprint": {},
+                "ceilings": {}}
+        runs = [{"benchmarks": [run(t)], "machine_info": {"perfkit": info}} for t in trained]
+        return from_runs([typed(r) for r in runs])
+
+    assert docnumbers.not_judged(baseline(False, True, True)) == 1
+    assert docnumbers.not_judged(baseline(True, True, True)) == 0
 
 
 def test_an_unknown_block_names_the_known_ones(baselines):
