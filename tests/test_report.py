@@ -26,7 +26,7 @@ from perfkit.render.tables import fmt_time
 from perfkit.resultfile import derived, load, payloads
 from perfkit.store import baseline_runs
 from perfkit.verdict.judge import Comparison, Row, Verdict
-from tests.conftest import INJECTED, ROOT, all_slowed, judged, one_run, typed
+from tests.conftest import DATA, INJECTED, ROOT, all_slowed, judged, one_run, typed
 
 
 @pytest.mark.slow
@@ -669,18 +669,24 @@ def test_the_h100_against_h200_plot_leaves_out_the_benchmarks_that_set_their_own
 
 
 def test_the_time_to_accuracy_chart_puts_training_time_on_its_x_axis(tmp_path, saved_figures):
-    results = load.load(ROOT / "baselines" / "nvidia-h200-x1.json")
-    plots_training.plot_time_to_accuracy(results, tmp_path)
-    left = saved_figures[0].axes[0]
-    assert left.get_xlabel().startswith("training time (s)") and "dotted" in left.get_xlabel()
-    records = [rec for _, rec in results.family(payloads.TimeToAccuracy)]
-    timed = next(run for rec in records for run in rec.runs if run.trained_s)
-    line = next(line for line in left.get_lines() if list(line.get_ydata()) == list(timed.accuracies))
+    # the H200's runs keep each evaluation's training time (since 2026-11-23); the CPU file's runs kept only
+    # their whole training time, their epochs spread evenly over it and drawn dotted
+    timed_results = load.load(ROOT / "baselines" / "nvidia-h200-x1.json")
+    untimed_results = load.load(DATA / "cpu-tta.json")
+    for results, out in ((timed_results, tmp_path / "timed"), (untimed_results, tmp_path / "untimed")):
+        out.mkdir()
+        plots_training.plot_time_to_accuracy(results, out)
+    timed_axis, untimed_axis = (fig.axes[0] for fig in saved_figures)
+    assert timed_axis.get_xlabel() == "training time (s), one point per epoch"
+    timed = next(run for _, rec in timed_results.family(payloads.TimeToAccuracy) for run in rec.runs)
+    line = next(line for line in timed_axis.get_lines() if list(line.get_ydata()) == list(timed.accuracies))
     assert list(line.get_xdata()) == list(timed.trained_s) and line.get_linestyle() == "-"
-    spread = next(run for rec in records for run in rec.runs if not run.trained_s)
-    line = next(line for line in left.get_lines() if list(line.get_ydata()) == list(spread.accuracies))
+    assert untimed_axis.get_xlabel().startswith("training time (s)") and "dotted" in untimed_axis.get_xlabel()
+    spread = next(run for _, rec in untimed_results.family(payloads.TimeToAccuracy) for run in rec.runs)
+    assert not spread.trained_s
+    line = next(ln for ln in untimed_axis.get_lines() if list(ln.get_ydata()) == list(spread.accuracies))
     assert line.get_xdata()[-1] == pytest.approx(spread.train_s) and line.get_linestyle() == ":"
-    assert "epoch" not in saved_figures[0]._suptitle.get_text()
+    assert all("epoch" not in fig._suptitle.get_text() for fig in saved_figures)
 
 
 def test_the_large_batch_section_answers_seed_003_q4_with_accuracy_per_epoch(tmp_path):
