@@ -11,7 +11,7 @@ arithmetic intensity (the lower of the two ceilings' lines there). A **share** i
 from __future__ import annotations
 
 from perfkit.resultfile.datasheet import COPY, PRECISIONS, matmul_key
-from perfkit.resultfile.metrics import Method, MetricSpec
+from perfkit.resultfile.metrics import Better, Method, MetricSpec
 
 #: The headline: pytest-benchmark's median time of the benchmark (every run has it; not a declared metric).
 TIME = "time"
@@ -208,6 +208,8 @@ RENAMED: dict[str, str] = {
 }
 #: Units older files gave a figure that now has one unit everywhere.
 UNITS: dict[str, str] = {IMAGES_PER_S.name: IMAGES_PER_S.unit}
+#: Figures older files declared with another direction.
+DIRECTIONS: dict[str, Better] = {MEMORY_UTIL_PCT.name: MEMORY_UTIL_PCT.better}
 
 
 # ---- methods -----------------------------------------------------------------------------------------------

@@ -107,9 +107,19 @@ def _only_entry_run(info: Json, name: str, newest: RunOrigin) -> None:
     info.setdefault("run_origins", {})[name] = [list(newest)]
 
 
+def _redirected(raw: Json) -> None:
+    """The memory system's busy share was declared a figure that should stay put, and read `changed` where a
+    slower host fed the same training (a fresh H200, 2026-11-29); it follows the host's pace as the GPU's does
+    and is declared so (figures.DIRECTIONS)."""
+    for bench in raw.get("benchmarks", []):
+        for name, metric in ((bench.get("extra_info") or {}).get(METRICS_KEY) or {}).items():
+            if name in figures.DIRECTIONS and isinstance(metric, dict):
+                metric["better"] = figures.DIRECTIONS[name]
+
+
 #: (version reached, step): applied in order to files of a lower ``schema_version``.
 SCHEMA_STEPS: tuple[tuple[int, Callable[[Json], None]], ...] = (
-    (2, _rename_figures), (3, _share_reached), (4, _method_versions)
+    (2, _rename_figures), (3, _share_reached), (4, _method_versions), (5, _redirected)
 )
 
 
