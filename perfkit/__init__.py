@@ -9,6 +9,5 @@ __version__ = "0.1.0"
 #: 3: time to accuracy gates on the share of its runs that reached the target, not their count.
 #: 4: each entry records the method version of the figures measured by a method after the first
 #: (``extra_info["methods"]``, perfkit.resultfile.figures.METHODS); older entries are dated against each
-#: method. 5: the memory system's busy share shown as the GPU's is (a direction), not as a figure that should
-#: stay put.
-SCHEMA_VERSION = 5
+#: method.
+SCHEMA_VERSION = 4

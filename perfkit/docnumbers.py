@@ -23,7 +23,7 @@ from perfkit.resultfile import datasheet, figures, load
 from perfkit.resultfile.ceilings import Ceilings
 from perfkit.resultfile.figures import TIME
 from perfkit.resultfile.metrics import Method
-from perfkit.resultfile.model import ResultSet
+from perfkit.resultfile.model import BenchmarkEntry, ResultSet
 from perfkit.verdict.judge import MIN_BASELINE_RUNS
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -129,12 +129,17 @@ def layers(baselines: dict[str, ResultSet]) -> str:
 
 
 def not_judged(results: ResultSet) -> int:
-    """The benchmarks a verdict against ``results`` cannot judge: a gating figure holds fewer than
-    MIN_BASELINE_RUNS runs (one the benchmark gates on since some of its runs were taken holds fewer runs than
-    the benchmark)."""
+    """The benchmarks a verdict against ``results`` cannot judge: a gating figure with a direction holds fewer
+    than MIN_BASELINE_RUNS runs. A figure that began to gate after a benchmark's first runs holds fewer runs
+    than the benchmark's time, so the runs of the time alone do not tell."""
     runs = results.runs()
-    return sum(any(len(runs.get(b.fullname, {}).get(figure, ())) < MIN_BASELINE_RUNS
-                   for figure in b.gating_figures()) for b in results.benchmarks)
+
+    def thin(bench: BenchmarkEntry, figure: str) -> bool:
+        metric = bench.metrics.get(figure)
+        return (metric is None or metric.better != "none") and len(
+            runs.get(bench.fullname, {}).get(figure, ())) < MIN_BASELINE_RUNS
+
+    return sum(any(thin(b, figure) for figure in b.gating_figures()) for b in results.benchmarks)
 
 
 def committed_files(_: dict[str, ResultSet]) -> str:

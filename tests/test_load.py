@@ -212,7 +212,6 @@ def test_a_record_no_step_can_bring_forward_loses_its_plot_not_its_comparison(tm
 
 def test_an_older_files_memory_utilisation_loads_as_a_figure_with_a_direction(tmp_path, cpu_results):
     old = copy.deepcopy(cpu_results)
-    old["machine_info"]["perfkit"]["schema_version"] = 4
     old["benchmarks"][0]["extra_info"]["metrics"] = {
         "memory_util_pct": {"value": 31.4, "unit": "%", "better": "none"}}
     entry = load.load(_write(tmp_path / "old.json", old)).benchmarks[0]

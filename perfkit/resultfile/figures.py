@@ -182,7 +182,8 @@ SHIFTED_ACCURACY = MetricSpec("shifted_accuracy", "ratio", "higher")
 SHIFTED_ACCURACY_SD = MetricSpec("shifted_accuracy_sd", "ratio", "lower")
 GPU_UTIL_PCT = MetricSpec("gpu_util_pct", "%", "higher")
 #: Like the GPU's, the memory system's busy share follows the host's pace (a fresh H200 of 2026-11-29 fed the
-#: same training 26-42% less busily): shown, never a figure that should stay put.
+#: same training 26-42% less busily): for the same work busier is faster. It does not gate; it is shown, never
+#: weighed as a figure that should stay put (which "none" would declare).
 MEMORY_UTIL_PCT = MetricSpec("memory_util_pct", "%", "higher")
 IMAGES_PER_S_VS_NAIVE = MetricSpec("images_per_s_vs_naive", "x", "higher")
 
@@ -208,7 +209,7 @@ RENAMED: dict[str, str] = {
 }
 #: Units older files gave a figure that now has one unit everywhere.
 UNITS: dict[str, str] = {IMAGES_PER_S.name: IMAGES_PER_S.unit}
-#: Figures older files declared with another direction.
+#: Figures older files declared with another direction, read with today's (perfkit.resultfile.migrations).
 DIRECTIONS: dict[str, Better] = {MEMORY_UTIL_PCT.name: MEMORY_UTIL_PCT.better}
 
 

@@ -107,19 +107,17 @@ def _only_entry_run(info: Json, name: str, newest: RunOrigin) -> None:
     info.setdefault("run_origins", {})[name] = [list(newest)]
 
 
-def _redirected(raw: Json) -> None:
-    """The memory system's busy share was declared a figure that should stay put, and read `changed` where a
-    slower host fed the same training (a fresh H200, 2026-11-29); it follows the host's pace as the GPU's does
-    and is declared so (figures.DIRECTIONS)."""
-    for bench in raw.get("benchmarks", []):
-        for name, metric in ((bench.get("extra_info") or {}).get(METRICS_KEY) or {}).items():
-            if name in figures.DIRECTIONS and isinstance(metric, dict):
-                metric["better"] = figures.DIRECTIONS[name]
+def _declared_directions(bench: Json) -> None:
+    """Each figure of figures.DIRECTIONS with the direction perfkit declares today, whatever its file said: a
+    file of any schema (older perfkit versions read files of the same schema, so this is no schema step)."""
+    for name, metric in ((bench.get("extra_info") or {}).get(METRICS_KEY) or {}).items():
+        if name in figures.DIRECTIONS and isinstance(metric, dict):
+            metric["better"] = figures.DIRECTIONS[name]
 
 
 #: (version reached, step): applied in order to files of a lower ``schema_version``.
 SCHEMA_STEPS: tuple[tuple[int, Callable[[Json], None]], ...] = (
-    (2, _rename_figures), (3, _share_reached), (4, _method_versions), (5, _redirected)
+    (2, _rename_figures), (3, _share_reached), (4, _method_versions)
 )
 
 
@@ -190,5 +188,6 @@ def migrate(raw: Json, where: str) -> Json:
             version = reached
     for bench in raw.get("benchmarks", []):
         _migrate_records(bench)
+        _declared_directions(bench)
     info["schema_version"] = SCHEMA_VERSION
     return raw
