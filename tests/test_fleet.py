@@ -15,7 +15,8 @@ import pytest
 from perfkit.cli import fleet as fleet_cli
 from perfkit.errors import UsageError
 from perfkit.fleet import night
-from perfkit.fleet.slurm import Target, _array_members
+from perfkit.fleet.job import JobOutcome
+from perfkit.fleet.slurm import Replicate, Target, _answered, _array_members
 from perfkit.resultfile import load
 from perfkit.store import baselines
 from tests import slurm
@@ -138,6 +139,31 @@ def test_partitions_and_gres_pair_up_in_order_or_stand_alone():
     assert Target("a", "gpu:h100:1").slug == "a-gpu-h100-1"
     with pytest.raises(UsageError, match="2 --partition and 1 --gres"):
         fleet_cli._targets(["a", "b"], ["gpu:h100:1"])
+
+
+class _KilledBeforeItSpoke:
+    """submitit's handle of a job cancelled by scancel before pytest printed a line (CI, 2026-11-29): the
+    job's function returned pytest's exit -15 and an empty tail; only the job's own log says what happened."""
+
+    job_id = "5_0"
+
+    def result(self) -> JobOutcome:
+        return JobOutcome(node="vm", results=None, exit_code=-15, tail="")
+
+    def stdout(self) -> str:
+        return "submitit INFO (2026-11-29 04:39:01) Starting with JobEnvironment(job_id=5_0)"
+
+    def stderr(self) -> str:
+        return "slurmstepd: error: *** JOB 5 ON vm CANCELLED AT 2026-11-29T04:39:02 ***"
+
+
+def test_a_job_that_wrote_no_results_is_named_with_its_output_and_its_log(tmp_path):
+    replicate = Replicate(Target(partition="cpu-a"), 0, _KilledBeforeItSpoke(), tmp_path / "r.json")
+    _answered(replicate)
+    assert replicate.state == "failed" and "pytest exit -15" in replicate.failure
+    assert "the end of its output:\n    (none)" in replicate.failure
+    log = "\n    ".join((_KilledBeforeItSpoke().stdout(), _KilledBeforeItSpoke().stderr()))
+    assert replicate.failure.endswith(f"last lines of its log:\n    {log}")
 
 
 def test_the_fleet_without_a_target_says_how_to_name_one(tmp_path, capsys):

@@ -242,10 +242,11 @@ def _answered(replicate: Replicate) -> None:
         _failed(replicate, last_line(exc))
         return
     replicate.outcome = outcome
-    if outcome.results is None:
-        replicate.state = "failed"
-        replicate.failure = (f"it wrote no results (pytest exit {outcome.exit_code}); the end of its output:"
-                             "\n    " + "\n    ".join(outcome.tail.splitlines()))
+    if outcome.results is None:  # pytest's own output, then the job's log (a job killed before pytest said
+        # anything, as by scancel, has only the log to tell)
+        output = "\n    ".join(outcome.tail.splitlines()) or "(none)"
+        _failed(replicate, f"it wrote no results (pytest exit {outcome.exit_code}); the end of its output:"
+                           f"\n    {output}")
     else:
         replicate.state = "done"
 
