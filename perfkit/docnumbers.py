@@ -23,8 +23,9 @@ from perfkit.resultfile import datasheet, figures, load
 from perfkit.resultfile.ceilings import Ceilings
 from perfkit.resultfile.figures import TIME
 from perfkit.resultfile.metrics import Method
-from perfkit.resultfile.model import BenchmarkEntry, ResultSet
-from perfkit.verdict.judge import MIN_BASELINE_RUNS
+from perfkit.resultfile.model import ResultSet
+from perfkit.verdict.judge import MIN_BASELINE_RUNS, Verdict, judge
+from perfkit.verdict.noise import Noise
 
 ROOT = Path(__file__).resolve().parents[1]
 #: The single-GPU baselines whose numbers the docs quote, by the name the tables give them.
@@ -129,17 +130,11 @@ def layers(baselines: dict[str, ResultSet]) -> str:
 
 
 def not_judged(results: ResultSet) -> int:
-    """The benchmarks a verdict against ``results`` cannot judge: a gating figure with a direction holds fewer
-    than MIN_BASELINE_RUNS runs. A figure that began to gate after a benchmark's first runs holds fewer runs
-    than the benchmark's time, so the runs of the time alone do not tell."""
-    runs = results.runs()
-
-    def thin(bench: BenchmarkEntry, figure: str) -> bool:
-        metric = bench.metrics.get(figure)
-        return (metric is None or metric.better != "none") and len(
-            runs.get(bench.fullname, {}).get(figure, ())) < MIN_BASELINE_RUNS
-
-    return sum(any(thin(b, figure) for figure in b.gating_figures()) for b in results.benchmarks)
+    """The benchmarks a verdict against ``results`` cannot judge, as the judge says of the baseline's own
+    runs: a figure that began to gate after a benchmark's first runs holds fewer runs than the benchmark's
+    time, so the runs of the time alone do not tell."""
+    rows = judge(results, results, Noise.of(results)).rows
+    return len({row.benchmark for row in rows if row.verdict is Verdict.NOT_JUDGED})
 
 
 def committed_files(_: dict[str, ResultSet]) -> str:
