@@ -68,6 +68,7 @@ class Scenario:
     heavy: Literal["none", "host", "all"] = "none"
     confirm: int = 0
     policy: Policy = DEFAULT_POLICY  # the minimum effects and alpha the nights are judged by
+    current_runs: int = 1  # runs of this code judged together (what a figure's noise reach assumes: 3)
 
     @property
     def label(self) -> str:
@@ -75,6 +76,7 @@ class Scenario:
         parts = [f"{self.baseline_runs} baseline runs", tails[self.heavy]]
         parts += ["new machine"] if self.new_machine else []
         parts += [f"--perfkit-confirm {self.confirm}"] if self.confirm else []
+        parts += [f"{self.current_runs} runs of this code"] if self.current_runs > 1 else []
         return ", ".join(parts)
 
 
@@ -139,8 +141,10 @@ def night(scenario: Scenario, seed: int, slowed: dict[str, float] | None = None)
         for i in range(scenario.baseline_runs)])
     here = "m3" if scenario.new_machine else "m1"
     factor = slowed or {}
-    current = _run(figs, {f.name: draws.value(f, here, factor.get(f.name, 1.0)) for f in figs}, here,
-                   "2026-12-01")
+    runs = [_run(figs, {f.name: draws.value(f, here, factor.get(f.name, 1.0)) for f in figs}, here,
+                 "2026-12-01" if scenario.current_runs == 1 else f"2026-12-01T1{i}")
+            for i in range(scenario.current_runs)]
+    current = runs[0] if len(runs) == 1 else baselines.from_runs(runs)
     noise = Noise.of(base)
 
     def judged(results: ResultSet, first_look: FirstLook | None = None) -> Comparison:

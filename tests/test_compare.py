@@ -335,6 +335,23 @@ def test_the_minimum_detectable_effect_shrinks_with_more_runs():
     ).weak()  # 3% spread, 3 runs against 1: 10% is not provable
 
 
+def test_a_weak_figure_says_whether_more_runs_can_sharpen_it():
+    """A 30% spread hides a 10% change however many runs are kept (its noise alone, at three runs of this code
+    against ever more baseline runs); a 1% spread judged on one run is weak only for want of runs."""
+    noisy = compare(from_runs([_results({"noisy": [v] * 5, "quiet": [q] * 5})
+                               for v, q in zip([1.0, 1.4, 0.8, 1.2, 0.7], [1.0, 1.01, 0.99, 1.0, 1.02])]),
+                    _results({"noisy": [1.0] * 5, "quiet": [1.0] * 5}), Policy(alpha=1e-3))
+    rows = {r.benchmark: r for r in noisy.weak()}
+    assert set(rows) == {"noisy", "quiet"} and [r.benchmark for r in noisy.noise_bound()] == ["noisy"]
+    assert rows["noisy"].noise_reach > 0.10 >= rows["quiet"].noise_reach
+    table = verdicts.render(noisy, "markdown")
+    assert "more runs cannot: at best (--perfkit-confirm 3 against a baseline of ever more runs)" in table
+    assert "--perfkit-confirm 3 (this side holds 1 run(s)), and more kept runs of the hardware" in table
+    said = "\n".join(verdicts.summary_lines(noisy, "b.json"))
+    assert ("2 gating figure(s) cannot detect a 10% change with these runs (MDE > 10%): more runs (baseline, "
+            "kept or --perfkit-confirm) tighten 1; 1 need a less noisy measurement") in said
+
+
 def test_the_policy_knobs_move_the_minimum_effect_and_the_false_alarm_rate():
     baseline, current = _runs([1.0, 1.01, 0.99, 1.0]), _runs([1.12, 1.13, 1.11, 1.12])
     assert _verdict(compare(baseline, current), "b") == "regressed"

@@ -64,6 +64,22 @@ def test_a_slowdown_of_a_figure_is_flagged_in_the_simulated_night_and_nothing_el
     assert not night.flagged((Verdict.IMPROVED,))
 
 
+def test_a_figure_said_to_be_beyond_more_runs_is_and_one_said_to_be_within_is():
+    """The weak-figure table says which figures no count of runs sharpens (their noise alone hides a 10%
+    change at a confirmation's three runs against a baseline of ever more runs) and sends the others to more
+    runs. Three runs of a 10% slowdown against 40 baseline runs, through the real judge: flagged at least 80%
+    of the time where it says runs do, and not where it says they cannot."""
+    quiet, noisy = simulate.Figure("quiet", 0.015, False), simulate.Figure("noisy", 0.15, False)
+    figures = (quiet, noisy, *simulate.synthetic_profile(gpu=8, host=2))
+    scenario = simulate.Scenario(figures, 40, current_runs=3)
+    assert {r.benchmark for r in simulate.night(scenario, seed=0).first.noise_bound()} == {"noisy"}
+    nights = 40
+    flagged = {name: sum(name in simulate.night(scenario, seed, {name: 1.10}).flagged((Verdict.REGRESSED,))
+                         for seed in range(nights)) / nights for name in ("quiet", "noisy")}
+    assert flagged["quiet"] >= 0.80 - _slack(0.80, nights)
+    assert flagged["noisy"] < 0.80 - _slack(0.80, nights)
+
+
 def test_the_table_names_each_scenario():
     figures = simulate.synthetic_profile(gpu=6, host=3)
     measured = simulate.rates(simulate.Scenario(figures, 3, heavy="host", confirm=2), 4)

@@ -15,6 +15,7 @@ from perfkit.render import document
 from perfkit.render.document import Collapsed, Section, Table, Text, markdown_sections
 from perfkit.render.speedups import ACROSS_MEANINGS, hardware_blocks, hardware_summary
 from perfkit.render.tables import fmt_change, fmt_value, text_table
+from perfkit.verdict.comparison import WEAK_MDE
 from perfkit.verdict.judge import COUNT_MOVED, MIN_BASELINE_RUNS, Comparison, Policy, Row, Verdict
 
 FORMATS = ("table", "markdown", "json")
@@ -125,12 +126,10 @@ def summary_lines(cmp: Comparison, baseline_name: str, limit: int = 40,
     if inside:
         lines.append(f"  {inside} unknown figure(s) moved less than their minimum effect, with an interval "
                      "that reaches beyond it (not shown unchanged); `perfkit compare` lists them")
-    weak = cmp.weak()
+    weak, bound = cmp.weak(), cmp.noise_bound()
     if weak:
-        lines.append(
-            f"  {len(weak)} gating figure(s) cannot detect a 10% change with these runs (MDE > 10%); "
-            "more runs (baseline, kept or --perfkit-confirm) tighten them"
-        )
+        lines.append(f"  {len(weak)} gating figure(s) cannot detect a 10% change with these runs "
+                     f"(MDE > 10%): {_weak_words(len(weak), len(bound))}")
     lines += _why_lines(cmp, width)
     lines += [f"  fingerprint changed: {f} {old} -> {new}" for f, old, new in cmp.fingerprint_changes]
     if cmp.not_judged:
@@ -138,6 +137,18 @@ def summary_lines(cmp: Comparison, baseline_name: str, limit: int = 40,
     if moved:
         lines.append("  " + meanings(cmp))
     return lines
+
+
+def _weak_words(weak: int, bound: int) -> str:
+    """What would sharpen ``weak`` figures, ``bound`` of which no count of runs brings under 10%."""
+    runs = "more runs (baseline, kept or --perfkit-confirm) tighten"
+    quieter = ("need a less noisy measurement, no count of runs brings them under 10% (`perfkit compare` "
+               "lists them)")
+    if not bound:
+        return f"{runs} them"
+    if bound == weak:
+        return f"they {quieter}"
+    return f"{runs} {weak - bound}; {bound} {quieter}"
 
 
 def _why_lines(cmp: Comparison, width: int | None) -> list[str]:
@@ -251,6 +262,7 @@ def unsettled(row: Row) -> bool:
     """A gating figure inside its minimum effect whose interval reaches beyond it: ``unknown``, never shown
     unchanged, but nothing moved to chase; folded behind its count so the rows that did move open the page."""
     return row.verdict is Verdict.UNKNOWN and row.minimum is not None and not row.beyond_minimum
+
 
 
 @dataclass(frozen=True)
@@ -387,12 +399,18 @@ def _clipped(text: str, budget: int) -> str:
 
 
 def _tighten(row: Row) -> str:
-    """What would lower a figure's minimum detectable effect."""
+    """What would lower a figure's minimum detectable effect, and whether more runs can bring it under the
+    weak limit at all (the reach of its noise alone, or its declared minimum effect, may forbid it)."""
     if row.mde is None:
         return ("save a baseline from several runs (perfkit baseline save r1.json r2.json r3.json) or keep "
                 "runs (--benchmark-autosave)")
+    quieter = "a less noisy measurement: a longer timed region, CUDA-graph or batched timing, an L2 flush"
+    if row.noise_reach is not None and row.noise_reach > WEAK_MDE:
+        return (f"{quieter}; more runs cannot: at best (--perfkit-confirm 3 against a baseline of ever more "
+                f"runs) its noise alone hides a change under {fmt_mde(row.noise_reach)}")
+    declared = ("" if row.minimum is None or row.minimum <= WEAK_MDE else
+                f"its declared minimum effect ({row.minimum:.0%}) sets the floor; ")
     if row.runs[1] < 3:
-        return (
-            f"--perfkit-confirm 3 (this side holds {row.runs[1]} run(s)), and more kept runs of the hardware"
-        )
-    return "a less noisy measurement: a longer timed region, CUDA-graph or batched timing, an L2 flush"
+        return (f"{declared}--perfkit-confirm 3 (this side holds {row.runs[1]} run(s)), and more kept runs "
+                "of the hardware")
+    return declared + quieter

@@ -55,6 +55,8 @@ WORST_FIRST: tuple[Verdict, ...] = (
 DIFFERS = "differs on the other machine: shown, not judged"
 #: The note of a count that moved (a ratio that moved says otherwise).
 COUNT_MOVED = "a count that should not change"
+#: A gating figure whose MDE exceeds this cannot see a 10% slowdown: a weak figure, listed apart.
+WEAK_MDE = 0.10
 
 
 @dataclass(frozen=True)
@@ -90,6 +92,10 @@ class Row:
     # the change's 1 - 2·alpha interval (relative): ``unchanged`` only where it lies inside the minimum effect
     interval: tuple[float, float] | None = None
     minimum: float | None = None  # the minimum effect worth a verdict (relative), for a judged gating figure
+    # the change its run-to-run noise alone lets a test detect (80% power) at best: a confirmation's runs
+    # against a baseline of ever more runs, no minimum effect. Above the weak limit no count of runs makes the
+    # figure sharp, only a less noisy measurement does
+    noise_reach: float | None = None
 
     @property
     def beyond_minimum(self) -> bool:
@@ -159,9 +165,13 @@ class Comparison:
         """Gating figures both sides have: the ones judged, each with its minimum detectable effect."""
         return tuple(r for r in self.rows if r.gating and r.verdict not in (Verdict.NEW, Verdict.MISSING))
 
-    def weak(self, limit: float = 0.10) -> tuple[Row, ...]:
+    def weak(self, limit: float = WEAK_MDE) -> tuple[Row, ...]:
         """Gating figures whose minimum detectable effect exceeds ``limit`` (or is unknown)."""
         return tuple(r for r in self.compared_gating() if r.mde is None or r.mde > limit)
+
+    def noise_bound(self, limit: float = WEAK_MDE) -> tuple[Row, ...]:
+        """The weak figures that no count of runs brings under ``limit``: their noise alone reaches beyond."""
+        return tuple(r for r in self.weak(limit) if r.noise_reach is not None and r.noise_reach > limit)
 
     def replacing(self, other: Comparison, benchmarks: set[str]) -> Comparison:
         """This comparison with the rows of ``benchmarks`` taken from ``other`` (a confirmation's

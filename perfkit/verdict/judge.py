@@ -209,6 +209,12 @@ class _Evidence:
     se: float
     df: float
     floor: float
+    best_se: float  # were this code run a confirmation's times against a baseline of ever more runs
+    best_df: float  # and the degrees of freedom then: as many as its tails allow
+
+
+#: The runs of this code the MDE at best assumes: a confirmation's (``--perfkit-confirm 3``).
+CONFIRM_RUNS = 3
 
 
 @dataclass(frozen=True)
@@ -320,7 +326,9 @@ def _gate(fig: FigureRuns, minimum: float, noise: FigureNoise | None, alpha: flo
     floor = math.log1p(minimum)
     worse = shift if fig.better == "lower" else -shift
     se = _standard_error(fig, noise)
-    evidence = _Evidence(shift, se, noise.df, floor)
+    best_runs = max(CONFIRM_RUNS, len(c))
+    evidence = _Evidence(shift, se, noise.df, floor, math.sqrt(noise.sd**2 / best_runs + noise.between_sd**2),
+                         noise.tail_df)
     if se == 0:  # runs that never varied: a tie, no noise to weigh a change against (never p = 0)
         if shift == 0:
             return _Judged(_row(fig, Verdict.UNCHANGED, gating=True, evidence=evidence, alpha=alpha),
@@ -398,9 +406,11 @@ def _corrected(judged: list[_Judged], policy: Policy, tests: int, bonferroni: bo
     for j in judged:
         row = j.row
         if (e := j.evidence) is not None:
-            # at Bonferroni's level over the night, Holm's first step: the 80%-power point
-            mde = stats.detectable_at_power(e.floor, e.se, e.df, policy.alpha / tests)
-            row = dataclasses.replace(row, mde=mde)
+            # at Bonferroni's level over the night, Holm's first step: the 80%-power point; and what the
+            # noise alone lets more runs reach (a bound no count of runs beats)
+            level = policy.alpha / tests
+            row = dataclasses.replace(row, mde=stats.detectable_at_power(e.floor, e.se, e.df, level),
+                                      noise_reach=stats.detectable_at_power(0.0, e.best_se, e.best_df, level))
         if j.p_value is not None and j.ratio:
             if not significant[id(j)]:
                 row = dataclasses.replace(row, verdict=Verdict.INFO,

@@ -91,12 +91,15 @@ class Prior:
 @dataclass(frozen=True)
 class FigureNoise:
     """What a test of one figure uses: the moderated SD of log run values, its degrees of freedom, the
-    between-machine SD to add when the two sides ran on different machines, and where it came from."""
+    between-machine SD to add when the two sides ran on different machines, and where it came from;
+    ``tail_df``: the degrees of freedom its tails allow however many runs there are (host work's heavy
+    tails, :data:`HOST_TAIL_DF`)."""
 
     sd: float
     df: float
     between_sd: float = 0.0
     source: str = ""
+    tail_df: float = math.inf
 
 
 def noise_kind(bench: BenchmarkEntry, figure: str, gpu_bound: bool | None = None) -> str:
@@ -315,8 +318,8 @@ class Noise:
         if moderated is None:
             return None
         sd, dof = moderated
-        if self.kinds.get(key) == HOST_KIND:
-            dof = min(dof, HOST_TAIL_DF)
+        tails = HOST_TAIL_DF if self.kinds.get(key) == HOST_KIND else math.inf
+        dof = min(dof, tails)
         prior = None if key in self.outliers else self.priors.get(self.kinds.get(key, ""))
         known = self.machines.get(benchmark, frozenset())
         other_machine = current_machine is not None and bool(known) and current_machine not in known
@@ -327,7 +330,7 @@ class Noise:
         timed = self.kinds.get(key, "").startswith("timed")
         between = math.sqrt(share) * sd if other_machine and timed else 0.0
         source = f"{len(own)} kept run(s)" + (f", pooled (d0 {prior.df:.3g})" if prior else "")
-        return FigureNoise(sd, dof, between, source)
+        return FigureNoise(sd, dof, between, source, tails)
 
 
 def _since_last_change(kept: Iterable[ResultSet], skip_dates: set[str]) -> dict[str, dict[str, list[float]]]:
