@@ -103,7 +103,7 @@ def summary_lines(cmp: Comparison, baseline_name: str, limit: int = 40,
     worth reading and every count that moved; benchmarks not run, informational figures and the ungated are
     counted. The table is fitted to ``width`` columns where given."""
     lines = [f"perfkit: compared with {baseline_name}: {headline(cmp)}"]
-    moved = [r for r in cmp.rows if (r.verdict in TO_READ[:-1] and not unsettled(r))
+    moved = [r for r in cmp.rows if (r.verdict in TO_READ[:-1] and not unsettled(r) and not hopeful(r))
              or (r.verdict is Verdict.CHANGED and r.note.startswith(COUNT_MOVED))]
     if moved:
         table = text_table(_HEAD, [_row_cells(row) for row in moved[:limit]],
@@ -126,6 +126,10 @@ def summary_lines(cmp: Comparison, baseline_name: str, limit: int = 40,
     if inside:
         lines.append(f"  {inside} unknown figure(s) moved less than their minimum effect, with an interval "
                      "that reaches beyond it (not shown unchanged); `perfkit compare` lists them")
+    better = sum(hopeful(r) for r in cmp.rows)
+    if better:
+        lines.append(f"  {better} unknown figure(s) moved beyond their minimum effect the better way, not "
+                     "significantly; `perfkit compare` lists them")
     weak, bound = cmp.weak(), cmp.noise_bound()
     if weak:
         lines.append(f"  {len(weak)} gating figure(s) cannot detect a 10% change with these runs "
@@ -254,7 +258,7 @@ def _mde_words(cmp: Comparison) -> str:
 def to_read(cmp: Comparison) -> list[Row]:
     """The rows a person should read (:data:`TO_READ`), worst verdict first, by benchmark within one; not the
     figures inside their minimum effect that are unknown only for want of evidence (:func:`unsettled`)."""
-    return sorted((r for r in cmp.rows if r.verdict in TO_READ and not unsettled(r)),
+    return sorted((r for r in cmp.rows if r.verdict in TO_READ and not unsettled(r) and not hopeful(r)),
                   key=lambda r: TO_READ.index(r.verdict))
 
 
@@ -263,6 +267,13 @@ def unsettled(row: Row) -> bool:
     unchanged, but nothing moved to chase; folded behind its count so the rows that did move open the page."""
     return row.verdict is Verdict.UNKNOWN and row.minimum is not None and not row.beyond_minimum
 
+
+def hopeful(row: Row) -> bool:
+    """A gating figure that moved beyond its minimum effect the better way, not significantly: ``unknown``,
+    and nothing to chase in a regression suite; folded behind its count (the verdict line says how many of
+    the unknown are better) so the rows that may be worse open the page."""
+    return (row.verdict is Verdict.UNKNOWN and row.minimum is not None and row.beyond_minimum
+            and not row.worse)
 
 
 @dataclass(frozen=True)
@@ -305,6 +316,10 @@ def verdict_blocks(cmp: Comparison, pointers: Pointers | None = None, show_info:
     if inside:
         blocks.append(_folded(f"{len(inside)} unknown figure(s) inside the minimum effect, their "
                               "interval beyond it", [Table.of(_HEAD, [_row_cells(r) for r in inside])], cut))
+    better = [r for r in cmp.rows if hopeful(r)]
+    if better:
+        blocks.append(_folded(f"{len(better)} unknown figure(s) that moved the better way, not significantly",
+                              [Table.of(_HEAD, [_row_cells(r) for r in better])], cut))
     for verdict in (*FOLDED, Verdict.INFO):
         rows = [r for r in cmp.rows if r.verdict is verdict and (show_info or r.gating)]
         if rows:
