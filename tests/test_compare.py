@@ -352,6 +352,19 @@ def test_a_weak_figure_says_whether_more_runs_can_sharpen_it():
             "kept or --perfkit-confirm) tighten 1; 1 need a less noisy measurement") in said
 
 
+def test_an_unknown_figure_that_moved_the_better_way_is_folded_not_a_row_to_read():
+    """Beyond its minimum effect but not significant: nothing to chase in a regression suite."""
+    baseline = from_runs([_results({"better": [v] * 5, "worse": [v] * 5}) for v in (1.0, 1.3, 0.75, 1.1)])
+    cmp = compare(baseline, _results({"better": [0.8] * 5, "worse": [1.25] * 5}))
+    assert {r.benchmark: r.verdict.value for r in cmp.rows if r.gating} == {"better": "unknown",
+                                                                            "worse": "unknown"}
+    assert [r.benchmark for r in verdicts.to_read(cmp)] == ["worse"]
+    said = "\n".join(verdicts.summary_lines(cmp, "b.json"))
+    assert "1 unknown figure(s) moved beyond their minimum effect the better way, not significantly" in said
+    folded = verdicts.render(cmp, "markdown")
+    assert "1 unknown figure(s) that moved the better way, not significantly" in folded
+
+
 def test_the_policy_knobs_move_the_minimum_effect_and_the_false_alarm_rate():
     baseline, current = _runs([1.0, 1.01, 0.99, 1.0]), _runs([1.12, 1.13, 1.11, 1.12])
     assert _verdict(compare(baseline, current), "b") == "regressed"
