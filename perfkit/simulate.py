@@ -142,7 +142,7 @@ def night(scenario: Scenario, seed: int, slowed: dict[str, float] | None = None)
     here = "m3" if scenario.new_machine else "m1"
     factor = slowed or {}
     runs = [_run(figs, {f.name: draws.value(f, here, factor.get(f.name, 1.0)) for f in figs}, here,
-                 "2026-12-01" if scenario.current_runs == 1 else f"2026-12-01T1{i}")
+                 "2026-12-01" if scenario.current_runs == 1 else f"2026-12-01T10:{i:02d}")
             for i in range(scenario.current_runs)]
     current = runs[0] if len(runs) == 1 else baselines.from_runs(runs)
     noise = Noise.of(base)

@@ -335,30 +335,40 @@ def test_the_minimum_detectable_effect_shrinks_with_more_runs():
     ).weak()  # 3% spread, 3 runs against 1: 10% is not provable
 
 
-def test_a_weak_figure_says_whether_more_runs_can_sharpen_it():
-    """A 30% spread hides a 10% change however many runs are kept (its noise alone, at three runs of this code
-    against ever more baseline runs); a 1% spread judged on one run is weak only for want of runs."""
-    noisy = compare(from_runs([_results({"noisy": [v] * 5, "quiet": [q] * 5})
-                               for v, q in zip([1.0, 1.4, 0.8, 1.2, 0.7], [1.0, 1.01, 0.99, 1.0, 1.02])]),
-                    _results({"noisy": [1.0] * 5, "quiet": [1.0] * 5}), Policy(alpha=1e-3))
-    rows = {r.benchmark: r for r in noisy.weak()}
-    assert set(rows) == {"noisy", "quiet"} and [r.benchmark for r in noisy.noise_bound()] == ["noisy"]
-    assert rows["noisy"].noise_reach > 0.10 >= rows["quiet"].noise_reach
-    table = verdicts.render(noisy, "markdown")
-    assert "more runs cannot: at best (--perfkit-confirm 3 against a baseline of ever more runs)" in table
-    assert "--perfkit-confirm 3 (this side holds 1 run(s)), and more kept runs of the hardware" in table
-    said = "\n".join(verdicts.summary_lines(noisy, "b.json"))
-    assert ("2 gating figure(s) cannot detect a 10% change with these runs (MDE > 10%): more runs (baseline, "
-            "kept or --perfkit-confirm) tighten 1; 1 need a less noisy measurement") in said
+def test_a_weak_figure_says_how_many_runs_would_sharpen_it_or_that_none_would():
+    """A 30% spread hides a 10% change even at 20 runs of this code against its five baseline runs; a 1%
+    spread judged on one run is weak only for want of runs (the simulation in tests/test_simulate.py holds the
+    counts to what the judge then does); a figure with a minimum effect of its own above 10% is sent to 1.5
+    times that."""
+    values = zip([1.0, 1.4, 0.8, 1.2, 0.7], [1.0, 1.01, 0.99, 1.0, 1.02], [1.0, 1.01, 0.99, 1.0, 1.02])
+    baseline = from_runs([_results({"noisy": [v] * 5, "quiet": [q] * 5, "wide": [w] * 5},
+                                   wide={"tolerance": 0.3}) for v, q, w in values])
+    cmp = compare(baseline, _results({"noisy": [1.0] * 5, "quiet": [1.0] * 5, "wide": [1.0] * 5},
+                                     wide={"tolerance": 0.3}), Policy(alpha=1e-3))
+    rows = {r.benchmark: r for r in cmp.weak()}
+    assert set(rows) == {"noisy", "quiet", "wide"} and [r.benchmark for r in cmp.beyond_runs()] == ["noisy"]
+    assert rows["noisy"].runs_to_see is None and 2 <= (rows["quiet"].runs_to_see or 0) <= 10
+    table = verdicts.render(cmp, "markdown")
+    assert "against this baseline even 20 runs of this code would not see 10%" in table
+    assert (f"about {rows['quiet'].runs_to_see} runs of this code judged together (--perfkit-confirm "
+            f"{rows['quiet'].runs_to_see}) would see 10%") in table
+    assert "nothing: its own minimum effect, 30%, is its floor, and it sees about that" in table
+    said = "\n".join(verdicts.summary_lines(cmp, "b.json"))
+    assert ("3 gating figure(s) cannot detect a 10% change with these runs (MDE > 10%): more runs (baseline, "
+            "kept or --perfkit-confirm) tighten 1; 1 need more than 10 runs of this code or a less noisy "
+            "measurement; 1 sit at a wider minimum effect of their own") in said
 
 
 def test_an_unknown_figure_that_moved_the_better_way_is_folded_not_a_row_to_read():
-    """Beyond its minimum effect but not significant: nothing to chase in a regression suite."""
-    baseline = from_runs([_results({"better": [v] * 5, "worse": [v] * 5}) for v in (1.0, 1.3, 0.75, 1.1)])
-    cmp = compare(baseline, _results({"better": [0.8] * 5, "worse": [1.25] * 5}))
+    """Beyond its minimum effect but not significant: nothing to chase in a regression suite, unless it
+    moved 1.5x or more (a benchmark that stopped doing its work reads much faster)."""
+    runs = (1.0, 1.3, 0.75, 1.1)
+    baseline = from_runs([_results({"better": [v] * 5, "worse": [v] * 5, "much": [v] * 5}) for v in runs])
+    cmp = compare(baseline, _results({"better": [0.8] * 5, "worse": [1.25] * 5, "much": [0.6] * 5}))
     assert {r.benchmark: r.verdict.value for r in cmp.rows if r.gating} == {"better": "unknown",
-                                                                            "worse": "unknown"}
-    assert [r.benchmark for r in verdicts.to_read(cmp)] == ["worse"]
+                                                                            "worse": "unknown",
+                                                                            "much": "unknown"}
+    assert [r.benchmark for r in verdicts.to_read(cmp)] == ["much", "worse"]
     said = "\n".join(verdicts.summary_lines(cmp, "b.json"))
     assert "1 unknown figure(s) moved beyond their minimum effect the better way, not significantly" in said
     folded = verdicts.render(cmp, "markdown")

@@ -4,6 +4,7 @@ GitHub's size limit), and the comparison as markdown or JSON."""
 from __future__ import annotations
 
 import json
+import math
 import textwrap
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
@@ -15,8 +16,8 @@ from perfkit.render import document
 from perfkit.render.document import Collapsed, Section, Table, Text, markdown_sections
 from perfkit.render.speedups import ACROSS_MEANINGS, hardware_blocks, hardware_summary
 from perfkit.render.tables import fmt_change, fmt_value, text_table
-from perfkit.verdict.comparison import WEAK_MDE
-from perfkit.verdict.judge import COUNT_MOVED, MIN_BASELINE_RUNS, Comparison, Policy, Row, Verdict
+from perfkit.verdict.comparison import FEW_RUNS, sharp_goal
+from perfkit.verdict.judge import COUNT_MOVED, MIN_BASELINE_RUNS, MOST_RUNS, Comparison, Policy, Row, Verdict
 
 FORMATS = ("table", "markdown", "json")
 _QUIET = {Verdict.UNCHANGED, Verdict.INFO}
@@ -103,7 +104,7 @@ def summary_lines(cmp: Comparison, baseline_name: str, limit: int = 40,
     worth reading and every count that moved; benchmarks not run, informational figures and the ungated are
     counted. The table is fitted to ``width`` columns where given."""
     lines = [f"perfkit: compared with {baseline_name}: {headline(cmp)}"]
-    moved = [r for r in cmp.rows if (r.verdict in TO_READ[:-1] and not unsettled(r) and not hopeful(r))
+    moved = [r for r in cmp.rows if (worth_reading(r) and r.verdict is not Verdict.CHANGED)
              or (r.verdict is Verdict.CHANGED and r.note.startswith(COUNT_MOVED))]
     if moved:
         table = text_table(_HEAD, [_row_cells(row) for row in moved[:limit]],
@@ -130,10 +131,9 @@ def summary_lines(cmp: Comparison, baseline_name: str, limit: int = 40,
     if better:
         lines.append(f"  {better} unknown figure(s) moved beyond their minimum effect the better way, not "
                      "significantly; `perfkit compare` lists them")
-    weak, bound = cmp.weak(), cmp.noise_bound()
-    if weak:
-        lines.append(f"  {len(weak)} gating figure(s) cannot detect a 10% change with these runs "
-                     f"(MDE > 10%): {_weak_words(len(weak), len(bound))}")
+    if cmp.weak():
+        lines.append(f"  {len(cmp.weak())} gating figure(s) cannot detect a 10% change with these runs "
+                     f"(MDE > 10%): {_weak_words(cmp)}")
     lines += _why_lines(cmp, width)
     lines += [f"  fingerprint changed: {f} {old} -> {new}" for f, old, new in cmp.fingerprint_changes]
     if cmp.not_judged:
@@ -143,16 +143,20 @@ def summary_lines(cmp: Comparison, baseline_name: str, limit: int = 40,
     return lines
 
 
-def _weak_words(weak: int, bound: int) -> str:
-    """What would sharpen ``weak`` figures, ``bound`` of which no count of runs brings under 10%."""
-    runs = "more runs (baseline, kept or --perfkit-confirm) tighten"
-    quieter = ("need a less noisy measurement, no count of runs brings them under 10% (`perfkit compare` "
-               "lists them)")
-    if not bound:
-        return f"{runs} them"
-    if bound == weak:
-        return f"they {quieter}"
-    return f"{runs} {weak - bound}; {bound} {quieter}"
+def _weak_words(cmp: Comparison) -> str:
+    """What would sharpen the weak figures: more runs, or for those a few more runs of this code would not
+    (to 10%, or 1.5 times a wider minimum effect of their own) a less noisy measurement; those at their own
+    wider minimum effect already need nothing."""
+    weak, beyond = cmp.weak(), cmp.beyond_runs()
+    settled = [r for r in weak if r.runs_to_see is not None and r.runs_to_see <= r.runs[1]]
+    parts = []
+    if runs := len(weak) - len(beyond) - len(settled):
+        parts.append(f"more runs (baseline, kept or --perfkit-confirm) tighten {runs}")
+    if beyond:
+        parts.append(f"{len(beyond)} need more than {FEW_RUNS} runs of this code or a less noisy measurement")
+    if settled:
+        parts.append(f"{len(settled)} sit at a wider minimum effect of their own")
+    return "; ".join(parts) + " (`perfkit compare` says what would tighten each)"
 
 
 def _why_lines(cmp: Comparison, width: int | None) -> list[str]:
@@ -258,8 +262,7 @@ def _mde_words(cmp: Comparison) -> str:
 def to_read(cmp: Comparison) -> list[Row]:
     """The rows a person should read (:data:`TO_READ`), worst verdict first, by benchmark within one; not the
     figures inside their minimum effect that are unknown only for want of evidence (:func:`unsettled`)."""
-    return sorted((r for r in cmp.rows if r.verdict in TO_READ and not unsettled(r) and not hopeful(r)),
-                  key=lambda r: TO_READ.index(r.verdict))
+    return sorted((r for r in cmp.rows if worth_reading(r)), key=lambda r: TO_READ.index(r.verdict))
 
 
 def unsettled(row: Row) -> bool:
@@ -269,11 +272,17 @@ def unsettled(row: Row) -> bool:
 
 
 def hopeful(row: Row) -> bool:
-    """A gating figure that moved beyond its minimum effect the better way, not significantly: ``unknown``,
-    and nothing to chase in a regression suite; folded behind its count (the verdict line says how many of
-    the unknown are better) so the rows that may be worse open the page."""
+    """A gating figure that moved beyond its minimum effect the better way, not significantly and by less
+    than 1.5x: ``unknown``, and nothing to chase in a regression suite; folded behind its count so the rows
+    that may be worse open the page. A move of 1.5x or more is read whichever way (a benchmark that
+    stopped doing its work reads much faster)."""
     return (row.verdict is Verdict.UNKNOWN and row.minimum is not None and row.beyond_minimum
-            and not row.worse)
+            and not row.worse and row.change is not None and abs(math.log1p(row.change)) < math.log(1.5))
+
+
+def worth_reading(row: Row) -> bool:
+    """A row of :data:`TO_READ`'s verdicts that is neither unsettled nor hopeful."""
+    return row.verdict in TO_READ and not unsettled(row) and not hopeful(row)
 
 
 @dataclass(frozen=True)
@@ -414,18 +423,19 @@ def _clipped(text: str, budget: int) -> str:
 
 
 def _tighten(row: Row) -> str:
-    """What would lower a figure's minimum detectable effect, and whether more runs can bring it under the
-    weak limit at all (the reach of its noise alone, or its declared minimum effect, may forbid it)."""
+    """What would bring a weak figure's MDE to its goal (10%, or 1.5 times a wider minimum effect of its own):
+    a few more runs of this code where they would, else a less noisy measurement or more baseline runs."""
     if row.mde is None:
         return ("save a baseline from several runs (perfkit baseline save r1.json r2.json r3.json) or keep "
                 "runs (--benchmark-autosave)")
-    quieter = "a less noisy measurement: a longer timed region, CUDA-graph or batched timing, an L2 flush"
-    if row.noise_reach is not None and row.noise_reach > WEAK_MDE:
-        return (f"{quieter}; more runs cannot: at best (--perfkit-confirm 3 against a baseline of ever more "
-                f"runs) its noise alone hides a change under {fmt_mde(row.noise_reach)}")
-    declared = ("" if row.minimum is None or row.minimum <= WEAK_MDE else
-                f"its declared minimum effect ({row.minimum:.0%}) sets the floor; ")
-    if row.runs[1] < 3:
-        return (f"{declared}--perfkit-confirm 3 (this side holds {row.runs[1]} run(s)), and more kept runs "
-                "of the hardware")
-    return declared + quieter
+    goal = "10%" if row.minimum is None else f"{sharp_goal(row.minimum):.0%}"
+    if row.runs_to_see is not None and row.runs_to_see <= row.runs[1]:
+        return f"nothing: its own minimum effect, {row.minimum:.0%}, is its floor, and it sees about that"
+    quieter = "a less noisy measurement (a longer timed region, CUDA-graph or batched timing, an L2 flush)"
+    if row.runs_to_see is None:
+        return (f"{quieter} or more baseline runs: against this baseline even {MOST_RUNS} runs of this code "
+                f"would not see {goal}")
+    if row.runs_to_see > FEW_RUNS:
+        return f"{quieter}: against this baseline about {row.runs_to_see} runs of this code would see {goal}"
+    return (f"about {row.runs_to_see} runs of this code judged together (--perfkit-confirm "
+            f"{row.runs_to_see}) would see {goal}; more baseline runs too")

@@ -57,6 +57,15 @@ DIFFERS = "differs on the other machine: shown, not judged"
 COUNT_MOVED = "a count that should not change"
 #: A gating figure whose MDE exceeds this cannot see a 10% slowdown: a weak figure, listed apart.
 WEAK_MDE = 0.10
+#: The runs of this code a weak figure's advice sends a night to at most (``--perfkit-confirm N``):
+#: needing more, it needs a less noisy measurement.
+FEW_RUNS = 10
+
+
+def sharp_goal(minimum: float) -> float:
+    """The MDE a weak figure should reach: 10%, or where its own minimum effect is wider, 1.5 times that (an
+    MDE can never reach the minimum effect itself: it is the minimum effect plus the test's power margin)."""
+    return max(WEAK_MDE, 1.5 * minimum)
 
 
 @dataclass(frozen=True)
@@ -92,10 +101,9 @@ class Row:
     # the change's 1 - 2·alpha interval (relative): ``unchanged`` only where it lies inside the minimum effect
     interval: tuple[float, float] | None = None
     minimum: float | None = None  # the minimum effect worth a verdict (relative), for a judged gating figure
-    # the change its run-to-run noise alone lets a test detect (80% power) at best: a confirmation's runs
-    # against a baseline of ever more runs, no minimum effect. Above the weak limit no count of runs makes the
-    # figure sharp, only a less noisy measurement does
-    noise_reach: float | None = None
+    # a weak figure's (MDE > WEAK_MDE): how many runs of this code judged together against the same
+    # baseline would bring its MDE to its goal (sharp_goal); None where no count up to 20 would
+    runs_to_see: int | None = None
 
     @property
     def beyond_minimum(self) -> bool:
@@ -169,9 +177,11 @@ class Comparison:
         """Gating figures whose minimum detectable effect exceeds ``limit`` (or is unknown)."""
         return tuple(r for r in self.compared_gating() if r.mde is None or r.mde > limit)
 
-    def noise_bound(self, limit: float = WEAK_MDE) -> tuple[Row, ...]:
-        """The weak figures that no count of runs brings under ``limit``: their noise alone reaches beyond."""
-        return tuple(r for r in self.weak(limit) if r.noise_reach is not None and r.noise_reach > limit)
+    def beyond_runs(self) -> tuple[Row, ...]:
+        """The weak figures that a few more runs of this code (up to :data:`FEW_RUNS`) do not sharpen to
+        their goal (:func:`sharp_goal`): they need a less noisy measurement or more baseline runs."""
+        return tuple(r for r in self.weak() if r.mde is not None
+                     and (r.runs_to_see is None or r.runs_to_see > FEW_RUNS))
 
     def replacing(self, other: Comparison, benchmarks: set[str]) -> Comparison:
         """This comparison with the rows of ``benchmarks`` taken from ``other`` (a confirmation's

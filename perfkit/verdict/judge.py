@@ -62,6 +62,7 @@ from perfkit.verdict import across, stats
 from perfkit.verdict.comparison import (
     COUNT_MOVED,
     DIFFERS,
+    WEAK_MDE,
     WORST_FIRST,
     Comparison,
     FirstLook,
@@ -69,6 +70,7 @@ from perfkit.verdict.comparison import (
     Row,
     Verdict,
     row_order,
+    sharp_goal,
 )
 from perfkit.verdict.expected import Workloads
 from perfkit.verdict.host_shift import HostShift
@@ -78,7 +80,8 @@ from perfkit.verdict.noise import HOST_KIND, FigureNoise, Noise
 #: What the judge gives and judges by (perfkit.verdict.comparison, perfkit.verdict.host_shift) is importable
 #: from here too, where the end-of-run summary, the reports and the tests have always found it.
 __all__ = [
-    "COUNT_MOVED", "DEFAULT_POLICY", "DIFFERS", "FINGERPRINT_FIELDS", "MIN_BASELINE_RUNS", "SOFTWARE_FIELDS",
+    "COUNT_MOVED", "DEFAULT_POLICY", "DIFFERS", "FINGERPRINT_FIELDS", "MIN_BASELINE_RUNS", "MOST_RUNS",
+    "SOFTWARE_FIELDS",
     "WORST_FIRST",
     "Comparison", "FirstLook", "HostShift", "Policy", "Row", "Verdict", "counted", "fingerprint_changes",
     "held_back", "judge", "minimum_effect",
@@ -209,12 +212,13 @@ class _Evidence:
     se: float
     df: float
     floor: float
-    best_se: float  # were this code run a confirmation's times against a baseline of ever more runs
-    best_df: float  # and the degrees of freedom then: as many as its tails allow
+    # (runs, SE, degrees of freedom) were this side's runs, one more, ... MOST_RUNS runs of this code judged
+    # together against the same baseline
+    by_runs: tuple[tuple[int, float, float], ...] = ()
 
 
-#: The runs of this code the MDE at best assumes: a confirmation's (``--perfkit-confirm 3``).
-CONFIRM_RUNS = 3
+#: The most runs of this code a weak figure's advice counts up to (a confirmation's re-runs, replicates).
+MOST_RUNS = 20
 
 
 @dataclass(frozen=True)
@@ -272,6 +276,13 @@ def _row(fig: FigureRuns, verdict: Verdict, note: str = "", gating: bool = False
                minimum=None if evidence is None else math.expm1(evidence.floor))
 
 
+def _df_with(noise: FigureNoise, current: Sequence[float], runs: int) -> float:
+    """The degrees of freedom of ``noise`` had the current side held ``runs`` runs (as many as ``current``
+    or more): each run beyond the first adds one (perfkit.verdict.noise pools the current side's runs), up
+    to what its tails allow."""
+    return min(noise.tail_df, noise.df + max(0, runs - 1) - max(0, len(current) - 1))
+
+
 def _standard_error(fig: FigureRuns, noise: FigureNoise, current_runs: int | None = None) -> float:
     """Of the difference of the two sides' mean log values: the moderated noise of each side's mean, and the
     between-machine term where the sides ran on different machines (``current_runs``: as if the current side
@@ -326,9 +337,9 @@ def _gate(fig: FigureRuns, minimum: float, noise: FigureNoise | None, alpha: flo
     floor = math.log1p(minimum)
     worse = shift if fig.better == "lower" else -shift
     se = _standard_error(fig, noise)
-    best_runs = max(CONFIRM_RUNS, len(c))
-    evidence = _Evidence(shift, se, noise.df, floor, math.sqrt(noise.sd**2 / best_runs + noise.between_sd**2),
-                         noise.tail_df)
+    more = tuple((n, _standard_error(fig, noise, n), _df_with(noise, c, n))
+                 for n in range(len(c), MOST_RUNS + 1))
+    evidence = _Evidence(shift, se, noise.df, floor, more)
     if se == 0:  # runs that never varied: a tie, no noise to weigh a change against (never p = 0)
         if shift == 0:
             return _Judged(_row(fig, Verdict.UNCHANGED, gating=True, evidence=evidence, alpha=alpha),
@@ -406,11 +417,11 @@ def _corrected(judged: list[_Judged], policy: Policy, tests: int, bonferroni: bo
     for j in judged:
         row = j.row
         if (e := j.evidence) is not None:
-            # at Bonferroni's level over the night, Holm's first step: the 80%-power point; and what the
-            # noise alone lets more runs reach (a bound no count of runs beats)
+            # at Bonferroni's level over the night, Holm's first step: the 80%-power point
             level = policy.alpha / tests
-            row = dataclasses.replace(row, mde=stats.detectable_at_power(e.floor, e.se, e.df, level),
-                                      noise_reach=stats.detectable_at_power(0.0, e.best_se, e.best_df, level))
+            mde = stats.detectable_at_power(e.floor, e.se, e.df, level)
+            runs = _runs_to_see(e, level) if mde > WEAK_MDE else None
+            row = dataclasses.replace(row, mde=mde, runs_to_see=runs)
         if j.p_value is not None and j.ratio:
             if not significant[id(j)]:
                 row = dataclasses.replace(row, verdict=Verdict.INFO,
@@ -426,6 +437,18 @@ def _corrected(judged: list[_Judged], policy: Policy, tests: int, bonferroni: bo
                                           note=f"{row.note}; {note}" if row.note else note)
         rows.append(row)
     return rows
+
+
+def _runs_to_see(evidence: _Evidence, level: float) -> int | None:
+    """How many runs of this code, judged together against the same baseline, bring a weak figure's MDE to
+    its goal (:func:`sharp_goal`; host work's heavy tails keep its degrees of freedom few however many runs);
+    None where even :data:`MOST_RUNS` do not (its noise, its baseline's few runs or the noise between
+    machines leave too little room)."""
+    goal = sharp_goal(math.expm1(evidence.floor))
+    for runs, se, df in evidence.by_runs:
+        if stats.detectable_at_power(evidence.floor, se, df, level) <= goal:
+            return runs
+    return None
 
 
 def counted(count: int, word: str) -> str:

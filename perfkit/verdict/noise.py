@@ -92,8 +92,8 @@ class Prior:
 class FigureNoise:
     """What a test of one figure uses: the moderated SD of log run values, its degrees of freedom, the
     between-machine SD to add when the two sides ran on different machines, and where it came from;
-    ``tail_df``: the degrees of freedom its tails allow however many runs there are (host work's heavy
-    tails, :data:`HOST_TAIL_DF`)."""
+    ``tail_df``: the most degrees of freedom it is tested with however many runs (host work's heavy tails,
+    :data:`HOST_TAIL_DF`)."""
 
     sd: float
     df: float
