@@ -68,7 +68,7 @@ class Scenario:
     heavy: Literal["none", "host", "all"] = "none"
     confirm: int = 0
     policy: Policy = DEFAULT_POLICY  # the minimum effects and alpha the nights are judged by
-    current_runs: int = 1  # runs of this code judged together (what a figure's noise reach assumes: 3)
+    current_runs: int = 1  # runs of this code judged together (replicates), each night's draws the same
 
     @property
     def label(self) -> str:

@@ -349,14 +349,28 @@ def test_a_weak_figure_says_how_many_runs_would_sharpen_it_or_that_none_would():
     assert set(rows) == {"noisy", "quiet", "wide"} and [r.benchmark for r in cmp.beyond_runs()] == ["noisy"]
     assert rows["noisy"].runs_to_see is None and 2 <= (rows["quiet"].runs_to_see or 0) <= 10
     table = verdicts.render(cmp, "markdown")
-    assert "against this baseline even 20 runs of this code would not see 10%" in table
-    assert (f"about {rows['quiet'].runs_to_see} runs of this code judged together (--perfkit-confirm "
-            f"{rows['quiet'].runs_to_see}) would see 10%") in table
+    assert "by this baseline's noise even 20 runs of this code would not reliably see 10.0%" in table
+    quiet = rows["quiet"].runs_to_see
+    assert (f"about {quiet} runs of this code judged together (replicates, or --perfkit-confirm {quiet} "
+            "where the first run flags it) would see 10.0%") in table
     assert "nothing: its own minimum effect, 30%, is its floor, and it sees about that" in table
     said = "\n".join(verdicts.summary_lines(cmp, "b.json"))
     assert ("3 gating figure(s) cannot detect a 10% change with these runs (MDE > 10%): more runs (baseline, "
-            "kept or --perfkit-confirm) tighten 1; 1 need more than 10 runs of this code or a less noisy "
-            "measurement; 1 sit at a wider minimum effect of their own") in said
+            "kept or --perfkit-confirm) tighten 1; 1 need more than 10 runs of this code, more baseline runs "
+            "or a less noisy measurement; 1 sit at a wider minimum effect of their own") in said
+    # a current side of more runs than the advice counts to is still read at its own count
+    many = compare(baseline, from_runs([_results({"noisy": [1.0] * 5, "quiet": [1.0] * 5, "wide": [x] * 5},
+                                                 wide={"tolerance": 0.3}) for x in [1.0, 1.01] * 12]),
+                   Policy(alpha=1e-3))
+    wide = next(r for r in many.rows if r.benchmark == "wide" and r.gating)
+    assert wide.runs_to_see == 24 and wide not in many.beyond_runs()
+
+
+def test_across_hardware_no_figure_is_listed_weak():
+    """A time on another machine stands against its expected speedup, not against this test's noise."""
+    baseline = from_runs([_results({"b": [v] * 5}) for v in (1.0, 1.4, 0.8)])
+    other = _results({"b": [1.0] * 5}, hardware_id="cpu-other")
+    assert compare(baseline, other).weak() == ()
 
 
 def test_an_unknown_figure_that_moved_the_better_way_is_folded_not_a_row_to_read():

@@ -153,7 +153,8 @@ def _weak_words(cmp: Comparison) -> str:
     if runs := len(weak) - len(beyond) - len(settled):
         parts.append(f"more runs (baseline, kept or --perfkit-confirm) tighten {runs}")
     if beyond:
-        parts.append(f"{len(beyond)} need more than {FEW_RUNS} runs of this code or a less noisy measurement")
+        parts.append(f"{len(beyond)} need more than {FEW_RUNS} runs of this code, more baseline runs or a "
+                     "less noisy measurement")
     if settled:
         parts.append(f"{len(settled)} sit at a wider minimum effect of their own")
     return "; ".join(parts) + " (`perfkit compare` says what would tighten each)"
@@ -428,14 +429,15 @@ def _tighten(row: Row) -> str:
     if row.mde is None:
         return ("save a baseline from several runs (perfkit baseline save r1.json r2.json r3.json) or keep "
                 "runs (--benchmark-autosave)")
-    goal = "10%" if row.minimum is None else f"{sharp_goal(row.minimum):.0%}"
+    goal = fmt_mde(sharp_goal(row.minimum or 0.0))
     if row.runs_to_see is not None and row.runs_to_see <= row.runs[1]:
         return f"nothing: its own minimum effect, {row.minimum:.0%}, is its floor, and it sees about that"
     quieter = "a less noisy measurement (a longer timed region, CUDA-graph or batched timing, an L2 flush)"
     if row.runs_to_see is None:
-        return (f"{quieter} or more baseline runs: against this baseline even {MOST_RUNS} runs of this code "
-                f"would not see {goal}")
+        return (f"{quieter} or more baseline runs: by this baseline's noise even {MOST_RUNS} runs of this "
+                f"code would not reliably see {goal}")
     if row.runs_to_see > FEW_RUNS:
-        return f"{quieter}: against this baseline about {row.runs_to_see} runs of this code would see {goal}"
-    return (f"about {row.runs_to_see} runs of this code judged together (--perfkit-confirm "
-            f"{row.runs_to_see}) would see {goal}; more baseline runs too")
+        return (f"{quieter}: by this baseline's noise about {row.runs_to_see} runs of this code would see "
+                f"{goal}")
+    return (f"about {row.runs_to_see} runs of this code judged together (replicates, or --perfkit-confirm "
+            f"{row.runs_to_see} where the first run flags it) would see {goal}; more baseline runs too")

@@ -338,7 +338,7 @@ def _gate(fig: FigureRuns, minimum: float, noise: FigureNoise | None, alpha: flo
     worse = shift if fig.better == "lower" else -shift
     se = _standard_error(fig, noise)
     more = tuple((n, _standard_error(fig, noise, n), _df_with(noise, c, n))
-                 for n in range(len(c), MOST_RUNS + 1))
+                 for n in range(len(c), max(len(c), MOST_RUNS) + 1))
     evidence = _Evidence(shift, se, noise.df, floor, more)
     if se == 0:  # runs that never varied: a tie, no noise to weigh a change against (never p = 0)
         if shift == 0:
