@@ -429,6 +429,27 @@ def test_baseline_save_append_adds_one_benchmarks_runs_and_refuses_them_twice(fi
     assert "already holds the run of" in capsys.readouterr().err
 
 
+def test_baseline_save_append_warns_of_a_run_the_judge_flags_against_the_baseline_it_joins(files, tmp_path,
+                                                                                           capsys):
+    """A disturbed or other code's run appended silently widens every later verdict's noise: the appended run
+    that reads regressed against the baseline is named (and still saved); a run of the same code is not."""
+    base, same, slow = files
+    folder = tmp_path / "baselines"
+    assert cli.main(["baseline", "save", "--dir", str(folder), str(base)]) == 0
+    clean, slower = tmp_path / "clean.json", tmp_path / "slower.json"
+    clean.write_text(json.dumps(json.loads(same.read_text()) | {"datetime": "2026-11-30T00:00:00+00:00"}))
+    slower.write_text(json.dumps(json.loads(slow.read_text()) | {"datetime": "2026-12-01T00:00:00+00:00"}))
+    capsys.readouterr()
+    assert cli.main(["baseline", "save", "--dir", str(folder), "--append", str(clean)]) == 0
+    assert "against the baseline it joined" not in capsys.readouterr().err
+    assert cli.main(["baseline", "save", "--dir", str(folder), "--append", str(slower)]) == 0
+    err = capsys.readouterr().err
+    assert "slower.json reads 1 figure(s) regressed or improved" in err and MATMUL in err
+    assert "regressed +30" in err and "git checkout" in err
+    runs = json.loads(next(folder.glob("*.json")).read_text())["machine_info"]["perfkit"]["runs"]
+    assert len(runs[MATMUL]["time"]) == 5  # warned, not refused: three, the clean run and the slower one
+
+
 def test_version_and_help_say_what_is_installed_and_what_each_option_is(capsys):
     with pytest.raises(SystemExit) as done:
         cli.main(["--version"])

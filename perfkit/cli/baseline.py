@@ -13,7 +13,9 @@ from perfkit.errors import UsageError
 from perfkit.resultfile import load, partial
 from perfkit.resultfile.model import PROFILES, ResultSet
 from perfkit.store import baselines, kept, storage_folder
-from perfkit.verdict.judge import MIN_BASELINE_RUNS
+from perfkit.verdict.comparison import Verdict
+from perfkit.verdict.judge import MIN_BASELINE_RUNS, judge
+from perfkit.verdict.noise import Noise
 
 
 def add_parser(sub: Any) -> None:
@@ -102,9 +104,12 @@ def _save(args: argparse.Namespace) -> int:
         if injected:
             print(f"perfkit: left out {len(injected)} benchmark(s) of {path} that carry an injected slowdown")
         results.append(baselines.select(kept, args.only) if args.only else kept)
+    joined = store.load(results[0].hardware_id, results[0].profile) if args.mode == "append" else None
     path = store.save(baselines.from_runs(results) if len(results) > 1 else results[0], args.mode)
     print(f"perfkit: saved {path} ({len(results)} run{'s' if len(results) > 1 else ''})")
     _say_busy(results)
+    if joined is not None:
+        _say_flagged(joined, results, path)
     if args.local and args.mode in ("new", "force") and len(results) < MIN_BASELINE_RUNS:
         print(f"perfkit: its figures are judged once it holds {MIN_BASELINE_RUNS} runs of them; add runs "
               "with `perfkit baseline save RUN.json --local --append`, or save with `pytest benches/ "
@@ -118,6 +123,23 @@ def _say_busy(runs: Sequence[ResultSet]) -> None:
         warning = baselines.busy_warning(run)
         if warning:
             print(f"perfkit: {warning}", file=sys.stderr)
+
+
+def _say_flagged(joined: ResultSet, runs: Sequence[ResultSet], path: Path) -> None:
+    """Warn, without refusing, of each appended run that the nightly's judge flags against the baseline it
+    joined: a disturbed host's run, or one of other code, widens every later verdict's noise (one weekly run
+    of the CPU loop at K = 5 M read 2.1 times the others and left that figure's MDE near 1000%)."""
+    noise = Noise.of(joined)
+    for run in runs:
+        flagged = [row for row in judge(joined, run, noise).rows
+                   if row.gating and row.verdict in (Verdict.REGRESSED, Verdict.IMPROVED)]
+        if flagged:
+            first = flagged[0]
+            change = "" if first.change is None else f" {first.change:+.1%}"
+            example = f"{first.benchmark} {first.figure} {first.verdict.value}{change}"
+            print(f"perfkit: {run.source} reads {len(flagged)} figure(s) regressed or improved against the "
+                  f"baseline it joined (e.g. {example}); if that run was disturbed or of other code, take it "
+                  f"out again (`git checkout {path}`) and append a clean run", file=sys.stderr)
 
 
 def _save_from_history(args: argparse.Namespace, store: baselines.BaselineStore) -> int:
