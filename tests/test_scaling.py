@@ -12,7 +12,7 @@ from perfkit.parallel.records import AccuracyResult, AllreduceResult, ScalingRes
 from perfkit.parallel.scaling import ScalingWorkload
 from perfkit.resultfile.metrics import MetricRecorder
 from perfkit.resultfile.model import BenchmarkEntry
-from perfkit.resultfile.payloads import EpochStats, NcclProfile
+from perfkit.resultfile.payloads import EpochStats, LaunchPace, NcclProfile
 from tests.conftest import typed
 
 WEAK = ScalingWorkload("r18", "resnet18", "cifar10", (3, 32, 32), 128)
@@ -72,6 +72,18 @@ def test_weak_scaling_speedup_and_communication_split():
     assert two.value("course_bandwidth_gbps") == pytest.approx(4e6 / 0.0025 / 1e9)
     assert two.value("peak_allocated_mib") == pytest.approx(2.0)
     assert two.record(NcclProfile) == NcclProfile(5, 0.002, 0.008, 0.0015, 10)
+
+
+def test_a_one_gpu_launch_bound_step_records_its_launch_pace_beside_its_time_without_gating_on_it():
+    pace = LaunchPace(0.0095, 1.02e-5, 931.0, 20, 8, 400)
+    result = _result(1, 0.010)
+    paced = dataclasses.replace(result, run=dataclasses.replace(result.run, launch_pace=pace))
+    (entry,) = _derived(_record(paced))
+    assert entry.value("launch_us") == pytest.approx(10.2) and entry.value("launches_per_step") == 931.0
+    assert entry.record(LaunchPace) == pace
+    assert not {"launch_us", "launches_per_step"} & set(entry.gating_figures())  # the trade is not made yet
+    (plain,) = _derived(_record(result))
+    assert "launch_us" not in plain.metrics and "launches_per_step" not in plain.metrics
 
 
 def test_only_steps_the_gpu_paces_are_declared_gpu_bound():

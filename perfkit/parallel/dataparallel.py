@@ -7,6 +7,7 @@ apply (speedup over the 1-GPU DataParallel run; throughput over DDP's on the sam
 from __future__ import annotations
 
 import dataclasses
+import functools
 
 import torch
 from torch import nn
@@ -44,6 +45,11 @@ def run(workload: ScalingWorkload, gpus: int, data_root: str | None) -> Training
     step_s, epoch_s, losses = training.time_steps(
         step, epochs(1), device, None if workload.epoch else workload.steps
     )
+    peaks = tuple(torch.cuda.max_memory_allocated(i) - held_before[i] for i in range(gpus))
+    pace = None
+    if cycles := workload.launch_pace_cycles(gpus):
+        resident = next(epochs(2))
+        pace = training.launch_pace(functools.partial(step, resident), device, cycles)
     result = TrainingRun(
         gpus,
         job.batch,
@@ -53,7 +59,8 @@ def run(workload: ScalingWorkload, gpus: int, data_root: str | None) -> Training
         steps_per_epoch,
         float(first),
         float(losses[-1]),
-        tuple(torch.cuda.max_memory_allocated(i) - held_before[i] for i in range(gpus)),
+        peaks,
+        launch_pace=pace,
     )
     del model, step
     torch.cuda.empty_cache()

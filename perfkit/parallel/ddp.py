@@ -10,6 +10,7 @@ apart, so it comes after the replica check.
 """
 from __future__ import annotations
 
+import functools
 import time
 from collections.abc import Callable, Iterator
 
@@ -80,6 +81,10 @@ def scaling(worker: Worker, job: ScalingJob) -> ScalingResult:
     # seconds of the nightly)
     profile = _profile_split(step, epochs(2), job.profile_steps) if cuda and worker.world > 1 else None
     nosync = time_steps(train_step(ddp, optimizer, sync=False), epochs(3), worker.device, job.nosync_steps)[0]
+    pace = None
+    if job.launch_pace_cycles and worker.world == 1:
+        resident = next(epochs(4))
+        pace = training.launch_pace(functools.partial(step, resident), worker.device, job.launch_pace_cycles)
     raw = allreduce_seconds(grad_bytes // 4, worker.device, job.allreduce_reps) if worker.world > 1 else None
     peaks: list[int | None] = [None] * worker.world
     dist.all_gather_object(peaks, peak)
@@ -94,6 +99,7 @@ def scaling(worker: Worker, job: ScalingJob) -> ScalingResult:
         float(losses[-1]),
         tuple(peaks),
         replicas,
+        pace,
     )
     return ScalingResult(run, models.parameter_count(model), grad_bytes, tuple(nosync), profile,
                          None if raw is None else tuple(raw), startup_s, setup_s, build_s, warm_s[0])

@@ -10,7 +10,7 @@ from dataclasses import dataclass
 from typing import Any, ClassVar
 
 from perfkit.errors import UsageError
-from perfkit.resultfile.payloads import EpochStats, NcclProfile, Record
+from perfkit.resultfile.payloads import EpochStats, LaunchPace, NcclProfile, Record
 
 
 @dataclass(frozen=True)
@@ -32,6 +32,7 @@ class ScalingJob(Record):
     allreduce_reps: int = 10
     device: str = "cuda"
     memory_cap: int | None = None  # bytes per GPU, --perfkit-memory-cap
+    launch_pace_cycles: int = 0  # a launch-bound step on one rank: its launch pace's cycles (0: none)
 
 
 @dataclass(frozen=True)
@@ -85,6 +86,7 @@ class TrainingRun(Record):
     loss_last: float
     peaks: tuple[int | None, ...]  # allocator peak per GPU, bytes
     replicas_max_abs_diff: float = 0.0
+    launch_pace: LaunchPace | None = None  # a launch-bound step on one GPU beside its host's launch pace
 
     @property
     def on_gpus(self) -> bool:

@@ -21,7 +21,7 @@ from perfkit.measure.memory import MiB
 from perfkit.parallel.records import AccuracyResult, AllreduceResult, ScalingJob, ScalingResult, TrainingRun
 from perfkit.resultfile import comm, figures
 from perfkit.resultfile.metrics import MetricRecorder
-from perfkit.resultfile.payloads import AllreduceSweep, LargeBatch, Scaling, SweepRow
+from perfkit.resultfile.payloads import PACE_CYCLES, AllreduceSweep, LargeBatch, Scaling, SweepRow
 
 GB = 1e9
 ScalingMode = Literal["weak", "strong"]
@@ -62,7 +62,13 @@ class ScalingWorkload:
     def job(self, gpus: int, data_root: str | None, device: str = "cuda", warmup: int = 10) -> ScalingJob:
         """What each of ``gpus`` ranks runs (perfkit.parallel.ddp)."""
         return ScalingJob(self.model, self.data, self.input, self.per_gpu(gpus), self.dataset_size, data_root,
-                          self.epoch, self.steps, warmup, device=device)
+                          self.epoch, self.steps, warmup, device=device,
+                          launch_pace_cycles=self.launch_pace_cycles(gpus))
+
+    def launch_pace_cycles(self, gpus: int) -> int:
+        """The launch pace's cycles (perfkit.workloads.training.launch_pace) where one GPU runs a step the
+        host paces; 0 elsewhere (several GPUs' steps hold their links too, a 224² step is the GPU's)."""
+        return PACE_CYCLES if gpus == 1 and not self.gpu_paced else 0
 
 
 def _ms(seconds: Sequence[float]) -> list[float]:
@@ -92,6 +98,10 @@ def record_run(metrics: MetricRecorder, run: TrainingRun, workload: ScalingWorkl
     metrics.record(figures.IMAGES_PER_S, samples=[run.global_batch / s for s in run.step_s])
     metrics.payload(Scaling(method, workload.name, workload.reference_key(), run.world, run.global_batch,
                             run.batch_per_gpu, run.steps_per_epoch, len(run.step_s), parameters))
+    if run.launch_pace is not None:  # beside the time, not gating: the trade is in figures.LAUNCHES_PER_STEP
+        metrics.record(figures.LAUNCH_US, run.launch_pace.launch_s * 1e6)
+        metrics.record(figures.LAUNCHES_PER_STEP, run.launch_pace.launches_per_step)
+        metrics.payload(run.launch_pace)
     if not run.on_gpus:
         metrics.absent(
             figures.PEAK_ALLOCATED_MIB,

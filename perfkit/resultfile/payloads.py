@@ -255,6 +255,28 @@ class AllreduceSweep(Record):
     rows: tuple[SweepRow, ...]
 
 
+#: Paired bursts of a launch-bound step and of tiny launches: 20 cycles read the step over the launch pace as
+#: steadily between fresh processes as 40 (5.7% and 5.3% on four H200s, docs/findings.md, 2026-12-01), in
+#: about 1.6 s for a 9 ms step.
+PACE_CYCLES, PACE_STEPS, PACE_LAUNCHES = 20, 8, 400
+
+
+@dataclass(frozen=True)
+class LaunchPace(Record):
+    """A launch-bound training step beside the host's launch pace, timed in paired bursts in one process
+    (perfkit.workloads.training.launch_pace): ``steps_per_burst`` steps on a resident batch, then
+    ``launches_per_burst`` tiny in-place ops through PyTorch's dispatcher, ``cycles`` times; the medians of
+    the step and of one launch, and of each cycle's step over its launch (``launches_per_step``)."""
+
+    TAG: ClassVar[str] = "launch_pace"
+    step_s: float
+    launch_s: float
+    launches_per_step: float
+    cycles: int
+    steps_per_burst: int
+    launches_per_burst: int
+
+
 @dataclass(frozen=True)
 class EpochStats(Record):
     TAG: ClassVar[str] = "epoch"

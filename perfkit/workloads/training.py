@@ -3,14 +3,17 @@ loop."""
 
 from __future__ import annotations
 
+import statistics
 from collections.abc import Callable, Iterator
 from contextlib import nullcontext
+from typing import Any
 
 import torch
 from torch import nn
 from torch.nn.parallel import DistributedDataParallel
 
 from perfkit.measure import timing
+from perfkit.resultfile.payloads import PACE_CYCLES, PACE_LAUNCHES, PACE_STEPS, LaunchPace
 from perfkit.workloads import data, models
 
 Batch = tuple[torch.Tensor, torch.Tensor]
@@ -62,6 +65,27 @@ def time_steps(step: Step, stream: Iterator[Batch], device: torch.device,
             losses.append(step(batch)[0])
     elapsed = timing.synchronized_clock() - start
     return list(regions.samples().seconds), elapsed, [float(v) for v in losses]
+
+
+def launch_pace(step: Callable[[], Any], device: torch.device, cycles: int = PACE_CYCLES,
+                steps: int = PACE_STEPS, launches: int = PACE_LAUNCHES) -> LaunchPace:
+    """``step`` (one training step on a resident batch) beside the launch pace of the same moments: each cycle
+    a burst of ``steps`` steps, then one of ``launches`` tiny in-place ops, each burst synchronised. A
+    launch-bound step follows its host's dispatch, which moves two-fold between processes of one machine;
+    the tiny ops take the same path through the dispatcher, so the step over them holds where the step does
+    not. What that ratio cannot see is a slowdown of every op's dispatch alike: the launch pace is kept
+    beside it."""
+    tiny = torch.zeros(1, device=device)
+
+    def burst(call: Callable[[], Any], count: int) -> float:
+        start = timing.synchronized_clock()
+        for _ in range(count):
+            call()
+        return (timing.synchronized_clock() - start) / count
+
+    pairs = [(burst(step, steps), burst(lambda: tiny.add_(1.0), launches)) for _ in range(cycles)]
+    return LaunchPace(statistics.median(s for s, _ in pairs), statistics.median(lo for _, lo in pairs),
+                      statistics.median(s / lo for s, lo in pairs), cycles, steps, launches)
 
 
 def model_step(name: str, batch: int, input_shape: tuple[int, ...],

@@ -1,0 +1,64 @@
+"""A launch-bound step beside its host's launch pace (perfkit.workloads.training.launch_pace): the ratio
+counts the step's host work in launches, and only one-GPU steps the host paces carry it."""
+from __future__ import annotations
+
+import dataclasses
+
+import pytest
+import torch
+
+from perfkit.parallel.records import TrainingRun
+from perfkit.parallel.scaling import ScalingWorkload
+from perfkit.resultfile.payloads import PACE_CYCLES, LaunchPace
+from perfkit.workloads import training
+
+CPU = torch.device("cpu")
+
+
+def _dispatches(count: int):
+    """A step that is nothing but ``count`` tiny in-place ops: the launch pace's own op, on another tensor."""
+    other = torch.zeros(1)
+
+    def step() -> None:
+        for _ in range(count):
+            other.add_(1.0)
+    return step
+
+
+def test_a_step_of_n_dispatches_reads_about_n_launches_per_step():
+    few = training.launch_pace(_dispatches(10), CPU, cycles=9, steps=4, launches=100)
+    many = training.launch_pace(_dispatches(40), CPU, cycles=9, steps=4, launches=100)
+    assert (few.cycles, few.steps_per_burst, few.launches_per_burst) == (9, 4, 100)
+    assert 5 < few.launches_per_step < 20 and 20 < many.launches_per_step < 80
+    assert many.launches_per_step > 2.5 * few.launches_per_step  # four times the host work per step
+    assert many.step_s > few.step_s > 0 and few.launch_s > 0
+
+
+def test_only_one_gpu_steps_the_host_paces_take_a_launch_pace():
+    cifar = ScalingWorkload("r18", "resnet18", "cifar10", (3, 32, 32), 128)
+    imagenet = ScalingWorkload("r50", "resnet50", "random", (3, 224, 224), 64, epoch=False)
+    assert cifar.job(1, None).launch_pace_cycles == PACE_CYCLES
+    assert cifar.job(2, None).launch_pace_cycles == 0  # several GPUs' steps hold their links too
+    assert imagenet.job(1, None).launch_pace_cycles == 0  # the GPU's pace
+
+
+def test_a_run_keeps_its_launch_pace_across_the_process_boundary():
+    pace = LaunchPace(0.009, 1e-5, 931.0, 20, 8, 400)
+    run = TrainingRun(1, 128, 128, (0.009,) * 3, 1.0, 3, 2.3, 2.0, (1,), launch_pace=pace)
+    assert TrainingRun.from_json(run.to_json()) == run
+    older = {k: v for k, v in run.to_json().items() if k != "launch_pace"}  # a rank of an earlier perfkit
+    assert TrainingRun.from_json(older) == dataclasses.replace(run, launch_pace=None)
+
+
+@pytest.mark.slow
+def test_a_one_rank_ddp_job_on_the_cpu_returns_its_launch_pace():
+    from perfkit.parallel import launch
+    from perfkit.parallel.records import RESULTS, job_to_json
+    from tests.test_distributed import ENV, TINY
+
+    tiny = ScalingWorkload("tiny", TINY, "cifar10", (3, 32, 32), 16, dataset_size=256)
+    job = tiny.job(1, None, device="cpu", warmup=2)
+    job = dataclasses.replace(job, nosync_steps=2, launch_pace_cycles=3)
+    result = RESULTS[job.TAG].from_json(launch.launch("perfkit.parallel.jobs", job_to_json(job), 1, env=ENV))
+    pace = result.run.launch_pace
+    assert pace is not None and pace.cycles == 3 and pace.step_s > 0 and pace.launches_per_step > 1
