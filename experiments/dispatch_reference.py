@@ -1,8 +1,8 @@
 """Whether a host reference timed in the same process follows a launch-bound training step's pace between
 fresh processes and machines (issue 44 part 6, issue 47 part 2's host term; docs/findings.md, 2026-12-01): in
-one fresh process, bursts of ResNet-18 CIFAR batch-128 training steps (the 1-GPU DDP/DataParallel step,
-paced by the host's dispatch) alternate with bursts of two references, each pair
-sharing the host's moment:
+one fresh process, bursts of ResNet-18 CIFAR batch-128 training steps (the step the 1-GPU DDP/DataParallel
+benchmarks train, without their wrappers; paced by the host's dispatch) alternate with bursts of two
+references, each pair sharing the host's moment:
 
 - ``launch``: tiny in-place CUDA ops through PyTorch's dispatcher (the launch pace; a torch dispatch
   regression would move it with the step and so be hidden in a ratio over it);

@@ -429,8 +429,8 @@ def test_baseline_save_append_adds_one_benchmarks_runs_and_refuses_them_twice(fi
     assert "already holds the run of" in capsys.readouterr().err
 
 
-def test_baseline_save_append_warns_of_a_run_the_judge_flags_against_the_baseline_it_joins(files, tmp_path,
-                                                                                           capsys):
+def test_baseline_save_append_warns_of_a_run_the_judge_flags_against_the_baseline_it_joins(
+        files, tmp_path, capsys, monkeypatch):
     """A disturbed or other code's run appended silently widens every later verdict's noise: the appended run
     that reads regressed against the baseline is named (and still saved); a run of the same code is not."""
     base, same, slow = files
@@ -448,6 +448,13 @@ def test_baseline_save_append_warns_of_a_run_the_judge_flags_against_the_baselin
     assert "regressed +30" in err and "git checkout" in err
     runs = json.loads(next(folder.glob("*.json")).read_text())["machine_info"]["perfkit"]["runs"]
     assert len(runs[MATMUL]["time"]) == 5  # warned, not refused: three, the clean run and the slower one
+    # a machine's own baseline is no file git keeps: the way back is a clean re-save
+    (tmp_path / "pyproject.toml").write_text("[project]\nname = 'x'\n")
+    monkeypatch.chdir(tmp_path)
+    assert cli.main(["baseline", "save", "--local", str(base)]) == 0
+    assert cli.main(["baseline", "save", "--local", "--append", str(slower)]) == 0
+    err = capsys.readouterr().err
+    assert "re-save it from clean runs" in err and "git checkout" not in err
 
 
 def test_version_and_help_say_what_is_installed_and_what_each_option_is(capsys):

@@ -9,6 +9,7 @@ import torch
 
 from perfkit.parallel.records import TrainingRun
 from perfkit.parallel.scaling import ScalingWorkload
+from perfkit.resultfile import figures, inject
 from perfkit.resultfile.payloads import PACE_CYCLES, LaunchPace
 from perfkit.workloads import training
 
@@ -48,6 +49,19 @@ def test_a_run_keeps_its_launch_pace_across_the_process_boundary():
     assert TrainingRun.from_json(run.to_json()) == run
     older = {k: v for k, v in run.to_json().items() if k != "launch_pace"}  # a rank of an earlier perfkit
     assert TrainingRun.from_json(older) == dataclasses.replace(run, launch_pace=None)
+
+
+def test_an_injected_slowdown_scales_the_step_over_the_launch_pace_and_leaves_the_launch_pace():
+    """The code got slower, not the host: the ratio moves by the factor, the host's reference stays (as the
+    CPU loop over the host's copy), so an injected night can test whether the ratio sees a slowdown."""
+    metrics = {figures.LAUNCH_US.name: {"value": 10.0, "unit": "us", "better": "lower"},
+               figures.LAUNCHES_PER_STEP.name: {"value": 931.0, "unit": "launches", "better": "lower"}}
+    bench = {"fullname": "benches/test_data_parallel.py::test_ddp[resnet18-cifar-b128-weak-gpus1]",
+             "stats": {"median": 0.012}, "extra_info": {"metrics": metrics}}
+    inject.apply(bench, {inject.ENV: "*test_ddp*=1.10"})
+    assert bench["stats"]["median"] == pytest.approx(0.0132)
+    assert metrics[figures.LAUNCHES_PER_STEP.name]["value"] == pytest.approx(1024.1)
+    assert metrics[figures.LAUNCH_US.name]["value"] == 10.0
 
 
 @pytest.mark.slow

@@ -12,10 +12,9 @@ from perfkit.cli.common import DB_HELP, kept_runs_options, read, say_skipped
 from perfkit.errors import UsageError
 from perfkit.resultfile import load, partial
 from perfkit.resultfile.model import PROFILES, ResultSet
-from perfkit.store import baselines, kept, storage_folder
+from perfkit.store import baselines, kept, kept_noise, storage_folder
 from perfkit.verdict.comparison import Verdict
 from perfkit.verdict.judge import MIN_BASELINE_RUNS, judge
-from perfkit.verdict.noise import Noise
 
 
 def add_parser(sub: Any) -> None:
@@ -109,7 +108,7 @@ def _save(args: argparse.Namespace) -> int:
     print(f"perfkit: saved {path} ({len(results)} run{'s' if len(results) > 1 else ''})")
     _say_busy(results)
     if joined is not None:
-        _say_flagged(joined, results, path)
+        _say_flagged(joined, results, store, path)
     if args.local and args.mode in ("new", "force") and len(results) < MIN_BASELINE_RUNS:
         print(f"perfkit: its figures are judged once it holds {MIN_BASELINE_RUNS} runs of them; add runs "
               "with `perfkit baseline save RUN.json --local --append`, or save with `pytest benches/ "
@@ -125,12 +124,17 @@ def _say_busy(runs: Sequence[ResultSet]) -> None:
             print(f"perfkit: {warning}", file=sys.stderr)
 
 
-def _say_flagged(joined: ResultSet, runs: Sequence[ResultSet], path: Path) -> None:
-    """Warn, without refusing, of each appended run that the nightly's judge flags against the baseline it
-    joined: a disturbed host's run, or one of other code, widens every later verdict's noise (one weekly run
-    of the CPU loop at K = 5 M read 2.1 times the others and left that figure's MDE near 1000%)."""
-    noise = Noise.of(joined)
+def _say_flagged(joined: ResultSet, runs: Sequence[ResultSet], store: baselines.BaselineStore,
+                 path: Path) -> None:
+    """Warn, without refusing, of each appended run that ``perfkit compare`` would flag against the baseline
+    it joined (the same noise: the baseline's runs and the kept ones): a disturbed host's run, or one of other
+    code, widens every later verdict's noise (one weekly run of the CPU loop at K = 5 M read 2.1 times the
+    others and left that figure's MDE near 1000%)."""
+    undo = ("re-save it from clean runs (`perfkit baseline save --local --force RUN.json ...`)"
+            if store.is_local
+            else f"`git checkout -- {path}` restores the committed file (every run appended since goes too)")
     for run in runs:
+        noise = kept_noise.for_judging(joined, run, store, storage_folder.find_storage(Path.cwd()))
         flagged = [row for row in judge(joined, run, noise).rows
                    if row.gating and row.verdict in (Verdict.REGRESSED, Verdict.IMPROVED)]
         if flagged:
@@ -138,8 +142,8 @@ def _say_flagged(joined: ResultSet, runs: Sequence[ResultSet], path: Path) -> No
             change = "" if first.change is None else f" {first.change:+.1%}"
             example = f"{first.benchmark} {first.figure} {first.verdict.value}{change}"
             print(f"perfkit: {run.source} reads {len(flagged)} figure(s) regressed or improved against the "
-                  f"baseline it joined (e.g. {example}); if that run was disturbed or of other code, take it "
-                  f"out again (`git checkout {path}`) and append a clean run", file=sys.stderr)
+                  f"baseline it joined (e.g. {example}); if that run was disturbed or of other code, {undo}",
+                  file=sys.stderr)
 
 
 def _save_from_history(args: argparse.Namespace, store: baselines.BaselineStore) -> int:

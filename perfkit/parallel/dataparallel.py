@@ -21,7 +21,8 @@ from perfkit.workloads import models, training
 
 
 def run(workload: ScalingWorkload, gpus: int, data_root: str | None) -> TrainingRun:
-    """Warm-up steps, then the timed epoch (or steps) with per-step CUDA events; allocator peaks per GPU.
+    """Warm-up steps, then the timed epoch (or steps) with per-step CUDA events; allocator peaks per GPU; on
+    one GPU, a step the host paces beside its launch pace after them (perfkit.workloads.training.launch_pace).
 
     The peaks are net of what this process held on each GPU before the model was built: DDP's workers
     start empty, and a benchmark that ran earlier in this process must not count here (in reverse
@@ -47,9 +48,9 @@ def run(workload: ScalingWorkload, gpus: int, data_root: str | None) -> Training
     )
     peaks = tuple(torch.cuda.max_memory_allocated(i) - held_before[i] for i in range(gpus))
     pace = None
-    if cycles := workload.launch_pace_cycles(gpus):
+    if job.launch_pace_cycles:
         resident = next(epochs(2))
-        pace = training.launch_pace(functools.partial(step, resident), device, cycles)
+        pace = training.launch_pace(functools.partial(step, resident), device, job.launch_pace_cycles)
     result = TrainingRun(
         gpus,
         job.batch,

@@ -6,7 +6,9 @@ synchronized host clock around the epoch; the replicas' parameters are compared;
 few steps gives the time of NCCL kernels and how much of it ran while compute kernels ran; the same steps
 under ``no_sync`` (no gradient all-reduce) give the exposed communication time; and a raw ``all_reduce`` of a
 buffer as large as the gradients gives what the link delivers in this job. ``no_sync`` lets replicas drift
-apart, so it comes after the replica check.
+apart, so it comes after the replica check. Last, a one-rank job whose step the host paces (the job's
+``launch_pace_cycles``) times that step beside its host's launch pace
+(perfkit.workloads.training.launch_pace).
 """
 from __future__ import annotations
 

@@ -147,10 +147,10 @@ IMAGES_PER_S = MetricSpec("images_per_s", "images/s", "higher")
 STEP_MS = MetricSpec("step_ms", "ms", "lower")
 COMPUTE_MS = MetricSpec("compute_ms", "ms", "lower")
 #: A launch-bound step's host pace (perfkit.resultfile.payloads.LaunchPace): one tiny op's launch through
-#: PyTorch's dispatcher, and the step over it, timed in the same cycles (the step moved 15.0% between 25 fresh
-#: processes on four H200s, over the launch pace 5.3%: docs/findings.md, 2026-12-01). Neither gates yet: the
-#: ratio would hide a slowdown of every op's dispatch alike (the launch pace moves as much as the step), and a
-#: gate needs baseline runs of its own.
+#: PyTorch's dispatcher, and the step over it, timed in the same cycles (a bare ResNet-18 CIFAR step moved
+#: 15.0% between 25 fresh processes on four H200s, over the launch pace 5.3%: docs/findings.md, 2026-12-01).
+#: Neither gates yet: the ratio would hide a slowdown of every op's dispatch alike (the launch pace moves as
+#: much as the step), and a gate needs baseline runs of its own.
 LAUNCH_US = MetricSpec("launch_us", "us", "lower")
 LAUNCHES_PER_STEP = MetricSpec("launches_per_step", "launches", "lower")
 GRADIENT_MIB = MetricSpec("gradient_mib", "MiB", "none")

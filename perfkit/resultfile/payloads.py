@@ -256,8 +256,8 @@ class AllreduceSweep(Record):
 
 
 #: Paired bursts of a launch-bound step and of tiny launches: 20 cycles read the step over the launch pace as
-#: steadily between fresh processes as 40 (5.7% and 5.3% on four H200s, docs/findings.md, 2026-12-01), in
-#: about 1.6 s for a 9 ms step.
+#: steadily between fresh processes as 40 (a bare ResNet-18 CIFAR step: 5.7% and 5.3% on four H200s,
+#: docs/findings.md, 2026-12-01), in about 1.6 s for a 9 ms step.
 PACE_CYCLES, PACE_STEPS, PACE_LAUNCHES = 20, 8, 400
 
 
@@ -530,4 +530,5 @@ FAMILIES: tuple[type[Record], ...] = (
     TimeToAccuracy,
     PowerWindow,
     NcclProfile,
+    LaunchPace,
 )
