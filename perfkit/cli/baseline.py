@@ -133,8 +133,9 @@ def _say_flagged(joined: ResultSet, runs: Sequence[ResultSet], store: baselines.
     undo = ("re-save it from clean runs (`perfkit baseline save --local --force RUN.json ...`)"
             if store.is_local
             else f"`git checkout -- {path}` restores the committed file (every run appended since goes too)")
+    storage = storage_folder.find_storage(Path.cwd())
     for run in runs:
-        noise = kept_noise.for_judging(joined, run, store, storage_folder.find_storage(Path.cwd()))
+        noise = kept_noise.for_judging(joined, run, store, storage)
         flagged = [row for row in judge(joined, run, noise).rows
                    if row.gating and row.verdict in (Verdict.REGRESSED, Verdict.IMPROVED)]
         if flagged:

@@ -77,14 +77,17 @@ def launch_pace(step: Callable[[], Any], device: torch.device, cycles: int = PAC
     beside it."""
     tiny = torch.zeros(1, device=device)
 
+    def launch() -> None:
+        tiny.add_(1.0)
+
     def burst(call: Callable[[], Any], count: int) -> float:
         start = timing.synchronized_clock()
         for _ in range(count):
             call()
         return (timing.synchronized_clock() - start) / count
 
-    burst(lambda: tiny.add_(1.0), launches)  # untimed: the first call loads the tiny op's kernel
-    pairs = [(burst(step, steps), burst(lambda: tiny.add_(1.0), launches)) for _ in range(cycles)]
+    burst(launch, launches)  # untimed: the first call loads the tiny op's kernel
+    pairs = [(burst(step, steps), burst(launch, launches)) for _ in range(cycles)]
     return LaunchPace(statistics.median(s for s, _ in pairs), statistics.median(lo for _, lo in pairs),
                       statistics.median(s / lo for s, lo in pairs), cycles, steps, launches)
 
