@@ -11,6 +11,7 @@ from perfkit.parallel.records import TrainingRun
 from perfkit.parallel.scaling import ScalingWorkload
 from perfkit.resultfile import figures, inject
 from perfkit.resultfile.payloads import PACE_CYCLES, LaunchPace
+from perfkit.verdict.comparison import Verdict
 from perfkit.workloads import training
 
 CPU = torch.device("cpu")
@@ -76,3 +77,47 @@ def test_a_one_rank_ddp_job_on_the_cpu_returns_its_launch_pace():
     result = RESULTS[job.TAG].from_json(launch.launch("perfkit.parallel.jobs", job_to_json(job), 1, env=ENV))
     pace = result.run.launch_pace
     assert pace is not None and pace.cycles == 3 and pace.step_s > 0 and pace.launches_per_step > 1
+
+
+def _step_on_a_faster_host(factor: float, host_speedup: float, folder) -> dict:
+    """The committed H200 baseline's newest one-GPU CIFAR steps as one night in which the step did ``factor``
+    times the host work on a host ``host_speedup`` times faster: its time moves by their quotient, its
+    launch pace by the host's alone (the night a faster host hides a slower step in)."""
+    import json
+
+    from perfkit.cli import judge_files
+    from perfkit.store.baseline_runs import RUN_KEYS
+    from tests.test_committed_comparisons import ROOT
+
+    baseline = ROOT / "baselines" / "nvidia-h200-x1.json"
+    night = json.loads(baseline.read_text())
+    for key in RUN_KEYS:
+        night["machine_info"]["perfkit"].pop(key, None)
+    night["datetime"] = "2026-12-03T00:00:00+00:00"
+    night["benchmarks"] = [b for b in night["benchmarks"] if "cifar-b128-weak-gpus1]" in b["fullname"]]
+    moved = factor / host_speedup
+    for bench in night["benchmarks"]:
+        bench["stats"] = {k: v * moved if isinstance(v, float) else v for k, v in bench["stats"].items()}
+        bench["stats"]["data"] = [v * moved for v in bench["stats"].get("data", [])]
+        metrics = bench["extra_info"]["metrics"]
+        metrics[figures.LAUNCH_US.name]["value"] /= host_speedup
+        metrics[figures.LAUNCHES_PER_STEP.name] |= {"value": metrics[figures.LAUNCHES_PER_STEP.name]["value"]
+                                                    * factor, "gate": True}
+    (folder / "night.json").write_text(json.dumps(night))
+    rows = judge_files(baseline, folder / "night.json", None, storage=folder / "none")[2].rows
+    names = {b["fullname"] for b in night["benchmarks"]}
+    return {(r.benchmark.split("[")[0].rsplit("::", 1)[1], r.figure): r for r in rows
+            if r.benchmark in names and r.figure in ("time", figures.LAUNCHES_PER_STEP.name)}
+
+
+def test_twice_the_host_work_on_a_host_twice_as_fast_is_caught_by_the_launches_per_step(tmp_path):
+    """On the committed H200 baseline (ten runs of launches per step from three fresh machines), the time
+    of such a night reads as before and its launches per step regressed: what the ratio gates for (the time
+    alone could not see 2x, its MDE above 100%)."""
+    same = _step_on_a_faster_host(1.0, 1.0, tmp_path)
+    assert {r.verdict for r in same.values()} <= {Verdict.UNCHANGED, Verdict.UNKNOWN}
+    assert all(r.gating for r in same.values())
+    hidden = _step_on_a_faster_host(2.0, 2.0, tmp_path)
+    for test in ("test_ddp", "test_dataparallel"):
+        assert hidden[test, "time"].verdict in (Verdict.UNCHANGED, Verdict.UNKNOWN)
+        assert hidden[test, figures.LAUNCHES_PER_STEP.name].verdict == Verdict.REGRESSED

@@ -98,7 +98,7 @@ def record_run(metrics: MetricRecorder, run: TrainingRun, workload: ScalingWorkl
     metrics.record(figures.IMAGES_PER_S, samples=[run.global_batch / s for s in run.step_s])
     metrics.payload(Scaling(method, workload.name, workload.reference_key(), run.world, run.global_batch,
                             run.batch_per_gpu, run.steps_per_epoch, len(run.step_s), parameters))
-    if run.launch_pace is not None:  # beside the time, not gating: the trade is in figures.LAUNCHES_PER_STEP
+    if run.launch_pace is not None:  # launches_per_step gates beside the time (figures.LAUNCHES_PER_STEP)
         metrics.record(figures.LAUNCH_US, run.launch_pace.launch_s * 1e6)
         metrics.record(figures.LAUNCHES_PER_STEP, run.launch_pace.launches_per_step)
         metrics.payload(run.launch_pace)
