@@ -111,7 +111,7 @@ def _step_on_a_faster_host(factor: float, host_speedup: float, folder) -> dict:
 
 
 def test_twice_the_host_work_on_a_host_twice_as_fast_is_caught_by_the_launches_per_step(tmp_path):
-    """On the committed H200 baseline (ten runs of launches per step from three fresh machines), the time
+    """On the committed H200 baseline (14 runs of launches per step from four fresh machines), the time
     of such a night reads as before and its launches per step regressed: what the ratio gates for (the time
     alone could not see 2x, its MDE above 100%)."""
     same = _step_on_a_faster_host(1.0, 1.0, tmp_path)
