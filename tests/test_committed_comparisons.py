@@ -11,7 +11,7 @@ import pytest
 from perfkit.cli import judge_files
 from perfkit.render import verdicts
 from perfkit.resultfile.figures import TIME_UNIT
-from perfkit.verdict.judge import Comparison, Verdict
+from perfkit.verdict.judge import ONE_MACHINE, Comparison, Verdict
 
 ROOT = Path(__file__).resolve().parents[1]
 COPY = "copy_bandwidth_gbps"
@@ -101,5 +101,21 @@ def test_a_gating_figure_other_than_the_time_that_differs_on_the_other_machine_i
     assert line.startswith("info ") and "differs on the other machine" in line and "p=" not in line
     assert not re.search(r"^changed ", table, re.MULTILINE)
     page = verdicts.render(cmp, "markdown", show_unchanged=False)  # the report's and job summary's verdicts
-    assert f"{len(differ)} info benchmark(s), {len(differ)} figure(s)" in page
+    one_machine = [r for r in cmp.rows if r.gating and r.note == ONE_MACHINE]  # the next test's
+    assert f"{len(differ)} info benchmark(s), {len(differ) + len(one_machine)} figure(s)" in page
     assert "| changed |" not in page and "info: a gating figure other than a time" in page
+
+
+def test_a_gating_figure_only_one_machine_measured_is_shown_and_leaves_the_verdict_to_the_time(
+        h100_against_h200):
+    """The H200's one-GPU CIFAR steps gate on their launches per step too, which the H100's baseline was saved
+    without (and the H100's time to accuracy recorded no time to its target): across hardware such a row is
+    ``info`` and the benchmark reads as its time against expectation."""
+    by_benchmark = h100_against_h200.benchmark_verdicts()
+    paced = [r for r in h100_against_h200.rows if r.figure == "launches_per_step"]
+    assert len(paced) == 2 and all(r.verdict is Verdict.INFO and r.note == ONE_MACHINE for r in paced)
+    summary = verdicts.summary_lines(h100_against_h200, "nvidia-h200-x1.json")
+    assert any(line.strip().startswith("3 gating figure(s) measured on one machine only") for line in summary)
+    for row in paced:
+        (time,) = [r for r in h100_against_h200.rows if r.benchmark == row.benchmark and r.figure == "time"]
+        assert by_benchmark[row.benchmark] is time.verdict

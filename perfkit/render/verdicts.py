@@ -16,7 +16,7 @@ from perfkit.render import document
 from perfkit.render.document import Collapsed, Section, Table, Text, markdown_sections
 from perfkit.render.speedups import ACROSS_MEANINGS, hardware_blocks, hardware_summary
 from perfkit.render.tables import fmt_change, fmt_value, text_table
-from perfkit.verdict.comparison import FEW_RUNS, sharp_goal
+from perfkit.verdict.comparison import FEW_RUNS, ONE_MACHINE, sharp_goal
 from perfkit.verdict.judge import COUNT_MOVED, MIN_BASELINE_RUNS, MOST_RUNS, Comparison, Policy, Row, Verdict
 
 FORMATS = ("table", "markdown", "json")
@@ -119,10 +119,14 @@ def summary_lines(cmp: Comparison, baseline_name: str, limit: int = 40,
             lines.append(
                 f"  {counts[verdict]} {verdict.value} benchmark(s): {meaning}; `perfkit compare` lists them"
             )
-    differ = sum(r.gating and r.verdict is Verdict.INFO for r in cmp.rows)
+    one_machine = sum(r.gating and r.note == ONE_MACHINE for r in cmp.rows)
+    differ = sum(r.gating and r.verdict is Verdict.INFO for r in cmp.rows) - one_machine
     if differ:
         lines.append(f"  {differ} gating figure(s) other than a time differ on the other machine (info: "
                      "shown, not judged); `perfkit compare` lists them")
+    if one_machine:
+        lines.append(f"  {one_machine} gating figure(s) measured on one machine only (info: shown, not "
+                     "judged)")
     inside = sum(unsettled(r) for r in cmp.rows)
     if inside:
         lines.append(f"  {inside} unknown figure(s) moved less than their minimum effect, with an interval "

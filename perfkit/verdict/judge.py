@@ -28,7 +28,8 @@ figure says ``as expected``, ``faster`` or ``slower`` (than expected) or ``FAR f
 without an expectation, and every other gating time, is ``faster`` or ``slower`` where the test above would
 have said improved or regressed; another gating figure that moved (a GEMM's SM cycles, a memory peak) differs
 on the other machine and is ``info``: another GPU spends other cycles and other memory on the same code, so
-neither is the code's change nor an alarm.
+neither is the code's change nor an alarm; so is a gating figure that only one machine measured (one gating
+since the other's baseline was saved).
 
 Every gating figure gates: a noisy one gets a wider interval from its own noise, never a pass. A figure
 that got worse while other processes kept a quarter or more of the run's CPUs busy (the host load the
@@ -38,7 +39,8 @@ holds back a figure whose pairs were so disturbed by the same rule, :func:`held_
 figure within the run's common host slowdown (HostShift).
 
 Only gating figures get those verdicts: a benchmark gates on its time unless it names another figure (or
-none, declared informational with its reason), plus metrics declared to gate (allocator peaks). Figures
+none, declared informational with its reason), plus metrics declared to gate (allocator peaks, a host-paced
+step's launches per step). Figures
 derived from the time (bandwidth, % of peak, speedups, energy) follow it and are shown as ``info``; counts
 that should not change (FLOPs, parameters) are ``changed`` when they move at all, and ratios that should
 stay put when they move beyond the minimum effect and significantly. Each gating figure carries its minimum
@@ -62,6 +64,7 @@ from perfkit.verdict import across, stats
 from perfkit.verdict.comparison import (
     COUNT_MOVED,
     DIFFERS,
+    ONE_MACHINE,
     WEAK_MDE,
     WORST_FIRST,
     Comparison,
@@ -81,6 +84,7 @@ from perfkit.verdict.noise import HOST_KIND, FigureNoise, Noise
 #: from here too, where the end-of-run summary, the reports and the tests have always found it.
 __all__ = [
     "COUNT_MOVED", "DEFAULT_POLICY", "DIFFERS", "FINGERPRINT_FIELDS", "MIN_BASELINE_RUNS", "MOST_RUNS",
+    "ONE_MACHINE",
     "SOFTWARE_FIELDS",
     "WORST_FIRST",
     "Comparison", "FirstLook", "HostShift", "Policy", "Row", "Verdict", "counted", "fingerprint_changes",
@@ -159,7 +163,7 @@ def _across_hardware(rows: list[Row], hardware: tuple[across.HardwareRow, ...]) 
     speedup stands to it; elsewhere what would be regressed or improved on one machine is slower or faster
     (a time) or differs on the other machine (another gating figure: SM cycles, a memory peak, which another
     GPU spends differently on the same code: ``info``, its p-value dropped, no alarm), and a ratio that
-    should stay put on one machine is shown, not judged."""
+    should stay put on one machine is shown, not judged, as is a gating figure only one side has."""
     expected = {h.benchmark: h for h in hardware if h.verdict is not None}
     out = []
     for row in rows:
@@ -177,6 +181,9 @@ def _across_hardware(rows: list[Row], hardware: tuple[across.HardwareRow, ...]) 
                                       note=f"{DIFFERS}; {row.note}".rstrip("; "))
         elif row.verdict is Verdict.CHANGED and not row.note.startswith(COUNT_MOVED):
             row = dataclasses.replace(row, verdict=Verdict.INFO, note=f"on another machine; {row.note}")
+        elif row.verdict in (Verdict.UNKNOWN, Verdict.NOT_JUDGED) and (row.baseline is None) != (
+                row.current is None):
+            row = dataclasses.replace(row, verdict=Verdict.INFO, note=ONE_MACHINE)
         out.append(row)
     return out
 
