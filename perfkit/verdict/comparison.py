@@ -53,7 +53,7 @@ WORST_FIRST: tuple[Verdict, ...] = (
 )
 #: The note of a gating figure other than a time that moved across hardware (shown, not judged).
 DIFFERS = "differs on the other machine: shown, not judged"
-#: The note of a gating figure other than a time that only one of two machines measured (shown, not judged).
+#: The note of a gating figure that only one of two machines measured (shown, not judged).
 ONE_MACHINE = "measured on one machine only: shown, not judged"
 #: The note of a count that moved (a ratio that moved says otherwise).
 COUNT_MOVED = "a count that should not change"
