@@ -47,12 +47,13 @@ def main() -> None:
         run = read(path, args.gate)
         by_machine[run.info.machine or str(path)].append(run)
     committed = load.load(args.baseline)
+    merged = {machine: baselines.from_runs(runs) if len(runs) > 1 else runs[0]
+              for machine, runs in by_machine.items()}
     rows = defaultdict(list)
     for machine, own in by_machine.items():
         baseline = committed
-        for other, runs in by_machine.items():
-            if other != machine:
-                baseline = baselines.append(baseline, baselines.from_runs(runs) if len(runs) > 1 else runs[0])
+        for other in sorted(merged.keys() - {machine}):
+            baseline = baselines.append(baseline, merged[other])
         noise = Noise.of(baseline)
         for run in own:
             for row in judge(baseline, run, noise).rows:
