@@ -9,7 +9,7 @@ import numpy as np
 import pytest
 
 from perfkit.measure import cores, placements
-from perfkit.resultfile import figures
+from perfkit.resultfile import figures, inject
 from perfkit.resultfile.metrics import METHODS_KEY
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -42,6 +42,43 @@ def test_each_placement_is_warmed_untimed_then_timed_in_turn(per, warm):
     assert calls == [call for p in range(3) for call in [("warm", p)] * warm + [("timed", p)] * per]
     assert rotation.rounds == 3 * per
     assert setup() == ((2,), {}) and len(calls) == 3 * (per + warm)  # --benchmark-cprofile's extra round
+
+
+def test_a_reference_beside_runs_once_before_each_timed_round_and_never_in_the_warm_ones():
+    """A first touch beside a first launch: each timed round's reference comes right before its setup's
+    arguments, on the same placement, so the two pair round by round (as many references as timed rounds)."""
+    calls: list[tuple[str, int]] = []
+    rotation = placements.Rotation(
+        placements=[0, 1],
+        arguments=lambda p: (calls.append(("setup", p)), ((p,), {}))[1],
+        target=lambda p: calls.append(("timed", p)),
+        warm=lambda p: calls.append(("warm", p)),
+        rounds_per=2,
+        warm_rounds=1,
+        beside=lambda p: calls.append(("beside", p)),
+    )
+    setup = rotation._setup()
+    for _ in range(rotation.rounds):
+        args, kwargs = setup()
+        rotation.target(*args, **kwargs)
+    timed_round = [("beside", 0), ("setup", 0), ("timed", 0)]
+    assert calls[:8] == [("setup", 0), ("warm", 0), *timed_round, *timed_round]
+    assert calls.count(("beside", 0)) == calls.count(("timed", 0)) == 2
+    assert calls.count(("beside", 1)) == calls.count(("timed", 1)) == 2
+
+
+def test_an_injected_slowdown_scales_the_launch_over_its_first_touch_and_leaves_the_touch():
+    """The code got slower, not the page work: the gated ratio moves by the factor, the touch stays."""
+    metrics = {figures.FIRST_TOUCH_S.name: {"value": 1.2e-3, "unit": "s", "better": "lower",
+                                            "samples": [1.2e-3]},
+               figures.OVER_FIRST_TOUCH.name: {"value": 1.02, "unit": "ratio", "better": "lower",
+                                               "samples": [1.0, 1.04]}}
+    bench = {"fullname": "benches/test_vector_add.py::test_gpu_managed[K1-grid-first]",
+             "stats": {"median": 1.3e-3}, "extra_info": {"metrics": metrics}}
+    inject.apply(bench, {inject.ENV: "*test_gpu_managed[K1-grid-first]=1.10"})
+    assert metrics[figures.OVER_FIRST_TOUCH.name]["value"] == pytest.approx(1.122)
+    assert metrics[figures.OVER_FIRST_TOUCH.name]["samples"] == pytest.approx([1.1, 1.144])
+    assert metrics[figures.FIRST_TOUCH_S.name]["value"] == 1.2e-3
 
 
 def test_a_zeroed_huge_page_array_holds_zeros_of_the_shape_asked():

@@ -55,7 +55,9 @@ class Rotation(Generic[Placement]):
     placement's turn begins it runs ``warm_rounds`` times untimed, then ``rounds_per`` timed rounds.
     ``arguments`` gives a round's arguments on a placement, and does the round's untimed setup (the host
     writing managed pages before a first launch); ``warm`` is what the untimed rounds run (the target where
-    None; another where the target records something of each timed round)."""
+    None; another where the target records something of each timed round); ``beside``, where given, runs in
+    each timed round's setup before its arguments: a reference timed next to the target, round by round, on
+    the same placement (a first touch of the same managed pages beside a first launch)."""
 
     placements: Sequence[Placement]
     arguments: Callable[[Placement], Arguments]
@@ -63,6 +65,7 @@ class Rotation(Generic[Placement]):
     warm: Callable[..., Any] | None = None
     rounds_per: int = ROUNDS_PER_PLACEMENT
     warm_rounds: int = WARM_ROUNDS
+    beside: Callable[[Placement], Any] | None = None
 
     @property
     def rounds(self) -> int:
@@ -87,6 +90,8 @@ class Rotation(Generic[Placement]):
                 for _ in range(self.warm_rounds):
                     args, kwargs = self.arguments(placement)
                     (self.warm or self.target)(*args, **kwargs)
+            if self.beside is not None:
+                self.beside(placement)
             return self.arguments(placement)
 
         return next_round

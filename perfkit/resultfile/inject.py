@@ -17,7 +17,14 @@ from collections.abc import Iterable, Mapping, MutableMapping
 from typing import Any
 
 from perfkit.errors import UsageError
-from perfkit.resultfile.figures import HOST_COPY_S, LAUNCH_US, LAUNCHES_PER_STEP, OVER_HOST_COPY
+from perfkit.resultfile.figures import (
+    FIRST_TOUCH_S,
+    HOST_COPY_S,
+    LAUNCH_US,
+    LAUNCHES_PER_STEP,
+    OVER_FIRST_TOUCH,
+    OVER_HOST_COPY,
+)
 from perfkit.resultfile.metrics import INJECTED_KEY, METRICS_KEY
 from perfkit.resultfile.model import name_matches
 
@@ -38,9 +45,9 @@ _TIME_STATS = (
 )
 _TIME_UNITS = ("s", "ms", "us", "Mcycles")  # SM cycles per call scale as the time does
 #: A time of the host's, timed beside the code as its reference: the code's slowdown leaves it alone
-_HOST_REFERENCES = (HOST_COPY_S.name, LAUNCH_US.name)
+_HOST_REFERENCES = (HOST_COPY_S.name, LAUNCH_US.name, FIRST_TOUCH_S.name)
 #: The code's time over such a reference: it scales as the time does
-_TIMES_OVER_REFERENCE = (OVER_HOST_COPY.name, LAUNCHES_PER_STEP.name)
+_TIMES_OVER_REFERENCE = (OVER_HOST_COPY.name, LAUNCHES_PER_STEP.name, OVER_FIRST_TOUCH.name)
 
 
 def rules(environ: Mapping[str, str] = os.environ) -> list[tuple[str, float]]:
