@@ -122,6 +122,49 @@ def test_a_merged_run_keeps_the_older_runs_dates_so_the_file_still_stands_for_it
         baselines.save_baseline(typed(_dated(cpu_results, nights[0])), tmp_path, "append")
 
 
+def _measuring(results, date: str, value: float | None):
+    """A run of ``date`` whose every benchmark measured a figure ``paced`` of ``value`` (None: not at all)."""
+    out = _dated(results, date)
+    for bench in out["benchmarks"]:
+        metrics = bench.setdefault("extra_info", {}).setdefault("metrics", {})
+        metrics.pop("paced", None)
+        if value is not None:
+            metrics["paced"] = {"value": value, "unit": "ratio", "better": "lower"}
+    return out
+
+
+def _paced_by_run(saved) -> list[list[float | None]]:
+    return [[b["extra_info"]["metrics"].get("paced", {}).get("value") for b in run["benchmarks"]]
+            for run in baseline_runs.unpack(saved).runs]
+
+
+def test_a_figure_some_runs_lack_keeps_the_runs_it_came_from_through_an_append(tmp_path, cpu_results):
+    """A figure one run left out and a later run measured again: each stored run holds it where it was
+    measured, with that run's value, through a save and an append (``perfkit history ingest`` once gave
+    such a figure to no run at all: the H200's launches per step, 17 values beside 31 times)."""
+    nights = [("2026-11-01T00:00", None), ("2026-11-02T00:00", 2.0), ("2026-11-03T00:00", None),
+              ("2026-11-04T00:00", 4.0)]
+    baselines.save_baseline(baselines.from_runs([typed(_measuring(cpu_results, *n)) for n in nights[:3]]),
+                            tmp_path)
+    path = baselines.save_baseline(typed(_measuring(cpu_results, *nights[3])), tmp_path, "append")
+    saved = load.load(path)
+    assert [run["datetime"] for run in baseline_runs.unpack(saved).runs] == [date for date, _ in nights]
+    count = len(cpu_results["benchmarks"])
+    assert _paced_by_run(saved) == [[value] * count for _, value in nights]
+    assert {tuple(at["paced"]) for at in saved.info.figure_runs.values()} == {(1, 3)}
+
+
+def test_a_baseline_saved_before_the_runs_of_a_figure_were_kept_gives_it_to_the_newest_runs(tmp_path,
+                                                                                             cpu_results):
+    """Without the positions, a figure with fewer values than the time is one the later runs began to record
+    (every figure that appeared later did: launches per step, a first launch over its first touch)."""
+    nights = [("2026-11-01T00:00", None), ("2026-11-02T00:00", 2.0), ("2026-11-03T00:00", 3.0)]
+    raw = baselines.from_runs([typed(_measuring(cpu_results, *n)) for n in nights]).to_json()
+    assert raw["machine_info"]["perfkit"].pop("figure_runs")  # as saved before they were kept
+    count = len(cpu_results["benchmarks"])
+    assert _paced_by_run(typed(raw)) == [[None] * count, [2.0] * count, [3.0] * count]
+
+
 def test_merging_results_of_other_hardware_is_refused(tmp_path, cpu_results):
     other = copy.deepcopy(cpu_results)
     other["machine_info"]["perfkit"]["hardware_id"] = "nvidia-h200-x1"

@@ -346,6 +346,9 @@ class PerfkitInfo:
     # unknown): a merged or appended baseline holds entries of different runs, which the file's ``run_dates``
     # and ``run_machines`` cannot say
     run_origins: Mapping[str, tuple[RunOrigin, ...]] = field(default_factory=dict)
+    # per benchmark, the runs (positions in its origins) that the values of each figure held by fewer of its
+    # runs came from: a figure a later run began to record, or one a run left out
+    figure_runs: Mapping[str, Mapping[str, tuple[int, ...]]] = field(default_factory=dict)
     # each family's wall time (bench file -> seconds): of the run, or in a merged baseline of the run each
     # family's entries came from
     family_wall_s: Mapping[str, float] = field(default_factory=dict)
@@ -363,6 +366,8 @@ class PerfkitInfo:
             origins = {str(name): tuple(map(RunOrigin.from_json, runs_of))
                        for name, runs_of in (raw.get("run_origins") or {}).items()}
             walls = {str(family): float(s) for family, s in (raw.get("family_wall_s") or {}).items()}
+            positions = {str(name): {str(fig): tuple(map(int, runs_of)) for fig, runs_of in figs.items()}
+                         for name, figs in (raw.get("figure_runs") or {}).items()}
         except (AttributeError, KeyError, TypeError, ValueError) as exc:
             raise BaselineError(
                 f"{where}: perfkit's runs, noise or ceilings are malformed ({exc}); re-save the "
@@ -396,6 +401,7 @@ class PerfkitInfo:
             tuple(str(d) for d in raw.get("run_dates") or ()),
             tuple(str(m) for m in raw.get("run_machines") or ()),
             origins,
+            positions,
             walls,
             raw,
         )
@@ -435,6 +441,7 @@ class PerfkitInfo:
             ("run_dates", list(self.run_dates)),
             ("run_machines", list(self.run_machines)),
             ("run_origins", {n: [list(o) for o in runs_of] for n, runs_of in self.run_origins.items()}),
+            ("figure_runs", {n: {f: list(at) for f, at in fs.items()} for n, fs in self.figure_runs.items()}),
             ("family_wall_s", dict(self.family_wall_s)),
         ):
             if value:
@@ -515,6 +522,19 @@ class ResultSet:
                 else legacy if len(legacy) == count
                 else (RunOrigin("", ""),) * count
             )
+        return out
+
+    def figure_positions(self, bench: BenchmarkEntry) -> dict[str, tuple[int, ...]]:
+        """Which of ``bench``'s runs (positions in :meth:`origins`) each figure's stored values came
+        from: every run where it has one value per run; as stored where it has fewer; else (a baseline saved
+        before the positions were kept) the newest runs, as for a figure a later run began to record."""
+        figures = self._runs_of(bench)
+        count, stored = run_count(figures), self.info.figure_runs.get(bench.fullname, {})
+        out = {}
+        for figure, values in figures.items():
+            kept = stored.get(figure)
+            out[figure] = (kept if kept is not None and len(kept) == len(values)
+                           else tuple(range(count - len(values), count)))
         return out
 
     def dates(self) -> tuple[str, ...]:

@@ -30,11 +30,11 @@ from typing import Any
 
 from perfkit.resultfile.figures import TIME
 from perfkit.resultfile.metrics import METRICS_KEY
-from perfkit.resultfile.model import BenchmarkEntry, Figures, ResultSet, RunOrigin, run_count
+from perfkit.resultfile.model import BenchmarkEntry, Figures, ResultSet, run_count
 from perfkit.resultfile.payloads import DISTURBANCES
 
 #: What a baseline's perfkit section holds about its runs as a whole; a single run holds none of it.
-RUN_KEYS = ("runs", "noise", "run_dates", "run_machines", "run_origins")
+RUN_KEYS = ("runs", "noise", "run_dates", "run_machines", "run_origins", "figure_runs")
 
 
 @dataclass(frozen=True)
@@ -68,18 +68,19 @@ def unpack(baseline: ResultSet) -> Unpacked:
     for when in sorted(machine_of):
         doc = _run_doc(whole, when, machine_of[when] or ("" if when != newest_date else None))
         doc["benchmarks"] = [
-            _entry(b, stored[b.fullname], i, i == len(origins[b.fullname]) - 1)
+            _entry(b, stored[b.fullname], baseline.figure_positions(b), i, i == len(origins[b.fullname]) - 1)
             for b in dated for i, origin in enumerate(origins[b.fullname]) if origin.date == when
         ]
         runs.append(doc)
     return Unpacked(tuple(runs), tuple(sorted(b.fullname for b in undated)),
-                    _undated_runs(whole, undated, stored, origins))
+                    _undated_runs(whole, undated, baseline))
 
 
-def _undated_runs(whole: dict[str, Any], undated: list[BenchmarkEntry], stored: dict[str, Figures],
-                  origins: dict[str, tuple[RunOrigin, ...]]) -> tuple[dict[str, Any], ...]:
+def _undated_runs(whole: dict[str, Any], undated: list[BenchmarkEntry],
+                  baseline: ResultSet) -> tuple[dict[str, Any], ...]:
     """The undated runs of ``undated``, aligned on each benchmark's newest value (the module docstring);
     a run names a machine only where every value it holds names the same one."""
+    stored, origins = baseline.runs(), baseline.origins()
     counts = {b.fullname: run_count(stored[b.fullname]) for b in undated}
     most = max(counts.values(), default=0)
     out = []
@@ -87,7 +88,8 @@ def _undated_runs(whole: dict[str, Any], undated: list[BenchmarkEntry], stored: 
         held = [(b, i) for b in undated if (i := k - most + counts[b.fullname]) >= 0]
         machines = {origins[b.fullname][i].machine if i < len(origins[b.fullname]) else "" for b, i in held}
         doc = _run_doc(whole, "", machines.pop() if len(machines) == 1 and "" not in machines else "")
-        doc["benchmarks"] = [_entry(b, stored[b.fullname], i, i == counts[b.fullname] - 1) for b, i in held]
+        doc["benchmarks"] = [_entry(b, stored[b.fullname], baseline.figure_positions(b), i,
+                                    i == counts[b.fullname] - 1) for b, i in held]
         out.append(doc)
     return tuple(out)
 
@@ -108,16 +110,16 @@ def _run_doc(whole: dict[str, Any], when: str, machine: str | None) -> dict[str,
     return doc
 
 
-def _entry(bench: BenchmarkEntry, values: Figures, i: int, newest: bool) -> dict[str, Any]:
+def _entry(bench: BenchmarkEntry, values: Figures, positions: dict[str, tuple[int, ...]], i: int,
+           newest: bool) -> dict[str, Any]:
     """Run ``i``'s entry: the newest run's, whose rounds and records stay with the newest run only, with run
-    ``i``'s value of every figure that has one per run (the figures derived from them are derived again when
-    the run is read)."""
+    ``i``'s value of every figure that run measured (``positions``: the runs each figure's values came from,
+    ResultSet.figure_positions; the figures derived from them are derived again when the run is read)."""
     entry = bench.to_json()
-    count = len(values[TIME])
     extra = entry["extra_info"]
     extra[METRICS_KEY] = {
-        name: metric | {"value": values[name][i]}
-        for name, metric in extra.get(METRICS_KEY, {}).items() if len(values.get(name, ())) == count
+        name: metric | {"value": values[name][positions[name].index(i)]}
+        for name, metric in extra.get(METRICS_KEY, {}).items() if i in positions.get(name, ())
     }
     if newest:
         return entry

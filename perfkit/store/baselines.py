@@ -73,7 +73,12 @@ def from_runs(results: Sequence[ResultSet]) -> ResultSet:
     dates = [d for r in results for d in (r.dates() or (r.datetime,))]
     machines = [m for r in results for m in (r.info.run_machines or (r.info.machine or "",))]
     origins: dict[str, tuple[RunOrigin, ...]] = {}
+    positions: dict[str, dict[str, tuple[int, ...]]] = {}
     for one in results:
+        for bench in one.benchmarks:
+            held, offset = positions.setdefault(bench.fullname, {}), len(origins.get(bench.fullname, ()))
+            for figure, at in one.figure_positions(bench).items():
+                held[figure] = held.get(figure, ()) + tuple(offset + i for i in at)
         for name, runs_of in one.origins().items():
             origins[name] = origins.get(name, ()) + runs_of
     by_run = [r.by_name() for r in results]
@@ -82,8 +87,20 @@ def from_runs(results: Sequence[ResultSet]) -> ResultSet:
     combined = results[-1].with_benchmarks([expected.compacted(entry) for entry in summarised]).with_info(
         runs=measured, noise=run_spread.noise(measured), run_dates=tuple(dates),
         run_machines=tuple(machines) if all(machines) and len(machines) == len(dates) else (),
-        run_origins=origins)
+        run_origins=origins, figure_runs=_partial_figures(positions, origins))
     return derived.derive(combined)
+
+
+def _partial_figures(positions: Mapping[str, Mapping[str, tuple[int, ...]]],
+                     origins: Mapping[str, tuple[RunOrigin, ...]]) -> dict[str, dict[str, tuple[int, ...]]]:
+    """The runs of each figure that fewer of its benchmark's runs hold (PerfkitInfo.figure_runs)."""
+    out: dict[str, dict[str, tuple[int, ...]]] = {}
+    for name, figures in positions.items():
+        count = len(origins[name])
+        partial = {figure: runs_of for figure, runs_of in figures.items() if len(runs_of) != count}
+        if partial:
+            out[name] = partial
+    return out
 
 
 def without_injected(results: ResultSet) -> tuple[ResultSet, list[str]]:
@@ -129,6 +146,8 @@ def merge(old: ResultSet, new: ResultSet) -> ResultSet:
         noise=run_spread.noise(merged_runs),
         run_machines=(),  # each entry's machines are in its origins
         run_origins=origins,
+        figure_runs={n: f for n, f in old.info.figure_runs.items() if n not in fresh}
+        | dict(new.info.figure_runs),
     )
     return derived.derive(merged.with_info(run_dates=merged.dates()))
 
@@ -191,7 +210,8 @@ def keeping(results: ResultSet, names: set[str]) -> ResultSet:
     return results.with_benchmarks([b for b in results.benchmarks if b.fullname in names]).with_info(
         runs={n: f for n, f in info.runs.items() if n in names},
         noise={n: f for n, f in info.noise.items() if n in names},
-        run_origins={n: m for n, m in info.run_origins.items() if n in names})
+        run_origins={n: m for n, m in info.run_origins.items() if n in names},
+        figure_runs={n: f for n, f in info.figure_runs.items() if n in names})
 
 
 def save_baseline(results: ResultSet, directory: str | os.PathLike[str], mode: SaveMode = "new") -> Path:
