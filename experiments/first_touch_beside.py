@@ -4,7 +4,8 @@ between fresh processes (issue 44 part 6; docs/findings.md).
 A first touch timed once per process did not (2026-11-28: the page work's cost moves over seconds, so a
 reference timed at another moment misses it). Here each round of the vector add's first launch on managed
 memory (K = 1 M: the grid, tuned and one-block kernels over four placements, as the benchmark times them) is
-followed, in a rotating order, by two references timed the same way right after the host wrote their pages:
+timed, in an order that rotates round by round, with two references timed the same way right after the host
+wrote their pages:
 ``own``, a copy kernel reading the placement's own x and y (the same pages, the same migration), and
 ``apart``, the first-touch ceiling's copy on its own allocation (perfkit.measure.ceilings). Where the
 launch's spread is the page work's pace at that moment, launch / reference spreads less than the launch:

@@ -165,6 +165,30 @@ def test_a_baseline_saved_before_the_runs_of_a_figure_were_kept_gives_it_to_the_
     assert _paced_by_run(typed(raw)) == [[None] * count, [2.0] * count, [3.0] * count]
 
 
+@pytest.mark.parametrize("stored", [[3, 1], [1, 1], [1, 9], [-1, 3], "13", [1.0, 3.0], [True, 3], [3]])
+def test_run_positions_that_do_not_fit_their_values_are_a_clear_error(tmp_path, cpu_results, stored):
+    """A damaged figure_runs would put values on the wrong runs: refused, named, with what to do."""
+    nights = [("2026-11-01T00:00", None), ("2026-11-02T00:00", 2.0), ("2026-11-03T00:00", None),
+              ("2026-11-04T00:00", 4.0)]
+    raw = baselines.from_runs([typed(_measuring(cpu_results, *n)) for n in nights]).to_json()
+    for figures in raw["machine_info"]["perfkit"]["figure_runs"].values():
+        figures["paced"] = stored
+    _write(tmp_path / "damaged.json", raw)
+    with pytest.raises(BaselineError, match="figure_runs.*re-save the baseline"):
+        load.load(tmp_path / "damaged.json")
+
+
+def test_a_selection_and_a_merge_keep_the_runs_a_figure_came_from(tmp_path, cpu_results):
+    nights = [("2026-11-01T00:00", None), ("2026-11-02T00:00", 2.0), ("2026-11-03T00:00", 3.0)]
+    baseline = baselines.from_runs([typed(_measuring(cpu_results, *n)) for n in nights])
+    name = baseline.benchmarks[0].fullname
+    assert baselines.select(baseline, [name]).info.figure_runs == {name: {"paced": (1, 2)}}
+    other = copy.deepcopy(cpu_results)
+    other["benchmarks"] = other["benchmarks"][1:]
+    merged = baselines.merge(baseline, typed(_dated(other, "2026-11-05T00:00")))
+    assert merged.info.figure_runs == {name: {"paced": (1, 2)}}
+
+
 def test_merging_results_of_other_hardware_is_refused(tmp_path, cpu_results):
     other = copy.deepcopy(cpu_results)
     other["machine_info"]["perfkit"]["hardware_id"] = "nvidia-h200-x1"

@@ -45,7 +45,7 @@ def _rename_figures(raw: Json) -> None:
             if name in figures.UNITS and isinstance(metric, dict):
                 metric["unit"] = figures.UNITS[name]
     info = raw["machine_info"]["perfkit"]
-    for section in ("runs", "noise"):
+    for section in ("runs", "noise", "figure_runs"):
         for keyed in (info.get(section) or {}).values():
             renamed(keyed)
 
@@ -102,7 +102,7 @@ def _method_versions(raw: Json) -> None:
 def _only_entry_run(info: Json, name: str, newest: RunOrigin) -> None:
     """A baseline's benchmark left with its entry's own run: no stored runs, its entry's figures stand for
     it."""
-    for section in ("runs", "noise"):
+    for section in ("runs", "noise", "figure_runs"):
         (info.get(section) or {}).pop(name, None)
     info.setdefault("run_origins", {})[name] = [list(newest)]
 

@@ -320,6 +320,26 @@ def profile_name(name: object) -> ProfileName:
     return one_of(name, PROFILES, "profile")
 
 
+def _positions(value: Any) -> tuple[int, ...]:
+    """A stored list of run positions (PerfkitInfo.figure_runs); a TypeError where it is anything else."""
+    if not isinstance(value, list) or not all(type(i) is int for i in value):
+        raise TypeError(f"figure_runs holds {value!r} where a list of run positions belongs")
+    return tuple(value)
+
+
+def _check_positions(positions: Mapping[str, Mapping[str, tuple[int, ...]]], runs: Mapping[str, Figures],
+                     where: str) -> None:
+    """Each figure's stored run positions name distinct runs of its benchmark, in order, one per value."""
+    for name, figures in positions.items():
+        for figure, at in figures.items():
+            values, count = runs.get(name, {}).get(figure), run_count(runs.get(name, {}))
+            if values is None or len(at) != len(values) or list(at) != sorted(set(at)) or \
+                    (at and (at[0] < 0 or at[-1] >= count)):
+                raise BaselineError(f"{where}: figure_runs places the {len(values or ())} value(s) of "
+                                    f"{name}'s {figure} at runs {list(at)} of {count}; re-save the baseline "
+                                    "from its result files")
+
+
 @dataclass(frozen=True)
 class PerfkitInfo:
     """perfkit's section of ``machine_info``: which machine and profile, and what a baseline keeps.
@@ -366,11 +386,11 @@ class PerfkitInfo:
             origins = {str(name): tuple(map(RunOrigin.from_json, runs_of))
                        for name, runs_of in (raw.get("run_origins") or {}).items()}
             walls = {str(family): float(s) for family, s in (raw.get("family_wall_s") or {}).items()}
-            positions = {str(name): {str(fig): tuple(map(int, runs_of)) for fig, runs_of in figs.items()}
+            positions = {str(name): {str(fig): _positions(runs_of) for fig, runs_of in figs.items()}
                          for name, figs in (raw.get("figure_runs") or {}).items()}
         except (AttributeError, KeyError, TypeError, ValueError) as exc:
             raise BaselineError(
-                f"{where}: perfkit's runs, noise or ceilings are malformed ({exc}); re-save the "
+                f"{where}: perfkit's runs, noise, figure_runs or ceilings are malformed ({exc}); re-save the "
                 "baseline from its result files"
             ) from None
         if not all(
@@ -385,6 +405,7 @@ class PerfkitInfo:
             profile = profile_name(raw.get("profile") or "full")
         except ValueError as exc:
             raise BaselineError(f"{where}: {exc}; the file is damaged") from None
+        _check_positions(positions, runs, where)
         if any(v < 0 for figures in runs.values() for v in figures.get(TIME, ())):
             raise BaselineError(f"{where}: a stored run's time is negative, which no clock measures; re-save "
                                 "the baseline from its result files")
@@ -532,9 +553,8 @@ class ResultSet:
         count, stored = run_count(figures), self.info.figure_runs.get(bench.fullname, {})
         out = {}
         for figure, values in figures.items():
-            kept = stored.get(figure)
-            out[figure] = (kept if kept is not None and len(kept) == len(values)
-                           else tuple(range(count - len(values), count)))
+            kept = stored.get(figure)  # checked against the values when the file was read
+            out[figure] = kept if kept is not None else tuple(range(count - len(values), count))
         return out
 
     def dates(self) -> tuple[str, ...]:

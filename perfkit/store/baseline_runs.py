@@ -114,7 +114,8 @@ def _entry(bench: BenchmarkEntry, values: Figures, positions: dict[str, tuple[in
            newest: bool) -> dict[str, Any]:
     """Run ``i``'s entry: the newest run's, whose rounds and records stay with the newest run only, with run
     ``i``'s value of every figure that run measured (``positions``: the runs each figure's values came from,
-    ResultSet.figure_positions; the figures derived from them are derived again when the run is read)."""
+    ResultSet.figure_positions; the figures derived from them are derived again when the run is read). A
+    figure the newest entry lacks has no unit or direction to be written with, and stays out."""
     entry = bench.to_json()
     extra = entry["extra_info"]
     extra[METRICS_KEY] = {
