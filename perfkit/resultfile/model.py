@@ -405,6 +405,8 @@ class PerfkitInfo:
             profile = profile_name(raw.get("profile") or "full")
         except ValueError as exc:
             raise BaselineError(f"{where}: {exc}; the file is damaged") from None
+        # positions describe stored runs: a file stripped of a benchmark's runs stands for one run of it
+        positions = {name: figures for name, figures in positions.items() if name in runs}
         _check_positions(positions, runs, where)
         if any(v < 0 for figures in runs.values() for v in figures.get(TIME, ())):
             raise BaselineError(f"{where}: a stored run's time is negative, which no clock measures; re-save "
