@@ -307,9 +307,9 @@ def _time_one_allocation(benchmark, scenario: str, phase: str, x: np.ndarray, y:
 def _touch_beside(scenario: str, n: int) -> bool:
     """Whether a first launch is timed beside a first touch of its own pages and gates on the ratio
     (figures.OVER_FIRST_TOUCH): the 1 M-element grid and tuned kernels, whose launch is mostly the page work
-    (1.1-1.6 ms, the touch alike) and moves with its pace over seconds (7.7-12.6% between eight fresh H200
-    processes, the ratio 1.5-2.0%). Not one block, whose time is one multiprocessor's pace beside a touch half
-    as long (its ratio spread 10%, its time 7%), nor the larger sizes, not measured this way yet."""
+    (1.1-1.9 ms, the touch alike) and moves with its pace over seconds (13.5-15.0% between eight fresh
+    processes on two H200s, the ratio 3.6%). Not one block, whose time is one multiprocessor's pace beside a
+    touch half as long (its ratio spread 10%, its time 7%), nor larger sizes, not yet measured this way."""
     return scenario in ("grid", "tuned") and n <= 1_000_000
 
 
