@@ -19,7 +19,7 @@ from dataclasses import dataclass, field
 from typing import Any, Literal, NamedTuple, TypeVar, cast, get_args
 
 from perfkit.errors import BaselineError
-from perfkit.resultfile import datasheet
+from perfkit.resultfile import datasheet, run_positions
 from perfkit.resultfile.figures import TIME
 from perfkit.resultfile.fingerprint import DeviceKind, Fingerprint, device_kind, one_of
 from perfkit.resultfile.metrics import (
@@ -320,26 +320,6 @@ def profile_name(name: object) -> ProfileName:
     return one_of(name, PROFILES, "profile")
 
 
-def _positions(value: Any) -> tuple[int, ...]:
-    """A stored list of run positions (PerfkitInfo.figure_runs); a TypeError where it is anything else."""
-    if not isinstance(value, list) or not all(type(i) is int for i in value):
-        raise TypeError(f"figure_runs holds {value!r} where a list of run positions belongs")
-    return tuple(value)
-
-
-def _check_positions(positions: Mapping[str, Mapping[str, tuple[int, ...]]], runs: Mapping[str, Figures],
-                     where: str) -> None:
-    """Each figure's stored run positions name distinct runs of its benchmark, in order, one per value."""
-    for name, figures in positions.items():
-        for figure, at in figures.items():
-            values, count = runs.get(name, {}).get(figure), run_count(runs.get(name, {}))
-            if values is None or len(at) != len(values) or list(at) != sorted(set(at)) or \
-                    (at and (at[0] < 0 or at[-1] >= count)):
-                raise BaselineError(f"{where}: figure_runs places the {len(values or ())} value(s) of "
-                                    f"{name}'s {figure} at runs {list(at)} of {count}; re-save the baseline "
-                                    "from its result files")
-
-
 @dataclass(frozen=True)
 class PerfkitInfo:
     """perfkit's section of ``machine_info``: which machine and profile, and what a baseline keeps.
@@ -386,7 +366,7 @@ class PerfkitInfo:
             origins = {str(name): tuple(map(RunOrigin.from_json, runs_of))
                        for name, runs_of in (raw.get("run_origins") or {}).items()}
             walls = {str(family): float(s) for family, s in (raw.get("family_wall_s") or {}).items()}
-            positions = {str(name): {str(fig): _positions(runs_of) for fig, runs_of in figs.items()}
+            positions = {str(name): {str(fig): run_positions.parse(runs_of) for fig, runs_of in figs.items()}
                          for name, figs in (raw.get("figure_runs") or {}).items()}
         except (AttributeError, KeyError, TypeError, ValueError) as exc:
             raise BaselineError(
@@ -407,7 +387,9 @@ class PerfkitInfo:
             raise BaselineError(f"{where}: {exc}; the file is damaged") from None
         # positions describe stored runs: a file stripped of a benchmark's runs stands for one run of it
         positions = {name: figures for name, figures in positions.items() if name in runs}
-        _check_positions(positions, runs, where)
+        for name, figures in positions.items():
+            for figure, at in figures.items():
+                run_positions.check(name, figure, at, runs[name].get(figure), run_count(runs[name]), where)
         if any(v < 0 for figures in runs.values() for v in figures.get(TIME, ())):
             raise BaselineError(f"{where}: a stored run's time is negative, which no clock measures; re-save "
                                 "the baseline from its result files")
@@ -547,17 +529,11 @@ class ResultSet:
             )
         return out
 
-    def figure_positions(self, bench: BenchmarkEntry) -> dict[str, tuple[int, ...]]:
-        """Which of ``bench``'s runs (positions in :meth:`origins`) each figure's stored values came
-        from: every run where it has one value per run; as stored where it has fewer; else (a baseline saved
-        before the positions were kept) the newest runs, as for a figure a later run began to record."""
+    def figure_positions(self, bench: BenchmarkEntry) -> dict[str, run_positions.Positions]:
+        """Which of ``bench``'s runs (positions in :meth:`origins`) each figure's stored values came from
+        (perfkit.resultfile.run_positions.of)."""
         figures = self._runs_of(bench)
-        count, stored = run_count(figures), self.info.figure_runs.get(bench.fullname, {})
-        out = {}
-        for figure, values in figures.items():
-            kept = stored.get(figure)  # checked against the values when the file was read
-            out[figure] = kept if kept is not None else tuple(range(count - len(values), count))
-        return out
+        return run_positions.of(figures, run_count(figures), self.info.figure_runs.get(bench.fullname, {}))
 
     def dates(self) -> tuple[str, ...]:
         """Every known date among the runs this file holds (:meth:`origins`), oldest first: one for a single
