@@ -30,8 +30,9 @@ from typing import Any
 
 from perfkit.resultfile.figures import TIME
 from perfkit.resultfile.metrics import METRICS_KEY
-from perfkit.resultfile.model import BenchmarkEntry, Figures, ResultSet, run_count
+from perfkit.resultfile.model import BenchmarkEntry, Figures, ResultSet, RunOrigin, run_count
 from perfkit.resultfile.payloads import DISTURBANCES
+from perfkit.resultfile.run_positions import Positions
 
 #: What a baseline's perfkit section holds about its runs as a whole; a single run holds none of it.
 RUN_KEYS = ("runs", "noise", "run_dates", "run_machines", "run_origins", "figure_runs")
@@ -57,6 +58,7 @@ def unpack(baseline: ResultSet) -> Unpacked:
     where no benchmark is dated), and the undated runs of the benchmarks the file holds no dates of."""
     stored = baseline.runs()
     origins = baseline.origins()
+    positions = {b.fullname: baseline.figure_positions(b) for b in baseline.benchmarks}
     dated = [b for b in baseline.benchmarks
              if origins[b.fullname] and all(origin.date for origin in origins[b.fullname])]
     names = {b.fullname for b in dated}
@@ -68,19 +70,19 @@ def unpack(baseline: ResultSet) -> Unpacked:
     for when in sorted(machine_of):
         doc = _run_doc(whole, when, machine_of[when] or ("" if when != newest_date else None))
         doc["benchmarks"] = [
-            _entry(b, stored[b.fullname], baseline.figure_positions(b), i, i == len(origins[b.fullname]) - 1)
+            _entry(b, stored[b.fullname], positions[b.fullname], i, i == len(origins[b.fullname]) - 1)
             for b in dated for i, origin in enumerate(origins[b.fullname]) if origin.date == when
         ]
         runs.append(doc)
     return Unpacked(tuple(runs), tuple(sorted(b.fullname for b in undated)),
-                    _undated_runs(whole, undated, baseline))
+                    _undated_runs(whole, undated, stored, origins, positions))
 
 
-def _undated_runs(whole: dict[str, Any], undated: list[BenchmarkEntry],
-                  baseline: ResultSet) -> tuple[dict[str, Any], ...]:
+def _undated_runs(whole: dict[str, Any], undated: list[BenchmarkEntry], stored: dict[str, Figures],
+                  origins: dict[str, tuple[RunOrigin, ...]],
+                  positions: dict[str, dict[str, Positions]]) -> tuple[dict[str, Any], ...]:
     """The undated runs of ``undated``, aligned on each benchmark's newest value (the module docstring);
     a run names a machine only where every value it holds names the same one."""
-    stored, origins = baseline.runs(), baseline.origins()
     counts = {b.fullname: run_count(stored[b.fullname]) for b in undated}
     most = max(counts.values(), default=0)
     out = []
@@ -88,7 +90,7 @@ def _undated_runs(whole: dict[str, Any], undated: list[BenchmarkEntry],
         held = [(b, i) for b in undated if (i := k - most + counts[b.fullname]) >= 0]
         machines = {origins[b.fullname][i].machine if i < len(origins[b.fullname]) else "" for b, i in held}
         doc = _run_doc(whole, "", machines.pop() if len(machines) == 1 and "" not in machines else "")
-        doc["benchmarks"] = [_entry(b, stored[b.fullname], baseline.figure_positions(b), i,
+        doc["benchmarks"] = [_entry(b, stored[b.fullname], positions[b.fullname], i,
                                     i == counts[b.fullname] - 1) for b, i in held]
         out.append(doc)
     return tuple(out)
@@ -110,7 +112,7 @@ def _run_doc(whole: dict[str, Any], when: str, machine: str | None) -> dict[str,
     return doc
 
 
-def _entry(bench: BenchmarkEntry, values: Figures, positions: dict[str, tuple[int, ...]], i: int,
+def _entry(bench: BenchmarkEntry, values: Figures, positions: dict[str, Positions], i: int,
            newest: bool) -> dict[str, Any]:
     """Run ``i``'s entry: the newest run's, whose rounds and records stay with the newest run only, with run
     ``i``'s value of every figure that run measured (``positions``: the runs each figure's values came from,
