@@ -44,7 +44,7 @@ SLOW_ROUNDS = (1, 0)
 #: warm-up (fifteen launches took 21 s of the nightly's five minutes on an H200)
 ONE_BLOCK_ROUNDS = (5, 1)
 ROUNDS = (10, 5)
-#: Rounds per placement of a first launch timed beside a first touch (benches' _touch_beside)
+#: Rounds per placement of a 1 M-element first launch timed beside a first touch (benches' _touch_beside)
 BESIDE_ROUNDS = 10
 #: A CPU reference's burst on one core at K1 (0.5 ms a call on the lent hosts): a pass reads its median
 CPU_BURST = 20
@@ -306,11 +306,12 @@ def _time_one_allocation(benchmark, scenario: str, phase: str, x: np.ndarray, y:
 
 def _touch_beside(scenario: str, n: int) -> bool:
     """Whether a first launch is timed beside a first touch of its own pages and gates on the ratio
-    (figures.OVER_FIRST_TOUCH): the 1 M-element grid and tuned kernels, whose launch is mostly the page work
-    (1.1-1.9 ms, the touch alike) and moves with its pace over seconds (13.5-15.0% between eight fresh
-    processes on two H200s, the ratio 3.6%). Not one block, whose time is one multiprocessor's pace beside a
-    touch half as long (its ratio spread 10%, its time 7%), nor larger sizes, not yet measured this way."""
-    return scenario in ("grid", "tuned") and n <= 1_000_000
+    (figures.OVER_FIRST_TOUCH): the grid and tuned kernels at the nightly's sizes, whose launch is mostly the
+    page work and moves with its pace over seconds (at 1 M elements 13.5-15.0% between eight fresh processes
+    on two H200s, the ratio 3.6%; at 100 M, two processes, the time 1.0-4.2%, the ratio 0.7-0.8%). Not one
+    block, whose time is one multiprocessor's pace beside a touch half as long (its ratio spread 10%, its time
+    7%), nor the weekly middle sizes, not measured this way."""
+    return scenario in ("grid", "tuned") and n in (elements(k) for k in K_NIGHTLY)
 
 
 class _Placement(NamedTuple):
@@ -335,8 +336,7 @@ def _time_first_placed(benchmark, scenario: str, x: np.ndarray, y: np.ndarray, e
 
     cuda, vector_add = gpu
     beside = _touch_beside(scenario, x.size)
-    # the touch's two device buffers beside them hold 8 MB (it runs at K1 only)
-    vector_add.require_device_memory(x.size, "managed", sets=placements.PLACEMENTS)
+    vector_add.require_device_memory(x.size, "managed", sets=placements.PLACEMENTS, also=2 if beside else 0)
     spans, touches = EventSpans(), EventSpans()
     sms = vector_add.sm_count()
     # the touch copies x and y into two device buffers that every placement shares
@@ -372,11 +372,12 @@ def _time_first_placed(benchmark, scenario: str, x: np.ndarray, y: np.ndarray, e
         launch()
         cuda.synchronize()
 
-    # the host writes 800 MB before each round at K100: four placements of 1 + 3 rounds there (28 rounds
-    # took 13-15 s of an H100 nightly); beside a touch, ten rounds a placement (five read the ratio 2.8-5.5%
-    # apart between fresh processes, ten 1.5-2.0%)
-    per, warm = (3, 1) if x.size > 5_000_000 else (placements.ROUNDS_PER_PLACEMENT, placements.WARM_ROUNDS)
-    if beside:
+    # the host writes 800 MB before each round at K100 (twice beside a touch): four placements of 1 + 3
+    # rounds there (28 rounds took 13-15 s of an H100 nightly); beside a touch at K1, ten rounds a placement
+    # (five read the ratio 2.8-5.5% apart between fresh processes, ten 1.5-2.0%)
+    large = x.size > 5_000_000
+    per, warm = (3, 1) if large else (placements.ROUNDS_PER_PLACEMENT, placements.WARM_ROUNDS)
+    if beside and not large:
         per = BESIDE_ROUNDS
     rotation = placements.Rotation(sets, arguments, first_launch, warm=untimed, rounds_per=per,
                                    warm_rounds=warm, beside=touch_first if beside else None)
@@ -388,7 +389,8 @@ def _time_first_placed(benchmark, scenario: str, x: np.ndarray, y: np.ndarray, e
     if beside:
         for got, want in zip(copied, (x, y)):
             _check(got.copy_to_host(), want, "the first touch of the launch's pages")
-        metrics.measured_by(figures.MANAGED_FIRST_BESIDE_TOUCH)
+        metrics.measured_by(figures.MANAGED_FIRST_LARGE_BESIDE_TOUCH if large
+                            else figures.MANAGED_FIRST_BESIDE_TOUCH)
         if round_times(benchmark):  # not with benchmarks disabled: one untimed round
             _record_beside_touch(metrics, launches, touches.samples().seconds[:rotation.rounds])
     else:

@@ -154,4 +154,7 @@ def test_each_method_is_found_by_its_figure_and_version():
         figures.THROUGHPUT_OVER_HEURISTIC_DDP
     large = "benches/test_large_batch.py::test_large_batch_accuracy[gpus1-B128]"
     assert figures.method_of(large, "train_s", 2) is figures.LARGE_BATCH_HEURISTIC_CONVS
+    first = "benches/test_vector_add.py::test_gpu_managed[K{}-grid-first]"
+    assert figures.method_of(first.format(1), "time", 3) is figures.MANAGED_FIRST_BESIDE_TOUCH
+    assert figures.method_of(first.format(100), "time", 3) is figures.MANAGED_FIRST_LARGE_BESIDE_TOUCH
     assert all(m.version >= 2 and m.figures and m.benchmarks for m in figures.METHODS)

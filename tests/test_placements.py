@@ -2,6 +2,7 @@
 managed first launches are timed with."""
 from __future__ import annotations
 
+import importlib.util
 import json
 from pathlib import Path
 
@@ -11,6 +12,7 @@ import pytest
 from perfkit.measure import cores, placements
 from perfkit.resultfile import figures, inject
 from perfkit.resultfile.metrics import METHODS_KEY
+from perfkit.workloads.kernels import elements
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -65,6 +67,20 @@ def test_a_reference_beside_runs_once_before_each_timed_round_and_never_in_the_w
     assert calls[:8] == [("setup", 0), ("warm", 0), *timed_round, *timed_round]
     assert calls.count(("beside", 0)) == calls.count(("timed", 0)) == 2
     assert calls.count(("beside", 1)) == calls.count(("timed", 1)) == 2
+
+
+@pytest.mark.parametrize("k, scenario, beside", [
+    (1, "grid", True), (1, "tuned", True), (100, "grid", True), (100, "tuned", True),
+    (1, "one_block", False), (100, "one_block", False), (1, "one_thread", False),
+    (5, "grid", False), (10, "tuned", False), (50, "grid", False)])
+def test_the_nightlys_grid_and_tuned_first_launches_are_timed_beside_a_first_touch(k, scenario, beside):
+    """The lever measured on fresh H200s (docs/findings.md) where it was measured: the weekly middle sizes and
+    one block's or one thread's launches keep their time as the gate."""
+    spec = importlib.util.spec_from_file_location("vector_add_bench", ROOT / "benches" / "test_vector_add.py")
+    assert spec is not None and spec.loader is not None
+    bench = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(bench)
+    assert bench._touch_beside(scenario, elements(k)) is beside
 
 
 def test_an_injected_slowdown_scales_the_launch_over_its_first_touch_and_leaves_the_touch():

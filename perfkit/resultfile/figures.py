@@ -304,6 +304,14 @@ MANAGED_FIRST_BESIDE_TOUCH = Method(
     3, "beside a first touch of its own pages, ten rounds a placement", "2026-12-02T06:20:00+00:00",
     MANAGED_FIRST_PLACED.figures,
     tuple(f"benches/test_vector_add.py::test_gpu_managed[K1-{s}-first]" for s in ("grid", "tuned")))
+#: The vector add's 100 M-element grid and tuned first launches, timed the same way (OVER_FIRST_TOUCH) with
+#: their three rounds a placement after one: the touch before each round makes each launch follow a copy and
+#: the host write its 800 MB twice. Since after the last run of the old code (an H200 nightly of 2026-12-02,
+#: before 09:05), before the first of the new.
+MANAGED_FIRST_LARGE_BESIDE_TOUCH = Method(
+    3, "beside a first touch of its own pages", "2026-12-02T11:00:00+00:00",
+    MANAGED_FIRST_PLACED.figures,
+    tuple(f"benches/test_vector_add.py::test_gpu_managed[K100-{s}-first]" for s in ("grid", "tuned")))
 #: The vector add's CPU references again: a round was one call on a placement, on whichever core the thread
 #: landed, and read what that core's neighbours left it (ten fresh processes on one H100: the K1 loop 9.4%
 #: apart, numpy's add 8.0%); each round is now one core's fastest of three passes, every core the process may
@@ -368,7 +376,7 @@ TTA_ONE_SEED_NIGHTLY = Method(
 #: Every method after the first, in the order they replaced one another.
 METHODS: tuple[Method, ...] = (KERNEL_ALONE, LAYER_CALLS_BACK_TO_BACK, SUSTAINED_MATMUL, MANAGED_KERNEL_ALONE,
                                HOST_BUFFERS_PLACED, MANAGED_FIRST_PLACED, MANAGED_FIRST_BESIDE_TOUCH,
-                               HOST_FASTEST_CORE,
+                               MANAGED_FIRST_LARGE_BESIDE_TOUCH, HOST_FASTEST_CORE,
                                DDP_HEURISTIC_CONVS, THROUGHPUT_OVER_HEURISTIC_DDP,
                                LARGE_BATCH_HEURISTIC_CONVS, LAUNCH_BOUND_FASTEST_CORE, TTA_ONE_SEED_NIGHTLY)
 

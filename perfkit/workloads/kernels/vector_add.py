@@ -106,13 +106,13 @@ def sm_count() -> int:
     return int(cuda.get_current_device().MULTIPROCESSOR_COUNT)
 
 
-def require_device_memory(n: int, what: str = "device", sets: int = 1) -> None:
-    """Refuse, before allocating anything, a size whose three arrays (``sets`` times) do not fit in free
-    device memory."""
-    need = BYTES_PER_ELEMENT * n * sets
+def require_device_memory(n: int, what: str = "device", sets: int = 1, also: int = 0) -> None:
+    """Refuse, before allocating anything, a size whose three arrays (``sets`` times) and ``also`` more arrays
+    of ``n`` float32 (a first touch's copies) do not fit in free device memory."""
+    need = BYTES_PER_ELEMENT * n * sets + 4 * n * also
     free, _ = cuda.current_context().get_memory_info()
     if need > free:
-        copies = f" in {sets} placements" if sets > 1 else ""
+        copies = (f" in {sets} placements" if sets > 1 else "") + (f" and {also} more arrays" if also else "")
         raise HardwareError(
             f"{n / 1e6:g} million elements need {need / 2**30:.2f} GiB of {what} memory for x, y and out"
             f"{copies}, but only {free / 2**30:.2f} GiB is free; choose a smaller K"
