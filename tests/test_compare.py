@@ -171,7 +171,7 @@ def test_a_figure_measured_by_another_method_is_measured_differently_never_regre
     rows = {(r["benchmark"], r["figure"]): r for r in out["rows"]}
     for kernel in ("K1-grid", "K1-tuned"):  # once read regressed by +201% and +312%
         row = rows[f"{VECTOR_ADD}[{kernel}]", "kernel_s"]
-        assert row["verdict"] == "measured differently" and row["change"] > 2 and row["p_value"] is None
+        assert row["verdict"] == "measured differently" and row["change"] > 1.5 and row["p_value"] is None
         assert row["note"].startswith("measured by method 1 here and method 2 in the baseline (the kernel "
                                       "alone after an L2 flush since 2026-11-23): not judged")
         assert out["benchmarks"][f"{VECTOR_ADD}[{kernel}]"] == "measured differently"
