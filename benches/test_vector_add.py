@@ -308,9 +308,9 @@ def _touch_beside(scenario: str, n: int) -> bool:
     """Whether a first launch is timed beside a first touch of its own pages and gates on the ratio
     (figures.OVER_FIRST_TOUCH): the grid and tuned kernels at the nightly's sizes, whose launch is mostly the
     page work and moves with its pace over seconds (at 1 M elements 13.5-15.0% between eight fresh processes
-    on two H200s, the ratio 3.6%; at 100 M, two processes, the time 1.0-4.2%, the ratio 0.7-0.8%). Not one
-    block, whose time is one multiprocessor's pace beside a touch half as long (its ratio spread 10%, its time
-    7%), nor the weekly middle sizes, not measured this way."""
+    on two H200s, the ratio 3.6%; at 100 M, eleven processes on three, 10.5-13.0%, the ratio 4.6-4.8%). Not
+    one block, whose time is one multiprocessor's pace beside a touch half as long (its ratio spread 10%, its
+    time 7%), nor the weekly middle sizes, not measured this way."""
     return scenario in ("grid", "tuned") and n in (elements(k) for k in K_NIGHTLY)
 
 

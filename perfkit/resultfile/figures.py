@@ -307,9 +307,9 @@ MANAGED_FIRST_BESIDE_TOUCH = Method(
 #: The vector add's 100 M-element grid and tuned first launches, timed the same way (OVER_FIRST_TOUCH) with
 #: their three rounds a placement after one: the touch before each round makes each launch follow a copy and
 #: the host write its 800 MB twice. Since after the last run of the old code (an H200 nightly of 2026-12-02,
-#: before 09:05), before the first of the new.
+#: before 09:05), before the first of the new (10:38).
 MANAGED_FIRST_LARGE_BESIDE_TOUCH = Method(
-    3, "beside a first touch of its own pages", "2026-12-02T11:00:00+00:00",
+    3, "beside a first touch of its own pages", "2026-12-02T10:30:00+00:00",
     MANAGED_FIRST_PLACED.figures,
     tuple(f"benches/test_vector_add.py::test_gpu_managed[K100-{s}-first]" for s in ("grid", "tuned")))
 #: The vector add's CPU references again: a round was one call on a placement, on whichever core the thread
