@@ -87,6 +87,30 @@ def test_a_one_gpu_launch_bound_step_gates_on_its_launches_per_step_beside_its_t
     assert "launch_us" not in plain.metrics and "launches_per_step" not in plain.metrics
 
 
+def test_a_launch_bound_step_timed_on_the_gpu_alone_gates_on_that_time_as_gpu_work():
+    """Its time is the host's pace (13% between fresh processes); its GPU time, launches queued ahead, is its
+    kernels': the benchmark gates on that and its launches per step, and shows its time."""
+    pace = LaunchPace(0.0095, 1.02e-5, 931.0, 20, 8, 400, gpu_step_s=(0.0041, 0.0040, 0.0042))
+    result = _result(1, 0.010)
+    paced = dataclasses.replace(result, run=dataclasses.replace(result.run, launch_pace=pace))
+    (entry,) = _derived(_record(paced))
+    assert entry.value("gpu_step_ms") == pytest.approx(4.1)
+    assert entry.metrics["gpu_step_ms"].samples == pytest.approx((4.1, 4.0, 4.2))
+    assert entry.gating_figures() == {"gpu_step_ms", "launches_per_step", "peak_allocated_mib"}
+    assert entry.context.gpu_bound
+
+
+def test_a_step_whose_gpu_time_could_not_be_read_says_why_and_gates_on_its_time():
+    why = "the host took 25.0 ms to queue one call against a 20.0 ms hold"
+    pace = LaunchPace(0.0095, 1.02e-5, 931.0, 20, 8, 400, gpu_step_unmeasured=why)
+    result = _result(1, 0.010)
+    paced = dataclasses.replace(result, run=dataclasses.replace(result.run, launch_pace=pace))
+    (entry,) = _derived(_record(paced))
+    assert entry.absent["gpu_step_ms"] == why and "gpu_step_ms" not in entry.metrics
+    assert entry.gating_figures() == {"time", "launches_per_step", "peak_allocated_mib"}
+    assert not entry.context.gpu_bound
+
+
 def test_only_steps_the_gpu_paces_are_declared_gpu_bound():
     """DDP at 224² is GPU work on any number of GPUs; a CIFAR step is the host's pace; nn.DataParallel on
     several GPUs is its one process's pace whatever the images (ResNet-50 spread 10-70% between runs)."""

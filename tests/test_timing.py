@@ -6,7 +6,7 @@ import time
 import pytest
 import torch
 
-from perfkit.errors import HardwareError, UsageError
+from perfkit.errors import HardwareError, MeasurementError, UsageError
 from perfkit.measure import timing
 
 
@@ -130,3 +130,83 @@ def test_without_a_gpu_no_input_is_taken_to_fit_in_l2():
 def test_on_a_cpu_a_round_is_one_call_and_nothing_runs_untimed_first():
     calls = []
     assert timing.warmed_calls_per_round(lambda: calls.append(1), torch.device("cpu")) == 1 and not calls
+
+
+class SimulatedGpu:
+    """One stream and the host that feeds it, on two clocks: the host's advances as it issues launches, the
+    stream runs each piece of work once the host has issued it and the work before it is done. Stands in for
+    torch.cuda's events, spin kernel and synchronisation in time_queued's tests."""
+
+    def __init__(self, monkeypatch: pytest.MonkeyPatch, spin_cycles_per_s: float = 1.5e9) -> None:
+        self.host = self.free = 0.0
+        self.rate, self.spins = spin_cycles_per_s, 0
+        gpu = self
+
+        class Event:
+            def __init__(self, enable_timing: bool = False) -> None:
+                self.at = 0.0
+
+            def record(self) -> None:
+                self.at = max(gpu.host, gpu.free)
+
+            def synchronize(self) -> None:
+                gpu.host = max(gpu.host, self.at)
+
+            def elapsed_time(self, end: Event) -> float:
+                return (end.at - self.at) * 1e3
+
+        monkeypatch.setattr(torch.cuda, "is_available", lambda: True)
+        monkeypatch.setattr(torch.cuda, "synchronize", self.synchronize)
+        monkeypatch.setattr(torch.cuda, "Event", Event)
+        monkeypatch.setattr(torch.cuda, "_sleep", self.spin)
+        monkeypatch.setattr(timing.time, "perf_counter", lambda: self.host)
+
+    def synchronize(self) -> None:
+        self.host = max(self.host, self.free)
+
+    def spin(self, cycles: int) -> None:
+        self.spins += 1
+        self.free = max(self.host, self.free) + cycles / self.rate
+
+    def step(self, launches: int, host_s: float, gpu_s: float, waits: bool = False):
+        """A training step of ``launches`` kernels, each ``host_s`` to issue and ``gpu_s`` to run; ``waits``:
+        it reads a result back halfway (a synchronisation)."""
+        def call() -> None:
+            for i in range(launches):
+                self.host += host_s
+                self.free = max(self.free, self.host) + gpu_s
+                if waits and i == launches // 2:
+                    self.synchronize()
+        return call
+
+
+def test_a_queued_call_is_timed_as_the_gpu_runs_it_not_as_the_host_issues_it(monkeypatch):
+    gpu = SimulatedGpu(monkeypatch)
+    step = gpu.step(100, host_s=10e-6, gpu_s=3e-6)  # 1 ms to issue, 0.3 ms of kernels
+    samples = timing.time_queued(step, repetitions=5, host_s=1e-3)
+    assert samples.seconds == pytest.approx((300e-6,) * 5) and gpu.spins == 5
+    gpu.synchronize()
+    start = gpu.host
+    step()
+    gpu.synchronize()
+    assert gpu.host - start == pytest.approx(1e-3 + 3e-6)  # unheld, the host's pace
+
+
+def test_a_hold_the_host_outlasts_is_doubled_and_the_call_timed_again(monkeypatch):
+    gpu = SimulatedGpu(monkeypatch)
+    step = gpu.step(100, host_s=50e-6, gpu_s=3e-6)  # 5 ms to issue, against a first hold of 2 ms
+    samples = timing.time_queued(step, repetitions=4, host_s=1e-4)
+    assert samples.seconds == pytest.approx((300e-6,) * 4) and gpu.spins == 5  # one sample timed again
+
+
+def test_a_call_that_waits_on_the_gpu_cannot_be_queued_and_says_so(monkeypatch):
+    gpu = SimulatedGpu(monkeypatch)
+    with pytest.raises(MeasurementError, match="waits on the GPU"):
+        timing.time_queued(gpu.step(100, host_s=10e-6, gpu_s=3e-6, waits=True), repetitions=3, host_s=1e-3)
+    assert gpu.spins == timing.QUEUE_RETRIES + 1
+
+
+@pytest.mark.skipif(torch.cuda.is_available(), reason="checks the message on a machine without a GPU")
+def test_queued_timing_without_a_gpu_is_a_clear_error():
+    with pytest.raises(HardwareError, match="needs a CUDA GPU"):
+        timing.time_queued(lambda: None, 3, 1e-3)

@@ -11,11 +11,11 @@ from typing import Any
 
 import torch
 
-from perfkit.errors import HardwareError
+from perfkit.errors import HardwareError, MeasurementError
 from perfkit.measure import capacity, memory, power, timing
 from perfkit.resultfile import datasheet, figures
 from perfkit.resultfile.metrics import MetricRecorder, MetricSpec, rates
-from perfkit.resultfile.payloads import PowerWindow, RatePeak
+from perfkit.resultfile.payloads import GPU_STEP_REPETITIONS, PowerWindow, RatePeak
 
 NO_TIMES = "benchmarks are disabled (--benchmark-disable): no timings to turn into a rate"
 
@@ -110,3 +110,24 @@ def record_capacity(
     metrics.record(figures.PROBES, len(found.probes), exact=exact)
     metrics.record(figures.SEARCH_S, sum(p.seconds for p in found.probes))
     metrics.record(figures.LEAKED_MIB, max(p.leaked_bytes for p in found.probes) / memory.MiB)
+
+
+def gpu_alone(step: Callable[[], Any], host_s: float) -> tuple[tuple[float, ...], str]:
+    """A launch-bound training step's time on the GPU alone, each of GPU_STEP_REPETITIONS with its launches
+    queued ahead (timing.time_queued; ``host_s``: about how long the host takes to issue one step), or () and
+    why it could not be read."""
+    try:
+        return timing.time_queued(step, GPU_STEP_REPETITIONS, host_s).seconds, ""
+    except MeasurementError as error:
+        return (), str(error)
+
+
+def record_gpu_alone(metrics: MetricRecorder, seconds: Sequence[float], unmeasured: str) -> None:
+    """Gate a launch-bound step on its time on the GPU alone (figures.GPU_STEP_MS), as GPU work, where it was
+    read; else say why, and its time gates as before."""
+    if seconds:
+        metrics.record(figures.GPU_STEP_MS, samples=[s * 1e3 for s in seconds])
+        metrics.gate_on(figures.GPU_STEP_MS)
+        metrics.gpu_bound()
+    elif unmeasured:
+        metrics.absent(figures.GPU_STEP_MS, unmeasured)

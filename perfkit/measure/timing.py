@@ -19,7 +19,7 @@ from typing import Any, Literal
 
 import torch
 
-from perfkit.errors import HardwareError, UsageError
+from perfkit.errors import HardwareError, MeasurementError, UsageError
 from perfkit.resultfile.metrics import relative_iqr
 
 #: The course's procedure: 5 warm-up iterations, then the mean of 10 (we report the median).
@@ -177,6 +177,60 @@ def time_cuda_events(
         end.record()
     torch.cuda.synchronize()
     return Samples(tuple(s.elapsed_time(e) / 1e3 / per_sample for s, e in zip(starts, ends)))
+
+
+#: A queued call's hold lasts this many times the host's time to enqueue it (its launch-bound time), at
+#: least QUEUE_MIN_HOLD_S; a hold the host outlasted is doubled and the call timed again, at most
+#: QUEUE_RETRIES times.
+QUEUE_HOLD_MARGIN, QUEUE_MIN_HOLD_S, QUEUE_RETRIES = 2.0, 2e-3, 4
+#: What the spin kernel's cycles are taken to last before its first hold is timed (a Hopper's boost clock).
+SPIN_CYCLES_PER_S_GUESS = 2e9
+
+
+def time_queued(fn: Callable[[], Any], repetitions: int, host_s: float) -> Samples:
+    """``fn``'s time on the GPU alone: each repetition holds the stream with a spin kernel while the host
+    enqueues every launch of ``fn``, and CUDA events time the queued work from the hold's end. A call the
+    host paces (a small training step: hundreds of launches, each shorter on the GPU than on the host) is
+    timed as the GPU runs it back to back, without the host's dispatch between its kernels; nvbench's
+    blocking kernel does the same for one kernel.
+
+    ``host_s``: about how long the host takes to enqueue one call (its launch-bound time), from which the
+    hold is sized. A repetition counts only if the host had enqueued the whole call before the hold could
+    have ended (the host's clock from the hold's launch to the call's last launch, against the hold's
+    length on the GPU); else the hold is doubled and the call timed again. A call that waits on the GPU
+    (a synchronisation, more launches than the queue holds) never fits and raises MeasurementError.
+    """
+    if not torch.cuda.is_available():
+        raise HardwareError("a queued call's GPU time needs a CUDA GPU")
+    if repetitions < 1:
+        raise UsageError(f"repetitions must be at least 1, not {repetitions}")
+    hold_s, rate = max(QUEUE_HOLD_MARGIN * host_s, QUEUE_MIN_HOLD_S), SPIN_CYCLES_PER_S_GUESS
+    retries, seconds = 0, list[float]()
+    while len(seconds) < repetitions:
+        held, start, end = (torch.cuda.Event(enable_timing=True) for _ in range(3))
+        torch.cuda.synchronize()
+        launched = time.perf_counter()
+        held.record()
+        cycles = max(1, int(hold_s * rate))
+        torch.cuda._sleep(cycles)  # PyTorch's spin kernel, as in time_cuda_events
+        start.record()
+        fn()
+        enqueued = time.perf_counter() - launched
+        end.record()
+        end.synchronize()
+        hold = held.elapsed_time(start) / 1e3
+        rate = cycles / hold
+        if enqueued < hold:
+            seconds.append(start.elapsed_time(end) / 1e3)
+            continue
+        retries += 1
+        if retries > QUEUE_RETRIES:
+            raise MeasurementError(
+                f"the host took {enqueued * 1e3:.1f} ms to queue one call against a {hold * 1e3:.1f} ms "
+                f"hold, {QUEUE_RETRIES} times doubled: the call waits on the GPU (a synchronisation, or more "
+                f"launches than the queue holds), so its GPU time cannot be read apart from the host's")
+        hold_s = 2 * max(hold_s, enqueued)
+    return Samples(tuple(seconds))
 
 
 def run_for(fn: Callable[[], Any], seconds: float, seconds_per_call: float,

@@ -259,6 +259,8 @@ class AllreduceSweep(Record):
 #: steadily between fresh processes as 40 (a bare ResNet-18 CIFAR step: 5.7% and 5.3% on four H200s,
 #: docs/findings.md, 2026-12-01), in about 1.6 s for a 9 ms step.
 PACE_CYCLES, PACE_STEPS, PACE_LAUNCHES = 20, 8, 400
+#: Repetitions of the same step's GPU time, its launches queued ahead (about 30 ms each for a 10 ms step).
+GPU_STEP_REPETITIONS = 20
 
 
 @dataclass(frozen=True)
@@ -266,7 +268,9 @@ class LaunchPace(Record):
     """A launch-bound training step beside the host's launch pace, timed in paired bursts in one process
     (perfkit.workloads.training.launch_pace): ``steps_per_burst`` steps on a resident batch, then
     ``launches_per_burst`` tiny in-place ops through PyTorch's dispatcher, ``cycles`` times; the medians of
-    the step and of one launch, and of each cycle's step over its launch (``launches_per_step``)."""
+    the step and of one launch, and of each cycle's step over its launch (``launches_per_step``). On a GPU,
+    last, the step's time on the GPU alone, each of ``gpu_step_s`` with its launches queued behind a held
+    stream (perfkit.measure.timing.time_queued), or why it could not be read (``gpu_step_unmeasured``)."""
 
     TAG: ClassVar[str] = "launch_pace"
     step_s: float
@@ -275,6 +279,8 @@ class LaunchPace(Record):
     cycles: int
     steps_per_burst: int
     launches_per_burst: int
+    gpu_step_s: tuple[float, ...] = ()
+    gpu_step_unmeasured: str = ""
 
 
 @dataclass(frozen=True)

@@ -12,8 +12,13 @@ import torch
 from torch import nn
 from torch.nn.parallel import DistributedDataParallel
 
-from perfkit.measure import timing
-from perfkit.resultfile.payloads import PACE_CYCLES, PACE_LAUNCHES, PACE_STEPS, LaunchPace
+from perfkit.measure import record, timing
+from perfkit.resultfile.payloads import (
+    PACE_CYCLES,
+    PACE_LAUNCHES,
+    PACE_STEPS,
+    LaunchPace,
+)
 from perfkit.workloads import data, models
 
 Batch = tuple[torch.Tensor, torch.Tensor]
@@ -74,7 +79,8 @@ def launch_pace(step: Callable[[], Any], device: torch.device, cycles: int = PAC
     launch-bound step follows its host's dispatch, which moves two-fold between processes of one machine;
     the tiny ops take the same path through the dispatcher, so the step over them holds where the step does
     not. What that ratio cannot see is a slowdown of every op's dispatch alike: the launch pace is kept
-    beside it."""
+    beside it. On a GPU the step is then timed on the GPU alone, its launches queued ahead
+    (perfkit.measure.record.gpu_alone): what its kernels cost, which the host's pace hides from its time."""
     tiny = torch.zeros(1, device=device)
 
     def launch() -> None:
@@ -88,8 +94,11 @@ def launch_pace(step: Callable[[], Any], device: torch.device, cycles: int = PAC
 
     burst(launch, launches)  # untimed: the first call loads the tiny op's kernel
     pairs = [(burst(step, steps), burst(launch, launches)) for _ in range(cycles)]
-    return LaunchPace(statistics.median(s for s, _ in pairs), statistics.median(lo for _, lo in pairs),
-                      statistics.median(s / lo for s, lo in pairs), cycles, steps, launches)
+    step_s = statistics.median(s for s, _ in pairs)
+    gpu_step_s, unmeasured = record.gpu_alone(step, step_s) if device.type == "cuda" else ((), "")
+    return LaunchPace(step_s, statistics.median(lo for _, lo in pairs),
+                      statistics.median(s / lo for s, lo in pairs), cycles, steps, launches, gpu_step_s,
+                      unmeasured)
 
 
 def model_step(name: str, batch: int, input_shape: tuple[int, ...],
