@@ -42,6 +42,9 @@ from perfkit.verdict.noise import HOST_KIND, Noise, noise_kind
 #: residuals (an excess kurtosis of 1.5-3, Student's t with 6-8 degrees of freedom, on 2026-11-27). With 3, a
 #: tail no baseline showed, one run of the H100's spreads flagged 5.0-7.5% of nights (docs/findings.md).
 HEAVY_DF = 4
+#: The noise kinds (perfkit.verdict.noise.noise_kind) of gating figures that are not timed: an allocator peak
+#: or a count repeats exactly or nearly, and is not what a night's false alarms come from.
+UNTIMED_KINDS = ("memory", "count")
 
 
 @dataclass(frozen=True)
@@ -192,19 +195,22 @@ def rates(scenario: Scenario, nights: int, seed: int = 0) -> Rates:
 
 
 def profile_of(baseline: ResultSet) -> tuple[Figure, ...]:
-    """The gating times of a committed baseline as simulation figures: each one's own between-run SD (its
-    runs' log values; a figure with fewer than three runs is left out), kind and tolerance, and a
-    between-machine SD as large as its own for host work (host-bound steps shift 5-15% between machines of
-    one kind) and 0.3 times its own for GPU work."""
-    out = []
+    """The timed gating figures of a committed baseline (a time, a time over a reference, a GPU's time alone;
+    not an allocator peak or a count) as simulation figures: each one's own between-run SD (its runs' log
+    values; a figure with fewer than three runs is left out), kind and tolerance, and a between-machine SD as
+    large as its own for host work (host-bound steps shift 5-15% between machines of one kind) and 0.3 times
+    its own for GPU work."""
+    out, runs = [], baseline.runs()
     for entry in baseline.benchmarks:
-        values = [v for v in baseline.runs()[entry.fullname].get(TIME, []) if v > 0]
-        if len(values) < 3 or TIME not in entry.gating_figures():
-            continue
-        sd = statistics.stdev(math.log(v) for v in values)
-        gpu = noise_kind(entry, TIME) != HOST_KIND
-        out.append(Figure(entry.fullname, max(sd, 1e-4), gpu, entry.context.tolerance,
-                          sd * (0.3 if gpu else 1.0)))
+        for figure in sorted(entry.gating_figures()):
+            kind = noise_kind(entry, figure)
+            values = [v for v in runs[entry.fullname].get(figure, []) if v > 0]
+            if len(values) < 3 or kind in UNTIMED_KINDS:
+                continue
+            sd = statistics.stdev(math.log(v) for v in values)
+            gpu = kind != HOST_KIND
+            name = entry.fullname if figure == TIME else f"{entry.fullname} {figure}"
+            out.append(Figure(name, max(sd, 1e-4), gpu, entry.context.tolerance, sd * (0.3 if gpu else 1.0)))
     return tuple(out)
 
 

@@ -156,8 +156,8 @@ COMPUTE_MS = MetricSpec("compute_ms", "ms", "lower")
 #: A launch-bound step's host pace (perfkit.resultfile.payloads.LaunchPace), on every one-GPU CIFAR step:
 #: one tiny op's launch through PyTorch's dispatcher, and the step over it, timed in the same cycles. Over
 #: ten fresh processes on three H200s (2026-12-02) the batch-128 steps of DDP and DataParallel moved 19.5% and
-#: 17.5% (SD of logs), their launches per step 11.0% and 7.1%: the ratio gates beside the time, which stays a
-#: gate (a slowdown of every op's dispatch alike leaves the ratio and moves the time: docs/findings.md).
+#: 17.5% (SD of logs), their launches per step 11.0% and 7.1%: the ratio gates, beside the step's time on the
+#: GPU alone (a slowdown of every op's dispatch alike leaves both and moves only the time, which is shown).
 LAUNCH_US = MetricSpec("launch_us", "us", "lower")
 LAUNCHES_PER_STEP = MetricSpec("launches_per_step", "launches", "lower", gate=True)
 #: The same launch-bound step's time on the GPU alone, its launches queued behind a held stream
