@@ -46,6 +46,9 @@ ONE_BLOCK_ROUNDS = (5, 1)
 ROUNDS = (10, 5)
 #: Rounds per placement of a 1 M-element first launch timed beside a first touch (benches' _touch_beside)
 BESIDE_ROUNDS = 10
+#: Launches of a short kernel timed alone (:func:`_short_alone`) a run reads the median of: an 8 us kernel
+#: spreads 5% between launches, and the median of ten moved 1.4-3.6% with the draw (about 0.1 s a hundred)
+SHORT_ALONE_LAUNCHES = 100
 #: A CPU reference's burst on one core at K1 (0.5 ms a call on the lent hosts): a pass reads its median
 CPU_BURST = 20
 
@@ -181,6 +184,13 @@ def _kernel_bound(case: VectorAdd) -> bool:
     return case.k >= 50 or case.scenario in ("one_thread", "one_block")
 
 
+def _short_alone(scenario: str, n: int) -> bool:
+    """Whether a kernel timed alone is the grid's or the tuned kernel's over arrays that fit in L2 (1 M
+    elements: 8 us): timed from memory after a flush, or warm on managed memory, a hundred launches a run
+    (figures.SHORT_KERNEL_HUNDRED_ALONE)."""
+    return _fits_l2(n) and scenario in ("grid", "tuned")
+
+
 def _record_gpu(metrics, spec, case: VectorAdd, n: int, kernel_seconds) -> None:
     """bandwidth_gbps from the kernel's own time (its share of the copy ceiling and ``speedup_vs_cpu``
     over the CPU loop at the same K are added by the derived pass)."""
@@ -226,7 +236,7 @@ def test_gpu_explicit(benchmark, scenario, k, vectors, gpu, perfkit_metrics, per
     serial = scenario in ("one_thread", "one_block")
     # Arrays that fit in L2 stay there between back-to-back launches, and the batched time then follows the
     # host's launch pace (30-40% between runs at K1): each launch is timed alone, from memory, after a flush.
-    cold = _fits_l2(x.size) and not serial
+    cold = _short_alone(scenario, x.size)
     launch = vector_add.launcher(scenario, dx, dy, dout, sms)
     if cold or scenario == "one_block" or (scenario == "one_thread" and not _slow(scenario, x.size)):
         # Timed alone, an 8 us kernel leaves the GPU idle between launches: on one fresh H200 its ten timings
@@ -235,12 +245,13 @@ def test_gpu_explicit(benchmark, scenario, k, vectors, gpu, perfkit_metrics, per
         # A/A). Half a second back to back brings the clock up (one block: 0.6-160 ms a launch from K1 to
         # K100 on an H100 or H200); one thread's launches from K10 (0.65 s and more) bring it up themselves.
         warm_for(launch)
-    kernel = time_cuda_events(launch, repetitions=rounds, warmup_iterations=min(warmup, 1),
-                              mode="plain" if serial or cold else "batched", batch=20, flush_l2=cold)
+    kernel = time_cuda_events(launch, repetitions=SHORT_ALONE_LAUNCHES if cold else rounds,
+                              warmup_iterations=min(warmup, 1), mode="plain" if serial or cold else "batched",
+                              batch=20, flush_l2=cold)
     _check(dout.copy_to_host(), expected, f"{scenario} kernel, resident arrays")
     perfkit_metrics.record(figures.KERNEL_S, samples=kernel.seconds)
-    if cold:  # no longer the launch pace of back-to-back kernels: another series of kernel_s
-        perfkit_metrics.measured_by(figures.KERNEL_ALONE)
+    if cold:  # no longer the launch pace of back-to-back kernels, and a hundred of them: another series
+        perfkit_metrics.measured_by(figures.SHORT_KERNEL_HUNDRED_ALONE)
     perfkit_metrics.gate_on(
         figures.KERNEL_S
     )  # the whole step is dominated by pageable host copies (10-40% between runs)
@@ -264,7 +275,10 @@ def test_gpu_managed(benchmark, scenario, phase, k, vectors, gpu, perfkit_metric
     times = round_times(benchmark)
     sms = vector_add.sm_count()
     case = VectorAdd(scenario, f"managed_{phase}", k, vector_add.launch_shape(scenario, x.size, sms))
-    kernel_seconds = kernel_seconds[-len(times):] if times else ()
+    if not times:
+        kernel_seconds = ()
+    elif phase == "first":  # the timed rounds' spans (the warm-up's come first)
+        kernel_seconds = kernel_seconds[-len(times):]
     _record_gpu(perfkit_metrics, perfkit_datasheet, case, x.size, kernel_seconds)
 
 
@@ -299,7 +313,7 @@ def _time_one_allocation(benchmark, scenario: str, phase: str, x: np.ndarray, y:
         if not _slow(scenario, x.size):
             warm_for(launch)
         benchmark.pedantic(kernel, rounds=rounds, warmup_rounds=warmup)
-        kernel_seconds = _warm_kernel(launch, rounds, metrics)
+        kernel_seconds = _warm_kernel(launch, rounds, metrics, short=_short_alone(scenario, x.size))
     _check(np.asarray(mout), expected, f"{scenario} kernel, managed memory")
     return kernel_seconds
 
@@ -406,15 +420,17 @@ def _record_beside_touch(metrics, launches: tuple[float, ...], touches: tuple[fl
     metrics.gate_on(figures.OVER_FIRST_TOUCH)
 
 
-def _warm_kernel(launch, rounds: int, metrics) -> tuple[float, ...]:
-    """The warm launch's kernel alone, the stream held until it is queued, and the figure it gates on.
+def _warm_kernel(launch, rounds: int, metrics, short: bool) -> tuple[float, ...]:
+    """The warm launch's kernel alone, the stream held until it is queued (``rounds`` times, a short kernel's
+    SHORT_ALONE_LAUNCHES), and the figure it gates on.
 
     Events around a launch on an idle GPU time numba's dispatch too, which lands in one of two modes per
     process: on one H100 the warm K1 grid read 59-76 us and the tuned kernel 57-94 us (12-27% between four
     fresh processes; the round's host time as much), while the kernel alone read 6 us within 0.7-1.2%, and
     the warm K100 grid 440 us within 0.1% (476-524 us before). The round's host time is still shown."""
-    kernel = time_cuda_events(launch, repetitions=rounds, warmup_iterations=1, mode="plain", hold=True)
+    launches = SHORT_ALONE_LAUNCHES if short else rounds
+    kernel = time_cuda_events(launch, repetitions=launches, warmup_iterations=1, mode="plain", hold=True)
     metrics.record(figures.KERNEL_S, samples=kernel.seconds)
-    metrics.measured_by(figures.MANAGED_KERNEL_ALONE)
+    metrics.measured_by(figures.SHORT_KERNEL_HUNDRED_ALONE if short else figures.MANAGED_KERNEL_ALONE)
     metrics.gate_on(figures.KERNEL_S)
     return kernel.seconds
