@@ -19,7 +19,7 @@ from perfkit.resultfile.figures import TIME
 from perfkit.resultfile.metrics import MetricRecorder
 from perfkit.resultfile.payloads import PACE_CYCLES, LaunchPace
 from perfkit.store.baseline_runs import RUN_KEYS
-from perfkit.verdict.comparison import Row, Verdict
+from perfkit.verdict.comparison import COUNT_MOVED, Row, Verdict
 from perfkit.workloads import training
 
 CPU = torch.device("cpu")
@@ -85,48 +85,88 @@ def test_a_one_rank_ddp_job_on_the_cpu_returns_its_launch_pace():
     result = RESULTS[job.TAG].from_json(launch.launch("perfkit.parallel.jobs", job_to_json(job), 1, env=ENV))
     pace = result.run.launch_pace
     assert pace is not None and pace.cycles == 3 and pace.step_s > 0 and pace.launches_per_step > 1
+    assert pace.ops_per_step > 50  # DDP's step counted through its reducer, in the worker
 
 
-def _step_on_a_faster_host(baseline: dict[str, Any], factor: float,
-                           folder: Path) -> dict[tuple[str, str], Row]:
-    """The committed H200 baseline's newest one-GPU CIFAR steps as one night in which the step did ``factor``
-    times the host work on a host ``factor`` times faster: its time as before, its launch pace ``factor``
-    times shorter (a faster host hiding a slower step). Whether launches per step gates is left to the code
-    (its figure spec) on both sides; its rows: its time, launches per step and GPU time."""
+def test_an_older_file_that_gated_on_launches_per_step_is_read_as_showing_it(h200_results, tmp_path):
+    """A comparison gates on what either side declares; a baseline saved while launches per step gated is
+    read as today's code declares it (perfkit.resultfile.migrations)."""
+    from perfkit.resultfile.load import load
+
+    ddp = next(b for b in h200_results["benchmarks"] if "test_ddp[resnet18-cifar-b128" in b["fullname"])
+    ddp["extra_info"]["metrics"][figures.LAUNCHES_PER_STEP.name]["gate"] = True
+    (tmp_path / "old.json").write_text(json.dumps(h200_results))
+    entry = load(tmp_path / "old.json").by_name()[ddp["fullname"]]
+    assert figures.LAUNCHES_PER_STEP.name in entry.metrics
+    assert figures.LAUNCHES_PER_STEP.name not in entry.gating_figures()
+
+
+def _cpu_step(extra_ops: int = 0):
+    """One real training step of a small CNN on the CPU (SGD with momentum), with ``extra_ops`` tiny ops
+    added to it, as a regression of the step's host work would."""
+    model = training.models.build("tiny-cnn")
+    step = training.train_step(model, training.sgd_momentum(model))
+    batch = (torch.randn(4, 3, 32, 32), torch.randint(0, 10, (4,)))
+    spare = torch.zeros(1)
+
+    def stepped() -> None:
+        step(batch)
+        for _ in range(extra_ops):
+            spare.add_(1.0)
+    return stepped
+
+
+def test_a_step_dispatches_the_same_ops_every_time_and_one_added_op_is_counted():
+    """Forward, backward and the update all reach the dispatcher; the count is the code's own, the same on
+    every step (the optimizer's momentum buffers exist from the first step on)."""
+    step = _cpu_step()
+    step()  # the first step creates the momentum buffers
+    counts = {training.ops_per_step(step) for _ in range(3)}
+    assert len(counts) == 1
+    (ops,) = counts
+    forward_only = training.ops_per_step(lambda: training.models.build("tiny-cnn")(torch.zeros(4, 3, 32, 32)))
+    assert ops > 2 * forward_only > 0  # the backward's and the update's ops are counted too
+    slower = _cpu_step(extra_ops=1)
+    slower()
+    assert training.ops_per_step(slower) == ops + 1
+
+
+def _night_with_ops(baseline: dict[str, Any], baseline_ops: int, night_ops: int,
+                    folder: Path) -> dict[tuple[str, str], Row]:
+    """The committed H200 baseline's one-GPU CIFAR steps, every run counting ``baseline_ops`` ops a step,
+    against its own newest run counting ``night_ops``; the rows of the step's launch figures and GPU time."""
+    cifar = "cifar-b128-weak-gpus1]"
+    runs = baseline["machine_info"]["perfkit"]["runs"]
     for bench in baseline["benchmarks"]:
-        bench["extra_info"].get("metrics", {}).get(figures.LAUNCHES_PER_STEP.name, {}).pop("gate", None)
+        if cifar in bench["fullname"]:
+            MetricRecorder(bench["extra_info"]).record(figures.OPS_PER_STEP, baseline_ops)
+            ran = runs[bench["fullname"]]
+            ran[figures.OPS_PER_STEP.name] = [baseline_ops] * len(ran[TIME])
     night = copy.deepcopy(baseline)
     for key in RUN_KEYS:
         night["machine_info"]["perfkit"].pop(key, None)
     night["datetime"] = "2026-12-03T00:00:00+00:00"
-    night["benchmarks"] = [b for b in night["benchmarks"] if "cifar-b128-weak-gpus1]" in b["fullname"]]
+    night["benchmarks"] = [b for b in night["benchmarks"] if cifar in b["fullname"]]
     for bench in night["benchmarks"]:
-        metrics = bench["extra_info"]["metrics"]
-        metrics[figures.LAUNCH_US.name]["value"] /= factor
-        per_step = metrics[figures.LAUNCHES_PER_STEP.name]["value"] * factor
-        MetricRecorder(bench["extra_info"]).record(figures.LAUNCHES_PER_STEP, per_step)  # gating per its spec
+        MetricRecorder(bench["extra_info"]).record(figures.OPS_PER_STEP, night_ops)
     (folder / "baseline.json").write_text(json.dumps(baseline))
     (folder / "night.json").write_text(json.dumps(night))
     rows = judge_files(folder / "baseline.json", folder / "night.json", None, storage=folder / "none")[2].rows
     names = {b["fullname"] for b in night["benchmarks"]}
-    shown = (TIME, figures.LAUNCHES_PER_STEP.name, figures.GPU_STEP_MS.name)
+    shown = (TIME, figures.LAUNCHES_PER_STEP.name, figures.GPU_STEP_MS.name, figures.OPS_PER_STEP.name)
     return {(r.benchmark.split("[")[0].rsplit("::", 1)[1], r.figure): r for r in rows
             if r.benchmark in names and r.figure in shown}
 
 
-def test_twice_the_host_work_on_a_host_twice_as_fast_is_caught_by_its_launches_per_step(h200_results,
-                                                                                       tmp_path):
-    """On the committed H200 baseline, such a night's launches per step regressed, in a selection of the two
-    steps (a nightly corrects for 85 figures: the DDP step's 2x would read unknown there); their GPU time did
-    not move, and their time, shown beside the gates, reads as before. The night is the baseline's own
-    newest run, so its A/A is a kind one; the 2x is what the ratio gates for."""
-    same = _step_on_a_faster_host(h200_results, 1.0, tmp_path)
-    assert len(same) == 6
-    assert {f for (_, f), r in same.items() if r.gating} == {figures.LAUNCHES_PER_STEP.name,
-                                                             figures.GPU_STEP_MS.name}
+def test_an_op_added_to_a_launch_bound_step_reads_changed_where_no_time_can_see_it(h200_results, tmp_path):
+    """On the committed H200 baseline: the step's GPU time gates, its time and launches per step are shown,
+    and one op more in 700 reads ``changed`` (a count the code decides), the same count reads as before."""
+    same = _night_with_ops(h200_results, 700, 700, tmp_path)
+    assert len(same) == 8
+    assert {f for (_, f), r in same.items() if r.gating} == {figures.GPU_STEP_MS.name}
     assert {r.verdict for r in same.values()} <= {Verdict.UNCHANGED, Verdict.UNKNOWN, Verdict.INFO}
-    hidden = _step_on_a_faster_host(h200_results, 2.0, tmp_path)
+    one_more = _night_with_ops(h200_results, 700, 701, tmp_path)
     for test in ("test_ddp", "test_dataparallel"):
-        assert hidden[test, TIME].verdict == Verdict.INFO
-        assert hidden[test, figures.GPU_STEP_MS.name].verdict in (Verdict.UNCHANGED, Verdict.UNKNOWN)
-        assert hidden[test, figures.LAUNCHES_PER_STEP.name].verdict == Verdict.REGRESSED
+        row = one_more[test, figures.OPS_PER_STEP.name]
+        assert row.verdict == Verdict.CHANGED and row.note.startswith(COUNT_MOVED)
+        assert one_more[test, figures.LAUNCHES_PER_STEP.name].verdict == Verdict.INFO

@@ -74,29 +74,31 @@ def test_weak_scaling_speedup_and_communication_split():
     assert two.record(NcclProfile) == NcclProfile(5, 0.002, 0.008, 0.0015, 10)
 
 
-def test_a_one_gpu_launch_bound_step_gates_on_its_launches_per_step_beside_its_time():
-    pace = LaunchPace(0.0095, 1.02e-5, 931.0, 20, 8, 400)
+def test_a_one_gpu_launch_bound_step_shows_its_launch_pace_and_counts_its_ops():
+    """The host's pace and the step over it are shown (their spread between processes left a gate blind);
+    the ops a step dispatches are a count the code decides."""
+    pace = LaunchPace(0.0095, 1.02e-5, 931.0, 20, 8, 400, ops_per_step=712)
     result = _result(1, 0.010)
     paced = dataclasses.replace(result, run=dataclasses.replace(result.run, launch_pace=pace))
     (entry,) = _derived(_record(paced))
     assert entry.value("launch_us") == pytest.approx(10.2) and entry.value("launches_per_step") == 931.0
+    assert entry.value("ops_per_step") == 712 and entry.metrics["ops_per_step"].better == "none"
     assert entry.record(LaunchPace) == pace
-    gates = entry.gating_figures()
-    assert {"time", "launches_per_step"} <= gates and "launch_us" not in gates  # the host's pace itself
+    assert entry.gating_figures() == {"time", "peak_allocated_mib"}
     (plain,) = _derived(_record(result))
-    assert "launch_us" not in plain.metrics and "launches_per_step" not in plain.metrics
+    assert not {"launch_us", "launches_per_step", "ops_per_step"} & set(plain.metrics)
 
 
 def test_a_launch_bound_step_timed_on_the_gpu_alone_gates_on_that_time_as_gpu_work():
     """Its time is the host's pace (13% between fresh processes); its GPU time, launches queued ahead, is its
-    kernels': the benchmark gates on that and its launches per step, and shows its time."""
+    kernels': the benchmark gates on that, and shows its time."""
     pace = LaunchPace(0.0095, 1.02e-5, 931.0, 20, 8, 400, gpu_step_s=(0.0041, 0.0040, 0.0042))
     result = _result(1, 0.010)
     paced = dataclasses.replace(result, run=dataclasses.replace(result.run, launch_pace=pace))
     (entry,) = _derived(_record(paced))
     assert entry.value("gpu_step_ms") == pytest.approx(4.1)
     assert entry.metrics["gpu_step_ms"].samples == pytest.approx((4.1, 4.0, 4.2))
-    assert entry.gating_figures() == {"gpu_step_ms", "launches_per_step", "peak_allocated_mib"}
+    assert entry.gating_figures() == {"gpu_step_ms", "peak_allocated_mib"}
     assert entry.context.gpu_bound
 
 
@@ -107,7 +109,7 @@ def test_a_step_whose_gpu_time_could_not_be_read_says_why_and_gates_on_its_time(
     paced = dataclasses.replace(result, run=dataclasses.replace(result.run, launch_pace=pace))
     (entry,) = _derived(_record(paced))
     assert entry.absent["gpu_step_ms"] == why and "gpu_step_ms" not in entry.metrics
-    assert entry.gating_figures() == {"time", "launches_per_step", "peak_allocated_mib"}
+    assert entry.gating_figures() == {"time", "peak_allocated_mib"}
     assert not entry.context.gpu_bound
 
 

@@ -99,9 +99,11 @@ def record_run(metrics: MetricRecorder, run: TrainingRun, workload: ScalingWorkl
     metrics.record(figures.IMAGES_PER_S, samples=[run.global_batch / s for s in run.step_s])
     metrics.payload(Scaling(method, workload.name, workload.reference_key(), run.world, run.global_batch,
                             run.batch_per_gpu, run.steps_per_epoch, len(run.step_s), parameters))
-    if run.launch_pace is not None:  # launches_per_step gates beside the GPU's time (LAUNCHES_PER_STEP)
+    if run.launch_pace is not None:  # the GPU's time gates, the ops a step dispatches are counted
         metrics.record(figures.LAUNCH_US, run.launch_pace.launch_s * 1e6)
         metrics.record(figures.LAUNCHES_PER_STEP, run.launch_pace.launches_per_step)
+        if run.launch_pace.ops_per_step:  # counted since 2026-12-02
+            metrics.record(figures.OPS_PER_STEP, run.launch_pace.ops_per_step)
         record.record_gpu_alone(metrics, run.launch_pace.gpu_step_s, run.launch_pace.gpu_step_unmeasured)
         metrics.payload(run.launch_pace)
     if not run.on_gpus:

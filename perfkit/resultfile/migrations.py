@@ -108,11 +108,14 @@ def _only_entry_run(info: Json, name: str, newest: RunOrigin) -> None:
 
 
 def _declared_directions(bench: Json) -> None:
-    """Each figure of figures.DIRECTIONS with the direction perfkit declares today, whatever its file said: a
-    file of any schema (older perfkit versions read files of the same schema, so this is no schema step)."""
+    """Each figure of figures.DIRECTIONS with the direction perfkit declares today, and each of
+    figures.WITHDRAWN_GATES shown rather than gated, whatever its file said: a file of any schema (older
+    perfkit versions read files of the same schema, so this is no schema step)."""
     for name, metric in ((bench.get("extra_info") or {}).get(METRICS_KEY) or {}).items():
         if name in figures.DIRECTIONS and isinstance(metric, dict):
             metric["better"] = figures.DIRECTIONS[name]
+        if name in figures.WITHDRAWN_GATES and isinstance(metric, dict):
+            metric.pop("gate", None)
 
 
 #: (version reached, step): applied in order to files of a lower ``schema_version``.

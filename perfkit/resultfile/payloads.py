@@ -270,7 +270,8 @@ class LaunchPace(Record):
     ``launches_per_burst`` tiny in-place ops through PyTorch's dispatcher, ``cycles`` times; the medians of
     the step and of one launch, and of each cycle's step over its launch (``launches_per_step``). On a GPU,
     last, the step's time on the GPU alone, each of ``gpu_step_s`` with its launches queued behind a held
-    stream (perfkit.measure.timing.time_queued), or why it could not be read (``gpu_step_unmeasured``)."""
+    stream (perfkit.measure.timing.time_queued), or why it could not be read (``gpu_step_unmeasured``); and
+    the operators one step dispatches (``ops_per_step``; 0 in files from before it was counted)."""
 
     TAG: ClassVar[str] = "launch_pace"
     step_s: float
@@ -281,6 +282,7 @@ class LaunchPace(Record):
     launches_per_burst: int
     gpu_step_s: tuple[float, ...] = ()
     gpu_step_unmeasured: str = ""
+    ops_per_step: int = 0
 
 
 @dataclass(frozen=True)
