@@ -47,8 +47,9 @@ ROUNDS = (10, 5)
 #: Rounds per placement of a 1 M-element first launch timed beside a first touch (benches' _touch_beside)
 BESIDE_ROUNDS = 10
 #: Launches of a short kernel timed alone (:func:`_short_alone`) a run reads the median of: an 8 us kernel
-#: spreads 5% between launches, and the median of ten moved 1.4-3.6% with the draw (about 0.1 s a hundred)
-SHORT_ALONE_LAUNCHES = 100
+#: spreads 5% between launches, and the median of ten moved 1.4-3.6% with the draw (about 0.1 s a hundred),
+#: queued ten at a time as the ten were (perfkit.measure.timing.time_cuda_events' ``queued``)
+SHORT_ALONE_LAUNCHES, SHORT_ALONE_QUEUED = 100, 10
 #: A CPU reference's burst on one core at K1 (0.5 ms a call on the lent hosts): a pass reads its median
 CPU_BURST = 20
 
@@ -247,7 +248,7 @@ def test_gpu_explicit(benchmark, scenario, k, vectors, gpu, perfkit_metrics, per
         warm_for(launch)
     kernel = time_cuda_events(launch, repetitions=SHORT_ALONE_LAUNCHES if cold else rounds,
                               warmup_iterations=min(warmup, 1), mode="plain" if serial or cold else "batched",
-                              batch=20, flush_l2=cold)
+                              batch=20, flush_l2=cold, queued=SHORT_ALONE_QUEUED)
     _check(dout.copy_to_host(), expected, f"{scenario} kernel, resident arrays")
     perfkit_metrics.record(figures.KERNEL_S, samples=kernel.seconds)
     if cold:  # no longer the launch pace of back-to-back kernels, and a hundred of them: another series
@@ -429,7 +430,8 @@ def _warm_kernel(launch, rounds: int, metrics, short: bool) -> tuple[float, ...]
     fresh processes; the round's host time as much), while the kernel alone read 6 us within 0.7-1.2%, and
     the warm K100 grid 440 us within 0.1% (476-524 us before). The round's host time is still shown."""
     launches = SHORT_ALONE_LAUNCHES if short else rounds
-    kernel = time_cuda_events(launch, repetitions=launches, warmup_iterations=1, mode="plain", hold=True)
+    kernel = time_cuda_events(launch, repetitions=launches, warmup_iterations=1, mode="plain", hold=True,
+                              queued=SHORT_ALONE_QUEUED)
     metrics.record(figures.KERNEL_S, samples=kernel.seconds)
     metrics.measured_by(figures.SHORT_KERNEL_HUNDRED_ALONE if short else figures.MANAGED_KERNEL_ALONE)
     metrics.gate_on(figures.KERNEL_S)

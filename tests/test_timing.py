@@ -210,3 +210,19 @@ def test_a_call_that_waits_on_the_gpu_cannot_be_queued_and_says_so(monkeypatch):
 def test_queued_timing_without_a_gpu_is_a_clear_error():
     with pytest.raises(HardwareError, match="needs a CUDA GPU"):
         timing.time_queued(lambda: None, 3, 1e-3)
+
+
+def test_events_queued_ten_at_a_time_let_the_host_wait_between_tens(monkeypatch):
+    """A hundred held launches queued at once keep the host launching while the GPU runs them (their kernels
+    read slower on an H200); ``queued`` makes the host wait for each ten first, and the kernel alone is timed
+    either way."""
+    gpu = SimulatedGpu(monkeypatch)
+    waits = []
+    monkeypatch.setattr(torch.cuda, "synchronize", lambda: waits.append(gpu.host) or gpu.synchronize())
+    kernel = gpu.step(1, host_s=50e-6, gpu_s=8e-6)
+    at_once = timing.time_cuda_events(kernel, repetitions=30, warmup_iterations=0, hold=True)
+    assert at_once.seconds == pytest.approx((8e-6,) * 30) and len(waits) == 1  # the host waited at the end
+    waits.clear()
+    tens = timing.time_cuda_events(kernel, repetitions=30, warmup_iterations=0, hold=True, queued=10)
+    assert tens.seconds == pytest.approx((8e-6,) * 30) and len(waits) == 3
+    assert waits[1] - waits[0] > 10 * timing.HOLD_CYCLES / gpu.rate  # each ten ran whole before the next
