@@ -40,9 +40,10 @@ figure within the run's common host slowdown (HostShift).
 
 Only gating figures get those verdicts: a benchmark gates on its time unless it names another figure (or
 none, declared informational with its reason), plus metrics declared to gate (allocator peaks, a host-paced
-step's launches per step). Figures derived from the time (bandwidth, % of peak, speedups, energy) follow it
-and are shown as ``info``; counts that should not change (FLOPs, parameters) are ``changed`` when they
-move at all, and ratios that should stay put when they move beyond the minimum effect and significantly.
+step's time on the GPU alone). Figures derived from the time (bandwidth, % of peak, speedups, energy)
+follow it and are shown as ``info``; counts that should not change (FLOPs, parameters, a step's operators)
+are ``changed`` when they move at all, and ratios that should stay put when they move beyond the minimum
+effect and significantly.
 Each gating figure carries its minimum detectable effect (MDE): the change this policy and this noise flag
 80% of the time.
 """
