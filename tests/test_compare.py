@@ -172,8 +172,9 @@ def test_a_figure_measured_by_another_method_is_measured_differently_never_regre
     for kernel in ("K1-grid", "K1-tuned"):  # once read regressed by +201% and +312%
         row = rows[f"{VECTOR_ADD}[{kernel}]", "kernel_s"]
         assert row["verdict"] == "measured differently" and row["change"] > 1.5 and row["p_value"] is None
-        assert row["note"].startswith("measured by method 1 here and method 2 in the baseline (the kernel "
-                                      "alone after an L2 flush since 2026-11-23): not judged")
+        assert row["note"].startswith("measured by method 1 here and method 3 in the baseline (the median "
+                                      "of a hundred launches alone, ten queued at a time since 2026-12-02): "
+                                      "not judged")
         assert out["benchmarks"][f"{VECTOR_ADD}[{kernel}]"] == "measured differently"
     assert rows[f"{VECTOR_ADD}[K1-grid]", "time"]["verdict"] == "info"  # the whole step: the same method
     # never fit in L2: judged as ever (declared host work in 2026-11-23's code, but a kernel that repeats
@@ -192,7 +193,7 @@ def test_a_baseline_measured_the_older_way_asks_for_a_run_of_this_code():
     row = next(r for r in judged(load.load(NIGHTLY), today).rows
                if r.benchmark == f"{VECTOR_ADD}[K1-tuned]" and r.figure == "kernel_s")
     assert row.verdict.value == "measured differently"
-    assert row.note.startswith("measured by method 2 here and method 1 in the baseline")
+    assert row.note.startswith("measured by method 3 here and method 1 in the baseline")
     assert row.note.endswith("re-save the baseline entry from a run of this code")
 
 
