@@ -248,7 +248,7 @@ def test_gpu_explicit(benchmark, scenario, k, vectors, gpu, perfkit_metrics, per
         warm_for(launch)
     kernel = time_cuda_events(launch, repetitions=SHORT_ALONE_LAUNCHES if cold else rounds,
                               warmup_iterations=min(warmup, 1), mode="plain" if serial or cold else "batched",
-                              batch=20, flush_l2=cold, queued=SHORT_ALONE_QUEUED)
+                              batch=20, flush_l2=cold, queued=SHORT_ALONE_QUEUED if cold else 0)
     _check(dout.copy_to_host(), expected, f"{scenario} kernel, resident arrays")
     perfkit_metrics.record(figures.KERNEL_S, samples=kernel.seconds)
     if cold:  # no longer the launch pace of back-to-back kernels, and a hundred of them: another series
@@ -429,9 +429,9 @@ def _warm_kernel(launch, rounds: int, metrics, short: bool) -> tuple[float, ...]
     process: on one H100 the warm K1 grid read 59-76 us and the tuned kernel 57-94 us (12-27% between four
     fresh processes; the round's host time as much), while the kernel alone read 6 us within 0.7-1.2%, and
     the warm K100 grid 440 us within 0.1% (476-524 us before). The round's host time is still shown."""
-    launches = SHORT_ALONE_LAUNCHES if short else rounds
+    launches, queued = (SHORT_ALONE_LAUNCHES, SHORT_ALONE_QUEUED) if short else (rounds, 0)
     kernel = time_cuda_events(launch, repetitions=launches, warmup_iterations=1, mode="plain", hold=True,
-                              queued=SHORT_ALONE_QUEUED)
+                              queued=queued)
     metrics.record(figures.KERNEL_S, samples=kernel.seconds)
     metrics.measured_by(figures.SHORT_KERNEL_HUNDRED_ALONE if short else figures.MANAGED_KERNEL_ALONE)
     metrics.gate_on(figures.KERNEL_S)

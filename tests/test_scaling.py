@@ -87,6 +87,10 @@ def test_a_one_gpu_launch_bound_step_shows_its_launch_pace_and_counts_its_ops():
     assert entry.gating_figures() == {"time", "peak_allocated_mib"}
     (plain,) = _derived(_record(result))
     assert not {"launch_us", "launches_per_step", "ops_per_step"} & set(plain.metrics)
+    older = dataclasses.replace(result, run=dataclasses.replace(result.run, launch_pace=dataclasses.replace(
+        pace, ops_per_step=0)))  # a worker that did not count them
+    (uncounted,) = _derived(_record(older))
+    assert "ops_per_step" not in uncounted.metrics and "not counted" in uncounted.absent["ops_per_step"]
 
 
 def test_a_launch_bound_step_timed_on_the_gpu_alone_gates_on_that_time_as_gpu_work():

@@ -226,3 +226,5 @@ def test_events_queued_ten_at_a_time_let_the_host_wait_between_tens(monkeypatch)
     tens = timing.time_cuda_events(kernel, repetitions=30, warmup_iterations=0, hold=True, queued=10)
     assert tens.seconds == pytest.approx((8e-6,) * 30) and len(waits) == 3
     assert waits[1] - waits[0] > 10 * timing.HOLD_CYCLES / gpu.rate  # each ten ran whole before the next
+    with pytest.raises(UsageError, match="queued at least 0"):
+        timing.time_cuda_events(kernel, repetitions=30, queued=-1)

@@ -163,8 +163,9 @@ def time_cuda_events(
     """
     if not torch.cuda.is_available():
         raise HardwareError("CUDA event timing needs a CUDA GPU; use time_host on CPU")
-    if repetitions < 1 or batch < 1:
-        raise UsageError(f"repetitions and batch must be at least 1, not {repetitions} and {batch}")
+    if repetitions < 1 or batch < 1 or queued < 0:
+        raise UsageError(f"repetitions and batch must be at least 1 and queued at least 0, not "
+                         f"{repetitions}, {batch} and {queued}")
     per_sample = 1 if mode == "plain" else batch
     body = _graph_replay(fn, batch) if mode == "graph" else _repeat(fn, per_sample)
     warmup(body, warmup_iterations)

@@ -102,8 +102,10 @@ def record_run(metrics: MetricRecorder, run: TrainingRun, workload: ScalingWorkl
     if run.launch_pace is not None:  # the GPU's time gates, the ops a step dispatches are counted
         metrics.record(figures.LAUNCH_US, run.launch_pace.launch_s * 1e6)
         metrics.record(figures.LAUNCHES_PER_STEP, run.launch_pace.launches_per_step)
-        if run.launch_pace.ops_per_step:  # counted since 2026-12-02
+        if run.launch_pace.ops_per_step:
             metrics.record(figures.OPS_PER_STEP, run.launch_pace.ops_per_step)
+        else:  # a worker of perfkit before 2026-12-02, which did not count them
+            metrics.absent(figures.OPS_PER_STEP, "the operators of a step were not counted by this worker")
         record.record_gpu_alone(metrics, run.launch_pace.gpu_step_s, run.launch_pace.gpu_step_unmeasured)
         metrics.payload(run.launch_pace)
     if not run.on_gpus:

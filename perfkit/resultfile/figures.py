@@ -164,7 +164,8 @@ LAUNCH_US = MetricSpec("launch_us", "us", "lower")
 LAUNCHES_PER_STEP = MetricSpec("launches_per_step", "launches", "lower")
 #: The operators one such step dispatches below autograd (perfkit.workloads.training.ops_per_step): a count
 #: the code and PyTorch alone decide, ``changed`` whenever it moves (an op added to the step, a sync, a
-#: fallback from a fused kernel), where a time that moves 5-20% between processes cannot see one op in 700.
+#: fallback from a fused kernel), where a time that moves 5-20% between processes cannot see one op in
+#: 300-700.
 OPS_PER_STEP = MetricSpec("ops_per_step", "ops", "none")
 #: The same launch-bound step's time on the GPU alone, its launches queued behind a held stream
 #: (perfkit.measure.timing.time_queued): what its kernels cost, which the host's pace hides from its time (a

@@ -107,7 +107,7 @@ def _only_entry_run(info: Json, name: str, newest: RunOrigin) -> None:
     info.setdefault("run_origins", {})[name] = [list(newest)]
 
 
-def _declared_directions(bench: Json) -> None:
+def _declared_today(bench: Json) -> None:
     """Each figure of figures.DIRECTIONS with the direction perfkit declares today, and each of
     figures.WITHDRAWN_GATES shown rather than gated, whatever its file said: a file of any schema (older
     perfkit versions read files of the same schema, so this is no schema step)."""
@@ -191,6 +191,6 @@ def migrate(raw: Json, where: str) -> Json:
             version = reached
     for bench in raw.get("benchmarks", []):
         _migrate_records(bench)
-        _declared_directions(bench)
+        _declared_today(bench)
     info["schema_version"] = SCHEMA_VERSION
     return raw

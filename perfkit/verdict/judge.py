@@ -38,9 +38,9 @@ its p-value: on a shared 2-vCPU runner a neighbour alone makes a two-thread benc
 holds back a figure whose pairs were so disturbed by the same rule, :func:`held_back`). So is a host-bound
 figure within the run's common host slowdown (HostShift).
 
-Only gating figures get those verdicts: a benchmark gates on its time unless it names another figure (or
-none, declared informational with its reason), plus metrics declared to gate (allocator peaks, a host-paced
-step's time on the GPU alone). Figures derived from the time (bandwidth, % of peak, speedups, energy)
+Only gating figures get those verdicts: a benchmark gates on its time unless it names another figure (a
+host-paced step's time on the GPU alone; or none, declared informational with its reason), plus metrics
+declared to gate (allocator peaks). Figures derived from the time (bandwidth, % of peak, speedups, energy)
 follow it and are shown as ``info``; counts that should not change (FLOPs, parameters, a step's operators)
 are ``changed`` when they move at all, and ratios that should stay put when they move beyond the minimum
 effect and significantly.

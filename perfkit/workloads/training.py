@@ -81,7 +81,9 @@ def launch_pace(step: Callable[[], Any], device: torch.device, cycles: int = PAC
     the tiny ops take the same path through the dispatcher, so the step over them holds where the step does
     not. What that ratio cannot see is a slowdown of every op's dispatch alike: the launch pace is kept
     beside it. On a GPU the step is then timed on the GPU alone, its launches queued ahead
-    (perfkit.measure.record.gpu_alone): what its kernels cost, which the host's pace hides from its time."""
+    (perfkit.measure.record.gpu_alone): what its kernels cost, which the host's pace hides from its time.
+    Last, one more step runs with its operators counted (:func:`ops_per_step`): the host work added to a
+    step, which the paces, 5-20% apart between processes, cannot see."""
     tiny = torch.zeros(1, device=device)
 
     def launch() -> None:
