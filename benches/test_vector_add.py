@@ -9,7 +9,7 @@ warm launch). Every run checks the result against the host sum.
 from __future__ import annotations
 
 import functools
-from collections.abc import Callable, Sequence
+from collections.abc import Callable
 from typing import Any, NamedTuple
 
 import numpy as np
@@ -46,11 +46,10 @@ ONE_BLOCK_ROUNDS = (5, 1)
 ROUNDS = (10, 5)
 #: Rounds per placement of a 1 M-element first launch timed beside a first touch (benches' _touch_beside)
 BESIDE_ROUNDS = 10
-#: Launches of a short kernel timed alone (:func:`_short_alone`) on each of placements.PLACEMENTS sets of its
-#: arrays, a run reading the median of them all: an 8 us kernel spreads 5% between launches (the median of
-#: ten moved 1.4-3.6% with the draw) and a set's medians 1-2% between sets; queued ten at a time as the ten
-#: were (perfkit.measure.timing.time_cuda_events' ``queued``), about 0.2 s a run
-SHORT_ALONE_PER_PLACEMENT, SHORT_ALONE_QUEUED = 50, 10
+#: Launches of a short kernel timed alone (:func:`_short_alone`) a run reads the median of: an 8 us kernel
+#: spreads 5% between launches, and the median of ten moved 1.4-3.6% with the draw (about 0.1 s a hundred),
+#: queued ten at a time as the ten were (perfkit.measure.timing.time_cuda_events' ``queued``)
+SHORT_ALONE_LAUNCHES, SHORT_ALONE_QUEUED = 100, 10
 #: A CPU reference's burst on one core at K1 (0.5 ms a call on the lent hosts): a pass reads its median
 CPU_BURST = 20
 
@@ -188,18 +187,9 @@ def _kernel_bound(case: VectorAdd) -> bool:
 
 def _short_alone(scenario: str, n: int) -> bool:
     """Whether a kernel timed alone is the grid's or the tuned kernel's over arrays that fit in L2 (1 M
-    elements: 8 us): timed from memory after a flush, or warm on managed memory, over four placements of its
-    arrays in turn (:func:`_alone_in_turn`)."""
+    elements: 8 us): timed from memory after a flush, or warm on managed memory, a hundred launches a run
+    (figures.SHORT_KERNEL_HUNDRED_ALONE)."""
     return _fits_l2(n) and scenario in ("grid", "tuned")
-
-
-def _alone_in_turn(launches: Sequence[Callable[[], None]], **timing: Any) -> tuple[float, ...]:
-    """A short kernel's launches alone (``timing``: time_cuda_events' flush or hold),
-    SHORT_ALONE_PER_PLACEMENT on each placement of its arrays in turn after one untimed: a run on one set read
-    that set's draw, 1.2-2.0% apart within a process (figures.SHORT_KERNEL_PLACED_ALONE)."""
-    per, queued = SHORT_ALONE_PER_PLACEMENT, SHORT_ALONE_QUEUED
-    return tuple(second for launch in launches
-                 for second in time_cuda_events(launch, per, 1, queued=queued, **timing).seconds)
 
 
 def _record_gpu(metrics, spec, case: VectorAdd, n: int, kernel_seconds) -> None:
@@ -242,14 +232,13 @@ def test_gpu_explicit(benchmark, scenario, k, vectors, gpu, perfkit_metrics, per
     rounds, warmup = _rounds(scenario, x.size)
     out = benchmark.pedantic(program, rounds=rounds, warmup_rounds=warmup)
     _check(out, expected, f"{scenario} kernel, explicit copies")
+    dx, dy = cuda.to_device(x), cuda.to_device(y)
+    dout = cuda.device_array_like(dx)
     serial = scenario in ("one_thread", "one_block")
     # Arrays that fit in L2 stay there between back-to-back launches, and the batched time then follows the
     # host's launch pace (30-40% between runs at K1): each launch is timed alone, from memory, after a flush.
     cold = _short_alone(scenario, x.size)
-    resident = [(cuda.to_device(x), cuda.to_device(y)) for _ in range(placements.PLACEMENTS if cold else 1)]
-    outs = [cuda.device_array_like(dx) for dx, _ in resident]
-    launches = [vector_add.launcher(scenario, dx, dy, dout, sms) for (dx, dy), dout in zip(resident, outs)]
-    launch = launches[0]
+    launch = vector_add.launcher(scenario, dx, dy, dout, sms)
     if cold or scenario == "one_block" or (scenario == "one_thread" and not _slow(scenario, x.size)):
         # Timed alone, an 8 us kernel leaves the GPU idle between launches: on one fresh H200 its ten timings
         # fell from 99 to 19 us as the clock rose from idle; one block at K1 (one multiprocessor's work) on a
@@ -257,21 +246,19 @@ def test_gpu_explicit(benchmark, scenario, k, vectors, gpu, perfkit_metrics, per
         # A/A). Half a second back to back brings the clock up (one block: 0.6-160 ms a launch from K1 to
         # K100 on an H100 or H200); one thread's launches from K10 (0.65 s and more) bring it up themselves.
         warm_for(launch)
-    if cold:  # no longer the launch pace of back-to-back kernels, and over four placements: another series
-        kernel = _alone_in_turn(launches, flush_l2=True)
-        perfkit_metrics.measured_by(figures.SHORT_KERNEL_PLACED_ALONE)
-    else:
-        kernel = time_cuda_events(launch, repetitions=rounds, warmup_iterations=min(warmup, 1),
-                                  mode="plain" if serial else "batched", batch=20).seconds
-    for dout in outs:
-        _check(dout.copy_to_host(), expected, f"{scenario} kernel, resident arrays")
-    perfkit_metrics.record(figures.KERNEL_S, samples=kernel)
+    kernel = time_cuda_events(launch, repetitions=SHORT_ALONE_LAUNCHES if cold else rounds,
+                              warmup_iterations=min(warmup, 1), mode="plain" if serial or cold else "batched",
+                              batch=20, flush_l2=cold, queued=SHORT_ALONE_QUEUED if cold else 0)
+    _check(dout.copy_to_host(), expected, f"{scenario} kernel, resident arrays")
+    perfkit_metrics.record(figures.KERNEL_S, samples=kernel.seconds)
+    if cold:  # no longer the launch pace of back-to-back kernels, and a hundred of them: another series
+        perfkit_metrics.measured_by(figures.SHORT_KERNEL_HUNDRED_ALONE)
     perfkit_metrics.gate_on(
         figures.KERNEL_S
     )  # the whole step is dominated by pageable host copies (10-40% between runs)
     case = VectorAdd(scenario, "explicit", k, vector_add.launch_shape(scenario, x.size, sms))
     _record_gpu(perfkit_metrics, perfkit_datasheet, case, x.size,
-                kernel if round_times(benchmark) else ())
+                kernel.seconds if round_times(benchmark) else ())
 
 
 @pytest.mark.gpu
@@ -299,17 +286,13 @@ def test_gpu_managed(benchmark, scenario, phase, k, vectors, gpu, perfkit_metric
 def _time_one_allocation(benchmark, scenario: str, phase: str, x: np.ndarray, y: np.ndarray,
                          expected: np.ndarray, gpu, metrics) -> tuple[float, ...]:
     """The warm launches, and the first launches of a second and more (one thread's and one block's over
-    millions of elements, where the page work is a small part), on one managed allocation (the short warm
-    kernels over four: :func:`_alone_in_turn`); every sum checked."""
+    millions of elements, where the page work is a small part), on one managed allocation; its sum checked."""
     cuda, vector_add = gpu
-    short = phase == "warm" and _short_alone(scenario, x.size)
-    sets = placements.PLACEMENTS if short else 1
-    vector_add.require_device_memory(x.size, "managed", sets=sets)
-    arrays = [tuple(cuda.managed_array(x.size, dtype=np.float32) for _ in range(3)) for _ in range(sets)]
-    mx, my, _ = arrays[0]
+    vector_add.require_device_memory(x.size, "managed")
+    mx, my = cuda.managed_array(x.size, dtype=np.float32), cuda.managed_array(x.size, dtype=np.float32)
+    mout = cuda.managed_array(x.size, dtype=np.float32)
     spans = EventSpans()
-    launches = [vector_add.launcher(scenario, *placed, vector_add.sm_count()) for placed in arrays]
-    launch = launches[0]
+    launch = vector_add.launcher(scenario, mx, my, mout, vector_add.sm_count())
 
     def host_writes() -> None:
         mx[:], my[:] = x, y  # touching every page on the host moves it back to host memory
@@ -331,13 +314,8 @@ def _time_one_allocation(benchmark, scenario: str, phase: str, x: np.ndarray, y:
         if not _slow(scenario, x.size):
             warm_for(launch)
         benchmark.pedantic(kernel, rounds=rounds, warmup_rounds=warmup)
-        for (more_x, more_y, _), more in zip(arrays[1:], launches[1:]):  # the other placements, resident
-            more_x[:], more_y[:] = x, y
-            more()
-        cuda.synchronize()
-        kernel_seconds = _warm_kernel(launches, rounds, metrics)
-    for *_, out in arrays:
-        _check(np.asarray(out), expected, f"{scenario} kernel, managed memory")
+        kernel_seconds = _warm_kernel(launch, rounds, metrics, short=_short_alone(scenario, x.size))
+    _check(np.asarray(mout), expected, f"{scenario} kernel, managed memory")
     return kernel_seconds
 
 
@@ -443,21 +421,18 @@ def _record_beside_touch(metrics, launches: tuple[float, ...], touches: tuple[fl
     metrics.gate_on(figures.OVER_FIRST_TOUCH)
 
 
-def _warm_kernel(launches: Sequence[Callable[[], None]], rounds: int, metrics) -> tuple[float, ...]:
-    """The warm launch's kernel alone, the stream held until it is queued (``rounds`` times on one placement,
-    a short kernel's :func:`_alone_in_turn` on each of ``launches``' placements), and the figure it gates on.
+def _warm_kernel(launch, rounds: int, metrics, short: bool) -> tuple[float, ...]:
+    """The warm launch's kernel alone, the stream held until it is queued (``rounds`` times, a short kernel's
+    SHORT_ALONE_LAUNCHES), and the figure it gates on.
 
     Events around a launch on an idle GPU time numba's dispatch too, which lands in one of two modes per
     process: on one H100 the warm K1 grid read 59-76 us and the tuned kernel 57-94 us (12-27% between four
     fresh processes; the round's host time as much), while the kernel alone read 6 us within 0.7-1.2%, and
     the warm K100 grid 440 us within 0.1% (476-524 us before). The round's host time is still shown."""
-    if len(launches) > 1:
-        kernel = _alone_in_turn(launches, hold=True)
-        metrics.measured_by(figures.SHORT_KERNEL_PLACED_ALONE)
-    else:
-        kernel = time_cuda_events(launches[0], repetitions=rounds, warmup_iterations=1, mode="plain",
-                                  hold=True).seconds
-        metrics.measured_by(figures.MANAGED_KERNEL_ALONE)
-    metrics.record(figures.KERNEL_S, samples=kernel)
+    launches, queued = (SHORT_ALONE_LAUNCHES, SHORT_ALONE_QUEUED) if short else (rounds, 0)
+    kernel = time_cuda_events(launch, repetitions=launches, warmup_iterations=1, mode="plain", hold=True,
+                              queued=queued)
+    metrics.record(figures.KERNEL_S, samples=kernel.seconds)
+    metrics.measured_by(figures.SHORT_KERNEL_HUNDRED_ALONE if short else figures.MANAGED_KERNEL_ALONE)
     metrics.gate_on(figures.KERNEL_S)
-    return kernel
+    return kernel.seconds

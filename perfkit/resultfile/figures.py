@@ -304,15 +304,6 @@ SHORT_KERNEL_HUNDRED_ALONE = Method(
     (KERNEL_S.name, BANDWIDTH.name, SHARE_OF_DATASHEET.name, SHARE_OF_COPY_PEAK.name),
     (*KERNEL_ALONE.benchmarks,
      *(f"benches/test_vector_add.py::test_gpu_managed[K1-{s}-warm]" for s in ("grid", "tuned"))))
-#: The same kernels' launches spread over four placements of their arrays: within one process a hundred
-#: launches on each of four sets of arrays read medians 1.15% (grid) and 1.96% (tuned) apart on explicit
-#: copies, so a run on one set read its placement's draw, most of the 1.1-1.5% left between fresh processes;
-#: the mean over four sets moved 0.12% and 0.57% between three (experiments/short_kernel_placements.py, one
-#: H200, 2026-12-02). Two hundred launches a run, fifty alone on each set in turn, each set warmed by one
-#: (about 0.1 s more a benchmark). Since after the last run of method 3 (one H200, 16:38).
-SHORT_KERNEL_PLACED_ALONE = Method(
-    4, "two hundred launches alone, fifty on each of four placements", "2026-12-02T20:45:00+00:00",
-    SHORT_KERNEL_HUNDRED_ALONE.figures, SHORT_KERNEL_HUNDRED_ALONE.benchmarks)
 #: The vector add's CPU references (the compiled loop and numpy): each round was one call on buffers the
 #: process allocated once, and read whichever speed their placement gave; they are timed over four fresh
 #: placements on huge pages per run, each warmed and then timed in turn (perfkit.measure.placements). Between
@@ -417,7 +408,7 @@ METHODS: tuple[Method, ...] = (KERNEL_ALONE, LAYER_CALLS_BACK_TO_BACK, SUSTAINED
                                MANAGED_FIRST_LARGE_BESIDE_TOUCH, HOST_FASTEST_CORE,
                                DDP_HEURISTIC_CONVS, THROUGHPUT_OVER_HEURISTIC_DDP,
                                LARGE_BATCH_HEURISTIC_CONVS, LAUNCH_BOUND_FASTEST_CORE, TTA_ONE_SEED_NIGHTLY,
-                               SHORT_KERNEL_HUNDRED_ALONE, SHORT_KERNEL_PLACED_ALONE)
+                               SHORT_KERNEL_HUNDRED_ALONE)
 
 
 def method_of(benchmark: str, figure: str, version: int) -> Method | None:

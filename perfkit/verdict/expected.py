@@ -42,7 +42,6 @@ from perfkit.resultfile.figures import (
     MANAGED_KERNEL_ALONE,
     ONE_SM_CEILINGS,
     SHORT_KERNEL_HUNDRED_ALONE,
-    SHORT_KERNEL_PLACED_ALONE,
     method_of,
     timer_seconds,
 )
@@ -56,7 +55,7 @@ from perfkit.resultfile.payloads import AllreduceSweep
 #: none of the host's dispatch.
 EAGER, GRAPH, ALONE = "eager", "graph", "alone"
 #: The methods that time a kernel alone: events around one launch, the host's dispatch outside them.
-TIMED_ALONE = (KERNEL_ALONE, MANAGED_KERNEL_ALONE, SHORT_KERNEL_HUNDRED_ALONE, SHORT_KERNEL_PLACED_ALONE)
+TIMED_ALONE = (KERNEL_ALONE, MANAGED_KERNEL_ALONE, SHORT_KERNEL_HUNDRED_ALONE)
 #: The figure of the one-element kernel that gives each launch mode's cost.
 LAUNCH_FIGURES: dict[str, str] = {EAGER: timer_seconds("events_batched").name, GRAPH: GRAPH_REPLAY_S.name,
                                   ALONE: timer_seconds("events_l2_flushed").name}
