@@ -13,7 +13,6 @@ from contextlib import nullcontext
 import pytest
 import torch
 
-from perfkit.errors import MeasurementError
 from perfkit.measure import ceilings, fidelity, heat, timing
 from perfkit.pbench import round_times
 from perfkit.resultfile import figures
@@ -39,13 +38,7 @@ def _operation(kind: str, device: torch.device, full: bool) -> ceilings.Operatio
         return ceilings.copy_workload(device, (4 * GiB if full else GiB) if gpu else 64 * MiB)
     if kind == "gemm":
         return ceilings.matmul_workload(device, 8192 if gpu else 512, "bf16" if gpu else "fp32")
-    x = torch.zeros(1, device=device)
-
-    def check() -> None:
-        if x.item() < 1:
-            raise MeasurementError("the tiny kernel never ran")
-
-    return ceilings.Operation(lambda: x.add_(1), 1.0, check)
+    return fidelity.tiny_kernel(device)
 
 
 @pytest.mark.parametrize("kind", [pytest.param(k, id=k, marks=[pytest.mark.weekly] if k in WEEKLY else [])

@@ -304,6 +304,16 @@ SHORT_KERNEL_HUNDRED_ALONE = Method(
     (KERNEL_S.name, BANDWIDTH.name, SHARE_OF_DATASHEET.name, SHARE_OF_COPY_PEAK.name),
     (*KERNEL_ALONE.benchmarks,
      *(f"benches/test_vector_add.py::test_gpu_managed[K1-{s}-warm]" for s in ("grid", "tuned"))))
+#: The one-element kernel's CUDA-graph replay (``graph_replay_s``, and ``launch_overhead_s``, the plain
+#: launch over it): timed in the benchmark's process, it read the state the benchmarks before had left:
+#: 1.17-1.34 us after the nightly's training (a level that moved 3% between runs, 12% in two of 24), 1.07 us
+#: after four vector-add benchmarks (twelve processes of one H200, 2026-12-02: within 0.1%), 1.00 us with
+#: nothing before it (2026-11-23). It is replayed in a fresh process (perfkit.measure.fresh_process), under
+#: the clock lock the benchmark holds. Since after the last run in the benchmark's process (one H200, 20:32).
+GRAPH_REPLAY_FRESH = Method(
+    2, "replayed in a fresh process", "2026-12-02T20:45:00+00:00",
+    (GRAPH_REPLAY_S.name, LAUNCH_OVERHEAD_S.name),
+    ("benches/test_timer_fidelity.py::test_timer_fidelity[tiny]",))
 #: The vector add's CPU references (the compiled loop and numpy): each round was one call on buffers the
 #: process allocated once, and read whichever speed their placement gave; they are timed over four fresh
 #: placements on huge pages per run, each warmed and then timed in turn (perfkit.measure.placements). Between
@@ -408,7 +418,7 @@ METHODS: tuple[Method, ...] = (KERNEL_ALONE, LAYER_CALLS_BACK_TO_BACK, SUSTAINED
                                MANAGED_FIRST_LARGE_BESIDE_TOUCH, HOST_FASTEST_CORE,
                                DDP_HEURISTIC_CONVS, THROUGHPUT_OVER_HEURISTIC_DDP,
                                LARGE_BATCH_HEURISTIC_CONVS, LAUNCH_BOUND_FASTEST_CORE, TTA_ONE_SEED_NIGHTLY,
-                               SHORT_KERNEL_HUNDRED_ALONE)
+                               SHORT_KERNEL_HUNDRED_ALONE, GRAPH_REPLAY_FRESH)
 
 
 def method_of(benchmark: str, figure: str, version: int) -> Method | None:
