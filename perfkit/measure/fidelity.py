@@ -19,9 +19,9 @@ from perfkit.resultfile import figures
 from perfkit.resultfile.metrics import MetricRecorder
 
 #: The smallest change of the one-element kernel's graph replay worth a verdict: replayed in a fresh process
-#: it read 1.070-1.073 us over twelve processes of one H200 (figures.GRAPH_REPLAY_FRESH says more); a
-#: launch-bound figure's 5%.
-GRAPH_REPLAY_TOLERANCE = 0.05
+#: it reads one of two levels 9% apart, each within 0.1% (1.020 and 1.114 us on one H200, 1.027 and 1.111 on
+#: another; each process draws one, 2026-12-02), so a change inside that gap is the draw's.
+GRAPH_REPLAY_TOLERANCE = 0.10
 
 
 def tiny_kernel(device: torch.device) -> Operation:
