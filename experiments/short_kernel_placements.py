@@ -11,7 +11,8 @@ line of the four sets' medians per kernel:
     python experiments/short_kernel_placements.py summary out.jsonl  # spread within and between processes
 
 If the sets of one process differ as much as processes do, the run-to-run noise is the placement's draw,
-and rotating launches over several sets would average it within a run.
+and rotating launches over several sets would average it within a run. The benchmark tried that and did not
+get tighter between processes (docs/findings.md, 2026-12-02, night).
 """
 from __future__ import annotations
 
