@@ -20,7 +20,8 @@ from perfkit.resultfile.metrics import MetricRecorder
 
 #: The smallest change of the one-element kernel's graph replay worth a verdict: replayed in a fresh process
 #: it reads one of two levels 9% apart, each within 0.1% (1.020 and 1.114 us on one H200, 1.027 and 1.111 on
-#: another; each process draws one, 2026-12-02), so a change inside that gap is the draw's.
+#: another, 2026-12-02; which one, the machine and what ran before in the parent decide), so a change inside
+#: that gap is the level's.
 GRAPH_REPLAY_TOLERANCE = 0.10
 
 

@@ -305,15 +305,16 @@ SHORT_KERNEL_HUNDRED_ALONE = Method(
     (*KERNEL_ALONE.benchmarks,
      *(f"benches/test_vector_add.py::test_gpu_managed[K1-{s}-warm]" for s in ("grid", "tuned"))))
 #: The one-element kernel's CUDA-graph replay (``graph_replay_s``, and ``launch_overhead_s``, the plain
-#: launch over it): timed in the benchmark's process, it read the state the benchmarks before had left:
+#: launch timed in the benchmark's process over it): timed in the benchmark's process, it read the state the
+#: benchmarks before had left:
 #: 1.17-1.34 us after the nightly's training (a level that moved 3% between runs, 12% in two of 24), 1.07 us
 #: after four vector-add benchmarks (twelve processes of one H200, 2026-12-02: within 0.1%), 1.00 us with
 #: nothing before it (2026-11-23). It is replayed in a fresh process (perfkit.measure.fresh_process), under
 #: the clock lock the benchmark holds: twelve processes on two fresh H200s read 1.020 or 1.114 us and 1.027 or
-#: 1.111 us, each within 0.1%, whatever ran before (a draw of the process between two levels, not the state).
-#: Since after the last run in the benchmark's process (one H200, 20:32).
+#: 1.111 us, each level within 0.1% (which one, the machine and what ran before decide, not known how).
+#: Since after the last run in the benchmark's process (one H200, 20:36).
 GRAPH_REPLAY_FRESH = Method(
-    2, "replayed in a fresh process", "2026-12-02T20:45:00+00:00",
+    2, "replayed in a fresh process", "2026-12-02T20:38:00+00:00",
     (GRAPH_REPLAY_S.name, LAUNCH_OVERHEAD_S.name),
     ("benches/test_timer_fidelity.py::test_timer_fidelity[tiny]",))
 #: The vector add's CPU references (the compiled loop and numpy): each round was one call on buffers the
