@@ -144,6 +144,20 @@ def test_kernels_keep_their_ceilings_ratio_and_the_launch_kernel_its_costs(rows)
     assert maxpool.expected == pytest.approx(1.0) and maxpool.verdict == across.AS_EXPECTED
 
 
+def test_a_launch_measured_by_another_method_on_one_side_has_no_expectation_and_says_so():
+    """The graph replay on one element read its element's address; over 200 addresses (method 3) the mean:
+    the two devices' launch costs are compared only when both measured them the same way."""
+    raw = load.read_json(H200)
+    tiny = next(b for b in raw["benchmarks"] if b["fullname"] == TINY)
+    tiny["extra_info"]["methods"] = {"graph_replay_s": 3, "launch_overhead_s": 3}
+    spread = load.parse(raw, "h200, the replay over 200 addresses")
+    row = next(r for r in across.hardware_rows(spread, load.load(H100), [TINY]))
+    assert row.expected is None and not row.by_definition
+    assert row.why.startswith("measured differently: method 3 on the first device, 1 on the second")
+    same = next(r for r in across.hardware_rows(load.load(H200), load.load(H100), [TINY]))
+    assert same.expected is not None and same.by_definition
+
+
 def test_a_kernel_far_below_its_ceiling_keeps_that_ceiling_where_a_datasheet_lists_no_multiprocessors():
     """The issue roof needs both devices' SMs and clock: towards a device whose datasheet lists none (the B200
     here) max pooling keeps the copy ratio; a kernel at its ceiling (ReLU) never takes the issue roof."""

@@ -7,7 +7,7 @@ import pytest
 import torch
 
 from perfkit.errors import HardwareError, MeasurementError, UsageError
-from perfkit.measure import timing
+from perfkit.measure import fidelity, timing
 
 
 class FakeClock:
@@ -228,3 +228,16 @@ def test_events_queued_ten_at_a_time_let_the_host_wait_between_tens(monkeypatch)
     assert waits[1] - waits[0] > 10 * timing.HOLD_CYCLES / gpu.rate  # each ten ran whole before the next
     with pytest.raises(UsageError, match="queued at least 0"):
         timing.time_cuda_events(kernel, repetitions=30, queued=-1)
+
+
+def test_the_graph_replays_work_launches_once_on_each_spread_element_in_turn():
+    """A replay of REPLAY_ADDRESSES launches touches every element once, each a page and more apart; one
+    launch short leaves one untouched, which the check names."""
+    work = fidelity.spread_elements(torch.device("cpu"))
+    for _ in range(fidelity.REPLAY_ADDRESSES - 1):
+        work.run()
+    with pytest.raises(MeasurementError, match="every element"):
+        work.check()
+    work.run()
+    work.check()
+    assert fidelity.ADDRESS_STRIDE > 2 * 2**20 and fidelity.ADDRESS_STRIDE % 2**12

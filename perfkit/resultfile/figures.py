@@ -317,6 +317,16 @@ GRAPH_REPLAY_FRESH = Method(
     2, "replayed in a fresh process", "2026-12-02T20:38:00+00:00",
     (GRAPH_REPLAY_S.name, LAUNCH_OVERHEAD_S.name),
     ("benches/test_timer_fidelity.py::test_timer_fidelity[tiny]",))
+#: The one-element kernel's graph replay in a fresh process launched on one element, and its time was that
+#: element's address: 46 addresses of one buffer read 1.018-1.148 us a launch, each the same within 0.1% in
+#: three fresh processes of one H200 (2026-12-03; experiments/graph_replay_levels.py), so a process read the
+#: level its one allocation landed on (1.02 or 1.11 us). The replay now launches on each of 200 elements a
+#: 2 MiB page apart in turn (perfkit.measure.fidelity.spread_elements), the launch's time over addresses.
+#: Since after the last run on one element (one H200, 05:49), before the first of the new.
+GRAPH_REPLAY_SPREAD = Method(
+    3, "replayed in a fresh process over 200 elements a page apart", "2026-12-03T06:00:00+00:00",
+    (GRAPH_REPLAY_S.name, LAUNCH_OVERHEAD_S.name),
+    ("benches/test_timer_fidelity.py::test_timer_fidelity[tiny]",))
 #: The vector add's CPU references (the compiled loop and numpy): each round was one call on buffers the
 #: process allocated once, and read whichever speed their placement gave; they are timed over four fresh
 #: placements on huge pages per run, each warmed and then timed in turn (perfkit.measure.placements). Between
@@ -421,7 +431,8 @@ METHODS: tuple[Method, ...] = (KERNEL_ALONE, LAYER_CALLS_BACK_TO_BACK, SUSTAINED
                                MANAGED_FIRST_LARGE_BESIDE_TOUCH, HOST_FASTEST_CORE,
                                DDP_HEURISTIC_CONVS, THROUGHPUT_OVER_HEURISTIC_DDP,
                                LARGE_BATCH_HEURISTIC_CONVS, LAUNCH_BOUND_FASTEST_CORE, TTA_ONE_SEED_NIGHTLY,
-                               SHORT_KERNEL_HUNDRED_ALONE, GRAPH_REPLAY_FRESH)
+                               SHORT_KERNEL_HUNDRED_ALONE, GRAPH_REPLAY_FRESH,
+                               GRAPH_REPLAY_SPREAD)
 
 
 def method_of(benchmark: str, figure: str, version: int) -> Method | None:

@@ -204,6 +204,7 @@ class _Target:
     gpu: bool
     share: float | None = None  # the share of its bound ceiling the benchmark reached here
     seconds: float | None = None  # its time here (a call of a kernel)
+    launch_method: int = 1  # the method version its launch cost was measured by (figures.METHODS)
 
 
 @dataclass(frozen=True)
@@ -240,7 +241,8 @@ class _Side:
         figure = SHARE_OF_COPY_PEAK.name if bound == datasheet.COPY else SHARE_OF_PEAK.name
         share = self.mean(name, figure) if bound else None
         return _Target(roofs or self.roofs, work, bound, bool(self.mean(name, GRAPH_REPLAY_S.name)),
-                       self.results.info.device == "cuda", share, self.mean(name, TIME))
+                       self.results.info.device == "cuda", share, self.mean(name, TIME),
+                       self.entries[name].method(GRAPH_REPLAY_S.name))
 
 
 def hardware_rows(baseline: ResultSet, current: ResultSet, names: Sequence[str],
@@ -312,6 +314,10 @@ def expect(then: _Target, now: _Target) -> Expectation:
     order: the launch kernel, a network's layers, a kernel's ceiling, any other counted work)."""
     gpu = then.gpu and now.gpu
     if gpu and then.launch and now.launch:
+        if then.launch_method != now.launch_method:  # one element's address against many (2026-12-03)
+            return Expectation(None, GRAPH_REPLAY_S.name, figure=GRAPH_REPLAY_S.name,
+                               why=f"measured differently: method {then.launch_method} on the first device, "
+                                   f"{now.launch_method} on the second; re-save the older baseline's entry")
         expected = then.roofs.launch(GRAPH) / now.roofs.launch(GRAPH)
         return Expectation(expected, GRAPH_REPLAY_S.name, figure=GRAPH_REPLAY_S.name)
     counted = isinstance(then.work, Work) and isinstance(now.work, Work)
