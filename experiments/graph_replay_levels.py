@@ -16,11 +16,13 @@ a process:
 """
 from __future__ import annotations
 
+import functools
 import itertools
 import json
 import statistics
 import subprocess
 import sys
+from collections.abc import Callable
 
 #: byte offsets of the element: powers of two up to 1 MiB, then a 2 MiB page apart (32 pages)
 OFFSETS = (0, *(1 << k for k in range(8, 21)), *(p << 21 for p in range(1, 33)))
@@ -38,17 +40,20 @@ def _one_process() -> dict[str, object]:
     buffer = torch.zeros((max(OFFSETS) + 4096) // 4, device="cuda")
     views = [buffer[o // 4:o // 4 + 1] for o in OFFSETS]
 
-    def replay_us(fn) -> float:
+    def replay_us(fn: Callable[[], object]) -> float:
         return time_cuda_events(fn, repetitions=REPLAYS, mode="graph", batch=LAUNCHES).median * 1e6
 
-    by_offset = {str(o): replay_us(lambda v=v: v.add_(1)) for o, v in zip(OFFSETS, views)}
+    by_offset = {str(o): replay_us(functools.partial(torch.Tensor.add_, v, 1))
+                 for o, v in zip(OFFSETS, views)}
     cycle = itertools.cycle(views)
     cycled = replay_us(lambda: next(cycle).add_(1))
-    held, spread = [], []  # every buffer stays held, so no later one reuses an earlier one's pages
+    held: list[object] = []  # every buffer stays held, so no later one reuses an earlier one's pages
+    spread = []
     for mib in JUNK_MIB:
         held.append(torch.empty(mib * 2**20 + 4096, dtype=torch.uint8, device="cuda"))
-        held.append(spread_elements(torch.device("cuda")))
-        spread.append(replay_us(held[-1].run))
+        work = spread_elements(torch.device("cuda"))  # after the memory just held: on other pages
+        held.append(work)
+        spread.append(replay_us(work.run))
     return {"by_offset": by_offset, "cycled": cycled, "again_0": replay_us(lambda: views[0].add_(1)),
             "spread": spread}
 

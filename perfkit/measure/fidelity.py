@@ -48,7 +48,7 @@ def spread_elements(device: torch.device) -> Operation:
 
     def check() -> None:
         if buffer[::stride].min().item() < 1:
-            raise MeasurementError("the one-element kernel never ran on every element")
+            raise MeasurementError("the one-element kernel did not run on every element")
 
     return Operation(lambda: next(turn).add_(1), 1.0, check)
 
@@ -85,7 +85,7 @@ def record_agreement(metrics: MetricRecorder, run: Callable[[], Any], device: to
         else:
             references["do_bench"] = do_bench
         if launch_bound:
-            # in this process it read the state the benchmarks before left (figures.GRAPH_REPLAY_SPREAD)
+            # in this process it read the state the benchmarks before left (figures.GRAPH_REPLAY_FRESH)
             graph = timing.Samples(fresh_process.run(graph_replay_here, label="the one-element kernel's "
                                                                                "CUDA-graph replay"))
             metrics.record(figures.GRAPH_REPLAY_S, samples=graph.seconds)
