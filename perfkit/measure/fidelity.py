@@ -20,10 +20,8 @@ from perfkit.resultfile import figures
 from perfkit.resultfile.metrics import MetricRecorder
 
 #: The one-element kernel's graph replay cycles over this many elements, one a launch, each in its own 2 MiB
-#: page at its own offset in it (ADDRESS_STRIDE apart): a launch reads and writes its element in L2, and its
-#: time is its address's. On one element a replay read one of two levels 9% apart per process (1.020 or 1.114
-#: us a launch, 2026-12-02; which one, the memory the parent held decided); on 46 addresses of one buffer,
-#: 1.018-1.148 us, each address the same within 0.1% in three fresh processes (2026-12-03).
+#: page at its own offset in it (ADDRESS_STRIDE bytes apart): a launch's time is its element's address's
+#: (figures.GRAPH_REPLAY_SPREAD says what was measured).
 REPLAY_ADDRESSES = 200
 ADDRESS_STRIDE = 2 * 2**20 + 4352
 
