@@ -381,7 +381,10 @@ def test_the_tta_study_as_one_command_on_one_host(tmp_path):
                           "--profile", "quick", "--tta", "--out", str(out)],
                          cwd=ROOT, capture_output=True, text=True, timeout=FLEET_TIMEOUT_S, check=False)
     print(run.stdout, run.stderr)
-    assert run.returncode == 0
+    # the night is judged against the committed CPU baseline: exit 1 where it regressed (a 2-core CI host
+    # ran the whole quick profile 1.6-2.9 times slower for a while on 2026-12-03), else 0
+    assert "; failed:" not in run.stdout
+    assert run.returncode == (1 if " regressed" in run.stdout.split("as the night's runs", 1)[1] else 0)
     (row,) = [line for line in (out / "tta-study" / "tta_study.txt").read_text().splitlines()
               if "tiny-cnn" in line]
     assert "6 (1, 2)" in row and "models)" in row  # three seeds a replicate, two replicates, one machine
