@@ -256,6 +256,8 @@ def test_gpu_explicit(benchmark, scenario, k, vectors, gpu, perfkit_metrics, per
     perfkit_metrics.gate_on(
         figures.KERNEL_S
     )  # the whole step is dominated by pageable host copies (10-40% between runs)
+    if _copy_beside(scenario, x.size):
+        _beside_one_sm_copy(perfkit_metrics, dx, dout, kernel.seconds, hold=False)
     case = VectorAdd(scenario, "explicit", k, vector_add.launch_shape(scenario, x.size, sms))
     _record_gpu(perfkit_metrics, perfkit_datasheet, case, x.size,
                 kernel.seconds if round_times(benchmark) else ())
@@ -316,6 +318,8 @@ def _time_one_allocation(benchmark, scenario: str, phase: str, x: np.ndarray, y:
         benchmark.pedantic(kernel, rounds=rounds, warmup_rounds=warmup)
         kernel_seconds = _warm_kernel(launch, rounds, metrics, short=_short_alone(scenario, x.size))
     _check(np.asarray(mout), expected, f"{scenario} kernel, managed memory")
+    if phase == "warm" and _copy_beside(scenario, x.size):
+        _beside_one_sm_copy(metrics, mx, mout, kernel_seconds, hold=True)
     return kernel_seconds
 
 
@@ -419,6 +423,31 @@ def _record_beside_touch(metrics, launches: tuple[float, ...], touches: tuple[fl
     metrics.record(figures.FIRST_TOUCH_S, samples=touches)
     metrics.record(figures.OVER_FIRST_TOUCH, samples=[a / b for a, b in zip(launches, touches, strict=True)])
     metrics.gate_on(figures.OVER_FIRST_TOUCH)
+
+
+def _copy_beside(scenario: str, n: int) -> bool:
+    """Whether a resident launch is timed beside one multiprocessor's copy and gates on the ratio
+    (figures.OVER_ONE_SM_COPY): one block's, at the nightly's sizes (not the weekly middle sizes, not measured
+    this way)."""
+    return scenario == "one_block" and n in (elements(k) for k in K_NIGHTLY)
+
+
+def _beside_one_sm_copy(metrics, src, dst, kernel_seconds: tuple[float, ...], hold: bool) -> None:
+    """One multiprocessor's copy of ``src`` into ``dst`` in the one block's shape, timed right after its
+    launches as they were (one call between events, the stream held until it is queued where ``hold``), and
+    each launch over it, gated on: one block streams memory at the pace one multiprocessor's loads in flight
+    allow, which is the chip's. The warm K = 100 M launch read 0.157 or 0.162 s by H200 (each machine's runs
+    within 0.1%), the copy in the same place with it (docs/findings.md, 2026-12-03, afternoon). The kernel's
+    time is still shown."""
+    from perfkit.workloads.kernels import one_sm  # numba's: the gpu fixture has skipped without it
+
+    copy = one_sm.launcher("one_block", src, dst)
+    copied = time_cuda_events(copy, repetitions=len(kernel_seconds), warmup_iterations=1, mode="plain",
+                              hold=hold).seconds
+    metrics.record(figures.ONE_SM_COPY_S, samples=copied)
+    metrics.record(figures.OVER_ONE_SM_COPY,
+                   samples=[k / c for k, c in zip(kernel_seconds, copied, strict=True)])
+    metrics.gate_on(figures.OVER_ONE_SM_COPY)
 
 
 def _warm_kernel(launch, rounds: int, metrics, short: bool) -> tuple[float, ...]:

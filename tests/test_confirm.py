@@ -6,7 +6,7 @@ import json
 import pytest
 
 from perfkit.errors import UsageError
-from perfkit.resultfile import inject
+from perfkit.resultfile import figures, inject
 from tests.conftest import three_runs
 
 PLUGIN = ("-p", "perfkit.plugin", "--perfkit-device=cpu")
@@ -106,6 +106,26 @@ def test_injection_scales_times_up_and_rates_down_once():
     assert bench["stats"]["median"] == 2.5 and bench["stats"]["data"] == [2.5, 2.5]
     assert metrics["copy_bandwidth_gbps"]["value"] == 80.0 and metrics["kernel_s"]["samples"] == [1.25, 1.25]
     assert metrics["peak_allocated_mib"]["value"] == 5.0 and metrics["predicted_s"]["value"] == 3.0
+
+
+@pytest.mark.parametrize("name, reference, ratio", [
+    ("test_cpu_loop[K100]", figures.HOST_COPY_S, figures.OVER_HOST_COPY),
+    ("test_gpu_managed[K1-grid-first]", figures.FIRST_TOUCH_S, figures.OVER_FIRST_TOUCH),
+    ("test_gpu_managed[K100-one_block-warm]", figures.ONE_SM_COPY_S, figures.OVER_ONE_SM_COPY),
+])
+def test_an_injected_slowdown_scales_the_figure_over_its_reference_and_leaves_the_reference(
+        name, reference, ratio):
+    """The code got slower, not the machine (the host's memory pace, the page work, one multiprocessor's): the
+    gated ratio moves by the factor, the reference timed beside it stays."""
+    metrics = {reference.name: {"value": 0.04, "unit": "s", "better": "lower", "samples": [0.04]},
+               ratio.name: {"value": 2.5, "unit": "ratio", "better": "lower", "samples": [2.5, 2.4]}}
+    bench = {"fullname": f"benches/test_vector_add.py::{name}", "stats": {"median": 0.1},
+             "extra_info": {"metrics": metrics}}
+    inject.apply(bench, {inject.ENV: f"*{name}=1.10"})
+    assert bench["stats"]["median"] == pytest.approx(0.11)
+    assert metrics[ratio.name]["value"] == pytest.approx(2.75)
+    assert metrics[ratio.name]["samples"] == pytest.approx([2.75, 2.64])
+    assert metrics[reference.name]["value"] == 0.04 and metrics[reference.name]["samples"] == [0.04]
 
 
 @pytest.mark.slow

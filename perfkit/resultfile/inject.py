@@ -22,8 +22,10 @@ from perfkit.resultfile.figures import (
     HOST_COPY_S,
     LAUNCH_US,
     LAUNCHES_PER_STEP,
+    ONE_SM_COPY_S,
     OVER_FIRST_TOUCH,
     OVER_HOST_COPY,
+    OVER_ONE_SM_COPY,
 )
 from perfkit.resultfile.metrics import INJECTED_KEY, METRICS_KEY
 from perfkit.resultfile.model import name_matches
@@ -44,10 +46,11 @@ _TIME_STATS = (
     "hd15iqr",
 )
 _TIME_UNITS = ("s", "ms", "us", "Mcycles")  # SM cycles per call scale as the time does
-#: A time of the host's, timed beside the code as its reference: the code's slowdown leaves it alone
-_HOST_REFERENCES = (HOST_COPY_S.name, LAUNCH_US.name, FIRST_TOUCH_S.name)
+#: A time of the machine's, timed beside the code as its reference: the code's slowdown leaves it alone
+_HOST_REFERENCES = (HOST_COPY_S.name, LAUNCH_US.name, FIRST_TOUCH_S.name, ONE_SM_COPY_S.name)
 #: The code's time over such a reference: it scales as the time does
-_TIMES_OVER_REFERENCE = (OVER_HOST_COPY.name, LAUNCHES_PER_STEP.name, OVER_FIRST_TOUCH.name)
+_TIMES_OVER_REFERENCE = (OVER_HOST_COPY.name, LAUNCHES_PER_STEP.name, OVER_FIRST_TOUCH.name,
+                         OVER_ONE_SM_COPY.name)
 
 
 def rules(environ: Mapping[str, str] = os.environ) -> list[tuple[str, float]]:
