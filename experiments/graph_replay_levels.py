@@ -18,11 +18,12 @@ from __future__ import annotations
 
 import functools
 import itertools
-import json
 import statistics
-import subprocess
 import sys
 from collections.abc import Callable
+from typing import Any
+
+import fresh_lines
 
 #: byte offsets of the element: powers of two up to 1 MiB, then a 2 MiB page apart (32 pages)
 OFFSETS = (0, *(1 << k for k in range(8, 21)), *(p << 21 for p in range(1, 33)))
@@ -58,18 +59,7 @@ def _one_process() -> dict[str, object]:
             "spread": spread}
 
 
-def run(processes: int, path: str) -> None:
-    with open(path, "a") as out:
-        for _ in range(processes):
-            line = subprocess.run([sys.executable, __file__, "one"], check=True, capture_output=True,
-                                  text=True).stdout.strip().splitlines()[-1]
-            out.write(line + "\n")
-            out.flush()
-
-
-def summary(path: str) -> None:
-    with open(path) as lines:
-        rows = [json.loads(line) for line in lines]
+def summary(rows: list[dict[str, Any]]) -> None:
     for i, row in enumerate(rows):
         values = list(row["by_offset"].values())
         low = min(values)
@@ -82,9 +72,4 @@ def summary(path: str) -> None:
 
 
 if __name__ == "__main__":
-    if sys.argv[1] == "one":
-        print(json.dumps(_one_process()))
-    elif sys.argv[1] == "run":
-        run(int(sys.argv[2]), sys.argv[3])
-    else:
-        summary(sys.argv[2])
+    fresh_lines.main(__file__, _one_process, summary, sys.argv[1:])

@@ -1,6 +1,6 @@
 """Whether the one-block vector add's two levels between machines are where its block runs, and whether the
 one-multiprocessor copy (perfkit.workloads.kernels.one_sm) timed beside it shares them (docs/findings.md,
-2026-12-03, afternoon).
+2026-12-03, late morning).
 
 On the committed H200 baseline the warm K = 100 M one-block launch reads 0.157 or 0.162 s by machine (each
 machine's runs within 0.1%), while the one-thread K = 1 M launch reads 0.0511 s on both. One block is one
@@ -16,11 +16,11 @@ once), so that the work lands on another multiprocessor. One JSON line a process
 """
 from __future__ import annotations
 
-import json
 import statistics
-import subprocess
 import sys
 from typing import Any
+
+import fresh_lines
 
 ROUNDS = 5
 REPETITIONS = 3
@@ -78,18 +78,7 @@ def _one_process() -> dict[str, Any]:
             "by_block": by_block, "blocks": list(BLOCK_INDEXES)}
 
 
-def run(processes: int, path: str) -> None:
-    with open(path, "a") as out:
-        for _ in range(processes):
-            line = subprocess.run([sys.executable, __file__, "one"], check=True, capture_output=True,
-                                  text=True).stdout.strip().splitlines()[-1]
-            out.write(line + "\n")
-            out.flush()
-
-
-def summary(path: str) -> None:
-    with open(path) as lines:
-        rows = [json.loads(line) for line in lines]
+def summary(rows: list[dict[str, Any]]) -> None:
     for i, row in enumerate(rows):
         m = row["medians"]
         print(f"process {i}: " + ", ".join(f"{name} {value * 1e3:.4f} ms" for name, value in m.items()))
@@ -104,9 +93,4 @@ def summary(path: str) -> None:
 
 
 if __name__ == "__main__":
-    if sys.argv[1] == "one":
-        print(json.dumps(_one_process()))
-    elif sys.argv[1] == "run":
-        run(int(sys.argv[2]), sys.argv[3])
-    else:
-        summary(sys.argv[2])
+    fresh_lines.main(__file__, _one_process, summary, sys.argv[1:])

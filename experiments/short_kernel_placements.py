@@ -16,11 +16,12 @@ get tighter between processes (docs/findings.md, 2026-12-02, night).
 """
 from __future__ import annotations
 
-import json
 import math
 import statistics
-import subprocess
 import sys
+from typing import Any
+
+import fresh_lines
 
 #: LAUNCHES and QUEUED as benches/test_vector_add.py's SHORT_ALONE_LAUNCHES and SHORT_ALONE_QUEUED were
 #: when this was measured (kept here, so the script measures again what the finding measured)
@@ -56,9 +57,7 @@ def _one_process() -> dict[str, list[float]]:
     return out
 
 
-def _summary(path: str) -> None:
-    with open(path) as lines:
-        runs = [json.loads(line) for line in lines]
+def _summary(runs: list[dict[str, Any]]) -> None:
     for kernel in runs[0]:
         per_process = [[math.log(v) for v in run[kernel]] for run in runs]
         within = statistics.fmean(statistics.stdev(p) for p in per_process)
@@ -69,14 +68,4 @@ def _summary(path: str) -> None:
 
 
 if __name__ == "__main__":
-    if sys.argv[1] == "one":
-        print(json.dumps(_one_process()))
-    elif sys.argv[1] == "run":
-        with open(sys.argv[3], "a") as lines:
-            for _ in range(int(sys.argv[2])):
-                done = subprocess.run([sys.executable, __file__, "one"], capture_output=True, text=True,
-                                      check=True)
-                lines.write(done.stdout.strip().splitlines()[-1] + "\n")
-                lines.flush()
-    else:
-        _summary(sys.argv[2])
+    fresh_lines.main(__file__, _one_process, _summary, sys.argv[1:])
