@@ -437,8 +437,8 @@ def _beside_one_sm_copy(metrics, src, dst, kernel_seconds: tuple[float, ...], ho
     launches as they were (one call between events, the stream held until it is queued where ``hold``), and
     each launch over it, gated on: one block streams memory at the pace one multiprocessor's loads in flight
     allow, which is the chip's. The warm K = 100 M launch read 0.157 or 0.162 s by H200 (each machine's runs
-    within 0.1%), the copy in the same place with it (docs/findings.md, 2026-12-03, afternoon). The kernel's
-    time is still shown."""
+    within 0.1%), the copy in the same place with it (docs/findings.md, 2026-12-03, late morning). The
+    kernel's time is still shown."""
     from perfkit.workloads.kernels import one_sm  # numba's: the gpu fixture has skipped without it
 
     copy = one_sm.launcher("one_block", src, dst)
