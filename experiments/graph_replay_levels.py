@@ -18,12 +18,9 @@ from __future__ import annotations
 
 import functools
 import itertools
+import json
 import statistics
-import sys
 from collections.abc import Callable
-from typing import Any
-
-import fresh_lines
 
 #: byte offsets of the element: powers of two up to 1 MiB, then a 2 MiB page apart (32 pages)
 OFFSETS = (0, *(1 << k for k in range(8, 21)), *(p << 21 for p in range(1, 33)))
@@ -59,7 +56,9 @@ def _one_process() -> dict[str, object]:
             "spread": spread}
 
 
-def summary(rows: list[dict[str, Any]]) -> None:
+def summary(path: str) -> None:
+    with open(path) as lines:
+        rows = [r for r in map(json.loads, lines) if "stderr" not in r]  # a failed process says why
     for i, row in enumerate(rows):
         values = list(row["by_offset"].values())
         low = min(values)
@@ -72,4 +71,6 @@ def summary(rows: list[dict[str, Any]]) -> None:
 
 
 if __name__ == "__main__":
-    fresh_lines.main(__file__, _one_process, summary, sys.argv[1:])
+    from placements_lever import main  # the command line the fresh-process experiments share
+
+    main(__file__, __doc__, lambda: print(json.dumps(_one_process())), summary)

@@ -16,12 +16,9 @@ get tighter between processes (docs/findings.md, 2026-12-02, night).
 """
 from __future__ import annotations
 
+import json
 import math
 import statistics
-import sys
-from typing import Any
-
-import fresh_lines
 
 #: LAUNCHES and QUEUED as benches/test_vector_add.py's SHORT_ALONE_LAUNCHES and SHORT_ALONE_QUEUED were
 #: when this was measured (kept here, so the script measures again what the finding measured)
@@ -57,7 +54,9 @@ def _one_process() -> dict[str, list[float]]:
     return out
 
 
-def _summary(runs: list[dict[str, Any]]) -> None:
+def _summary(path: str) -> None:
+    with open(path) as lines:
+        runs = [r for r in map(json.loads, lines) if "stderr" not in r]  # a failed process says why
     for kernel in runs[0]:
         per_process = [[math.log(v) for v in run[kernel]] for run in runs]
         within = statistics.fmean(statistics.stdev(p) for p in per_process)
@@ -68,4 +67,6 @@ def _summary(runs: list[dict[str, Any]]) -> None:
 
 
 if __name__ == "__main__":
-    fresh_lines.main(__file__, _one_process, _summary, sys.argv[1:])
+    from placements_lever import main  # the command line the fresh-process experiments share
+
+    main(__file__, __doc__, lambda: print(json.dumps(_one_process())), _summary)

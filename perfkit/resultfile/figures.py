@@ -131,9 +131,9 @@ OVER_FIRST_TOUCH = MetricSpec("over_first_touch", "ratio", "lower")
 #: One multiprocessor's copy of a one-block launch's own arrays, in its shape (kernels.one_sm), timed right
 #: after the launch in the same process: that multiprocessor's pace against memory on this chip
 ONE_SM_COPY_S = MetricSpec("one_sm_copy_s", "s", "lower")
-#: A one-block launch's kernel over that copy, launch by launch: what the add costs beyond one
-#: multiprocessor's pace, the figure its verdict rests on (the warm K = 100 M launch read 0.157 or 0.162 s by
-#: H200, each machine within 0.1%: the chip, not the code)
+#: A one-block launch's kernel over that copy, the n-th launch over the n-th copy: what the add costs beyond
+#: one multiprocessor's pace, the figure its verdict rests on (the warm K = 100 M launch read 0.157 or 0.162 s
+#: by H200, each machine within 0.1%: the chip, not the code)
 OVER_ONE_SM_COPY = MetricSpec("over_one_sm_copy", "ratio", "lower")
 TIME_RATIO_VS_NORMAL = MetricSpec("time_ratio_vs_normal", "ratio", "lower")
 MEMORY_RATIO_VS_NORMAL = MetricSpec("memory_ratio_vs_normal", "ratio", "lower")

@@ -47,7 +47,7 @@ _TIME_STATS = (
 )
 _TIME_UNITS = ("s", "ms", "us", "Mcycles")  # SM cycles per call scale as the time does
 #: A time of the machine's, timed beside the code as its reference: the code's slowdown leaves it alone
-_HOST_REFERENCES = (HOST_COPY_S.name, LAUNCH_US.name, FIRST_TOUCH_S.name, ONE_SM_COPY_S.name)
+_MACHINE_REFERENCES = (HOST_COPY_S.name, LAUNCH_US.name, FIRST_TOUCH_S.name, ONE_SM_COPY_S.name)
 #: The code's time over such a reference: it scales as the time does
 _TIMES_OVER_REFERENCE = (OVER_HOST_COPY.name, LAUNCHES_PER_STEP.name, OVER_FIRST_TOUCH.name,
                          OVER_ONE_SM_COPY.name)
@@ -100,7 +100,7 @@ def apply(bench: MutableMapping[str, Any], environ: Mapping[str, str] = os.envir
     for name, metric in (extra.get(METRICS_KEY) or {}).items():
         better = metric.get("better")
         scale = (
-            None if better == "none" or name in _HOST_REFERENCES  # a prediction, a ratio that should stay put
+            None if better == "none" or name in _MACHINE_REFERENCES  # a prediction, the machine's reference
             else factor if metric.get("unit") in _TIME_UNITS or name in _TIMES_OVER_REFERENCE
             else (1 / factor if better == "higher" and "/s" in metric.get("unit", "") else None)
         )
