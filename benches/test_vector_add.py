@@ -254,7 +254,7 @@ def test_gpu_explicit(benchmark, scenario, k, vectors, gpu, perfkit_metrics, per
     if cold:  # no longer the launch pace of back-to-back kernels, and a hundred of them: another series
         perfkit_metrics.measured_by(figures.SHORT_KERNEL_HUNDRED_ALONE)
     if _copy_beside(scenario, x.size):
-        _beside_one_sm_copy(perfkit_metrics, dx, dout, (x, dout.copy_to_host), kernel.seconds, hold=False)
+        _beside_one_sm_copy(perfkit_metrics, dx, dout, x, dout.copy_to_host, kernel.seconds, hold=False)
     else:  # the whole step is dominated by pageable host copies (10-40% between runs)
         perfkit_metrics.gate_on(figures.KERNEL_S)
     case = VectorAdd(scenario, "explicit", k, vector_add.launch_shape(scenario, x.size, sms))
@@ -318,7 +318,7 @@ def _time_one_allocation(benchmark, scenario: str, phase: str, x: np.ndarray, y:
         kernel_seconds = _warm_kernel(launch, rounds, metrics, short=_short_alone(scenario, x.size))
     _check(np.asarray(mout), expected, f"{scenario} kernel, managed memory")
     if phase == "warm" and _copy_beside(scenario, x.size):
-        _beside_one_sm_copy(metrics, mx, mout, (x, lambda: np.asarray(mout)), kernel_seconds, hold=True)
+        _beside_one_sm_copy(metrics, mx, mout, x, lambda: np.asarray(mout), kernel_seconds, hold=True)
     return kernel_seconds
 
 
@@ -431,23 +431,22 @@ def _copy_beside(scenario: str, n: int) -> bool:
     return scenario == "one_block" and n in (elements(k) for k in K_NIGHTLY)
 
 
-def _beside_one_sm_copy(metrics: MetricRecorder, src: Any, dst: Any,
-                        check: tuple[np.ndarray, Callable[[], np.ndarray]], kernel_seconds: tuple[float, ...],
+def _beside_one_sm_copy(metrics: MetricRecorder, src: Any, dst: Any, source: np.ndarray,
+                        read_back: Callable[[], np.ndarray], kernel_seconds: tuple[float, ...],
                         hold: bool) -> None:
-    """One multiprocessor's copy of ``src`` into ``dst`` in the one block's shape (``check``: what ``src``
-    holds, and how ``dst`` reads back on the host, compared after the timing), timed
-    right after the kernel's launches and as they were (one call between events, the stream held until it is
-    queued where ``hold``; one untimed call first), and the n-th launch over the n-th copy, gated on instead
-    of the kernel's time: one block streams memory at the pace one multiprocessor's loads in flight allow,
-    and which multiprocessor runs it is the chip's. The warm K = 100 M launch read 0.157 or 0.162 s by H200
-    (each machine's runs within 0.1%), the copy on the same multiprocessor with it (docs/findings.md,
-    2026-12-03, late morning). The kernel's time is still shown."""
+    """One multiprocessor's copy of ``src`` (which holds ``source``) into ``dst`` in the one block's shape,
+    timed right after the kernel's launches and as they were (one call between events, the stream held
+    until it is queued where ``hold``; one untimed call first), then ``read_back`` on the host and
+    checked; the n-th launch over the n-th copy is gated on instead of the kernel's time: one block
+    streams memory at the pace one multiprocessor's loads in flight allow, and which multiprocessor runs
+    it is the chip's. The warm K = 100 M launch read 0.157 or 0.162 s by H200 (each machine's runs within
+    0.1%), the copy on the same multiprocessor with it (docs/findings.md, 2026-12-03, late morning). The
+    kernel's time is still shown."""
     from perfkit.workloads.kernels import one_sm  # numba's: the gpu fixture has skipped without it
 
     copy = one_sm.launcher("one_block", src, dst)
     copied = time_cuda_events(copy, repetitions=len(kernel_seconds), warmup_iterations=1, mode="plain",
                               hold=hold).seconds
-    source, read_back = check
     _check(read_back(), source, "one multiprocessor's copy")
     metrics.record(figures.ONE_SM_COPY_S, samples=copied)
     metrics.record(figures.OVER_ONE_SM_COPY,

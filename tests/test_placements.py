@@ -2,6 +2,7 @@
 managed first launches are timed with."""
 from __future__ import annotations
 
+import functools
 import importlib.util
 import json
 from pathlib import Path
@@ -70,8 +71,9 @@ def test_a_reference_beside_runs_once_before_each_timed_round_and_never_in_the_w
     assert calls.count(("beside", 1)) == calls.count(("timed", 1)) == 2
 
 
+@functools.cache
 def _vector_add_bench() -> Any:
-    """benches/test_vector_add.py as a module (benches/ is no package)."""
+    """benches/test_vector_add.py as a module (benches/ is no package), loaded once."""
     spec = importlib.util.spec_from_file_location("vector_add_bench", ROOT / "benches" / "test_vector_add.py")
     assert spec is not None and spec.loader is not None
     bench = importlib.util.module_from_spec(spec)
