@@ -135,6 +135,13 @@ ONE_SM_COPY_S = MetricSpec("one_sm_copy_s", "s", "lower")
 #: one multiprocessor's pace, the figure its verdict rests on (the warm K = 100 M launch read 0.157 or 0.162 s
 #: by H200, each machine within 0.1%: the chip, not the code)
 OVER_ONE_SM_COPY = MetricSpec("over_one_sm_copy", "ratio", "lower")
+#: The grid's copy of a 1 M-element kernel's own arrays (kernels.vector_add.copy), timed alone right after it
+#: and as it was: the process's pace from memory after a flush
+GRID_COPY_S = MetricSpec("grid_copy_s", "s", "lower")
+#: The 1 M-element grid or tuned kernel over that copy, the n-th launch over the n-th copy: the figure its
+#: verdict rests on (ten fresh processes on one H200: the kernels 0.9% and 1.1% apart, this 0.35% and 0.43%;
+#: every kernel of a process, add or copy, high or low together)
+OVER_GRID_COPY = MetricSpec("over_grid_copy", "ratio", "lower")
 TIME_RATIO_VS_NORMAL = MetricSpec("time_ratio_vs_normal", "ratio", "lower")
 MEMORY_RATIO_VS_NORMAL = MetricSpec("memory_ratio_vs_normal", "ratio", "lower")
 
