@@ -645,3 +645,32 @@ def test_a_missing_module_that_is_no_dependency_is_a_bug_with_its_traceback(monk
     with pytest.raises(ModuleNotFoundError, match="sqlalchemyy"):
         cli.main(["history", "ingest", str(DATA / "cpu-quick-families.json"), "--db",
                   f"sqlite:///{tmp_path / 'h.db'}"])
+
+
+def test_baseline_save_append_leaves_out_a_benchmark_whose_rounds_did_not_settle(files, tmp_path, capsys):
+    """A run the judge reads as disturbed (its rounds spread far more than the baseline's) is not a value of
+    the code: appended, it would widen every later verdict's noise. It is named and left out; the run's other
+    benchmarks are appended."""
+    base, same, _ = files
+    folder = tmp_path / "baselines"
+    assert cli.main(["baseline", "save", "--dir", str(folder), str(base)]) == 0
+    saved = next(folder.glob("*.json"))
+
+    def times() -> dict[str, int]:
+        runs = json.loads(saved.read_text())["machine_info"]["perfkit"]["runs"]
+        return {name: len(figures["time"]) for name, figures in runs.items()}
+
+    before = times()
+    disturbed = json.loads(same.read_text()) | {"datetime": "2026-11-30T00:00:00+00:00"}
+    bench = next(b for b in disturbed["benchmarks"] if b["fullname"] == MATMUL)
+    median = bench["stats"]["median"]
+    bench["stats"]["data"] = [median * f for f in (0.8, 1.0, 1.2, 1.4) * 5]
+    path = tmp_path / "disturbed.json"
+    path.write_text(json.dumps(disturbed))
+    capsys.readouterr()
+    assert cli.main(["baseline", "save", "--dir", str(folder), "--append", str(path)]) == 0
+    err = capsys.readouterr().err
+    assert "left out 1 benchmark(s) of" in err and f"{MATMUL}: its time rounds spread" in err
+    after = times()
+    assert after[MATMUL] == before[MATMUL]
+    assert all(after[n] == before[n] + 1 for n in before if n != MATMUL)

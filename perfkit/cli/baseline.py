@@ -104,6 +104,8 @@ def _save(args: argparse.Namespace) -> int:
             print(f"perfkit: left out {len(injected)} benchmark(s) of {path} that carry an injected slowdown")
         results.append(baselines.select(kept, args.only) if args.only else kept)
     joined = store.load(results[0].hardware_id, results[0].profile) if args.mode == "append" else None
+    if joined is not None:
+        results = [_settled(joined, run, path) for run, path in zip(results, args.results, strict=True)]
     path = store.save(baselines.from_runs(results) if len(results) > 1 else results[0], args.mode)
     print(f"perfkit: saved {path} ({len(results)} run{'s' if len(results) > 1 else ''})")
     _say_busy(results)
@@ -114,6 +116,18 @@ def _save(args: argparse.Namespace) -> int:
               "with `perfkit baseline save RUN.json --local --append`, or save with `pytest benches/ "
               f"--perfkit-save-baseline={baselines.LOCAL_SAVE}`, which re-runs them")
     return 0
+
+
+def _settled(joined: ResultSet, run: ResultSet, path: Path) -> ResultSet:
+    """``run`` less its benchmarks whose rounds did not settle against the baseline it joins, each said."""
+    kept, left_out = baselines.without_unsettled(joined, run)
+    if left_out:
+        print(f"perfkit: left out {len(left_out)} benchmark(s) of {path} whose rounds did not settle (the "
+              "judge reads such a run as disturbed; if the code now runs so, re-save them with --merge "
+              "--only):", file=sys.stderr)
+        for line in left_out:
+            print(f"  {line}", file=sys.stderr)
+    return kept
 
 
 def _say_busy(runs: Sequence[ResultSet]) -> None:

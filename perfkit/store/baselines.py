@@ -21,7 +21,7 @@ from perfkit.explain import record as kernel_summary
 from perfkit.resultfile import derived, inject, load, run_spread
 from perfkit.resultfile.ceilings import Ceilings
 from perfkit.resultfile.model import ProfileName, ResultSet, RunOrigin, machine_change, name_matches
-from perfkit.verdict import expected
+from perfkit.verdict import expected, unsettled_rounds
 
 SaveMode = Literal["new", "force", "merge", "append"]
 
@@ -107,6 +107,24 @@ def without_injected(results: ResultSet) -> tuple[ResultSet, list[str]]:
     """``results`` less the entries a testing aid slowed down (perfkit.resultfile.inject), and their names."""
     injected = [b.fullname for b in results.benchmarks if b.injected is not None]
     return results.with_benchmarks([b for b in results.benchmarks if b.injected is None]), injected
+
+
+def without_unsettled(joined: ResultSet, run: ResultSet) -> tuple[ResultSet, list[str]]:
+    """``run`` less the benchmarks a gating figure of which did not settle against ``joined``'s entry of the
+    same name (perfkit.verdict.unsettled_rounds), and one sentence per benchmark left out. The judge reads
+    such a run as disturbed, not as a value of the code; appended, it widens every later verdict's noise: one
+    H200 nightly's one-GPU DDP ResNet-50 step, its rounds 33.0-46.1 ms on a host whose own copy read 13.6%
+    slow (the step alone 31.9 ms there as everywhere), made that entry's one-run MDE 20% where it was 17%."""
+    old = joined.by_name()
+    left_out: list[str] = []
+    for bench in run.benchmarks:
+        base = old.get(bench.fullname)
+        found = [u for f in sorted(bench.gating_figures()) if base is not None
+                 and (u := unsettled_rounds.unsettled(base, bench, f, current_runs=1)) is not None]
+        if found:
+            left_out.append(f"{bench.fullname}: {found[0].sentence()}")
+    names = {line.split(": ", 1)[0] for line in left_out}
+    return run.with_benchmarks([b for b in run.benchmarks if b.fullname not in names]), left_out
 
 
 def busy_warning(results: ResultSet) -> str:
