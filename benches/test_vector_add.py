@@ -9,6 +9,7 @@ warm launch). Every run checks the result against the host sum.
 from __future__ import annotations
 
 import functools
+import statistics
 from collections.abc import Callable
 from typing import Any, NamedTuple
 
@@ -22,7 +23,7 @@ from perfkit.measure.timing import EventSpans, l2_bytes, time_cuda_events, warm_
 from perfkit.pbench import inject_samples, round_times
 from perfkit.plugin import profile_of
 from perfkit.resultfile import datasheet, figures
-from perfkit.resultfile.metrics import MetricRecorder, MetricSpec, rates
+from perfkit.resultfile.metrics import MetricRecorder, rates
 from perfkit.resultfile.payloads import VectorAdd
 from perfkit.workloads.kernels import (
     BYTES_PER_ELEMENT,
@@ -246,23 +247,24 @@ def test_gpu_explicit(benchmark, scenario, k, vectors, gpu, perfkit_metrics, per
         # A/A). Half a second back to back brings the clock up (one block: 0.6-160 ms a launch from K1 to
         # K100 on an H100 or H200); one thread's launches from K10 (0.65 s and more) bring it up themselves.
         warm_for(launch)
-    kernel = time_cuda_events(launch, repetitions=SHORT_ALONE_LAUNCHES if cold else rounds,
-                              warmup_iterations=min(warmup, 1), mode="plain" if serial or cold else "batched",
-                              batch=20, flush_l2=cold, queued=SHORT_ALONE_QUEUED if cold else 0)
+    if _grid_copy_beside(scenario, x.size):
+        kernel_seconds = _beside_grid_copy(perfkit_metrics, launch, dx, x)
+    else:
+        kernel_seconds = time_cuda_events(
+            launch, repetitions=SHORT_ALONE_LAUNCHES if cold else rounds, warmup_iterations=min(warmup, 1),
+            mode="plain" if serial or cold else "batched", batch=20, flush_l2=cold,
+            queued=SHORT_ALONE_QUEUED if cold else 0).seconds
     _check(dout.copy_to_host(), expected, f"{scenario} kernel, resident arrays")
-    perfkit_metrics.record(figures.KERNEL_S, samples=kernel.seconds)
+    perfkit_metrics.record(figures.KERNEL_S, samples=kernel_seconds)
     if cold:  # no longer the launch pace of back-to-back kernels, and a hundred of them: another series
         perfkit_metrics.measured_by(figures.SHORT_KERNEL_HUNDRED_ALONE)
     if _copy_beside(scenario, x.size):
-        _beside_one_sm_copy(perfkit_metrics, dx, dout, x, dout.copy_to_host, kernel.seconds, hold=False)
-    elif _grid_copy_beside(scenario, x.size):
-        _beside_grid_copy(perfkit_metrics, vector_add.copy_launcher(dx, dout), x, dout.copy_to_host,
-                          kernel.seconds)
-    else:  # the whole step is dominated by pageable host copies (10-40% between runs)
+        _beside_one_sm_copy(perfkit_metrics, dx, dout, x, dout.copy_to_host, kernel_seconds, hold=False)
+    elif not cold:  # the whole step is dominated by pageable host copies (10-40% between runs)
         perfkit_metrics.gate_on(figures.KERNEL_S)
     case = VectorAdd(scenario, "explicit", k, vector_add.launch_shape(scenario, x.size, sms))
     _record_gpu(perfkit_metrics, perfkit_datasheet, case, x.size,
-                kernel.seconds if round_times(benchmark) else ())
+                kernel_seconds if round_times(benchmark) else ())
 
 
 @pytest.mark.gpu
@@ -462,30 +464,45 @@ def _beside_one_sm_copy(metrics: MetricRecorder, src: Any, dst: Any, source: np.
     copied = time_cuda_events(one_sm.launcher("one_block", src, dst), repetitions=len(kernel_seconds),
                               warmup_iterations=1, mode="plain", hold=hold).seconds
     _check(read_back(), source, "one multiprocessor's copy")
-    _gate_over(metrics, kernel_seconds, figures.ONE_SM_COPY_S, copied, figures.OVER_ONE_SM_COPY)
+    metrics.record(figures.ONE_SM_COPY_S, samples=copied)
+    metrics.record(figures.OVER_ONE_SM_COPY,
+                   samples=[k / c for k, c in zip(kernel_seconds, copied, strict=True)])
+    metrics.gate_on(figures.OVER_ONE_SM_COPY)
 
 
-def _beside_grid_copy(metrics: MetricRecorder, copy: Callable[[], None], source: np.ndarray,
-                      read_back: Callable[[], np.ndarray], kernel_seconds: tuple[float, ...]) -> None:
-    """The grid's ``copy`` of the 1 M-element kernel's arrays (``source`` into the output), timed right after
-    its launches and as they were (alone after an L2 flush, queued ten at a time; one untimed call first),
-    then ``read_back`` and checked; the n-th launch over the n-th copy is gated on instead of the kernel's
-    time: every kernel of a process, the add or the copy, read high or low together (ten fresh processes on
-    one H200: the grid and tuned kernels 0.9% and 1.1% apart, over the copy 0.35% and 0.43%; the L2 flush
-    buffer's address made no difference: docs/findings.md, 2026-12-03, afternoon). The kernel's time is
-    still shown."""
-    copied = time_cuda_events(copy, repetitions=len(kernel_seconds), warmup_iterations=1, mode="plain",
-                              flush_l2=True, queued=SHORT_ALONE_QUEUED).seconds
-    _check(read_back(), source, "the grid's copy")
-    _gate_over(metrics, kernel_seconds, figures.GRID_COPY_S, copied, figures.OVER_GRID_COPY)
+def _beside_grid_copy(metrics: MetricRecorder, launch: Callable[[], None], src: Any,
+                      source: np.ndarray) -> tuple[float, ...]:
+    """The 1 M-element kernel's hundred launches and as many of the grid's copy of its input ``src`` (which
+    holds ``source``) into an array of its own, in turns of ten of each, every launch timed alone after an L2
+    flush, ten queued at a time (one untimed call of each first); the copy checked; each turn's mean launch
+    over its mean copy is gated on instead of the kernel's time, whose launches are returned (still shown).
 
+    Every kernel of a process, the add or the copy, reads high or low together, and the level drifts within a
+    process too: ten fresh processes on one H200 read the grid and tuned kernels 0.9% and 1.1% apart, over
+    the copy timed in three turns of a hundred with them 0.35% and 0.43%; a hundred copies timed after the
+    hundred launches tracked them less well (four processes of another: the tuned kernel over its copy 0.9%
+    apart, itself 0.6%). Where the flush buffer lands made no difference (docs/findings.md, 2026-12-03,
+    afternoon)."""
+    from numba import cuda  # the gpu fixture has skipped without it
 
-def _gate_over(metrics: MetricRecorder, kernel_seconds: tuple[float, ...], reference: MetricSpec,
-               reference_seconds: tuple[float, ...], ratio: MetricSpec) -> None:
-    """Records the reference's times and the n-th launch over the n-th reference, and gates on that."""
-    metrics.record(reference, samples=reference_seconds)
-    metrics.record(ratio, samples=[k / c for k, c in zip(kernel_seconds, reference_seconds, strict=True)])
-    metrics.gate_on(ratio)
+    from perfkit.workloads.kernels import vector_add
+
+    dst = cuda.device_array_like(src)
+    copy = vector_add.copy_launcher(src, dst)
+    kernel: list[float] = []
+    copied: list[float] = []
+    ratios: list[float] = []
+    for turn in range(SHORT_ALONE_LAUNCHES // SHORT_ALONE_QUEUED):
+        timed = [time_cuda_events(fn, repetitions=SHORT_ALONE_QUEUED, warmup_iterations=int(turn == 0),
+                                  flush_l2=True).seconds for fn in (launch, copy)]
+        kernel += timed[0]
+        copied += timed[1]
+        ratios.append(statistics.fmean(timed[0]) / statistics.fmean(timed[1]))
+    _check(dst.copy_to_host(), source, "the grid's copy")
+    metrics.record(figures.GRID_COPY_S, samples=copied)
+    metrics.record(figures.OVER_GRID_COPY, samples=ratios)
+    metrics.gate_on(figures.OVER_GRID_COPY)
+    return tuple(kernel)
 
 
 def _warm_kernel(launch, rounds: int, metrics, short: bool) -> tuple[float, ...]:
