@@ -51,6 +51,9 @@ BESIDE_ROUNDS = 10
 #: spreads 5% between launches, and the median of ten moved 1.4-3.6% with the draw (about 0.1 s a hundred),
 #: queued ten at a time as the ten were (perfkit.measure.timing.time_cuda_events' ``queued``)
 SHORT_ALONE_LAUNCHES, SHORT_ALONE_QUEUED = 100, 10
+#: Turns of SHORT_ALONE_QUEUED launches of a 1 M-element kernel and as many of the grid's copy
+#: (figures.SHORT_KERNEL_BESIDE_GRID_COPY): ten turns left each turn's ratio's draw in the gated median
+GRID_COPY_TURNS = 30
 #: A CPU reference's burst on one core at K1 (0.5 ms a call on the lent hosts): a pass reads its median
 CPU_BURST = 20
 
@@ -257,7 +260,9 @@ def test_gpu_explicit(benchmark, scenario, k, vectors, gpu, perfkit_metrics, per
     _check(dout.copy_to_host(), expected, f"{scenario} kernel, resident arrays")
     perfkit_metrics.record(figures.KERNEL_S, samples=kernel_seconds)
     if cold:  # no longer the launch pace of back-to-back kernels, and a hundred of them: another series
-        perfkit_metrics.measured_by(figures.SHORT_KERNEL_HUNDRED_ALONE)
+        beside = _grid_copy_beside(scenario, x.size)
+        perfkit_metrics.measured_by(figures.SHORT_KERNEL_BESIDE_GRID_COPY if beside
+                                    else figures.SHORT_KERNEL_HUNDRED_ALONE)
     if _copy_beside(scenario, x.size):
         _beside_one_sm_copy(perfkit_metrics, dx, dout, x, dout.copy_to_host, kernel_seconds, hold=False)
     elif not cold:  # the whole step is dominated by pageable host copies (10-40% between runs)
@@ -472,17 +477,16 @@ def _beside_one_sm_copy(metrics: MetricRecorder, src: Any, dst: Any, source: np.
 
 def _beside_grid_copy(metrics: MetricRecorder, launch: Callable[[], None], src: Any,
                       source: np.ndarray) -> tuple[float, ...]:
-    """The 1 M-element kernel's hundred launches and as many of the grid's copy of its input ``src`` (which
-    holds ``source``) into an array of its own, in turns of ten of each, every launch timed alone after an L2
-    flush, ten queued at a time (one untimed call of each first); the copy checked; each turn's mean launch
-    over its mean copy is gated on instead of the kernel's time, whose launches are returned (still shown).
+    """GRID_COPY_TURNS turns of ten launches of the 1 M-element kernel and ten of the grid's copy of its input
+    ``src`` (which holds ``source``) into an array of its own, every launch timed alone after an L2 flush (one
+    untimed call of each first); the copy checked; the median over the turns of each turn's mean launch over
+    its mean copy is gated on instead of the kernel's time, whose launches are returned (still shown).
 
-    Every kernel of a process, the add or the copy, reads high or low together, and the level drifts within a
-    process too: ten fresh processes on one H200 read the grid and tuned kernels 0.9% and 1.1% apart, over
-    the copy timed in three turns of a hundred with them 0.35% and 0.43%; a hundred copies timed after the
-    hundred launches tracked them less well (four processes of another: the tuned kernel over its copy 0.9%
-    apart, itself 0.6%). Where the flush buffer lands made no difference (docs/findings.md, 2026-12-03,
-    afternoon)."""
+    Every kernel of a process, the add or the copy, reads high or low together: ten fresh processes on one
+    H200 read the grid and tuned kernels 0.9% and 1.1% apart and, with three hundred launches of each in
+    three turns, their ratio 0.35% and 0.43%. A hundred of each left the ratio's own draw in it (each launch
+    spreads 5%): 1.0% and 1.2% over five processes of another H200. Where the flush buffer lands made no
+    difference (docs/findings.md, 2026-12-03, afternoon)."""
     from numba import cuda  # the gpu fixture has skipped without it
 
     from perfkit.workloads.kernels import vector_add
@@ -492,7 +496,7 @@ def _beside_grid_copy(metrics: MetricRecorder, launch: Callable[[], None], src: 
     kernel: list[float] = []
     copied: list[float] = []
     ratios: list[float] = []
-    for turn in range(SHORT_ALONE_LAUNCHES // SHORT_ALONE_QUEUED):
+    for turn in range(GRID_COPY_TURNS):
         timed = [time_cuda_events(fn, repetitions=SHORT_ALONE_QUEUED, warmup_iterations=int(turn == 0),
                                   flush_l2=True).seconds for fn in (launch, copy)]
         kernel += timed[0]

@@ -318,6 +318,17 @@ SHORT_KERNEL_HUNDRED_ALONE = Method(
     (KERNEL_S.name, BANDWIDTH.name, SHARE_OF_DATASHEET.name, SHARE_OF_COPY_PEAK.name),
     (*KERNEL_ALONE.benchmarks,
      *(f"benches/test_vector_add.py::test_gpu_managed[K1-{s}-warm]" for s in ("grid", "tuned"))))
+#: The vector add's explicit-copy 1 M-element grid and tuned kernels, gated over the grid's copy of their
+#: arrays (OVER_GRID_COPY): three hundred launches, in turns of ten with as many of the copy, where a hundred
+#: were timed alone. Timed in turns of ten with a hundred copies, each turn's ratio's own draw (the launches
+#: spread 5% within a run) left the ratio 1.0-1.2% apart over five fresh processes of one H200, no closer than
+#: the kernel; ten processes that timed three hundred of each read it 0.35-0.43% apart (docs/findings.md,
+#: 2026-12-03, afternoon). The estimate is the same; its spread is another series. Since after the last run
+#: of a hundred (an H200, 13:20), before the first of three hundred.
+SHORT_KERNEL_BESIDE_GRID_COPY = Method(
+    4, "the median of three hundred launches alone, in turns of ten with the grid's copy",
+    "2026-12-03T13:30:00+00:00", SHORT_KERNEL_HUNDRED_ALONE.figures,
+    tuple(f"benches/test_vector_add.py::test_gpu_explicit[K1-{s}]" for s in ("grid", "tuned")))
 #: The one-element kernel's CUDA-graph replay (``graph_replay_s``, and ``launch_overhead_s``, the plain
 #: launch timed in the benchmark's process over it): timed in the benchmark's process, it read the state the
 #: benchmarks before had left:
@@ -446,7 +457,7 @@ METHODS: tuple[Method, ...] = (KERNEL_ALONE, LAYER_CALLS_BACK_TO_BACK, SUSTAINED
                                DDP_HEURISTIC_CONVS, THROUGHPUT_OVER_HEURISTIC_DDP,
                                LARGE_BATCH_HEURISTIC_CONVS, LAUNCH_BOUND_FASTEST_CORE, TTA_ONE_SEED_NIGHTLY,
                                SHORT_KERNEL_HUNDRED_ALONE, GRAPH_REPLAY_FRESH,
-                               GRAPH_REPLAY_SPREAD)
+                               GRAPH_REPLAY_SPREAD, SHORT_KERNEL_BESIDE_GRID_COPY)
 
 
 def method_of(benchmark: str, figure: str, version: int) -> Method | None:
