@@ -9,7 +9,6 @@ warm launch). Every run checks the result against the host sum.
 from __future__ import annotations
 
 import functools
-import statistics
 from collections.abc import Callable
 from typing import Any, NamedTuple
 
@@ -51,9 +50,6 @@ BESIDE_ROUNDS = 10
 #: spreads 5% between launches, and the median of ten moved 1.4-3.6% with the draw (about 0.1 s a hundred),
 #: queued ten at a time as the ten were (perfkit.measure.timing.time_cuda_events' ``queued``)
 SHORT_ALONE_LAUNCHES, SHORT_ALONE_QUEUED = 100, 10
-#: Turns of SHORT_ALONE_QUEUED launches of a 1 M-element kernel and as many of the grid's copy
-#: (figures.SHORT_KERNEL_BESIDE_GRID_COPY): ten turns left each turn's ratio's draw in the gated median
-GRID_COPY_TURNS = 30
 #: A CPU reference's burst on one core at K1 (0.5 ms a call on the lent hosts): a pass reads its median
 CPU_BURST = 20
 
@@ -250,26 +246,20 @@ def test_gpu_explicit(benchmark, scenario, k, vectors, gpu, perfkit_metrics, per
         # A/A). Half a second back to back brings the clock up (one block: 0.6-160 ms a launch from K1 to
         # K100 on an H100 or H200); one thread's launches from K10 (0.65 s and more) bring it up themselves.
         warm_for(launch)
-    if _grid_copy_beside(scenario, x.size):
-        kernel_seconds = _beside_grid_copy(perfkit_metrics, launch, dx, x)
-    else:
-        kernel_seconds = time_cuda_events(
-            launch, repetitions=SHORT_ALONE_LAUNCHES if cold else rounds, warmup_iterations=min(warmup, 1),
-            mode="plain" if serial or cold else "batched", batch=20, flush_l2=cold,
-            queued=SHORT_ALONE_QUEUED if cold else 0).seconds
+    kernel = time_cuda_events(launch, repetitions=SHORT_ALONE_LAUNCHES if cold else rounds,
+                              warmup_iterations=min(warmup, 1), mode="plain" if serial or cold else "batched",
+                              batch=20, flush_l2=cold, queued=SHORT_ALONE_QUEUED if cold else 0)
     _check(dout.copy_to_host(), expected, f"{scenario} kernel, resident arrays")
-    perfkit_metrics.record(figures.KERNEL_S, samples=kernel_seconds)
+    perfkit_metrics.record(figures.KERNEL_S, samples=kernel.seconds)
     if cold:  # no longer the launch pace of back-to-back kernels, and a hundred of them: another series
-        beside = _grid_copy_beside(scenario, x.size)
-        perfkit_metrics.measured_by(figures.SHORT_KERNEL_BESIDE_GRID_COPY if beside
-                                    else figures.SHORT_KERNEL_HUNDRED_ALONE)
+        perfkit_metrics.measured_by(figures.SHORT_KERNEL_HUNDRED_ALONE)
     if _copy_beside(scenario, x.size):
-        _beside_one_sm_copy(perfkit_metrics, dx, dout, x, dout.copy_to_host, kernel_seconds, hold=False)
-    elif not cold:  # the whole step is dominated by pageable host copies (10-40% between runs)
+        _beside_one_sm_copy(perfkit_metrics, dx, dout, x, dout.copy_to_host, kernel.seconds, hold=False)
+    else:  # the whole step is dominated by pageable host copies (10-40% between runs)
         perfkit_metrics.gate_on(figures.KERNEL_S)
     case = VectorAdd(scenario, "explicit", k, vector_add.launch_shape(scenario, x.size, sms))
     _record_gpu(perfkit_metrics, perfkit_datasheet, case, x.size,
-                kernel_seconds if round_times(benchmark) else ())
+                kernel.seconds if round_times(benchmark) else ())
 
 
 @pytest.mark.gpu
@@ -434,23 +424,11 @@ def _record_beside_touch(metrics, launches: tuple[float, ...], touches: tuple[fl
     metrics.gate_on(figures.OVER_FIRST_TOUCH)
 
 
-def _nightly(n: int) -> bool:
-    """Whether ``n`` elements is one of the nightly's sizes: only those launches are timed beside a copy (the
-    weekly middle sizes are not measured this way)."""
-    return n in (elements(k) for k in K_NIGHTLY)
-
-
 def _copy_beside(scenario: str, n: int) -> bool:
     """Whether a resident launch is timed beside one multiprocessor's copy and gates on the ratio
-    (figures.OVER_ONE_SM_COPY): one block's, at the nightly's sizes."""
-    return scenario == "one_block" and _nightly(n)
-
-
-def _grid_copy_beside(scenario: str, n: int) -> bool:
-    """Whether an explicit-copy launch is timed beside the grid's copy and gates on the ratio
-    (figures.OVER_GRID_COPY): the grid's and the tuned kernel's timed alone after an L2 flush, at the
-    nightly's sizes."""
-    return _short_alone(scenario, n) and _nightly(n)
+    (figures.OVER_ONE_SM_COPY): one block's, at the nightly's sizes (not the weekly middle sizes, not measured
+    this way)."""
+    return scenario == "one_block" and n in (elements(k) for k in K_NIGHTLY)
 
 
 def _beside_one_sm_copy(metrics: MetricRecorder, src: Any, dst: Any, source: np.ndarray,
@@ -466,47 +444,14 @@ def _beside_one_sm_copy(metrics: MetricRecorder, src: Any, dst: Any, source: np.
     kernel's time is still shown."""
     from perfkit.workloads.kernels import one_sm  # numba's: the gpu fixture has skipped without it
 
-    copied = time_cuda_events(one_sm.launcher("one_block", src, dst), repetitions=len(kernel_seconds),
-                              warmup_iterations=1, mode="plain", hold=hold).seconds
+    copy = one_sm.launcher("one_block", src, dst)
+    copied = time_cuda_events(copy, repetitions=len(kernel_seconds), warmup_iterations=1, mode="plain",
+                              hold=hold).seconds
     _check(read_back(), source, "one multiprocessor's copy")
     metrics.record(figures.ONE_SM_COPY_S, samples=copied)
     metrics.record(figures.OVER_ONE_SM_COPY,
                    samples=[k / c for k, c in zip(kernel_seconds, copied, strict=True)])
     metrics.gate_on(figures.OVER_ONE_SM_COPY)
-
-
-def _beside_grid_copy(metrics: MetricRecorder, launch: Callable[[], None], src: Any,
-                      source: np.ndarray) -> tuple[float, ...]:
-    """GRID_COPY_TURNS turns of ten launches of the 1 M-element kernel and ten of the grid's copy of its input
-    ``src`` (which holds ``source``) into an array of its own, every launch timed alone after an L2 flush (one
-    untimed call of each first); the copy checked; the median over the turns of each turn's mean launch over
-    its mean copy is gated on instead of the kernel's time, whose launches are returned (still shown).
-
-    Every kernel of a process, the add or the copy, reads high or low together: ten fresh processes on one
-    H200 read the grid and tuned kernels 0.9% and 1.1% apart and, with three hundred launches of each in
-    three turns, their ratio 0.35% and 0.43%. A hundred of each left the ratio's own draw in it (each launch
-    spreads 5%): 1.0% and 1.2% over five processes of another H200. Where the flush buffer lands made no
-    difference (docs/findings.md, 2026-12-03, afternoon)."""
-    from numba import cuda  # the gpu fixture has skipped without it
-
-    from perfkit.workloads.kernels import vector_add
-
-    dst = cuda.device_array_like(src)
-    copy = vector_add.copy_launcher(src, dst)
-    kernel: list[float] = []
-    copied: list[float] = []
-    ratios: list[float] = []
-    for turn in range(GRID_COPY_TURNS):
-        timed = [time_cuda_events(fn, repetitions=SHORT_ALONE_QUEUED, warmup_iterations=int(turn == 0),
-                                  flush_l2=True).seconds for fn in (launch, copy)]
-        kernel += timed[0]
-        copied += timed[1]
-        ratios.append(statistics.fmean(timed[0]) / statistics.fmean(timed[1]))
-    _check(dst.copy_to_host(), source, "the grid's copy")
-    metrics.record(figures.GRID_COPY_S, samples=copied)
-    metrics.record(figures.OVER_GRID_COPY, samples=ratios)
-    metrics.gate_on(figures.OVER_GRID_COPY)
-    return tuple(kernel)
 
 
 def _warm_kernel(launch, rounds: int, metrics, short: bool) -> tuple[float, ...]:

@@ -100,19 +100,6 @@ def test_the_nightlys_one_block_launches_are_timed_beside_one_multiprocessors_co
     assert _vector_add_bench()._copy_beside(scenario, elements(k)) is beside
 
 
-@pytest.mark.parametrize("k, scenario, beside", [
-    (1, "grid", True), (1, "tuned", True), (100, "grid", False), (100, "tuned", False),
-    (1, "one_block", False), (1, "one_thread", False)])
-def test_the_nightlys_short_explicit_kernels_are_timed_beside_the_grids_copy(k, scenario, beside,
-                                                                               monkeypatch):
-    """Where a kernel is timed alone after an L2 flush (its arrays fit in an H200's 60 MiB of L2), at the
-    nightly's sizes (docs/findings.md, 2026-12-03, afternoon): the 100 M-element kernels keep their own time,
-    one block is gated over its multiprocessor's copy."""
-    bench = _vector_add_bench()
-    monkeypatch.setattr(bench, "l2_bytes", lambda: 60 * 2**20)
-    assert bench._grid_copy_beside(scenario, elements(k)) is beside
-
-
 def test_a_zeroed_huge_page_array_holds_zeros_of_the_shape_asked():
     like = np.arange(1000, dtype=np.float32) + 1
     empty = placements.huge_page_array(like, copy=False)

@@ -135,13 +135,6 @@ ONE_SM_COPY_S = MetricSpec("one_sm_copy_s", "s", "lower")
 #: one multiprocessor's pace, the figure its verdict rests on (the warm K = 100 M launch read 0.157 or 0.162 s
 #: by H200, each machine within 0.1%: the chip, not the code)
 OVER_ONE_SM_COPY = MetricSpec("over_one_sm_copy", "ratio", "lower")
-#: The grid's copy of a 1 M-element kernel's own arrays (kernels.vector_add.copy), timed alone right after it
-#: and as it was: the process's pace from memory after a flush
-GRID_COPY_S = MetricSpec("grid_copy_s", "s", "lower")
-#: The 1 M-element grid or tuned kernel over that copy, the n-th launch over the n-th copy: the figure its
-#: verdict rests on (ten fresh processes on one H200: the kernels 0.9% and 1.1% apart, this 0.35% and 0.43%;
-#: every kernel of a process, add or copy, high or low together)
-OVER_GRID_COPY = MetricSpec("over_grid_copy", "ratio", "lower")
 TIME_RATIO_VS_NORMAL = MetricSpec("time_ratio_vs_normal", "ratio", "lower")
 MEMORY_RATIO_VS_NORMAL = MetricSpec("memory_ratio_vs_normal", "ratio", "lower")
 
@@ -318,17 +311,6 @@ SHORT_KERNEL_HUNDRED_ALONE = Method(
     (KERNEL_S.name, BANDWIDTH.name, SHARE_OF_DATASHEET.name, SHARE_OF_COPY_PEAK.name),
     (*KERNEL_ALONE.benchmarks,
      *(f"benches/test_vector_add.py::test_gpu_managed[K1-{s}-warm]" for s in ("grid", "tuned"))))
-#: The vector add's explicit-copy 1 M-element grid and tuned kernels, gated over the grid's copy of their
-#: arrays (OVER_GRID_COPY): three hundred launches, in turns of ten with as many of the copy, where a hundred
-#: were timed alone. Timed in turns of ten with a hundred copies, each turn's ratio's own draw (the launches
-#: spread 5% within a run) left the ratio 1.0-1.2% apart over five fresh processes of one H200, no closer than
-#: the kernel; ten processes that timed three hundred of each read it 0.35-0.43% apart (docs/findings.md,
-#: 2026-12-03, afternoon). The estimate is the same; its spread is another series. Since after the last run
-#: of a hundred (an H200, 13:20), before the first of three hundred.
-SHORT_KERNEL_BESIDE_GRID_COPY = Method(
-    4, "the median of three hundred launches alone, in turns of ten with the grid's copy",
-    "2026-12-03T13:30:00+00:00", SHORT_KERNEL_HUNDRED_ALONE.figures,
-    tuple(f"benches/test_vector_add.py::test_gpu_explicit[K1-{s}]" for s in ("grid", "tuned")))
 #: The one-element kernel's CUDA-graph replay (``graph_replay_s``, and ``launch_overhead_s``, the plain
 #: launch timed in the benchmark's process over it): timed in the benchmark's process, it read the state the
 #: benchmarks before had left:
@@ -457,7 +439,7 @@ METHODS: tuple[Method, ...] = (KERNEL_ALONE, LAYER_CALLS_BACK_TO_BACK, SUSTAINED
                                DDP_HEURISTIC_CONVS, THROUGHPUT_OVER_HEURISTIC_DDP,
                                LARGE_BATCH_HEURISTIC_CONVS, LAUNCH_BOUND_FASTEST_CORE, TTA_ONE_SEED_NIGHTLY,
                                SHORT_KERNEL_HUNDRED_ALONE, GRAPH_REPLAY_FRESH,
-                               GRAPH_REPLAY_SPREAD, SHORT_KERNEL_BESIDE_GRID_COPY)
+                               GRAPH_REPLAY_SPREAD)
 
 
 def method_of(benchmark: str, figure: str, version: int) -> Method | None:

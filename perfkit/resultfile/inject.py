@@ -19,13 +19,11 @@ from typing import Any
 from perfkit.errors import UsageError
 from perfkit.resultfile.figures import (
     FIRST_TOUCH_S,
-    GRID_COPY_S,
     HOST_COPY_S,
     LAUNCH_US,
     LAUNCHES_PER_STEP,
     ONE_SM_COPY_S,
     OVER_FIRST_TOUCH,
-    OVER_GRID_COPY,
     OVER_HOST_COPY,
     OVER_ONE_SM_COPY,
 )
@@ -49,11 +47,10 @@ _TIME_STATS = (
 )
 _TIME_UNITS = ("s", "ms", "us", "Mcycles")  # SM cycles per call scale as the time does
 #: A time of the machine's, timed beside the code as its reference: the code's slowdown leaves it alone
-_MACHINE_REFERENCES = (HOST_COPY_S.name, LAUNCH_US.name, FIRST_TOUCH_S.name, ONE_SM_COPY_S.name,
-                       GRID_COPY_S.name)
+_MACHINE_REFERENCES = (HOST_COPY_S.name, LAUNCH_US.name, FIRST_TOUCH_S.name, ONE_SM_COPY_S.name)
 #: The code's time over such a reference: it scales as the time does
 _TIMES_OVER_REFERENCE = (OVER_HOST_COPY.name, LAUNCHES_PER_STEP.name, OVER_FIRST_TOUCH.name,
-                         OVER_ONE_SM_COPY.name, OVER_GRID_COPY.name)
+                         OVER_ONE_SM_COPY.name)
 
 
 def rules(environ: Mapping[str, str] = os.environ) -> list[tuple[str, float]]:

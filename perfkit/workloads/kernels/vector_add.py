@@ -68,14 +68,6 @@ def tuned(x2: Any, y2: Any, out2: Any, x: Any, y: Any, out: Any) -> None:
         out[last] = x[last] + y[last]
 
 
-@cuda.jit
-def copy(src: Any, dst: Any) -> None:
-    """The grid's memory traffic without the add: each thread copies one element."""
-    i = cuda.grid(1)
-    if i < dst.size:
-        dst[i] = src[i]
-
-
 KERNELS = {"one_thread": one_thread, "one_block": one_block, "grid": grid, "tuned": tuned}
 
 
@@ -103,13 +95,6 @@ def launcher(scenario: str, x: Any, y: Any, out: Any, sm_count: int) -> Callable
     else:
         configured, args = KERNELS[scenario][blocks, threads], (x, y, out)
     return lambda: configured(*args)
-
-
-def copy_launcher(src: Any, dst: Any) -> Callable[[], None]:
-    """A no-argument launch of :func:`copy` from ``src`` into ``dst`` in the grid scenario's shape."""
-    blocks, threads = launch_shape("grid", dst.size, sm_count=1)
-    configured = copy[blocks, threads]
-    return lambda: configured(src, dst)
 
 
 def _device_view(array: Any) -> Any:
