@@ -8,9 +8,10 @@ between fresh processes on one H200 while four sets of arrays in one process rea
 read 8.67 us in file order and 8.26 in reverse on one machine. The flush buffer comes from PyTorch's caching
 allocator, so its address is set by what the process allocated before, and the zeroing leaves L2 full of its
 dirty lines, which the kernel's misses must write back. Each fresh process here times, interleaved over ROUNDS
-rounds, the grid and tuned adds and a grid copy of the same arrays: after zeroing each of FLUSH_BUFFERS
-buffers at different addresses, after reading one (clean lines left), and through the benchmark's own
-time_cuda_events. One JSON line a process:
+rounds, the grid and tuned adds and a grid copy of the same input, into the adds' own output (``copy_grid``)
+and into an array of its own (``copy_own``: the benchmark tried it so, and there the copy's level drew apart
+from the add's): after zeroing each of FLUSH_BUFFERS buffers at different addresses, after reading one (clean
+lines left), and through the benchmark's own time_cuda_events. One JSON line a process:
 
     python experiments/short_kernel_flush.py run 10 out.jsonl   # ten fresh processes
     python experiments/short_kernel_flush.py summary out.jsonl  # SD of the log between processes, by flush
@@ -66,9 +67,11 @@ def _one_process() -> dict[str, Any]:
     dx, dy, dout = cuda.to_device(host), cuda.to_device(host), cuda.device_array(host.size, dtype=np.float32)
     sms = vector_add.sm_count()
     blocks, threads = vector_add.launch_shape("grid", host.size, sms)
+    own = cuda.device_array(host.size, dtype=np.float32)
     launches = {"add_grid": vector_add.launcher("grid", dx, dy, dout, sms),
                 "add_tuned": vector_add.launcher("tuned", dx, dy, dout, sms),
-                "copy_grid": lambda: copy[blocks, threads](dx, dout)}
+                "copy_grid": lambda: copy[blocks, threads](dx, dout),
+                "copy_own": lambda: copy[blocks, threads](dx, own)}
     buffers, spacers = [], []
     for b in range(FLUSH_BUFFERS):  # spacers of different sizes put each buffer somewhere else
         spacers.append(torch.empty((b + 1) * 37 * 2**20, dtype=torch.uint8, device="cuda"))
@@ -100,12 +103,14 @@ def summary(path: str) -> None:
         within = statistics.median(max(r["rounds"][name]) / min(r["rounds"][name]) - 1 for r in rows)
         print(f"{name:24s} {math.exp(statistics.mean(logs)) * 1e6:8.3f} us  between processes SD "
               f"{statistics.stdev(logs):6.2%}  rounds within a process {within:6.2%}")
+    copies = [c for c in ("copy_grid", "copy_own") if f"{c}/benchmark" in rows[0]["medians"]]
     for add in ("add_grid", "add_tuned"):
-        for flush in sorted({n.split("/")[1] for n in names}):
-            logs = [math.log(r["medians"][f"{add}/{flush}"] / r["medians"][f"copy_grid/{flush}"])
-                    for r in rows]
-            print(f"{add} over copy_grid, {flush:9s}: {math.exp(statistics.mean(logs)):.4f}  SD "
-                  f"{statistics.stdev(logs):6.2%}")
+        for copy_name in copies:
+            for flush in sorted({n.split("/")[1] for n in names}):
+                logs = [math.log(r["medians"][f"{add}/{flush}"] / r["medians"][f"{copy_name}/{flush}"])
+                        for r in rows]
+                print(f"{add} over {copy_name}, {flush:9s}: {math.exp(statistics.mean(logs)):.4f}  SD "
+                      f"{statistics.stdev(logs):6.2%}")
     print("by process (us): " + " | ".join(names))
     for r in rows:
         print("  " + " ".join(f"{r['medians'][n] * 1e6:7.3f}" for n in names))
