@@ -362,7 +362,7 @@ class Session:
             self.partial.remove_if_complete()  # pytest-benchmark wrote the final JSON before this runs
         if self.options.save_mode:
             try:
-                path = self.store.save(results, self.options.save_mode)
+                path = self.store.save(self._settled(results), self.options.save_mode)
                 self._saved(f"perfkit: saved baseline {path}", [results])
             except PerfkitError as exc:
                 self.messages.append(f"perfkit: baseline not saved: {exc}")
@@ -370,6 +370,17 @@ class Session:
         if self.options.save_local and not self._save_local(results):
             outcome = Outcome.NOT_SAVED
         return outcome
+
+    def _settled(self, results: ResultSet) -> ResultSet:
+        """``results`` less, where they are appended to a baseline, the benchmarks whose rounds did not
+        settle against it (baselines.without_unsettled), each said."""
+        joined = (self.store.load(results.hardware_id, results.profile)
+                  if self.options.save_mode == "append" else None)
+        if joined is None:
+            return results
+        kept, left_out = baselines.without_unsettled(joined, results)
+        self.messages.extend(baselines.unsettled_lines("this run", left_out))
+        return kept
 
     def _save_local(self, results: ResultSet) -> bool:
         """Save this run and fresh-process re-runs of its benchmarks, three runs in all, as this machine's own

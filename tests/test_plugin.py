@@ -355,3 +355,27 @@ def test_long(perfkit_progress):
     assert [line for line in shown if "test_long: epoch" in line] == ["perfkit: test_long: epoch 0"]
     quiet = pytester.runpytest("-p", "perfkit.plugin", "--perfkit-device=cpu", "-qq").stdout.lines
     assert not [line for line in quiet if "test_long: epoch" in line]
+
+
+JITTERY = """
+import itertools, os, time
+def test_steady(benchmark):
+    benchmark.pedantic(time.sleep, args=(0.01,), rounds=8)
+def test_unsettled(benchmark):
+    pace = itertools.cycle([0.01, 0.03] if os.environ.get("PERFKIT_TEST_JITTER") else [0.01])
+    benchmark.pedantic(lambda: time.sleep(next(pace)), rounds=8)
+"""
+
+
+def test_saving_with_append_leaves_out_a_benchmark_whose_rounds_did_not_settle(pytester, run, monkeypatch):
+    """The same rule as ``perfkit baseline save --append``: a run the judge reads as disturbed is said and
+    left out, the steady benchmark beside it appended."""
+    pytester.makepyfile(JITTERY)
+    run("--perfkit-save-baseline").stdout.fnmatch_lines(["*perfkit: saved baseline*"])
+    (path,) = (pytester.path / "baselines").glob("cpu-*.json")
+    monkeypatch.setenv("PERFKIT_TEST_JITTER", "1")
+    said = " ".join(run("--perfkit-save-baseline=append").stdout.lines)
+    assert "left out 1 benchmark(s) of this run whose rounds did not settle" in " ".join(said.split())
+    runs = json.loads(path.read_text())["machine_info"]["perfkit"]["runs"]
+    times = {name.split("::")[-1]: len(figures["time"]) for name, figures in runs.items()}
+    assert times == {"test_steady": 2, "test_unsettled": 1}

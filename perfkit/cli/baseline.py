@@ -121,12 +121,8 @@ def _save(args: argparse.Namespace) -> int:
 def _settled(joined: ResultSet, run: ResultSet, path: Path) -> ResultSet:
     """``run`` less its benchmarks whose rounds did not settle against the baseline it joins, each said."""
     kept, left_out = baselines.without_unsettled(joined, run)
-    if left_out:
-        print(f"perfkit: left out {len(left_out)} benchmark(s) of {path} whose rounds did not settle (the "
-              "judge reads such a run as disturbed; if the code now runs so, re-save them with --merge "
-              "--only):", file=sys.stderr)
-        for line in left_out:
-            print(f"  {line}", file=sys.stderr)
+    for line in baselines.unsettled_lines(str(path), left_out):
+        print(line, file=sys.stderr)
     return kept
 
 

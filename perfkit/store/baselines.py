@@ -127,6 +127,16 @@ def without_unsettled(joined: ResultSet, run: ResultSet) -> tuple[ResultSet, lis
     return run.with_benchmarks([b for b in run.benchmarks if b.fullname not in names]), left_out
 
 
+def unsettled_lines(source: str, left_out: Sequence[str]) -> list[str]:
+    """What to say of the benchmarks :func:`without_unsettled` left out of ``source``: nothing where none."""
+    if not left_out:
+        return []
+    said = (f"perfkit: left out {len(left_out)} benchmark(s) of {source} whose rounds did not settle (the "
+            "judge reads such a run as disturbed; if the code runs so now, re-save them with --merge "
+            "--only):")
+    return [said, *(f"  {line}" for line in left_out)]
+
+
 def busy_warning(results: ResultSet) -> str:
     """One sentence where ``results`` were recorded on a busy host (ResultSet.busy_host), "" otherwise: such a
     baseline is saved, not refused (a shared machine may never be quiet), but it holds the neighbour's load,
