@@ -407,6 +407,12 @@ def test_baseline_save_only_re_saves_one_benchmark_and_keeps_every_other_entry(f
     assert "use it with --merge" in capsys.readouterr().err  # --force would keep the selection alone
 
 
+def _time_runs(saved) -> dict[str, int]:
+    """How many runs of its time each benchmark of the baseline file ``saved`` holds."""
+    runs = json.loads(saved.read_text())["machine_info"]["perfkit"]["runs"]
+    return {name: len(figures["time"]) for name, figures in runs.items()}
+
+
 def test_baseline_save_append_adds_one_benchmarks_runs_and_refuses_them_twice(files, tmp_path, capsys):
     base, _, slow = files
     later = json.loads(slow.read_text()) | {"datetime": "2026-11-30T00:00:00+00:00"}  # a run of another night
@@ -415,15 +421,11 @@ def test_baseline_save_append_adds_one_benchmarks_runs_and_refuses_them_twice(fi
     assert cli.main(["baseline", "save", "--dir", str(folder), str(base)]) == 0
     saved = next(folder.glob("*.json"))
 
-    def times() -> dict[str, int]:
-        runs = json.loads(saved.read_text())["machine_info"]["perfkit"]["runs"]
-        return {name: len(figures["time"]) for name, figures in runs.items()}
-
-    before = times()
+    before = _time_runs(saved)
     appended = ["baseline", "save", "--dir", str(folder), "--append", "--only", MATMUL, "--",
                 str(tmp_path / "later.json")]
     assert cli.main(appended) == 0
-    assert times() == before | {MATMUL: before[MATMUL] + 1}  # the later run's time beside the kept ones
+    assert _time_runs(saved) == before | {MATMUL: before[MATMUL] + 1}  # beside the kept ones
     capsys.readouterr()
     assert cli.main(appended) == cli.EXIT_USAGE
     assert "already holds the run of" in capsys.readouterr().err
@@ -656,11 +658,7 @@ def test_baseline_save_append_leaves_out_a_benchmark_whose_rounds_did_not_settle
     assert cli.main(["baseline", "save", "--dir", str(folder), str(base)]) == 0
     saved = next(folder.glob("*.json"))
 
-    def times() -> dict[str, int]:
-        runs = json.loads(saved.read_text())["machine_info"]["perfkit"]["runs"]
-        return {name: len(figures["time"]) for name, figures in runs.items()}
-
-    before = times()
+    before = _time_runs(saved)
     disturbed = json.loads(same.read_text()) | {"datetime": "2026-11-30T00:00:00+00:00"}
     bench = next(b for b in disturbed["benchmarks"] if b["fullname"] == MATMUL)
     median = bench["stats"]["median"]
@@ -671,6 +669,6 @@ def test_baseline_save_append_leaves_out_a_benchmark_whose_rounds_did_not_settle
     assert cli.main(["baseline", "save", "--dir", str(folder), "--append", str(path)]) == 0
     err = capsys.readouterr().err
     assert "left out 1 benchmark(s) of" in err and f"{MATMUL}: its time rounds spread" in err
-    after = times()
+    after = _time_runs(saved)
     assert after[MATMUL] == before[MATMUL]
     assert all(after[n] == before[n] + 1 for n in before if n != MATMUL)
