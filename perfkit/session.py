@@ -362,8 +362,13 @@ class Session:
             self.partial.remove_if_complete()  # pytest-benchmark wrote the final JSON before this runs
         if self.options.save_mode:
             try:
-                path = self.store.save(self._settled(results), self.options.save_mode)
-                self._saved(f"perfkit: saved baseline {path}", [results])
+                kept = self._settled(results)
+                if kept.benchmarks:
+                    path = self.store.save(kept, self.options.save_mode)
+                    self._saved(f"perfkit: saved baseline {path}", [kept])
+                else:
+                    self.messages.append("perfkit: baseline not saved: every benchmark of this run was left "
+                                         "out")
             except PerfkitError as exc:
                 self.messages.append(f"perfkit: baseline not saved: {exc}")
                 outcome = Outcome.NOT_SAVED

@@ -672,3 +672,9 @@ def test_baseline_save_append_leaves_out_a_benchmark_whose_rounds_did_not_settle
     after = _time_runs(saved)
     assert after[MATMUL] == before[MATMUL]
     assert all(after[n] == before[n] + 1 for n in before if n != MATMUL)
+    later = tmp_path / "later.json"
+    later.write_text(json.dumps(disturbed | {"datetime": "2026-12-01T00:00:00+00:00"}))
+    kept = saved.read_bytes()
+    assert cli.main(["baseline", "save", "--dir", str(folder), "--append", "--only", MATMUL, "--",
+                     str(later)]) == 0
+    assert "nothing appended to" in capsys.readouterr().out and saved.read_bytes() == kept

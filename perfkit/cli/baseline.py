@@ -105,7 +105,11 @@ def _save(args: argparse.Namespace) -> int:
         results.append(baselines.select(kept, args.only) if args.only else kept)
     joined = store.load(results[0].hardware_id, results[0].profile) if args.mode == "append" else None
     if joined is not None:
-        results = [_settled(joined, run, path) for run, path in zip(results, args.results, strict=True)]
+        settled = [_settled(joined, run, path) for run, path in zip(results, args.results, strict=True)]
+        results = [run for run in settled if run.benchmarks]
+        if not results:
+            print(f"perfkit: nothing appended to {store.path_for(joined.hardware_id, joined.profile)}")
+            return 0
     path = store.save(baselines.from_runs(results) if len(results) > 1 else results[0], args.mode)
     print(f"perfkit: saved {path} ({len(results)} run{'s' if len(results) > 1 else ''})")
     _say_busy(results)

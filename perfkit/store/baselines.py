@@ -111,29 +111,32 @@ def without_injected(results: ResultSet) -> tuple[ResultSet, list[str]]:
 
 def without_unsettled(joined: ResultSet, run: ResultSet) -> tuple[ResultSet, list[str]]:
     """``run`` less the benchmarks a gating figure of which did not settle against ``joined``'s entry of the
-    same name (perfkit.verdict.unsettled_rounds), and one sentence per benchmark left out. The judge reads
-    such a run as disturbed, not as a value of the code; appended, it widens every later verdict's noise: one
-    H200 nightly's one-GPU DDP ResNet-50 step, its rounds 33.0-46.1 ms on a host whose own copy read 13.6%
-    slow (the step alone 31.9 ms there as everywhere), made that entry's one-run MDE 20% where it was 17%."""
-    old = joined.by_name()
-    left_out: list[str] = []
+    same name (perfkit.verdict.unsettled_rounds: the judge's rule for a disturbed single run), whichever way
+    it moved, and one line per benchmark left out. Appended, such a run widens every later verdict's noise:
+    one H200 nightly's one-GPU DDP ResNet-50 step, its rounds 33.0-46.1 ms on a host whose own copy read
+    13.6% slow (the step alone 31.9 ms there as everywhere), made that entry's one-run MDE 20% where it was
+    17%."""
+    old, runs = joined.by_name(), run.runs()
+    left_out: dict[str, str] = {}
     for bench in run.benchmarks:
         base = old.get(bench.fullname)
-        found = [u for f in sorted(bench.gating_figures()) if base is not None
-                 and (u := unsettled_rounds.unsettled(base, bench, f, current_runs=1)) is not None]
-        if found:
-            left_out.append(f"{bench.fullname}: {found[0].sentence()}")
-    names = {line.split(": ", 1)[0] for line in left_out}
-    return run.with_benchmarks([b for b in run.benchmarks if b.fullname not in names]), left_out
+        if base is None:
+            continue
+        found = unsettled_rounds.unsettled_gate(base, bench, runs[bench.fullname])
+        if found is not None:
+            left_out[bench.fullname] = found.kept_out()
+    kept = keeping(run, {b.fullname for b in run.benchmarks} - left_out.keys())
+    return kept, [f"{name}: {why}" for name, why in left_out.items()]
 
 
 def unsettled_lines(source: str, left_out: Sequence[str]) -> list[str]:
     """What to say of the benchmarks :func:`without_unsettled` left out of ``source``: nothing where none."""
     if not left_out:
         return []
-    said = (f"perfkit: left out {len(left_out)} benchmark(s) of {source} whose rounds did not settle (the "
-            "judge reads such a run as disturbed; if the code runs so now, re-save them with --merge "
-            "--only):")
+    said = (f"perfkit: left out {len(left_out)} benchmark(s) of {source} whose rounds did not settle against "
+            "the baseline they were to join (a disturbed run); if the code runs so now, save three runs of "
+            "it with `perfkit baseline save --merge --only NAME -- RUN.json ...`, which replaces that "
+            "entry's runs:")
     return [said, *(f"  {line}" for line in left_out)]
 
 

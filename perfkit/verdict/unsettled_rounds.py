@@ -15,9 +15,13 @@ A figure whose rounds agree to a fraction of a percent is unsettled at a smaller
 33.12-33.17 ms, the baseline's eight runs 33.0-33.2 ms: its rounds spread 7.2% against 0.05% (144 times), the
 run read +3.1% and ``regressed``, and three fresh re-runs read it unchanged. Over five fresh runs of three
 machines that day no other figure spread twenty times its baseline's.
+
+The same rule keeps such a run out of a baseline it is appended to, whichever way it moved
+(perfkit.store.baselines.without_unsettled).
 """
 from __future__ import annotations
 
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
 from perfkit.resultfile.model import BenchmarkEntry
@@ -48,6 +52,11 @@ class Unsettled:
     def disturbed(self) -> bool:
         return True
 
+    def kept_out(self) -> str:
+        """Why a run to be appended to a baseline leaves this benchmark out, whichever way it moved."""
+        return (f"its {self.figure} rounds spread {self.spread:.0%} within this run "
+                f"({self.baseline_spread:.1%} in the baseline's)")
+
     def sentence(self) -> str:
         return (f"its {self.figure} rounds spread {self.spread:.0%} within this run "
                 f"({self.baseline_spread:.1%} in the baseline's): a measurement that did not settle, not a "
@@ -66,3 +75,14 @@ def unsettled(base: BenchmarkEntry, cur: BenchmarkEntry, figure: str, current_ru
     loose = now >= MIN_SPREAD and now >= FACTOR * then
     tight = now >= TIGHT_MIN_SPREAD and now >= TIGHT_FACTOR * then
     return Unsettled(figure, now, then) if loose or tight else None
+
+
+def unsettled_gate(base: BenchmarkEntry, cur: BenchmarkEntry,
+                   current: Mapping[str, Sequence[float]]) -> Unsettled | None:
+    """The first gating figure (either side's gates, as the judge reads them) whose rounds in ``cur`` did not
+    settle against ``base``'s; ``current``: each figure's values over the runs ``cur`` stands for."""
+    for figure in sorted(base.gating_figures() | cur.gating_figures()):
+        found = unsettled(base, cur, figure, len(current.get(figure, ())))
+        if found is not None:
+            return found
+    return None
