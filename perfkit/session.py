@@ -363,12 +363,12 @@ class Session:
         if self.options.save_mode:
             try:
                 kept = self._settled(results)
-                if kept.benchmarks:
+                if results.benchmarks and not kept.benchmarks:
+                    self.messages.append("perfkit: nothing appended: every benchmark of this run was left "
+                                         "out")
+                else:
                     path = self.store.save(kept, self.options.save_mode)
                     self._saved(f"perfkit: saved baseline {path}", [kept])
-                else:
-                    self.messages.append("perfkit: baseline not saved: every benchmark of this run was left "
-                                         "out")
             except PerfkitError as exc:
                 self.messages.append(f"perfkit: baseline not saved: {exc}")
                 outcome = Outcome.NOT_SAVED

@@ -318,3 +318,11 @@ def test_a_saved_baseline_is_readable_by_the_team_and_keeps_a_mode_given_on_purp
     path.chmod(0o640)
     baselines.write_atomically(path, typed(cpu_results))
     assert path.stat().st_mode & 0o777 == 0o640
+
+
+def test_the_advice_for_a_run_left_out_unsettled_saves_where_it_was_to_be_appended():
+    """A run appended to this machine's own baseline is re-saved there, not into the committed one."""
+    assert baselines.unsettled_lines("r.json", []) == []
+    local = baselines.unsettled_lines("r.json", ["b::t: why"], local=True)
+    assert "`perfkit baseline save --local --merge --only NAME" in local[0] and local[1] == "  b::t: why"
+    assert "--local" not in baselines.unsettled_lines("r.json", ["b::t: why"])[0]

@@ -391,5 +391,5 @@ def test_saving_with_append_leaves_out_a_benchmark_whose_rounds_did_not_settle(p
 
     assert times() == {"test_steady": 2, "test_unsettled": 1}
     said = " ".join(" ".join(run("--perfkit-save-baseline=append", "-k", "unsettled").stdout.lines).split())
-    assert "baseline not saved: every benchmark of this run was left out" in said
+    assert "nothing appended: every benchmark of this run was left out" in said
     assert times() == {"test_steady": 2, "test_unsettled": 1}

@@ -105,11 +105,13 @@ def _save(args: argparse.Namespace) -> int:
         results.append(baselines.select(kept, args.only) if args.only else kept)
     joined = store.load(results[0].hardware_id, results[0].profile) if args.mode == "append" else None
     if joined is not None:
-        settled = [_settled(joined, run, path) for run, path in zip(results, args.results, strict=True)]
-        results = [run for run in settled if run.benchmarks]
-        if not results:
-            print(f"perfkit: nothing appended to {store.path_for(joined.hardware_id, joined.profile)}")
+        settled = [_settled(joined, run, path, store.is_local)
+                   for run, path in zip(results, args.results, strict=True)]
+        if not any(run.benchmarks for run in settled):
+            target = store.path_for(results[0].hardware_id, results[0].profile)
+            print(f"perfkit: nothing appended to {target}")
             return 0
+        results = [run for run in settled if run.benchmarks]
     path = store.save(baselines.from_runs(results) if len(results) > 1 else results[0], args.mode)
     print(f"perfkit: saved {path} ({len(results)} run{'s' if len(results) > 1 else ''})")
     _say_busy(results)
@@ -122,10 +124,10 @@ def _save(args: argparse.Namespace) -> int:
     return 0
 
 
-def _settled(joined: ResultSet, run: ResultSet, path: Path) -> ResultSet:
+def _settled(joined: ResultSet, run: ResultSet, path: Path, local: bool) -> ResultSet:
     """``run`` less its benchmarks whose rounds did not settle against the baseline it joins, each said."""
     kept, left_out = baselines.without_unsettled(joined, run)
-    for line in baselines.unsettled_lines(str(path), left_out):
+    for line in baselines.unsettled_lines(str(path), left_out, local):
         print(line, file=sys.stderr)
     return kept
 

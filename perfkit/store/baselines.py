@@ -129,14 +129,16 @@ def without_unsettled(joined: ResultSet, run: ResultSet) -> tuple[ResultSet, lis
     return kept, [f"{name}: {why}" for name, why in left_out.items()]
 
 
-def unsettled_lines(source: str, left_out: Sequence[str]) -> list[str]:
-    """What to say of the benchmarks :func:`without_unsettled` left out of ``source``: nothing where none."""
+def unsettled_lines(source: str, left_out: Sequence[str], local: bool = False) -> list[str]:
+    """What to say of the benchmarks :func:`without_unsettled` left out of ``source`` (appended to this
+    machine's own baseline where ``local``): nothing where none."""
     if not left_out:
         return []
+    where = " --local" if local else ""
     said = (f"perfkit: left out {len(left_out)} benchmark(s) of {source} whose rounds did not settle against "
             "the baseline they were to join (a disturbed run); if the code runs so now, save three runs of "
-            "it with `perfkit baseline save --merge --only NAME -- RUN.json ...`, which replaces that "
-            "entry's runs:")
+            f"it with `perfkit baseline save{where} --merge --only NAME -- RUN.json ...`, which replaces "
+            "that entry's runs:")
     return [said, *(f"  {line}" for line in left_out)]
 
 
