@@ -31,7 +31,7 @@ def _judged(path: str, policy: Policy, newest_only: bool = False) -> Iterator[li
     """The gating rows of each night of the baseline at ``path`` (runs of at least MIN_BENCHMARKS benchmarks)
     judged against the other machines' runs; only each machine's newest night where ``newest_only``."""
     runs = [load.parse(doc, f"run {i}") for i, doc in enumerate(unpack(load.load(path)).runs)]
-    for machine in sorted({r.info.machine for r in runs}):
+    for machine in sorted({r.info.machine for r in runs}, key=str):
         others = [r for r in runs if r.info.machine != machine]
         nights = [r for r in runs if r.info.machine == machine and len(r.benchmarks) >= MIN_BENCHMARKS]
         if not others or not nights:

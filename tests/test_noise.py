@@ -15,7 +15,15 @@ from perfkit import SCHEMA_VERSION
 from perfkit.store import baselines
 from perfkit.store.kept_noise import for_judging
 from perfkit.verdict.judge import FirstLook, Policy, Verdict, judge
-from perfkit.verdict.noise import MAX_PRIOR_DF, Noise, fit_prior, moderate, noise_kind
+from perfkit.verdict.noise import (
+    HOST_TAIL_DF,
+    MAX_PRIOR_DF,
+    TAIL_RUNS,
+    Noise,
+    fit_prior,
+    moderate,
+    noise_kind,
+)
 from tests.conftest import typed
 
 COPY_BOUND = {"bound": "copy_bandwidth_gbps"}
@@ -311,6 +319,53 @@ def test_gpu_bound_and_host_bound_figures_pool_apart():
     withdrawn = Noise.of(baseline, gpu_bound={"gpu0": False})
     assert withdrawn.kinds["gpu0", "time"] == "timed-host" and withdrawn.kinds["gpu1", "time"] == "timed-gpu"
     assert for_judging(baseline, _run({"gpu0": 1e-3}, device="cuda")).kinds["gpu0", "time"] == "timed-gpu"
+
+
+def _tail(noise: Noise, name: str) -> float:
+    figure = noise.of_figure(name, "time")
+    assert figure is not None
+    return figure.tail_df
+
+
+def _host_tails(draw, runs: int, figures: int = 8, seed: int = 5) -> dict[str, float]:
+    """The tail (degrees of freedom) each host figure of a baseline of ``runs`` runs is tested with, its log
+    values ``draw(rng)`` times 2%."""
+    rng = np.random.default_rng(seed)
+    draws = [{f"host{i}": 1e-3 * math.exp(0.02 * draw(rng)) for i in range(figures)} for _ in range(runs)]
+    noise = Noise.of(_baseline(draws))
+    return {f"host{i}": _tail(noise, f"host{i}") for i in range(figures)}
+
+
+def test_host_figures_whose_many_runs_show_light_tails_are_tested_with_light_tails():
+    """The H200's 13 host figures with 24-37 runs had excess kurtoses of -1.1 to 0.9: a t5 tail made a 1.2%
+    spread a one-run MDE of 12%. Their kind's runs pooled read t16; a few runs, or heavy ones, keep t5."""
+    normal = _host_tails(lambda rng: rng.normal(), 30)
+    assert all(df > 10 for df in normal.values()), normal
+    assert set(_host_tails(lambda rng: rng.normal(), TAIL_RUNS - 1).values()) == {HOST_TAIL_DF}
+    heavy = _host_tails(lambda rng: rng.standard_t(3), 30)
+    assert all(df < 6 for df in heavy.values()), heavy
+
+
+def test_a_host_figure_heavy_tailed_on_its_own_keeps_the_heavy_tail_and_weighs_on_its_kinds():
+    rng = np.random.default_rng(9)
+    draws = [{f"host{i}": 1e-3 * math.exp(0.02 * rng.normal()) for i in range(8)} for _ in range(30)]
+    light = Noise.of(_baseline(draws))
+    draws[0]["host0"] = 1e-3 * math.exp(0.02 * 5)  # one run five SDs out: its own kurtosis is far above 2
+    noise = Noise.of(_baseline(draws))
+    # it keeps the heavy tail, and its run makes its kind's heavier too
+    assert _tail(noise, "host0") == HOST_TAIL_DF < _tail(noise, "host1") < _tail(light, "host1")
+
+
+def test_a_one_run_slowdown_of_a_steady_host_figure_with_many_light_tailed_runs_regresses():
+    """A 1.2% host figure with 30 runs: 10% slower in one run is flagged (at t5 its MDE was 12%)."""
+    rng = np.random.default_rng(12)
+    sds = {**{f"gpu{i}": 0.003 for i in range(20)}, **{f"host{i}": 0.012 for i in range(8)}}
+    baseline = _baseline(_draws(rng, sds, 30))
+    noise = Noise.of(baseline)
+    current = _run(_draws(rng, sds, 1, shift={"host3": 1.10})[0])
+    result = judge(baseline, current, noise)
+    assert {r.benchmark for r in result.regressions} == {"host3"}
+    assert not [r for r in result.rows if r.verdict is Verdict.IMPROVED]
 
 
 def test_a_whole_host_running_slower_makes_its_host_bound_figures_unknown_not_regressed():

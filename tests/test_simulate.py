@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import dataclasses
 import math
+import statistics
 
 import pytest
 
@@ -46,6 +47,25 @@ def test_one_run_with_heavy_tailed_host_work_keeps_the_nights_false_alarms_at_al
     result = simulate.rates(simulate.Scenario(FIGURES, 5, heavy="host"), NIGHTS, seed=11)
     assert result.false_alarm <= Policy.alpha + _slack(Policy.alpha, NIGHTS)
     assert result.power >= 0.80 - _slack(0.80, NIGHTS)
+
+
+def _host_mde(runs: int, nights: int = 10) -> float:
+    """The median one-run MDE of the host figures over ``nights`` normal nights against ``runs`` runs."""
+    scenario = simulate.Scenario(FIGURES, runs)
+    rows = [r for seed in range(nights) for r in simulate.night(scenario, seed).first.rows
+            if r.gating and r.benchmark.startswith("host") and r.mde is not None]
+    return statistics.median(r.mde for r in rows)
+
+
+def test_host_work_whose_25_runs_show_normal_tails_is_judged_sharper_and_heavy_tails_keep_alpha():
+    """With 25 runs a figure, host work's tails are read from the runs (noise.TAIL_RUNS): normal host noise is
+    tested with lighter tails than t5 (its MDEs about 0.6 of 8 runs'; the runs alone would give 0.95), and
+    Student's t4 noise keeps the nights' false alarms at alpha. Both flag the printed MDE 80% of the time."""
+    assert _host_mde(25) < 0.75 * _host_mde(8)
+    for heavy, seed in (("none", 25), ("host", 26)):
+        result = simulate.rates(simulate.Scenario(FIGURES, 25, heavy=heavy), NIGHTS, seed=seed)
+        assert result.false_alarm <= Policy.alpha + _slack(Policy.alpha, NIGHTS), heavy
+        assert result.power >= 0.80 - _slack(0.80, NIGHTS), heavy
 
 
 @pytest.mark.parametrize("heavy", ["none", "host", "all"])

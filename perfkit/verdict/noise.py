@@ -62,6 +62,17 @@ KURTOSIS_RUNS = 8
 #: few runs per figure cannot tell a heavy tail from a wide spread: with Student's t3 noise on the host-bound
 #: figures one run falsely flagged 13-16% of simulated nights at the normal tails' quantile.
 HOST_TAIL_DF = 5.0
+#: Unless its own runs show lighter tails: a host figure with this many runs of its own and no heavy tail of
+#: its own is tested with the tails that its kind's such figures show together (each run against the other
+#: runs of its figure, pooled: :func:`_host_tails`). On 2026-12-03 the H200 baseline's 13 host figures with 24-37
+#: runs had sample excess kurtoses of -1.1 to 0.9 and no run beyond 2.8 SDs: a t5 tail made a 1.2% spread an
+#: MDE of 12%.
+TAIL_RUNS = 20
+#: The pooled excess kurtosis is taken this many of its standard errors under normal noise (sqrt(24/N) over
+#: N pooled runs) above its estimate, and read as Student's t's (6 / (df - 4)), never heavier than
+#: HOST_TAIL_DF allows: the committed H200 baseline's 13 such figures (400 runs) read t16.5, the H100's 3 (93
+#: runs) t6.5.
+TAIL_MARGIN_SE = 2.0
 # : The SD of the covariates (log within-run dispersion) below which the figures are alike and the prior is
 # flat.
 MIN_COVARIATE_SPREAD = 0.1
@@ -93,7 +104,7 @@ class FigureNoise:
     """What a test of one figure uses: the moderated SD of log run values, its degrees of freedom, the
     between-machine SD to add when the two sides ran on different machines, and where it came from;
     ``tail_df``: the most degrees of freedom it is tested with however many runs (host work's heavy tails,
-    :data:`HOST_TAIL_DF`)."""
+    :data:`HOST_TAIL_DF`, or where it has :data:`TAIL_RUNS` runs its kind's tails)."""
 
     sd: float
     df: float
@@ -256,6 +267,8 @@ class Noise:
     between_share_by_kind: Mapping[str, float] = field(default_factory=dict)
     # per benchmark, the machines its reference runs came from (none where unknown)
     machines: Mapping[str, frozenset[str]] = field(default_factory=dict)
+    # the tails of host figures whose own runs are enough to read them (else HOST_TAIL_DF)
+    host_tails: Mapping[tuple[str, str], float] = field(default_factory=dict)
     source: str = ""
 
     @classmethod
@@ -286,13 +299,14 @@ class Noise:
         covariates = {key: dispersion(entries[key[0]], key[1]) for key in keys}
         logs = {key: tuple(math.log(v) for v in runs[key]) for key in keys}
         gating = {key for key in keys if key[1] in entries[key[0]].gating_figures()}
-        priors, outliers = _priors(logs, kinds, covariates, gating)
+        priors, outliers, heavy = _priors(logs, kinds, covariates, gating)
+        host_tails = _host_tails(logs, kinds, gating, heavy)
         origins = {name: tuple(o.machine for o in runs_of) for name, runs_of in reference.origins().items()}
         machines = {name: frozenset(m for m in ms if m) for name, ms in origins.items()}
         time_kinds = {name: kind for (name, figure), kind in kinds.items() if figure == TIME}
         share, by_kind = _between_machines(reference, origins, time_kinds)
-        return cls(logs, kinds, covariates, priors, frozenset(outliers), share, by_kind, machines,
-                   reference.source)
+        return cls(logs, kinds, covariates, priors, frozenset(outliers | heavy), share, by_kind, machines,
+                   host_tails, reference.source)
 
     def _moderated(self, key: tuple[str, str], current: tuple[float, ...] = ()) -> tuple[float, float] | None:
         """The SD (log) and degrees of freedom of ``key``'s own runs (and the ``current`` side's logs),
@@ -318,7 +332,7 @@ class Noise:
         if moderated is None:
             return None
         sd, dof = moderated
-        tails = HOST_TAIL_DF if self.kinds.get(key) == HOST_KIND else math.inf
+        tails = self.host_tails.get(key, HOST_TAIL_DF) if self.kinds.get(key) == HOST_KIND else math.inf
         dof = min(dof, tails)
         prior = None if key in self.outliers else self.priors.get(self.kinds.get(key, ""))
         known = self.machines.get(benchmark, frozenset())
@@ -392,10 +406,11 @@ def _upper_tail(s2: float, df: float, prior_s2: float, prior_df: float) -> float
 
 def _priors(logs: Mapping[tuple[str, str], tuple[float, ...]], kinds: Mapping[tuple[str, str], str],
             covariates: Mapping[tuple[str, str], float | None],
-            gating: set[tuple[str, str]]) -> tuple[dict[str, Prior], set[tuple[str, str]]]:
+            gating: set[tuple[str, str]]
+            ) -> tuple[dict[str, Prior], set[tuple[str, str]], set[tuple[str, str]]]:
     """A prior per kind, fitted on the gating figures with two or more runs (figures derived from the time
-    would count its noise again), and the figures that do not follow their kind's prior; a kind with too few
-    figures takes the prior of all kinds together."""
+    would count its noise again), the figures that do not follow their kind's prior, and the heavy-tailed
+    ones; a kind with too few figures takes the prior of all kinds together."""
     by_kind: dict[str, list[Row]] = defaultdict(list)
     for key in gating:
         values = logs[key]
@@ -415,7 +430,40 @@ def _priors(logs: Mapping[tuple[str, str], tuple[float, ...]], kinds: Mapping[tu
         elif everything is not None:
             out[kind] = everything
             outliers |= {row[0] for row in rows} & all_outliers
-    return out, outliers | heavy
+    return out, outliers, heavy
+
+
+def _host_tails(logs: Mapping[tuple[str, str], tuple[float, ...]], kinds: Mapping[tuple[str, str], str],
+                gating: set[tuple[str, str]], heavy: set[tuple[str, str]]) -> dict[tuple[str, str], float]:
+    """Per gating host figure with TAIL_RUNS runs or more and not ``heavy`` on its own, the degrees of freedom
+    of Student's t whose excess kurtosis is the upper end (:data:`TAIL_MARGIN_SE`) of all such figures'
+    pooled, heavy ones too (left out, they would leave the pool lighter than the kind); at most as heavy as
+    HOST_TAIL_DF. A figure's own kurtosis over 20-40 runs is too rough to read alone (its standard error is
+    0.8-1.1), the kind's over hundreds is not.
+
+    Each run is read as the judge reads a new one, against the other runs' mean and SD: a wild run does not
+    hide in the spread it makes. Those z are Student's t with n - 2 degrees of freedom under normal noise,
+    whose excess kurtosis 6 / (n - 6) is taken off. Drawn 300 times as eight figures of 30 runs each: normal
+    noise reads t13.5 (t8.4 or more nine times in ten), Student's t4 noise t5.3 (above t8 one time in
+    eleven), t3 t5.0."""
+    long = [key for key in gating if kinds.get(key) == HOST_KIND and len(logs[key]) >= TAIL_RUNS]
+    z: list[float] = []
+    expected: list[float] = []
+    for key in long:
+        values = logs[key]
+        n, total, squares = len(values), sum(values), sum(v * v for v in values)
+        for v in values:
+            mean = (total - v) / (n - 1)
+            var = (squares - v * v - (n - 1) * mean**2) / (n - 2)
+            if var > 0:
+                z.append((v - mean) / math.sqrt(var))
+                expected.append(6 / (n - 6))
+    if not z:
+        return {}
+    second = statistics.fmean(x * x for x in z)
+    kurtosis = statistics.fmean(x**4 for x in z) / second**2 - 3 - statistics.fmean(expected)
+    upper = max(kurtosis, 0.0) + TAIL_MARGIN_SE * math.sqrt(24 / len(z))
+    return dict.fromkeys((key for key in long if key not in heavy), max(HOST_TAIL_DF, 4 + 6 / upper))
 
 
 def _heavy_tailed(values: Sequence[float]) -> bool:
