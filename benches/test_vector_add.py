@@ -26,10 +26,9 @@ from perfkit.resultfile.metrics import MetricRecorder, rates
 from perfkit.resultfile.payloads import VectorAdd
 from perfkit.workloads.kernels import (
     BYTES_PER_ELEMENT,
-    MANAGED_TOLERANCE,
-    MANAGED_WARM_TOLERANCE,
     cpu_add,
     elements,
+    managed_minimum_effect,
 )
 
 K_FULL = (1, 5, 10, 50, 100)
@@ -198,10 +197,9 @@ def _record_gpu(metrics, spec, case: VectorAdd, n: int, kernel_seconds) -> None:
     metrics.payload(case)
     if _kernel_bound(case):
         metrics.gpu_bound()
-    if case.mode == "managed_first":
-        metrics.tolerance(MANAGED_TOLERANCE)
-    elif case.mode == "managed_warm":
-        metrics.tolerance(MANAGED_WARM_TOLERANCE)
+    minimum_effect = managed_minimum_effect(case.mode, case.scenario)
+    if minimum_effect is not None:
+        metrics.tolerance(minimum_effect)
     if case.mode == "managed_warm" and case.scenario == "tuned" and case.k >= 50:
         # only there is the headline a kernel streaming device memory at its ceiling (the plain grid reached
         # 69% of it on an H200, 84% on an H100); the other headlines hold host copies or page migration (no

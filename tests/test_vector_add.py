@@ -58,3 +58,12 @@ def test_k_in_millions(k, n):
 def test_bad_k_is_a_clear_error(k):
     with pytest.raises(UsageError, match="K"):
         kernels.elements(k)
+
+
+@pytest.mark.parametrize(("mode", "scenario", "minimum"), [
+    ("managed_first", "grid", 0.15), ("managed_first", "one_block", 0.15),
+    ("managed_first", "one_thread", 0.05),  # the thread's pace: 1.2% over 36 H200 runs, not the page work
+    ("managed_warm", "grid", 0.05), ("explicit", "one_thread", None)])
+def test_a_first_launch_on_managed_memory_declares_a_wide_minimum_effect_where_page_work_is_its_time(
+        mode, scenario, minimum):
+    assert kernels.managed_minimum_effect(mode, scenario) == minimum
