@@ -11,7 +11,7 @@ import statistics
 import sys
 
 from perfkit.resultfile import load
-from perfkit.verdict.noise import HOST_KIND, KURTOSIS_RUNS, Noise
+from perfkit.verdict.noise import HOST_KIND, KURTOSIS_RUNS, Noise, excess_kurtosis
 
 
 def main(path: str) -> None:
@@ -24,7 +24,7 @@ def main(path: str) -> None:
                 or len(logs) < KURTOSIS_RUNS):
             continue
         mean, sd = statistics.fmean(logs), statistics.pstdev(logs)
-        kurtosis = statistics.fmean((v - mean) ** 4 for v in logs) / sd**4 - 3 if sd else math.nan
+        kurtosis = excess_kurtosis(logs)
         furthest = max(abs(v - mean) for v in logs) / sd if sd else math.nan
         tested = noise.of_figure(name, figure)
         tail = f"t{tested.tail_df:.1f}" if tested else "-"

@@ -63,19 +63,21 @@ class Figure:
 class Scenario:
     """A night: ``baseline_runs`` runs of every figure, one current run (or ``confirm`` re-runs of the
     suspects after it); ``new_machine``: the baseline's runs came from two machines and this run from a
-    third; ``heavy``: whose noise is heavy-tailed ("host": the host-bound figures', "all": every one's)."""
+    third; ``heavy``: whose noise is heavy-tailed ("host": the host-bound figures', "all": every one's, "one":
+    the first host-bound figure's alone, among light ones whose tails the judge pools with its own)."""
 
     figures: tuple[Figure, ...]
     baseline_runs: int
     new_machine: bool = False
-    heavy: Literal["none", "host", "all"] = "none"
+    heavy: Literal["none", "host", "all", "one"] = "none"
     confirm: int = 0
     policy: Policy = DEFAULT_POLICY  # the minimum effects and alpha the nights are judged by
     current_runs: int = 1  # runs of this code judged together (replicates), each night's draws the same
 
     @property
     def label(self) -> str:
-        tails = {"none": "normal", "host": "host work heavy-tailed", "all": "every figure heavy-tailed"}
+        tails = {"none": "normal", "host": "host work heavy-tailed", "all": "every figure heavy-tailed",
+                 "one": "one host figure heavy-tailed"}
         parts = [f"{self.baseline_runs} baseline runs", tails[self.heavy]]
         parts += ["new machine"] if self.new_machine else []
         parts += [f"--perfkit-confirm {self.confirm}"] if self.confirm else []
@@ -89,10 +91,12 @@ class _Draws:
 
     rng: random.Random
     heavy: str
+    first_host: str = ""  # the one heavy-tailed figure's name where ``heavy`` is "one"
     machines: dict[tuple[str, str], float] = field(default_factory=dict)
 
     def noise(self, fig: Figure) -> float:
-        if self.heavy == "none" or (self.heavy == "host" and fig.gpu_bound):
+        heavy = {"all": True, "host": not fig.gpu_bound, "one": fig.name == self.first_host}
+        if not heavy.get(self.heavy, False):
             return self.rng.gauss(0.0, 1.0)
         chi2 = sum(self.rng.gauss(0.0, 1.0) ** 2 for _ in range(HEAVY_DF))
         return self.rng.gauss(0.0, 1.0) / math.sqrt(chi2 / HEAVY_DF) / math.sqrt(HEAVY_DF / (HEAVY_DF - 2))
@@ -135,8 +139,8 @@ class Night:
 def night(scenario: Scenario, seed: int, slowed: dict[str, float] | None = None) -> Night:
     """A night of ``scenario`` with the draws of ``seed``; ``slowed``: figures made that many times slower
     in this run and its re-runs (the same draws otherwise, so a slowed night is its null night shifted)."""
-    draws = _Draws(random.Random(seed), scenario.heavy)
     figs = scenario.figures
+    draws = _Draws(random.Random(seed), scenario.heavy, next((f.name for f in figs if not f.gpu_bound), ""))
     machines = ["m1", "m2"] if scenario.new_machine else ["m1"]
     base = baselines.from_runs([
         _run(figs, {f.name: draws.value(f, machines[i % len(machines)]) for f in figs},
@@ -228,11 +232,13 @@ def scenarios(figures: tuple[Figure, ...], confirm: int = 3,
               policy: Policy = DEFAULT_POLICY) -> list[Scenario]:
     """The configurations the issue names: 3, 5 and 8 baseline runs, a run on a new machine, normal and
     heavy-tailed noise, with and without a confirmation; and 25 runs, where the judge reads host work's
-    tails from the runs (noise.TAIL_RUNS: the committed H200 baseline's nightly entries hold 24-37)."""
+    tails from the runs (noise.TAIL_RUNS: the committed H200 baseline's nightly entries hold 24-40), also
+    where one host figure alone is heavy-tailed and read with the light ones' tails."""
     out: list[Scenario] = []
     for heavy in ("none", "host"):
         out += [Scenario(figures, runs, heavy=heavy, policy=policy) for runs in (3, 5, 8, 25)]
         out.append(Scenario(figures, 5, new_machine=True, heavy=heavy, policy=policy))
+    out.append(Scenario(figures, 25, heavy="one", policy=policy))
     out.append(Scenario(figures, 5, heavy="all", policy=policy))
     return out + [replace(s, confirm=confirm) for s in out]
 

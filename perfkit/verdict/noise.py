@@ -62,17 +62,17 @@ KURTOSIS_RUNS = 8
 #: few runs per figure cannot tell a heavy tail from a wide spread: with Student's t3 noise on the host-bound
 #: figures one run falsely flagged 13-16% of simulated nights at the normal tails' quantile.
 HOST_TAIL_DF = 5.0
-#: Unless its own runs show lighter tails: a host figure with this many runs of its own and no heavy tail of
-#: its own is tested with the tails that its kind's such figures show together (each run against the other
-#: runs of its figure, pooled: :func:`_host_tails`). On 2026-12-03 the H200 baseline's 13 host figures with 24-37
-#: runs had sample excess kurtoses of -1.1 to 0.9 and no run beyond 2.8 SDs: a t5 tail made a 1.2% spread an
-#: MDE of 12%.
+#: Unless many runs show lighter tails: a host figure with this many runs of its own and no heavy tail of its
+#: own is tested with the tails that its kind's such figures show together (:func:`_host_tails`). On
+#: 2026-12-03 the H200 baseline's 13 host figures with 24-37 runs had sample excess kurtoses of -1.1 to 0.9
+#: and no run beyond 2.8 SDs: a t5 tail made a 1.2% spread an MDE of 12%.
 TAIL_RUNS = 20
-#: The pooled excess kurtosis is taken this many of its standard errors under normal noise (sqrt(24/N) over
-#: N pooled runs) above its estimate, and read as Student's t's (6 / (df - 4)), never heavier than
-#: HOST_TAIL_DF allows: the committed H200 baseline's 13 such figures (400 runs) read t16.5, the H100's 3 (93
-#: runs) t6.5.
+#: The pooled excess kurtosis is taken this many standard errors above its estimate (the larger of a
+#: jackknife's over the figures and normal theory's sqrt(24/N) over N runs) and read as Student's t's
+#: (6 / (df - 4)), never heavier than HOST_TAIL_DF allows.
 TAIL_MARGIN_SE = 2.0
+#: A log spread below this is a figure that does not vary: it says nothing of tails.
+STILL = 1e-9
 # : The SD of the covariates (log within-run dispersion) below which the figures are alike and the prior is
 # flat.
 MIN_COVARIATE_SPREAD = 0.1
@@ -267,7 +267,7 @@ class Noise:
     between_share_by_kind: Mapping[str, float] = field(default_factory=dict)
     # per benchmark, the machines its reference runs came from (none where unknown)
     machines: Mapping[str, frozenset[str]] = field(default_factory=dict)
-    # the tails of host figures whose own runs are enough to read them (else HOST_TAIL_DF)
+    # the tails of host figures with TAIL_RUNS runs, read from their kind's such figures (else HOST_TAIL_DF)
     host_tails: Mapping[tuple[str, str], float] = field(default_factory=dict)
     source: str = ""
 
@@ -299,7 +299,9 @@ class Noise:
         covariates = {key: dispersion(entries[key[0]], key[1]) for key in keys}
         logs = {key: tuple(math.log(v) for v in runs[key]) for key in keys}
         gating = {key for key in keys if key[1] in entries[key[0]].gating_figures()}
-        priors, outliers, heavy = _priors(logs, kinds, covariates, gating)
+        priors, outliers = _priors(logs, kinds, covariates, gating)
+        heavy = {key for key in gating if len(logs[key]) >= KURTOSIS_RUNS
+                 and (excess_kurtosis(logs[key]) or 0.0) > HEAVY_TAIL_KURTOSIS}
         host_tails = _host_tails(logs, kinds, gating, heavy)
         origins = {name: tuple(o.machine for o in runs_of) for name, runs_of in reference.origins().items()}
         machines = {name: frozenset(m for m in ms if m) for name, ms in origins.items()}
@@ -406,11 +408,10 @@ def _upper_tail(s2: float, df: float, prior_s2: float, prior_df: float) -> float
 
 def _priors(logs: Mapping[tuple[str, str], tuple[float, ...]], kinds: Mapping[tuple[str, str], str],
             covariates: Mapping[tuple[str, str], float | None],
-            gating: set[tuple[str, str]]
-            ) -> tuple[dict[str, Prior], set[tuple[str, str]], set[tuple[str, str]]]:
+            gating: set[tuple[str, str]]) -> tuple[dict[str, Prior], set[tuple[str, str]]]:
     """A prior per kind, fitted on the gating figures with two or more runs (figures derived from the time
-    would count its noise again), the figures that do not follow their kind's prior, and the heavy-tailed
-    ones; a kind with too few figures takes the prior of all kinds together."""
+    would count its noise again), and the figures that do not follow their kind's prior; a kind with too few
+    figures takes the prior of all kinds together."""
     by_kind: dict[str, list[Row]] = defaultdict(list)
     for key in gating:
         values = logs[key]
@@ -418,7 +419,6 @@ def _priors(logs: Mapping[tuple[str, str], tuple[float, ...]], kinds: Mapping[tu
             by_kind[kinds[key]].append(
                 (key, statistics.variance(values), len(values) - 1, covariates.get(key))
             )
-    heavy = {key for key in gating if _heavy_tailed(logs[key])}
     everything, all_outliers = fit_robust([row for rows in by_kind.values() for row in rows])
     out: dict[str, Prior] = {}
     outliers: set[tuple[str, str]] = set()
@@ -430,50 +430,65 @@ def _priors(logs: Mapping[tuple[str, str], tuple[float, ...]], kinds: Mapping[tu
         elif everything is not None:
             out[kind] = everything
             outliers |= {row[0] for row in rows} & all_outliers
-    return out, outliers, heavy
+    return out, outliers
 
 
 def _host_tails(logs: Mapping[tuple[str, str], tuple[float, ...]], kinds: Mapping[tuple[str, str], str],
                 gating: set[tuple[str, str]], heavy: set[tuple[str, str]]) -> dict[tuple[str, str], float]:
     """Per gating host figure with TAIL_RUNS runs or more and not ``heavy`` on its own, the degrees of freedom
     of Student's t whose excess kurtosis is the upper end (:data:`TAIL_MARGIN_SE`) of all such figures'
-    pooled, heavy ones too (left out, they would leave the pool lighter than the kind); at most as heavy as
-    HOST_TAIL_DF. A figure's own kurtosis over 20-40 runs is too rough to read alone (its standard error is
-    0.8-1.1), the kind's over hundreds is not.
+    (:func:`_predictive_kurtosis`, each floored at 0: a flat-topped figure must not cancel a heavy one),
+    pooled by their runs, heavy ones too; at most as heavy as HOST_TAIL_DF. A figure's own kurtosis over 20-40
+    runs is too rough to read alone (its standard error is 0.8-1.1), the kind's is not.
 
-    Each run is read as the judge reads a new one, against the other runs' mean and SD: a wild run does not
-    hide in the spread it makes. Those z are Student's t with n - 2 degrees of freedom under normal noise,
-    whose excess kurtosis 6 / (n - 6) is taken off. Drawn 300 times as eight figures of 30 runs each: normal
-    noise reads t13.5 (t8.4 or more nine times in ten), Student's t4 noise t5.3 (above t8 one time in
-    eleven), t3 t5.0."""
-    long = [key for key in gating if kinds.get(key) == HOST_KIND and len(logs[key]) >= TAIL_RUNS]
-    z: list[float] = []
-    expected: list[float] = []
-    for key in long:
-        values = logs[key]
-        n, total, squares = len(values), sum(values), sum(v * v for v in values)
-        for v in values:
-            mean = (total - v) / (n - 1)
-            var = (squares - v * v - (n - 1) * mean**2) / (n - 2)
-            if var > 0:
-                z.append((v - mean) / math.sqrt(var))
-                expected.append(6 / (n - 6))
-    if not z:
+    It assumes the kind's figures share a tail: one heavy figure among many light ones is read with theirs
+    (Student's t5 among twelve normal figures of 30 runs: t10.5, where the normal ones alone read t11.4).
+    Drawn 300 times as eight figures of 30 runs each: normal noise reads t10.5 (t7.4 or more nine times in
+    ten), Student's t4 noise t5.3, t3 t5.0."""
+    figures = [key for key in gating if kinds.get(key) == HOST_KIND and len(logs[key]) >= TAIL_RUNS]
+    read = [(len(logs[key]), kurtosis) for key in figures
+            if (kurtosis := _predictive_kurtosis(logs[key])) is not None]
+    if not read:
         return {}
-    second = statistics.fmean(x * x for x in z)
-    kurtosis = statistics.fmean(x**4 for x in z) / second**2 - 3 - statistics.fmean(expected)
-    upper = max(kurtosis, 0.0) + TAIL_MARGIN_SE * math.sqrt(24 / len(z))
-    return dict.fromkeys((key for key in long if key not in heavy), max(HOST_TAIL_DF, 4 + 6 / upper))
+    runs = sum(n for n, _ in read)
+    floored = [(n, max(k, 0.0)) for n, k in read]
+    pooled = sum(n * k for n, k in floored) / runs
+    se = math.sqrt(24 / runs)
+    if len(floored) > 1 and math.isfinite(pooled):  # a jackknife over the figures: wider where they differ
+        without = [(runs * pooled - n * k) / (runs - n) for n, k in floored]
+        centre = statistics.fmean(without)
+        se = max(se, math.sqrt((len(without) - 1) / len(without) * sum((w - centre) ** 2 for w in without)))
+    upper = pooled + TAIL_MARGIN_SE * se  # infinite where a figure is alike but for one run: t5
+    return dict.fromkeys((key for key in figures if key not in heavy), max(HOST_TAIL_DF, 4 + 6 / upper))
 
 
-def _heavy_tailed(values: Sequence[float]) -> bool:
-    """Runs whose sample excess kurtosis says the figure jumps more than a normal spread would (a launch that
-    lands in one of two modes per process); too few runs say nothing of tails."""
-    if len(values) < KURTOSIS_RUNS:
-        return False
+def _predictive_kurtosis(values: Sequence[float]) -> float | None:
+    """The excess kurtosis of each run read as the judge reads a new one, against the other runs' mean and SD
+    (a wild run does not hide in the spread it makes), less the 6 / (n - 6) that normal noise gives those z
+    (Student's t with n - 2 degrees of freedom); infinite where all runs but one are alike, None where none
+    differ."""
+    n = len(values)
+    mean = statistics.fmean(values)
+    centred = [v - mean for v in values]
+    squares = sum(c * c for c in centred)
+    if n <= 6 or squares <= n * STILL**2:
+        return None
+    z = []
+    for c in centred:
+        # the other runs' mean is -c / (n - 1) from the mean, their squares about it S - c² n / (n - 1)
+        var = (squares - c * c * n / (n - 1)) / (n - 2)
+        if var <= STILL**2:
+            return math.inf
+        z.append(c * n / (n - 1) / math.sqrt(var))
+    kurtosis = excess_kurtosis(z)
+    return None if kurtosis is None else kurtosis - 6 / (n - 6)
+
+
+def excess_kurtosis(values: Sequence[float]) -> float | None:
+    """The sample excess kurtosis of ``values``; None where they do not vary."""
     mean = statistics.fmean(values)
     m2 = statistics.fmean((v - mean) ** 2 for v in values)
-    return m2 > 0 and statistics.fmean((v - mean) ** 4 for v in values) / m2**2 - 3 > HEAVY_TAIL_KURTOSIS
+    return statistics.fmean((v - mean) ** 4 for v in values) / m2**2 - 3 if m2 > 0 else None
 
 
 def _between_machines(reference: ResultSet, origins: Mapping[str, tuple[str, ...]],
