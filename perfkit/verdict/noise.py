@@ -436,52 +436,55 @@ def _priors(logs: Mapping[tuple[str, str], tuple[float, ...]], kinds: Mapping[tu
 def _host_tails(logs: Mapping[tuple[str, str], tuple[float, ...]], kinds: Mapping[tuple[str, str], str],
                 gating: set[tuple[str, str]], heavy: set[tuple[str, str]]) -> dict[tuple[str, str], float]:
     """Per gating host figure with TAIL_RUNS runs or more and not ``heavy`` on its own, the degrees of freedom
-    of Student's t whose excess kurtosis is the upper end (:data:`TAIL_MARGIN_SE`) of all such figures'
-    (:func:`_predictive_kurtosis`, each floored at 0: a flat-topped figure must not cancel a heavy one),
-    pooled by their runs, heavy ones too; at most as heavy as HOST_TAIL_DF. A figure's own kurtosis over 20-40
-    runs is too rough to read alone (its standard error is 0.8-1.1), the kind's is not.
+    of Student's t whose excess kurtosis is the upper end (:data:`TAIL_MARGIN_SE`) of all such figures', heavy
+    ones too, read two ways and the heavier kept: their runs' z (:func:`_predictive_z`) pooled, where one
+    figure's wild run weighs as it should; and each figure's own kurtosis floored at 0 (a flat-topped figure
+    must not cancel a heavy one) averaged over its runs, with a jackknife over the figures where they differ.
+    At most as heavy as HOST_TAIL_DF. A figure's own kurtosis over 20-40 runs is too rough to read alone (its
+    standard error is 0.8-1.1), the kind's is not.
 
     It assumes the kind's figures share a tail: one heavy figure among many light ones is read with theirs
-    (Student's t5 among twelve normal figures of 30 runs: t10.5, where the normal ones alone read t11.4).
-    Drawn 300 times as eight figures of 30 runs each: normal noise reads t10.5 (t7.4 or more nine times in
-    ten), Student's t4 noise t5.3, t3 t5.0."""
+    (Student's t5 among twelve normal figures of 30 runs: t10.6, where the normal ones alone read t11.7).
+    Drawn 300 times as eight figures of 30 runs each: normal noise reads t10.5 (t7.5 or more nine times in
+    ten), Student's t4 noise t5.2, t3 t5.0."""
     figures = [key for key in gating if kinds.get(key) == HOST_KIND and len(logs[key]) >= TAIL_RUNS]
-    read = [(len(logs[key]), kurtosis) for key in figures
-            if (kurtosis := _predictive_kurtosis(logs[key])) is not None]
+    read = [z for key in figures if (z := _predictive_z(logs[key]))]
     if not read:
         return {}
-    runs = sum(n for n, _ in read)
-    floored = [(n, max(k, 0.0)) for n, k in read]
-    pooled = sum(n * k for n, k in floored) / runs
-    se = math.sqrt(24 / runs)
-    if len(floored) > 1 and math.isfinite(pooled):  # a jackknife over the figures: wider where they differ
-        without = [(runs * pooled - n * k) / (runs - n) for n, k in floored]
+    everything = [x for z in read for x in z]
+    normal = statistics.fmean(6 / (len(z) - 6) for z in read for _ in z)  # the z's own kurtosis, normal noise
+    if any(math.isinf(x) for x in everything):  # a figure alike but for one run: as heavy as tails get
+        return dict.fromkeys((key for key in figures if key not in heavy), HOST_TAIL_DF)
+    se = math.sqrt(24 / len(everything))
+    pooled = (excess_kurtosis(everything) or 0.0) - normal + TAIL_MARGIN_SE * se
+    own = [(len(z), max(0.0, (excess_kurtosis(z) or 0.0) - 6 / (len(z) - 6))) for z in read]
+    mean = sum(n * k for n, k in own) / len(everything)
+    if len(own) > 1:
+        without = [(len(everything) * mean - n * k) / (len(everything) - n) for n, k in own]
         centre = statistics.fmean(without)
         se = max(se, math.sqrt((len(without) - 1) / len(without) * sum((w - centre) ** 2 for w in without)))
-    upper = pooled + TAIL_MARGIN_SE * se  # infinite where a figure is alike but for one run: t5
+    upper = max(pooled, mean + TAIL_MARGIN_SE * se)
     return dict.fromkeys((key for key in figures if key not in heavy), max(HOST_TAIL_DF, 4 + 6 / upper))
 
 
-def _predictive_kurtosis(values: Sequence[float]) -> float | None:
-    """The excess kurtosis of each run read as the judge reads a new one, against the other runs' mean and SD
-    (a wild run does not hide in the spread it makes), less the 6 / (n - 6) that normal noise gives those z
-    (Student's t with n - 2 degrees of freedom); infinite where all runs but one are alike, None where none
-    differ."""
+def _predictive_z(values: Sequence[float]) -> list[float]:
+    """Each run read as the judge reads a new one, against the other runs' mean and SD (a wild run does not
+    hide in the spread it makes): Student's t with n - 2 degrees of freedom under normal noise, whose excess
+    kurtosis is 6 / (n - 6); [inf] where all runs but one are alike, [] where none differ (or n <= 6)."""
     n = len(values)
     mean = statistics.fmean(values)
     centred = [v - mean for v in values]
     squares = sum(c * c for c in centred)
     if n <= 6 or squares <= n * STILL**2:
-        return None
+        return []
     z = []
     for c in centred:
         # the other runs' mean is -c / (n - 1) from the mean, their squares about it S - c² n / (n - 1)
         var = (squares - c * c * n / (n - 1)) / (n - 2)
         if var <= STILL**2:
-            return math.inf
+            return [math.inf]
         z.append(c * n / (n - 1) / math.sqrt(var))
-    kurtosis = excess_kurtosis(z)
-    return None if kurtosis is None else kurtosis - 6 / (n - 6)
+    return z
 
 
 def excess_kurtosis(values: Sequence[float]) -> float | None:
