@@ -25,6 +25,7 @@ def main(path: str) -> None:
             continue
         mean, sd = statistics.fmean(logs), statistics.pstdev(logs)
         kurtosis = excess_kurtosis(logs)
+        kurtosis = math.nan if kurtosis is None else kurtosis  # a figure whose runs never vary
         furthest = max(abs(v - mean) for v in logs) / sd if sd else math.nan
         tested = noise.of_figure(name, figure)
         tail = f"t{tested.tail_df:.1f}" if tested else "-"

@@ -56,6 +56,14 @@ class ScalingWorkload:
         machine)."""
         return self.input[-1] >= 224
 
+    def gpu_alone(self, gpus: int) -> bool:
+        """Whether a DDP rank also times the step on the GPU alone, its launches queued ahead: on one GPU, a
+        step the GPU paces. DDP's reducer adds host work to each step; on one H200 host of 35 (2026-12-02)
+        three runs of the ResNet-50 b64 step read 36.8-37.6 ms where every other run read 33.0-33.4, its
+        steps without the reducer (``compute_ms``) 32.2-32.3 ms as everywhere: the host's pace showed
+        through, and left the GPU-bound figure a one-run MDE of 13-17%."""
+        return gpus == 1 and self.gpu_paced
+
     def reference_key(self) -> str:
         """Runs with the same key on one GPU are the same job: weak b128 and strong B128 share it."""
         return f"{self.model}-{self.data}-{self.input[-1]}px-global{self.batch}"
@@ -64,7 +72,7 @@ class ScalingWorkload:
         """What each of ``gpus`` ranks runs (perfkit.parallel.ddp)."""
         return ScalingJob(self.model, self.data, self.input, self.per_gpu(gpus), self.dataset_size, data_root,
                           self.epoch, self.steps, warmup, device=device,
-                          launch_pace_cycles=self.launch_pace_cycles(gpus))
+                          launch_pace_cycles=self.launch_pace_cycles(gpus), gpu_alone=self.gpu_alone(gpus))
 
     def launch_pace_cycles(self, gpus: int) -> int:
         """The launch pace's cycles (perfkit.workloads.training.launch_pace) where one GPU runs a step the
@@ -108,6 +116,8 @@ def record_run(metrics: MetricRecorder, run: TrainingRun, workload: ScalingWorkl
             metrics.absent(figures.OPS_PER_STEP, "the operators of a step were not counted by this worker")
         record.record_gpu_alone(metrics, run.launch_pace.gpu_step_s, run.launch_pace.gpu_step_unmeasured)
         metrics.payload(run.launch_pace)
+    if run.gpu_step_s or run.gpu_step_unmeasured:  # a GPU-paced step on one GPU, timed on the GPU alone too
+        record.record_gpu_alone(metrics, run.gpu_step_s, run.gpu_step_unmeasured)
     if not run.on_gpus:
         metrics.absent(
             figures.PEAK_ALLOCATED_MIB,
