@@ -33,7 +33,6 @@ class ScalingJob(Record):
     device: str = "cuda"
     memory_cap: int | None = None  # bytes per GPU, --perfkit-memory-cap
     launch_pace_cycles: int = 0  # a launch-bound step on one rank: its launch pace's cycles (0: none)
-    gpu_alone: bool = False  # a GPU-paced step on one rank: timed on the GPU alone too
 
 
 @dataclass(frozen=True)
@@ -88,9 +87,6 @@ class TrainingRun(Record):
     peaks: tuple[int | None, ...]  # allocator peak per GPU, bytes
     replicas_max_abs_diff: float = 0.0
     launch_pace: LaunchPace | None = None  # a launch-bound step on one GPU beside its host's launch pace
-    # a GPU-paced step on one GPU timed on the GPU alone, its launches queued ahead; or why it could not be
-    gpu_step_s: tuple[float, ...] = ()
-    gpu_step_unmeasured: str = ""
 
     @property
     def on_gpus(self) -> bool:

@@ -53,16 +53,12 @@ class ScalingWorkload:
     def gpu_paced(self) -> bool:
         """224² images keep the GPU busy (ResNet-50 b64 steps spread 0.1-0.3% between H200 runs); a CIFAR
         step is short enough for the host's pace to show (8-15%, and 1.5-1.9x between runs of one 4xH100
-        machine)."""
+        machine). DDP's reducer adds host work to each step: one H200 host of 35 paced ResNet-50's to
+        36.8-37.6 ms where every other read 33.0-33.4 (2026-12-02). Such a step cannot be timed on the GPU
+        alone as a CIFAR step is: its launches (about 1,500 operators) overflow the launch queue behind a
+        held stream, and the host waited for the hold to end however long (1.3 s after four doublings, three
+        processes of one H200, 2026-12-03)."""
         return self.input[-1] >= 224
-
-    def gpu_alone(self, gpus: int) -> bool:
-        """Whether a DDP rank also times the step on the GPU alone, its launches queued ahead: on one GPU, a
-        step the GPU paces. DDP's reducer adds host work to each step; on one H200 host of 35 (2026-12-02)
-        three runs of the ResNet-50 b64 step read 36.8-37.6 ms where every other run read 33.0-33.4, its
-        steps without the reducer (``compute_ms``) 32.2-32.3 ms as everywhere: the host's pace showed
-        through, and left the GPU-bound figure a one-run MDE of 13-17%."""
-        return gpus == 1 and self.gpu_paced
 
     def reference_key(self) -> str:
         """Runs with the same key on one GPU are the same job: weak b128 and strong B128 share it."""
@@ -72,7 +68,7 @@ class ScalingWorkload:
         """What each of ``gpus`` ranks runs (perfkit.parallel.ddp)."""
         return ScalingJob(self.model, self.data, self.input, self.per_gpu(gpus), self.dataset_size, data_root,
                           self.epoch, self.steps, warmup, device=device,
-                          launch_pace_cycles=self.launch_pace_cycles(gpus), gpu_alone=self.gpu_alone(gpus))
+                          launch_pace_cycles=self.launch_pace_cycles(gpus))
 
     def launch_pace_cycles(self, gpus: int) -> int:
         """The launch pace's cycles (perfkit.workloads.training.launch_pace) where one GPU runs a step the
@@ -116,8 +112,6 @@ def record_run(metrics: MetricRecorder, run: TrainingRun, workload: ScalingWorkl
             metrics.absent(figures.OPS_PER_STEP, "the operators of a step were not counted by this worker")
         record.record_gpu_alone(metrics, run.launch_pace.gpu_step_s, run.launch_pace.gpu_step_unmeasured)
         metrics.payload(run.launch_pace)
-    if run.gpu_step_s or run.gpu_step_unmeasured:  # a GPU-paced step on one GPU, timed on the GPU alone too
-        record.record_gpu_alone(metrics, run.gpu_step_s, run.gpu_step_unmeasured)
     if not run.on_gpus:
         metrics.absent(
             figures.PEAK_ALLOCATED_MIB,
