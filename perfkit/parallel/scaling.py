@@ -55,9 +55,9 @@ class ScalingWorkload:
         step is short enough for the host's pace to show (8-15%, and 1.5-1.9x between runs of one 4xH100
         machine). DDP's reducer adds host work to each step: one H200 host of 35 paced ResNet-50's to
         36.8-37.6 ms where every other read 33.0-33.4 (2026-12-02). Such a step cannot be timed on the GPU
-        alone as a CIFAR step is: its launches (about 1,500 operators) overflow the launch queue behind a
-        held stream, and the host waited for the hold to end however long (1.3 s after four doublings, three
-        processes of one H200, 2026-12-03)."""
+        alone as a CIFAR step is: its launches (1,220 operators without DDP's, where a CIFAR ResNet-18's 714
+        with them fit) overflow the launch queue behind a held stream, and the host waited for the hold to
+        end however long (1.3 s after four doublings, three processes of one H200, 2026-12-03)."""
         return self.input[-1] >= 224
 
     def reference_key(self) -> str:
