@@ -53,11 +53,12 @@ class ScalingWorkload:
     def gpu_paced(self) -> bool:
         """224² images keep the GPU busy (ResNet-50 b64 steps spread 0.1-0.3% between H200 runs); a CIFAR
         step is short enough for the host's pace to show (8-15%, and 1.5-1.9x between runs of one 4xH100
-        machine). DDP's reducer adds host work to each step: one H200 host of 35 paced ResNet-50's to
-        36.8-37.6 ms where every other read 33.0-33.4 (2026-12-02). Such a step cannot be timed on the GPU
-        alone as a CIFAR step is: its launches (1,220 operators without DDP's, where a CIFAR ResNet-18's 714
-        with them fit) overflow the launch queue behind a held stream, and the host waited for the hold to
-        end however long (1.3 s after four doublings, three processes of one H200, 2026-12-03)."""
+        machine). DDP's reducer adds host work to each step: one H200 host paced three of its four ResNet-50
+        b64 steps to 36.8-37.6 ms where every other host's runs read 33.0-33.5 (2026-12-02). Timed on the GPU
+        alone as a CIFAR step is (launches queued behind a held stream), the host blocked until the hold
+        ended, however long it was (1.3 s after four doublings, three processes of one H200, 2026-12-03):
+        most likely its launches overflow the launch queue (ResNet-50's step dispatches 1,220 operators
+        before DDP's, the CIFAR ResNet-18 DDP step that fits 714 with them)."""
         return self.input[-1] >= 224
 
     def reference_key(self) -> str:
