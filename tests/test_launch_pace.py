@@ -52,6 +52,23 @@ def test_only_one_gpu_steps_the_host_paces_take_a_launch_pace():
     assert imagenet.job(1, None).launch_pace_cycles == 0  # the GPU's pace
 
 
+def test_only_one_gpu_steps_the_gpu_paces_are_timed_on_the_gpu_alone_beside_their_time():
+    """DDP's reducer adds host work to a step the GPU paces: on one GPU its kernels are timed with their
+    launches queued ahead too, so a slow host's pace does not read as the code's."""
+    cifar = ScalingWorkload("r18", "resnet18", "cifar10", (3, 32, 32), 128)
+    imagenet = ScalingWorkload("r50", "resnet50", "random", (3, 224, 224), 64, epoch=False)
+    assert imagenet.job(1, None).gpu_alone
+    assert not imagenet.job(2, None).gpu_alone  # several GPUs' steps hold their links too
+    assert not cifar.job(1, None).gpu_alone  # its launch pace times it on the GPU alone
+    # queued whole behind a held stream, its launches need a longer queue than CUDA's default
+    assert imagenet.job(1, None).environment() == {"CUDA_SCALE_LAUNCH_QUEUES": "4x"}
+    assert cifar.job(1, None).environment() == imagenet.job(2, None).environment() == {}
+    run = TrainingRun(1, 64, 64, (0.033,) * 3, None, 30, 7.0, 6.9, (1,), gpu_step_s=(0.032, 0.0321))
+    assert TrainingRun.from_json(run.to_json()) == run
+    older = {k: v for k, v in run.to_json().items() if not k.startswith("gpu_step")}  # an earlier rank's
+    assert TrainingRun.from_json(older) == dataclasses.replace(run, gpu_step_s=())
+
+
 def test_a_run_keeps_its_launch_pace_across_the_process_boundary():
     pace = LaunchPace(0.009, 1e-5, 931.0, 20, 8, 400)
     run = TrainingRun(1, 128, 128, (0.009,) * 3, 1.0, 3, 2.3, 2.0, (1,), launch_pace=pace)
@@ -71,6 +88,24 @@ def test_an_injected_slowdown_scales_the_step_over_the_launch_pace_and_leaves_th
     assert bench["stats"]["median"] == pytest.approx(0.0132)
     assert metrics[figures.LAUNCHES_PER_STEP.name]["value"] == pytest.approx(1024.1)
     assert metrics[figures.LAUNCH_US.name]["value"] == 10.0
+
+
+def test_a_job_is_launched_with_the_environment_it_asks_for(monkeypatch):
+    """CUDA reads its launch queue's length once, at start-up: the job's processes must get it."""
+    from perfkit.parallel import launch
+
+    imagenet = ScalingWorkload("r50", "resnet50", "random", (3, 224, 224), 64, epoch=False)
+    given: list[Any] = []
+
+    def launched(module, job, nproc, *, torchrun_args=(), timeout_s=0.0, env=None):
+        given.append(env)
+        raise launch.DistributedError("stopped before any process started")
+
+    monkeypatch.setattr(launch, "launch", launched)
+    for gpus in (1, 2):
+        with pytest.raises(launch.DistributedError):
+            launch.run(imagenet.job(gpus, None), gpus)
+    assert given == [{"CUDA_SCALE_LAUNCH_QUEUES": "4x"}, {}]
 
 
 @pytest.mark.slow

@@ -117,6 +117,23 @@ def test_a_step_whose_gpu_time_could_not_be_read_says_why_and_gates_on_its_time(
     assert not entry.context.gpu_bound
 
 
+def test_a_gpu_paced_one_gpu_step_timed_on_the_gpu_alone_gates_on_that_time():
+    """DDP's ResNet-50 step on one GPU read 11% slow on one host whose reducer work paced it; its kernels'
+    time, launches queued ahead, is what the code decides. Where it could not be read, the time gates."""
+    imagenet = ScalingWorkload("r50", "resnet50", "random", (3, 224, 224), 64, epoch=False)
+    result = _result(1, 0.033)
+    timed = dataclasses.replace(result, run=dataclasses.replace(result.run, gpu_step_s=(0.0321, 0.0322)))
+    (entry,) = _derived(_record(timed, imagenet))
+    assert entry.metrics["gpu_step_ms"].samples == pytest.approx((32.1, 32.2))
+    assert entry.gating_figures() == {"gpu_step_ms", "peak_allocated_mib"} and entry.context.gpu_bound
+    why = "the host took 70.0 ms to queue one call against a 66.0 ms hold"
+    failed = dataclasses.replace(result, run=dataclasses.replace(result.run, gpu_step_unmeasured=why))
+    (entry,) = _derived(_record(failed, imagenet))
+    assert entry.absent["gpu_step_ms"] == why and entry.gating_figures() == {"time", "peak_allocated_mib"}
+    (plain,) = _derived(_record(result, imagenet))
+    assert "gpu_step_ms" not in plain.metrics and "gpu_step_ms" not in plain.absent
+
+
 def test_only_steps_the_gpu_paces_are_declared_gpu_bound():
     """DDP at 224² is GPU work on any number of GPUs; a CIFAR step is the host's pace; nn.DataParallel on
     several GPUs is its one process's pace whatever the images (ResNet-50 spread 10-70% between runs)."""

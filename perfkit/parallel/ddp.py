@@ -8,11 +8,14 @@ under ``no_sync`` (no gradient all-reduce) give the exposed communication time; 
 buffer as large as the gradients gives what the link delivers in this job. ``no_sync`` lets replicas drift
 apart, so it comes after the replica check. Last, a one-rank job whose step the host paces (the job's
 ``launch_pace_cycles``) times that step beside its host's launch pace
-(perfkit.workloads.training.launch_pace).
+(perfkit.workloads.training.launch_pace), and one whose step the GPU paces (``gpu_alone``) times it on the
+GPU alone too (perfkit.measure.record.gpu_alone): DDP's reducer adds host work to each step, and a slow
+host's pace showed through a ResNet-50 step.
 """
 from __future__ import annotations
 
 import functools
+import statistics
 import time
 from collections.abc import Callable, Iterator
 
@@ -22,7 +25,7 @@ from torch import nn
 from torch.nn.parallel import DistributedDataParallel
 from torch.profiler import ProfilerActivity, profile
 
-from perfkit.measure import timing
+from perfkit.measure import record, timing
 from perfkit.parallel.collectives import allreduce_seconds
 from perfkit.parallel.launch import Worker
 from perfkit.parallel.records import ScalingJob, ScalingResult, TrainingRun
@@ -84,9 +87,13 @@ def scaling(worker: Worker, job: ScalingJob) -> ScalingResult:
     profile = _profile_split(step, epochs(2), job.profile_steps) if cuda and worker.world > 1 else None
     nosync = time_steps(train_step(ddp, optimizer, sync=False), epochs(3), worker.device, job.nosync_steps)[0]
     pace = None
-    if job.launch_pace_cycles and worker.world == 1:
-        resident = next(epochs(4))
-        pace = training.launch_pace(functools.partial(step, resident), worker.device, job.launch_pace_cycles)
+    alone: tuple[tuple[float, ...], str] = ((), "")
+    if worker.world == 1 and (job.launch_pace_cycles or job.gpu_alone):
+        resident = functools.partial(step, next(epochs(4)))
+        if job.launch_pace_cycles:
+            pace = training.launch_pace(resident, worker.device, job.launch_pace_cycles)
+        elif cuda:
+            alone = record.gpu_alone(resident, statistics.median(step_s))
     raw = allreduce_seconds(grad_bytes // 4, worker.device, job.allreduce_reps) if worker.world > 1 else None
     peaks: list[int | None] = [None] * worker.world
     dist.all_gather_object(peaks, peak)
@@ -102,6 +109,7 @@ def scaling(worker: Worker, job: ScalingJob) -> ScalingResult:
         tuple(peaks),
         replicas,
         pace,
+        *alone,
     )
     return ScalingResult(run, models.parameter_count(model), grad_bytes, tuple(nosync), profile,
                          None if raw is None else tuple(raw), startup_s, setup_s, build_s, warm_s[0])

@@ -35,7 +35,7 @@ import torch.distributed as dist
 
 from perfkit import stopping
 from perfkit.errors import PerfkitError, UsageError
-from perfkit.parallel.records import RESULTS, Job, job_to_json
+from perfkit.parallel.records import RESULTS, Job, ScalingJob, job_to_json
 from perfkit.resultfile.payloads import Record
 
 DEFAULT_TIMEOUT_S = 900.0
@@ -141,9 +141,9 @@ def run(
 ) -> Record:
     """``job`` on ``nproc`` ranks (perfkit.parallel.jobs); rank 0's result, read as the job's result
     record."""
-    raw = launch(
-        "perfkit.parallel.jobs", job_to_json(job), nproc, torchrun_args=torchrun_args, timeout_s=timeout_s
-    )
+    env = job.environment() if isinstance(job, ScalingJob) else None
+    raw = launch("perfkit.parallel.jobs", job_to_json(job), nproc, torchrun_args=torchrun_args,
+                 timeout_s=timeout_s, env=env)
     return RESULTS[job.TAG].from_json(raw, f"rank 0's result of a {job.TAG} job")
 
 

@@ -12,6 +12,10 @@ from typing import Any, ClassVar
 from perfkit.errors import UsageError
 from perfkit.resultfile.payloads import EpochStats, LaunchPace, NcclProfile, Record
 
+#: CUDA's launch queue four times its default length (read once, when the driver starts in the process): a
+#: ResNet-50 DDP step's launches overflow the default behind a held stream (ScalingWorkload.gpu_alone).
+LAUNCH_QUEUE_ENV = {"CUDA_SCALE_LAUNCH_QUEUES": "4x"}
+
 
 @dataclass(frozen=True)
 class ScalingJob(Record):
@@ -33,6 +37,12 @@ class ScalingJob(Record):
     device: str = "cuda"
     memory_cap: int | None = None  # bytes per GPU, --perfkit-memory-cap
     launch_pace_cycles: int = 0  # a launch-bound step on one rank: its launch pace's cycles (0: none)
+    gpu_alone: bool = False  # a GPU-paced step on one rank: timed on the GPU alone too
+
+    def environment(self) -> dict[str, str]:
+        """What the job's processes need on top of the launcher's environment: a step timed on the GPU alone
+        is queued whole behind a held stream, and must fit in CUDA's launch queue (LAUNCH_QUEUE_ENV)."""
+        return dict(LAUNCH_QUEUE_ENV) if self.gpu_alone else {}
 
 
 @dataclass(frozen=True)
@@ -87,6 +97,9 @@ class TrainingRun(Record):
     peaks: tuple[int | None, ...]  # allocator peak per GPU, bytes
     replicas_max_abs_diff: float = 0.0
     launch_pace: LaunchPace | None = None  # a launch-bound step on one GPU beside its host's launch pace
+    # a GPU-paced step on one GPU timed on the GPU alone, its launches queued ahead; or why it could not be
+    gpu_step_s: tuple[float, ...] = ()
+    gpu_step_unmeasured: str = ""
 
     @property
     def on_gpus(self) -> bool:

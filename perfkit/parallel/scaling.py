@@ -53,13 +53,20 @@ class ScalingWorkload:
     def gpu_paced(self) -> bool:
         """224² images keep the GPU busy (ResNet-50 b64 steps spread 0.1-0.3% between H200 runs); a CIFAR
         step is short enough for the host's pace to show (8-15%, and 1.5-1.9x between runs of one 4xH100
-        machine). DDP's reducer adds host work to each step: one H200 host paced three of its four ResNet-50
-        b64 steps to 36.8-37.6 ms where every other host's runs read 33.0-33.5 (2026-12-02). Timed on the GPU
-        alone as a CIFAR step is (launches queued behind a held stream), the host blocked until the hold
-        ended, however long it was (1.3 s after four doublings, three processes of one H200, 2026-12-03):
-        most likely its launches overflow the launch queue (ResNet-50's step dispatches 1,220 operators
-        before DDP's, the CIFAR ResNet-18 DDP step that fits 714 with them)."""
+        machine)."""
         return self.input[-1] >= 224
+
+    def gpu_alone(self, gpus: int) -> bool:
+        """Whether a DDP rank also times the step on the GPU alone, its launches queued ahead: on one GPU, a
+        step the GPU paces. DDP's reducer adds host work to each step; on one H200 host of 35 (2026-12-02)
+        three runs of the ResNet-50 b64 step read 36.8-37.6 ms where every other run read 33.0-33.4, its
+        steps without the reducer (``compute_ms``) 32.2-32.3 ms as everywhere: the host's pace showed
+        through, and left the GPU-bound figure a one-run MDE of 13-17%. Its launches overflow CUDA's launch
+        queue behind a held stream (the host blocked until the hold ended, 1.3 s after four doublings, three
+        processes of one H200, 2026-12-03: the step dispatches 1,220 operators before DDP's, where the CIFAR
+        ResNet-18 DDP step's 714 fit), so its worker runs with a longer queue
+        (perfkit.parallel.records.LAUNCH_QUEUE_ENV)."""
+        return gpus == 1 and self.gpu_paced
 
     def reference_key(self) -> str:
         """Runs with the same key on one GPU are the same job: weak b128 and strong B128 share it."""
@@ -69,7 +76,7 @@ class ScalingWorkload:
         """What each of ``gpus`` ranks runs (perfkit.parallel.ddp)."""
         return ScalingJob(self.model, self.data, self.input, self.per_gpu(gpus), self.dataset_size, data_root,
                           self.epoch, self.steps, warmup, device=device,
-                          launch_pace_cycles=self.launch_pace_cycles(gpus))
+                          launch_pace_cycles=self.launch_pace_cycles(gpus), gpu_alone=self.gpu_alone(gpus))
 
     def launch_pace_cycles(self, gpus: int) -> int:
         """The launch pace's cycles (perfkit.workloads.training.launch_pace) where one GPU runs a step the
@@ -113,6 +120,8 @@ def record_run(metrics: MetricRecorder, run: TrainingRun, workload: ScalingWorkl
             metrics.absent(figures.OPS_PER_STEP, "the operators of a step were not counted by this worker")
         record.record_gpu_alone(metrics, run.launch_pace.gpu_step_s, run.launch_pace.gpu_step_unmeasured)
         metrics.payload(run.launch_pace)
+    if run.gpu_step_s or run.gpu_step_unmeasured:  # a GPU-paced step on one GPU, timed on the GPU alone too
+        record.record_gpu_alone(metrics, run.gpu_step_s, run.gpu_step_unmeasured)
     if not run.on_gpus:
         metrics.absent(
             figures.PEAK_ALLOCATED_MIB,
