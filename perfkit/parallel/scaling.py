@@ -64,8 +64,9 @@ class ScalingWorkload:
         through, and left the GPU-bound figure a one-run MDE of 13-17%. Its launches overflow CUDA's launch
         queue behind a held stream (the host blocked until the hold ended, 1.3 s after four doublings, three
         processes of one H200, 2026-12-03: the step dispatches 1,220 operators before DDP's, where the CIFAR
-        ResNet-18 DDP step's 714 fit), so its worker runs with a longer queue
-        (perfkit.parallel.records.LAUNCH_QUEUE_ENV)."""
+        ResNet-18 DDP step's 714 fit; the default queue holds 1,022 launches, 4x 4,094), so its worker runs
+        with a longer queue (perfkit.parallel.records.LAUNCH_QUEUE_ENV): seven processes on three fresh H200s
+        then read 32.99-33.16 ms, one of them whose time read 37.3 ms (2026-12-03)."""
         return gpus == 1 and self.gpu_paced
 
     def reference_key(self) -> str:
