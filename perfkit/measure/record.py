@@ -113,7 +113,8 @@ def record_capacity(
 
 
 def gpu_alone(step: Callable[[], Any], host_s: float) -> tuple[tuple[float, ...], str]:
-    """A launch-bound training step's time on the GPU alone, each of GPU_STEP_REPETITIONS with its launches
+    """A training step's time on the GPU alone (one the host paces, or a one-GPU DDP step whose reducer's
+    host work can pace it), each of GPU_STEP_REPETITIONS with its launches
     queued ahead (timing.time_queued; ``host_s``: about how long the host takes to issue one step), or () and
     why it could not be read."""
     try:

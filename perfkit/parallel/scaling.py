@@ -58,13 +58,14 @@ class ScalingWorkload:
 
     def gpu_alone(self, gpus: int) -> bool:
         """Whether a DDP rank also times the step on the GPU alone, its launches queued ahead: on one GPU, a
-        step the GPU paces. DDP's reducer adds host work to each step; on one H200 host of 35 (2026-12-02)
-        three runs of the ResNet-50 b64 step read 36.8-37.6 ms where every other run read 33.0-33.4, its
-        steps without the reducer (``compute_ms``) 32.2-32.3 ms as everywhere: the host's pace showed
-        through, and left the GPU-bound figure a one-run MDE of 13-17%. Its launches overflow CUDA's launch
-        queue behind a held stream (the host blocked until the hold ended, 1.3 s after four doublings, three
+        step the GPU paces (the nightly's ResNet-50 b64; VGG16's weekly and the quick profile's ResNet-50 b16
+        too). DDP's reducer adds host work to each step; on one H200 host (2026-12-02) three runs of the
+        ResNet-50 b64 step read 36.8-37.6 ms where every other run read 33.0-33.5, its steps without the
+        reducer (``compute_ms``) 32.2-32.3 ms as everywhere: the host's pace showed through, and left the
+        GPU-bound figure a fresh machine's one-run MDE of 15.6%. Its launches overflow CUDA's launch queue
+        behind a held stream (the host blocked until the hold ended, 1.3 s after four doublings, three
         processes of one H200, 2026-12-03: the step dispatches 1,220 operators before DDP's, where the CIFAR
-        ResNet-18 DDP step's 714 fit; the default queue holds 1,022 launches, 4x 4,094), so its worker runs
+        ResNet-18 DDP step's 714 fit; the default queue takes 1,021 launches, 4x 4,093), so its worker runs
         with a longer queue (perfkit.parallel.records.LAUNCH_QUEUE_ENV): seven processes on three fresh H200s
         then read 32.99-33.16 ms, one of them whose time read 37.3 ms (2026-12-03)."""
         return gpus == 1 and self.gpu_paced
