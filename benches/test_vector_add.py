@@ -22,7 +22,7 @@ from perfkit.measure.timing import EventSpans, l2_bytes, time_cuda_events, warm_
 from perfkit.pbench import inject_samples, round_times
 from perfkit.plugin import profile_of
 from perfkit.resultfile import datasheet, figures
-from perfkit.resultfile.metrics import MetricRecorder, rates
+from perfkit.resultfile.metrics import MetricRecorder, MetricSpec, rates
 from perfkit.resultfile.payloads import VectorAdd
 from perfkit.workloads.kernels import (
     BYTES_PER_ELEMENT,
@@ -197,7 +197,7 @@ def _record_gpu(metrics, spec, case: VectorAdd, n: int, kernel_seconds) -> None:
     metrics.payload(case)
     if _kernel_bound(case):
         metrics.gpu_bound()
-    minimum_effect = managed_minimum_effect(case.mode, case.scenario)
+    minimum_effect = managed_minimum_effect(case.mode, case.scenario, _touch_beside(case.scenario, n))
     if minimum_effect is not None:
         metrics.tolerance(minimum_effect)
     if case.mode == "managed_warm" and case.scenario == "tuned" and case.k >= 50:
@@ -267,7 +267,7 @@ def test_gpu_managed(benchmark, scenario, phase, k, vectors, gpu, perfkit_metric
     GPU inside the timing); ``warm`` launches again with the pages already resident."""
     _, vector_add = gpu
     x, y, expected = vectors
-    if phase == "first" and not _slow(scenario, x.size):
+    if phase == "first" and (not _slow(scenario, x.size) or _touch_beside(scenario, x.size)):
         kernel_seconds = _time_first_placed(benchmark, scenario, x, y, expected, gpu, perfkit_metrics)
     else:
         kernel_seconds = _time_one_allocation(benchmark, scenario, phase, x, y, expected, gpu,
@@ -321,13 +321,15 @@ def _time_one_allocation(benchmark, scenario: str, phase: str, x: np.ndarray, y:
 
 
 def _touch_beside(scenario: str, n: int) -> bool:
-    """Whether a first launch is timed beside a first touch of its own pages and gates on the ratio
-    (figures.OVER_FIRST_TOUCH): the grid and tuned kernels at the nightly's sizes, whose launch is mostly the
-    page work and moves with its pace over seconds (at 1 M elements 13.5-15.0% between eight fresh processes
-    on two H200s, the ratio 3.6%; at 100 M, eleven processes on three, 10.5-13.0%, the ratio 4.6-4.8%). Not
-    one block, whose time is one multiprocessor's pace beside a touch half as long (its ratio spread 10%, its
-    time 7%), nor the weekly middle sizes, not measured this way."""
-    return scenario in ("grid", "tuned") and n in (elements(k) for k in K_NIGHTLY)
+    """Whether a first launch is timed beside a first touch of its own pages in its own shape and gates on
+    the ratio, at the nightly's sizes (not the weekly middle sizes, not measured this way; nor one thread,
+    whose time is the thread's pace). The grid and tuned kernels' launch is mostly the page work and moves
+    with its pace over seconds (figures.OVER_FIRST_TOUCH, beside a grid's touch: at 1 M elements 13.5-15.0%
+    between eight fresh processes on two H200s, the ratio 3.6%; at 100 M, eleven processes on three,
+    10.5-13.0%, the ratio 4.6-4.8%). One block waits on its pages fault by fault, beside one multiprocessor's
+    copy of them (figures.OVER_ONE_SM_COPY: six fresh processes on one H200, 3.1% and the ratio 1.3% at 1 M;
+    a grid's touch beside it had left 10%)."""
+    return scenario in ("grid", "tuned", "one_block") and n in (elements(k) for k in K_NIGHTLY)
 
 
 class _Placement(NamedTuple):
@@ -347,8 +349,9 @@ def _time_first_placed(benchmark, scenario: str, x: np.ndarray, y: np.ndarray, e
     (perfkit.measure.placements): which migration chunks an allocation gets is the process's draw, and
     a run that allocates once reads it (12.9% between fresh processes on one H100 for the K100 grid, 3.2%
     over four allocations). Where :func:`_touch_beside`, a first touch of the same pages is timed before each
-    round. Every allocation's sum is checked."""
-    from perfkit.workloads.kernels import first_touch
+    round: one multiprocessor's copy of them for one block, a grid's copy otherwise. Every allocation's sum
+    is checked."""
+    from perfkit.workloads.kernels import first_touch, one_sm
 
     cuda, vector_add = gpu
     beside = _touch_beside(scenario, x.size)
@@ -360,7 +363,8 @@ def _time_first_placed(benchmark, scenario: str, x: np.ndarray, y: np.ndarray, e
 
     def allocation() -> _Placement:
         mx, my, mout = (cuda.managed_array(x.size, dtype=np.float32) for _ in range(3))
-        touch = tuple(first_touch.launcher(src, dst) for src, dst in zip((mx, my), copied))
+        touch = tuple(one_sm.launcher(scenario, src, dst) if scenario == "one_block"
+                      else first_touch.launcher(src, dst) for src, dst in zip((mx, my), copied))
         return _Placement(mx, my, mout, vector_add.launcher(scenario, mx, my, mout, sms), touch)
 
     sets = [allocation() for _ in range(placements.PLACEMENTS)]
@@ -405,21 +409,29 @@ def _time_first_placed(benchmark, scenario: str, x: np.ndarray, y: np.ndarray, e
     if beside:
         for got, want in zip(copied, (x, y)):
             _check(got.copy_to_host(), want, "the first touch of the launch's pages")
-        metrics.measured_by(figures.MANAGED_FIRST_LARGE_BESIDE_TOUCH if large
-                            else figures.MANAGED_FIRST_BESIDE_TOUCH)
+        if scenario == "one_block":
+            metrics.measured_by(figures.MANAGED_FIRST_BESIDE_ONE_SM_COPY)
+        else:
+            metrics.measured_by(figures.MANAGED_FIRST_LARGE_BESIDE_TOUCH if large
+                                else figures.MANAGED_FIRST_BESIDE_TOUCH)
         if round_times(benchmark):  # not with benchmarks disabled: one untimed round
-            _record_beside_touch(metrics, launches, touches.samples().seconds[:rotation.rounds])
+            touched = touches.samples().seconds[:rotation.rounds]
+            reference, ratio = ((figures.ONE_SM_COPY_S, figures.OVER_ONE_SM_COPY) if scenario == "one_block"
+                                else (figures.FIRST_TOUCH_S, figures.OVER_FIRST_TOUCH))
+            _record_beside_touch(metrics, launches, touched, reference, ratio)
     else:
         metrics.measured_by(figures.MANAGED_FIRST_PLACED)
     return launches
 
 
-def _record_beside_touch(metrics, launches: tuple[float, ...], touches: tuple[float, ...]) -> None:
-    """The touches' times and each round's launch over the touch before it, gated on (a regression of the
-    page work alone shows in the time, and in the first-touch ceiling's weekly rate)."""
-    metrics.record(figures.FIRST_TOUCH_S, samples=touches)
-    metrics.record(figures.OVER_FIRST_TOUCH, samples=[a / b for a, b in zip(launches, touches, strict=True)])
-    metrics.gate_on(figures.OVER_FIRST_TOUCH)
+def _record_beside_touch(metrics, launches: tuple[float, ...], touches: tuple[float, ...],
+                         reference: MetricSpec, ratio: MetricSpec) -> None:
+    """The touches' times as ``reference`` and each round's launch over the touch before it as ``ratio``,
+    gated on (a regression of the page work alone shows in the time, and in the first-touch ceiling's weekly
+    rate)."""
+    metrics.record(reference, samples=touches)
+    metrics.record(ratio, samples=[a / b for a, b in zip(launches, touches, strict=True)])
+    metrics.gate_on(ratio)
 
 
 def _copy_beside(scenario: str, n: int) -> bool:

@@ -129,11 +129,13 @@ FIRST_TOUCH_S = MetricSpec("first_touch_s", "s", "lower")
 #: 3.6%; eleven on three at K100, 13.0% and 4.8%)
 OVER_FIRST_TOUCH = MetricSpec("over_first_touch", "ratio", "lower")
 #: One multiprocessor's copy of a one-block launch's own arrays, in its shape (kernels.one_sm), timed right
-#: after the launch in the same process: that multiprocessor's pace against memory on this chip
+#: after the launch in the same process: that multiprocessor's pace against memory on this chip; before a
+#: first launch on managed memory, each round, a first touch of its pages that waits on them as the block does
 ONE_SM_COPY_S = MetricSpec("one_sm_copy_s", "s", "lower")
 #: A one-block launch's kernel over that copy, the n-th launch over the n-th copy: what the add costs beyond
 #: one multiprocessor's pace, the figure its verdict rests on (the warm K = 100 M launch read 0.157 or 0.162 s
-#: by H200, each machine within 0.1%: the chip, not the code)
+#: by H200, each machine within 0.1%: the chip, not the code; the first K = 1 M launch 3.1% between six fresh
+#: processes on one H200, this 1.3%)
 OVER_ONE_SM_COPY = MetricSpec("over_one_sm_copy", "ratio", "lower")
 TIME_RATIO_VS_NORMAL = MetricSpec("time_ratio_vs_normal", "ratio", "lower")
 MEMORY_RATIO_VS_NORMAL = MetricSpec("memory_ratio_vs_normal", "ratio", "lower")
@@ -371,6 +373,15 @@ MANAGED_FIRST_LARGE_BESIDE_TOUCH = Method(
     3, "beside a first touch of its own pages", "2026-12-02T10:30:00+00:00",
     MANAGED_FIRST_PLACED.figures,
     tuple(f"benches/test_vector_add.py::test_gpu_managed[K100-{s}-first]" for s in ("grid", "tuned")))
+#: The vector add's one-block first launches on managed memory at the nightly's sizes, timed beside one
+#: multiprocessor's copy of their own pages (OVER_ONE_SM_COPY), the copy before each round: each launch
+#: follows a copy, at 1 M elements ten rounds a placement instead of five, and at 100 M over four placements
+#: of 1 + 3 rounds instead of one allocation's 1 + 5. Since after the last run of the old code (an H200
+#: nightly of 2026-12-03), before the first of the new.
+MANAGED_FIRST_BESIDE_ONE_SM_COPY = Method(
+    3, "beside one multiprocessor's copy of its own pages", "2026-12-04T03:15:00+00:00",
+    MANAGED_FIRST_PLACED.figures,
+    tuple(f"benches/test_vector_add.py::test_gpu_managed[K{k}-one_block-first]" for k in (1, 100)))
 #: The vector add's CPU references again: a round was one call on a placement, on whichever core the thread
 #: landed, and read what that core's neighbours left it (ten fresh processes on one H100: the K1 loop 9.4%
 #: apart, numpy's add 8.0%); each round is now one core's fastest of three passes, every core the process may
@@ -435,7 +446,8 @@ TTA_ONE_SEED_NIGHTLY = Method(
 #: Every method after the first, in the order they replaced one another.
 METHODS: tuple[Method, ...] = (KERNEL_ALONE, LAYER_CALLS_BACK_TO_BACK, SUSTAINED_MATMUL, MANAGED_KERNEL_ALONE,
                                HOST_BUFFERS_PLACED, MANAGED_FIRST_PLACED, MANAGED_FIRST_BESIDE_TOUCH,
-                               MANAGED_FIRST_LARGE_BESIDE_TOUCH, HOST_FASTEST_CORE,
+                               MANAGED_FIRST_LARGE_BESIDE_TOUCH, MANAGED_FIRST_BESIDE_ONE_SM_COPY,
+                               HOST_FASTEST_CORE,
                                DDP_HEURISTIC_CONVS, THROUGHPUT_OVER_HEURISTIC_DDP,
                                LARGE_BATCH_HEURISTIC_CONVS, LAUNCH_BOUND_FASTEST_CORE, TTA_ONE_SEED_NIGHTLY,
                                SHORT_KERNEL_HUNDRED_ALONE, GRAPH_REPLAY_FRESH,

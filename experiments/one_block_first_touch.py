@@ -1,0 +1,107 @@
+"""Whether one block's first touch of the same managed pages, timed beside each round, cancels the one-block
+first launch's spread between fresh processes (issue 44 part 6; docs/findings.md).
+
+The one-block vector add's first launch on managed memory reads 2.0-2.9 ms at K = 1 M on the committed H200
+baseline (0.65 ms of it the warm kernel): the rest is its pages migrating fault by fault while one block
+waits on each, and that wait moves between processes (the runs' time spreads about 8%, a run's rounds 5%).
+A grid's first touch beside it did not cancel it (2026-12-02: 10.0%, the grid faults many pages at once).
+Here each round of the one-block launch (four placements, as the benchmark times them) is timed, in an order
+that rotates round by round, beside two references timed the same way right after the host wrote the same
+placement's x and y:
+``block``, one multiprocessor's copy (perfkit.workloads.kernels.one_sm, the one block's shape) of x and then
+of y into device arrays: one block faulting the same pages in the same order, and
+``grid``, the first-touch ceiling's grid copy of the same pages (the reference of the grid's first launch).
+
+    python experiments/one_block_first_touch.py run 6 touch.jsonl     # six fresh processes, a JSON line each
+    python experiments/one_block_first_touch.py summary touch.jsonl   # SD of the log between processes
+
+``BESIDE_K=100`` times K = 100 M instead (three rounds a placement after one).
+"""
+from __future__ import annotations
+
+import json
+import math
+import os
+import statistics
+import time
+from collections.abc import Callable
+from typing import Any
+
+import numpy as np
+
+K = int(os.environ.get("BESIDE_K", "1"))  # millions of elements, as the nightly's one-block first launches
+ELEMENTS = K * 1_000_000
+PLACEMENTS, WARM, ROUNDS = (4, 2, 10) if K == 1 else (4, 1, 3)
+KINDS = ("launch", "block", "grid")
+
+
+def child() -> None:
+    from numba import cuda
+
+    from perfkit.measure.timing import EventSpans
+    from perfkit.workloads.kernels import cpu_add, first_touch, one_sm, vector_add
+
+    n = ELEMENTS
+    x, y = cpu_add.host_vectors(n)
+    dx, dy = cuda.device_array(n, dtype=np.float32), cuda.device_array(n, dtype=np.float32)
+    sets = []
+    for _ in range(PLACEMENTS):
+        mx, my, mout = (cuda.managed_array(n, dtype=np.float32) for _ in range(3))
+        copies = {"block": [one_sm.launcher("one_block", src, dst) for src, dst in ((mx, dx), (my, dy))],
+                  "grid": [first_touch.launcher(src, dst) for src, dst in ((mx, dx), (my, dy))]}
+        calls: dict[str, Callable[[], Any]] = {
+            "launch": vector_add.launcher("one_block", mx, my, mout, 1),
+            "block": lambda c=copies["block"]: [copy() for copy in c],
+            "grid": lambda c=copies["grid"]: [copy() for copy in c]}
+        sets.append((mx, my, calls))
+    spans = {kind: EventSpans() for kind in KINDS}
+    host: list[float] = []
+    for mx, my, calls in sets:
+        for r in range(WARM + ROUNDS):
+            for kind in KINDS[r % 3:] + KINDS[:r % 3]:  # each kind first, second and third in turn
+                mx[:], my[:] = x, y  # the host writes every page: they migrate back to host memory
+                if r < WARM:
+                    calls[kind]()
+                    cuda.synchronize()
+                    continue
+                start = time.perf_counter()
+                with spans[kind].region():
+                    calls[kind]()
+                cuda.synchronize()
+                if kind == "launch":
+                    host.append(time.perf_counter() - start)
+    found = {kind: list(spans[kind].samples().seconds) for kind in KINDS}
+    found["host"] = host
+    print(json.dumps(found))
+
+
+def _figures(run: dict[str, list[float]]) -> dict[str, float]:
+    """One process's figures: each kind's median, and the median of each round's launch over each reference
+    timed beside it."""
+    out = {kind: statistics.median(run[kind]) for kind in (*KINDS, "host")}
+    for ref in KINDS[1:]:
+        out[f"launch/{ref}"] = statistics.median(a / b for a, b in zip(run["launch"], run[ref]))
+        out[f"host/{ref}"] = statistics.median(a / b for a, b in zip(run["host"], run[ref]))
+    return out
+
+
+def summary(path: str) -> None:
+    with open(path) as f:
+        rows = [r for r in map(json.loads, f) if "stderr" not in r]
+    figures = [_figures(row) for row in rows]
+    print(f"K{K}, {len(rows)} processes, {PLACEMENTS} placements x {ROUNDS} rounds; SD of the log between "
+          "processes:")
+    for key in figures[0]:
+        values = [f[key] for f in figures]
+        spread = statistics.stdev(math.log(v) for v in values)
+        line = f"  {key:14s} {spread:6.1%}   {min(values):.5g}-{max(values):.5g}"
+        if key in rows[0]:  # a series of rounds, not a ratio
+            within = statistics.median(statistics.stdev(math.log(v) for v in row[key]) for row in rows)
+            line += f"   rounds within a run {within:.1%}"
+        print(line)
+
+
+if __name__ == "__main__":
+    from placements_lever import main  # the same command line, beside this script
+
+    main(__file__, __doc__, child, summary)
