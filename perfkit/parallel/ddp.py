@@ -87,13 +87,14 @@ def scaling(worker: Worker, job: ScalingJob) -> ScalingResult:
     profile = _profile_split(step, epochs(2), job.profile_steps) if cuda and worker.world > 1 else None
     nosync = time_steps(train_step(ddp, optimizer, sync=False), epochs(3), worker.device, job.nosync_steps)[0]
     pace = None
-    alone: tuple[tuple[float, ...], str] = ((), "")
+    gpu_step_s: tuple[float, ...] = ()
+    gpu_step_unmeasured = ""
     if worker.world == 1 and (job.launch_pace_cycles or job.gpu_alone):
         resident = functools.partial(step, next(epochs(4)))
         if job.launch_pace_cycles:
             pace = training.launch_pace(resident, worker.device, job.launch_pace_cycles)
         elif cuda:
-            alone = record.gpu_alone(resident, statistics.median(step_s))
+            gpu_step_s, gpu_step_unmeasured = record.gpu_alone(resident, statistics.median(step_s))
     raw = allreduce_seconds(grad_bytes // 4, worker.device, job.allreduce_reps) if worker.world > 1 else None
     peaks: list[int | None] = [None] * worker.world
     dist.all_gather_object(peaks, peak)
@@ -108,8 +109,9 @@ def scaling(worker: Worker, job: ScalingJob) -> ScalingResult:
         float(losses[-1]),
         tuple(peaks),
         replicas,
-        pace,
-        *alone,
+        launch_pace=pace,
+        gpu_step_s=gpu_step_s,
+        gpu_step_unmeasured=gpu_step_unmeasured,
     )
     return ScalingResult(run, models.parameter_count(model), grad_bytes, tuple(nosync), profile,
                          None if raw is None else tuple(raw), startup_s, setup_s, build_s, warm_s[0])
