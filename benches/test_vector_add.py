@@ -40,7 +40,8 @@ SCENARIOS = ("one_thread", "one_block", "grid", "tuned")
 #: one_thread at large K is slow by design: one round, no warm-up (compilation happened already).
 SLOW_ROUNDS = (1, 0)
 #: one block at large K takes 0.2-0.4 s a launch (copies or page migration included): five rounds after one
-#: warm-up (fifteen launches took 21 s of the nightly's five minutes on an H200)
+#: warm-up (fifteen launches took 21 s of the nightly's five minutes on an H200); its first launch at 100 M is
+#: timed over placements beside a copy instead (_touch_beside: about 20 s, where one allocation took 3.6)
 ONE_BLOCK_ROUNDS = (5, 1)
 ROUNDS = (10, 5)
 #: Rounds per placement of a 1 M-element first launch timed beside a first touch (benches' _touch_beside)
@@ -152,14 +153,19 @@ def _time_placed(benchmark, metrics, add, x: np.ndarray, y: np.ndarray, expected
 
 @pytest.fixture(scope="module")
 def gpu():
-    """numba.cuda with every kernel compiled once on a tiny input, so no timed round compiles."""
+    """numba.cuda with every kernel compiled once on a tiny input, so no timed round compiles: the vector
+    add's and the copies timed beside it (the first touch before a first launch's first round compiled inside
+    its timing, 50 ms against 1 ms, where no earlier benchmark of the process had compiled it)."""
     cuda = pytest.importorskip("numba.cuda", reason="numba-cuda is not installed (pip install -e '.[cuda]')")
-    from perfkit.workloads.kernels import vector_add
+    from perfkit.workloads.kernels import first_touch, one_sm, vector_add
 
     small = cuda.to_device(np.ones(300, dtype=np.float32))
     out = cuda.device_array_like(small)
     for scenario in SCENARIOS:
         vector_add.launcher(scenario, small, small, out, vector_add.sm_count())()
+    for shape in one_sm.SCENARIOS:
+        one_sm.launcher(shape, small, out)()
+    first_touch.launcher(small, out)()
     cuda.synchronize()
     return cuda, vector_add
 
@@ -284,8 +290,9 @@ def test_gpu_managed(benchmark, scenario, phase, k, vectors, gpu, perfkit_metric
 
 def _time_one_allocation(benchmark, scenario: str, phase: str, x: np.ndarray, y: np.ndarray,
                          expected: np.ndarray, gpu, metrics) -> tuple[float, ...]:
-    """The warm launches, and the first launches of a second and more (one thread's and one block's over
-    millions of elements, where the page work is a small part), on one managed allocation; its sum checked."""
+    """The warm launches, and the first launches of a second and more (one thread's over millions of
+    elements, the page work a small part of them, and one block's at the weekly 10 M and 50 M), on one
+    managed allocation; its sum checked."""
     cuda, vector_add = gpu
     vector_add.require_device_memory(x.size, "managed")
     mx, my = cuda.managed_array(x.size, dtype=np.float32), cuda.managed_array(x.size, dtype=np.float32)
@@ -427,8 +434,9 @@ def _time_first_placed(benchmark, scenario: str, x: np.ndarray, y: np.ndarray, e
 def _record_beside_touch(metrics, launches: tuple[float, ...], touches: tuple[float, ...],
                          reference: MetricSpec, ratio: MetricSpec) -> None:
     """The touches' times as ``reference`` and each round's launch over the touch before it as ``ratio``,
-    gated on (a regression of the page work alone shows in the time, and in the first-touch ceiling's weekly
-    rate)."""
+    gated on. A regression of the page work alone shows in the time, shown not gated, and for the grid's
+    touch in the first-touch ceiling's weekly rate (one multiprocessor's copy ceiling reads resident memory:
+    none of one block's page work)."""
     metrics.record(reference, samples=touches)
     metrics.record(ratio, samples=[a / b for a, b in zip(launches, touches, strict=True)])
     metrics.gate_on(ratio)

@@ -9,7 +9,8 @@ Here each round of the one-block launch (four placements, as the benchmark times
 that rotates round by round, beside two references timed the same way right after the host wrote the same
 placement's x and y:
 ``block``, one multiprocessor's copy (perfkit.workloads.kernels.one_sm, the one block's shape) of x and then
-of y into device arrays: one block faulting the same pages in the same order, and
+of y into device arrays: one block faulting the same pages (x's and then y's, where the add reads them
+interleaved), and
 ``grid``, the first-touch ceiling's grid copy of the same pages (the reference of the grid's first launch).
 
     python experiments/one_block_first_touch.py run 6 touch.jsonl     # six fresh processes, a JSON line each

@@ -112,8 +112,8 @@ def test_a_gating_figure_only_one_machine_measured_is_shown_and_leaves_the_verdi
     their time on the GPU alone, which the H100's baseline was saved without (and the H100's time to
     accuracy recorded no time to its target; its managed grid and tuned first launches, at K = 1 M and 100 M,
     no time over a first touch; its one-block kernels and first launches no time over one multiprocessor's
-    copy): across hardware
-    such a row is ``info`` and the benchmark reads as its time against expectation."""
+    copy): across hardware such a row is ``info`` and the benchmark reads as its time (against expectation,
+    or ``measured differently`` where the two sides timed it by different methods)."""
     by_benchmark = h100_against_h200.benchmark_verdicts()
     paced = [r for r in h100_against_h200.rows if r.figure == "gpu_step_ms"]
     assert len(paced) == 5 and all(r.verdict is Verdict.INFO and r.note == ONE_MACHINE for r in paced)
