@@ -1,5 +1,5 @@
-"""Whether one block's first touch of the same managed pages, timed beside each round, cancels the one-block
-first launch's spread between fresh processes (issue 44 part 6; docs/findings.md).
+"""Whether a first touch of the same managed pages in the launch's own shape, timed beside each round,
+cancels a first launch's spread between fresh processes (issue 44 part 6; docs/findings.md).
 
 The one-block vector add's first launch on managed memory reads 2.0-2.9 ms at K = 1 M on the committed H200
 baseline (0.65 ms of it the warm kernel): the rest is its pages migrating fault by fault while one block
@@ -17,6 +17,13 @@ interleaved), and
     python experiments/one_block_first_touch.py summary touch.jsonl   # SD of the log between processes
 
 ``BESIDE_K=100`` times K = 100 M instead (three rounds a placement after one).
+
+``BESIDE_SCENARIO=grid`` (or ``tuned``) times that kernel's first launch instead, beside ``grid`` and
+``pair``: one grid launch that copies x and y together, element by element, so that their pages fault
+interleaved, as the add reads them (the grid's copy faults all of x's pages and then all of y's). Every
+kind also records ``write``, the host's write of the placement's x and y before it: the driver's pace of
+moving the pages back, seen from the host. The summary adds the SD of the log between a process's four
+placements (their launch over each reference), which says whether more placements would narrow a run.
 """
 from __future__ import annotations
 
@@ -32,8 +39,23 @@ import numpy as np
 
 K = int(os.environ.get("BESIDE_K", "1"))  # millions of elements, as the nightly's one-block first launches
 ELEMENTS = K * 1_000_000
+SCENARIO = os.environ.get("BESIDE_SCENARIO", "one_block")
 PLACEMENTS, WARM, ROUNDS = (4, 2, 10) if K == 1 else (4, 1, 3)
-KINDS = ("launch", "block", "grid")
+KINDS = ("launch", "block", "grid") if SCENARIO == "one_block" else ("launch", "grid", "pair")
+
+
+def _pair_copy() -> Any:
+    """A grid kernel that copies x and y in one launch, one element of each per thread."""
+    from numba import cuda
+
+    @cuda.jit
+    def copy_pair(x: Any, y: Any, dx: Any, dy: Any) -> None:
+        i = cuda.grid(1)
+        if i < dx.size:
+            dx[i] = x[i]
+            dy[i] = y[i]
+
+    return copy_pair
 
 
 def child() -> None:
@@ -45,26 +67,33 @@ def child() -> None:
     n = ELEMENTS
     x, y = cpu_add.host_vectors(n)
     dx, dy = cuda.device_array(n, dtype=np.float32), cuda.device_array(n, dtype=np.float32)
+    pair = _pair_copy()[vector_add.launch_shape("grid", n, sm_count=1)] if "pair" in KINDS else None
+    sms = vector_add.sm_count()
     sets = []
     for _ in range(PLACEMENTS):
         mx, my, mout = (cuda.managed_array(n, dtype=np.float32) for _ in range(3))
         copies = {"block": [one_sm.launcher("one_block", src, dst) for src, dst in ((mx, dx), (my, dy))],
                   "grid": [first_touch.launcher(src, dst) for src, dst in ((mx, dx), (my, dy))]}
         calls: dict[str, Callable[[], Any]] = {
-            "launch": vector_add.launcher("one_block", mx, my, mout, 1),
+            "launch": vector_add.launcher(SCENARIO, mx, my, mout, sms),
             "block": lambda c=copies["block"]: [copy() for copy in c],
-            "grid": lambda c=copies["grid"]: [copy() for copy in c]}
+            "grid": lambda c=copies["grid"]: [copy() for copy in c],
+            "pair": lambda mx=mx, my=my: pair(mx, my, dx, dy)}
         sets.append((mx, my, calls))
     spans = {kind: EventSpans() for kind in KINDS}
     host: list[float] = []
+    writes: dict[str, list[float]] = {kind: [] for kind in KINDS}
     for mx, my, calls in sets:
         for r in range(WARM + ROUNDS):
             for kind in KINDS[r % 3:] + KINDS[:r % 3]:  # each kind first, second and third in turn
+                start = time.perf_counter()
                 mx[:], my[:] = x, y  # the host writes every page: they migrate back to host memory
+                wrote = time.perf_counter() - start
                 if r < WARM:
                     calls[kind]()
                     cuda.synchronize()
                     continue
+                writes[kind].append(wrote)
                 start = time.perf_counter()
                 with spans[kind].region():
                     calls[kind]()
@@ -73,25 +102,34 @@ def child() -> None:
                     host.append(time.perf_counter() - start)
     found = {kind: list(spans[kind].samples().seconds) for kind in KINDS}
     found["host"] = host
+    found["write"] = writes["launch"]
+    found.update({f"write_{kind}": writes[kind] for kind in KINDS[1:]})
     print(json.dumps(found))
 
 
 def _figures(run: dict[str, list[float]]) -> dict[str, float]:
     """One process's figures: each kind's median, and the median of each round's launch over each reference
     timed beside it."""
-    out = {kind: statistics.median(run[kind]) for kind in (*KINDS, "host")}
-    for ref in KINDS[1:]:
+    out = {kind: statistics.median(run[kind]) for kind in (*KINDS, "host", "write")}
+    for ref in (*KINDS[1:], "write"):
         out[f"launch/{ref}"] = statistics.median(a / b for a, b in zip(run["launch"], run[ref]))
         out[f"host/{ref}"] = statistics.median(a / b for a, b in zip(run["host"], run[ref]))
     return out
+
+
+def _between_placements(run: dict[str, list[float]], ref: str) -> float:
+    """SD of the log between the medians of one process's placements of the launch over ``ref``."""
+    ratios = [a / b for a, b in zip(run["launch"], run[ref])]
+    medians = [statistics.median(ratios[p * ROUNDS:(p + 1) * ROUNDS]) for p in range(PLACEMENTS)]
+    return statistics.stdev(math.log(m) for m in medians)
 
 
 def summary(path: str) -> None:
     with open(path) as f:
         rows = [r for r in map(json.loads, f) if "stderr" not in r]
     figures = [_figures(row) for row in rows]
-    print(f"K{K}, {len(rows)} processes, {PLACEMENTS} placements x {ROUNDS} rounds; SD of the log between "
-          "processes:")
+    print(f"{SCENARIO} K{K}, {len(rows)} processes, {PLACEMENTS} placements x {ROUNDS} rounds; SD of the log "
+          "between processes:")
     for key in figures[0]:
         values = [f[key] for f in figures]
         spread = statistics.stdev(math.log(v) for v in values)
@@ -100,6 +138,9 @@ def summary(path: str) -> None:
             within = statistics.median(statistics.stdev(math.log(v) for v in row[key]) for row in rows)
             line += f"   rounds within a run {within:.1%}"
         print(line)
+    for ref in (*KINDS[1:], "write"):
+        spread = statistics.median(_between_placements(row, ref) for row in rows)
+        print(f"  launch/{ref} between a process's placements (median over processes): {spread:.1%}")
 
 
 if __name__ == "__main__":

@@ -157,4 +157,6 @@ def test_each_method_is_found_by_its_figure_and_version():
     first = "benches/test_vector_add.py::test_gpu_managed[K{}-grid-first]"
     assert figures.method_of(first.format(1), "time", 3) is figures.MANAGED_FIRST_BESIDE_TOUCH
     assert figures.method_of(first.format(100), "time", 3) is figures.MANAGED_FIRST_LARGE_BESIDE_TOUCH
+    forty = figures.MANAGED_FIRST_BESIDE_TOUCH_FORTY
+    assert figures.method_of(first.format(1), "over_first_touch", 4) is forty
     assert all(m.version >= 2 and m.figures and m.benchmarks for m in figures.METHODS)

@@ -373,6 +373,16 @@ MANAGED_FIRST_LARGE_BESIDE_TOUCH = Method(
     3, "beside a first touch of its own pages", "2026-12-02T10:30:00+00:00",
     MANAGED_FIRST_PLACED.figures,
     tuple(f"benches/test_vector_add.py::test_gpu_managed[K100-{s}-first]" for s in ("grid", "tuned")))
+#: The vector add's 1 M-element grid and tuned first launches beside a first touch of their own pages again,
+#: forty rounds a placement instead of ten: each round's launch over its touch spread 13-27% within a run and
+#: the median of a run's forty moved 2.2-2.6% between six fresh processes of one H200 (2026-12-04), about
+#: what forty draws of that spread leave, so four times the rounds halve it. Later rounds run faster than the
+#: first (one H200 run: 2.0 ms falling to 1.4 over twenty), so the time and the touch move too. Since after
+#: the last run of the old code (an H200 nightly of 2026-12-04, 09:00-09:06), before the first of the new.
+MANAGED_FIRST_BESIDE_TOUCH_FORTY = Method(
+    4, "beside a first touch of its own pages, forty rounds a placement", "2026-12-04T09:30:00+00:00",
+    (*MANAGED_FIRST_PLACED.figures, FIRST_TOUCH_S.name, OVER_FIRST_TOUCH.name),
+    MANAGED_FIRST_BESIDE_TOUCH.benchmarks)
 #: The vector add's one-block first launches on managed memory at the nightly's sizes, timed beside one
 #: multiprocessor's copy of their own pages (OVER_ONE_SM_COPY), the copy before each round: each launch
 #: follows a copy, at 1 M elements ten rounds a placement instead of five, and at 100 M over four placements
@@ -447,6 +457,7 @@ TTA_ONE_SEED_NIGHTLY = Method(
 METHODS: tuple[Method, ...] = (KERNEL_ALONE, LAYER_CALLS_BACK_TO_BACK, SUSTAINED_MATMUL, MANAGED_KERNEL_ALONE,
                                HOST_BUFFERS_PLACED, MANAGED_FIRST_PLACED, MANAGED_FIRST_BESIDE_TOUCH,
                                MANAGED_FIRST_LARGE_BESIDE_TOUCH, MANAGED_FIRST_BESIDE_ONE_SM_COPY,
+                               MANAGED_FIRST_BESIDE_TOUCH_FORTY,
                                HOST_FASTEST_CORE,
                                DDP_HEURISTIC_CONVS, THROUGHPUT_OVER_HEURISTIC_DDP,
                                LARGE_BATCH_HEURISTIC_CONVS, LAUNCH_BOUND_FASTEST_CORE, TTA_ONE_SEED_NIGHTLY,
