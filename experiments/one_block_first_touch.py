@@ -107,11 +107,16 @@ def child() -> None:
     print(json.dumps(found))
 
 
+def _references(run: dict[str, list[float]]) -> tuple[str, ...]:
+    """The references a process timed: the host's write only in files written since it was recorded."""
+    return (*KINDS[1:], "write") if "write" in run else KINDS[1:]
+
+
 def _figures(run: dict[str, list[float]]) -> dict[str, float]:
     """One process's figures: each kind's median, and the median of each round's launch over each reference
     timed beside it."""
-    out = {kind: statistics.median(run[kind]) for kind in (*KINDS, "host", "write")}
-    for ref in (*KINDS[1:], "write"):
+    out = {kind: statistics.median(run[kind]) for kind in (*KINDS, "host", "write") if kind in run}
+    for ref in _references(run):
         out[f"launch/{ref}"] = statistics.median(a / b for a, b in zip(run["launch"], run[ref]))
         out[f"host/{ref}"] = statistics.median(a / b for a, b in zip(run["host"], run[ref]))
     return out
@@ -127,6 +132,8 @@ def _between_placements(run: dict[str, list[float]], ref: str) -> float:
 def summary(path: str) -> None:
     with open(path) as f:
         rows = [r for r in map(json.loads, f) if "stderr" not in r]
+    if len(rows) < 2:
+        raise SystemExit(f"{path}: {len(rows)} process(es); a spread between processes needs two or more")
     figures = [_figures(row) for row in rows]
     print(f"{SCENARIO} K{K}, {len(rows)} processes, {PLACEMENTS} placements x {ROUNDS} rounds; SD of the log "
           "between processes:")
@@ -138,7 +145,7 @@ def summary(path: str) -> None:
             within = statistics.median(statistics.stdev(math.log(v) for v in row[key]) for row in rows)
             line += f"   rounds within a run {within:.1%}"
         print(line)
-    for ref in (*KINDS[1:], "write"):
+    for ref in _references(rows[0]):
         spread = statistics.median(_between_placements(row, ref) for row in rows)
         print(f"  launch/{ref} between a process's placements (median over processes): {spread:.1%}")
 

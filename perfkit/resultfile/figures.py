@@ -376,9 +376,9 @@ MANAGED_FIRST_LARGE_BESIDE_TOUCH = Method(
 #: The vector add's 1 M-element grid and tuned first launches beside a first touch of their own pages again,
 #: forty rounds a placement instead of ten: each round's launch over its touch spread 13-27% within a run and
 #: the median of a run's forty moved 2.2-2.6% between six fresh processes of one H200 (2026-12-04), about
-#: what forty draws of that spread leave, so four times the rounds halve it. Later rounds run faster than the
-#: first (one H200 run: 2.0 ms falling to 1.4 over twenty), so the time and the touch move too. Since after
-#: the last run of the old code (an H200 nightly of 2026-12-04, 09:00-09:06), before the first of the new.
+#: what forty draws of that spread leave (seven runs of forty on two H200s: 2.2% and 1.6%). The time and the
+#: touch are medians over other rounds too. Since after the last run of the old code (an H200 nightly of
+#: 2026-12-04, 09:00-09:06), before the first of the new.
 MANAGED_FIRST_BESIDE_TOUCH_FORTY = Method(
     4, "beside a first touch of its own pages, forty rounds a placement", "2026-12-04T09:30:00+00:00",
     (*MANAGED_FIRST_PLACED.figures, FIRST_TOUCH_S.name, OVER_FIRST_TOUCH.name),
