@@ -20,8 +20,8 @@ interleaved), and
 
 ``BESIDE_SCENARIO=grid`` (or ``tuned``) times that kernel's first launch instead, beside ``grid`` and
 ``pair``: one grid launch that copies x and y together, element by element, so that their pages fault
-interleaved, as the add reads them (the grid's copy faults all of x's pages and then all of y's). Every
-kind also records ``write``, the host's write of the placement's x and y before it: the driver's pace of
+interleaved, as the add reads them (the grid's copy faults all of x's pages and then all of y's). Each
+launch also records ``write``, the host's write of the placement's x and y before it: the driver's pace of
 moving the pages back, seen from the host. The summary adds the SD of the log between a process's four
 placements (their launch over each reference), which says whether more placements would narrow a run.
 """
@@ -82,7 +82,7 @@ def child() -> None:
         sets.append((mx, my, calls))
     spans = {kind: EventSpans() for kind in KINDS}
     host: list[float] = []
-    writes: dict[str, list[float]] = {kind: [] for kind in KINDS}
+    writes: list[float] = []
     for mx, my, calls in sets:
         for r in range(WARM + ROUNDS):
             for kind in KINDS[r % 3:] + KINDS[:r % 3]:  # each kind first, second and third in turn
@@ -93,17 +93,16 @@ def child() -> None:
                     calls[kind]()
                     cuda.synchronize()
                     continue
-                writes[kind].append(wrote)
                 start = time.perf_counter()
                 with spans[kind].region():
                     calls[kind]()
                 cuda.synchronize()
                 if kind == "launch":
                     host.append(time.perf_counter() - start)
+                    writes.append(wrote)
     found = {kind: list(spans[kind].samples().seconds) for kind in KINDS}
     found["host"] = host
-    found["write"] = writes["launch"]
-    found.update({f"write_{kind}": writes[kind] for kind in KINDS[1:]})
+    found["write"] = writes
     print(json.dumps(found))
 
 
