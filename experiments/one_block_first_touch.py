@@ -24,6 +24,11 @@ interleaved, as the add reads them (the grid's copy faults all of x's pages and 
 launch also records ``write``, the host's write of the placement's x and y before it: the driver's pace of
 moving the pages back, seen from the host. The summary adds the SD of the log between a process's four
 placements (their launch over each reference), which says whether more placements would narrow a run.
+
+``BESIDE_RETURN=prefetch`` sends the pages back to the host before each call with the driver's prefetch
+(perfkit.workloads.kernels.prefetch) instead of the host's write: the same pages on the host, in bulk
+instead of fault by fault on the CPU (``write`` then records the prefetch). ``BESIDE_ROUNDS=N`` times N
+rounds a placement.
 """
 from __future__ import annotations
 
@@ -41,6 +46,8 @@ K = int(os.environ.get("BESIDE_K", "1"))  # millions of elements, as the nightly
 ELEMENTS = K * 1_000_000
 SCENARIO = os.environ.get("BESIDE_SCENARIO", "one_block")
 PLACEMENTS, WARM, ROUNDS = (4, 2, 10) if K == 1 else (4, 1, 3)
+ROUNDS = int(os.environ.get("BESIDE_ROUNDS", ROUNDS))
+RETURN = os.environ.get("BESIDE_RETURN", "write")
 KINDS = ("launch", "block", "grid") if SCENARIO == "one_block" else ("launch", "grid", "pair")
 
 
@@ -62,7 +69,7 @@ def child() -> None:
     from numba import cuda
 
     from perfkit.measure.timing import EventSpans
-    from perfkit.workloads.kernels import cpu_add, first_touch, one_sm, vector_add
+    from perfkit.workloads.kernels import cpu_add, first_touch, one_sm, prefetch, vector_add
 
     n = ELEMENTS
     x, y = cpu_add.host_vectors(n)
@@ -72,6 +79,7 @@ def child() -> None:
     sets = []
     for _ in range(PLACEMENTS):
         mx, my, mout = (cuda.managed_array(n, dtype=np.float32) for _ in range(3))
+        mx[:], my[:] = x, y  # the inputs, once: a prefetch sends them back without writing them
         copies = {"block": [one_sm.launcher("one_block", src, dst) for src, dst in ((mx, dx), (my, dy))],
                   "grid": [first_touch.launcher(src, dst) for src, dst in ((mx, dx), (my, dy))]}
         calls: dict[str, Callable[[], Any]] = {
@@ -79,15 +87,19 @@ def child() -> None:
             "block": lambda c=copies["block"]: [copy() for copy in c],
             "grid": lambda c=copies["grid"]: [copy() for copy in c],
             "pair": lambda mx=mx, my=my: pair(mx, my, dx, dy)}
-        sets.append((mx, my, calls))
+        sets.append((mx, my, mout, calls))
     spans = {kind: EventSpans() for kind in KINDS}
     host: list[float] = []
     writes: list[float] = []
-    for mx, my, calls in sets:
+    send_back = prefetch.to_host() if RETURN == "prefetch" else None
+    for mx, my, _, calls in sets:
         for r in range(WARM + ROUNDS):
             for kind in KINDS[r % 3:] + KINDS[:r % 3]:  # each kind first, second and third in turn
                 start = time.perf_counter()
-                mx[:], my[:] = x, y  # the host writes every page: they migrate back to host memory
+                if send_back is None:
+                    mx[:], my[:] = x, y  # the host writes every page: they migrate back to host memory
+                else:
+                    send_back(mx, my)
                 wrote = time.perf_counter() - start
                 if r < WARM:
                     calls[kind]()
@@ -103,6 +115,9 @@ def child() -> None:
     found = {kind: list(spans[kind].samples().seconds) for kind in KINDS}
     found["host"] = host
     found["write"] = writes
+    for _, _, mout, _ in sets:
+        if not np.array_equal(np.asarray(mout), x + y):
+            raise SystemExit("a placement's sum is wrong")
     print(json.dumps(found))
 
 
@@ -134,7 +149,8 @@ def summary(path: str) -> None:
     if len(rows) < 2:
         raise SystemExit(f"{path}: {len(rows)} process(es); a spread between processes needs two or more")
     figures = [_figures(row) for row in rows]
-    print(f"{SCENARIO} K{K}, {len(rows)} processes, {PLACEMENTS} placements x {ROUNDS} rounds; SD of the log "
+    print(f"{SCENARIO} K{K}, pages back by {RETURN}, {len(rows)} processes, {PLACEMENTS} placements x "
+          f"{ROUNDS} rounds; SD of the log "
           "between processes:")
     for key in figures[0]:
         values = [f[key] for f in figures]

@@ -159,4 +159,7 @@ def test_each_method_is_found_by_its_figure_and_version():
     assert figures.method_of(first.format(100), "time", 3) is figures.MANAGED_FIRST_LARGE_BESIDE_TOUCH
     forty = figures.MANAGED_FIRST_BESIDE_TOUCH_FORTY
     assert figures.method_of(first.format(1), "over_first_touch", 4) is forty
+    # one version, two methods of one figure: the 100 M launches' fourth way is the prefetch
+    prefetched = figures.MANAGED_FIRST_LARGE_PREFETCHED
+    assert figures.method_of(first.format(100), "over_first_touch", 4) is prefetched
     assert all(m.version >= 2 and m.figures and m.benchmarks for m in figures.METHODS)
