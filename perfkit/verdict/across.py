@@ -204,7 +204,6 @@ class _Target:
     gpu: bool
     share: float | None = None  # the share of its bound ceiling the benchmark reached here
     seconds: float | None = None  # its time here (a call of a kernel)
-    launch_method: int = 1  # the method version its launch cost was measured by (figures.METHODS)
 
 
 @dataclass(frozen=True)
@@ -241,8 +240,7 @@ class _Side:
         figure = SHARE_OF_COPY_PEAK.name if bound == datasheet.COPY else SHARE_OF_PEAK.name
         share = self.mean(name, figure) if bound else None
         return _Target(roofs or self.roofs, work, bound, bool(self.mean(name, GRAPH_REPLAY_S.name)),
-                       self.results.info.device == "cuda", share, self.mean(name, TIME),
-                       self.entries[name].method(GRAPH_REPLAY_S.name))
+                       self.results.info.device == "cuda", share, self.mean(name, TIME))
 
 
 def hardware_rows(baseline: ResultSet, current: ResultSet, names: Sequence[str],
@@ -314,10 +312,6 @@ def expect(then: _Target, now: _Target) -> Expectation:
     order: the launch kernel, a network's layers, a kernel's ceiling, any other counted work)."""
     gpu = then.gpu and now.gpu
     if gpu and then.launch and now.launch:
-        if then.launch_method != now.launch_method:  # one element's address against many (2026-12-03)
-            return Expectation(None, GRAPH_REPLAY_S.name, figure=GRAPH_REPLAY_S.name,
-                               why=f"measured differently: method {then.launch_method} on the first device, "
-                                   f"{now.launch_method} on the second; re-save the older baseline's entry")
         expected = then.roofs.launch(GRAPH) / now.roofs.launch(GRAPH)
         return Expectation(expected, GRAPH_REPLAY_S.name, figure=GRAPH_REPLAY_S.name)
     counted = isinstance(then.work, Work) and isinstance(now.work, Work)
@@ -372,11 +366,15 @@ def _modelled(then: _Target, now: _Target) -> Expectation:
 
 
 def _measured(name: str, base: _Side, cur: _Side, then: _Target, now: _Target) -> HardwareRow:
-    """The expectation beside the speedup measured by its figure (a ceiling's own benchmark by its rate)."""
+    """The expectation beside the speedup measured by its figure (a ceiling's own benchmark by its rate);
+    none where the two sides measured a figure it reads by different methods."""
     found = expect(then, now)
     old, new = base.mean(name, TIME) or 0.0, cur.mean(name, TIME) or 0.0
     row = HardwareRow(name, old / new if new > 0 else math.inf, found.bound, found.expected, found.figure,
                       found.model, found.why, found.gpu, spread=(base.spread(name), cur.spread(name)))
+    read = {TIME, found.figure, then.bound, now.bound} - {None}
+    if (differently := _measured_differently(base.entries[name], cur.entries[name], sorted(read))):
+        return dataclasses.replace(row, expected=None, model=None, why=differently)
     if found.model is not None and isinstance(then.work, Work) and isinstance(now.work, Work):
         figures = base.mean(name, found.figure), cur.mean(name, found.figure)
         if not figures[0] or not figures[1]:
@@ -399,6 +397,17 @@ def _measured(name: str, base: _Side, cur: _Side, then: _Target, now: _Target) -
             faster, slower = cur.mean(name, now.bound or ""), base.mean(name, then.bound or "")
         return dataclasses.replace(row, speedup=faster / slower) if faster and slower else row
     return row
+
+
+def _measured_differently(then: BenchmarkEntry, now: BenchmarkEntry, figures: Sequence[str]) -> str:
+    """Why the two sides' ``figures`` cannot be set against each other: the first measured by different
+    methods on each (figures.METHODS; the graph replay on one element's address against 200, the 100 M first
+    launches after the host's write against after a prefetch), or "" where none was."""
+    for figure in figures:
+        if (old := then.method(figure)) != (new := now.method(figure)):
+            return (f"measured differently: method {old} on the first device, {new} on the second "
+                    f"({figure}); re-save the older baseline's entry")
+    return ""
 
 
 def _beyond(model: Modelled, work: Work, measured_s: float, then: Roofs, now: Roofs) -> Modelled:
