@@ -20,6 +20,7 @@ from perfkit.cli import judge_files, work_of
 from perfkit.render import report, speedups
 from perfkit.resultfile import datasheet, load
 from perfkit.resultfile.figures import ceiling_label
+from perfkit.resultfile.metrics import METHODS_KEY
 from perfkit.verdict import across
 from perfkit.verdict.expected import EAGER, GRAPH, Estimate, NoModel, NoRoof, Roofs, Step, Work, estimate
 from perfkit.verdict.judge import Verdict
@@ -156,6 +157,23 @@ def test_a_launch_measured_by_another_method_on_one_side_has_no_expectation_and_
     assert row.why.startswith("measured differently: method 3 on the first device, 1 on the second")
     same = next(r for r in across.hardware_rows(load.load(H200), load.load(H100), [TINY]))
     assert same.expected is not None and same.by_definition
+
+
+def test_any_figure_a_row_reads_measured_by_another_method_on_one_side_leaves_it_without_an_expectation():
+    """Not only the launch: max-pooling's time measured another way on the first device (as the 100 M first
+    launches after a prefetch against after the host's write) is not set against the second's."""
+    h200 = load.load(H200)
+    def fourth_way(b):
+        return dataclasses.replace(b, raw={**b.raw, "extra_info": {**b.extra, METHODS_KEY: {"time": 4}}})
+
+    timed_another_way = tuple(fourth_way(b) if b.fullname == MAXPOOL else b for b in h200.benchmarks)
+    other_way = dataclasses.replace(h200, benchmarks=timed_another_way)
+    row = next(r for r in across.hardware_rows(other_way, load.load(H100), [MAXPOOL]))
+    assert row.expected is None and row.model is None and row.ratio is None
+    assert row.why == ("measured differently: method 4 on the first device, 2 on the second (time); re-save "
+                       "the older baseline's entry")
+    same = next(r for r in across.hardware_rows(h200, load.load(H100), [MAXPOOL]))
+    assert same.expected is not None
 
 
 def test_a_kernel_far_below_its_ceiling_keeps_that_ceiling_where_a_datasheet_lists_no_multiprocessors():
