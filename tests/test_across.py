@@ -431,6 +431,28 @@ def test_the_issue_roof_takes_a_kernel_far_below_its_ceiling_on_both_devices_and
     assert (found.bound or "").startswith("SMs x clock") == (why == "issue")
 
 
+@pytest.mark.parametrize("kernel_s, read_as", [(6.5e-4, "kernel_s"), (None, "time")])
+def test_a_work_recorded_with_a_ratio_gate_is_read_by_the_time_the_ratio_is_of(kernel_s, read_as):
+    """One block's launch gates on itself over one multiprocessor's copy (a ratio near 1): read as seconds,
+    ``perfkit predict`` printed "over_one_sm_copy 1.071 s"; its kernel's own time is what its model is of
+    (a first launch records none: its time)."""
+    from perfkit import SCHEMA_VERSION
+    from perfkit.verdict.expected import timed_as
+
+    metrics = {"over_one_sm_copy": {"value": 1.07, "unit": "ratio", "better": "lower", "gate": True}}
+    if kernel_s is not None:
+        metrics["kernel_s"] = {"value": kernel_s, "unit": "s", "better": "lower"}
+    bench = {"fullname": "benches/test_vector_add.py::test_gpu_managed[K1-one_block-warm]", "name": "k",
+             "group": None, "extra_info": {"metrics": metrics, "gate": "over_one_sm_copy"},
+             "stats": {"data": [7e-4] * 3, "median": 7e-4, "iqr": 0.0, "rounds": 3}}
+    info = {"schema_version": SCHEMA_VERSION, "hardware_id": "h", "fingerprint": {}, "ceilings": {}}
+    entry = typed({"benchmarks": [bench], "machine_info": {"perfkit": info}}).benchmarks[0]
+    work = Work("k", (Step("add", "kernel", 0.0, 12e6, 1, "fp32"),), EAGER, "over_one_sm_copy")
+    assert timed_as(work, entry).figure == read_as
+    timed = Work("k", work.steps, EAGER, "graph_replay_s")  # a time figure is read as it is
+    assert timed_as(timed, entry).figure == "graph_replay_s"
+
+
 def test_a_kernel_timed_alone_pays_the_devices_floor_of_a_kernel_not_the_hosts_launch_pace():
     """kernel_s timed by events around one launch after an L2 flush holds no host dispatch, so its launch
     term is the one-element kernel timed the same way (the 1 M-element vector add on the H200 and the H100:

@@ -372,8 +372,8 @@ def _measured(name: str, base: _Side, cur: _Side, then: _Target, now: _Target) -
     old, new = base.mean(name, TIME) or 0.0, cur.mean(name, TIME) or 0.0
     row = HardwareRow(name, old / new if new > 0 else math.inf, found.bound, found.expected, found.figure,
                       found.model, found.why, found.gpu, spread=(base.spread(name), cur.spread(name)))
-    read = {TIME, found.figure, then.bound, now.bound} - {None}
-    if (differently := _measured_differently(base.entries[name], cur.entries[name], sorted(read))):
+    read = sorted({f for f in (TIME, found.figure, then.bound, now.bound) if f})
+    if (differently := _measured_differently(base.entries[name], cur.entries[name], read)):
         return dataclasses.replace(row, expected=None, model=None, why=differently)
     if found.model is not None and isinstance(then.work, Work) and isinstance(now.work, Work):
         figures = base.mean(name, found.figure), cur.mean(name, found.figure)

@@ -39,9 +39,11 @@ from perfkit.resultfile.figures import (
     FIRST_TOUCH_CEILINGS,
     GRAPH_REPLAY_S,
     KERNEL_ALONE,
+    KERNEL_S,
     MANAGED_KERNEL_ALONE,
     ONE_SM_CEILINGS,
     SHORT_KERNEL_HUNDRED_ALONE,
+    TIME,
     method_of,
     timer_seconds,
 )
@@ -392,9 +394,15 @@ def timed_as(work: Work | NoModel, bench: BenchmarkEntry) -> Work | NoModel:
     device's floor of one kernel, not the host's pace of launching them (the 1 M-element vector add's
     ``kernel_s``, 8.4 us on the H200 and 9.8 us on the H100 of 2026-11-27, is about 4.3 and 4.6 us of that
     floor and its bytes at the copy ceiling, where the host's eager launch pace read 6.9 and 8.7 us); the
-    same kernel timed back to back (a GPU whose L2 cannot hold its arrays) keeps the host's pace."""
+    same kernel timed back to back (a GPU whose L2 cannot hold its arrays) keeps the host's pace.
+
+    A work recorded with a gate that is a ratio (a launch over a copy timed beside it, ``over_one_sm_copy``)
+    is read by the time that ratio is of: the kernel's own where the benchmark records it, else its time; a
+    ratio read as seconds printed "over_one_sm_copy 1.071 s"."""
     if not isinstance(work, Work):
         return work
+    if work.images is None and work.figure in bench.metrics and bench.metrics[work.figure].unit == "ratio":
+        work = dataclasses.replace(work, figure=KERNEL_S.name if KERNEL_S.name in bench.metrics else TIME)
     method = method_of(bench.fullname, work.figure, bench.method(work.figure))
     return dataclasses.replace(work, launch=ALONE) if method in TIMED_ALONE else work
 
