@@ -357,8 +357,9 @@ def _prefetched(scenario: str, n: int) -> bool:
 
 
 def _large_first(n: int) -> bool:
-    """Whether a first launch's host writes cost enough (800 MB before each round at K100, twice beside a
-    touch) to time it over four placements of 1 + 3 rounds (28 rounds took 13-15 s of an H100 nightly)."""
+    """Whether a first launch's rounds cost enough (the host's write of 800 MB before each round at K100,
+    twice beside a touch) to time it over four placements of one warm round and three timed (28 rounds took
+    13-15 s of an H100 nightly); twelve where :func:`_prefetched`, a round's pages sent back in 0.05 s."""
     return n > 5_000_000
 
 
