@@ -137,9 +137,11 @@ def _figures(run: dict[str, list[float]]) -> dict[str, float]:
 
 
 def _between_placements(run: dict[str, list[float]], ref: str) -> float:
-    """SD of the log between the medians of one process's placements of the launch over ``ref``."""
+    """SD of the log between the medians of one process's placements of the launch over ``ref`` (its rounds a
+    placement read from the file: a summary without the run's BESIDE_ROUNDS reads it right)."""
     ratios = [a / b for a, b in zip(run["launch"], run[ref])]
-    medians = [statistics.median(ratios[p * ROUNDS:(p + 1) * ROUNDS]) for p in range(PLACEMENTS)]
+    rounds = len(ratios) // PLACEMENTS
+    medians = [statistics.median(ratios[p * rounds:(p + 1) * rounds]) for p in range(PLACEMENTS)]
     return statistics.stdev(math.log(m) for m in medians)
 
 
@@ -150,7 +152,7 @@ def summary(path: str) -> None:
         raise SystemExit(f"{path}: {len(rows)} process(es); a spread between processes needs two or more")
     figures = [_figures(row) for row in rows]
     print(f"{SCENARIO} K{K}, pages back by {RETURN}, {len(rows)} processes, {PLACEMENTS} placements x "
-          f"{ROUNDS} rounds; SD of the log "
+          f"{len(rows[0]['launch']) // PLACEMENTS} rounds; SD of the log "
           "between processes:")
     for key in figures[0]:
         values = [f[key] for f in figures]
