@@ -112,9 +112,10 @@ def child() -> None:
                 if kind == "launch":
                     host.append(time.perf_counter() - start)
                     writes.append(wrote)
-    found = {kind: list(spans[kind].samples().seconds) for kind in KINDS}
+    found: dict[str, Any] = {kind: list(spans[kind].samples().seconds) for kind in KINDS}
     found["host"] = host
     found["write"] = writes
+    found["return"] = RETURN  # how the pages went back, for the summary
     for _, _, mout, _ in sets:
         if not np.array_equal(np.asarray(mout), x + y):
             raise SystemExit("a placement's sum is wrong")
@@ -151,9 +152,9 @@ def summary(path: str) -> None:
     if len(rows) < 2:
         raise SystemExit(f"{path}: {len(rows)} process(es); a spread between processes needs two or more")
     figures = [_figures(row) for row in rows]
-    print(f"{SCENARIO} K{K}, pages back by {RETURN}, {len(rows)} processes, {PLACEMENTS} placements x "
-          f"{len(rows[0]['launch']) // PLACEMENTS} rounds; SD of the log "
-          "between processes:")
+    returned, rounds = rows[0].get("return", "write"), len(rows[0]["launch"]) // PLACEMENTS
+    print(f"{SCENARIO} K{K}, pages back by {returned}, {len(rows)} processes, {PLACEMENTS} placements x "
+          f"{rounds} rounds; SD of the log between processes:")
     for key in figures[0]:
         values = [f[key] for f in figures]
         spread = statistics.stdev(math.log(v) for v in values)
