@@ -341,7 +341,8 @@ def _touch_beside(scenario: str, n: int) -> bool:
     whose time is the thread's pace). The grid and tuned kernels' launch is mostly the page work and moves
     with its pace over seconds (figures.OVER_FIRST_TOUCH, beside a grid's touch: at 1 M elements 13.5-15.0%
     between eight fresh processes on two H200s, the ratio 3.6%; at 100 M, eleven processes on three,
-    10.5-13.0%, the ratio 4.6-4.8%). One block waits on its pages fault by fault, beside one multiprocessor's
+    10.5-13.0%, the ratio 4.6-4.8%, after the host's write; since :func:`_prefetched` 0.6-0.9% between five
+    processes of one H200). One block waits on its pages fault by fault, beside one multiprocessor's
     copy of them (figures.OVER_ONE_SM_COPY: six fresh processes on one H200, 3.1% and the ratio 1.3% at 1 M;
     a grid's touch beside it had left 10%)."""
     return scenario in ("grid", "tuned", "one_block") and n in (elements(k) for k in K_NIGHTLY)
@@ -359,7 +360,8 @@ def _prefetched(scenario: str, n: int) -> bool:
 def _large_first(n: int) -> bool:
     """Whether a first launch's rounds cost enough (the host's write of 800 MB before each round at K100,
     twice beside a touch) to time it over four placements of one warm round and three timed (28 rounds took
-    13-15 s of an H100 nightly); twelve where :func:`_prefetched`, a round's pages sent back in 0.05 s."""
+    13-15 s of an H100 nightly); twelve where :func:`_prefetched`, the pages sent back in about 0.05 s (twice
+    a round: before the touch and before the launch)."""
     return n > 5_000_000
 
 

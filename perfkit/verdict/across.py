@@ -367,12 +367,12 @@ def _modelled(then: _Target, now: _Target) -> Expectation:
 
 def _measured(name: str, base: _Side, cur: _Side, then: _Target, now: _Target) -> HardwareRow:
     """The expectation beside the speedup measured by its figure (a ceiling's own benchmark by its rate);
-    none where the two sides measured a figure it reads by different methods."""
+    none where the two sides measured that figure (or a ceiling benchmark's own rate) by different methods."""
     found = expect(then, now)
     old, new = base.mean(name, TIME) or 0.0, cur.mean(name, TIME) or 0.0
     row = HardwareRow(name, old / new if new > 0 else math.inf, found.bound, found.expected, found.figure,
                       found.model, found.why, found.gpu, spread=(base.spread(name), cur.spread(name)))
-    read = sorted({f for f in (TIME, found.figure, then.bound, now.bound) if f})
+    read = sorted({f for f in (found.figure, then.bound, now.bound) if f})
     if (differently := _measured_differently(base.entries[name], cur.entries[name], read)):
         return dataclasses.replace(row, expected=None, model=None, why=differently)
     if found.model is not None and isinstance(then.work, Work) and isinstance(now.work, Work):
