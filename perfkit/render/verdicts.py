@@ -18,6 +18,7 @@ from perfkit.render.speedups import ACROSS_MEANINGS, hardware_blocks, hardware_s
 from perfkit.render.tables import fmt_change, fmt_value, text_table
 from perfkit.verdict.comparison import FEW_RUNS, ONE_MACHINE, sharp_goal
 from perfkit.verdict.judge import COUNT_MOVED, MIN_BASELINE_RUNS, MOST_RUNS, Comparison, Policy, Row, Verdict
+from perfkit.verdict.noise import TAIL_RUNS
 
 FORMATS = ("table", "markdown", "json")
 _QUIET = {Verdict.UNCHANGED, Verdict.INFO}
@@ -31,8 +32,10 @@ def verdict_meanings(policy: Policy) -> str:
     """What the verdict words mean under ``policy`` (its minimum effects and alpha), printed under every
     comparison."""
     gpu, other, alpha = policy.bound_threshold, policy.threshold, policy.alpha
-    effects = f"{_percent(gpu)} for a GPU-bound benchmark, else {_percent(other)}" if gpu != other else \
-        _percent(other)
+    shown = policy.bound_threshold_shown
+    narrower = f", {_percent(shown)} where {TAIL_RUNS} or more of its runs show its tails"
+    effects = f"{_percent(gpu)} for a GPU-bound benchmark{narrower if shown != gpu else ''}, else " \
+        f"{_percent(other)}" if gpu != other or shown != gpu else _percent(other)
     return (
         f"regressed/improved: beyond the minimum effect ({effects}, or a benchmark's own tolerance) and "
         "outside what the hardware's pooled run-to-run noise predicts, the night's family-wise false-alarm "

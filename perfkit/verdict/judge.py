@@ -241,11 +241,15 @@ class _Judged:
     ratio: bool = False
 
 
-def minimum_effect(fig: FigureRuns, policy: Policy) -> float:
-    """The smallest change worth a verdict: the benchmark's own tolerance, else the policy's for its kind."""
+def minimum_effect(fig: FigureRuns, policy: Policy, noise: FigureNoise | None = None) -> float:
+    """The smallest change worth a verdict: the benchmark's own tolerance, else the policy's for its kind; a
+    GPU-bound figure whose ``noise`` rests on enough runs of its own to show light tails takes the policy's
+    narrower one (Policy.bound_threshold_shown)."""
     if fig.tolerance is not None:
         return fig.tolerance
-    return policy.bound_threshold if fig.gpu_bound else policy.threshold
+    if not fig.gpu_bound:
+        return policy.threshold
+    return policy.bound_threshold_shown if noise is not None and noise.tails_shown else policy.bound_threshold
 
 
 def _judge_figure(fig: FigureRuns, policy: Policy, noise: FigureNoise | None,
@@ -261,8 +265,8 @@ def _judge_figure(fig: FigureRuns, policy: Policy, noise: FigureNoise | None,
         return _Judged(_row(fig, Verdict.UNKNOWN, "a gating figure only the baseline has: this run "
                                                   "did not record it", True))
     if fig.judged:
-        return _gate(fig, minimum_effect(fig, policy), noise, policy.alpha, host)
-    return _informational(fig, minimum_effect(fig, policy), noise)
+        return _gate(fig, minimum_effect(fig, policy, noise), noise, policy.alpha, host)
+    return _informational(fig, minimum_effect(fig, policy, noise), noise)
 
 
 def _row(fig: FigureRuns, verdict: Verdict, note: str = "", gating: bool = False,

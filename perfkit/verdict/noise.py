@@ -63,9 +63,11 @@ KURTOSIS_RUNS = 8
 #: figures one run falsely flagged 13-16% of simulated nights at the normal tails' quantile.
 HOST_TAIL_DF = 5.0
 #: Unless many runs show lighter tails: a host figure with this many runs of its own and no heavy tail of its
-#: own is tested with the tails that its kind's such figures show together (:func:`_host_tails`). On
+#: own is tested with the tails that its kind's such figures show together (:func:`_kind_tails`). On
 #: 2026-12-03 the H200 baseline's 13 host figures with 24-37 runs had sample excess kurtoses of -1.1 to 0.9
-#: and no run beyond 2.8 SDs: a t5 tail made a 1.2% spread an MDE of 12%.
+#: and no run beyond 2.8 SDs: a t5 tail made a 1.2% spread an MDE of 12%. A GPU-bound figure is tested with
+#: its kind's tails from as many runs on (with fewer, normal tails and the judge's wider 3% minimum effect
+#: guard it): nights whose every figure was Student's t4 against 25 runs flagged 12.5% under normal tails.
 TAIL_RUNS = 20
 #: The pooled excess kurtosis is taken this many standard errors above its estimate (the larger of a
 #: jackknife's over the figures and normal theory's sqrt(24/N) over N runs) and read as Student's t's
@@ -80,6 +82,7 @@ MIN_COVARIATE_SPREAD = 0.1
 OUTLIER_P = 0.001
 #: The noise kind of a timed figure that holds the host's work (the judge's common host shift reads it).
 HOST_KIND = "timed-host"
+GPU_KIND = "timed-gpu"
 
 
 @dataclass(frozen=True)
@@ -104,13 +107,16 @@ class FigureNoise:
     """What a test of one figure uses: the moderated SD of log run values, its degrees of freedom, the
     between-machine SD to add when the two sides ran on different machines, and where it came from;
     ``tail_df``: the most degrees of freedom it is tested with however many runs (host work's heavy tails,
-    :data:`HOST_TAIL_DF`, or where it has :data:`TAIL_RUNS` runs its kind's tails)."""
+    :data:`HOST_TAIL_DF`, or where it has :data:`TAIL_RUNS` runs its kind's tails); ``tails_shown``: its tails
+    were read so, from TAIL_RUNS runs of its own that are not heavy-tailed (a GPU-bound figure's minimum
+    effect narrows to the judge's Policy.bound_threshold_shown there)."""
 
     sd: float
     df: float
     between_sd: float = 0.0
     source: str = ""
     tail_df: float = math.inf
+    tails_shown: bool = False
 
 
 def noise_kind(bench: BenchmarkEntry, figure: str, gpu_bound: bool | None = None) -> str:
@@ -267,9 +273,11 @@ class Noise:
     between_share_by_kind: Mapping[str, float] = field(default_factory=dict)
     # per benchmark, the machines its reference runs came from (none where unknown)
     machines: Mapping[str, frozenset[str]] = field(default_factory=dict)
-    # the tails of host figures with TAIL_RUNS runs, read from their kind's such figures (else HOST_TAIL_DF)
-    host_tails: Mapping[tuple[str, str], float] = field(default_factory=dict)
+    # the tails of timed figures with TAIL_RUNS runs, read from their kind's such figures
+    tails: Mapping[tuple[str, str], float] = field(default_factory=dict)
     source: str = ""
+    # gating figures whose own runs are heavy-tailed (HEAVY_TAIL_KURTOSIS): also among the outliers
+    heavy: frozenset[tuple[str, str]] = frozenset()
 
     @classmethod
     def of(
@@ -302,13 +310,17 @@ class Noise:
         priors, outliers = _priors(logs, kinds, covariates, gating)
         heavy = {key for key in gating if len(logs[key]) >= KURTOSIS_RUNS
                  and (excess_kurtosis(logs[key]) or 0.0) > HEAVY_TAIL_KURTOSIS}
-        host_tails = _host_tails(logs, kinds, gating, heavy)
+        # a GPU-bound figure's tails are read where they let its minimum effect narrow, not where its
+        # benchmark declares its own (there a tail read with the margin it needs would only widen the MDE)
+        tails = _kind_tails(logs, kinds, gating, heavy, HOST_KIND) | {
+            key: df for key, df in _kind_tails(logs, kinds, gating, heavy, GPU_KIND).items()
+            if entries[key[0]].context.tolerance is None}
         origins = {name: tuple(o.machine for o in runs_of) for name, runs_of in reference.origins().items()}
         machines = {name: frozenset(m for m in ms if m) for name, ms in origins.items()}
         time_kinds = {name: kind for (name, figure), kind in kinds.items() if figure == TIME}
         share, by_kind = _between_machines(reference, origins, time_kinds)
         return cls(logs, kinds, covariates, priors, frozenset(outliers | heavy), share, by_kind, machines,
-                   host_tails, reference.source)
+                   tails, reference.source, frozenset(heavy))
 
     def _moderated(self, key: tuple[str, str], current: tuple[float, ...] = ()) -> tuple[float, float] | None:
         """The SD (log) and degrees of freedom of ``key``'s own runs (and the ``current`` side's logs),
@@ -334,7 +346,9 @@ class Noise:
         if moderated is None:
             return None
         sd, dof = moderated
-        tails = self.host_tails.get(key, HOST_TAIL_DF) if self.kinds.get(key) == HOST_KIND else math.inf
+        # fewer runs: host work's tails, or a figure heavy on its own, t5; a GPU-bound figure's normal ones
+        few = HOST_TAIL_DF if self.kinds.get(key) == HOST_KIND or key in self.heavy else math.inf
+        tails = self.tails.get(key, few)
         dof = min(dof, tails)
         prior = None if key in self.outliers else self.priors.get(self.kinds.get(key, ""))
         known = self.machines.get(benchmark, frozenset())
@@ -346,7 +360,7 @@ class Noise:
         timed = self.kinds.get(key, "").startswith("timed")
         between = math.sqrt(share) * sd if other_machine and timed else 0.0
         source = f"{len(own)} kept run(s)" + (f", pooled (d0 {prior.df:.3g})" if prior else "")
-        return FigureNoise(sd, dof, between, source, tails)
+        return FigureNoise(sd, dof, between, source, tails, key in self.tails)
 
 
 def _since_last_change(kept: Iterable[ResultSet], skip_dates: set[str]) -> dict[str, dict[str, list[float]]]:
@@ -433,13 +447,15 @@ def _priors(logs: Mapping[tuple[str, str], tuple[float, ...]], kinds: Mapping[tu
     return out, outliers
 
 
-def _host_tails(logs: Mapping[tuple[str, str], tuple[float, ...]], kinds: Mapping[tuple[str, str], str],
-                gating: set[tuple[str, str]], heavy: set[tuple[str, str]]) -> dict[tuple[str, str], float]:
-    """Per gating host figure with TAIL_RUNS runs or more and not ``heavy`` on its own, the degrees of freedom
-    of Student's t whose excess kurtosis is the upper end (:data:`TAIL_MARGIN_SE`) of all such figures', heavy
-    ones too, read two ways and the heavier kept: their runs' z (:func:`_predictive_z`) pooled, where one
-    figure's wild run weighs as it should; and each figure's own kurtosis floored at 0 (a flat-topped figure
-    must not cancel a heavy one) averaged over its runs, with a jackknife over the figures where they differ.
+def _kind_tails(logs: Mapping[tuple[str, str], tuple[float, ...]], kinds: Mapping[tuple[str, str], str],
+                gating: set[tuple[str, str]], heavy: set[tuple[str, str]],
+                kind: str) -> dict[tuple[str, str], float]:
+    """Per gating figure of ``kind`` with TAIL_RUNS runs or more and not ``heavy`` on its own, the degrees of
+    freedom of Student's t whose excess kurtosis is the upper end (:data:`TAIL_MARGIN_SE`) of all such
+    figures', heavy ones too, read two ways and the heavier kept: their runs' z (:func:`_predictive_z`)
+    pooled, where one figure's wild run weighs as it should; and each figure's own kurtosis floored at 0 (a
+    flat-topped figure must not cancel a heavy one) averaged over its runs, with a jackknife over the figures
+    where they differ.
     At most as heavy as HOST_TAIL_DF. A figure's own kurtosis over 20-40 runs is too rough to read alone (its
     standard error is 0.8-1.1), the kind's is not.
 
@@ -447,7 +463,7 @@ def _host_tails(logs: Mapping[tuple[str, str], tuple[float, ...]], kinds: Mappin
     (Student's t5 among twelve normal figures of 30 runs: t10.6, where the normal ones alone read t11.7).
     Drawn 300 times as eight figures of 30 runs each: normal noise reads t10.5 (t7.5 or more nine times in
     ten), Student's t4 noise t5.2, t3 t5.0."""
-    figures = [key for key in gating if kinds.get(key) == HOST_KIND and len(logs[key]) >= TAIL_RUNS]
+    figures = [key for key in gating if kinds.get(key) == kind and len(logs[key]) >= TAIL_RUNS]
     read = [z for key in figures if (z := _predictive_z(logs[key]))]
     if not read:
         return {}
