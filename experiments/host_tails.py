@@ -1,7 +1,8 @@
 """The tails of a baseline's timed figures: per gating host or GPU-bound figure its runs, their SD (log),
 sample excess kurtosis and the run furthest out (in SDs), and the Student's t the judge tests it with
 (perfkit.verdict.noise: the tails of its kind's runs where it has noise.TAIL_RUNS or more; else t5 for host
-work, normal tails for GPU work), and whether its minimum effect narrows to 2% (GPU-bound, tails read).
+work, normal tails for GPU work, t5 for one heavy-tailed on its own over 20 runs or more), and whether its
+minimum effect narrows to 2% (GPU-bound, tails read).
 
     python experiments/host_tails.py baselines/nvidia-h200-x1.json
 """

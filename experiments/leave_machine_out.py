@@ -46,7 +46,7 @@ def false_flags(path: str, gpu_floor: float) -> tuple[int, int, Counter[str]]:
     """(runs judged, runs with a regressed or improved gating figure, the flags by benchmark and figure)."""
     judged = flagged = 0
     flags: Counter[str] = Counter()
-    for rows in _judged(path, Policy(bound_threshold=gpu_floor)):
+    for rows in _judged(path, Policy.with_gpu_floor(gpu_floor)):
         rows = [row for row in rows if row.verdict.value in ("regressed", "improved")]
         judged, flagged = judged + 1, flagged + bool(rows)
         flags.update(f"{r.benchmark.split('::')[-1]} {r.figure} {r.verdict.value} {r.change:+.1%}"

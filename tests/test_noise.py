@@ -518,6 +518,9 @@ def test_gpu_figures_whose_many_runs_show_their_tails_are_tested_with_them_and_a
     draws[0]["gpu0"] = 1e-3 * math.exp(0.004 * 6)  # one run six SDs out: heavy on its own
     wild = Noise.of(_baseline(draws)).of_figure("gpu0", "time")
     assert wild is not None and wild.tail_df == HOST_TAIL_DF and not wild.tails_shown
+    # with fewer runs than TAIL_RUNS nothing changed: its own variance, normal tails, 3%
+    wild_few = Noise.of(_baseline(draws[:12])).of_figure("gpu0", "time")
+    assert wild_few is not None and math.isinf(wild_few.tail_df) and not wild_few.tails_shown
 
 
 @pytest.mark.parametrize("runs, minimum, verdict",

@@ -29,7 +29,8 @@ def add_parser(sub: Any) -> None:
     )
     cmp.add_argument("--threshold", default=None,
                      help="one minimum effect for every figure, e.g. 5%% or 0.05 (default: 3%% for "
-                          "GPU-bound benchmarks, 5%% for the rest)")
+                          "GPU-bound benchmarks, 2%% where 20 or more of a figure's runs let its tails be "
+                          "read, 5%% for the rest)")
     kept_runs_options(cmp, "--history",
                       "pytest-benchmark storage whose kept runs of the baseline's hardware add to the noise "
                       "(default: .benchmarks, found from the current folder up, where it exists)",

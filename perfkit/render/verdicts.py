@@ -33,7 +33,7 @@ def verdict_meanings(policy: Policy) -> str:
     comparison."""
     gpu, other, alpha = policy.bound_threshold, policy.threshold, policy.alpha
     shown = policy.bound_threshold_shown
-    narrower = f", {_percent(shown)} where {TAIL_RUNS} or more of its runs show its tails"
+    narrower = f", {_percent(shown)} where {TAIL_RUNS} or more runs of its own let its tails be read"
     effects = f"{_percent(gpu)} for a GPU-bound benchmark{narrower if shown != gpu else ''}, else " \
         f"{_percent(other)}" if gpu != other or shown != gpu else _percent(other)
     return (

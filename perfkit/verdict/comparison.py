@@ -89,6 +89,12 @@ class Policy:
         """The default policy, or one minimum effect for every figure (``--threshold``)."""
         return cls() if threshold is None else cls(threshold, threshold, bound_threshold_shown=threshold)
 
+    @classmethod
+    def with_gpu_floor(cls, floor: float) -> Policy:
+        """The default policy with another GPU-bound minimum effect, to try one: the narrower one where tails
+        are read is never wider than it."""
+        return cls(bound_threshold=floor, bound_threshold_shown=min(floor, cls.bound_threshold_shown))
+
 
 @dataclass(frozen=True)
 class Row:

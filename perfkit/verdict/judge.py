@@ -11,8 +11,9 @@ kept for the hardware, moderated by empirical Bayes over the figures of its clas
 plus a between-machine term where the two sides ran on different machines. A figure
 
 - is **unchanged** only where its change's ``1 - 2·alpha`` interval lies inside the minimum effect worth a
-  verdict (3% for a GPU-bound benchmark, one that follows a GPU ceiling or declares ``gpu_bound``; 5%
-  otherwise; or the benchmark's own tolerance): an equivalence test at ``alpha``;
+  verdict (3% for a GPU-bound benchmark, one that follows a GPU ceiling or declares ``gpu_bound``, 2% where
+  20 or more runs of its own let its tails be read; 5% otherwise; or the benchmark's own tolerance): an
+  equivalence test at ``alpha``;
 - is **regressed** / **improved** beyond it *and* when the t-test of that prediction is significant after
   Holm's correction over every gating figure compared (family-wise false-alarm rate ``alpha``, 5%; a
   confirmation's re-runs at Bonferroni's level over the same figures, :class:`FirstLook`);
@@ -92,7 +93,7 @@ __all__ = [
     "held_back", "judge", "minimum_effect",
 ]
 
-#: The policy a comparison is judged by unless told otherwise (3% and 5% minimum effects, alpha 5%).
+#: The policy a comparison is judged by unless told otherwise (3%, 2% and 5% minimum effects, alpha 5%).
 DEFAULT_POLICY = Policy()
 #: Fingerprint fields whose change is shown beside the verdicts (the record's hardware and software fields).
 FINGERPRINT_FIELDS = CHANGE_FIELDS

@@ -346,9 +346,11 @@ class Noise:
         if moderated is None:
             return None
         sd, dof = moderated
-        # fewer runs: host work's tails, or a figure heavy on its own, t5; a GPU-bound figure's normal ones
-        few = HOST_TAIL_DF if self.kinds.get(key) == HOST_KIND or key in self.heavy else math.inf
-        tails = self.tails.get(key, few)
+        # not read from the kind: host work's t5; a GPU-bound figure's normal tails, but t5 where TAIL_RUNS
+        # runs or more show a heavy tail of its own
+        kind = self.kinds.get(key)
+        heavy_gpu = kind == GPU_KIND and key in self.heavy and len(own) >= TAIL_RUNS
+        tails = self.tails.get(key, HOST_TAIL_DF if kind == HOST_KIND or heavy_gpu else math.inf)
         dof = min(dof, tails)
         prior = None if key in self.outliers else self.priors.get(self.kinds.get(key, ""))
         known = self.machines.get(benchmark, frozenset())
@@ -360,7 +362,7 @@ class Noise:
         timed = self.kinds.get(key, "").startswith("timed")
         between = math.sqrt(share) * sd if other_machine and timed else 0.0
         source = f"{len(own)} kept run(s)" + (f", pooled (d0 {prior.df:.3g})" if prior else "")
-        return FigureNoise(sd, dof, between, source, tails, key in self.tails)
+        return FigureNoise(sd, dof, between, source, tails, key in self.tails and kind == GPU_KIND)
 
 
 def _since_last_change(kept: Iterable[ResultSet], skip_dates: set[str]) -> dict[str, dict[str, list[float]]]:
