@@ -436,11 +436,16 @@ class Session:
                 f"{MIN_BASELINE_RUNS - 1} re-runs in fresh processes as this machine's own baseline in "
                 ".perfkit/baselines/ (not committed)")
 
-    def judge(self, results: ResultSet, first_look: FirstLook | None = None) -> Comparison:
+    def judge(self, results: ResultSet, first_look: FirstLook | None = None,
+              first_run: ResultSet | None = None) -> Comparison:
         """The verdict of ``results`` against the baseline, as ``perfkit compare`` gives it for the same
-        files (``first_look``: what the first run's verdict tested, for a confirmation's re-runs)."""
+        files (``first_look``: what the first run's verdict tested, for a confirmation's re-runs;
+        ``first_run``: that run, kept already, whose values must not count as the re-runs' noise: a figure
+        could cross noise.TAIL_RUNS between the two looks)."""
         assert self.baseline is not None
-        judged_with = kept_noise.for_judging(self.baseline, results, self.store, self.options.storage)
+        left_out = () if first_run is None else (first_run.datetime,)
+        judged_with = kept_noise.for_judging(self.baseline, results, self.store, self.options.storage,
+                                             left_out=left_out)
         # launch costs are lent across hardware only (same hardware compares no expectations)
         across = (self.baseline.hardware_id != results.hardware_id
                   or bool(self.baseline.info.machine_change(results.info)))
@@ -457,7 +462,8 @@ class Session:
             return
         try:
             again = self._explained(names, self.rerun(names, runs))
-            self.comparison = confirm.second_look(self.comparison, again, self.judge)
+            self.comparison = confirm.second_look(self.comparison, again,
+                                                  lambda reruns, look: self.judge(reruns, look, results))
         except PerfkitError as exc:
             self.messages.append(f"perfkit: confirmation failed, the verdicts are this run's alone: {exc}")
             return

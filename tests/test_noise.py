@@ -286,6 +286,21 @@ def test_the_run_judged_is_not_part_of_its_own_noise_when_history_already_keeps_
     assert len(judge(baseline, current, noise).regressions) == 20  # every 10% slowdown seen
 
 
+def test_a_confirmations_first_run_is_not_part_of_its_re_runs_noise():
+    """The re-runs of a confirmation are judged without the first run the nightly kept: its values selected
+    the suspects, and with them a figure at 19 kept runs would cross noise.TAIL_RUNS between the two looks."""
+    rng = np.random.default_rng(8)
+    sds = {f"b{i}": 0.01 for i in range(5)}
+    baseline = _baseline(_draws(rng, sds, 3))
+    kept = [_run(r, when=f"2026-10-{i + 1:02d}") for i, r in enumerate(_draws(rng, sds, 6))]
+    first = _run({n: v * 1.10 for n, v in _draws(rng, sds, 1)[0].items()}, when="2026-10-30")
+    rerun = _run(_draws(rng, sds, 1)[0], when="2026-10-31")
+    earlier = [*kept, first, rerun]
+    assert len(for_judging(baseline, rerun, earlier=earlier).runs["b0", "time"]) == 3 + 6 + 1
+    noise = for_judging(baseline, rerun, earlier=earlier, left_out=(first.datetime,))
+    assert len(noise.runs["b0", "time"]) == 3 + 6
+
+
 def test_a_policy_threshold_sets_every_minimum_effect():
     assert (
         Policy.with_threshold(0.1) == Policy(0.1, 0.1, Policy.alpha, bound_threshold_shown=0.1)
