@@ -67,7 +67,7 @@ HOST_TAIL_DF = 5.0
 #: 2026-12-03 the H200 baseline's 13 host figures with 24-37 runs had sample excess kurtoses of -1.1 to 0.9
 #: and no run beyond 2.8 SDs: a t5 tail made a 1.2% spread an MDE of 12%. A GPU-bound figure is tested with
 #: its kind's tails from as many runs on (with fewer, normal tails and the judge's wider 3% minimum effect
-#: guard it): nights whose every figure was Student's t4 against 25 runs flagged 12.5% under normal tails.
+#: guard it): nights whose every figure was Student's t4 against 25 runs flagged 13.0% under normal tails.
 TAIL_RUNS = 20
 #: The pooled excess kurtosis is taken this many standard errors above its estimate (the larger of a
 #: jackknife's over the figures and normal theory's sqrt(24/N) over N runs) and read as Student's t's
