@@ -35,7 +35,7 @@ from perfkit.resultfile.figures import TIME
 from perfkit.resultfile.model import ResultSet
 from perfkit.store import baselines
 from perfkit.verdict.judge import DEFAULT_POLICY, Comparison, FirstLook, Policy, Verdict, judge
-from perfkit.verdict.noise import HOST_KIND, Noise, noise_kind
+from perfkit.verdict.noise import HOST_KIND, TAIL_RUNS, Noise, noise_kind
 
 #: Student's t with this many degrees of freedom is the heavy-tailed noise: infinite kurtosis, heavier than
 #: the judge's own assumption for host work (noise.HOST_TAIL_DF) and than any committed baseline's host
@@ -278,8 +278,8 @@ def main(argv: Sequence[str] | None = None) -> None:
     figures = profile_of(load.load(args.baseline)) if args.baseline else synthetic_profile()
     policy = Policy.with_gpu_floor(args.bound_threshold)
     print(f"{len(figures)} gating figures; alpha {policy.alpha:.0%}; GPU-bound minimum effect "
-          f"{policy.bound_threshold:.1%} ({policy.bound_threshold_shown:.1%} where 20+ runs let its tails be "
-          "read)")
+          f"{policy.bound_threshold:.1%} ({policy.bound_threshold_shown:.1%} where {TAIL_RUNS}+ runs let its "
+          "tails be read)")
     chosen = [s for s in scenarios(figures, policy=policy) if args.only in s.label]
     kept = rows([rates(s, args.nights, args.seed) for s in chosen])
     print(table(kept))

@@ -33,9 +33,10 @@ def verdict_meanings(policy: Policy) -> str:
     comparison."""
     gpu, other, alpha = policy.bound_threshold, policy.threshold, policy.alpha
     shown = policy.bound_threshold_shown
-    narrower = f", {_percent(shown)} where {TAIL_RUNS} or more runs of its own let its tails be read"
-    effects = f"{_percent(gpu)} for a GPU-bound benchmark{narrower if shown != gpu else ''}, else " \
-        f"{_percent(other)}" if gpu != other or shown != gpu else _percent(other)
+    narrower = "" if shown == gpu else \
+        f", {_percent(shown)} where {TAIL_RUNS} or more runs of its own let its tails be read"
+    effects = (f"{_percent(gpu)} for a GPU-bound benchmark{narrower}, else {_percent(other)}"
+               if gpu != other or narrower else _percent(other))
     return (
         f"regressed/improved: beyond the minimum effect ({effects}, or a benchmark's own tolerance) and "
         "outside what the hardware's pooled run-to-run noise predicts, the night's family-wise false-alarm "
