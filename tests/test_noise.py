@@ -483,7 +483,9 @@ def test_a_confirmation_never_computes_a_host_shift_from_its_suspects():
     (1.65, 0.01, 0.15, Verdict.REGRESSED),  # rounds spread ~15%: under settling.MIN_SPREAD, a slowdown
     (1.65, 0.06, 0.25, Verdict.REGRESSED),  # ~25% against ~6%: under settling.FACTOR times the baseline's
     (1.65, 0.15, 0.90, Verdict.REGRESSED),  # a baseline whose rounds spread 15% did not settle either
-    (1.65, 0.0005, 0.07, Verdict.UNKNOWN),  # 7% against 0.05%: a GPU-bound step's rounds that did not settle
+    (1.06, 0.0005, 0.07, Verdict.UNKNOWN),  # 7% against 0.05%: a GPU-bound step's rounds that did not settle
+    (1.65, 0.0005, 0.07, Verdict.REGRESSED),  # the same rounds 65% slower: beyond their spread, the whole run
+    (1.65, 0.0005, 0.80, Verdict.UNKNOWN),  # a whole run that drifted as widely: the wider rule excuses it
     (1.65, 0.002, 0.035, Verdict.REGRESSED),  # 17 times the baseline's, but under TIGHT_MIN_SPREAD
     (1.65, 0.004, 0.07, Verdict.REGRESSED),  # 7% against 0.4%: under TIGHT_FACTOR times the baseline's
 ])

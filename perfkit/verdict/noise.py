@@ -141,16 +141,19 @@ def noise_kind(bench: BenchmarkEntry, figure: str, gpu_bound: bool | None = None
     # H100) around the kernel it gates on, and pooled with the GPU's times its variance, 50 times theirs,
     # decided their between-machine share alone (0.61 read 0.0 once its runs came from four machines)
     gpu_time = figure == TIME and gate == SM_MCYCLES.name
-    return "timed-gpu" if declared and (gate == TIME or figure == gate or gpu_time) else HOST_KIND
+    return GPU_KIND if declared and (gate == TIME or figure == gate or gpu_time) else HOST_KIND
+
+
+def round_samples(bench: BenchmarkEntry, figure: str) -> Sequence[float]:
+    """A figure's values within one run: its rounds (the time) or its samples."""
+    if figure == TIME:
+        return bench.samples
+    return bench.metrics[figure].samples if figure in bench.metrics else ()
 
 
 def round_spread(bench: BenchmarkEntry, figure: str) -> float | None:
     """A figure's relative IQR within one run (its rounds, or its samples); None without four."""
-    samples = (
-        bench.samples
-        if figure == TIME
-        else (bench.metrics[figure].samples if figure in bench.metrics else ())
-    )
+    samples = round_samples(bench, figure)
     if len(samples) < 4 or min(samples) <= 0:
         return None
     return relative_iqr(samples)
