@@ -424,9 +424,12 @@ def test_baseline_save_append_adds_one_benchmarks_runs_and_refuses_them_twice(fi
     before = _time_runs(saved)
     appended = ["baseline", "save", "--dir", str(folder), "--append", "--only", MATMUL, "--",
                 str(tmp_path / "later.json")]
+    capsys.readouterr()
     assert cli.main(appended) == 0
     assert _time_runs(saved) == before | {MATMUL: before[MATMUL] + 1}  # beside the kept ones
-    capsys.readouterr()
+    held = before[MATMUL] + 1
+    assert f"perfkit: saved {saved} (1 run appended; it holds up to {held} runs of a benchmark now)" in (
+        capsys.readouterr().out)
     assert cli.main(appended) == cli.EXIT_USAGE
     assert "already holds the run of" in capsys.readouterr().err
 
