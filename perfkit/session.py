@@ -368,7 +368,9 @@ class Session:
                                          "out")
                 else:
                     path = self.store.save(kept, self.options.save_mode)
-                    self._saved(f"perfkit: saved baseline {path}", [kept])
+                    held = (f" (this run appended; {baselines.runs_held(self.store, [kept])})"
+                            if self.options.save_mode == "append" else "")
+                    self._saved(f"perfkit: saved baseline {path}{held}", [kept])
             except PerfkitError as exc:
                 self.messages.append(f"perfkit: baseline not saved: {exc}")
                 outcome = Outcome.NOT_SAVED

@@ -385,6 +385,7 @@ def test_saving_with_append_leaves_out_a_benchmark_whose_rounds_did_not_settle(p
     said = " ".join(" ".join(run("--perfkit-save-baseline=append").stdout.lines).split())
     assert "left out 1 benchmark(s) of this run whose rounds did not settle" in said
     assert "test_unsettled: its time rounds spread" in said
+    assert f"saved baseline {path} (this run appended; its benchmark now holds 2 runs)" in said
 
     def times() -> dict[str, int]:
         runs = json.loads(path.read_text())["machine_info"]["perfkit"]["runs"]

@@ -11,7 +11,6 @@ from typing import Any
 from perfkit.cli.common import DB_HELP, kept_runs_options, read, say_skipped
 from perfkit.errors import UsageError
 from perfkit.resultfile import load, partial
-from perfkit.resultfile.figures import TIME
 from perfkit.resultfile.model import PROFILES, ResultSet
 from perfkit.store import baselines, kept, kept_noise, storage_folder
 from perfkit.verdict.comparison import Verdict
@@ -114,7 +113,10 @@ def _save(args: argparse.Namespace) -> int:
             return 0
         results = [run for run in settled if run.benchmarks]
     path = store.save(baselines.from_runs(results) if len(results) > 1 else results[0], args.mode)
-    print(f"perfkit: saved {path} ({_runs_said(len(results), store, results[0], joined is not None)})")
+    said = f"{len(results)} run{'s' if len(results) > 1 else ''}"
+    if joined is not None:
+        said += f" appended; {baselines.runs_held(store, results)}"
+    print(f"perfkit: saved {path} ({said})")
     _say_busy(results)
     if joined is not None:
         _say_flagged(joined, results, store, path)
@@ -123,16 +125,6 @@ def _save(args: argparse.Namespace) -> int:
               "with `perfkit baseline save RUN.json --local --append`, or save with `pytest benches/ "
               f"--perfkit-save-baseline={baselines.LOCAL_SAVE}`, which re-runs them")
     return 0
-
-
-def _runs_said(count: int, store: baselines.BaselineStore, run: ResultSet, appended: bool) -> str:
-    """How many runs were saved and, after an append, how many runs its best-kept benchmark holds now."""
-    said = f"{count} run{'s' if count > 1 else ''}"
-    if not appended:
-        return said
-    saved = store.load(run.hardware_id, run.profile)
-    held = max((len(figures.get(TIME, ())) for figures in saved.runs().values()), default=0) if saved else 0
-    return f"{said} appended; it holds up to {held} runs of a benchmark now"
 
 
 def _settled(joined: ResultSet, run: ResultSet, path: Path, local: bool) -> ResultSet:

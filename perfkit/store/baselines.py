@@ -20,6 +20,7 @@ from perfkit.errors import BaselineError
 from perfkit.explain import record as kernel_summary
 from perfkit.resultfile import derived, inject, load, run_spread
 from perfkit.resultfile.ceilings import Ceilings
+from perfkit.resultfile.figures import TIME
 from perfkit.resultfile.model import ProfileName, ResultSet, RunOrigin, machine_change, name_matches
 from perfkit.verdict import expected, unsettled_rounds
 
@@ -127,6 +128,20 @@ def without_unsettled(joined: ResultSet, run: ResultSet) -> tuple[ResultSet, lis
             left_out[bench.fullname] = found.kept_out()
     kept = keeping(run, {b.fullname for b in run.benchmarks} - left_out.keys())
     return kept, [f"{name}: {why}" for name, why in left_out.items()]
+
+
+def runs_held(store: BaselineStore, appended: Sequence[ResultSet]) -> str:
+    """How many runs the benchmarks of the ``appended`` runs hold in ``store``'s baseline now (their count
+    after an append: the runs their noise is read from)."""
+    saved = store.load(appended[0].hardware_id, appended[0].profile)
+    names = {b.fullname for run in appended for b in run.benchmarks}
+    held = sorted({len(figures.get(TIME, ())) for name, figures in (saved.runs() if saved else {}).items()
+                   if name in names})
+    if not held:
+        return "none of its benchmarks is in the baseline"
+    span = f"{held[0]}" if len(held) == 1 else f"{held[0]}-{held[-1]}"
+    those = "its benchmark now holds" if len(names) == 1 else f"its {len(names)} benchmarks now hold"
+    return f"{those} {span} runs"
 
 
 def unsettled_lines(source: str, left_out: Sequence[str], local: bool = False) -> list[str]:

@@ -16,13 +16,15 @@ A figure whose rounds agree to a fraction of a percent is unsettled at a smaller
 run read +3.1% and ``regressed``, and three fresh re-runs read it unchanged. Over five fresh runs of three
 machines that day no other figure spread twenty times its baseline's. Such a disturbance leaves some rounds
 at the baseline's pace (there the last ten; on another H200 on 2026-12-03 the step's rounds ran 33.0-46.1 ms,
-the fastest at the baseline's 33.0): where no round came within the rounds' spread of the baseline's median,
-the whole run moved and is not excused (CI, 2026-12-04: a 2 ms sleep made twice as slow, its rounds spread
-5% on a busy 2-core host against 0.2%, read ``unknown`` and the run passed). The wider rule keeps its excuse
-whatever the change: the H100's disturbed launches above drifted as a whole run.
+the fastest at the baseline's 33.0): where no round came within the rounds' spread of the median of the
+baseline's newest run, the whole run moved and the verdict does not excuse it (CI, 2026-12-04: a 2 ms sleep
+made twice as slow, its rounds spread 5% on a busy 2-core host against 0.2%, read ``unknown`` and the run
+passed). The wider rule keeps its excuse whatever the change: the H100's disturbed launches above drifted as
+a whole run.
 
-The same rule keeps such a run out of a baseline it is appended to, whichever way it moved
-(perfkit.store.baselines.without_unsettled).
+The same spreads keep such a run out of a baseline it is appended to, whichever way it moved and however
+near the baseline's pace its rounds came (perfkit.store.baselines.without_unsettled): appended, rounds that
+spread twenty times the baseline's widen every later verdict's noise.
 """
 from __future__ import annotations
 
@@ -69,33 +71,37 @@ class Unsettled:
                 "steady slowdown; --perfkit-confirm's fresh runs decide")
 
 
-def unsettled(base: BenchmarkEntry, cur: BenchmarkEntry, figure: str, current_runs: int) -> Unsettled | None:
+def unsettled(base: BenchmarkEntry, cur: BenchmarkEntry, figure: str, current_runs: int,
+              judging: bool = True) -> Unsettled | None:
     """``figure`` of a single current run ``cur`` whose rounds did not settle against ``base``'s (see the
     module docstring); None where they did, where either side has fewer than four rounds, or where the current
-    side holds several runs."""
+    side holds several runs. ``judging``: for a verdict's excuse, where the tight rule also asks for a round
+    near the baseline's pace; else for a run to be appended, kept out on the spreads alone."""
     if current_runs != 1:
         return None
     now, then = round_spread(cur, figure), round_spread(base, figure)
     if now is None or then is None or then > SETTLED_BASELINE:
         return None
     loose = now >= MIN_SPREAD and now >= FACTOR * then
-    near = _nearest_round(base, cur, figure) <= now
-    tight = now >= TIGHT_MIN_SPREAD and now >= TIGHT_FACTOR * then and near
+    tight = (now >= TIGHT_MIN_SPREAD and now >= TIGHT_FACTOR * then
+             and (not judging or _gap_to_baseline_pace(base, cur, figure) <= now))
     return Unsettled(figure, now, then) if loose or tight else None
 
 
-def _nearest_round(base: BenchmarkEntry, cur: BenchmarkEntry, figure: str) -> float:
-    """How near ``cur``'s round of ``figure`` nearest to ``base``'s median came to it, as a fraction of it."""
-    then = statistics.median(round_samples(base, figure))
-    return min(abs(value / then - 1) for value in round_samples(cur, figure))
+def _gap_to_baseline_pace(base: BenchmarkEntry, cur: BenchmarkEntry, figure: str) -> float:
+    """The smallest distance of a round of ``figure`` in ``cur`` from the median of ``base``'s rounds, as a
+    fraction of that median: 0 where one round ran at the baseline's pace."""
+    pace = statistics.median(round_samples(base, figure))
+    return min(abs(value / pace - 1) for value in round_samples(cur, figure))
 
 
 def unsettled_gate(base: BenchmarkEntry, cur: BenchmarkEntry,
                    current: Mapping[str, Sequence[float]]) -> Unsettled | None:
     """The first gating figure (either side's gates, as the judge reads them) whose rounds in ``cur`` did not
-    settle against ``base``'s; ``current``: each figure's values over the runs ``cur`` stands for."""
+    settle against ``base``'s, on the spreads alone (the rule for a run to be appended); ``current``: each
+    figure's values over the runs ``cur`` stands for."""
     for figure in sorted(base.gating_figures() | cur.gating_figures()):
-        found = unsettled(base, cur, figure, len(current.get(figure, ())))
+        found = unsettled(base, cur, figure, len(current.get(figure, ())), judging=False)
         if found is not None:
             return found
     return None
