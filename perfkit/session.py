@@ -362,15 +362,14 @@ class Session:
             self.partial.remove_if_complete()  # pytest-benchmark wrote the final JSON before this runs
         if self.options.save_mode:
             try:
-                kept = self._settled(results)
+                kept, joined = self._settled(results)
                 if results.benchmarks and not kept.benchmarks:
                     self.messages.append("perfkit: nothing appended: every benchmark of this run was left "
                                          "out")
                 else:
                     path = self.store.save(kept, self.options.save_mode)
-                    held = (f" (this run appended; {baselines.runs_held(self.store, [kept])})"
-                            if self.options.save_mode == "append" else "")
-                    self._saved(f"perfkit: saved baseline {path}{held}", [kept])
+                    said = f" ({baselines.appended_said(self.store, [kept])})" if joined else ""
+                    self._saved(f"perfkit: saved baseline {path}{said}", [kept])
             except PerfkitError as exc:
                 self.messages.append(f"perfkit: baseline not saved: {exc}")
                 outcome = Outcome.NOT_SAVED
@@ -378,16 +377,16 @@ class Session:
             outcome = Outcome.NOT_SAVED
         return outcome
 
-    def _settled(self, results: ResultSet) -> ResultSet:
+    def _settled(self, results: ResultSet) -> tuple[ResultSet, bool]:
         """``results`` less, where they are appended to a baseline, the benchmarks whose rounds did not
-        settle against it (baselines.without_unsettled), each said."""
+        settle against it (baselines.without_unsettled), each said; and whether they join one."""
         joined = (self.store.load(results.hardware_id, results.profile)
                   if self.options.save_mode == "append" else None)
         if joined is None:
-            return results
+            return results, False
         kept, left_out = baselines.without_unsettled(joined, results)
         self.messages.extend(baselines.unsettled_lines("this run", left_out))
-        return kept
+        return kept, True
 
     def _save_local(self, results: ResultSet) -> bool:
         """Save this run and fresh-process re-runs of its benchmarks, three runs in all, as this machine's own

@@ -428,8 +428,7 @@ def test_baseline_save_append_adds_one_benchmarks_runs_and_refuses_them_twice(fi
     assert cli.main(appended) == 0
     assert _time_runs(saved) == before | {MATMUL: before[MATMUL] + 1}  # beside the kept ones
     held = before[MATMUL] + 1
-    assert f"perfkit: saved {saved} (1 run appended; its benchmark now holds {held} runs)" in (
-        capsys.readouterr().out)
+    assert f"perfkit: saved {saved} (1 run appended: 1 benchmark, now {held} runs)" in capsys.readouterr().out
     assert cli.main(appended) == cli.EXIT_USAGE
     assert "already holds the run of" in capsys.readouterr().err
 
@@ -438,7 +437,7 @@ def test_baseline_save_append_adds_one_benchmarks_runs_and_refuses_them_twice(fi
     others = next(n for n in before if n != MATMUL)
     assert cli.main(["baseline", "save", "--dir", str(folder), "--append", str(tmp_path / "night.json")]) == 0
     span = f"{before[others] + 1}-{held + 1}"  # what the benchmarks appended to hold, not the best-kept one
-    assert f"1 run appended; its {len(before)} benchmarks now hold {span} runs)" in capsys.readouterr().out
+    assert f"(1 run appended: {len(before)} benchmarks, now {span} runs each)" in capsys.readouterr().out
 
 
 def test_baseline_save_append_warns_of_a_run_the_judge_flags_against_the_baseline_it_joins(

@@ -480,8 +480,8 @@ def test_a_confirmation_never_computes_a_host_shift_from_its_suspects():
     (1.65, 0.0, 0.40, Verdict.UNKNOWN),  # against rounds that did not spread at all
     (1.65, 0.01, 0.01, Verdict.REGRESSED),  # the same slowdown, every round alike: the code
     (0.60, 0.01, 0.40, Verdict.IMPROVED),  # a figure that got better is not excused by its spread
-    (1.65, 0.01, 0.15, Verdict.REGRESSED),  # rounds spread ~15%: under settling.MIN_SPREAD, a slowdown
-    (1.65, 0.06, 0.25, Verdict.REGRESSED),  # ~25% against ~6%: under settling.FACTOR times the baseline's
+    (1.65, 0.01, 0.15, Verdict.REGRESSED),  # ~15%: under unsettled_rounds.MIN_SPREAD, a slowdown
+    (1.65, 0.06, 0.25, Verdict.REGRESSED),  # ~25% against ~6%: under FACTOR times the baseline's
     (1.65, 0.15, 0.90, Verdict.REGRESSED),  # a baseline whose rounds spread 15% did not settle either
     (1.06, 0.0005, 0.07, Verdict.UNKNOWN),  # 7% against 0.05%: a GPU-bound step's rounds that did not settle
     (1.65, 0.0005, 0.07, Verdict.REGRESSED),  # the same rounds 65% slower: beyond their spread, the whole run
@@ -518,7 +518,7 @@ def test_rounds_spread_tightly_excuse_a_slowdown_only_where_one_of_them_ran_at_t
     disturbed = [33.0, 36.0, 38.0, 40.0, 42.0, 44.0, 46.0]  # IQR 15% of the median, the median +21%
     assert unsettled(base, entry(disturbed), "time", 1) is not None
     slower = entry([1.2 * r for r in disturbed])
-    assert unsettled(base, slower, "time", 1) is None  # none nearer than +20%
+    assert unsettled(base, slower, "time", 1) is None  # none nearer than about +20%
     assert unsettled(base, entry(disturbed), "time", 3) is None  # fresh runs are judged without the excuse
     assert unsettled_gate(base, slower, {"time": [slower.median]}) is not None
 

@@ -159,6 +159,13 @@ def _saved_baseline(pytester, run):
     return path
 
 
+def test_appending_where_no_baseline_is_yet_saves_a_new_one_and_says_nothing_of_an_append(pytester, run):
+    pytester.makepyfile(SLEEPY)
+    said = run("--perfkit-save-baseline=append").stdout.str()
+    (path,) = (pytester.path / "baselines").glob("cpu-*.json")
+    assert f"perfkit: saved baseline {path}\n" in said and "appended" not in said
+
+
 def test_save_then_compare_then_refuse_to_overwrite(pytester, run):
     path = _saved_baseline(pytester, run)
     before = path.read_bytes()
@@ -369,10 +376,11 @@ def test_unsettled(benchmark):
 
 
 def test_saving_with_append_leaves_out_a_benchmark_whose_rounds_did_not_settle(pytester, run, monkeypatch):
-    """The same rule as ``perfkit baseline save --append``: a run the judge reads as disturbed is said and
-    left out, the steady benchmark beside it appended; a run left out whole saves nothing. The baseline's
-    rounds are written so, as a busy host may not give them: the jittery benchmark's within 0.1%, the steady
-    one's spread 40% (a baseline as spread is never read as settled, so its next run is never left out)."""
+    """The same rule as ``perfkit baseline save --append``: a run whose rounds spread as a disturbed one's
+    is said and left out, the steady benchmark beside it appended; a run left out whole saves nothing. The
+    baseline's rounds are written so, as a busy host may not give them: the jittery benchmark's within 0.1%,
+    the steady one's spread 40% (a baseline as spread is never read as settled, so its next run is never left
+    out)."""
     pytester.makepyfile(JITTERY)
     run("--perfkit-save-baseline").stdout.fnmatch_lines(["*perfkit: saved baseline*"])
     (path,) = (pytester.path / "baselines").glob("cpu-*.json")
@@ -385,7 +393,7 @@ def test_saving_with_append_leaves_out_a_benchmark_whose_rounds_did_not_settle(p
     said = " ".join(" ".join(run("--perfkit-save-baseline=append").stdout.lines).split())
     assert "left out 1 benchmark(s) of this run whose rounds did not settle" in said
     assert "test_unsettled: its time rounds spread" in said
-    assert f"saved baseline {path} (this run appended; its benchmark now holds 2 runs)" in said
+    assert f"saved baseline {path} (1 run appended: 1 benchmark, now 2 runs)" in said
 
     def times() -> dict[str, int]:
         runs = json.loads(path.read_text())["machine_info"]["perfkit"]["runs"]

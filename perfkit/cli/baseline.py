@@ -113,9 +113,8 @@ def _save(args: argparse.Namespace) -> int:
             return 0
         results = [run for run in settled if run.benchmarks]
     path = store.save(baselines.from_runs(results) if len(results) > 1 else results[0], args.mode)
-    said = f"{len(results)} run{'s' if len(results) > 1 else ''}"
-    if joined is not None:
-        said += f" appended; {baselines.runs_held(store, results)}"
+    said = (baselines.appended_said(store, results) if joined is not None
+            else f"{len(results)} run{'s' if len(results) > 1 else ''}")
     print(f"perfkit: saved {path} ({said})")
     _say_busy(results)
     if joined is not None:

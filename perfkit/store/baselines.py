@@ -20,8 +20,14 @@ from perfkit.errors import BaselineError
 from perfkit.explain import record as kernel_summary
 from perfkit.resultfile import derived, inject, load, run_spread
 from perfkit.resultfile.ceilings import Ceilings
-from perfkit.resultfile.figures import TIME
-from perfkit.resultfile.model import ProfileName, ResultSet, RunOrigin, machine_change, name_matches
+from perfkit.resultfile.model import (
+    ProfileName,
+    ResultSet,
+    RunOrigin,
+    machine_change,
+    name_matches,
+    run_count,
+)
 from perfkit.verdict import expected, unsettled_rounds
 
 SaveMode = Literal["new", "force", "merge", "append"]
@@ -112,8 +118,9 @@ def without_injected(results: ResultSet) -> tuple[ResultSet, list[str]]:
 
 def without_unsettled(joined: ResultSet, run: ResultSet) -> tuple[ResultSet, list[str]]:
     """``run`` less the benchmarks a gating figure of which did not settle against ``joined``'s entry of the
-    same name (perfkit.verdict.unsettled_rounds: the judge's rule for a disturbed single run), whichever way
-    it moved, and one line per benchmark left out. Appended, such a run widens every later verdict's noise:
+    same name (perfkit.verdict.unsettled_rounds.unsettled_gate: the spreads of the judge's rule for a
+    disturbed single run, without its pace condition), whichever way it moved, and one line per benchmark
+    left out. Appended, such a run widens every later verdict's noise:
     one H200 nightly's one-GPU DDP ResNet-50 step, its rounds 33.0-46.1 ms on a host whose own copy read
     13.6% slow (the step alone 31.9 ms there as everywhere), made that entry's one-run MDE 20% where it was
     17%."""
@@ -130,18 +137,23 @@ def without_unsettled(joined: ResultSet, run: ResultSet) -> tuple[ResultSet, lis
     return kept, [f"{name}: {why}" for name, why in left_out.items()]
 
 
-def runs_held(store: BaselineStore, appended: Sequence[ResultSet]) -> str:
-    """How many runs the benchmarks of the ``appended`` runs hold in ``store``'s baseline now (their count
-    after an append: the runs their noise is read from)."""
+def appended_said(store: BaselineStore, appended: Sequence[ResultSet]) -> str:
+    """What an append added to ``store``'s baseline, e.g. "2 runs appended: 60 benchmarks, now 5-203 runs
+    each": the runs and the benchmarks they joined, and how many runs those hold now (their noise is read
+    from them)."""
+    runs = len({date for run in appended for date in run.dates()}) or len(appended)
     saved = store.load(appended[0].hardware_id, appended[0].profile)
     names = {b.fullname for run in appended for b in run.benchmarks}
-    held = sorted({len(figures.get(TIME, ())) for name, figures in (saved.runs() if saved else {}).items()
-                   if name in names})
-    if not held:
-        return "none of its benchmarks is in the baseline"
+    held = sorted({run_count(figures) for name, figures in (saved.runs() if saved else {}).items()
+                   if name in names}) or [0]
     span = f"{held[0]}" if len(held) == 1 else f"{held[0]}-{held[-1]}"
-    those = "its benchmark now holds" if len(names) == 1 else f"its {len(names)} benchmarks now hold"
-    return f"{those} {span} runs"
+    benchmarks = "1 benchmark" if len(names) == 1 else f"{len(names)} benchmarks"
+    return (f"{_plural(runs, 'run')} appended: {benchmarks}, now {span} run{'' if held == [1] else 's'}"
+            f"{' each' if len(names) > 1 else ''}")
+
+
+def _plural(count: int, noun: str) -> str:
+    return f"{count} {noun}{'' if count == 1 else 's'}"
 
 
 def unsettled_lines(source: str, left_out: Sequence[str], local: bool = False) -> list[str]:
