@@ -17,7 +17,7 @@ from perfkit.resultfile import figures, load
 from perfkit.store import baselines
 from perfkit.verdict.across import HardwareRow
 from perfkit.verdict.judge import Policy
-from tests.conftest import DATA, ROOT, all_slowed, judged, one_run, three_runs, typed, words
+from tests.conftest import DATA, ROOT, all_slowed, judged, one_run, slowed, three_runs, typed, words
 
 
 def compare(baseline, current, policy=None, noise=None):
@@ -647,3 +647,36 @@ def test_a_gating_figure_new_to_a_benchmark_is_not_judged_and_one_no_longer_reco
     assert fresh.verdict.value == "not judged" and fresh.note.startswith("not judged: a gating figure only")
     assert rows[dropped, "kernel_s"].verdict.value == "unknown"
     assert cmp.benchmark_verdicts()[new_figure].value == "not judged"
+
+
+def test_the_headline_gives_the_gpu_bound_and_the_host_bound_times_geomean_apart(h200_results, cpu_results):
+    """A fresh machine with a slower host moves the host-bound times alone (three fresh H200s of
+    2026-12-04: 1.19-1.23 and 1.00 under a whole-run 1.115-1.139): the headline says which moved."""
+    from perfkit.verdict.noise import HOST_KIND, Noise
+
+    kinds = Noise.of(typed(h200_results)).kinds
+    host = [b["fullname"] for b in h200_results["benchmarks"]
+            if kinds.get((b["fullname"], "time")) == HOST_KIND]
+    run = one_run(h200_results)
+    before = compare(h200_results, run)
+    slower_host = run
+    for name in host:
+        slower_host = slowed(slower_host, name, 1.25)
+    after = compare(h200_results, slower_host)
+    gpu_before, host_before = before.time_ratio_by_kind
+    gpu_after, host_after = after.time_ratio_by_kind
+    assert (gpu_after.kind, host_after.kind) == ("GPU-bound", "host-bound")
+    assert gpu_after == gpu_before and gpu_after.benchmarks > 10
+    assert host_after.ratio == pytest.approx(1.25 * host_before.ratio)
+    assert host_after.benchmarks == host_before.benchmarks > 10
+    assert gpu_after.ratio < after.geomean_time_ratio < host_after.ratio
+    head = verdicts.headline(after)
+    assert (f"geomean time ratio {after.geomean_time_ratio:.3f} (GPU-bound {gpu_after.ratio:.3f} of "
+            f"{gpu_after.benchmarks} benchmarks, host-bound {host_after.ratio:.3f} of "
+            f"{host_after.benchmarks})") in head
+    assert after.to_json()["geomean_time_ratio_by_kind"][1] == {
+        "kind": "host-bound", "ratio": host_after.ratio, "benchmarks": host_after.benchmarks}
+    # on a CPU run the device is the host: its whole-run mean is the one figure
+    cpu = compare(three_runs(cpu_results), all_slowed(one_run(cpu_results), 1.1, cpu_results["datetime"]))
+    assert cpu.time_ratio_by_kind == ()
+    assert verdicts.headline(cpu).endswith(f"geomean time ratio {cpu.geomean_time_ratio:.3f}")

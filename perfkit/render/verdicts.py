@@ -88,6 +88,9 @@ def how_much(ratio: float) -> str:
 def headline(cmp: Comparison) -> str:
     ratio = cmp.geomean_time_ratio
     geo = "" if ratio is None else f"; geomean time ratio {ratio:.3f}"
+    if cmp.time_ratio_by_kind:  # a slower host moves the host-bound times alone: say which moved
+        kinds = [f"{k.kind} {k.ratio:.3f} of {k.benchmarks}" for k in cmp.time_ratio_by_kind]
+        geo += f" ({kinds[0]} benchmarks, {', '.join(kinds[1:])})"
     if ratio is not None and not cmp.same_hardware:  # across machines it is the machines' difference: its way
         geo += f" (the current run {how_much(ratio)})"
     if cmp.not_judged:

@@ -147,8 +147,8 @@ def appended_said(store: BaselineStore, appended: Sequence[ResultSet]) -> str:
     held = sorted({run_count(figures) for name, figures in (saved.runs() if saved else {}).items()
                    if name in names}) or [0]
     span = f"{held[0]}" if len(held) == 1 else f"{held[0]}-{held[-1]}"
-    benchmarks = "1 benchmark" if len(names) == 1 else f"{len(names)} benchmarks"
-    return (f"{_plural(runs, 'run')} appended: {benchmarks}, now {span} run{'' if held == [1] else 's'}"
+    return (f"{_plural(runs, 'run')} appended: {_plural(len(names), 'benchmark')}, now {span} "
+            f"run{'' if held == [1] else 's'}"
             f"{' each' if len(names) > 1 else ''}")
 
 

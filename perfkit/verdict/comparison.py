@@ -131,6 +131,18 @@ class Row:
 
 
 @dataclass(frozen=True)
+class KindTimeRatio:
+    """The geometric mean time ratio (current over baseline) of the benchmarks whose time is one kind of
+    work: on a fresh machine with a slower host the host-bound times move together while the GPU-bound
+    ones stay (three fresh H200s of 2026-12-04 against the baseline committed before them: 1.19-1.23 and
+    1.00, under a whole-run 1.115-1.139), so the whole run's mean alone reads like a slowdown of the code."""
+
+    kind: str  # "GPU-bound" or "host-bound"
+    ratio: float
+    benchmarks: int
+
+
+@dataclass(frozen=True)
 class Comparison:
     baseline_id: str
     current_id: str
@@ -148,6 +160,8 @@ class Comparison:
     policy: Policy = field(default_factory=Policy)  # the minimum effects and alpha it was judged by
     # each regressed or improved benchmark's kernels on the two sides compared, or why there are none
     why: tuple[Why, ...] = ()
+    # the geometric mean time ratio of the GPU-bound and of the host-bound benchmarks apart (same hardware)
+    time_ratio_by_kind: tuple[KindTimeRatio, ...] = ()
 
     @property
     def same_hardware(self) -> bool:
@@ -220,6 +234,7 @@ class Comparison:
             "rows": rows,
             "fingerprint_changes": [list(c) for c in self.fingerprint_changes],
             "geomean_time_ratio": self.geomean_time_ratio,
+            "geomean_time_ratio_by_kind": [dataclasses.asdict(k) for k in self.time_ratio_by_kind],
             "hardware_rows": [dataclasses.asdict(h) | {"far": h.far, "ratio": h.ratio, "verdict": h.verdict}
                               for h in self.hardware_rows],
             "alpha": self.alpha,

@@ -71,6 +71,7 @@ from perfkit.verdict.comparison import (
     WORST_FIRST,
     Comparison,
     FirstLook,
+    KindTimeRatio,
     Policy,
     Row,
     Verdict,
@@ -80,7 +81,7 @@ from perfkit.verdict.comparison import (
 from perfkit.verdict.expected import Workloads
 from perfkit.verdict.host_shift import HostShift
 from perfkit.verdict.matching import FigureRuns, pair
-from perfkit.verdict.noise import HOST_KIND, FigureNoise, Noise
+from perfkit.verdict.noise import GPU_KIND, HOST_KIND, FigureNoise, Noise
 
 #: What the judge gives and judges by (perfkit.verdict.comparison, perfkit.verdict.host_shift) is importable
 #: from here too, where the end-of-run summary, the reports and the tests have always found it.
@@ -132,13 +133,15 @@ def judge(baseline: ResultSet, current: ResultSet, noise: Noise, policy: Policy 
     tests = first_look.tests if first_look is not None else max(1, sum(j.row.gating for j in judged))
     rows += _corrected(judged, policy, tests, bonferroni=first_look is not None)
     rows.sort(key=row_order)
+    by_kind: tuple[KindTimeRatio, ...] = ()
     if baseline.hardware_id == current.hardware_id:
         hardware_rows: tuple[across.HardwareRow, ...] = ()
         apart = {f.benchmark for f in paired.figures if f.figure == TIME and f.measured_differently}
-        shifts = [stats.log_shift(base_runs[n][TIME], cur_runs[n][TIME]) for n in paired.common
+        shifts = {n: stats.log_shift(base_runs[n][TIME], cur_runs[n][TIME]) for n in paired.common
                   if n not in apart and base_runs[n].get(TIME) and cur_runs[n].get(TIME)
-                  and min(base_runs[n][TIME] + cur_runs[n][TIME]) > 0]
-        geomean = math.exp(statistics.fmean(shifts)) if shifts else None
+                  and min(base_runs[n][TIME] + cur_runs[n][TIME]) > 0}
+        geomean = math.exp(statistics.fmean(shifts.values())) if shifts else None
+        by_kind = _time_ratio_by_kind(shifts, noise) if current.info.device == "cuda" else ()
     else:
         hardware_rows = across.hardware_rows(baseline, current, paired.common, workloads, lenders=lenders)
         geomean = across.geomean_time_ratio(hardware_rows)
@@ -157,7 +160,24 @@ def judge(baseline: ResultSet, current: ResultSet, noise: Noise, policy: Policy 
         tests=tests,
         policy=policy,
         why=why.of(baseline, current, list(flagged)),
+        time_ratio_by_kind=by_kind,
     )
+
+
+def _time_ratio_by_kind(shifts: dict[str, float], noise: Noise) -> tuple[KindTimeRatio, ...]:
+    """The geometric mean time ratio of a GPU run's GPU-bound benchmarks and of its host-bound ones (by the
+    noise kind of their time, as ``noise`` has it), from each benchmark's log ``shifts``; none unless both
+    kinds are there (one kind alone is the whole run's mean). On a CPU run the device is the host."""
+    kinds = {GPU_KIND: "GPU-bound", HOST_KIND: "host-bound"}
+    groups: dict[str, list[float]] = {kind: [] for kind in kinds}
+    for name, shift in shifts.items():
+        kind = noise.kinds.get((name, TIME))
+        if kind in groups:
+            groups[kind].append(shift)
+    if not all(groups.values()):
+        return ()
+    return tuple(KindTimeRatio(words, math.exp(statistics.fmean(groups[kind])), len(groups[kind]))
+                 for kind, words in kinds.items())
 
 
 def _across_hardware(rows: list[Row], hardware: tuple[across.HardwareRow, ...]) -> list[Row]:
