@@ -162,7 +162,7 @@ class Session:
     def __post_init__(self) -> None:
         self.baseline_path, self.baseline = self._load_baseline()
         if self.options.results_path is not None:
-            self.partial = PartialFile(partial.path_for(self.options.results_path))
+            self.partial = PartialFile.beside(self.options.results_path)
 
     @classmethod
     def start(cls, options: RunOptions, root: str | Path) -> Session:

@@ -97,6 +97,25 @@ def test_a_finished_run_leaves_no_partial_file_and_records_family_wall_time(pyte
     result.stdout.fnmatch_lines(["*perfkit: wall time * s from start-up*"])
 
 
+@pytest.mark.slow
+def test_a_results_path_in_a_folder_not_made_yet_gets_its_folder_and_a_folder_as_the_path_stops_the_run(
+        pytester):
+    """pytest-benchmark opens --benchmark-json only at the end: a folder that did not exist errored every
+    benchmark and lost the run (a newcomer's trial, 2026-12-04)."""
+    pytester.makepyfile(test_fam=THREE_THEN_KILLED.split("def test_killed")[0])
+    result = pytester.runpytest_subprocess(*PLUGIN, "--benchmark-json=new/dir/out.json")
+    result.assert_outcomes(passed=2)
+    assert len(json.loads((pytester.path / "new" / "dir" / "out.json").read_text())["benchmarks"]) == 2
+    (pytester.path / "adir").mkdir()
+    result = pytester.runpytest_subprocess(*PLUGIN, "--benchmark-json=adir")
+    assert result.ret == pytest.ExitCode.USAGE_ERROR
+    said = ("*--benchmark-json=adir is a folder; give the path of a file in it, e.g. "
+            "--benchmark-json=adir/results.json")
+    result.stderr.fnmatch_lines([said])
+    assert "Traceback" not in result.stdout.str() + result.stderr.str()
+    assert list((pytester.path / "adir").iterdir()) == []
+
+
 INTERRUPTED = """
 import os, signal, time
 def test_a(benchmark):

@@ -16,7 +16,7 @@ from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from perfkit.errors import BaselineError
+from perfkit.errors import BaselineError, UsageError
 
 if TYPE_CHECKING:
     from perfkit.resultfile.model import ResultSet
@@ -37,6 +37,21 @@ class PartialFile:
     def __init__(self, path: Path) -> None:
         self.path = path
         self._started = False
+
+    @classmethod
+    def beside(cls, json_path: Path) -> PartialFile:
+        """The partial file of a run that writes ``json_path``, whose folder is made now: pytest-benchmark
+        opens that path only when the session ends, so a folder that did not exist failed every benchmark's
+        teardown there and lost the whole run; a folder given as the path is refused before the run."""
+        if json_path.is_dir():
+            raise UsageError(f"--benchmark-json={json_path} is a folder; give the path of a file in it, e.g. "
+                             f"--benchmark-json={json_path / 'results.json'}")
+        try:
+            json_path.parent.mkdir(parents=True, exist_ok=True)
+        except OSError as exc:
+            raise UsageError(f"--benchmark-json={json_path}: its folder cannot be made ({exc.strerror}); "
+                             "give a path in a folder you can write to") from None
+        return cls(path_for(json_path))
 
     def append(self, bench: Mapping[str, Any], header: Callable[[], Mapping[str, Any]]) -> None:
         """Write ``bench`` as one line; the first call truncates the file and writes ``header()`` before it
