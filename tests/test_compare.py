@@ -607,6 +607,22 @@ def test_another_cpu_generation_under_one_hardware_id_is_said_up_front_and_not_j
     assert not same_cpu.not_judged and same_cpu.regressions
 
 
+def test_another_cpu_under_another_hardware_id_is_compared_as_other_hardware_never_called_one_id():
+    """A newcomer's Intel box against the committed AMD baseline read "DIFFERENT machine under one hardware
+    id" (2026-12-04): the ids differ, so it is other hardware, and no row says more runs decide."""
+    cpu = json.loads((ROOT / "baselines" / "cpu-amd-epyc-2cpu-quick.json").read_text())
+    intel = _on_cpu(cpu, "family 6 model 167", 1.3)
+    intel["machine_info"]["perfkit"]["hardware_id"] = "cpu-intel-xeon-2cpu"
+    other = compare(cpu, intel)
+    assert not other.not_judged and not other.same_hardware
+    assert verdicts.headline(other).startswith(
+        "DIFFERENT hardware: baseline cpu-amd-epyc-2cpu, current cpu-intel-xeon-2cpu: ")
+    assert other.rows and not other.regressions
+    assert not {"regressed", "improved", "unknown"} & {r.verdict.value for r in other.rows}
+    assert not [r for r in other.rows if "more runs" in r.note or "runs of this code" in r.note]
+    assert "on another machine, not significantly apart: shown, not judged" in {r.note for r in other.rows}
+
+
 def test_a_gpu_runs_host_signature_is_a_fingerprint_change_not_another_machine(h200_results):
     other_host = _on_cpu(h200_results, "family 25 model 1")
     other_host["machine_info"]["perfkit"]["fingerprint"]["device"] = "cuda"

@@ -55,6 +55,9 @@ WORST_FIRST: tuple[Verdict, ...] = (
 DIFFERS = "differs on the other machine: shown, not judged"
 #: The note of a gating figure that only one of two machines measured (shown, not judged).
 ONE_MACHINE = "measured on one machine only: shown, not judged"
+#: The note of a gating figure that moved across hardware less than its noise lets a test call (more runs of
+#: either side would not make it a verdict on the code).
+NOT_APART = "on another machine, not significantly apart: shown, not judged"
 #: The note of a count that moved (a ratio that moved says otherwise).
 COUNT_MOVED = "a count that should not change"
 #: A gating figure whose MDE exceeds this cannot see a 10% slowdown: a weak figure, listed apart.

@@ -66,6 +66,7 @@ from perfkit.verdict import across, stats
 from perfkit.verdict.comparison import (
     COUNT_MOVED,
     DIFFERS,
+    NOT_APART,
     ONE_MACHINE,
     WEAK_MDE,
     WORST_FIRST,
@@ -110,7 +111,7 @@ def judge(baseline: ResultSet, current: ResultSet, noise: Noise, policy: Policy 
     ``first_look``: where ``current`` holds the re-runs of a confirmation, what the first look tested
     (:class:`FirstLook`)."""
     paired = pair(baseline, current)
-    change = baseline.info.machine_change(current.info)
+    change = baseline.info.machine_change(current.info) if baseline.hardware_id == current.hardware_id else ""
     if change:  # another machine under the same id: its speedups say how far apart they are, not a verdict
         speedups = across.hardware_rows(baseline, current, paired.common, workloads, lenders=lenders)
         changes = fingerprint_changes(baseline, current)
@@ -185,7 +186,8 @@ def _across_hardware(rows: list[Row], hardware: tuple[across.HardwareRow, ...]) 
     speedup stands to it; elsewhere what would be regressed or improved on one machine is slower or faster
     (a time) or differs on the other machine (another gating figure: SM cycles, a memory peak, which another
     GPU spends differently on the same code: ``info``, its p-value dropped, no alarm), and a ratio that
-    should stay put on one machine is shown, not judged, as is a gating figure only one side has."""
+    should stay put on one machine is shown, not judged, as is a gating figure only one side has or one that
+    moved less than its noise lets a test call (``unknown`` on one machine, where more runs decide)."""
     expected = {h.benchmark: h for h in hardware if h.verdict is not None}
     out = []
     for row in rows:
@@ -206,6 +208,8 @@ def _across_hardware(rows: list[Row], hardware: tuple[across.HardwareRow, ...]) 
         elif row.verdict in (Verdict.UNKNOWN, Verdict.NOT_JUDGED) and (row.baseline is None) != (
                 row.current is None):
             row = dataclasses.replace(row, verdict=Verdict.INFO, note=ONE_MACHINE)
+        elif row.verdict is Verdict.UNKNOWN:  # "more runs decide" is a verdict on the code: not here
+            row = dataclasses.replace(row, verdict=Verdict.INFO, p_value=None, note=NOT_APART)
         out.append(row)
     return out
 
