@@ -265,10 +265,16 @@ class Session:
         hardware_id, profile = self.settings.hardware_id, self.settings.profile.name
         loaded = load.load(path)
         if loaded.hardware_id != hardware_id:
-            raise BaselineError(
-                f"baseline {path} is from {loaded.hardware_id}, this run is {hardware_id}; "
-                f"compare across hardware afterwards with `perfkit compare {path} results.json`"
-            )
+            # across hardware the two sides must hold one profile's sizes: name the baseline that does
+            same_sizes = (path if loaded.profile == profile
+                          else baselines.baseline_path(path.parent, loaded.hardware_id, profile))
+            results = self.options.results_path or "results.json"
+            across = (f"compare across hardware afterwards with `perfkit compare {same_sizes} {results}`"
+                      if same_sizes.exists() else
+                      f"across hardware, compare with a baseline of {loaded.hardware_id} of the {profile} "
+                      f"profile's sizes ({same_sizes.name}), which is not in {path.parent}")
+            raise BaselineError(f"baseline {path} is from {loaded.hardware_id}, this run is {hardware_id}; "
+                                f"{across}")
         if loaded.profile != profile:
             raise BaselineError(f"baseline {path} holds the {loaded.profile} profile's sizes, this run the "
                                 f"{profile} profile's; give a baseline of the same profile")

@@ -312,10 +312,14 @@ def test_runs_of_two_profiles_are_not_compared(tmp_path, capsys):
     (tmp_path / "q.json").write_text(json.dumps(quick))
     (tmp_path / "f.json").write_text(json.dumps(full))
     assert cli.main(["compare", str(tmp_path / "f.json"), str(tmp_path / "q.json")]) == cli.EXIT_USAGE
-    assert (
-        "the baseline holds the full profile's sizes, the results the quick profile's"
-        in capsys.readouterr().err
-    )
+    err = capsys.readouterr().err
+    assert "the baseline holds the full profile's sizes, the results the quick profile's" in err
+    assert "is that of" not in err
+    # where the baseline of the results' sizes lies beside the one given, the error names it
+    beside = tmp_path / f"{quick['machine_info']['perfkit']['hardware_id']}-quick.json"
+    beside.write_text(json.dumps(quick))
+    assert cli.main(["compare", str(tmp_path / "f.json"), str(tmp_path / "q.json")]) == cli.EXIT_USAGE
+    assert f"compare runs of the same profile ({beside} is that of " in capsys.readouterr().err
 
 
 def test_only_a_negative_number_is_taken_as_an_options_value(capsys):

@@ -16,7 +16,7 @@ from perfkit.measure.hardware import Fingerprint
 from perfkit.options import RunOptions
 from perfkit.session import Outcome, Profile, Session, Settings
 from perfkit.store.baselines import BaselineStore
-from tests.conftest import slowed, three_runs, typed
+from tests.conftest import ROOT, slowed, three_runs, typed
 
 MATMUL = "benches/test_ceilings.py::test_matmul_flops[fp32]"
 
@@ -92,8 +92,18 @@ def test_a_baseline_of_other_hardware_is_refused_with_the_command_that_compares_
     with pytest.raises(BaselineError) as caught:
         _session(settings, store, baseline=str(other))
     assert str(caught.value) == (
-        f"baseline {other} is from nvidia-h200-x1, this run is cpu-amd-epyc; "
-        f"compare across hardware afterwards with `perfkit compare {other} results.json`")
+        f"baseline {other} is from nvidia-h200-x1, this run is cpu-amd-epyc; across hardware, compare with "
+        "a baseline of nvidia-h200-x1 of the quick profile's sizes (nvidia-h200-x1-quick.json), which is not "
+        f"in {tmp_path}")
+    # the command it names compares: a baseline of this run's sizes beside the one given (a newcomer was
+    # told to compare with the full profile's, which `perfkit compare` refuses for a quick run)
+    quick = tmp_path / "nvidia-h200-x1-quick.json"
+    quick.write_text((ROOT / "baselines" / quick.name).read_text())
+    for given in (other, quick):
+        with pytest.raises(BaselineError) as caught:
+            _session(settings, store, baseline=str(given))
+        assert str(caught.value).endswith(
+            f"compare across hardware afterwards with `perfkit compare {quick} results.json`")
 
 
 def test_a_corrupt_stored_baseline_stops_the_session_before_it_starts(settings, store, cpu_results):

@@ -77,8 +77,10 @@ def judge_files(baseline_path: Path, current_path: Path | Sequence[Path], thresh
     runs = [read(path, baseline) for path in paths]
     current = runs[0] if len(runs) == 1 else baselines.from_runs(runs)
     if baseline.profile != current.profile:
+        same_sizes = baselines.baseline_path(baseline_path.parent, baseline.hardware_id, current.profile)
+        hint = f" ({same_sizes} is that of {baseline.hardware_id})" if same_sizes.exists() else ""
         raise UsageError(f"the baseline holds the {baseline.profile} profile's sizes, the results the "
-                         f"{current.profile} profile's; compare runs of the same profile")
+                         f"{current.profile} profile's; compare runs of the same profile{hint}")
     kept = (storage_folder.storage_path(storage) if storage is not None
             else storage_folder.find_storage(Path.cwd()))
     judged_with = kept_noise.for_judging(baseline, current, baselines.BaselineStore.find(Path.cwd()), kept,
