@@ -43,7 +43,7 @@ def test_the_prediction_states_where_it_starts_its_borrowed_launch_costs_and_the
     out = capsys.readouterr().out
     assert out.startswith("Predicted on a100-80gb (NVIDIA A100 80GB SXM) from nvidia-h200-x1: 2 of 2 GPU")
     assert "launch costs measured on nvidia-h200-x1 (a datasheet lists none)" in out
-    assert ("The model's error measured from nvidia-h200-x1 to nvidia-h100-80gb-hbm3-x1: 2 of 2 GPU "
+    assert ("The model's error measured from nvidia-h200-x1 to nvidia-h100-80gb-hbm3-x1: 2 of 2 "
             "benchmarks carry an expected speedup") in out
     assert "error to nvidia-h100-80gb-hbm3-x1" in out and "model: compute" in out
 
@@ -56,7 +56,8 @@ def test_a_measured_device_checks_the_model_speedup_and_absolute_time(capsys):
     assert rows["benches/test_layers.py::test_layer[maxpool-forward]"]["verdict"] == "as expected"
     assert cli.main(["predict", "--device", H100, "--from", H200, "--family", "test_layers"]) == 0
     out = capsys.readouterr().out
-    assert out.startswith("The model from nvidia-h200-x1 to nvidia-h100-80gb-hbm3-x1 (measured): 2 of 2 GPU")
+    assert out.startswith("The model from nvidia-h200-x1 to nvidia-h100-80gb-hbm3-x1 (measured): 2 of 2 "
+                          "benchmarks")
 
 
 def _without_ceilings(tmp_path) -> str:

@@ -242,7 +242,7 @@ def _across_page(dashboard: Dashboard) -> str:
     if not pairs:
         body.append("<p>No two hardware ids of one profile hold a benchmark in common yet.</p>")
     for (profile, this, other), rows in sorted(pairs.items()):
-        expected = [s.row for _, s in rows if s.row.ratio is not None]
+        expected = [s.row for _, s in rows if s.row.checks]
         near = sum(1 for row in expected if row.verdict == across_verdicts.AS_EXPECTED)
         said = (f"<p>{len(rows)} benchmark(s); {len(expected)} with an expected speedup, {near} of them "
                 f"within x{across_verdicts.HardwareRow.NEAR:g} of it.</p>")

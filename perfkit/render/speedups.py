@@ -24,15 +24,16 @@ ACROSS_MEANINGS = (
 
 
 def hardware_summary(rows: Sequence[HardwareRow]) -> str:
-    """How many GPU benchmarks carry an expected speedup, and how many of those lie within x1.15 of it."""
-    gpu = [h for h in rows if h.gpu]
-    expected = [h for h in gpu if h.expected is not None]
+    """How many benchmarks carry an expected speedup that their speedup checks (HardwareRow.checks), and how
+    many of those lie within x1.15 of it; a ceiling's own benchmarks, which agree by definition, apart."""
+    expected = [h for h in rows if h.checks]
     near = [h for h in expected if h.verdict == AS_EXPECTED]
     far = [h for h in expected if h.far]
-    return (f"{len(expected)} of {len(gpu)} GPU benchmarks carry an expected speedup "
-            f"({_share(expected, gpu)}); {len(near)} of them lie within x{HardwareRow.NEAR} of it "
-            f"({_share(near, expected)}), "
-            f"{len(far)} beyond x{HardwareRow.FAR}")
+    own = sum(h.by_definition for h in rows)
+    return (f"{len(expected)} of {len(rows)} benchmarks carry an expected speedup "
+            f"({_share(expected, rows)}); {len(near)} of them lie within x{HardwareRow.NEAR} of it "
+            f"({_share(near, expected)}), {len(far)} beyond x{HardwareRow.FAR}"
+            + (f"; {own} measure the ceiling they are expected by (their speedup is it)" if own else ""))
 
 
 def _share(part: Sequence[object], whole: Sequence[object]) -> str:
