@@ -81,6 +81,9 @@ def test_an_overrun_is_named_with_its_budget_longest_first():
         "test_new 1 s (no budget)",
     ]
     assert quick_budget.over_budget({"test_flops": 0.5}) == []
+    # an overrun that rounds to the budget shows its tenth (a newcomer read "13 s (budget 13 s)")
+    assert quick_budget.over_budget({"test_layers": layers + 0.09}) == [
+        f"test_layers {layers + 0.09:.1f} s (budget {layers:.0f} s)"]
 
 
 @pytest.mark.parametrize("profile", ["quick", "full"])

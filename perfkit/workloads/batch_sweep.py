@@ -35,8 +35,8 @@ def check_fits_dataset(batch: int, dataset_size: int) -> None:
     if batch > dataset_size:
         raise UsageError(
             f"batch {batch} exceeds the dataset ({dataset_size} images): an epoch would be one partial "
-            "batch, which a loader silently shrinks to the dataset (seed 004 timed such batches up to "
-            "8.6 billion); the sweep ends here"
+            "batch, which a loader silently shrinks to the dataset (seed 004 timed batch sizes up to "
+            "8.6 billion so); the sweep ends here"
         )
 
 
