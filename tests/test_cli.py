@@ -11,7 +11,7 @@ from importlib import metadata
 import pytest
 
 from perfkit import cli
-from perfkit.resultfile import datasheet
+from perfkit.resultfile import datasheet, load
 from tests.conftest import DATA, ROOT, slowed, three_runs
 
 MATMUL = "benches/test_ceilings.py::test_matmul_flops[fp32]"
@@ -621,6 +621,22 @@ def test_baseline_save_of_a_busy_run_warns_in_one_sentence_and_saves_it(tmp_path
         "with nothing else running (the load in `uptime` near 0) and save that run instead\n")
     assert cli.main(["baseline", "save", str(quiet), "--force"]) == 0
     assert capsys.readouterr().err == ""
+
+
+def test_baseline_save_of_one_run_says_what_it_lacks_and_of_a_baseline_counts_its_runs(tmp_path, capsys):
+    """A newcomer saved one run and only learnt at the next compare that 34 benchmarks were not judged."""
+    run = tmp_path / "results.json"
+    run.write_text(json.dumps(_cpu_run("family 26 model 2", 3.6)))
+    assert cli.main(["baseline", "save", str(run), "--dir", str(tmp_path / "one")]) == 0
+    out = capsys.readouterr().out
+    assert ("(1 run)\nperfkit: its figures are judged once it holds 3 runs of them; add runs with "
+            "`perfkit baseline save RUN.json --append`\n") in out
+    committed = ROOT / "baselines" / "cpu-amd-epyc-2cpu-quick.json"
+    runs = len(load.load(committed).dates())
+    assert runs >= 3
+    assert cli.main(["baseline", "save", str(committed), "--dir", str(tmp_path / "again")]) == 0
+    out = capsys.readouterr().out
+    assert f"({runs} runs)" in out and "judged once" not in out
 
 
 def test_baseline_save_local_writes_this_machines_own_and_says_what_one_run_lacks(tmp_path, monkeypatch,

@@ -113,16 +113,18 @@ def _save(args: argparse.Namespace) -> int:
             return 0
         results = [run for run in settled if run.benchmarks]
     path = store.save(baselines.from_runs(results) if len(results) > 1 else results[0], args.mode)
+    runs = baselines.runs_in(results)
     said = (baselines.appended_said(store, results) if joined is not None
-            else f"{len(results)} run{'s' if len(results) > 1 else ''}")
+            else f"{runs} run{'s' if runs > 1 else ''}")
     print(f"perfkit: saved {path} ({said})")
     _say_busy(results)
     if joined is not None:
         _say_flagged(joined, results, store, path)
-    if args.local and args.mode in ("new", "force") and len(results) < MIN_BASELINE_RUNS:
+    if args.mode in ("new", "force") and runs < MIN_BASELINE_RUNS:
+        rerun = (f", or save with `pytest benches/ --perfkit-save-baseline={baselines.LOCAL_SAVE}`, which "
+                 "re-runs them" if args.local else "")
         print(f"perfkit: its figures are judged once it holds {MIN_BASELINE_RUNS} runs of them; add runs "
-              "with `perfkit baseline save RUN.json --local --append`, or save with `pytest benches/ "
-              f"--perfkit-save-baseline={baselines.LOCAL_SAVE}`, which re-runs them")
+              f"with `perfkit baseline save RUN.json{' --local' if args.local else ''} --append`{rerun}")
     return 0
 
 

@@ -141,7 +141,7 @@ def appended_said(store: BaselineStore, appended: Sequence[ResultSet]) -> str:
     """What an append added to ``store``'s baseline, e.g. "2 runs appended: 60 benchmarks, now 5-203 runs
     each": the runs and the benchmarks they joined, and how many runs those hold now (their noise is read
     from them)."""
-    runs = len({date for run in appended for date in run.dates()}) or len(appended)
+    runs = runs_in(appended)
     saved = store.load(appended[0].hardware_id, appended[0].profile)
     names = {b.fullname for run in appended for b in run.benchmarks}
     held = sorted({run_count(figures) for name, figures in (saved.runs() if saved else {}).items()
@@ -150,6 +150,12 @@ def appended_said(store: BaselineStore, appended: Sequence[ResultSet]) -> str:
     return (f"{_plural(runs, 'run')} appended: {_plural(len(names), 'benchmark')}, now {span} "
             f"run{'' if held == [1] else 's'}"
             f"{' each' if len(names) > 1 else ''}")
+
+
+def runs_in(files: Sequence[ResultSet]) -> int:
+    """How many runs ``files`` hold, counted by their dates (a baseline file holds several; a run without
+    dates counts as one file)."""
+    return len({date for results in files for date in results.dates()}) or len(files)
 
 
 def _plural(count: int, noun: str) -> str:
