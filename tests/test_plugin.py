@@ -297,7 +297,8 @@ def test_a_baseline_of_other_hardware_is_refused(pytester, run, h200_results):
     pytester.makepyfile(SLEEPY)
     result = run(f"--perfkit-baseline={other}")
     assert result.ret == pytest.ExitCode.USAGE_ERROR
-    result.stderr.fnmatch_lines(["*is from nvidia-h200-x1*perfkit compare*"])
+    said = "*is from nvidia-h200-x1*compare with a baseline of nvidia-h200-x1 of the quick profile's sizes*"
+    result.stderr.fnmatch_lines([said])
 
 
 @pytest.mark.slow

@@ -153,9 +153,8 @@ def appended_said(store: BaselineStore, appended: Sequence[ResultSet]) -> str:
 
 
 def runs_in(files: Sequence[ResultSet]) -> int:
-    """How many runs ``files`` hold, counted by their dates (a baseline file holds several; a run without
-    dates counts as one file)."""
-    return len({date for results in files for date in results.dates()}) or len(files)
+    """How many runs ``files`` hold: a baseline file its runs' dates, a run (or a file without dates) one."""
+    return sum(max(1, len(results.dates())) for results in files)
 
 
 def _plural(count: int, noun: str) -> str:
