@@ -498,6 +498,19 @@ def _commands(parser: argparse.ArgumentParser) -> list[argparse.ArgumentParser]:
     return [parser, *(c for sub in subs for p in dict.fromkeys(sub.choices.values()) for c in _commands(p))]
 
 
+@pytest.mark.parametrize("argv, prog", [
+    (["compare", "--bogus", "a.json", "b.json"], "perfkit compare"),
+    (["baseline", "save", "--bogus", "r.json"], "perfkit baseline save"),
+    (["hw", "--bogus"], "perfkit hw"),
+])
+def test_an_unknown_option_is_said_with_its_commands_usage_not_the_list_of_commands(argv, prog, capsys):
+    with pytest.raises(SystemExit) as usage:
+        cli.main(argv)
+    err = capsys.readouterr().err
+    assert usage.value.code == 2
+    assert err.startswith(f"usage: {prog} ") and f"{prog}: error: unrecognized arguments: --bogus" in err
+
+
 def test_every_argument_of_every_command_says_what_it_is():
     for command in _commands(cli._parser()):
         for action in command._actions:

@@ -37,7 +37,10 @@ NEGATIVE = re.compile(r"^-[0-9.]")
 
 def main(argv: Sequence[str] | None = None) -> int:
     parser = _parser()
-    args = parser.parse_args(_values_may_start_with_minus(sys.argv[1:] if argv is None else list(argv)))
+    args, unknown = parser.parse_known_args(_values_may_start_with_minus(sys.argv[1:] if argv is None
+                                                                         else list(argv)))
+    if unknown:  # said by the command's own parser: its usage, not the list of every command
+        _chosen(parser, args).error(f"unrecognized arguments: {' '.join(unknown)}")
     try:
         return int(args.func(args))
     except stopping.Stopped as stop:  # ab, bisect: their cleanup has run
@@ -118,6 +121,16 @@ def _values_may_start_with_minus(argv: list[str]) -> list[str]:
         else:
             out.append(arg)
     return out
+
+
+def _chosen(parser: argparse.ArgumentParser, args: argparse.Namespace) -> argparse.ArgumentParser:
+    """The parser of the (sub)command ``args`` chose under ``parser`` (``perfkit baseline save``'s for that
+    command), followed down through each level's choice."""
+    for action in parser._actions:
+        choice = getattr(args, action.dest, None)
+        if isinstance(action, argparse._SubParsersAction) and choice in action.choices:
+            return _chosen(action.choices[choice], args)
+    return parser
 
 
 def _parser() -> argparse.ArgumentParser:
