@@ -187,7 +187,8 @@ def _across_hardware(rows: list[Row], hardware: tuple[across.HardwareRow, ...]) 
     (a time) or differs on the other machine (another gating figure: SM cycles, a memory peak, which another
     GPU spends differently on the same code: ``info``, its p-value dropped, no alarm), and a ratio that
     should stay put on one machine is shown, not judged, as is a gating figure only one side has or one that
-    moved less than its noise lets a test call (``unknown`` on one machine, where more runs decide)."""
+    its test could not tell apart (``unknown`` on one machine, where more runs decide); one left untested (a
+    busy host) stays ``unknown``, said to be on another machine."""
     expected = {h.benchmark: h for h in hardware if h.verdict is not None}
     out = []
     for row in rows:
@@ -208,8 +209,11 @@ def _across_hardware(rows: list[Row], hardware: tuple[across.HardwareRow, ...]) 
         elif row.verdict in (Verdict.UNKNOWN, Verdict.NOT_JUDGED) and (row.baseline is None) != (
                 row.current is None):
             row = dataclasses.replace(row, verdict=Verdict.INFO, note=ONE_MACHINE)
-        elif row.verdict is Verdict.UNKNOWN:  # "more runs decide" is a verdict on the code: not here
+        elif row.verdict is Verdict.UNKNOWN and (row.p_value is not None or row.note.startswith(INSIDE)):
+            # the test could not tell the two apart; "more runs decide" is a verdict on the code: not here
             row = dataclasses.replace(row, verdict=Verdict.INFO, p_value=None, note=NOT_APART)
+        elif row.verdict is Verdict.UNKNOWN:  # untested: a busy host, runs that never varied, a zero
+            row = dataclasses.replace(row, note=f"on another machine; {row.note}")
         out.append(row)
     return out
 
@@ -410,6 +414,10 @@ def held_back(disturbances: Iterable[Disturbance]) -> str | None:
     return None if disturbed is None else disturbed.sentence()
 
 
+#: How the note of a change inside the minimum effect but not shown to be begins (:func:`_inside`).
+INSIDE = "inside the minimum effect"
+
+
 def _inside(fig: FigureRuns, noise: FigureNoise, evidence: _Evidence, alpha: float) -> _Judged:
     """A change inside the minimum effect: ``unchanged`` where its whole interval is inside too (an
     equivalence test at ``alpha``), else ``unknown`` with the interval and what would settle it."""
@@ -419,7 +427,7 @@ def _inside(fig: FigureRuns, noise: FigureNoise, evidence: _Evidence, alpha: flo
         return _Judged(row, evidence=evidence)
     assert row.interval is not None  # evidence was given
     low, high = row.interval
-    note = (f"inside the minimum effect ({math.expm1(evidence.floor):.0%}) but not shown to be: its interval "
+    note = (f"{INSIDE} ({math.expm1(evidence.floor):.0%}) but not shown to be: its interval "
             f"runs from {low:+.1%} to {high:+.1%}; {_settles(fig, noise, evidence, quantile)}")
     return _Judged(dataclasses.replace(row, verdict=Verdict.UNKNOWN, note=note), evidence=evidence)
 
