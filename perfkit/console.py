@@ -29,10 +29,12 @@ def render_hardware(fingerprint: Fingerprint, stored: StoredCeilings) -> str:
             parts[-1] += ("\nThis machine's own: run the benchmarks with "
                           f"--perfkit-save-baseline={LOCAL_SAVE} (its own baseline, in .perfkit/baselines/)")
     else:
-        keep = f"pytest benches/test_ceilings.py --perfkit-save-baseline={LOCAL_SAVE}"
-        parts.append(f"Measured ceilings: none stored for {fingerprint.hardware_id} (no baseline of it in "
-                     f"{stored.path.parent}, nor this machine's own); measure them and keep them as this "
-                     f"machine's own with `{keep}`")
+        # the whole suite: a baseline of the ceilings alone would judge every later run, all else `new`
+        keep = f"pytest benches/ --perfkit-save-baseline={LOCAL_SAVE}"
+        where = (f"{stored.path} holds none" if stored.path.exists() else
+                 f"no baseline of {fingerprint.hardware_id} in {stored.path.parent}, nor this machine's own")
+        parts.append(f"Measured ceilings: none stored ({where}); measure them with this machine's own "
+                     f"baseline: `{keep}`")
     precisions = ("fp64",) + datasheet.PRECISIONS
     rows = [[s.key, s.name, f"{s.memory_gb:g}", f"{s.bandwidth_gbps:g}"]
             + [f"{s.tflops[p]:g}" if p in s.tflops else "-" for p in precisions] for s in datasheet.GPUS]
