@@ -3,6 +3,7 @@ benchmarks retired from one."""
 from __future__ import annotations
 
 import argparse
+import shlex
 import sys
 from collections.abc import Sequence
 from pathlib import Path
@@ -113,18 +114,20 @@ def _save(args: argparse.Namespace) -> int:
             return 0
         results = [run for run in settled if run.benchmarks]
     path = store.save(baselines.from_runs(results) if len(results) > 1 else results[0], args.mode)
-    runs = baselines.runs_in(results)
+    held = baselines.held_runs(store, results)
     said = (baselines.appended_said(store, results) if joined is not None
-            else f"{runs} run{'s' if runs > 1 else ''}")
+            else baselines.held_said(held))
     print(f"perfkit: saved {path} ({said})")
     _say_busy(results)
     if joined is not None:
         _say_flagged(joined, results, store, path)
-    if args.mode in ("new", "force") and runs < MIN_BASELINE_RUNS:
+    if (thin := sum(n < MIN_BASELINE_RUNS for n in held)) and joined is None:
+        where = " --local" if args.local else f" --dir {shlex.quote(str(args.dir))}" if args.dir else ""
         rerun = (f", or save with `pytest benches/ --perfkit-save-baseline={baselines.LOCAL_SAVE}`, which "
                  "re-runs them" if args.local else "")
-        print(f"perfkit: its figures are judged once it holds {MIN_BASELINE_RUNS} runs of them; add runs "
-              f"with `perfkit baseline save RUN.json{' --local' if args.local else ''} --append`{rerun}")
+        print(f"perfkit: {thin} of its {len(held)} benchmarks hold fewer than {MIN_BASELINE_RUNS} runs and "
+              f"are not judged until they do; add runs with `perfkit baseline save RUN.json{where} "
+              f"--append`{rerun}")
     return 0
 
 

@@ -141,15 +141,26 @@ def appended_said(store: BaselineStore, appended: Sequence[ResultSet]) -> str:
     """What an append added to ``store``'s baseline, e.g. "2 runs appended: 60 benchmarks, now 5-203 runs
     each": the runs and the benchmarks they joined, and how many runs those hold now (their noise is read
     from them)."""
-    runs = runs_in(appended)
-    saved = store.load(appended[0].hardware_id, appended[0].profile)
     names = {b.fullname for run in appended for b in run.benchmarks}
-    held = sorted({run_count(figures) for name, figures in (saved.runs() if saved else {}).items()
-                   if name in names}) or [0]
-    span = f"{held[0]}" if len(held) == 1 else f"{held[0]}-{held[-1]}"
-    return (f"{_plural(runs, 'run')} appended: {_plural(len(names), 'benchmark')}, now {span} "
-            f"run{'' if held == [1] else 's'}"
-            f"{' each' if len(names) > 1 else ''}")
+    return (f"{_plural(runs_in(appended), 'run')} appended: {_plural(len(names), 'benchmark')}, now "
+            f"{held_said(held_runs(store, appended))}")
+
+
+def held_runs(store: BaselineStore, saved_from: Sequence[ResultSet]) -> list[int]:
+    """How many runs each benchmark of ``saved_from`` holds in ``store``'s baseline of their hardware, as
+    saved (the judge reads a figure's noise, and whether it is judged at all, from these), fewest first."""
+    saved = store.load(saved_from[0].hardware_id, saved_from[0].profile)
+    names = {b.fullname for run in saved_from for b in run.benchmarks}
+    return sorted(run_count(figures) for name, figures in (saved.runs() if saved else {}).items()
+                  if name in names)
+
+
+def held_said(held: Sequence[int]) -> str:
+    """``held`` (runs per benchmark, fewest first) in words: "3 runs", or "3-75 runs each" where they
+    differ."""
+    if not held:
+        return "0 runs"
+    return _plural(held[0], "run") if held[0] == held[-1] else f"{held[0]}-{held[-1]} runs each"
 
 
 def runs_in(files: Sequence[ResultSet]) -> int:
