@@ -56,12 +56,13 @@ def over_budget(seconds: Mapping[str, float]) -> list[str]:
     """``family seconds (budget N s)`` for each bench family of a quick run that took longer than its budget,
     the longest first; a family without a budget (a new bench file) is named with "no budget"."""
     over = [(name, s) for name, s in seconds.items() if s > BUDGET_S.get(name, 0.0)]
-    return [f"{name} {_beyond(s, BUDGET_S.get(name, 0.0))} s "
-            f"({f'budget {BUDGET_S[name]:.0f} s' if name in BUDGET_S else 'no budget'})"
+    return [f"{name} {_beyond(s, BUDGET_S[name])}" if name in BUDGET_S else f"{name} {s:.0f} s (no budget)"
             for name, s in sorted(over, key=lambda kv: -kv[1])]
 
 
 def _beyond(seconds: float, budget: float) -> str:
-    """Seconds over a budget, in whole seconds unless they would read as the budget itself ("13 s (budget
-    13 s)" for 13.09 s)."""
-    return f"{seconds:.0f}" if round(seconds) > budget else f"{seconds:.1f}"
+    """Seconds over a budget beside it, both in as few decimals as tell them apart and show the budget as it
+    is ("13 s (budget 13 s)" read 13.09 s; a 0.5 s budget read "0 s")."""
+    digits = next((d for d in range(4)
+                   if round(budget, d) == budget and f"{seconds:.{d}f}" != f"{budget:.{d}f}"), 4)
+    return f"{seconds:.{digits}f} s (budget {budget:.{digits}f} s)"

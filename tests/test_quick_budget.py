@@ -71,7 +71,7 @@ def test_only_a_cpus_quick_run_takes_the_budgeted_sizes(profile, device, key):
     assert quick_budget.sizes_key(profile, device) == key
 
 
-def test_an_overrun_is_named_with_its_budget_longest_first():
+def test_an_overrun_is_named_with_its_budget_longest_first(monkeypatch):
     budget = quick_budget.BUDGET_S
     sweep, layers = budget["test_batch_sweep"], budget["test_layers"]
     seconds = {"test_layers": layers + 5, "test_batch_sweep": sweep + 30, "test_flops": 0.5, "test_new": 1.0}
@@ -81,9 +81,14 @@ def test_an_overrun_is_named_with_its_budget_longest_first():
         "test_new 1 s (no budget)",
     ]
     assert quick_budget.over_budget({"test_flops": 0.5}) == []
-    # an overrun that rounds to the budget shows its tenth (a newcomer read "13 s (budget 13 s)")
-    assert quick_budget.over_budget({"test_layers": layers + 0.09}) == [
-        f"test_layers {layers + 0.09:.1f} s (budget {layers:.0f} s)"]
+    # as few decimals as tell the two apart and show the budget as it is (a newcomer read "13 s (budget
+    # 13 s)"; a 0.5 s budget read "0 s")
+    monkeypatch.setitem(budget, "test_tiny", 0.5)
+    assert quick_budget.over_budget({"test_layers": layers + 0.09, "test_tiny": 0.55,
+                                     "test_batch_sweep": sweep + 0.04}) == [
+        f"test_batch_sweep {sweep + 0.04:.2f} s (budget {sweep:.2f} s)",
+        f"test_layers {layers + 0.09:.1f} s (budget {layers:.1f} s)",
+        "test_tiny 0.6 s (budget 0.5 s)"]
 
 
 @pytest.mark.parametrize("profile", ["quick", "full"])
