@@ -266,13 +266,15 @@ class Session:
         loaded = load.load(path)
         if loaded.hardware_id != hardware_id:
             # across hardware the two sides must hold one profile's sizes: name the baseline that does
-            same_sizes = (path if loaded.profile == profile
-                          else baselines.baseline_path(path.parent, loaded.hardware_id, profile))
-            results = self.options.results_path or "results.json"
-            across = (f"compare across hardware afterwards with `perfkit compare {same_sizes} {results}`"
-                      if same_sizes.exists() else
+            beside = baselines.baseline_path(path.parent, loaded.hardware_id, profile)
+            found = [path] if loaded.profile == profile else [
+                p for p in (beside, self.store.path_for(loaded.hardware_id, profile)) if p.exists()]
+            results = self.options.results_path or "RESULTS.json"
+            across = (f"compare across hardware afterwards with `perfkit compare {found[0]} {results}`"
+                      if found else
                       f"across hardware, compare with a baseline of {loaded.hardware_id} of the {profile} "
-                      f"profile's sizes ({same_sizes.name}), which is not in {path.parent}")
+                      f"profile's sizes ({beside.name}), which is in neither {path.parent} nor "
+                      f"{self.store.directory}")
             raise BaselineError(f"baseline {path} is from {loaded.hardware_id}, this run is {hardware_id}; "
                                 f"{across}")
         if loaded.profile != profile:

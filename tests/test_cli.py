@@ -314,12 +314,17 @@ def test_runs_of_two_profiles_are_not_compared(tmp_path, capsys):
     assert cli.main(["compare", str(tmp_path / "f.json"), str(tmp_path / "q.json")]) == cli.EXIT_USAGE
     err = capsys.readouterr().err
     assert "the baseline holds the full profile's sizes, the results the quick profile's" in err
-    assert "is that of" not in err
+    assert "profile's baseline" not in err
     # where the baseline of the results' sizes lies beside the one given, the error names it
     beside = tmp_path / f"{quick['machine_info']['perfkit']['hardware_id']}-quick.json"
     beside.write_text(json.dumps(quick))
     assert cli.main(["compare", str(tmp_path / "f.json"), str(tmp_path / "q.json")]) == cli.EXIT_USAGE
-    assert f"compare runs of the same profile ({beside} is that of " in capsys.readouterr().err
+    hardware_id = quick["machine_info"]["perfkit"]["hardware_id"]
+    assert (f"compare runs of the same profile (the quick profile's baseline of {hardware_id} is {beside})"
+            in capsys.readouterr().err)
+    # never the results file itself
+    assert cli.main(["compare", str(tmp_path / "f.json"), str(beside)]) == cli.EXIT_USAGE
+    assert "profile's baseline" not in capsys.readouterr().err
 
 
 def test_only_a_negative_number_is_taken_as_an_options_value(capsys):
@@ -502,6 +507,7 @@ def _commands(parser: argparse.ArgumentParser) -> list[argparse.ArgumentParser]:
     (["compare", "--bogus", "a.json", "b.json"], "perfkit compare"),
     (["baseline", "save", "--bogus", "r.json"], "perfkit baseline save"),
     (["hw", "--bogus"], "perfkit hw"),
+    (["--bogus", "compare", "a.json", "b.json"], "perfkit"),  # given to perfkit itself
 ])
 def test_an_unknown_option_is_said_with_its_commands_usage_not_the_list_of_commands(argv, prog, capsys):
     with pytest.raises(SystemExit) as usage:

@@ -93,17 +93,21 @@ def test_a_baseline_of_other_hardware_is_refused_with_the_command_that_compares_
         _session(settings, store, baseline=str(other))
     assert str(caught.value) == (
         f"baseline {other} is from nvidia-h200-x1, this run is cpu-amd-epyc; across hardware, compare with "
-        "a baseline of nvidia-h200-x1 of the quick profile's sizes (nvidia-h200-x1-quick.json), which is not "
-        f"in {tmp_path}")
-    # the command it names compares: a baseline of this run's sizes beside the one given (a newcomer was
-    # told to compare with the full profile's, which `perfkit compare` refuses for a quick run)
-    quick = tmp_path / "nvidia-h200-x1-quick.json"
-    quick.write_text((ROOT / "baselines" / quick.name).read_text())
-    for given in (other, quick):
+        "a baseline of nvidia-h200-x1 of the quick profile's sizes (nvidia-h200-x1-quick.json), which is in "
+        f"neither {tmp_path} nor {store.directory}")
+    # the command it names compares: a baseline of this run's sizes, in the baselines folder or beside the
+    # one given (a newcomer was told to compare with the full profile's, which `perfkit compare` refuses)
+    stored = store.path_for("nvidia-h200-x1", "quick")
+    stored.parent.mkdir(parents=True)
+    stored.write_text((ROOT / "baselines" / stored.name).read_text())
+    quick = tmp_path / stored.name
+    for beside, given, named in ((False, other, stored), (True, other, quick), (True, quick, quick)):
+        if beside:
+            quick.write_text(stored.read_text())
         with pytest.raises(BaselineError) as caught:
             _session(settings, store, baseline=str(given))
         assert str(caught.value).endswith(
-            f"compare across hardware afterwards with `perfkit compare {quick} results.json`")
+            f"compare across hardware afterwards with `perfkit compare {named} RESULTS.json`")
 
 
 def test_a_corrupt_stored_baseline_stops_the_session_before_it_starts(settings, store, cpu_results):

@@ -37,10 +37,11 @@ NEGATIVE = re.compile(r"^-[0-9.]")
 
 def main(argv: Sequence[str] | None = None) -> int:
     parser = _parser()
-    args, unknown = parser.parse_known_args(_values_may_start_with_minus(sys.argv[1:] if argv is None
-                                                                         else list(argv)))
-    if unknown:  # said by the command's own parser: its usage, not the list of every command
-        _chosen(parser, args).error(f"unrecognized arguments: {' '.join(unknown)}")
+    given = _values_may_start_with_minus(sys.argv[1:] if argv is None else list(argv))
+    args, unknown = parser.parse_known_args(given)
+    if unknown:  # said by the command's own parser, its usage, unless it came before the command
+        before = given.index(unknown[0]) < given.index(args.command)
+        (parser if before else _chosen(parser, args)).error(f"unrecognized arguments: {' '.join(unknown)}")
     try:
         return int(args.func(args))
     except stopping.Stopped as stop:  # ab, bisect: their cleanup has run

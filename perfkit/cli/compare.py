@@ -78,7 +78,8 @@ def judge_files(baseline_path: Path, current_path: Path | Sequence[Path], thresh
     current = runs[0] if len(runs) == 1 else baselines.from_runs(runs)
     if baseline.profile != current.profile:
         same_sizes = baselines.baseline_path(baseline_path.parent, baseline.hardware_id, current.profile)
-        hint = f" ({same_sizes} is that of {baseline.hardware_id})" if same_sizes.exists() else ""
+        hint = (f" (the {current.profile} profile's baseline of {baseline.hardware_id} is {same_sizes})"
+                if same_sizes.exists() and same_sizes.resolve() not in {p.resolve() for p in paths} else "")
         raise UsageError(f"the baseline holds the {baseline.profile} profile's sizes, the results the "
                          f"{current.profile} profile's; compare runs of the same profile{hint}")
     kept = (storage_folder.storage_path(storage) if storage is not None
