@@ -704,7 +704,12 @@ def test_the_headline_gives_the_gpu_bound_and_the_host_bound_times_geomean_apart
             f"{host_after.benchmarks})") in head
     assert after.to_json()["geomean_time_ratio_by_kind"][1] == {
         "kind": "host-bound", "ratio": host_after.ratio, "benchmarks": host_after.benchmarks}
-    # on a CPU run the device is the host: its whole-run mean is the one figure
+    # a GPU run of GPU-bound benchmarks alone, and a CPU run, where the device is the host: the whole-run
+    # mean is the one figure
+    gpu_only = copy.deepcopy(run)
+    gpu_only["benchmarks"] = [b for b in run["benchmarks"] if b["fullname"] not in host]
+    alone = compare(h200_results, gpu_only)
+    assert alone.time_ratio_by_kind == () and alone.geomean_time_ratio == pytest.approx(gpu_before.ratio)
     cpu = compare(three_runs(cpu_results), all_slowed(one_run(cpu_results), 1.1, cpu_results["datetime"]))
     assert cpu.time_ratio_by_kind == ()
     assert verdicts.headline(cpu).endswith(f"geomean time ratio {cpu.geomean_time_ratio:.3f}")

@@ -167,8 +167,9 @@ def judge(baseline: ResultSet, current: ResultSet, noise: Noise, policy: Policy 
 
 def _time_ratio_by_kind(shifts: dict[str, float], noise: Noise) -> tuple[KindTimeRatio, ...]:
     """The geometric mean time ratio of a GPU run's GPU-bound benchmarks and of its host-bound ones (by the
-    noise kind of their time, as ``noise`` has it), from each benchmark's log ``shifts``; none unless both
-    kinds are there (one kind alone is the whole run's mean). On a CPU run the device is the host."""
+    noise kind of their time, as ``noise`` has it: a benchmark it has no runs of is in neither), from each
+    benchmark's log ``shifts``; none unless both kinds are there (one kind alone is the whole run's mean).
+    On a CPU run the device is the host."""
     kinds = {GPU_KIND: "GPU-bound", HOST_KIND: "host-bound"}
     groups: dict[str, list[float]] = {kind: [] for kind in kinds}
     for name, shift in shifts.items():
