@@ -29,12 +29,16 @@ def render_hardware(fingerprint: Fingerprint, stored: StoredCeilings) -> str:
             parts[-1] += ("\nThis machine's own: run the benchmarks with "
                           f"--perfkit-save-baseline={LOCAL_SAVE} (its own baseline, in .perfkit/baselines/)")
     else:
-        # the whole suite: a baseline of the ceilings alone would judge every later run, all else `new`
-        keep = f"pytest benches/ --perfkit-save-baseline={LOCAL_SAVE}"
-        where = (f"{stored.path} holds none" if stored.path.exists() else
-                 f"no baseline of {fingerprint.hardware_id} in {stored.path.parent}, nor this machine's own")
-        parts.append(f"Measured ceilings: none stored ({where}); measure them with this machine's own "
-                     f"baseline: `{keep}`")
+        # never a local baseline of the ceilings alone: it would judge every later run, all else `new`, and
+        # where one of the hardware is committed (the x2 and x4 ones hold no ceilings) it would replace it
+        if stored.path.exists():
+            said = (f"{stored.path} holds none); add them to it: `pytest benches/test_ceilings.py "
+                    f"--benchmark-json=ceilings.json && perfkit baseline save ceilings.json --merge`")
+        else:
+            said = (f"no baseline of {fingerprint.hardware_id} in {stored.path.parent}, nor this machine's "
+                    "own); measure them with this machine's own baseline: `pytest benches/ "
+                    f"--perfkit-save-baseline={LOCAL_SAVE}`")
+        parts.append(f"Measured ceilings: none stored ({said}")
     precisions = ("fp64",) + datasheet.PRECISIONS
     rows = [[s.key, s.name, f"{s.memory_gb:g}", f"{s.bandwidth_gbps:g}"]
             + [f"{s.tflops[p]:g}" if p in s.tflops else "-" for p in precisions] for s in datasheet.GPUS]

@@ -56,13 +56,17 @@ def over_budget(seconds: Mapping[str, float]) -> list[str]:
     """``family seconds (budget N s)`` for each bench family of a quick run that took longer than its budget,
     the longest first; a family without a budget (a new bench file) is named with "no budget"."""
     over = [(name, s) for name, s in seconds.items() if s > BUDGET_S.get(name, 0.0)]
-    return [f"{name} {_beyond(s, BUDGET_S[name])}" if name in BUDGET_S else f"{name} {s:.0f} s (no budget)"
+    return [f"{name} {_beyond(s, BUDGET_S.get(name, 0.0))}"
             for name, s in sorted(over, key=lambda kv: -kv[1])]
 
 
 def _beyond(seconds: float, budget: float) -> str:
-    """Seconds over a budget beside it, both in as few decimals as tell them apart and show the budget as it
-    is ("13 s (budget 13 s)" read 13.09 s; a 0.5 s budget read "0 s")."""
-    digits = next((d for d in range(4)
-                   if round(budget, d) == budget and f"{seconds:.{d}f}" != f"{budget:.{d}f}"), 4)
+    """Seconds over a budget (0: none) beside it, both in as few decimals (up to two) as tell them apart and
+    show the budget as it is ("13 s (budget 13 s)" read 13.09 s; a 0.5 s budget read "0 s")."""
+    digits = next((d for d in range(3)
+                   if round(budget, d) == budget and f"{seconds:.{d}f}" != f"{budget:.{d}f}"), None)
+    if not budget:
+        return f"{seconds:.{digits if digits is not None else 2}f} s (no budget)"
+    if digits is None:
+        return f"just over its budget of {budget:g} s"
     return f"{seconds:.{digits}f} s (budget {budget:.{digits}f} s)"

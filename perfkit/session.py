@@ -270,11 +270,11 @@ class Session:
             found = [path] if loaded.profile == profile else [
                 p for p in (beside, self.store.path_for(loaded.hardware_id, profile)) if p.exists()]
             results = self.options.results_path or "RESULTS.json"
+            where = _in_neither(path.parent, self.store.directory)
             across = (f"compare across hardware afterwards with `perfkit compare {found[0]} {results}`"
                       if found else
                       f"across hardware, compare with a baseline of {loaded.hardware_id} of the {profile} "
-                      f"profile's sizes ({beside.name}), which is in neither {path.parent} nor "
-                      f"{self.store.directory}")
+                      f"profile's sizes ({beside.name}), which is {where}")
             raise BaselineError(f"baseline {path} is from {loaded.hardware_id}, this run is {hardware_id}; "
                                 f"{across}")
         if loaded.profile != profile:
@@ -537,3 +537,8 @@ def _read_from(raw: Mapping[str, Any]) -> tuple[Any, ...]:
     one's samples and figures."""
     return tuple((b.get("fullname"), tuple((b.get("stats") or {}).get("data") or ()),
                   repr(sorted((b.get("extra_info") or {}).items()))) for b in raw.get("benchmarks") or ())
+
+
+def _in_neither(first: Path, second: Path) -> str:
+    """"in neither FIRST nor SECOND", or "not in FIRST" where the two are one folder."""
+    return f"not in {first}" if first.resolve() == second.resolve() else f"in neither {first} nor {second}"

@@ -508,6 +508,7 @@ def _commands(parser: argparse.ArgumentParser) -> list[argparse.ArgumentParser]:
     (["baseline", "save", "--bogus", "r.json"], "perfkit baseline save"),
     (["hw", "--bogus"], "perfkit hw"),
     (["--bogus", "compare", "a.json", "b.json"], "perfkit"),  # given to perfkit itself
+    (["baseline", "--bogus", "save", "r.json"], "perfkit baseline"),
 ])
 def test_an_unknown_option_is_said_with_its_commands_usage_not_the_list_of_commands(argv, prog, capsys):
     with pytest.raises(SystemExit) as usage:
@@ -627,7 +628,9 @@ def test_hw_labels_the_stored_ceilings_by_whose_they_are(tmp_path, monkeypatch, 
     bare["machine_info"]["perfkit"]["ceilings"] = {}
     committed.write_text(json.dumps(bare))
     assert cli.main(["hw", "--device", "cpu"]) == 0
-    said = f"Measured ceilings: none stored ({committed} holds none); measure them with this machine's own"
+    said = (f"Measured ceilings: none stored ({committed} holds none); add them to it: `pytest "
+            "benches/test_ceilings.py --benchmark-json=ceilings.json && perfkit baseline save ceilings.json "
+            "--merge`")
     assert said in capsys.readouterr().out
 
 
@@ -656,9 +659,15 @@ def test_baseline_save_of_one_run_says_what_it_lacks_and_of_a_baseline_counts_it
     assert cli.main(["baseline", "save", str(run), "--dir", str(tmp_path / "one")]) == 0
     out = capsys.readouterr().out
     benchmarks = len(json.loads(run.read_text())["benchmarks"])
-    assert (f"(1 run)\nperfkit: {benchmarks} of its {benchmarks} benchmarks hold fewer than 3 runs and are "
+    assert (f"(1 run)\nperfkit: {benchmarks} of the {benchmarks} benchmarks saved hold fewer than 3 runs: "
             "not judged until they do; add runs with "
             f"`perfkit baseline save RUN.json --dir {tmp_path / 'one'} --append`\n") in out
+    # one benchmark merged: said of it, and --only kept in the command that adds its runs
+    assert cli.main(["baseline", "save", str(run), "--dir", str(tmp_path / "one"), "--merge", "--only",
+                     MATMUL]) == 0
+    assert ("perfkit: the benchmark saved holds fewer than 3 runs: not judged until it does; add runs with "
+            f"`perfkit baseline save RUN.json --dir {tmp_path / 'one'} --only '{MATMUL}' --append`"
+            ) in capsys.readouterr().out
     # a baseline re-saved says the runs its benchmarks hold, not its dates (the H200's 218), and which of
     # them are too few to judge (the H100 x4's four one-run benchmarks read "4 runs" and no hint)
     for name in ("cpu-amd-epyc-2cpu-quick", "nvidia-h100-80gb-hbm3-x4"):
@@ -668,7 +677,8 @@ def test_baseline_save_of_one_run_says_what_it_lacks_and_of_a_baseline_counts_it
         out = capsys.readouterr().out
         assert f"({held[0]}-{held[-1]} runs each)" in out
         thin = sum(n < 3 for n in held)
-        assert (f"perfkit: {thin} of its {len(held)} benchmarks hold fewer than 3 runs" in out) == bool(thin)
+        said = f"perfkit: {thin} of the {len(held)} benchmarks saved hold fewer than 3 runs"
+        assert (said in out) == bool(thin)
     assert thin  # the H100 x4's one-run entries
 
 
@@ -681,7 +691,7 @@ def test_baseline_save_local_writes_this_machines_own_and_says_what_one_run_lack
     assert cli.main(["baseline", "save", str(run), "--local"]) == 0
     out = capsys.readouterr().out
     (saved,) = (tmp_path / ".perfkit" / "baselines").glob("*.json")
-    assert f"perfkit: saved {saved} (1 run)" in out and "hold fewer than 3 runs" in out
+    assert f"perfkit: saved {saved} (1 run)" in out and "hold fewer than 3 runs: not judged" in out
     assert "`perfkit baseline save RUN.json --local --append`, or save with `pytest benches/" in out
     assert not (tmp_path / "baselines").exists() and (tmp_path / ".perfkit" / ".gitignore").exists()
     with pytest.raises(SystemExit) as usage:  # one folder or the other

@@ -89,6 +89,8 @@ def test_an_overrun_is_named_with_its_budget_longest_first(monkeypatch):
         f"test_batch_sweep {sweep + 0.04:.2f} s (budget {sweep:.2f} s)",
         f"test_layers {layers + 0.09:.1f} s (budget {layers:.1f} s)",
         "test_tiny 0.6 s (budget 0.5 s)"]
+    assert quick_budget.over_budget({"test_new": 0.3, "test_layers": layers + 1e-6}) == [
+        f"test_layers just over its budget of {layers:g} s", "test_new 0.3 s (no budget)"]
 
 
 @pytest.mark.parametrize("profile", ["quick", "full"])

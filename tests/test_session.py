@@ -95,10 +95,15 @@ def test_a_baseline_of_other_hardware_is_refused_with_the_command_that_compares_
         f"baseline {other} is from nvidia-h200-x1, this run is cpu-amd-epyc; across hardware, compare with "
         "a baseline of nvidia-h200-x1 of the quick profile's sizes (nvidia-h200-x1-quick.json), which is in "
         f"neither {tmp_path} nor {store.directory}")
+    in_store = store.directory / other.name  # given from the baselines folder: the folder is named once
+    in_store.parent.mkdir(parents=True)
+    in_store.write_text(other.read_text())
+    with pytest.raises(BaselineError) as caught:
+        _session(settings, store, baseline=str(in_store))
+    assert str(caught.value).endswith(f"(nvidia-h200-x1-quick.json), which is not in {store.directory}")
     # the command it names compares: a baseline of this run's sizes, in the baselines folder or beside the
     # one given (a newcomer was told to compare with the full profile's, which `perfkit compare` refuses)
     stored = store.path_for("nvidia-h200-x1", "quick")
-    stored.parent.mkdir(parents=True)
     stored.write_text((ROOT / "baselines" / stored.name).read_text())
     quick = tmp_path / stored.name
     for beside, given, named in ((False, other, stored), (True, other, quick), (True, quick, quick)):

@@ -39,9 +39,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser = _parser()
     given = _values_may_start_with_minus(sys.argv[1:] if argv is None else list(argv))
     args, unknown = parser.parse_known_args(given)
-    if unknown:  # said by the command's own parser, its usage, unless it came before the command
-        before = given.index(unknown[0]) < given.index(args.command)
-        (parser if before else _chosen(parser, args)).error(f"unrecognized arguments: {' '.join(unknown)}")
+    if unknown:  # said by the parser of the (sub)command it was given to: its usage, not every command's
+        _chosen(parser, args, given, given.index(unknown[0])).error(
+            f"unrecognized arguments: {' '.join(unknown)}")
     try:
         return int(args.func(args))
     except stopping.Stopped as stop:  # ab, bisect: their cleanup has run
@@ -124,13 +124,14 @@ def _values_may_start_with_minus(argv: list[str]) -> list[str]:
     return out
 
 
-def _chosen(parser: argparse.ArgumentParser, args: argparse.Namespace) -> argparse.ArgumentParser:
-    """The parser of the (sub)command ``args`` chose under ``parser`` (``perfkit baseline save``'s for that
-    command), followed down through each level's choice."""
+def _chosen(parser: argparse.ArgumentParser, args: argparse.Namespace, given: list[str],
+            at: int) -> argparse.ArgumentParser:
+    """The parser of the (sub)command that argument ``at`` of ``given`` went to: followed down through each
+    level's choice in ``args`` (``perfkit baseline save``'s) while that choice came before it."""
     for action in parser._actions:
         choice = getattr(args, action.dest, None)
         if isinstance(action, argparse._SubParsersAction) and choice in action.choices:
-            return _chosen(action.choices[choice], args)
+            return _chosen(action.choices[choice], args, given, at) if given.index(choice) < at else parser
     return parser
 
 

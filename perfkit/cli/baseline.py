@@ -123,11 +123,13 @@ def _save(args: argparse.Namespace) -> int:
         _say_flagged(joined, results, store, path)
     if (thin := sum(n < MIN_BASELINE_RUNS for n in held)) and joined is None:
         where = " --local" if args.local else f" --dir {shlex.quote(str(args.dir))}" if args.dir else ""
+        only = f" --only {shlex.join(args.only)}" if args.only else ""
         rerun = (f", or save with `pytest benches/ --perfkit-save-baseline={baselines.LOCAL_SAVE}`, which "
                  "re-runs them" if args.local else "")
-        print(f"perfkit: {thin} of its {len(held)} benchmarks hold fewer than {MIN_BASELINE_RUNS} runs and "
-              f"are not judged until they do; add runs with `perfkit baseline save RUN.json{where} "
-              f"--append`{rerun}")
+        which = "the benchmark saved" if len(held) == 1 else f"{thin} of the {len(held)} benchmarks saved"
+        holds, does = ("holds", "it does") if thin == 1 else ("hold", "they do")
+        print(f"perfkit: {which} {holds} fewer than {MIN_BASELINE_RUNS} runs: not judged until {does}; add "
+              f"runs with `perfkit baseline save RUN.json{where}{only} --append`{rerun}")
     return 0
 
 
