@@ -14,6 +14,7 @@ import pytest
 from perfkit import SCHEMA_VERSION, cli
 from perfkit.render import (
     families,
+    family_tables,
     hardware_chart,
     plots_kernels,
     plots_models,
@@ -24,6 +25,7 @@ from perfkit.render import (
 )
 from perfkit.render.tables import fmt_time
 from perfkit.resultfile import derived, load, payloads
+from perfkit.resultfile.ceilings import Ceilings
 from perfkit.store import baseline_runs
 from perfkit.verdict.judge import Comparison, Row, Verdict
 from tests.conftest import DATA, INJECTED, ROOT, all_slowed, judged, one_run, typed
@@ -548,6 +550,10 @@ def test_the_committed_cpu_batch_sweep_neither_contradicts_its_points_nor_hides_
     said = ("largest batch the capacity search fit under 96 MiB synthetic budget: 11 (the sweep's epochs had "
             "more memory: batch 128 ran)")
     assert said in legend
+    # the report's table above it says the same (it read "largest batch that fits: 11 (out of memory)")
+    cpu = load.load(ROOT / "baselines" / "cpu-amd-epyc-2cpu-quick.json")
+    (text, _) = family_tables.batch_sweep_section(cpu, Ceilings({}))[0].blocks
+    assert said in text.text and "(out of memory)" not in text.text
     assert _hidden_points(fig) == [] and not any(ax.get_legend() for ax in fig.axes)
 
 

@@ -256,6 +256,23 @@ def _split_cell(bench: BenchmarkEntry, rec: LayerCapacity) -> str:
     return f"layer {rec.split_at}; peaks {peaks} GiB; GPU 0 + copy + GPU 1: {parts} ms"
 
 
+def capacity_label(cap: BatchCapacity, measured: set[int]) -> str:
+    """The largest batch the capacity search fit, and the memory it had (the report's table and the sweep's
+    plot say the same). Where the sweep ran a larger batch (a CPU's search has a synthetic budget, the sweep's
+    epochs the host's memory) "out of memory above" would contradict the epochs beside it: it says that the
+    sweep had more memory instead ("largest batch that fits: 11 (out of memory)" sat above batches 32 and 128
+    that ran)."""
+    room = cap.room or (f"{cap.cap_gib:.2f} GiB per GPU (capped)" if cap.cap_gib else "")
+    under = f" under {room}" if room else ""
+    above = sorted(b for b in measured if b > cap.largest)
+    if above:
+        return (f"largest batch the capacity search fit{under}: {cap.largest} (the sweep's epochs had more "
+                f"memory: batch {above[-1]} ran)")
+    beyond = " (out of memory above)" if cap.stopped_by == "out of memory" else " (the whole dataset)"
+    within = under or " its search's memory"
+    return f"largest batch that fits{within}: {cap.largest}{beyond}"
+
+
 def batch_sweep_section(results: ResultSet, ceilings: Ceilings) -> list[Section]:
     epochs = sorted(results.family(BatchEpoch), key=lambda item: (item[1].variant, item[1].batch))
     if not epochs:
@@ -264,8 +281,8 @@ def batch_sweep_section(results: ResultSet, ceilings: Ceilings) -> list[Section]
              "-" if rec.peak_mib is None else f"{rec.peak_mib:,.0f} MiB",
              f"{seeds.BATCH_EPOCH_V100[rec.batch]} s" if rec.batch in seeds.BATCH_EPOCH_V100 else "-"]
             for _, rec in epochs]
-    largest = [f"largest batch that fits: {cap.largest} ({cap.stopped_by})"
-               for _, cap in results.family(BatchCapacity)]
+    swept = {rec.batch for _, rec in epochs}
+    largest = [capacity_label(cap, swept) for _, cap in results.family(BatchCapacity)]
     return [
         Section(
             "Epoch time vs batch size (seeds 003 Q1, 004 2.1)",

@@ -111,7 +111,8 @@ def plot_memory_breakdown(results: ResultSet, out: Path) -> Iterable[tuple[str, 
     ax.set_ylabel("MiB")
     ax.legend(fontsize=8)
     ax.set_title(title)
-    heading = "Parameter memory vs actual GPU memory" if peaked else "Parameter memory estimate"
+    # the seed's question on a GPU; on a CPU the estimate alone, whose terms are more than the parameters
+    heading = "Parameter memory vs actual GPU memory" if peaked else "Training-step memory estimate"
     return [(heading, save_figure(fig, out / "memory_breakdown.png"))]
 
 

@@ -7,6 +7,7 @@ from collections.abc import Iterable
 from pathlib import Path
 from typing import Any
 
+from perfkit.render.family_tables import capacity_label
 from perfkit.render.plotting import plain_log_ticks, pyplot, save_figure
 from perfkit.render.trend_display import axis_scale
 from perfkit.resultfile import seeds
@@ -43,7 +44,7 @@ def plot_batch_sweep(results: ResultSet, out: Path) -> Iterable[tuple[str, Path]
                       label=f"seed 003 V100, {seeds.SEED_003_IMAGES:,}-image epochs")
     for _, cap in results.family(BatchCapacity):
         for ax in (left, right):
-            ax.axvline(cap.largest, color="r", linestyle="--", label=_capacity_label(cap, measured))
+            ax.axvline(cap.largest, color="r", linestyle="--", label=capacity_label(cap, measured))
     left.set(xscale="log", yscale=axis_scale([r.epoch_s for r in epochs]), xlabel="batch size",
              ylabel="epoch time (s)", title=f"one epoch of {epochs[0].dataset:,} images")
     right.set(xscale="log", yscale=axis_scale([r.images_per_s for r in epochs] + list(seed.values())),
@@ -58,21 +59,6 @@ def plot_batch_sweep(results: ResultSet, out: Path) -> Iterable[tuple[str, Path]
     fig.legend(list(shown.values()), list(shown), fontsize=7, loc="outside lower center", ncol=2)
     fig.suptitle(f"{epochs[0].model} on {epochs[0].dataset} images, {results.hardware_id}")
     return [("Epoch time vs batch size", save_figure(fig, out / "batch_sweep.png"))]
-
-
-def _capacity_label(cap: BatchCapacity, measured: set[int]) -> str:
-    """The largest batch the capacity search fit, and the memory it had. Where the sweep ran a larger batch
-    (a CPU's search has a synthetic budget, the sweep's epochs the host's memory) "out of memory above" would
-    contradict the plot beside it: it says that the sweep had more memory instead."""
-    room = cap.room or (f"{cap.cap_gib:.2f} GiB per GPU (capped)" if cap.cap_gib else "")
-    under = f" under {room}" if room else ""
-    above = sorted(b for b in measured if b > cap.largest)
-    if above:
-        return (f"largest batch the capacity search fit{under}: {cap.largest} (the sweep's epochs had more "
-                f"memory: batch {above[-1]} ran)")
-    beyond = " (out of memory above)" if cap.stopped_by == "out of memory" else " (the whole dataset)"
-    within = under or " its search's memory"
-    return f"largest batch that fits{within}: {cap.largest}{beyond}"
 
 
 def plot_layer_capacity(results: ResultSet, out: Path) -> Iterable[tuple[str, Path]]:
