@@ -756,3 +756,14 @@ def test_the_legend_says_the_minimum_effects_and_alpha_the_comparison_was_judged
     wider = verdicts.meanings(judged(raw, raw, Policy(0.10, 0.10, 0.01, bound_threshold_shown=0.10)))
     assert "(10%, or a benchmark's own tolerance)" in wider and "3% for a GPU-bound" not in wider
     assert "held at 1%" in wider and "98% interval" in wider
+
+
+@pytest.mark.parametrize("baseline, seed_line",
+                         [("cpu-amd-epyc-2cpu-quick", False), ("nvidia-h200-x1", True)])
+def test_the_seeds_gtx_1080_ti_stack_is_drawn_only_beside_a_search_capped_to_a_gpu_memory(
+        baseline, seed_line, tmp_path, saved_figures):
+    """A CPU's 2 and 8 MiB synthetic budgets are no card's: the seed's 123 layers on 11 GB drawn over them
+    compared nothing (a newcomer's trial, 2026-12-04)."""
+    plots_training.plot_layer_capacity(load.load(ROOT / "baselines" / f"{baseline}.json"), tmp_path)
+    legend = [t.get_text() for t in saved_figures[0].axes[0].get_legend().get_texts()]
+    assert any("GTX 1080 Ti" in text for text in legend) == seed_line

@@ -62,8 +62,9 @@ def plot_batch_sweep(results: ResultSet, out: Path) -> Iterable[tuple[str, Path]
 
 
 def plot_layer_capacity(results: ResultSet, out: Path) -> Iterable[tuple[str, Path]]:
-    """How many layers of the course's stack fit, per search and cap, with the seed's GTX 1080 Ti answer; and
-    for the two-GPU split, each device's peak memory."""
+    """How many layers of the course's stack fit, per search and cap, with the seed's GTX 1080 Ti answer where
+    a search was capped to a GPU memory (a CPU's synthetic budgets of a few MiB are no card's); and for the
+    two-GPU split, each device's peak memory."""
     records = [rec for _, rec in results.family(LayerCapacity)]
     if not records:
         return []
@@ -74,8 +75,9 @@ def plot_layer_capacity(results: ResultSet, out: Path) -> Iterable[tuple[str, Pa
     labels = [f"{r.knob}\n{r.memory}" for r in records]
     ax.bar(labels, [r.num_conv for r in records], label="conv layers")
     ax.bar(labels, [r.num_fc for r in records], bottom=[r.num_conv for r in records], label="fc layers")
-    fitted = max((c + f for (c, f), ms in seeds.LAYER_STACK_1080TI.items() if ms is not None), default=0)
-    ax.axhline(fitted, color="grey", linestyle="--", label=f"seed 000 GTX 1080 Ti: {fitted} layers")
+    if any(r.cap_gib for r in records):  # a GPU held to the seed card's memory; not a synthetic budget
+        fitted = max((c + f for (c, f), ms in seeds.LAYER_STACK_1080TI.items() if ms is not None), default=0)
+        ax.axhline(fitted, color="grey", linestyle="--", label=f"seed 000 GTX 1080 Ti: {fitted} layers")
     ax.set(ylabel="layers that fit", title="largest stack before out-of-memory")
     ax.set_ylim(0, ax.get_ylim()[1] * 1.3)  # room above the bars for the legend
     ax.tick_params(axis="x", labelsize=7, labelrotation=30)
