@@ -81,7 +81,7 @@ from perfkit.verdict.comparison import (
 )
 from perfkit.verdict.expected import Workloads
 from perfkit.verdict.host_shift import HostShift
-from perfkit.verdict.matching import FigureRuns, pair
+from perfkit.verdict.matching import FigureRuns, Pairing, pair
 from perfkit.verdict.noise import GPU_KIND, HOST_KIND, FigureNoise, Noise
 
 #: What the judge gives and judges by (perfkit.verdict.comparison, perfkit.verdict.host_shift) is importable
@@ -134,18 +134,12 @@ def judge(baseline: ResultSet, current: ResultSet, noise: Noise, policy: Policy 
     tests = first_look.tests if first_look is not None else max(1, sum(j.row.gating for j in judged))
     rows += _corrected(judged, policy, tests, bonferroni=first_look is not None)
     rows.sort(key=row_order)
-    by_kind: tuple[KindTimeRatio, ...] = ()
     if baseline.hardware_id == current.hardware_id:
         hardware_rows: tuple[across.HardwareRow, ...] = ()
-        apart = {f.benchmark for f in paired.figures if f.figure == TIME and f.measured_differently}
-        shifts = {n: stats.log_shift(base_runs[n][TIME], cur_runs[n][TIME]) for n in paired.common
-                  if n not in apart and base_runs[n].get(TIME) and cur_runs[n].get(TIME)
-                  and min(base_runs[n][TIME] + cur_runs[n][TIME]) > 0}
-        geomean = math.exp(statistics.fmean(shifts.values())) if shifts else None
-        by_kind = _time_ratio_by_kind(shifts, noise) if current.info.device == "cuda" else ()
+        geomean, by_kind = _time_ratios(paired, base_runs, cur_runs, noise, current.info.device == "cuda")
     else:
         hardware_rows = across.hardware_rows(baseline, current, paired.common, workloads, lenders=lenders)
-        geomean = across.geomean_time_ratio(hardware_rows)
+        geomean, by_kind = across.geomean_time_ratio(hardware_rows), ()
         rows = _across_hardware(rows, hardware_rows)
     flagged = dict.fromkeys((r.benchmark, r.verdict.value) for r in rows
                             if r.gating and r.verdict in (Verdict.REGRESSED, Verdict.IMPROVED))
@@ -163,6 +157,19 @@ def judge(baseline: ResultSet, current: ResultSet, noise: Noise, policy: Policy 
         why=why.of(baseline, current, list(flagged)),
         time_ratio_by_kind=by_kind,
     )
+
+
+def _time_ratios(paired: Pairing, base_runs: dict[str, dict[str, list[float]]],
+                 cur_runs: dict[str, dict[str, list[float]]], noise: Noise,
+                 gpu_run: bool) -> tuple[float | None, tuple[KindTimeRatio, ...]]:
+    """The geometric mean time ratio of the benchmarks both sides timed alike (not measured differently),
+    and on a GPU run that of its GPU-bound and host-bound ones apart (:func:`_time_ratio_by_kind`)."""
+    apart = {f.benchmark for f in paired.figures if f.figure == TIME and f.measured_differently}
+    shifts = {n: stats.log_shift(base_runs[n][TIME], cur_runs[n][TIME]) for n in paired.common
+              if n not in apart and base_runs[n].get(TIME) and cur_runs[n].get(TIME)
+              and min(base_runs[n][TIME] + cur_runs[n][TIME]) > 0}
+    geomean = math.exp(statistics.fmean(shifts.values())) if shifts else None
+    return geomean, _time_ratio_by_kind(shifts, noise) if gpu_run else ()
 
 
 def _time_ratio_by_kind(shifts: dict[str, float], noise: Noise) -> tuple[KindTimeRatio, ...]:
