@@ -376,7 +376,8 @@ class Session:
                                          "out")
                 else:
                     path = self.store.save(kept, self.options.save_mode)
-                    said = f" ({baselines.appended_said(self.store, [kept])})" if joined else ""
+                    said = (f" ({baselines.appended_said([kept], baselines.held_runs(self.store, [kept]))})"
+                            if joined else "")
                     self._saved(f"perfkit: saved baseline {path}{said}", [kept])
             except PerfkitError as exc:
                 self.messages.append(f"perfkit: baseline not saved: {exc}")

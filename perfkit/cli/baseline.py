@@ -115,8 +115,7 @@ def _save(args: argparse.Namespace) -> int:
         results = [run for run in settled if run.benchmarks]
     path = store.save(baselines.from_runs(results) if len(results) > 1 else results[0], args.mode)
     held = baselines.held_runs(store, results)
-    said = (baselines.appended_said(store, results) if joined is not None
-            else baselines.held_said(held))
+    said = baselines.appended_said(results, held) if joined is not None else baselines.held_said(held)
     print(f"perfkit: saved {path} ({said})")
     _say_busy(results)
     if joined is not None:

@@ -137,13 +137,13 @@ def without_unsettled(joined: ResultSet, run: ResultSet) -> tuple[ResultSet, lis
     return kept, [f"{name}: {why}" for name, why in left_out.items()]
 
 
-def appended_said(store: BaselineStore, appended: Sequence[ResultSet]) -> str:
-    """What an append added to ``store``'s baseline, e.g. "2 runs appended: 60 benchmarks, now 5-203 runs
-    each": the runs and the benchmarks they joined, and how many runs those hold now (their noise is read
-    from them)."""
+def appended_said(appended: Sequence[ResultSet], held: Sequence[int]) -> str:
+    """What an append added to a baseline, e.g. "2 runs appended: 60 benchmarks, now 5-203 runs each": the
+    runs and the benchmarks they joined, and how many runs those hold now (``held``, :func:`held_runs`: their
+    noise is read from them)."""
     names = {b.fullname for run in appended for b in run.benchmarks}
     return (f"{_plural(runs_in(appended), 'run')} appended: {_plural(len(names), 'benchmark')}, now "
-            f"{held_said(held_runs(store, appended))}")
+            f"{held_said(held)}")
 
 
 def held_runs(store: BaselineStore, saved_from: Sequence[ResultSet]) -> list[int]:
