@@ -15,7 +15,8 @@ from perfkit.render import report, verdicts
 from tests.conftest import DATA, INJECTED, ROOT, typed
 
 #: Injected into a copy of the page: records load errors and, once loaded, whether every image decoded, every
-#: inline SVG drew, and which of the verdict line and the rows to read lie outside the first screen.
+#: inline SVG drew, which of the verdict line and the rows to read lie outside the first screen, and which
+#: parts scroll sideways.
 CHECK = """<script>
 window.perfkitErrors = [];
 window.addEventListener("error",
@@ -49,9 +50,13 @@ window.addEventListener("load", () => {
     seen = {heading: inside(across), plot: !!plot && plot.naturalWidth > 0 && inside(plot),
             rows: table ? table.tBodies[0].rows.length : 0};
   }
+  // a part that scrolls sideways (a scroll bar under a chart), and the page itself
+  const scrolled = [document.documentElement, ...document.querySelectorAll(".columns > div")]
+    .filter(e => e.scrollWidth > e.clientWidth)
+    .map(e => (e.querySelector("figcaption") || e).textContent.slice(0, 60));
   document.body.setAttribute("data-check", JSON.stringify({
     images: document.images.length, bad, errors: window.perfkitErrors, svgs: svgs.length, blank,
-    rows: rows.length, offscreen, screen: [innerWidth, innerHeight], across: seen}));
+    rows: rows.length, offscreen, scrolled, screen: [innerWidth, innerHeight], across: seen}));
 });
 </script>"""
 #: The first screen the verdict line and the rows to read must fit: a laptop's browser window.
@@ -102,6 +107,7 @@ def test_the_html_report_renders_offline_with_every_plot(tmp_path, h200_results)
     pngs = len(list((tmp_path / "report").glob("*.png")))
     seen = _render(text, tmp_path)
     assert (seen["images"], seen["bad"], seen["errors"], seen["svgs"]) == (pngs, [], [], 0) and pngs >= 7
+    assert seen["scrolled"] == []  # a chart's 1-pixel border once put a scroll bar under every one
     assert "<table>" in text and "<h2 " in text
 
 

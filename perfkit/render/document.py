@@ -200,7 +200,7 @@ table.verdicts td:last-child { width: 100%; max-width: 0; overflow: hidden; text
 table.verdicts td:nth-child(2) { white-space: normal; overflow-wrap: anywhere; min-width: 30em; }
 table.benchmarks td { white-space: nowrap; }
 table.trends td { vertical-align: middle; }
-img { max-width: 100%; border: 1px solid #eee; }
+img { max-width: 100%; box-sizing: border-box; border: 1px solid #eee; }
 figure { margin: 0.6em 0; }
 figcaption { font-size: 0.85em; color: #555; }
 code { background: #f5f5f5; padding: 0 0.2em; }
@@ -210,7 +210,7 @@ summary { cursor: pointer; }
 .columns > div { flex: 0 1 auto; min-width: 0; overflow-x: auto; }
 .columns > div + div { flex: 1 1 480px; }
 svg.spark { vertical-align: middle; }
-svg.history { max-width: 100%; height: auto; border: 1px solid #eee; }
+svg.history { max-width: 100%; box-sizing: border-box; height: auto; border: 1px solid #eee; }
 .v { font-weight: 600; padding: 0 0.3em; border-radius: 3px; white-space: nowrap; }
 .regressed { background: #fdd; color: #900; } .unknown { background: #ffe9c6; color: #8a4b00; }
 .improved { background: #dfd; color: #060; } .changed { background: #e6e6ff; color: #339; }
