@@ -63,13 +63,15 @@ class Figure:
 @dataclass(frozen=True)
 class Scenario:
     """A night: ``baseline_runs`` runs of every figure, one current run (or ``confirm`` re-runs of the
-    suspects after it); ``new_machine``: the baseline's runs came from two machines and this run from a
-    third; ``heavy``: whose noise is heavy-tailed ("host": the host-bound figures', "all": every one's, "one":
-    the first host-bound figure's alone, among light ones whose tails the judge pools with its own)."""
+    suspects after it); ``new_machine``: the baseline's runs came from two machines (one where
+    ``one_machine_baseline``) and this run from another; ``heavy``: whose noise is heavy-tailed ("host":
+    the host-bound figures', "all": every one's, "one": the first host-bound figure's alone, among light
+    ones whose tails the judge pools with its own)."""
 
     figures: tuple[Figure, ...]
     baseline_runs: int
     new_machine: bool = False
+    one_machine_baseline: bool = False
     heavy: Literal["none", "host", "all", "one"] = "none"
     confirm: int = 0
     policy: Policy = DEFAULT_POLICY  # the minimum effects and alpha the nights are judged by
@@ -81,6 +83,7 @@ class Scenario:
                  "one": "one host figure heavy-tailed"}
         parts = [f"{self.baseline_runs} baseline runs", tails[self.heavy]]
         parts += ["new machine"] if self.new_machine else []
+        parts += ["baseline of one machine"] if self.new_machine and self.one_machine_baseline else []
         parts += [f"--perfkit-confirm {self.confirm}"] if self.confirm else []
         parts += [f"{self.current_runs} runs of this code"] if self.current_runs > 1 else []
         return ", ".join(parts)
@@ -142,7 +145,7 @@ def night(scenario: Scenario, seed: int, slowed: dict[str, float] | None = None)
     in this run and its re-runs (the same draws otherwise, so a slowed night is its null night shifted)."""
     figs = scenario.figures
     draws = _Draws(random.Random(seed), scenario.heavy, next((f.name for f in figs if not f.gpu_bound), ""))
-    machines = ["m1", "m2"] if scenario.new_machine else ["m1"]
+    machines = ["m1", "m2"] if scenario.new_machine and not scenario.one_machine_baseline else ["m1"]
     base = baselines.from_runs([
         _run(figs, {f.name: draws.value(f, machines[i % len(machines)]) for f in figs},
              machines[i % len(machines)], f"2026-11-{i + 1:02d}")
@@ -231,7 +234,8 @@ def synthetic_profile(gpu: int = 24, host: int = 12) -> tuple[Figure, ...]:
 
 def scenarios(figures: tuple[Figure, ...], confirm: int = 3,
               policy: Policy = DEFAULT_POLICY) -> list[Scenario]:
-    """The configurations the issue names: 3, 5 and 8 baseline runs, a run on a new machine, normal and
+    """The configurations the issue names: 3, 5 and 8 baseline runs, a run on a new machine (against a
+    baseline of two machines, and of one, whose between-machine share cannot be measured), normal and
     heavy-tailed noise, with and without a confirmation; and 25 runs, where the judge reads each kind's
     tails from the runs and narrows the GPU-bound minimum effect to 2% (noise.TAIL_RUNS: the committed H200
     baseline's nightly entries hold 24-40), also where one host figure alone is heavy-tailed and read with
@@ -239,7 +243,8 @@ def scenarios(figures: tuple[Figure, ...], confirm: int = 3,
     out: list[Scenario] = []
     for heavy in ("none", "host"):
         out += [Scenario(figures, runs, heavy=heavy, policy=policy) for runs in (3, 5, 8, 25)]
-        out.append(Scenario(figures, 5, new_machine=True, heavy=heavy, policy=policy))
+        out += [Scenario(figures, 5, new_machine=True, one_machine_baseline=one, heavy=heavy, policy=policy)
+                for one in (False, True)]
     out.append(Scenario(figures, 25, heavy="one", policy=policy))
     out += [Scenario(figures, runs, heavy="all", policy=policy) for runs in (5, 25)]
     return out + [replace(s, confirm=confirm) for s in out]

@@ -19,6 +19,7 @@ from perfkit.verdict.noise import (
     HOST_TAIL_DF,
     MAX_PRIOR_DF,
     TAIL_RUNS,
+    UNMEASURED_BETWEEN_SHARE,
     Noise,
     fit_prior,
     moderate,
@@ -153,7 +154,7 @@ def test_a_a_runs_drawn_from_the_same_noise_flag_nothing_at_the_family_wise_rate
     assert flagged <= 6  # 5% family-wise: about 3 of 60 nights; more would be a wolf cried
 
 
-def test_the_between_machine_term_widens_the_interval_only_for_another_machine():
+def test_the_between_machine_term_widens_the_interval_by_the_machines_of_both_sides():
     rng = np.random.default_rng(9)
     sds = {f"b{i}": 0.01 for i in range(20)}
     offsets = {"m1": 1.0, "m2": 1.06, "m3": 0.95}  # host-bound steps shift 5-15% between machines of one kind
@@ -163,7 +164,12 @@ def test_the_between_machine_term_widens_the_interval_only_for_another_machine()
     noise = Noise.of(baseline)
     same = noise.of_figure("b0", "time", current_machine="m1")
     other = noise.of_figure("b0", "time", current_machine="m9")
-    assert same is not None and other is not None and same.between_sd == 0 and 0.02 < other.between_sd < 0.1
+    assert same is not None and other is not None and 0.02 < other.between_sd < 0.1
+    # the baseline's mean holds m2's and m3's shifts too: m1's own differs from it by 2/3 of a machine's
+    # variance, another machine's by 1 + 1/3
+    assert same.between_sd == pytest.approx(other.between_sd * math.sqrt(0.5))
+    one_machine = Noise.of(_baseline(runs[:2], machines[:2])).of_figure("b0", "time", current_machine="m1")
+    assert one_machine is not None and one_machine.between_sd == 0
     shifted = _run({n: v * 1.08 for n, v in _draws(rng, sds, 1)[0].items()}, machine="m9")
     assert not judge(baseline, shifted, noise).regressions  # 8% is within what another machine may show
     # estimated on the times, it widens every timed figure of the benchmark (a kernel time, a ratio of times
@@ -257,8 +263,25 @@ def test_each_benchmark_keeps_the_machines_of_its_own_runs_through_an_append_and
     noise = Noise.of(reread)
     b0 = noise.of_figure("b0", "time", current_machine="m1")
     b1 = noise.of_figure("b1", "time", current_machine="m1")
-    # b0's only run came from m3, so m1 is another machine for it; b1's runs include m1's
-    assert b0 is not None and b1 is not None and b0.between_sd > 0 and b1.between_sd == 0
+    # b0's only run came from m3, so m1 is another machine for it: its shift and m3's; b1's runs include m1's,
+    # and their mean holds m2's shift for half of them
+    assert (noise.machine_mix("b0", "m1"), noise.machine_mix("b1", "m1")) == (2.0, 0.5)
+    assert noise.machine_mix("b1", None) == 0.0 and noise.machine_mix("b0", "m3") == 0.0
+    assert b0 is not None and b1 is not None and b0.between_sd > b1.between_sd > 0
+
+
+def test_a_run_of_another_machine_against_a_baseline_of_one_is_judged_with_both_machines_shifts():
+    """No benchmark of the baseline ran on two machines, so no share can be measured: a run of another
+    machine is judged as if machines differ by each figure's own spread, the baseline's one and its own (it
+    was judged as if on the same machine, and falsely flagged 28% of simulated nights)."""
+    rng = np.random.default_rng(12)
+    sds = {f"b{i}": 0.01 for i in range(20)}
+    noise = Noise.of(_baseline(_draws(rng, sds, 5), ["m1"] * 5))
+    assert noise.between_share is None
+    same, other = noise.of_figure("b0", "time", current_machine="m1"), noise.of_figure("b0", "time",
+                                                                                         current_machine="m2")
+    assert same is not None and other is not None and same.between_sd == 0
+    assert other.between_sd == pytest.approx(math.sqrt(2 * UNMEASURED_BETWEEN_SHARE) * other.sd)
 
 
 def test_kept_runs_since_the_last_change_point_add_to_the_noise():

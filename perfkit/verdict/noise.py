@@ -23,8 +23,10 @@ the machine they ran on and come from several: the one-way random-effects compon
 of the run-to-run variance pooled over the figures of each kind (over every kind where a kind has no
 benchmark run on two machines), applied to each figure in proportion to its own noise (a launch-bound step
 that moves 15% between runs shifts about as much between machines; a one-thread kernel that repeats within
-1% hardly). It is zero when both sides ran on one machine (each benchmark's runs name their machines: a
-merged baseline holds entries of different runs).
+1% hardly), and to the machines of both sides: the baseline's mean holds each of its machines' shifts in
+proportion to its runs, the current run its own machine's (:meth:`Noise.machine_mix`). It is zero when both
+sides ran on one machine, and twice the share when a run of another machine meets a baseline of one (each
+benchmark's runs name their machines: a merged baseline holds entries of different runs).
 
 How others estimate noise (docs/verdict.md says more): asv and rustc-perf look at each benchmark's own recent
 samples; conbench and Bencher take each benchmark's history in a lookback window (Bencher's t-test threshold
@@ -73,6 +75,14 @@ TAIL_RUNS = 20
 #: jackknife's over the figures and normal theory's sqrt(24/N) over N runs) and read as Student's t's
 #: (6 / (df - 4)), never heavier than HOST_TAIL_DF allows.
 TAIL_MARGIN_SE = 2.0
+#: The between-machine share a run on a machine its baseline never ran on is judged with where no benchmark
+#: of the baseline ran on two machines, so that none could be measured (a baseline saved on one machine: a
+#: laptop's own, a multi-GPU one of one lent host): a machine's shift as large as a figure's run-to-run
+#: spread.
+#: The committed single-GPU baselines measured 0.17-0.28 for host work and 0.55-0.78 for GPU work over 24-77
+#: machines (2026-12-05); taken as 0, a run of another machine against one machine's five runs, each figure
+#: shifted by its own spread, falsely flagged 28% of simulated nights.
+UNMEASURED_BETWEEN_SHARE = 1.0
 #: A log spread below this is a figure that does not vary: it says nothing of tails.
 STILL = 1e-9
 # : The SD of the covariates (log within-run dispersion) below which the figures are alike and the prior is
@@ -271,11 +281,13 @@ class Noise:
     priors: Mapping[str, Prior] = field(default_factory=dict)
     outliers: frozenset[tuple[str, str]] = frozenset()  # figures noisier than their prior: their own variance
     # the between-machine variance of log time as a share of the run-to-run variance, where the reference
-    # runs came from several machines: over every kind, and per kind of figure where that kind has its own
-    between_share: float = 0.0
+    # runs came from several machines: over every kind, and per kind of figure where that kind has its own;
+    # None where no benchmark's runs came from two machines (UNMEASURED_BETWEEN_SHARE then)
+    between_share: float | None = None
     between_share_by_kind: Mapping[str, float] = field(default_factory=dict)
-    # per benchmark, the machines its reference runs came from (none where unknown)
-    machines: Mapping[str, frozenset[str]] = field(default_factory=dict)
+    # per benchmark, the machines its reference runs came from, each with its share of them (none where
+    # unknown)
+    machines: Mapping[str, Mapping[str, float]] = field(default_factory=dict)
     # the tails of timed figures with TAIL_RUNS runs, read from their kind's such figures
     tails: Mapping[tuple[str, str], float] = field(default_factory=dict)
     source: str = ""
@@ -319,7 +331,7 @@ class Noise:
             key: df for key, df in _kind_tails(logs, kinds, gating, heavy, GPU_KIND).items()
             if entries[key[0]].context.tolerance is None}
         origins = {name: tuple(o.machine for o in runs_of) for name, runs_of in reference.origins().items()}
-        machines = {name: frozenset(m for m in ms if m) for name, ms in origins.items()}
+        machines = {name: _run_shares([m for m in ms if m]) for name, ms in origins.items()}
         time_kinds = {name: kind for (name, figure), kind in kinds.items() if figure == TIME}
         share, by_kind = _between_machines(reference, origins, time_kinds)
         return cls(logs, kinds, covariates, priors, frozenset(outliers | heavy), share, by_kind, machines,
@@ -337,6 +349,17 @@ class Noise:
             return (math.sqrt(s2), float(df)) if df else None
         var, dof = moderate(s2, df, prior.s2(self.covariates.get(key)), prior.df)
         return math.sqrt(var), dof
+
+    def machine_mix(self, benchmark: str, current_machine: str | None) -> float:
+        """How many times a machine's shift variance the difference between the two sides holds: the
+        current machine's shift less the baseline's mean of its machines' (weighted by their runs), each
+        machine's shift drawn apart. 0 where both sides ran on one machine or a side's machines are unknown;
+        1 + (the baseline's concentration) on a machine the baseline never ran on (2 against one machine)."""
+        shares = self.machines.get(benchmark, {})
+        if current_machine is None or not shares:
+            return 0.0
+        own = shares.get(current_machine, 0.0)
+        return (1 - own) ** 2 + sum(w * w for m, w in shares.items() if m != current_machine)
 
     def of_figure(self, benchmark: str, figure: str, current: Sequence[float] = (),
                   current_machine: str | None = None) -> FigureNoise | None:
@@ -356,16 +379,21 @@ class Noise:
         tails = self.tails.get(key, HOST_TAIL_DF if kind == HOST_KIND or heavy_gpu else math.inf)
         dof = min(dof, tails)
         prior = None if key in self.outliers else self.priors.get(self.kinds.get(key, ""))
-        known = self.machines.get(benchmark, frozenset())
-        other_machine = current_machine is not None and bool(known) and current_machine not in known
         share = self.between_share_by_kind.get(self.kinds.get(key, ""), self.between_share)
+        if share is None:
+            share = UNMEASURED_BETWEEN_SHARE
         # estimated on the times, applied to every timed figure and ratio in proportion to its own noise: a
         # launch-bound step's kernel time or layers-over-model ratio moves with the host as its time does,
         # and a figure that hardly moves between runs hardly moves between machines
         timed = self.kinds.get(key, "").startswith("timed")
-        between = math.sqrt(share) * sd if other_machine and timed else 0.0
+        between = math.sqrt(share * self.machine_mix(benchmark, current_machine)) * sd if timed else 0.0
         source = f"{len(own)} kept run(s)" + (f", pooled (d0 {prior.df:.3g})" if prior else "")
         return FigureNoise(sd, dof, between, source, tails, key in self.tails and kind == GPU_KIND)
+
+
+def _run_shares(machines: Sequence[str]) -> dict[str, float]:
+    """Each machine's share of ``machines`` (one name per run)."""
+    return {m: machines.count(m) / len(machines) for m in set(machines)}
 
 
 def _since_last_change(kept: Iterable[ResultSet], skip_dates: set[str]) -> dict[str, dict[str, list[float]]]:
@@ -516,13 +544,13 @@ def excess_kurtosis(values: Sequence[float]) -> float | None:
 
 
 def _between_machines(reference: ResultSet, origins: Mapping[str, tuple[str, ...]],
-                      kinds: Mapping[str, str]) -> tuple[float, dict[str, float]]:
+                      kinds: Mapping[str, str]) -> tuple[float | None, dict[str, float]]:
     """The between-machine variance of log time as a share of the run-to-run variance (one-way random
     effects: the sum of the benchmarks' unfloored component estimates over the sum of their runs' variances,
     which a figure's own variance estimates too, over the benchmarks whose runs came from two or more known
     machines), from each
     benchmark's runs and the machine of each (``origins``): over every benchmark, and per kind of figure
-    (``kinds``: a benchmark's time's kind); 0 where every benchmark's runs came from one machine.
+    (``kinds``: a benchmark's time's kind); None where every benchmark's runs came from one machine.
 
     A share, not one SD per kind: on the committed H100 and H200 baselines each benchmark's between-machine
     component tracks its own run-to-run spread (a 1 M-element program step 18%, a launch-bound training step
@@ -542,7 +570,7 @@ def _between_machines(reference: ResultSet, origins: Mapping[str, tuple[str, ...
         components[kinds.get(name, "")].append((stats.between_group_variance(list(groups.values()), False),
                                                 spread))
     every = [c for kind in components.values() for c in kind]
-    return _share(every), {kind: _share(c) for kind, c in components.items()}
+    return (_share(every) if every else None), {kind: _share(c) for kind, c in components.items()}
 
 
 def _share(components: Sequence[tuple[float, float]]) -> float:
