@@ -93,6 +93,19 @@ def test_a_move_beyond_the_band_with_too_few_runs_is_not_judged_not_regressed():
     assert cmp.regressions == () and words(cmp.counts()) == {"not judged": 1}
 
 
+def test_a_figure_not_judged_inside_a_benchmark_counted_under_another_verdict_is_still_in_the_verdict_line():
+    """A gating peak that only the last two baseline runs hold is ``not judged`` while its benchmark's time
+    improved: the line counted the benchmark ``improved`` and never said a figure went unjudged."""
+    peak = {"metrics": {"peak_mib": {"value": 100.0, "unit": "MiB", "better": "lower", "gate": True}}}
+    runs = [_results({"b": [v] * 5, "c": [1.0 + i / 1000] * 5}, **({"b": peak} if i >= 3 else {}))
+            for i, v in enumerate((1.0, 1.01, 0.99, 1.0, 1.005))]
+    cmp = compare(from_runs(runs), _results({"b": [0.5] * 5, "c": [1.0] * 5}, b=peak))
+    assert {(r.figure, r.verdict.value) for r in cmp.rows if r.benchmark == "b"} == {
+        ("time", "improved"), ("peak_mib", "not judged")}
+    assert cmp.not_judged_within() == 1 and cmp.to_json()["not_judged_within"] == 1
+    assert "(benchmarks; 1 of them also with a gating figure not judged)" in verdicts.headline(cmp)
+
+
 def test_two_single_runs_are_not_judged_whatever_noise_the_store_holds():
     """A back-to-back A/A pair of single runs on one H200 read tf32 regressed +6.0% on the prior alone."""
     stored = _runs([1.0, 1.01, 0.99, 1.0, 1.005])

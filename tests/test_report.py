@@ -736,10 +736,13 @@ def test_the_headline_says_how_many_unknowns_only_got_better():
                    Verdict.UNKNOWN, gating=True)
 
     rows = (row("faster", -0.2), row("slower", 0.2), row("higher_rate", 0.2, "higher", "busbw_gbps"),
-            row("only_here", None), row("mixed", -0.2), row("mixed", 0.2, figure="peak_allocated_mib"))
+            row("only_here", None), row("mixed", -0.2), row("mixed", 0.2, figure="peak_allocated_mib"),
+            row("still", 0.0))
     cmp = Comparison("gpu-x1", "gpu-x1", rows)
-    assert cmp.unknown_better() == 2  # faster, higher_rate; a figure without a change is not called better
-    assert "5 unknown (2 of them better)" in verdicts.headline(cmp)
+    # faster, higher_rate; a figure without a change, or one that did not move (a baseline compared with
+    # itself read "36 unknown (36 of them better)"), is not called better
+    assert cmp.unknown_better() == 2
+    assert "6 unknown (2 of them better)" in verdicts.headline(cmp)
     worse_only = Comparison("gpu-x1", "gpu-x1", (row("slower", 0.2),))
     assert "1 unknown (benchmarks)" in verdicts.headline(worse_only)
 

@@ -100,9 +100,12 @@ def headline(cmp: Comparison) -> str:
     counts = ", ".join(f"{n} {v.value}" + (f" ({better} of them better)" if v is Verdict.UNKNOWN and better
                                            else "")
                        for v, n in cmp.counts().items()) or "nothing to compare"
+    within = cmp.not_judged_within()
+    counts += (f" (benchmarks; {within} of them also with a gating figure not judged)" if within
+               else " (benchmarks)")
     hw = (f"same hardware ({cmp.current_id})" if cmp.same_hardware
           else f"DIFFERENT hardware: baseline {cmp.baseline_id}, current {cmp.current_id}")
-    return f"{hw}: {counts} (benchmarks){geo}"
+    return f"{hw}: {counts}{geo}"
 
 
 def summary_lines(cmp: Comparison, baseline_name: str, limit: int = 40,

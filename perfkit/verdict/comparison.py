@@ -190,14 +190,21 @@ class Comparison:
         verdicts = list(self.benchmark_verdicts().values())
         return {v: n for v in WORST_FIRST if (n := verdicts.count(v))}
 
+    def not_judged_within(self) -> int:
+        """How many benchmarks hold a gating figure ``not judged`` (a one-run baseline entry, too few degrees
+        of freedom) that their worse verdict counts under another word: counted apart in the verdict line."""
+        verdicts = self.benchmark_verdicts()
+        return len({r.benchmark for r in self.rows if r.gating and r.verdict is Verdict.NOT_JUDGED
+                    and verdicts[r.benchmark] is not Verdict.NOT_JUDGED})
+
     def unknown_better(self) -> int:
         """How many ``unknown`` benchmarks moved only the better way (faster, higher): nothing to chase on a
-        nightly; the rest moved the worse way in some gating figure and want re-runs."""
+        nightly; the rest moved the worse way in some gating figure, or not at all, and want re-runs."""
         verdicts = self.benchmark_verdicts()
         unknown = {r.benchmark for r in self.rows if r.gating and verdicts[r.benchmark] is Verdict.UNKNOWN}
-        worse = {r.benchmark for r in self.rows
-                 if r.gating and r.verdict is Verdict.UNKNOWN and (r.worse or r.change is None)}
-        return len(unknown - worse)
+        not_better = {r.benchmark for r in self.rows
+                      if r.gating and r.verdict is Verdict.UNKNOWN and (r.worse or not r.change)}
+        return len(unknown - not_better)
 
     def compared_gating(self) -> tuple[Row, ...]:
         """Gating figures both sides have: the ones judged, each with its minimum detectable effect."""
@@ -233,6 +240,7 @@ class Comparison:
             "current_id": self.current_id,
             "same_hardware": self.same_hardware,
             "counts": {v.value: n for v, n in self.counts().items()},
+            "not_judged_within": self.not_judged_within(),
             "benchmarks": {n: v.value for n, v in self.benchmark_verdicts().items()},
             "rows": rows,
             "fingerprint_changes": [list(c) for c in self.fingerprint_changes],
