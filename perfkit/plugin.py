@@ -384,6 +384,11 @@ def pytest_benchmark_update_json(config: pytest.Config, benchmarks: Any, output_
         for pattern in inject.unmatched(bench.get("fullname", "") for bench in output_json["benchmarks"]):
             session.say_once(f"perfkit: {inject.ENV}: {pattern!r} matched no benchmark of this run; nothing "
                              "was slowed there (brackets are literal: give the id as the verdict names it)")
+        if not output_json["benchmarks"]:  # every selected benchmark failed, or none was timed
+            session.say_once("perfkit: no benchmark finished (each selected one failed or skipped before its "
+                             "figures were kept): nothing to compare, report or store; pytest's summary says "
+                             "why")
+            return
         output_json.update(session.derive(pbench.plain(output_json)).to_json())
 
 

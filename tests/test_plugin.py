@@ -151,6 +151,24 @@ def test_without_a_baseline_the_summary_says_so(pytester, run):
                                 "baselines/ nor .perfkit/baselines/)*")])
 
 
+@pytest.mark.slow
+def test_a_run_whose_every_benchmark_failed_after_timing_reports_the_failure_not_a_traceback(pytester):
+    """pytest-benchmark keeps no failed benchmark: perfkit read the empty run as a damaged file, and its
+    traceback at the session's end replaced pytest's own report of why the benchmark failed (a process of
+    its own: the order pytest-benchmark's hooks run in is a real run's)."""
+    pytester.makepyfile("""
+        def test_wrong_sum(benchmark):
+            benchmark(sum, range(100))
+            assert False, "587322 of 1000000 elements differ from the host sum"
+    """)
+    result = pytester.runpytest_subprocess(*PLUGIN, "--perfkit-device=cpu", "--benchmark-json=r.json")
+    result.assert_outcomes(failed=1)
+    result.stdout.fnmatch_lines(["*AssertionError: 587322 of 1000000 elements differ from the host sum",
+                                 "*no benchmark finished*nothing to compare, report or store*",
+                                 "FAILED *::test_wrong_sum*"])
+    assert "Traceback" not in result.stdout.str() + result.stderr.str()
+
+
 def _saved_baseline(pytester, run):
     pytester.makepyfile(SLEEPY)
     result = run("--perfkit-save-baseline")
