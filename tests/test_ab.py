@@ -236,6 +236,24 @@ def test_a_side_that_does_not_build_is_one_sentence(tmp_path, monkeypatch, capsy
 
 
 @pytest.mark.slow
+def test_a_side_whose_benchmark_fails_names_the_test_and_its_message_and_keeps_the_log(tmp_path, monkeypatch,
+                                                                                       capsys):
+    """It read "does not build: its benchmark run exited 1 ( | Wrote benchmark data in ...)": no test, no
+    reason, no log kept."""
+    repo = make_repo(tmp_path / "repo")
+    commit(repo, 100, "fine")
+    (repo / "benches" / "test_loop.py").write_text(
+        "def test_sum(benchmark):\n    benchmark(sum, range(10))\n    assert False, 'the sum is wrong'\n")
+    git(repo, "commit", "-q", "-am", "wrong")
+    monkeypatch.chdir(repo)
+    err = _one_line_error(capsys, "ab", "HEAD~1", "HEAD", "--out", str(tmp_path / "out"), "--rounds", "2")
+    assert "head HEAD" in err and "fails its benchmarks" in err and "does not build" not in err
+    assert "FAILED benches/test_loop.py::test_sum - AssertionError: the sum is wrong" in err
+    log = Path(err.rsplit("its whole output: ", 1)[1].strip())
+    assert log.parent == tmp_path / "out" and "assert False, 'the sum is wrong'" in log.read_text()
+
+
+@pytest.mark.slow
 def test_ab_of_the_working_tree_writes_nothing_there_and_reports_new_ones(tmp_path, monkeypatch, capsys):
     repo = make_repo(tmp_path / "repo")
     commit(repo, 100_000, "base")

@@ -255,10 +255,24 @@ def run_side(side: Side, benches: Sequence[str], expr: str | None, out: Path,
     if done.returncode == NO_TESTS_COLLECTED:
         return None
     if done.returncode or not out.exists() or not out.stat().st_size:
-        tail = " | ".join((done.stdout + done.stderr).strip().splitlines()[-2:])
-        raise BuildError(f"{side.label} {side.ref} ({side.commit[:10]}) does not build: its benchmark run "
-                         f"exited {done.returncode} ({tail})")
+        output, log = done.stdout + done.stderr, out.with_suffix(".log")
+        log.write_text(output, encoding="utf-8")
+        failed = "\nFAILED " in "\n" + output  # a test failed; else it did not collect
+        raise BuildError(f"{side.label} {side.ref} ({side.commit[:10]}) "
+                         f"{'fails its benchmarks' if failed else 'does not build'} (pytest exited "
+                         f"{done.returncode}): {_why_failed(output)}; its whole output: {log}")
     return load.load(out)
+
+
+def _why_failed(output: str) -> str:
+    """What a failed benchmark run's output says went wrong: pytest's short summary lines (the failed and
+    errored tests, each with its message), else its last two lines."""
+    lines = output.strip().splitlines()
+    failed = [line for line in lines if line.startswith(("FAILED ", "ERROR "))]
+    if not failed:
+        return " | ".join(lines[-2:])
+    more = f" | and {len(failed) - 3} more" if len(failed) > 3 else ""
+    return " | ".join(failed[:3]) + more
 
 
 def check_input(rounds: int, benches: Sequence[str]) -> None:
