@@ -283,7 +283,7 @@ def test_given_each_devices_one_block_ceiling_one_block_expects_its_ratio(held_a
     (row,) = across.hardware_rows(h200, h100, [ONE_BLOCK], work_of)
     assert row.model is not None and row.model.current.shares()["memory"] > 0.99  # 0.7 ms a launch, a launch
     assert row.expected == pytest.approx(0.9, rel=0.01)
-    measured = statistics.fmean(h200.runs()[ONE_BLOCK]["kernel_s"]) / statistics.fmean(
+    measured = statistics.geometric_mean(h200.runs()[ONE_BLOCK]["kernel_s"]) / statistics.geometric_mean(
         h100.runs()[ONE_BLOCK]["kernel_s"])
     assert row.figure == "kernel_s" and row.speedup == pytest.approx(measured)
     assert row.errors() is not None and all(0.5 < e < 1.5 for e in row.errors())  # 18.5 GB/s of adds
@@ -293,8 +293,8 @@ def test_a_benchmark_that_gates_on_another_figure_on_one_side_is_read_by_it_on_b
     b1 = rows[PPP_B1]  # the H200's batch 1 gates on its CUDA-graph replay, the older H100 run on its time
     assert b1.figure == "model_graph_s"
     h200, h100 = load.load(H200).runs()[PPP_B1], load.load(H100).runs()[PPP_B1]
-    mean = sum(h200["model_graph_s"]) / len(h200["model_graph_s"])
-    assert b1.speedup == pytest.approx(mean / (sum(h100["model_graph_s"]) / len(h100["model_graph_s"])))
+    assert b1.speedup == pytest.approx(statistics.geometric_mean(h200["model_graph_s"])
+                                       / statistics.geometric_mean(h100["model_graph_s"]))
     assert b1.model is not None and b1.model.current.launch_s > 0
 
 

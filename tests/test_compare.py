@@ -408,6 +408,18 @@ def test_across_hardware_no_figure_is_listed_weak():
     assert compare(baseline, other).weak() == ()
 
 
+def test_across_hardware_the_speedup_and_the_geomean_read_the_runs_mean_logs_as_the_row_does():
+    """Runs of 1, 1 and 3 ms against one of 1.6 ms: the row read +10.9% (mean logs), while the speedup and
+    the headline, from arithmetic means, read the current run 1.04x faster."""
+    baseline = from_runs([_results({"b": [v] * 5}) for v in (1.0, 1.0, 3.0)])
+    cmp = compare(baseline, _results({"b": [1.6] * 5}, hardware_id="cpu-other"))
+    row = next(r for r in cmp.rows if r.figure == "time")
+    assert row.change == pytest.approx(1.6 / 3 ** (1 / 3) - 1)  # +10.9%
+    assert cmp.hardware_rows[0].speedup == pytest.approx(1 / (1 + row.change))
+    assert cmp.geomean_time_ratio == pytest.approx(1 + row.change)
+    assert "(the current run 1.11x slower)" in verdicts.headline(cmp)
+
+
 def test_an_unknown_figure_that_moved_the_better_way_is_folded_not_a_row_to_read():
     """Beyond its minimum effect but not significant: nothing to chase in a regression suite, unless it
     moved 1.5x or more (a benchmark that stopped doing its work reads much faster)."""

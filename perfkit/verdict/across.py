@@ -231,8 +231,13 @@ class _Side:
                    workloads, roofs is None)
 
     def mean(self, name: str, figure: str) -> float | None:
+        """The runs' geometric mean, as the judge takes a side's level from mean logs (an arithmetic mean of
+        1, 1 and 3 ms read a 1.6 ms run faster, where the logs read it 11% slower); the arithmetic one where a
+        run is not positive."""
         values = self.runs[name].get(figure)
-        return statistics.fmean(values) if values else None
+        if not values:
+            return None
+        return statistics.geometric_mean(values) if min(values) > 0 else statistics.fmean(values)
 
     def spread(self, name: str) -> float:
         """The slowest run of ``name``'s time over its fastest (1.0 for one run)."""
