@@ -91,6 +91,21 @@ def test_a_run_measured_by_a_newer_method_replaces_the_runs_measured_the_older_w
     assert [o.date for o in saved.origins()[name]] == ["2026-11-03T00:00"]
 
 
+def test_a_run_timed_at_another_sm_clock_replaces_the_runs_timed_at_the_old_one(tmp_path, cpu_results):
+    """The entry took the newest run's clock lock while the older unlocked runs' times (13-23% faster than
+    at base clock on an H100) went into its values and spread: a locked run was judged against them all."""
+    nights = ("2026-11-01T00:00", "2026-11-02T00:00")
+    baselines.save_baseline(baselines.from_runs([typed(_dated(cpu_results, n)) for n in nights]), tmp_path)
+    newer = _dated(cpu_results, "2026-11-03T00:00")
+    name, other = (b["fullname"] for b in newer["benchmarks"][:2])
+    newer["benchmarks"][0]["extra_info"]["clock_lock"] = {"sm_clock": "base/1980 MHz locked", "version": 1}
+    path = baselines.save_baseline(typed(newer), tmp_path, "append")
+    saved = load.load(path)
+    assert [len(saved.runs()[n]["time"]) for n in (name, other)] == [1, 3]  # never two clocks in one spread
+    assert saved.by_name()[name].clock_lock == "base/1980 MHz locked"
+    assert [o.date for o in saved.origins()[name]] == ["2026-11-03T00:00"]
+
+
 def test_a_run_merged_for_some_benchmarks_can_be_appended_for_the_others(tmp_path, cpu_results):
     nights = ("2026-11-01T00:00", "2026-11-02T00:00")
     baselines.save_baseline(baselines.from_runs([typed(_dated(cpu_results, n)) for n in nights]), tmp_path)

@@ -21,6 +21,7 @@ from perfkit.explain import record as kernel_summary
 from perfkit.resultfile import derived, inject, load, run_spread
 from perfkit.resultfile.ceilings import Ceilings
 from perfkit.resultfile.model import (
+    BenchmarkEntry,
     ProfileName,
     ResultSet,
     RunOrigin,
@@ -56,8 +57,9 @@ def from_runs(results: Sequence[ResultSet]) -> ResultSet:
     the median kernel summary of the runs that made one (perfkit.explain.record); every
     run's value of every figure goes into ``machine_info["perfkit"]["runs"]`` and their spread into
     ``["noise"]``. Only the runs that measured a benchmark as its newest run did go in (every figure by the
-    same method version, perfkit.resultfile.figures.METHODS): runs measured another way are another series,
-    whose values would make the spread of neither, and the entry's version is that of every run it keeps.
+    same method version, perfkit.resultfile.figures.METHODS, at the same SM clock lock): runs measured
+    another way are another series, whose values would make the spread of neither, and the entry's version
+    and clock are those of every run it keeps.
     """
     if not results:
         raise BaselineError("no result files given; pass the JSON of each run")
@@ -74,8 +76,8 @@ def from_runs(results: Sequence[ResultSet]) -> ResultSet:
     # a benchmark only earlier runs hold stays
     latest = {b.fullname: b for r in results for b in r.benchmarks}
     results = [kept for r in results
-               if (kept := r.with_benchmarks([b for b in r.benchmarks
-                                              if b.methods == latest[b.fullname].methods])).benchmarks]
+               if (kept := r.with_benchmarks([b for b in r.benchmarks if _same_series(b, latest[b.fullname])
+                                              ])).benchmarks]
     measured = run_spread.combine(results)
     dates = [d for r in results for d in (r.dates() or (r.datetime,))]
     machines = [m for r in results for m in (r.info.run_machines or (r.info.machine or "",))]
@@ -96,6 +98,12 @@ def from_runs(results: Sequence[ResultSet]) -> ResultSet:
         run_machines=tuple(machines) if all(machines) and len(machines) == len(dates) else (),
         run_origins=origins, figure_runs=_partial_figures(positions, origins))
     return derived.derive(combined)
+
+
+def _same_series(bench: BenchmarkEntry, newest: BenchmarkEntry) -> bool:
+    """Whether a run's entry measured its figures as the newest did: by the same method versions, at the same
+    SM clock (a run timed unlocked and one locked at base clock are not one series)."""
+    return bench.methods == newest.methods and bench.clock_lock == newest.clock_lock
 
 
 def _partial_figures(positions: Mapping[str, Mapping[str, tuple[int, ...]]],

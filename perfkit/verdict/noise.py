@@ -398,9 +398,9 @@ def _run_shares(machines: Sequence[str]) -> dict[str, float]:
 
 def _since_last_change(kept: Iterable[ResultSet], skip_dates: set[str]) -> dict[str, dict[str, list[float]]]:
     """Per benchmark and figure, the values of the kept runs since that benchmark's last change point in time,
-    among those since it was last measured another way (a figure's method version changed: another series,
-    perfkit.resultfile.figures.METHODS); runs whose date a baseline already holds are left out (they are in
-    it)."""
+    among those since it was last measured another way (a figure's method version or its SM clock lock
+    changed: another series, perfkit.resultfile.figures.METHODS); runs whose date a baseline already holds
+    are left out (they are in it)."""
     from perfkit.verdict.changepoints import breaks, change_points
 
     runs = [r for r in kept if r.datetime not in skip_dates]
@@ -408,7 +408,7 @@ def _since_last_change(kept: Iterable[ResultSet], skip_dates: set[str]) -> dict[
     names = {b.fullname for r in runs for b in r.benchmarks}
     for name in names:
         holding = [r.by_name()[name] for r in runs if name in r.by_name()]
-        holding = holding[max([0, *breaks([b.methods for b in holding])]):]
+        holding = holding[max([0, *breaks([(b.methods, b.clock_lock) for b in holding])]):]
         times = [b.median for b in holding]
         points = change_points(times) if len(times) >= 4 and min(times) > 0 else []
         start = points[-1].index if points else 0
