@@ -9,6 +9,7 @@ from __future__ import annotations
 import dataclasses
 import enum
 import math
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
@@ -145,6 +146,10 @@ class KindTimeRatio:
     benchmarks: int
 
 
+#: What a test of one figure could reach: its minimum effect, standard error and degrees of freedom (logs).
+Reach = tuple[float, float, float]
+
+
 @dataclass(frozen=True)
 class Comparison:
     baseline_id: str
@@ -165,6 +170,8 @@ class Comparison:
     why: tuple[Why, ...] = ()
     # the geometric mean time ratio of the GPU-bound and of the host-bound benchmarks apart (same hardware)
     time_ratio_by_kind: tuple[KindTimeRatio, ...] = ()
+    # per gating figure tested, what its test could reach: (minimum effect, SE, degrees of freedom), logs
+    reach: Mapping[tuple[str, str], Reach] = field(default_factory=dict)
 
     @property
     def same_hardware(self) -> bool:
@@ -270,7 +277,9 @@ class FirstLook:
 
     tests: int
     host: HostShift | None = None
+    # what the first look's test of each figure could reach: a re-run figure's MDE is the two looks' together
+    reach: Mapping[tuple[str, str], Reach] = field(default_factory=dict)
 
     @classmethod
     def of(cls, first: Comparison) -> FirstLook:
-        return cls(first.tests, first.host)
+        return cls(first.tests, first.host, first.reach)

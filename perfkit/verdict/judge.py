@@ -132,7 +132,8 @@ def judge(baseline: ResultSet, current: ResultSet, noise: Noise, policy: Policy 
                             host if noise.kinds.get((f.benchmark, f.figure)) == HOST_KIND else None)
               for f in paired.figures]
     tests = first_look.tests if first_look is not None else max(1, sum(j.row.gating for j in judged))
-    rows += _corrected(judged, policy, tests, bonferroni=first_look is not None)
+    reach = {(j.row.benchmark, j.row.figure): (e.floor, e.se, e.df) for j in judged if (e := j.evidence)}
+    rows += _corrected(judged, policy, tests, first_look)
     rows.sort(key=row_order)
     if baseline.hardware_id == current.hardware_id:
         hardware_rows: tuple[across.HardwareRow, ...] = ()
@@ -156,6 +157,7 @@ def judge(baseline: ResultSet, current: ResultSet, noise: Noise, policy: Policy 
         policy=policy,
         why=why.of(baseline, current, list(flagged)),
         time_ratio_by_kind=by_kind,
+        reach=reach,
     )
 
 
@@ -452,10 +454,13 @@ def _settles(fig: FigureRuns, noise: FigureNoise, evidence: _Evidence, quantile:
             "limit it; re-save the baseline from more runs")
 
 
-def _corrected(judged: list[_Judged], policy: Policy, tests: int, bonferroni: bool = False) -> list[Row]:
+def _corrected(judged: list[_Judged], policy: Policy, tests: int, first_look: FirstLook | None = None
+               ) -> list[Row]:
     """The family-wise correction over the ``tests`` gating figures (Holm's step-down; Bonferroni's level for
-    a confirmation's second look), and apart Holm over every ratio that should stay put; then each gating
-    row's MDE at that level and 80% power."""
+    a confirmation's second look, ``first_look`` given), and apart Holm over every ratio that should stay put;
+    then each gating row's MDE at that level and 80% power (a second look's: of both looks together, the
+    first picking the figure and the second confirming it)."""
+    bonferroni = first_look is not None
     ratios = [j for j in judged if j.ratio]
     gating_tested = [j for j in judged if j.row.gating and j.p_value is not None]
     if bonferroni:
@@ -472,7 +477,9 @@ def _corrected(judged: list[_Judged], policy: Policy, tests: int, bonferroni: bo
         if (e := j.evidence) is not None:
             # at Bonferroni's level over the night, Holm's first step: the 80%-power point
             level = policy.alpha / tests
-            mde = stats.detectable_at_power(e.floor, e.se, e.df, level)
+            picked = first_look.reach.get((row.benchmark, row.figure)) if first_look is not None else None
+            mde = (stats.detectable_at_power(e.floor, e.se, e.df, level) if picked is None
+                   else stats.detectable_in_two_looks(picked, (e.floor, e.se, e.df), level))
             runs = _runs_to_see(e, level) if mde > WEAK_MDE else None
             row = dataclasses.replace(row, mde=mde, runs_to_see=runs)
         if j.p_value is not None and j.ratio:

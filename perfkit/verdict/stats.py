@@ -134,18 +134,53 @@ def detectable_at_power(floor_log: float, se: float, df: float, level: float, po
     10 pairs, critical t 4.7) that plain sum gives 77% power, not 80%."""
     if se == 0:
         return math.expm1(floor_log)
+    w_mean, spread = _clearance(floor_log, se, df, level)
+    reach = (w_mean + statistics.NormalDist().inv_cdf(power) * spread) * se
+    return math.expm1(min(reach, 50.0))  # past e^50 the digits say nothing more
+
+
+def power_at(shift_log: float, floor_log: float, se: float, df: float, level: float) -> float:
+    """How often the test of :func:`detectable_at_power` flags a true change of ``shift_log``: its
+    inverse."""
+    if se == 0:
+        return float(abs(shift_log) > floor_log)
+    w_mean, spread = _clearance(floor_log, se, df, level)
+    return statistics.NormalDist().cdf((abs(shift_log) / se - w_mean) / spread)
+
+
+def detectable_in_two_looks(first: tuple[float, float, float], second: tuple[float, float, float],
+                            level: float, power: float = POWER) -> float:
+    """The relative change that a confirmation flags with probability ``power``: its first look (``first``:
+    minimum effect, SE and degrees of freedom, all log) must pick the figure and its second look confirm
+    it, each a test at ``level`` on runs of its own. Found where the product of the two looks' powers
+    reaches ``power`` (their shared baseline makes the looks agree more often, so this is the cautious
+    side); between the larger of their own 80% points and the larger of their points at the square root."""
+    def both(shift: float) -> float:
+        return power_at(shift, *first, level) * power_at(shift, *second, level)
+
+    low = max(math.log1p(detectable_at_power(*look, level, power)) for look in (first, second))
+    high = max(math.log1p(detectable_at_power(*look, level, math.sqrt(power))) for look in (first, second))
+    for _ in range(60):
+        middle = (low + high) / 2
+        low, high = (middle, high) if both(middle) < power else (low, middle)
+    return math.expm1(min(high, 50.0))
+
+
+def _clearance(floor_log: float, se: float, df: float, level: float) -> tuple[float, float]:
+    """The mean of W (in SEs), the larger of the minimum effect and the critical value times the estimated
+    SE, and the SD of (estimate - W) in SEs: what a change must clear to be flagged
+    (:func:`detectable_at_power`)."""
     unit = statistics.NormalDist()
     crit = t_quantile(level / 2, df)
     mean, sd = crit * (1 - 1 / (4 * df)), crit / math.sqrt(2 * df)  # crit times the estimated SE, in SEs
     floor = floor_log / se
     if sd == 0:  # a known SE (infinite degrees of freedom): W is a number
-        return math.expm1(min((max(floor, mean) + unit.inv_cdf(power)) * se, 50.0))
+        return max(floor, mean), 1.0
     cut = (floor - mean) / sd
     below, density = unit.cdf(cut), unit.pdf(cut)
     w_mean = floor * below + mean * (1 - below) + sd * density  # W = max(floor, crit SE estimated)
     w_square = floor**2 * below + (mean**2 + sd**2) * (1 - below) + (mean + floor) * sd * density
-    reach = (w_mean + unit.inv_cdf(power) * math.sqrt(1 + max(0.0, w_square - w_mean**2))) * se
-    return math.expm1(min(reach, 50.0))  # past e^50 the digits say nothing more
+    return w_mean, math.sqrt(1 + max(0.0, w_square - w_mean**2))
 
 
 def obrien_fleming_spent(alpha: float, fraction: float) -> float:
