@@ -106,6 +106,15 @@ def test_a_figure_not_judged_inside_a_benchmark_counted_under_another_verdict_is
     assert "(benchmarks; 1 of them also with a gating figure not judged)" in verdicts.headline(cmp)
 
 
+def test_a_move_no_count_of_runs_could_decide_does_not_say_more_runs_decide():
+    """A baseline run 10x off the others leaves an MDE of thousands of percent: "more runs decide" sent the
+    night to re-runs that 20 of would not settle."""
+    noisy = _runs([10.0, 1.0, 1.01, 0.99, 1.0])
+    row = compare(noisy, _results({"b": [0.63] * 5})).rows[0]
+    assert row.verdict.value == "unknown" and row.runs_to_see is None and row.mde is not None and row.mde > 1
+    assert "more runs of this code cannot decide it" in row.note and "more runs decide" not in row.note
+
+
 def test_two_single_runs_are_not_judged_whatever_noise_the_store_holds():
     """A back-to-back A/A pair of single runs on one H200 read tf32 regressed +6.0% on the prior alone."""
     stored = _runs([1.0, 1.01, 0.99, 1.0, 1.005])

@@ -491,8 +491,11 @@ def _corrected(judged: list[_Judged], policy: Policy, tests: int, first_look: Fi
             if significant[id(j)]:
                 row = dataclasses.replace(row, p_value=j.p_value)
             else:
+                decide = ("more runs decide" if row.mde is None or row.mde <= WEAK_MDE or row.runs_to_see
+                          else "more runs of this code cannot decide it (20 leave its MDE wide): re-save "
+                               "the baseline from more runs, or measure it less noisily")
                 note = (f"beyond the minimum effect but not significant after correcting for "
-                        f"{counted(tests, 'figure')} (p={j.p_value:.2g}); more runs decide")
+                        f"{counted(tests, 'figure')} (p={j.p_value:.2g}); {decide}")
                 row = dataclasses.replace(row, verdict=Verdict.UNKNOWN, p_value=j.p_value,
                                           note=f"{row.note}; {note}" if row.note else note)
         rows.append(row)
