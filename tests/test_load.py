@@ -93,6 +93,26 @@ def test_a_negative_time_is_refused_as_a_nan_is(tmp_path, cpu_results):
         load.load(_write(tmp_path / "s.json", stored))
 
 
+@pytest.mark.parametrize("tolerance", [0.0, -0.05, float("nan"), 5.0, "5%"])
+def test_a_minimum_effect_that_is_no_fraction_is_refused_naming_file_and_benchmark(tmp_path, cpu_results,
+                                                                                    tolerance):
+    """0 and NaN gave NaN MDEs, a negative one a minimum no change could meet."""
+    bench = cpu_results["benchmarks"][0]
+    bench["extra_info"]["tolerance"] = tolerance
+    named = f"b.json: {re.escape(bench['fullname'])}: extra_info.tolerance is "
+    with pytest.raises(BaselineError, match=named + ".*not a fraction between 0 and 1"):
+        load.load(_write(tmp_path / "b.json", cpu_results))
+
+
+def test_a_malformed_metric_names_the_file_and_the_benchmark(tmp_path, cpu_results):
+    bench = next(b for b in cpu_results["benchmarks"] if b["extra_info"].get("metrics"))
+    name = next(iter(bench["extra_info"]["metrics"]))
+    bench["extra_info"]["metrics"][name]["value"] = None
+    with pytest.raises(BaselineError, match=f"b.json: {re.escape(bench['fullname'])}: metric '{name}' is "
+                                            "malformed"):
+        load.load(_write(tmp_path / "b.json", cpu_results))
+
+
 def test_a_benchmark_twice_in_one_file_is_refused(tmp_path, cpu_results):
     bench = cpu_results["benchmarks"][1]
     cpu_results["benchmarks"].append(copy.deepcopy(bench))

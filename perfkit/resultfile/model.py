@@ -179,8 +179,17 @@ class BenchmarkEntry:
         ):
             raise BaselineError(f"{where}: {name}: extra_info.{METHODS_KEY} is not an object of method "
                                 "versions (whole numbers from 1); the file is damaged")
-        return cls(name, str(raw.get("name", name)), raw.get("group"), float(median),
-                   {n: Metric.from_json(n, m) for n, m in metrics.items()},
+        tolerance = extra.get(TOLERANCE_KEY)
+        if tolerance is not None and (isinstance(tolerance, bool) or not isinstance(tolerance, (int, float))
+                                      or not 0 < tolerance < 1):
+            raise BaselineError(f"{where}: {name}: extra_info.{TOLERANCE_KEY} is {tolerance!r}, not a "
+                                "fraction between 0 and 1 (its minimum effect, such as 0.05); the file is "
+                                "damaged")
+        try:
+            read = {n: Metric.from_json(n, m) for n, m in metrics.items()}
+        except BaselineError as exc:
+            raise BaselineError(f"{where}: {name}: {exc}") from None
+        return cls(name, str(raw.get("name", name)), raw.get("group"), float(median), read,
                    {str(n): str(r) for n, r in (extra.get(ABSENT_KEY) or {}).items() if n not in metrics},
                    Context.from_extra(extra), raw)
 
