@@ -246,7 +246,7 @@ def scenarios(figures: tuple[Figure, ...], confirm: int = 3,
         out += [Scenario(figures, 5, new_machine=True, one_machine_baseline=one, heavy=heavy, policy=policy)
                 for one in (False, True)]
     out.append(Scenario(figures, 25, heavy="one", policy=policy))
-    out += [Scenario(figures, runs, heavy="all", policy=policy) for runs in (5, 25)]
+    out += [Scenario(figures, runs, heavy="all", policy=policy) for runs in (3, 5, 8, 25)]
     return out + [replace(s, confirm=confirm) for s in out]
 
 

@@ -391,6 +391,7 @@ def test_an_unreachable_database_is_one_sentence_exit_2(tmp_path):
     (["history", "--db", "mysql://me@host/runs"], "SQLite or PostgreSQL only"),
     (["history", "ingest", str(DATA / "cpu-quick.json"), "--db", "sqlite://"], "in-memory database"),
     (["history", "--db", "sqlite:///{tmp}/typo.db"], "no such database file; `perfkit history ingest"),
+    (["dashboard", "--db", "sqlite:///{tmp}", "--out", "{tmp}/d"], "a folder, not a database file; name"),
     (["baseline", "save", "--db", "sqlite:///{tmp}/h.db"], "pass it too"),
 ])
 def test_bad_database_urls_are_one_sentence_exit_2(tmp_path, capsys, args, message):
@@ -427,13 +428,18 @@ def test_a_bad_file_stops_the_ingest_before_anything_is_stored(db_url, tmp_path,
 
 
 @pytest.mark.slow
-def test_runs_of_both_profiles_are_kept_and_read_one_profile_at_a_time(db_url, tmp_path, capsys):
+def test_runs_of_both_profiles_are_kept_and_read_one_profile_at_a_time(db_url, tmp_path, capsys, monkeypatch):
     full, quick = ROOT / "baselines" / "nvidia-h200-x1.json", ROOT / "baselines" / "nvidia-h200-x1-quick.json"
     code, out, _ = _cli(["history", "ingest", str(full), str(quick), "--db", db_url], capsys)
     assert code == 0 and "(full profile," in out and "(quick profile," in out
-    code, out, err = _cli(["history", "--db", db_url], capsys)
-    assert code == 2 and err.count("\n") == 1
-    assert "holds runs of the full and quick profiles, whose sizes differ; pass --profile" in err
+    with monkeypatch.context() as patched:  # refused from the stored columns, before reading a run (seconds)
+        patched.setattr(database.Store, "history", lambda *_: pytest.fail("read every run to refuse them"))
+        code, out, err = _cli(["history", "--db", db_url], capsys)
+        assert code == 2 and err.count("\n") == 1
+        assert "holds runs of the full and quick profiles, whose sizes differ; pass --profile" in err
+        code, out, err = _cli(["history", "--db", db_url, "--profile", "full", "--hardware-id", "cpu-x"],
+                              capsys)
+        assert code == 2 and "holds no kept runs of the full profile of cpu-x" in err
     code, out, err = _cli(["baseline", "save", "--from-history", "2", "--db", db_url, "--dir", str(tmp_path)],
                           capsys)
     assert code == 2 and "holds runs of the full and quick profiles; a baseline holds one profile's" in err

@@ -3,6 +3,7 @@ history database; ``kept_runs`` finds the runs of one machine and profile, which
 from __future__ import annotations
 
 import argparse
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
@@ -80,23 +81,34 @@ def _history(args: argparse.Namespace) -> int:
 def kept_runs(storage_option: str | None, hardware_id: str | None, db: str | None = None,
               profile: ProfileName | None = None) -> tuple[str, storage_folder.History]:
     """The runs kept in pytest-benchmark's storage, or in the history database ``db``, of one machine and
-    profile, and where they were; skipped files are said on stderr."""
+    profile, and where they were; skipped files are said on stderr. A database's mix of machines or profiles
+    is refused before any run is read (seconds for a few hundred runs)."""
+    if db is not None:
+        where, ids, profiles = store_kept.stored_kinds(db, hardware_id)
+        held = profile is None or profile in profiles
+        _one_kind(where, ids if held else [], [profile] if profile else profiles, hardware_id, profile, db)
     found = store_kept.kept_runs(hardware_id, profile, db=db, storage=storage_option)
     where, kept = found.where, found.history
     say_skipped(kept)
+    _one_kind(where, kept.hardware_ids(), kept.profiles(), hardware_id, profile, db)
+    return where, kept
+
+
+def _one_kind(where: str, ids: Sequence[str], profiles: Sequence[str], hardware_id: str | None,
+              profile: ProfileName | None, db: str | None) -> None:
+    """Refuse kept runs (their hardware ids and profiles) that hold none, or several machines or profiles."""
     of = f" of {hardware_id}" if hardware_id else ""
-    if not kept.runs and profile is not None:
+    if not ids and profile is not None:
         raise BaselineError(f"{where} holds no kept runs of the {profile} profile{of}")
-    if not kept.runs:
+    if not ids:
         how = "store some with `perfkit history ingest`" if db else "run pytest with --benchmark-autosave"
         raise BaselineError(f"{where} holds no perfkit runs{of}; {how} first")
-    if hardware_id is None and len(kept.hardware_ids()) > 1:
-        raise UsageError(f"{where} holds runs of several machines ({', '.join(kept.hardware_ids())}); "
+    if hardware_id is None and len(ids) > 1:
+        raise UsageError(f"{where} holds runs of several machines ({', '.join(ids)}); "
                          "pass --hardware-id to choose one")
-    if len(kept.profiles()) > 1:
-        raise UsageError(f"{where} holds runs of the {' and '.join(kept.profiles())} profiles, whose sizes "
+    if len(profiles) > 1:
+        raise UsageError(f"{where} holds runs of the {' and '.join(profiles)} profiles, whose sizes "
                          "differ; pass --profile to choose one")
-    return where, kept
 
 
 def _ingest(args: argparse.Namespace) -> int:

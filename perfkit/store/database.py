@@ -251,6 +251,16 @@ class Store:
                 conn.execute(figures_table.insert(), _figure_rows(run_id, results))
         return Ingested(source, digest, run_id is not None, results)
 
+    def kinds(self, hardware_id: str | None = None) -> tuple[list[str], list[str]]:
+        """The hardware ids and the profiles of the stored runs (of one hardware id, where given), read from
+        their columns alone: what a reader asks before it reads every run."""
+        query = select(runs_table.c.hardware_id, runs_table.c.profile).distinct()
+        if hardware_id is not None:
+            query = query.where(runs_table.c.hardware_id == hardware_id)
+        with self._errors("read the history"), self.engine.connect() as conn:
+            pairs = list(conn.execute(query).all())
+        return sorted({h for h, _ in pairs}), sorted({p for _, p in pairs})
+
     def history(self, hardware_id: str | None = None, profile: ProfileName | None = None,
                 newest: int | None = None) -> History:
         """The stored runs (of one hardware id and profile, where given; the ``newest`` n only, where given),
@@ -350,6 +360,9 @@ def open_store(text: str, create: bool = False) -> Store:
         path = Path(str(url.database))
         if create:
             path.parent.mkdir(parents=True, exist_ok=True)
+        elif path.is_dir():
+            raise StoreError(f"{where}: a folder, not a database file; name the file, e.g. "
+                             f"sqlite:///{path / 'history.db'}")
         elif not path.is_file():
             raise StoreError(f"{where}: no such database file; `perfkit history ingest RESULTS.json --db "
                              f"{where}` creates it")
