@@ -26,8 +26,14 @@ def plot_ceilings(results: ResultSet, out: Path) -> Iterable[tuple[str, Path]]:
     panels = [([datasheet.COPY], "GB/s"), (sorted(k for k in measured if k.startswith("matmul")), "TFLOP/s")]
     panels += [(one_sm, "GB/s, one multiprocessor")] if one_sm else []
     panels += [(touch, "GB/s migrated from the host")] if touch else []
-    fig, axes = plt.subplots(1, len(panels), figsize=(5.5 * len(panels), 4))
-    for ax, (names, unit) in zip(axes, panels, strict=True):
+    # two panels a row: four in one row drew 2420 px wide beside a table, its labels a few pixels high
+    cols = min(2, len(panels))
+    rows = -(-len(panels) // cols)
+    fig, grid = plt.subplots(rows, cols, figsize=(5.5 * cols, 4 * rows), squeeze=False)
+    axes = list(grid.flat)
+    for ax in axes[len(panels):]:
+        ax.set_visible(False)
+    for ax, (names, unit) in zip(axes, panels):
         names = [k for k in names if k in measured]
         xs = range(len(names))
         sheet = spec is not None and any(spec.ceiling(k) for k in names)  # none lists one multiprocessor's
