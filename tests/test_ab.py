@@ -152,6 +152,13 @@ def test_a_bad_ref_and_a_shallow_clone_are_one_sentence(tmp_path, monkeypatch, c
             _one_line_error(capsys, "ab", "HEAD~1", "HEAD", "--benches", path)
         assert "relative to the repository's top folder" in _one_line_error(
             capsys, "bisect", "HEAD~1", "HEAD", "-k", "test_sum", "--benches", path)
+    # a file neither side holds read "selects no benchmark in benches/nope.py on either side"
+    assert ("--benches benches/nope.py: no such file or folder in HEAD~1 or HEAD; give a bench path" in
+            _one_line_error(capsys, "ab", "HEAD~1", "HEAD", "--benches", "benches/nope.py"))
+    assert "no such file or folder in HEAD~1 or the working tree" in _one_line_error(
+        capsys, "ab", "HEAD~1", "--benches", "benches/nope.py::test_x")
+    assert "--benches benches/nope.py: no such file or folder in HEAD~1 or HEAD" in _one_line_error(
+        capsys, "bisect", "HEAD~1", "HEAD", "-k", "test_sum", "--benches", "benches/nope.py")
     assert not (repo / ".git" / "BISECT_START").exists()  # refused before git bisect started
     subprocess.run(["git", "clone", "-q", "--depth", "1", f"file://{repo}", str(tmp_path / "shallow")],
                    check=True)

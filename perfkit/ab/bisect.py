@@ -95,6 +95,7 @@ def bisect(path: Path, good: str, bad: str, expr: str, rounds: int, out: Path | 
                          f"older GOOD and a newer BAD; were they swapped? (perfkit bisect {bad} {good} ...)")
     if (repo / ab.git(repo, "rev-parse", "--git-path", "BISECT_START")).exists():
         raise UsageError(f"{repo} is in the middle of a git bisect; finish it with `git bisect reset` first")
+    ab.refuse_absent(repo, [(good, good_commit), (bad, bad_commit)], benches)
     try:
         nothing = ab.selects_nothing(repo, [good_commit, bad_commit], benches, expr)
     except KeyboardInterrupt as exc:

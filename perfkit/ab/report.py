@@ -193,6 +193,8 @@ def section(report: AbReport) -> Section:
              for name in report.not_judged]
     rows += [[name, "", "new", "", "", "", "", "head only"] for name in report.new]
     rows += [[name, "", "missing", "", "", "", "", "base only"] for name in report.missing]
+    if not report.benches:  # nothing run: no test, no looks, no rows to describe
+        return Section(title, (Text(ran),))
     table = Table.of(["benchmark", "figure", "verdict", "change", "min", "MDE", "pairs", "note"], rows)
     return Section(title, (Text(ran), Text(test), Text(looks), table, *explained_blocks(report.explained)))
 

@@ -275,6 +275,23 @@ def _why_failed(output: str) -> str:
     return " | ".join(failed[:3]) + more
 
 
+def refuse_absent(repo: Path, sides: Sequence[tuple[str, str | None]], benches: Sequence[str]) -> None:
+    """Refuse a bench path that neither side holds (``sides``: each side's name and commit, None for the
+    working tree): it was read as a selection of no benchmark."""
+    def holds(commit: str | None, path: str) -> bool:
+        if commit is None:
+            return (repo / path).exists()
+        return subprocess.run(["git", "cat-file", "-e", f"{commit}:{path}"], cwd=repo, capture_output=True,
+                              check=False).returncode == 0
+
+    for bench in benches:
+        path = bench.split("::")[0].rstrip("/")
+        if not any(holds(commit, path) for _, commit in sides):
+            names = " or ".join(name for name, _ in sides)
+            raise UsageError(f"--benches {bench}: no such file or folder in {names}; give a bench path "
+                             "relative to the repository's top folder, e.g. benches/test_layers.py")
+
+
 def check_input(rounds: int, benches: Sequence[str]) -> None:
     """Refuse what cannot make a fair A/B: too few rounds, or a bench path that does not lie inside each
     checkout (an absolute path would run the same files on both sides)."""
@@ -325,6 +342,8 @@ def ab(path: Path, base_ref: str, head_ref: str | None, out: Path | None, *, exp
     if touched:
         benches = benches_touched(changed_files(repo, base_commit, head_ref and head_commit))
         say(f"the change touches {' '.join(benches) or 'no bench file'}")
+    refuse_absent(repo, [(base_ref, base_commit), (head_ref or "the working tree", head_ref and head_commit)],
+                  benches)
     try:
         nothing = selects_nothing(repo, [base_commit, head_commit if head_ref else None], benches, expr)
     except KeyboardInterrupt as exc:
