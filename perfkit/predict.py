@@ -33,11 +33,17 @@ def family(device: str, name: str | None, at_hand: Sequence[Path] | None, worklo
     if target is None and spec is None:
         keys = ", ".join(s.key for s in datasheet.GPUS)
         raise UsageError(f"unknown device {device!r}: give a datasheet key ({keys}) or a result file")
+    if target is not None and target.info.device != "cuda":
+        raise UsageError(f"{target.source} ran on the CPU: predict models GPU benchmarks from a GPU's "
+                         "ceilings; give a GPU run's result file or a datasheet key")
     measured = [load.load(p) for p in at_hand] if at_hand else one_gpu_baselines()
-    measured = [r for r in measured if target is None or r.hardware_id != target.hardware_id]
+    measured = [r for r in measured if target is None
+                or (r.hardware_id != target.hardware_id and r.profile == target.profile)]
     lenders = lenders_for(*measured, *([target] if target is not None else []))
     if not measured:
-        raise UsageError("no results at hand to predict from: pass --from RESULTS.json (a device measured)")
+        of = f" of the {target.profile} profile" if target is not None else ""
+        raise UsageError(f"no results{of} at hand to predict from: pass --from RESULTS.json (a device "
+                         f"measured{', the same profile' if of else ''})")
     reference = max(measured, key=lambda r: sum(_in(b.fullname, name) for b in r.benchmarks))
     names = [b.fullname for b in reference.benchmarks if _in(b.fullname, name)]
     if not names:

@@ -10,7 +10,7 @@ import pytest
 from perfkit import cli
 from perfkit.resultfile import datasheet, load
 from perfkit.verdict.expected import Roofs
-from tests.conftest import DATA
+from tests.conftest import DATA, ROOT
 
 H200, H100 = str(DATA / "baselines" / "across-h200.json"), str(DATA / "baselines" / "across-h100.json")
 FROM = ["--from", H200, "--from", H100]
@@ -80,6 +80,11 @@ def _without_ceilings(tmp_path) -> str:
     (["vgg16", "--gpu", "k80", "--family", "test_ppp"], "--family, --from and --held-out choose what"),
     (["--device", H100, "--held-out", H100, *FROM], "--held-out checks a prediction from a datasheet"),
     (["--device", "h100-sxm", "--held-out", H100, "--from", H100], "no results of another machine"),
+    # a CPU run was told to run the ceilings there, and then that its profile differed
+    (["--device", str(DATA / "cpu-quick.json"), "--family", "test_vector_add"],
+     "cpu-quick.json ran on the CPU: predict models GPU benchmarks"),
+    (["--device", str(ROOT / "baselines" / "nvidia-h200-x1-quick.json"), *FROM],
+     "no results of the quick profile at hand to predict from"),
 ])
 def test_bad_requests_are_one_sentence_and_exit_2(args, said, tmp_path, capsys):
     args = [a.replace("{bare}", _without_ceilings(tmp_path)) if a == "{bare}" else a for a in args]
