@@ -214,6 +214,8 @@ def test_each_benchmark_shows_the_judges_verdict_on_its_newest_run_its_runs_and_
     assert "regressed" in page and "590.1" in page and "f00dfeed" in page
     page = (tmp_path / "site" / dashboard_html.page_name(groups[TWO_H200], undated)).read_text()
     assert "<td>undated</td>" in page
+    # one class the style sheet colours, not two ("not" and "judged") that it does not
+    assert '<span class="v not-judged">not judged</span>' in page and ".not-judged" in page
     ddp_page = tmp_path / "site" / dashboard_html.page_name(groups[H200], h200[DDP])
     assert f'aria-label="history of {PEAK} of {DDP}"' in ddp_page.read_text()
     # the cross-hardware page: each pair of ids once, every benchmark both hold beside its expectation

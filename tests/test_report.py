@@ -21,6 +21,7 @@ from perfkit.render import (
     plots_training,
     report,
     speedups,
+    tables,
     verdicts,
 )
 from perfkit.render.tables import fmt_time
@@ -726,6 +727,12 @@ def test_the_large_batch_section_quotes_the_seed_only_beside_a_run_of_its_epochs
     assert "| 53% 90% | 71.3% |" in short  # (52.97% + 89.58%) / 2, no seed figure beside it
     empty = next(line for line in lines if line.startswith("| 4 | 2048 | same |"))
     assert empty.split(" | ")[5:8] == ["-", "-", "-"]
+
+
+def test_a_large_value_reads_whole_with_its_thousands_separated():
+    assert tables.fmt_value(30990.4, "images") == "30,990 images"  # was 3.099e+04 on the dashboard
+    assert tables.fmt_value(1234.6, "MiB") == "1235 MiB" and tables.fmt_value(0.01234, "") == "0.01234"
+    assert tables.fmt_value(2e-3, "s") == fmt_time(2e-3)
 
 
 def test_the_headline_says_how_many_unknowns_only_got_better():

@@ -75,7 +75,7 @@ def _table(head: Sequence[str], rows: Iterable[Sequence[str]], numeric: Sequence
 
 
 def _verdict(verdict: Verdict) -> str:
-    return f'<span class="v {verdict.value}">{verdict.value}</span>'
+    return f'<span class="v {verdict.value.replace(" ", "-")}">{verdict.value}</span>'
 
 
 def _when(iso: str) -> str:
@@ -176,7 +176,8 @@ def _latest_section(group: Group, latest: Latest) -> list[str]:
              html.escape(tables.fmt_change(r.change)), _verdict(r.verdict),
              "-" if r.p_value is None else f"{r.p_value:.2g}", "-" if r.mde is None else f"{r.mde:.1%}",
              _text(r.note)] for r in latest.rows)
-    said = (f"<p>Latest verdict: {_verdict(latest.verdict)}, the run of {_when(latest.when)} against "
+    run = f"the run of {_when(latest.when)}" if latest.when else "the undated run"
+    said = (f"<p>Latest verdict: {_verdict(latest.verdict)}, {run} against "
             f"its {latest.against} run(s) before (and the noise of every earlier run since its last "
             "change point).</p>")
     return [said,

@@ -215,6 +215,7 @@ svg.history { max-width: 100%; box-sizing: border-box; height: auto; border: 1px
 .regressed { background: #fdd; color: #900; } .unknown { background: #ffe9c6; color: #8a4b00; }
 .improved { background: #dfd; color: #060; } .changed { background: #e6e6ff; color: #339; }
 .unchanged, .new, .missing { color: #555; padding: 0; }
+.not-judged, .measured-differently { background: #eee; color: #444; }
 .muted { color: #666; font-size: 0.9em; }
 """
 

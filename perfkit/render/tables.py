@@ -20,9 +20,13 @@ def fmt_time(seconds: float | None) -> str:
 
 
 def fmt_value(value: float | None, unit: str) -> str:
+    """A figure's value in its unit: four significant digits, a large one whole with thousands separated
+    (30,990 images, not 3.099e+04)."""
     if value is None:
         return "-"
-    return fmt_time(value) if unit == "s" else f"{value:.4g} {unit}".strip()
+    if unit == "s":
+        return fmt_time(value)
+    return (f"{value:,.0f} {unit}" if 1e4 <= abs(value) < 1e15 else f"{value:.4g} {unit}").strip()
 
 
 def fmt_change(change: float | None) -> str:
