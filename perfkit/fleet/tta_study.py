@@ -8,6 +8,7 @@ times: what varies between them is the hardware's nondeterminism and the host, n
 from __future__ import annotations
 
 import statistics
+import textwrap
 from collections import defaultdict
 from collections.abc import Sequence
 from dataclasses import dataclass
@@ -93,6 +94,7 @@ def plot(kinds: Sequence[KindRuns], out: Path) -> Path:
 
     plt = pyplot()
     cases = sorted({k.case for k in kinds})
+    machines = sorted({k.hardware_id for k in kinds})  # one colour a machine in every row
     fig, axes = plt.subplots(len(cases), 2, figsize=(11, 1.2 + 2.8 * len(cases)), squeeze=False,
                              layout="constrained")
     for (left, right), case in zip(axes, cases):
@@ -100,7 +102,8 @@ def plot(kinds: Sequence[KindRuns], out: Path) -> Path:
         for x, k in enumerate(of_case):
             for ax, values in ((left, k.tta_s), (right, k.held_out)):
                 if values:
-                    ax.scatter([x] * len(values), values, color=f"C{x}", alpha=0.7, zorder=3)
+                    ax.scatter([x] * len(values), values, color=f"C{machines.index(k.hardware_id)}",
+                               alpha=0.7, zorder=3)
                     ax.hlines(statistics.fmean(values), x - 0.3, x + 0.3, color="black", zorder=4)
             if k.cov is not None:
                 left.annotate(f"CoV {k.cov:.1%}", (x, max(k.tta_s)), textcoords="offset points",
@@ -110,7 +113,8 @@ def plot(kinds: Sequence[KindRuns], out: Path) -> Path:
             ax.set_xlim(-0.6, len(of_case) - 0.4)
         top = max((max(k.tta_s) for k in of_case if k.tta_s), default=1.0)
         left.set(ylabel="time to accuracy (s)", ylim=(0, 1.2 * top))
-        left.set_title(f"{case}: each run to the target", fontsize=9)
+        # a long case name wrapped: one line ran past the figure's left edge
+        left.set_title(textwrap.fill(f"{case}: each run to the target", 55), fontsize=9)
         right.set_ylabel("held-out accuracy")
         right.set_title("each trained model on the held-out set", fontsize=9)
         right.yaxis.set_major_formatter(PercentFormatter(1.0, decimals=1))
