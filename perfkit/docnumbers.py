@@ -170,6 +170,21 @@ def _simulation(name: str) -> Callable[[dict[str, ResultSet]], str]:
     return block
 
 
+def simulation_summary(_: dict[str, ResultSet]) -> str:
+    """The synthetic error-rate table of docs/data/simulation.json folded for the README: each scenario's one
+    run beside the same nights with ``--perfkit-confirm 3``."""
+    kept = json.loads((ROOT / "docs" / "data" / "simulation.json").read_text())
+    confirm = ", --perfkit-confirm 3"
+    rows_of = {row["scenario"]: row for row in kept["rows"]}
+    rows = [[row["scenario"], f"{row['false_alarm']:.1%}", f"{row['power']:.0%}",
+             f"{confirmed['false_alarm']:.1%}", f"{confirmed['power']:.0%}"]
+            for row in kept["rows"] if not row["scenario"].endswith(confirm)
+            and (confirmed := rows_of.get(row["scenario"] + confirm)) is not None]
+    head = ["synthetic nights (400 each)", "one run: nights with a false verdict",
+            "a change of its MDE flagged", "--perfkit-confirm 3: false", "flagged"]
+    return f"Simulated {kept['date']} (seed {kept['seed']}):\n\n" + _table(head, rows)
+
+
 #: Leave-one-out pairs: each kind predicted from its datasheet and the other kind's baseline of as many GPUs.
 HELD_OUT = (("1", "nvidia-h100-80gb-hbm3-x1", "h100-sxm", "nvidia-h200-x1"),
             ("1", "nvidia-h200-x1", "h200", "nvidia-h100-80gb-hbm3-x1"),
@@ -207,6 +222,7 @@ def held_out(_: dict[str, ResultSet]) -> str:
 BLOCKS: dict[str, Callable[[dict[str, ResultSet]], str]] = {
     "baselines": committed_files, "ceilings": ceilings, "vector-add": vector_add, "layers": layers,
     "simulation": _simulation("simulation"), "simulation-h100": _simulation("simulation-h100"),
+    "simulation-summary": simulation_summary,
     "held-out": held_out,
 }
 
