@@ -292,6 +292,20 @@ def refuse_absent(repo: Path, sides: Sequence[tuple[str, str | None]], benches: 
                              "relative to the repository's top folder, e.g. benches/test_layers.py")
 
 
+def _refuse_no_selection(repo: Path, sides: Sequence[tuple[str, str | None]], benches: Sequence[str],
+                         expr: str | None) -> None:
+    """Refuse bench paths neither side holds, and a ``-k`` that selects no benchmark on either side
+    (``sides``: each side's name and commit, None for the working tree)."""
+    refuse_absent(repo, sides, benches)
+    try:
+        nothing = selects_nothing(repo, [commit for _, commit in sides], benches, expr)
+    except KeyboardInterrupt as exc:
+        raise stopping.Stopped(stopping.signum_of(exc), "stopped while collecting the benchmarks -k selects, "
+                               "before any pair: nothing written", None) from None
+    if nothing:
+        raise UsageError(f"-k {expr!r} selects no benchmark in {' '.join(benches)} on either side")
+
+
 def check_input(rounds: int, benches: Sequence[str]) -> None:
     """Refuse what cannot make a fair A/B: too few rounds, or a bench path that does not lie inside each
     checkout (an absolute path would run the same files on both sides)."""
@@ -342,15 +356,8 @@ def ab(path: Path, base_ref: str, head_ref: str | None, out: Path | None, *, exp
     if touched:
         benches = benches_touched(changed_files(repo, base_commit, head_ref and head_commit))
         say(f"the change touches {' '.join(benches) or 'no bench file'}")
-    refuse_absent(repo, [(base_ref, base_commit), (head_ref or "the working tree", head_ref and head_commit)],
-                  benches)
-    try:
-        nothing = selects_nothing(repo, [base_commit, head_commit if head_ref else None], benches, expr)
-    except KeyboardInterrupt as exc:
-        raise stopping.Stopped(stopping.signum_of(exc), "stopped while collecting the benchmarks -k selects, "
-                               "before any pair: nothing written", None) from None
-    if nothing:
-        raise UsageError(f"-k {expr!r} selects no benchmark in {' '.join(benches)} on either side")
+    _refuse_no_selection(repo, [(base_ref, base_commit), (head_ref or "the working tree",
+                                                          head_ref and head_commit)], benches, expr)
     out = output_folder(out, "perfkit-ab-out-", AB_JSON)
     say(f"results in {out}")
     report: AbReport | None = None

@@ -254,6 +254,14 @@ class MetricRecorder:
         self._extra_info[key] = value
 
 
+def tolerance_problem(value: object) -> str | None:
+    """What is wrong with a stored minimum effect (None where nothing): a fraction between 0 and 1 (0 or NaN
+    gave NaN MDEs, a negative one a minimum no change could meet)."""
+    if value is None or (isinstance(value, (int, float)) and not isinstance(value, bool) and 0 < value < 1):
+        return None
+    return f"is {value!r}, not a fraction between 0 and 1 (its minimum effect, such as 0.05)"
+
+
 def relative_iqr(values: Sequence[float]) -> float:
     """IQR over median: perfkit's noise figure (above ~10% a comparison is called noisy)."""
     if len(values) < 2:

@@ -36,6 +36,7 @@ from perfkit.resultfile.metrics import (
     TOLERANCE_KEY,
     Metric,
     MetricSpec,
+    tolerance_problem,
 )
 from perfkit.resultfile.partial import TORN
 from perfkit.resultfile.payloads import DISTURBANCES, ClockLock, Disturbance, HostLoad, Record
@@ -179,12 +180,8 @@ class BenchmarkEntry:
         ):
             raise BaselineError(f"{where}: {name}: extra_info.{METHODS_KEY} is not an object of method "
                                 "versions (whole numbers from 1); the file is damaged")
-        tolerance = extra.get(TOLERANCE_KEY)
-        if tolerance is not None and (isinstance(tolerance, bool) or not isinstance(tolerance, (int, float))
-                                      or not 0 < tolerance < 1):
-            raise BaselineError(f"{where}: {name}: extra_info.{TOLERANCE_KEY} is {tolerance!r}, not a "
-                                "fraction between 0 and 1 (its minimum effect, such as 0.05); the file is "
-                                "damaged")
+        if (problem := tolerance_problem(extra.get(TOLERANCE_KEY))) is not None:
+            raise BaselineError(f"{where}: {name}: extra_info.{TOLERANCE_KEY} {problem}; the file is damaged")
         try:
             read = {n: Metric.from_json(n, m) for n, m in metrics.items()}
         except BaselineError as exc:
