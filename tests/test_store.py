@@ -448,6 +448,10 @@ def test_runs_of_both_profiles_are_kept_and_read_one_profile_at_a_time(db_url, t
     code, out, _ = _cli(["history", "--db", db_url, "--profile", "quick"], capsys)
     assert code == 0 and f"over {runs[1]} stored run(s) of nvidia-h200-x1" in out  # the quick baseline's runs
     assert _count(db_url) == sum(runs) and runs[1] > 1  # nothing lost
+    # another machine's quick runs beside them: the full profile is one machine's, asked for by profile alone
+    assert _cli(["history", "ingest", str(CPU_BASELINE), "--db", db_url], capsys)[0] == 0
+    code, out, err = _cli(["history", "--db", db_url, "--profile", "full"], capsys)
+    assert code == 0 and "stored run(s) of nvidia-h200-x1" in out, err
 
 
 def test_the_storage_refuses_mixed_profiles_in_the_same_sentence(tmp_path, capsys):

@@ -84,9 +84,7 @@ def kept_runs(storage_option: str | None, hardware_id: str | None, db: str | Non
     profile, and where they were; skipped files are said on stderr. A database's mix of machines or profiles
     is refused before any run is read (seconds for a few hundred runs)."""
     if db is not None:
-        where, ids, profiles = store_kept.stored_kinds(db, hardware_id)
-        held = profile is None or profile in profiles
-        _one_kind(where, ids if held else [], [profile] if profile else profiles, hardware_id, profile, db)
+        _one_kind(*store_kept.stored_kinds(db, hardware_id, profile), hardware_id, profile, db)
     found = store_kept.kept_runs(hardware_id, profile, db=db, storage=storage_option)
     where, kept = found.where, found.history
     say_skipped(kept)

@@ -251,12 +251,15 @@ class Store:
                 conn.execute(figures_table.insert(), _figure_rows(run_id, results))
         return Ingested(source, digest, run_id is not None, results)
 
-    def kinds(self, hardware_id: str | None = None) -> tuple[list[str], list[str]]:
-        """The hardware ids and the profiles of the stored runs (of one hardware id, where given), read from
-        their columns alone: what a reader asks before it reads every run."""
+    def kinds(self, hardware_id: str | None = None, profile: ProfileName | None = None
+              ) -> tuple[list[str], list[str]]:
+        """The hardware ids and the profiles of the stored runs (of one hardware id and profile, where given),
+        read from their columns alone: what a reader asks before it reads every run."""
         query = select(runs_table.c.hardware_id, runs_table.c.profile).distinct()
         if hardware_id is not None:
             query = query.where(runs_table.c.hardware_id == hardware_id)
+        if profile is not None:
+            query = query.where(runs_table.c.profile == profile)
         with self._errors("read the history"), self.engine.connect() as conn:
             pairs = list(conn.execute(query).all())
         return sorted({h for h, _ in pairs}), sorted({p for _, p in pairs})

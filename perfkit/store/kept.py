@@ -19,13 +19,14 @@ class Kept:
     history: History
 
 
-def stored_kinds(db: str, hardware_id: str | None) -> tuple[str, list[str], list[str]]:
+def stored_kinds(db: str, hardware_id: str | None, profile: ProfileName | None
+                 ) -> tuple[str, list[str], list[str]]:
     """Where the history database at URL ``db`` is, and the hardware ids and profiles of its runs (of
-    ``hardware_id`` where given), without reading a run."""
+    ``hardware_id`` and ``profile`` where given), without reading a run."""
     from perfkit.store import database  # SQLAlchemy: imported only where a database is named
 
     with database.open_store(db) as opened:
-        return (opened.where, *opened.kinds(hardware_id))
+        return (opened.where, *opened.kinds(hardware_id, profile))
 
 
 def kept_runs(hardware_id: str | None, profile: ProfileName | None = None, *, db: str | None = None,
