@@ -24,9 +24,10 @@ of the run-to-run variance pooled over the figures of each kind (over every kind
 benchmark run on two machines), applied to each figure in proportion to its own noise (a launch-bound step
 that moves 15% between runs shifts about as much between machines; a one-thread kernel that repeats within
 1% hardly), and to the machines of both sides: the baseline's mean holds each of its machines' shifts in
-proportion to its runs, the current run its own machine's (:meth:`Noise.machine_mix`). It is zero when both
-sides ran on one machine, and twice the share when a run of another machine meets a baseline of one (each
-benchmark's runs name their machines: a merged baseline holds entries of different runs).
+proportion to its runs, the current run its own machine's (:meth:`Noise.machine_mix`); the part of those
+shifts the baseline's own spread already holds is taken out of its run-to-run term
+(:meth:`Noise.machines_in_spread`), so no shift is counted twice. It is zero when both sides ran on one
+machine (each benchmark's runs name their machines: a merged baseline holds entries of different runs).
 
 How others estimate noise (docs/verdict.md says more): asv and rustc-perf look at each benchmark's own recent
 samples; conbench and Bencher take each benchmark's history in a lookback window (Bencher's t-test threshold
@@ -38,7 +39,7 @@ from __future__ import annotations
 
 import math
 import statistics
-from collections import defaultdict
+from collections import Counter, defaultdict
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 
@@ -75,14 +76,6 @@ TAIL_RUNS = 20
 #: jackknife's over the figures and normal theory's sqrt(24/N) over N runs) and read as Student's t's
 #: (6 / (df - 4)), never heavier than HOST_TAIL_DF allows.
 TAIL_MARGIN_SE = 2.0
-#: The between-machine share a run on a machine its baseline never ran on is judged with where no benchmark
-#: of the baseline ran on two machines, so that none could be measured (a baseline saved on one machine: a
-#: laptop's own, a multi-GPU one of one lent host): a machine's shift as large as a figure's run-to-run
-#: spread.
-#: The committed single-GPU baselines measured 0.17-0.28 for host work and 0.55-0.78 for GPU work over 24-77
-#: machines (2026-12-05); taken as 0, a run of another machine against one machine's five runs, each figure
-#: shifted by its own spread, falsely flagged 28% of simulated nights.
-UNMEASURED_BETWEEN_SHARE = 1.0
 #: A log spread below this is a figure that does not vary: it says nothing of tails.
 STILL = 1e-9
 # : The SD of the covariates (log within-run dispersion) below which the figures are alike and the prior is
@@ -93,6 +86,15 @@ OUTLIER_P = 0.001
 #: The noise kind of a timed figure that holds the host's work (the judge's common host shift reads it).
 HOST_KIND = "timed-host"
 GPU_KIND = "timed-gpu"
+#: The variance of a machine's shift over a figure's run-to-run variance on one machine, per kind of timed
+#: figure, that a run on a machine its baseline never ran on is judged with where no benchmark of the
+#: baseline ran on two machines, so that none could be measured (a baseline saved on one machine: a laptop's
+#: own, a multi-GPU one of one lent host). The largest the committed single-GPU baselines measured over
+#: 24-77 machines (2026-12-05; share/(1 - share) of their between-machine shares): host work 0.20 (H200) and
+#: 0.38 (H100), GPU work 3.5 (H200) and 1.2 (H100): a GPU-bound figure differs more between two GPUs of one
+#: model than between runs on one. Taken as 0, a run of another machine against one machine's five runs,
+#: each figure shifted by its own spread, falsely flagged 28% of simulated nights.
+UNMEASURED_BETWEEN_SHARE: Mapping[str, float] = {HOST_KIND: 0.4, GPU_KIND: 3.5}
 
 
 @dataclass(frozen=True)
@@ -285,9 +287,9 @@ class Noise:
     # None where no benchmark's runs came from two machines (UNMEASURED_BETWEEN_SHARE then)
     between_share: float | None = None
     between_share_by_kind: Mapping[str, float] = field(default_factory=dict)
-    # per benchmark, the machines its reference runs came from, each with its share of them (none where
+    # per benchmark, the machines its reference runs came from, each with its count of them (none where
     # unknown)
-    machines: Mapping[str, Mapping[str, float]] = field(default_factory=dict)
+    machines: Mapping[str, Mapping[str, int]] = field(default_factory=dict)
     # the tails of timed figures with TAIL_RUNS runs, read from their kind's such figures
     tails: Mapping[tuple[str, str], float] = field(default_factory=dict)
     source: str = ""
@@ -331,7 +333,7 @@ class Noise:
             key: df for key, df in _kind_tails(logs, kinds, gating, heavy, GPU_KIND).items()
             if entries[key[0]].context.tolerance is None}
         origins = {name: tuple(o.machine for o in runs_of) for name, runs_of in reference.origins().items()}
-        machines = {name: _run_shares([m for m in ms if m]) for name, ms in origins.items()}
+        machines = {name: Counter(m for m in ms if m) for name, ms in origins.items()}
         time_kinds = {name: kind for (name, figure), kind in kinds.items() if figure == TIME}
         share, by_kind = _between_machines(reference, origins, time_kinds)
         return cls(logs, kinds, covariates, priors, frozenset(outliers | heavy), share, by_kind, machines,
@@ -355,11 +357,25 @@ class Noise:
         current machine's shift less the baseline's mean of its machines' (weighted by their runs), each
         machine's shift drawn apart. 0 where both sides ran on one machine or a side's machines are unknown;
         1 + (the baseline's concentration) on a machine the baseline never ran on (2 against one machine)."""
-        shares = self.machines.get(benchmark, {})
+        shares = self._shares(benchmark)
         if current_machine is None or not shares:
             return 0.0
         own = shares.get(current_machine, 0.0)
         return (1 - own) ** 2 + sum(w * w for m, w in shares.items() if m != current_machine)
+
+    def machines_in_spread(self, benchmark: str) -> float:
+        """How many times a machine's shift variance the baseline's own run-to-run variance holds, on
+        average: n/(n-1) (1 - sum of squared shares) over its n runs (0 for runs of one machine, near 1 for
+        runs of many); the between-machine share is measured against that spread
+        (:func:`_between_machines`)."""
+        shares, runs = self._shares(benchmark), sum(self.machines.get(benchmark, {}).values())
+        return runs / (runs - 1) * (1 - sum(w * w for w in shares.values())) if runs > 1 else 0.0
+
+    def _shares(self, benchmark: str) -> dict[str, float]:
+        """Each machine's share of ``benchmark``'s reference runs."""
+        counts = self.machines.get(benchmark, {})
+        runs = sum(counts.values())
+        return {m: n / runs for m, n in counts.items()}
 
     def of_figure(self, benchmark: str, figure: str, current: Sequence[float] = (),
                   current_machine: str | None = None) -> FigureNoise | None:
@@ -379,21 +395,18 @@ class Noise:
         tails = self.tails.get(key, HOST_TAIL_DF if kind == HOST_KIND or heavy_gpu else math.inf)
         dof = min(dof, tails)
         prior = None if key in self.outliers else self.priors.get(self.kinds.get(key, ""))
-        share = self.between_share_by_kind.get(self.kinds.get(key, ""), self.between_share)
+        share = self.between_share_by_kind.get(kind or "", self.between_share)
         if share is None:
-            share = UNMEASURED_BETWEEN_SHARE
+            share = UNMEASURED_BETWEEN_SHARE.get(kind or "", max(UNMEASURED_BETWEEN_SHARE.values()))
         # estimated on the times, applied to every timed figure and ratio in proportion to its own noise: a
         # launch-bound step's kernel time or layers-over-model ratio moves with the host as its time does,
         # and a figure that hardly moves between runs hardly moves between machines
-        timed = self.kinds.get(key, "").startswith("timed")
-        between = math.sqrt(share * self.machine_mix(benchmark, current_machine)) * sd if timed else 0.0
+        mix = self.machine_mix(benchmark, current_machine) if (kind or "").startswith("timed") else 0.0
+        between = math.sqrt(share * mix) * sd
+        if mix:  # the machines' shifts the baseline's spread holds are in the between term now
+            sd *= math.sqrt(max(0.0, 1 - share * self.machines_in_spread(benchmark)))
         source = f"{len(own)} kept run(s)" + (f", pooled (d0 {prior.df:.3g})" if prior else "")
         return FigureNoise(sd, dof, between, source, tails, key in self.tails and kind == GPU_KIND)
-
-
-def _run_shares(machines: Sequence[str]) -> dict[str, float]:
-    """Each machine's share of ``machines`` (one name per run)."""
-    return {m: machines.count(m) / len(machines) for m in set(machines)}
 
 
 def _since_last_change(kept: Iterable[ResultSet], skip_dates: set[str]) -> dict[str, dict[str, list[float]]]:
