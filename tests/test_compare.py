@@ -108,11 +108,20 @@ def test_a_figure_not_judged_inside_a_benchmark_counted_under_another_verdict_is
 
 def test_a_move_no_count_of_runs_could_decide_does_not_say_more_runs_decide():
     """A baseline run 10x off the others leaves an MDE of thousands of percent: "more runs decide" sent the
-    night to re-runs that 20 of would not settle."""
+    night to re-runs that 20 of would not settle. A move that 20 runs would show, were it to stay, still says
+    more runs decide, though 20 do not bring its MDE to 10%."""
     noisy = _runs([10.0, 1.0, 1.01, 0.99, 1.0])
     row = compare(noisy, _results({"b": [0.63] * 5})).rows[0]
     assert row.verdict.value == "unknown" and row.runs_to_see is None and row.mde is not None and row.mde > 1
-    assert "more runs of this code cannot decide it" in row.note and "more runs decide" not in row.note
+    assert "even 20 runs of this code could not show a move this size" in row.note
+    assert "more runs decide" not in row.note
+    spread = [1.5, 1.0, 1.2, 0.8, 1.0]
+    quiet = {f"q{k}": [[1.0 + 0.001 * ((i * 7 + k) % 5)] * 5 for i in range(5)] for k in range(30)}
+    baseline = from_runs([_results({"b": [v] * 5, **{n: runs[i] for n, runs in quiet.items()}})
+                          for i, v in enumerate(spread)])
+    row = next(r for r in compare(baseline, _results({"b": [2.6] * 5, **{n: [1.0] * 5 for n in quiet}})).rows
+               if r.benchmark == "b")
+    assert row.verdict.value == "unknown" and row.runs_to_see is None and "more runs decide" in row.note
 
 
 def test_two_single_runs_are_not_judged_whatever_noise_the_store_holds():

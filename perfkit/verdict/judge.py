@@ -74,6 +74,7 @@ from perfkit.verdict.comparison import (
     FirstLook,
     KindTimeRatio,
     Policy,
+    Reach,
     Row,
     Verdict,
     row_order,
@@ -478,9 +479,8 @@ def _corrected(judged: list[_Judged], policy: Policy, tests: int, first_look: Fi
             # at Bonferroni's level over the night, Holm's first step: the 80%-power point
             level = policy.alpha / tests
             picked = first_look.reach.get((row.benchmark, row.figure)) if first_look is not None else None
-            mde = (stats.detectable_at_power(e.floor, e.se, e.df, level) if picked is None
-                   else stats.detectable_in_two_looks(picked, (e.floor, e.se, e.df), level))
-            runs = _runs_to_see(e, level) if mde > WEAK_MDE else None
+            mde = _detectable(e.floor, e.se, e.df, level, picked)
+            runs = _runs_to_see(e, level, picked) if mde > WEAK_MDE else None
             row = dataclasses.replace(row, mde=mde, runs_to_see=runs)
         if j.p_value is not None and j.ratio:
             if not significant[id(j)]:
@@ -491,8 +491,9 @@ def _corrected(judged: list[_Judged], policy: Policy, tests: int, first_look: Fi
             if significant[id(j)]:
                 row = dataclasses.replace(row, p_value=j.p_value)
             else:
-                decide = ("more runs decide" if row.mde is None or row.mde <= WEAK_MDE or row.runs_to_see
-                          else "more runs of this code cannot decide it (20 leave its MDE wide): re-save "
+                decidable = j.evidence is None or _decidable(j.evidence, policy.alpha / tests)
+                decide = ("more runs decide" if decidable
+                          else f"even {MOST_RUNS} runs of this code could not show a move this size: re-save "
                                "the baseline from more runs, or measure it less noisily")
                 note = (f"beyond the minimum effect but not significant after correcting for "
                         f"{counted(tests, 'figure')} (p={j.p_value:.2g}); {decide}")
@@ -502,14 +503,28 @@ def _corrected(judged: list[_Judged], policy: Policy, tests: int, first_look: Fi
     return rows
 
 
-def _runs_to_see(evidence: _Evidence, level: float) -> int | None:
+def _detectable(floor: float, se: float, df: float, level: float, picked: Reach | None = None) -> float:
+    """A figure's MDE (its 80%-power point at ``level``); on a confirmation's second look of a figure the
+    first look tested (``picked``: what that test could reach), both looks' together."""
+    if picked is None:
+        return stats.detectable_at_power(floor, se, df, level)
+    return stats.detectable_in_two_looks(picked, (floor, se, df), level)
+
+
+def _decidable(evidence: _Evidence, level: float) -> bool:
+    """Whether some count of runs of this code, up to :data:`MOST_RUNS`, would show the move seen
+    significant at ``level``, were it to stay where it is."""
+    return any(abs(evidence.shift) >= stats.t_quantile(level / 2, df) * se for _, se, df in evidence.by_runs)
+
+
+def _runs_to_see(evidence: _Evidence, level: float, picked: Reach | None = None) -> int | None:
     """How many runs of this code, judged together against the same baseline, bring a weak figure's MDE to
     its goal (:func:`sharp_goal`; host work's heavy tails keep its degrees of freedom few however many runs);
     None where even :data:`MOST_RUNS` do not (its noise, its baseline's few runs or the noise between
-    machines leave too little room)."""
+    machines leave too little room). ``picked``: as :func:`_detectable`'s."""
     goal = sharp_goal(math.expm1(evidence.floor))
     for runs, se, df in evidence.by_runs:
-        if stats.detectable_at_power(evidence.floor, se, df, level) <= goal:
+        if _detectable(evidence.floor, se, df, level, picked) <= goal:
             return runs
     return None
 

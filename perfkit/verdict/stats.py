@@ -150,16 +150,26 @@ def power_at(shift_log: float, floor_log: float, se: float, df: float, level: fl
 
 def detectable_in_two_looks(first: tuple[float, float, float], second: tuple[float, float, float],
                             level: float, power: float = POWER) -> float:
-    """The relative change that a confirmation flags with probability ``power``: its first look (``first``:
-    minimum effect, SE and degrees of freedom, all log) must pick the figure and its second look confirm
-    it, each a test at ``level`` on runs of its own. Found where the product of the two looks' powers
-    reaches ``power`` (their shared baseline makes the looks agree more often, so this is the cautious
-    side); between the larger of their own 80% points and the larger of their points at the square root."""
-    def both(shift: float) -> float:
-        return power_at(shift, *first, level) * power_at(shift, *second, level)
+    """The slowdown that a confirmation flags with probability ``power``: its first look (``first``: minimum
+    effect, SE and degrees of freedom, all log) picks a figure whose estimate lies beyond its minimum effect
+    the worse way (perfkit.confirm.suspects: significant or not), and its second look (``second``) confirms
+    it, a test at ``level`` on runs of its own. Found where the product of the two chances reaches
+    ``power`` (their shared baseline makes the looks agree more often, so this is the cautious side)."""
+    floor, se, df = first
 
-    low = max(math.log1p(detectable_at_power(*look, level, power)) for look in (first, second))
-    high = max(math.log1p(detectable_at_power(*look, level, math.sqrt(power))) for look in (first, second))
+    def picked(shift: float) -> float:
+        if se == 0:
+            return float(shift > floor)
+        from scipy.special import stdtr
+
+        return float(stdtr(df, (shift - floor) / se))
+
+    def both(shift: float) -> float:
+        return picked(shift) * power_at(shift, *second, level)
+
+    low = math.log1p(detectable_at_power(*second, level, power))
+    high = max(floor + t_quantile(1 - math.sqrt(power), df) * se,
+               math.log1p(detectable_at_power(*second, level, math.sqrt(power))))
     for _ in range(60):
         middle = (low + high) / 2
         low, high = (middle, high) if both(middle) < power else (low, middle)
