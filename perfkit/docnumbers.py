@@ -174,14 +174,17 @@ def simulation_summary(_: dict[str, ResultSet]) -> str:
     """The synthetic error-rate table of docs/data/simulation.json folded for the README: each scenario's one
     run beside the same nights with ``--perfkit-confirm 3``."""
     kept = json.loads((ROOT / "docs" / "data" / "simulation.json").read_text())
-    confirm = ", --perfkit-confirm 3"
-    rows_of = {row["scenario"]: row for row in kept["rows"]}
-    rows = [[row["scenario"], f"{row['false_alarm']:.1%}", f"{row['power']:.0%}",
-             f"{confirmed['false_alarm']:.1%}", f"{confirmed['power']:.0%}"]
-            for row in kept["rows"] if not row["scenario"].endswith(confirm)
-            and (confirmed := rows_of.get(row["scenario"] + confirm)) is not None]
-    head = ["synthetic nights (400 each)", "one run: nights with a false verdict",
-            "a change of its MDE flagged", "--perfkit-confirm 3: false", "flagged"]
+    confirmed = {found[1]: (row, found[2]) for row in kept["rows"]
+                 if (found := re.fullmatch(r"(.*), (--perfkit-confirm \d+)", row["scenario"]))}
+    rows = [[row["scenario"], str(row["nights"]), f"{row['false_alarm']:.1%}", f"{row['power']:.0%}",
+             f"{again['false_alarm']:.1%} ({option})", f"{again['power']:.0%}"]
+            for row in kept["rows"] if row["scenario"] in confirmed
+            for again, option in [confirmed[row["scenario"]]]]
+    if not rows:
+        raise ValueError("docs/data/simulation.json holds no scenario both alone and confirmed; re-make it "
+                         "with python -m perfkit.simulate --nights 400 --save docs/data/simulation.json")
+    head = ["synthetic nights", "nights", "one run: nights with a false verdict",
+            "a change of its MDE flagged", "confirmed: false", "flagged"]
     return f"Simulated {kept['date']} (seed {kept['seed']}):\n\n" + _table(head, rows)
 
 

@@ -106,7 +106,7 @@ NOT_MEASURED = (
     "±2 points at 5%",  # alpha, and the Monte-Carlo error of 400 simulated nights (arithmetic)
     "80% power",  # the power the MDE is printed at
     "over the whole night at 5%",  # alpha (the README's verdict section)
-    "the change flagged 80% of the time",  # the power the MDE is printed at
+    "flagged at least 80% of the time",  # the power the MDE is printed at
     "prior would give less than a 0.1% chance",  # the robust prior fit's cut-off
     "GitHub takes 1 MiB a step",  # GitHub's limit on a job summary
     "given 15 s to end before SIGKILL",  # the grace period ab and bisect give a stopped run
