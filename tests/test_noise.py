@@ -299,6 +299,19 @@ def test_kept_runs_since_the_last_change_point_add_to_the_noise():
     assert len(noise.runs["b1", "time"]) == 2 + 24
 
 
+def test_kept_runs_timed_at_another_sm_clock_than_the_baseline_entry_add_nothing_to_its_noise():
+    rng = np.random.default_rng(5)
+    sds = {f"b{i}": 0.01 for i in range(3)}
+    baseline = _baseline(_draws(rng, sds, 3))  # unlocked
+    locked = [_run(r, when=f"2026-10-{i + 1:02d}") for i, r in enumerate(_draws(rng, sds, 6, {"b0": 1.2}))]
+    for run in locked:
+        raw = run.to_json()
+        raw["benchmarks"][0]["extra_info"]["clock_lock"] = {"sm_clock": "base/1980 MHz locked", "version": 1}
+        locked[locked.index(run)] = typed(raw)
+    noise = Noise.of(baseline, locked)
+    assert len(noise.runs["b0", "time"]) == 3 and len(noise.runs["b1", "time"]) == 3 + 6
+
+
 def test_the_run_judged_is_not_part_of_its_own_noise_when_history_already_keeps_it():
     rng = np.random.default_rng(8)
     sds = {f"b{i}": 0.01 for i in range(20)}

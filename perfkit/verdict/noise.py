@@ -315,7 +315,7 @@ class Noise:
         for name, figures in reference.runs().items():
             for figure, values in figures.items():
                 runs[name, figure] += [v for v in values if v > 0]
-        for name, figures in _since_last_change(kept, set(reference.info.run_dates)).items():
+        for name, figures in _since_last_change(kept, set(reference.info.run_dates), entries).items():
             for figure, values in figures.items():
                 runs[name, figure] += values
         keys = [key for key in runs if key[0] in entries]
@@ -409,11 +409,13 @@ class Noise:
         return FigureNoise(sd, dof, between, source, tails, key in self.tails and kind == GPU_KIND)
 
 
-def _since_last_change(kept: Iterable[ResultSet], skip_dates: set[str]) -> dict[str, dict[str, list[float]]]:
+def _since_last_change(kept: Iterable[ResultSet], skip_dates: set[str],
+                       entries: Mapping[str, BenchmarkEntry]) -> dict[str, dict[str, list[float]]]:
     """Per benchmark and figure, the values of the kept runs since that benchmark's last change point in time,
     among those since it was last measured another way (a figure's method version or its SM clock lock
-    changed: another series, perfkit.resultfile.figures.METHODS); runs whose date a baseline already holds
-    are left out (they are in it)."""
+    changed: another series, perfkit.resultfile.figures.METHODS), and only where that series is the one its
+    baseline entry (``entries``) measured; runs whose date a baseline already holds are left out (they are
+    in it)."""
     from perfkit.verdict.changepoints import breaks, change_points
 
     runs = [r for r in kept if r.datetime not in skip_dates]
@@ -422,6 +424,10 @@ def _since_last_change(kept: Iterable[ResultSet], skip_dates: set[str]) -> dict[
     for name in names:
         holding = [r.by_name()[name] for r in runs if name in r.by_name()]
         holding = holding[max([0, *breaks([(b.methods, b.clock_lock) for b in holding])]):]
+        entry = entries.get(name)
+        if entry is not None and holding and (holding[-1].methods, holding[-1].clock_lock) != (
+                entry.methods, entry.clock_lock):
+            continue  # kept runs of another series than the baseline's: their spread is not its
         times = [b.median for b in holding]
         points = change_points(times) if len(times) >= 4 and min(times) > 0 else []
         start = points[-1].index if points else 0
