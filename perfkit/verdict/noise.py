@@ -24,10 +24,11 @@ of the run-to-run variance pooled over the figures of each kind (over every kind
 benchmark run on two machines), applied to each figure in proportion to its own noise (a launch-bound step
 that moves 15% between runs shifts about as much between machines; a one-thread kernel that repeats within
 1% hardly), and to the machines of both sides: the baseline's mean holds each of its machines' shifts in
-proportion to its runs, the current run its own machine's (:meth:`Noise.machine_mix`); the part of those
-shifts the baseline's own spread already holds is taken out of its run-to-run term
-(:meth:`Noise.machines_in_spread`), so no shift is counted twice. It is zero when both sides ran on one
-machine (each benchmark's runs name their machines: a merged baseline holds entries of different runs).
+proportion to its runs, the current run its own machine's (:meth:`Noise.machine_mix`). It is zero when both
+sides ran on one machine (each benchmark's runs name their machines: a merged baseline holds entries of
+different runs). It errs wide: a figure's run-to-run SD, read from runs of several machines, holds part of
+their shifts too (docs/findings.md, 2026-12-05: taking that part out of it is only right for the baseline's
+own runs, not for kept runs and replicates pooled with them).
 
 How others estimate noise (docs/verdict.md says more): asv and rustc-perf look at each benchmark's own recent
 samples; conbench and Bencher take each benchmark's history in a lookback window (Bencher's t-test threshold
@@ -363,14 +364,6 @@ class Noise:
         own = shares.get(current_machine, 0.0)
         return (1 - own) ** 2 + sum(w * w for m, w in shares.items() if m != current_machine)
 
-    def machines_in_spread(self, benchmark: str) -> float:
-        """How many times a machine's shift variance the baseline's own run-to-run variance holds, on
-        average: n/(n-1) (1 - sum of squared shares) over its n runs (0 for runs of one machine, near 1 for
-        runs of many); the between-machine share is measured against that spread
-        (:func:`_between_machines`)."""
-        shares, runs = self._shares(benchmark), sum(self.machines.get(benchmark, {}).values())
-        return runs / (runs - 1) * (1 - sum(w * w for w in shares.values())) if runs > 1 else 0.0
-
     def _shares(self, benchmark: str) -> dict[str, float]:
         """Each machine's share of ``benchmark``'s reference runs."""
         counts = self.machines.get(benchmark, {})
@@ -403,8 +396,6 @@ class Noise:
         # and a figure that hardly moves between runs hardly moves between machines
         mix = self.machine_mix(benchmark, current_machine) if (kind or "").startswith("timed") else 0.0
         between = math.sqrt(share * mix) * sd
-        if mix:  # the machines' shifts the baseline's spread holds are in the between term now
-            sd *= math.sqrt(max(0.0, 1 - share * self.machines_in_spread(benchmark)))
         source = f"{len(own)} kept run(s)" + (f", pooled (d0 {prior.df:.3g})" if prior else "")
         return FigureNoise(sd, dof, between, source, tails, key in self.tails and kind == GPU_KIND)
 
