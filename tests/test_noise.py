@@ -299,6 +299,19 @@ def test_kept_runs_since_the_last_change_point_add_to_the_noise():
     assert len(noise.runs["b1", "time"]) == 2 + 24
 
 
+def test_a_move_beyond_the_hosts_shift_that_no_count_of_runs_could_show_says_so():
+    """Tested beyond the run's common host shift, a figure's SE holds the host shift's spread, which more runs
+    of this code do not shrink: it said "more runs decide" where twenty could not."""
+    rng = np.random.default_rng(8)
+    sds = {**{f"gpu{i}": 0.01 for i in range(10)}, **{f"host{i}": 0.05 for i in range(12)}}
+    baseline = _baseline(_draws(rng, sds, 6), within=sds)
+    shift = {f"host{i}": 1.3 * math.exp(rng.normal(0, 0.08)) for i in range(12)} | {"host0": 1.3 * 1.25}
+    current = _run(_draws(rng, sds, 1, shift=shift)[0], within=sds)
+    row = next(r for r in judge(baseline, current, Noise.of(baseline)).rows if r.benchmark == "host0")
+    assert row.verdict.value == "unknown" and "beyond the run's common host shift" in row.note
+    assert "even 20 runs of this code could not show a move this size: run it on a host like" in row.note
+
+
 def test_kept_runs_timed_at_another_sm_clock_than_the_baseline_entry_add_nothing_to_its_noise():
     rng = np.random.default_rng(5)
     sds = {f"b{i}": 0.01 for i in range(3)}

@@ -263,6 +263,8 @@ class _Evidence:
     # (runs, SE, degrees of freedom) were this side's runs, one more, ... MOST_RUNS runs of this code judged
     # together against the same baseline
     by_runs: tuple[tuple[int, float, float], ...] = ()
+    # the run's common host shift the test took out of a host-bound time (and the spread it adds), if any
+    host: HostShift | None = None
 
 
 #: The most runs of this code a weak figure's advice counts up to (a confirmation's re-runs, replicates).
@@ -410,6 +412,7 @@ def _gate(fig: FigureRuns, minimum: float, noise: FigureNoise | None, alpha: flo
             return _Judged(_row(fig, Verdict.UNKNOWN, host.sentence(), True, evidence, alpha),
                            evidence=evidence)
         shift, se = shift - host.shift, host.widened(se)
+        evidence = dataclasses.replace(evidence, host=host)
         note = f"tested on what remains beyond the run's common host shift ({math.expm1(host.shift):+.0%})"
     p_value = stats.two_sided_p(shift / se, noise.df)
     verdict = Verdict.REGRESSED if worse > 0 else Verdict.IMPROVED
@@ -491,10 +494,11 @@ def _corrected(judged: list[_Judged], policy: Policy, tests: int, first_look: Fi
             if significant[id(j)]:
                 row = dataclasses.replace(row, p_value=j.p_value)
             else:
-                decidable = j.evidence is None or _decidable(j.evidence, policy.alpha / tests)
+                decidable = e is None or _decidable(e, policy.alpha / tests)
+                fix = ("run it on a host like the baseline's" if e is not None and e.host is not None
+                       else "re-save the baseline from more runs, or measure it less noisily")
                 decide = ("more runs decide" if decidable
-                          else f"even {MOST_RUNS} runs of this code could not show a move this size: re-save "
-                               "the baseline from more runs, or measure it less noisily")
+                          else f"even {MOST_RUNS} runs of this code could not show a move this size: {fix}")
                 note = (f"beyond the minimum effect but not significant after correcting for "
                         f"{counted(tests, 'figure')} (p={j.p_value:.2g}); {decide}")
                 row = dataclasses.replace(row, verdict=Verdict.UNKNOWN, p_value=j.p_value,
@@ -513,8 +517,12 @@ def _detectable(floor: float, se: float, df: float, level: float, picked: Reach 
 
 def _decidable(evidence: _Evidence, level: float) -> bool:
     """Whether some count of runs of this code, up to :data:`MOST_RUNS`, would show the move seen
-    significant at ``level``, were it to stay where it is."""
-    return any(abs(evidence.shift) >= stats.t_quantile(level / 2, df) * se for _, se, df in evidence.by_runs)
+    significant at ``level``, were it to stay where it is (beyond the run's common host shift where the test
+    took that out: its spread does not shrink with more runs)."""
+    host = evidence.host
+    shift = evidence.shift - (host.shift if host is not None else 0.0)
+    return any(abs(shift) >= stats.t_quantile(level / 2, df) * (host.widened(se) if host is not None else se)
+               for _, se, df in evidence.by_runs)
 
 
 def _runs_to_see(evidence: _Evidence, level: float, picked: Reach | None = None) -> int | None:
