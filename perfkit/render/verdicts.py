@@ -47,7 +47,8 @@ def verdict_meanings(policy: Policy) -> str:
         f"{MIN_BASELINE_RUNS} baseline runs of the figure; measured differently: the two sides measured it "
         "another way (a method version, a locked clock), shown side by side, not judged; info: a figure "
         "derived from the time, shown not judged; changed: a count that should not move did, or a ratio "
-        "that should stay put moved significantly; MDE: the change this noise flags 80% of the time."
+        "that should stay put moved significantly; MDE: the change this noise flags 80% of the time (after "
+        "--perfkit-confirm, the first run picking it and the re-runs confirming it)."
     )
 
 
