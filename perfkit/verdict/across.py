@@ -19,7 +19,6 @@ from __future__ import annotations
 
 import dataclasses
 import math
-import statistics
 from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import ClassVar
@@ -235,9 +234,7 @@ class _Side:
         1, 1 and 3 ms read a 1.6 ms run faster, where the logs read it 11% slower); the arithmetic one where a
         run is not positive."""
         values = self.runs[name].get(figure)
-        if not values:
-            return None
-        return statistics.geometric_mean(values) if min(values) > 0 else statistics.fmean(values)
+        return stats.geometric(values) if values else None
 
     def spread(self, name: str) -> float:
         """The slowest run of ``name``'s time over its fastest (1.0 for one run)."""
