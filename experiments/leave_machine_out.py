@@ -8,9 +8,16 @@ and, with ``--mde LIMIT``, each gating figure whose one-run MDE on a fresh machi
 machines of their newest run's, judged so) is above LIMIT, the blind figures of issue 44's part 6:
 
     python experiments/leave_machine_out.py baselines/nvidia-h200-x1.json --mde 0.10
+
+and, with ``--calibration``, whether the judge's standard errors are the spread a fresh machine shows: per
+kind of timed gating figure, each held-out night's change over its SE (a z that should spread as Student's
+t with the test's degrees of freedom; SEs too wide read an SD below 1, too narrow above):
+
+    python experiments/leave_machine_out.py baselines/nvidia-h200-x1.json --calibration
 """
 from __future__ import annotations
 
+import math
 import statistics
 import sys
 from collections import Counter, defaultdict
@@ -19,7 +26,7 @@ from collections.abc import Iterator
 from perfkit.resultfile import load
 from perfkit.store import baselines
 from perfkit.store.baseline_runs import unpack
-from perfkit.verdict.comparison import Row
+from perfkit.verdict.comparison import Comparison, Row
 from perfkit.verdict.judge import Policy, judge
 from perfkit.verdict.noise import Noise
 
@@ -30,6 +37,13 @@ MIN_BENCHMARKS = 3
 def _judged(path: str, policy: Policy, newest_only: bool = False) -> Iterator[list[Row]]:
     """The gating rows of each night of the baseline at ``path`` (runs of at least MIN_BENCHMARKS benchmarks)
     judged against the other machines' runs; only each machine's newest night where ``newest_only``."""
+    for comparison, _ in _comparisons(path, policy, newest_only):
+        yield [row for row in comparison.rows if row.gating]
+
+
+def _comparisons(path: str, policy: Policy, newest_only: bool = False) -> Iterator[tuple[Comparison, Noise]]:
+    """Each night of the baseline at ``path`` judged against the other machines' runs (:func:`_judged`),
+    with the noise it was judged with."""
     runs = [load.parse(doc, f"run {i}") for i, doc in enumerate(unpack(load.load(path)).runs)]
     for machine in sorted({r.info.machine for r in runs}, key=str):
         others = [r for r in runs if r.info.machine != machine]
@@ -39,7 +53,7 @@ def _judged(path: str, policy: Policy, newest_only: bool = False) -> Iterator[li
         baseline = baselines.from_runs(others)
         noise = Noise.of(baseline)
         for run in nights[-1:] if newest_only else nights:
-            yield [row for row in judge(baseline, run, noise, policy).rows if row.gating]
+            yield judge(baseline, run, noise, policy), noise
 
 
 def false_flags(path: str, gpu_floor: float) -> tuple[int, int, Counter[str]]:
@@ -66,7 +80,37 @@ def fresh_machine_mdes(path: str) -> dict[tuple[str, str], list[float]]:
     return mdes
 
 
+def calibration(path: str) -> dict[str, list[tuple[float, float]]]:
+    """Per kind of timed gating figure, (change over SE, degrees of freedom) of each machine's newest night
+    judged against the other machines' runs (logs, as the judge tests them)."""
+    out: dict[str, list[tuple[float, float]]] = defaultdict(list)
+    for comparison, noise in _comparisons(path, Policy(), newest_only=True):
+        for row in comparison.rows:
+            kind = noise.kinds.get((row.benchmark, row.figure), "")
+            reach = comparison.reach.get((row.benchmark, row.figure))
+            if row.gating and kind.startswith("timed") and reach and reach[1] > 0 and row.change is not None:
+                out[kind].append((math.log1p(row.change) / reach[1], reach[2]))
+    return out
+
+
+def _print_calibration(path: str) -> None:
+    """The bulk (the median |z| over Student's t's, 1.0 where the SEs are right) and the tails (how often |z|
+    passes 2, 3 and 4 against t's chance)."""
+    from scipy.special import stdtr, stdtrit
+
+    for kind, zs in sorted(calibration(path).items()):
+        scale = statistics.median(abs(z) for z, _ in zs) / statistics.median(float(stdtrit(df, 0.75))
+                                                                            for _, df in zs)
+        tails = ", ".join(f"|z| > {cut}: {sum(abs(z) > cut for z, _ in zs) / len(zs):.1%} "
+                          f"(t {statistics.fmean(2 * float(stdtr(df, -cut)) for _, df in zs):.1%})"
+                          for cut in (2, 3, 4))
+        print(f"{kind}: {len(zs)} figures; median |change/SE| over t's {scale:.2f}; {tails}")
+
+
 def main(argv: list[str]) -> None:
+    if argv[1:2] == ["--calibration"]:
+        _print_calibration(argv[0])
+        return
     if argv[1:2] == ["--mde"]:
         limit = float(argv[2])
         mdes = fresh_machine_mdes(argv[0])
