@@ -17,14 +17,12 @@ from perfkit.store.kept_noise import for_judging
 from perfkit.verdict.judge import FirstLook, Policy, Verdict, judge
 from perfkit.verdict.noise import (
     HOST_TAIL_DF,
-    MAX_PRIOR_DF,
     TAIL_RUNS,
-    UNMEASURED_BETWEEN_SHARE,
+    UNMEASURED_BETWEEN_RATIO,
     Noise,
-    fit_prior,
-    moderate,
     noise_kind,
 )
+from perfkit.verdict.prior import MAX_PRIOR_DF, fit_prior, moderate
 from tests.conftest import typed
 
 COPY_BOUND = {"bound": "copy_bandwidth_gbps"}
@@ -178,6 +176,7 @@ def test_the_between_machine_term_widens_the_interval_by_the_machines_of_both_si
         noise,
         runs={**noise.runs, ("b0", "kernel_s"): noise.runs["b0", "time"], ("b0", "peak"): (1.0, 1.0, 1.1)},
         kinds={**noise.kinds, ("b0", "kernel_s"): "timed-gpu", ("b0", "peak"): "memory"},
+        run_to_run={**noise.run_to_run, ("b0", "kernel_s"): noise.run_to_run["b0", "time"]},
     )
     kernel = other_figures.of_figure("b0", "kernel_s", current_machine="m9")
     peak = other_figures.of_figure("b0", "peak", current_machine="m9")
@@ -253,7 +252,7 @@ def test_each_benchmark_keeps_the_machines_of_its_own_runs_through_an_append_and
         return tuple(origin.machine for origin in results.origins()[name])
 
     assert machines(appended, "b1") == ("m1", "m1", "m2", "m2")
-    assert Noise.of(appended).between_share > 1  # m2 runs 6% slower, beyond its 1% run-to-run spread
+    assert Noise.of(appended).between_ratio > 1  # m2 runs 6% slower, beyond its 1% run-to-run spread
     merged = baselines.merge(appended, _run({"b0": 1e-3}, "m3", when="2026-12-01"))
     assert machines(merged, "b0") == ("m3",) and machines(merged, "b1") == ("m1", "m1", "m2", "m2")
     assert [origin.date for origin in merged.origins()["b1"]] == ["2026-11-20", "2026-11-21", "2026-11-30",
@@ -278,11 +277,11 @@ def test_a_run_of_another_machine_against_a_baseline_of_one_is_judged_with_both_
     rng = np.random.default_rng(12)
     sds = {f"b{i}": 0.01 for i in range(20)}
     noise = Noise.of(_baseline(_draws(rng, sds, 5), ["m1"] * 5))
-    assert noise.between_share is None
+    assert noise.between_ratio is None
     same, other = noise.of_figure("b0", "time", current_machine="m1"), noise.of_figure("b0", "time",
                                                                                          current_machine="m2")
     assert same is not None and other is not None and same.between_sd == 0
-    share = UNMEASURED_BETWEEN_SHARE[noise.kinds["b0", "time"]]
+    share = UNMEASURED_BETWEEN_RATIO[noise.kinds["b0", "time"]]
     assert other.between_sd == pytest.approx(math.sqrt(2 * share) * other.sd) and other.sd == same.sd
 
 
@@ -628,3 +627,31 @@ def test_a_2_5_percent_slowdown_of_a_steady_gpu_figure_is_flagged_only_where_its
     assert rows["gpu3"].minimum == pytest.approx(minimum)
     assert rows["gpu3"].verdict.value == verdict
     assert all(r.verdict.value not in ("regressed", "improved") for name, r in rows.items() if name != "gpu3")
+
+
+def test_a_fresh_machines_change_over_its_standard_error_spreads_as_the_test_assumes():
+    """A baseline whose runs came from many machines holds their shifts in its runs' variance too: the
+    between-machine term must not count them twice (a fresh machine's change over its SE then spread 0.76,
+    and the H200's one-run MDEs were a third too wide), nor too few once runs of the current machine are
+    kept beside the baseline's."""
+    rng = np.random.default_rng(31)
+    sds = {f"b{i}": 0.01 for i in range(30)}
+    between = math.sqrt(3.0) * 0.01  # a machine's shift of GPU work: 3 times a run's variance (H200: 3.3)
+    machines = [f"m{i // 2}" if i < 16 else f"m{i}" for i in range(32)]  # eight machines twice, 16 once
+    z: dict[str, list[float]] = {"baseline alone": [], "with kept runs": []}
+    for _ in range(12):
+        shift = {m: {n: math.exp(rng.normal(0, between)) for n in sds} for m in {*machines, "fresh"}}
+        runs = [_run({n: v * shift[m][n] for n, v in draw.items()}, m, when=f"2026-10-{i + 1:02d}",
+                     within=sds) for i, (draw, m) in enumerate(zip(_draws(rng, sds, 32), machines))]
+        baseline = baselines.from_runs(runs)
+        fresh = [{n: v * shift["fresh"][n] for n, v in draw.items()} for draw in _draws(rng, sds, 5)]
+        current = _run(fresh[0], "fresh", when="2026-11-10", within=sds)
+        kept = [_run(f, "fresh", when=f"2026-11-0{i + 1}", within=sds) for i, f in enumerate(fresh[1:])]
+        for case, noise in (("baseline alone", Noise.of(baseline)),
+                            ("with kept runs", Noise.of(baseline, kept))):
+            comparison = judge(baseline, current, noise)
+            changes = {(r.benchmark, r.figure): r.change for r in comparison.rows}
+            z[case] += [math.log1p(changes[key] or 0.0) / se for key, (_, se, _) in comparison.reach.items()]
+    for case, values in z.items():
+        assert len(values) == 12 * 30, case
+        assert 0.88 < math.sqrt(float(np.mean(np.square(values)))) < 1.12, case  # 0.94-1.03 over 4 seeds

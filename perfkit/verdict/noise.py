@@ -19,16 +19,18 @@ the committed baselines; none on a shared 2-vCPU VM, where the fit finds no slop
 Allocator peaks and counts, which have no rounds, share a flat prior of their own kind.
 
 A baseline measured on other machines of the same kind adds a between-machine term where its runs carry
-the machine they ran on and come from several: the one-way random-effects component of the time, as a share
-of the run-to-run variance pooled over the figures of each kind (over every kind where a kind has no
-benchmark run on two machines), applied to each figure in proportion to its own noise (a launch-bound step
-that moves 15% between runs shifts about as much between machines; a one-thread kernel that repeats within
-1% hardly), and to the machines of both sides: the baseline's mean holds each of its machines' shifts in
-proportion to its runs, the current run its own machine's (:meth:`Noise.machine_mix`). It is zero when both
-sides ran on one machine (each benchmark's runs name their machines: a merged baseline holds entries of
-different runs). It errs wide: a figure's run-to-run SD, read from runs of several machines, holds part of
-their shifts too (docs/findings.md, 2026-12-05: taking that part out of it is only right for the baseline's
-own runs, not for kept runs and replicates pooled with them).
+the machine they ran on and come from several: the one-way random-effects component of the time, as a ratio
+to the run-to-run variance on one machine pooled over the figures of each kind (over every kind where a kind
+has no benchmark run on two machines), applied to each figure in proportion to its own noise (a launch-bound
+step that moves 15% between runs shifts about as much between machines; a one-thread kernel that repeats
+within 1% hardly), and to the machines of both sides: the baseline's mean holds each of its machines' shifts
+in proportion to its runs, the current run its own machine's (:meth:`Noise.machine_mix`). It is zero when
+both sides ran on one machine (each benchmark's runs name their machines: a merged baseline holds entries of
+different runs). A figure's variance over runs of several machines holds part of their shifts too, so it is
+read as run-to-run only after that part is taken out (``Noise.run_to_run``: its expected share from the
+ratio and how its runs, the kept ones beside the baseline's, fall on machines), before the prior is fitted
+and the current side's replicates pool in. Counted twice, fresh H200s' changes spread 0.79 of their standard
+errors, and their one-run MDEs were a third too wide (docs/findings.md, 2026-12-05).
 
 How others estimate noise (docs/verdict.md says more): asv and rustc-perf look at each benchmark's own recent
 samples; conbench and Bencher take each benchmark's history in a lookback window (Bencher's t-test threshold
@@ -48,14 +50,8 @@ from perfkit.resultfile.figures import SM_MCYCLES, TIME
 from perfkit.resultfile.metrics import relative_iqr
 from perfkit.resultfile.model import BenchmarkEntry, ResultSet
 from perfkit.verdict import stats
+from perfkit.verdict.prior import MIN_FIGURES, FigureVariance, Prior, fit_robust, moderate
 
-#: Fewer figures than this of a kind and its prior is taken from all kinds of the machine together.
-MIN_FIGURES = 5
-#: The most degrees of freedom a prior is worth. Where the figures' variances scatter no more than sampling
-#: explains, the moment fit gives an infinite d0, which drops each figure's own variance and gives every one
-#: the prior's normal tails: heavy-tailed figures were 58-73% of the false alarms. A finite d0 keeps a tenth
-#: or more of a figure's own variance in its estimate (at 3-8 runs) and a t tail to its test.
-MAX_PRIOR_DF = 30.0
 #: A figure whose own runs are this heavy-tailed (sample excess kurtosis of its log values, over at least
 #: KURTOSIS_RUNS runs) keeps its own variance: the prior's tails would understate how far it jumps.
 HEAVY_TAIL_KURTOSIS = 2.0
@@ -79,40 +75,19 @@ TAIL_RUNS = 20
 TAIL_MARGIN_SE = 2.0
 #: A log spread below this is a figure that does not vary: it says nothing of tails.
 STILL = 1e-9
-# : The SD of the covariates (log within-run dispersion) below which the figures are alike and the prior is
-# flat.
-MIN_COVARIATE_SPREAD = 0.1
-#: A figure whose variance the prior would give less than this chance keeps its own (robust empirical Bayes).
-OUTLIER_P = 0.001
 #: The noise kind of a timed figure that holds the host's work (the judge's common host shift reads it).
 HOST_KIND = "timed-host"
 GPU_KIND = "timed-gpu"
 #: The variance of a machine's shift over a figure's run-to-run variance on one machine, per kind of timed
 #: figure, that a run on a machine its baseline never ran on is judged with where no benchmark of the
 #: baseline ran on two machines, so that none could be measured (a baseline saved on one machine: a laptop's
-#: own, a multi-GPU one of one lent host). The largest the committed single-GPU baselines measured over
-#: 24-77 machines (2026-12-05; share/(1 - share) of their between-machine shares): host work 0.20 (H200) and
-#: 0.38 (H100), GPU work 3.5 (H200) and 1.2 (H100): a GPU-bound figure differs more between two GPUs of one
-#: model than between runs on one. Taken as 0, a run of another machine against one machine's five runs,
-#: each figure shifted by its own spread, falsely flagged 28% of simulated nights.
-UNMEASURED_BETWEEN_SHARE: Mapping[str, float] = {HOST_KIND: 0.4, GPU_KIND: 3.5}
+#: own, a multi-GPU one of one lent host). At least the largest the committed single-GPU baselines measured
+#: over 24-77 machines (2026-12-05, between over within): host work 0.20 (H200) and 0.33 (H100), GPU work 3.3
+#: (H200) and 1.1 (H100): a GPU-bound figure differs more between two GPUs of one model than between runs on
+#: one. Taken as 0, a run of another machine against one machine's five runs, each figure shifted by its own
+#: spread, falsely flagged 28% of simulated nights.
+UNMEASURED_BETWEEN_RATIO: Mapping[str, float] = {HOST_KIND: 0.4, GPU_KIND: 3.5}
 
-
-@dataclass(frozen=True)
-class Prior:
-    """A kind of figure's prior: ``log s0² = intercept + slope·x`` at a figure's covariate ``x`` (the log of
-    its within-run dispersion; ``mean_x`` where it has none), worth ``df`` degrees of freedom (at most
-    :data:`MAX_PRIOR_DF`)."""
-
-    intercept: float
-    slope: float
-    df: float
-    figures: int
-    mean_x: float = 0.0
-
-    def s2(self, x: float | None) -> float:
-        exponent = self.intercept + self.slope * ((self.mean_x if x is None else x) - self.mean_x)
-        return math.exp(min(exponent, 700.0))  # a trend extrapolated far from its figures must not overflow
 
 
 @dataclass(frozen=True)
@@ -178,98 +153,6 @@ def dispersion(bench: BenchmarkEntry, figure: str) -> float | None:
     return math.log(spread) if spread else None
 
 
-def fit_prior(
-    variances: Sequence[float],
-    dfs: Sequence[float],
-    covariates: Sequence[float | None] | None = None,
-    robust: bool = False,
-) -> Prior | None:
-    """The prior of figures' sample variances with their degrees of freedom: ``s²/s0²(x)`` is F(d, d0).
-
-    ``s0²(x)`` is a trend in the covariates (Theil-Sen, robust to a few wild figures) where at least
-    ``MIN_FIGURES`` have one, else flat (limma-trend). ``d0`` and the level come from Smyth's moments of the
-    log variances, or with ``robust`` from their median and interquartile range, which a few hypervariable
-    figures cannot inflate (:func:`fit_robust` finds those first); never above :data:`MAX_PRIOR_DF`. None
-    for fewer than two variances, or where none is positive. Zero variances (a figure that never moved, such
-    as an allocator peak) are taken as the smallest positive one: limma's offset of 1e-5 times the median
-    jumped 3900-fold once more than half of a kind's variances were zero (the median then is zero, and limma
-    falls back to 1).
-    """
-    xs = list(covariates) if covariates is not None else [None] * len(variances)
-    rows = [(v, d, x) for v, d, x in zip(variances, dfs, xs) if d > 0 and math.isfinite(v) and v >= 0]
-    if len(rows) < 2:
-        return None
-    from scipy.special import digamma, polygamma  # a fifth of a second to import: only with variances to fit
-    positive = [v for v, _, _ in rows if v > 0]
-    if not positive:
-        return None
-    smallest = min(positive)
-    # e: an unbiased estimate of log s0² for each figure (Smyth's), so the trend and the level are of s0², not
-    # s²
-    e = [math.log(max(v, smallest)) - float(digamma(d / 2)) + math.log(d / 2) for v, d, _ in rows]
-    known = [(x, y) for (_, _, x), y in zip(rows, e) if x is not None]
-    slope, mean_x = 0.0, 0.0
-    distinct = len({round(x, 9) for x, _ in known})
-    if (len(known) >= MIN_FIGURES and distinct >= MIN_FIGURES
-            and statistics.pstdev(x for x, _ in known) > MIN_COVARIATE_SPREAD):
-        mean_x = statistics.fmean(x for x, _ in known)
-        slope = stats.theil_sen_slope([y for _, y in known], [x for x, _ in known])
-    residual = [y - slope * ((x if x is not None else mean_x) - mean_x) for (_, _, x), y in zip(rows, e)]
-    if robust:
-        return _quantile_prior(residual, statistics.median(d for _, d, _ in rows), slope, mean_x, len(rows))
-    level = statistics.fmean(residual)
-    excess = statistics.variance(residual) - statistics.fmean(float(polygamma(1, d / 2)) for _, d, _ in rows)
-    d0 = MAX_PRIOR_DF if excess <= 0 else min(MAX_PRIOR_DF, 2 * _trigamma_inverse(excess))
-    return Prior(level + float(digamma(d0 / 2)) - math.log(d0 / 2), slope, d0, len(rows), mean_x)
-
-
-def _quantile_prior(residual: list[float], d: float, slope: float, mean_x: float, figures: int) -> Prior:
-    """``d0`` whose log F(d, d0) has the residuals' interquartile range, and the level matching their
-    median."""
-    from scipy.optimize import brentq
-    from scipy.special import digamma
-
-    def spread(d0: float) -> float:
-        return math.log(stats.f_quantile(0.75, d, d0) / stats.f_quantile(0.25, d, d0))
-
-    q1, middle, q3 = statistics.quantiles(residual, n=4, method="inclusive")
-    observed = q3 - q1
-    if observed <= spread(MAX_PRIOR_DF):
-        d0 = MAX_PRIOR_DF
-    elif observed < spread(1e-3):
-        d0 = float(brentq(lambda x: spread(x) - observed, 1e-3, MAX_PRIOR_DF))
-    else:
-        d0 = 1e-3
-    # the residuals are log s² less Smyth's bias term; their median sits at log s0² + log median F(d, d0) +
-    # bias
-    centre = math.log(stats.f_quantile(0.5, d, d0)) - float(digamma(d / 2)) + math.log(d / 2)
-    return Prior(middle - centre, slope, d0, figures, mean_x)
-
-
-def _trigamma_inverse(x: float) -> float:
-    """y with trigamma(y) = x (limma's Newton iteration)."""
-    from scipy.special import polygamma
-
-    if x > 1e7:
-        return 1 / math.sqrt(x)
-    if x < 1e-6:
-        return 1 / x
-    y = 0.5 + 1 / x
-    for _ in range(50):
-        tri = float(polygamma(1, y))
-        step = tri * (1 - tri / x) / float(polygamma(2, y))
-        y += step
-        if -step / y < 1e-8:
-            break
-    return y
-
-
-def moderate(s2: float, df: float, prior_s2: float, prior_df: float) -> tuple[float, float]:
-    """The moderated variance and its degrees of freedom."""
-    if math.isinf(prior_df):
-        return prior_s2, math.inf
-    return (prior_df * prior_s2 + df * s2) / (prior_df + df), prior_df + df
-
 
 @dataclass(frozen=True)
 class Noise:
@@ -283,11 +166,11 @@ class Noise:
     covariates: Mapping[tuple[str, str], float | None] = field(default_factory=dict)
     priors: Mapping[str, Prior] = field(default_factory=dict)
     outliers: frozenset[tuple[str, str]] = frozenset()  # figures noisier than their prior: their own variance
-    # the between-machine variance of log time as a share of the run-to-run variance, where the reference
-    # runs came from several machines: over every kind, and per kind of figure where that kind has its own;
-    # None where no benchmark's runs came from two machines (UNMEASURED_BETWEEN_SHARE then)
-    between_share: float | None = None
-    between_share_by_kind: Mapping[str, float] = field(default_factory=dict)
+    # the between-machine variance of log time over the run-to-run variance on one machine, where the
+    # reference runs came from several machines: over every kind, and per kind of figure where that kind has
+    # its own; None where no benchmark's runs came from two machines (UNMEASURED_BETWEEN_RATIO then)
+    between_ratio: float | None = None
+    between_ratio_by_kind: Mapping[str, float] = field(default_factory=dict)
     # per benchmark, the machines its reference runs came from, each with its count of them (none where
     # unknown)
     machines: Mapping[str, Mapping[str, int]] = field(default_factory=dict)
@@ -296,6 +179,10 @@ class Noise:
     source: str = ""
     # gating figures whose own runs are heavy-tailed (HEAVY_TAIL_KURTOSIS): also among the outliers
     heavy: frozenset[tuple[str, str]] = frozenset()
+    # per timed figure, the part of its variance over its runs that is run-to-run: where they came from
+    # several machines, that variance holds their shifts too (1 / (1 + ratio·c),
+    # stats.between_share_of_spread)
+    run_to_run: Mapping[tuple[str, str], float] = field(default_factory=dict)
 
     @classmethod
     def of(
@@ -312,20 +199,30 @@ class Noise:
         saved before a declaration was added, or withdrawn, carries the old one)."""
         reference = baseline if baseline.info.runs or stored is None else stored
         entries = reference.by_name()
+        origins = {name: tuple(o.machine for o in runs_of) for name, runs_of in reference.origins().items()}
+        # per benchmark, the machines its runs came from (unknown ones together: the cautious side)
+        spread_over = {name: Counter(m or "" for m in ms) for name, ms in origins.items()}
         runs: dict[tuple[str, str], list[float]] = defaultdict(list)
         for name, figures in reference.runs().items():
             for figure, values in figures.items():
                 runs[name, figure] += [v for v in values if v > 0]
-        for name, figures in _since_last_change(kept, set(reference.info.run_dates), entries).items():
+        for name, (figures, machines_kept) in _since_last_change(kept, set(reference.info.run_dates),
+                                                                 entries).items():
             for figure, values in figures.items():
                 runs[name, figure] += values
+            spread_over[name] = spread_over.get(name, Counter()) + machines_kept
         keys = [key for key in runs if key[0] in entries]
         declared = gpu_bound or {}
         kinds = {key: noise_kind(entries[key[0]], key[1], declared.get(key[0])) for key in keys}
         covariates = {key: dispersion(entries[key[0]], key[1]) for key in keys}
         logs = {key: tuple(math.log(v) for v in runs[key]) for key in keys}
         gating = {key for key in keys if key[1] in entries[key[0]].gating_figures()}
-        priors, outliers = _priors(logs, kinds, covariates, gating)
+        time_kinds = {name: kind for (name, figure), kind in kinds.items() if figure == TIME}
+        ratio, by_kind = _between_machines(reference, origins, time_kinds)
+        run_to_run = {key: 1 / (1 + _ratio_of(kinds[key], ratio, by_kind)
+                                * stats.between_share_of_spread(spread_over.get(key[0], Counter()).values()))
+                      for key in keys if kinds[key].startswith("timed")}
+        priors, outliers = _priors(logs, kinds, covariates, gating, run_to_run)
         heavy = {key for key in gating if len(logs[key]) >= KURTOSIS_RUNS
                  and (excess_kurtosis(logs[key]) or 0.0) > HEAVY_TAIL_KURTOSIS}
         # a GPU-bound figure's tails are read where they let its minimum effect narrow, not where its
@@ -333,20 +230,19 @@ class Noise:
         tails = _kind_tails(logs, kinds, gating, heavy, HOST_KIND) | {
             key: df for key, df in _kind_tails(logs, kinds, gating, heavy, GPU_KIND).items()
             if entries[key[0]].context.tolerance is None}
-        origins = {name: tuple(o.machine for o in runs_of) for name, runs_of in reference.origins().items()}
         machines = {name: Counter(m for m in ms if m) for name, ms in origins.items()}
-        time_kinds = {name: kind for (name, figure), kind in kinds.items() if figure == TIME}
-        share, by_kind = _between_machines(reference, origins, time_kinds)
-        return cls(logs, kinds, covariates, priors, frozenset(outliers | heavy), share, by_kind, machines,
-                   tails, reference.source, frozenset(heavy))
+        return cls(logs, kinds, covariates, priors, frozenset(outliers | heavy), ratio, by_kind, machines,
+                   tails, reference.source, frozenset(heavy), run_to_run)
 
     def _moderated(self, key: tuple[str, str], current: tuple[float, ...] = ()) -> tuple[float, float] | None:
         """The SD (log) and degrees of freedom of ``key``'s own runs (and the ``current`` side's logs),
         moderated by its kind's prior; None where nothing is known."""
         own = self.runs.get(key, ())
-        sides = [side for side in (own, current) if len(side) > 1]
-        df = sum(len(side) - 1 for side in sides)
-        s2 = sum(statistics.variance(side) * (len(side) - 1) for side in sides) / df if df else 0.0
+        sides = [(side, scale) for side, scale in ((own, self.run_to_run.get(key, 1.0)), (current, 1.0))
+                 if len(side) > 1]
+        df = sum(len(side) - 1 for side, _ in sides)
+        s2 = (sum(statistics.variance(side) * scale * (len(side) - 1) for side, scale in sides) / df
+              if df else 0.0)
         prior = None if key in self.outliers else self.priors.get(self.kinds.get(key, ""))
         if prior is None:
             return (math.sqrt(s2), float(df)) if df else None
@@ -388,93 +284,63 @@ class Noise:
         tails = self.tails.get(key, HOST_TAIL_DF if kind == HOST_KIND or heavy_gpu else math.inf)
         dof = min(dof, tails)
         prior = None if key in self.outliers else self.priors.get(self.kinds.get(key, ""))
-        share = self.between_share_by_kind.get(kind or "", self.between_share)
-        if share is None:
-            share = UNMEASURED_BETWEEN_SHARE.get(kind or "", max(UNMEASURED_BETWEEN_SHARE.values()))
+        ratio = _ratio_of(kind or "", self.between_ratio, self.between_ratio_by_kind)
         # estimated on the times, applied to every timed figure and ratio in proportion to its own noise: a
         # launch-bound step's kernel time or layers-over-model ratio moves with the host as its time does,
         # and a figure that hardly moves between runs hardly moves between machines
         mix = self.machine_mix(benchmark, current_machine) if (kind or "").startswith("timed") else 0.0
-        between = math.sqrt(share * mix) * sd
+        between = math.sqrt(ratio * mix) * sd
         source = f"{len(own)} kept run(s)" + (f", pooled (d0 {prior.df:.3g})" if prior else "")
         return FigureNoise(sd, dof, between, source, tails, key in self.tails and kind == GPU_KIND)
 
 
-def _since_last_change(kept: Iterable[ResultSet], skip_dates: set[str],
-                       entries: Mapping[str, BenchmarkEntry]) -> dict[str, dict[str, list[float]]]:
-    """Per benchmark and figure, the values of the kept runs since that benchmark's last change point in time,
-    among those since it was last measured another way (a figure's method version or its SM clock lock
-    changed: another series, perfkit.resultfile.figures.METHODS), and only where that series is the one its
-    baseline entry (``entries``) measured; runs whose date a baseline already holds are left out (they are
-    in it)."""
+def _since_last_change(kept: Iterable[ResultSet], skip_dates: set[str], entries: Mapping[str, BenchmarkEntry],
+                       ) -> dict[str, tuple[dict[str, list[float]], Counter[str]]]:
+    """Per benchmark, the values of each figure of the kept runs since that benchmark's last change point in
+    time, among those since it was last measured another way (a figure's method version or its SM clock
+    lock changed: another series, perfkit.resultfile.figures.METHODS), and only where that series is the one
+    its baseline entry (``entries``) measured, with the machines they ran on (unknown ones as ""); runs
+    whose date a baseline already holds are left out (they are in it)."""
     from perfkit.verdict.changepoints import breaks, change_points
 
     runs = [r for r in kept if r.datetime not in skip_dates]
-    out: dict[str, dict[str, list[float]]] = {}
+    out: dict[str, tuple[dict[str, list[float]], Counter[str]]] = {}
     names = {b.fullname for r in runs for b in r.benchmarks}
     for name in names:
-        holding = [r.by_name()[name] for r in runs if name in r.by_name()]
-        holding = holding[max([0, *breaks([(b.methods, b.clock_lock) for b in holding])]):]
+        holding = [(r.info.machine or "", r.by_name()[name]) for r in runs if name in r.by_name()]
+        holding = holding[max([0, *breaks([(b.methods, b.clock_lock) for _, b in holding])]):]
         entry = entries.get(name)
-        if entry is not None and holding and (holding[-1].methods, holding[-1].clock_lock) != (
+        if entry is not None and holding and (holding[-1][1].methods, holding[-1][1].clock_lock) != (
                 entry.methods, entry.clock_lock):
             continue  # kept runs of another series than the baseline's: their spread is not its
-        times = [b.median for b in holding]
+        times = [b.median for _, b in holding]
         points = change_points(times) if len(times) >= 4 and min(times) > 0 else []
         start = points[-1].index if points else 0
-        for bench in holding[start:]:
+        figures: dict[str, list[float]] = {}
+        for _, bench in holding[start:]:
             for figure, value in bench.figures().items():
                 if value > 0:
-                    out.setdefault(name, {}).setdefault(figure, []).append(value)
+                    figures.setdefault(figure, []).append(value)
+        if figures:
+            out[name] = (figures, Counter(machine for machine, _ in holding[start:]))
     return out
 
 
-Row = tuple[tuple[str, str], float, float, "float | None"]  # figure, variance, df, covariate
-
-
-def fit_robust(rows: Sequence[Row]) -> tuple[Prior | None, set[tuple[str, str]]]:
-    """The prior of the figures that follow it, and the figures that do not: one whose variance is beyond the
-    upper ``OUTLIER_P`` tail of a first, quantile-matched prior (a figure noisier than its within-run
-    dispersion says, such as a kernel whose speed differs between physical GPUs) is left out of the moment fit
-    and keeps its own variance, so it neither widens every other figure's interval nor borrows a precision it
-    does not have (after Phipson et al. 2016, "Robust hyperparameter estimation protects against hypervariable
-    genes")."""
-    def fit(kept: Sequence[Row], robust: bool) -> Prior | None:
-        return fit_prior(
-            [v for _, v, _, _ in kept], [d for _, _, d, _ in kept], [x for _, _, _, x in kept], robust
-        )
-
-    def beyond(prior: Prior) -> set[tuple[str, str]]:
-        return {key for key, v, d, x in rows if _upper_tail(v, d, prior.s2(x), prior.df) < OUTLIER_P}
-
-    first = fit(rows, robust=True)
-    if first is None:
-        return None, set()
-    outliers = beyond(first)
-    prior = fit([row for row in rows if row[0] not in outliers], robust=False) or first
-    return prior, outliers | beyond(prior)
-
-
-def _upper_tail(s2: float, df: float, prior_s2: float, prior_df: float) -> float:
-    """P(a variance at least ``s2``) for a figure that follows the prior: s²/s0² is F(df, d0)."""
-    ratio = s2 / prior_s2 if prior_s2 > 0 else math.inf
-    if math.isinf(prior_df):
-        return stats.chi2_upper_tail(ratio * df, df)
-    return stats.f_upper_tail(ratio, df, prior_df)
-
 
 def _priors(logs: Mapping[tuple[str, str], tuple[float, ...]], kinds: Mapping[tuple[str, str], str],
-            covariates: Mapping[tuple[str, str], float | None],
-            gating: set[tuple[str, str]]) -> tuple[dict[str, Prior], set[tuple[str, str]]]:
+            covariates: Mapping[tuple[str, str], float | None], gating: set[tuple[str, str]],
+            run_to_run: Mapping[tuple[str, str], float]) -> tuple[dict[str, Prior], set[tuple[str, str]]]:
     """A prior per kind, fitted on the gating figures with two or more runs (figures derived from the time
-    would count its noise again), and the figures that do not follow their kind's prior; a kind with too few
-    figures takes the prior of all kinds together."""
-    by_kind: dict[str, list[Row]] = defaultdict(list)
+    would count its noise again) by their run-to-run variances (``run_to_run``: the part of a figure's
+    variance that is not its machines' shifts), and the figures that do not follow their kind's prior; a kind
+    with too few figures takes the prior of all kinds together."""
+    by_kind: dict[str, list[FigureVariance]] = defaultdict(list)
     for key in gating:
         values = logs[key]
         if len(values) > 1:
             by_kind[kinds[key]].append(
-                (key, statistics.variance(values), len(values) - 1, covariates.get(key))
+                (key, statistics.variance(values) * run_to_run.get(key, 1.0), len(values) - 1,
+                 covariates.get(key))
             )
     everything, all_outliers = fit_robust([row for rows in by_kind.values() for row in rows])
     out: dict[str, Prior] = {}
@@ -555,14 +421,14 @@ def excess_kurtosis(values: Sequence[float]) -> float | None:
 
 def _between_machines(reference: ResultSet, origins: Mapping[str, tuple[str, ...]],
                       kinds: Mapping[str, str]) -> tuple[float | None, dict[str, float]]:
-    """The between-machine variance of log time as a share of the run-to-run variance (one-way random
-    effects: the sum of the benchmarks' unfloored component estimates over the sum of their runs' variances,
-    which a figure's own variance estimates too, over the benchmarks whose runs came from two or more known
-    machines), from each
-    benchmark's runs and the machine of each (``origins``): over every benchmark, and per kind of figure
-    (``kinds``: a benchmark's time's kind); None where every benchmark's runs came from one machine.
+    """The between-machine variance of log time over the run-to-run variance on one machine (one-way random
+    effects: the sum of the benchmarks' unfloored between-machine components over the sum of their
+    within-machine mean squares, over the benchmarks whose runs came from two or more known machines, one of
+    them with two runs), from each benchmark's runs and the machine of each (``origins``): over every
+    benchmark, and per kind of figure (``kinds``: a benchmark's time's kind); None where no benchmark's runs
+    tell them apart.
 
-    A share, not one SD per kind: on the committed H100 and H200 baselines each benchmark's between-machine
+    A ratio, not one SD per kind: on the committed H100 and H200 baselines each benchmark's between-machine
     component tracks its own run-to-run spread (a 1 M-element program step 18%, a launch-bound training step
     8-17%, a one-thread kernel about 1%), and one SD for every host-bound figure (12% on the H100) gave a
     one-thread kernel that repeats within 1% a one-run MDE above 200%. Estimates are kept unfloored: the
@@ -576,14 +442,25 @@ def _between_machines(reference: ResultSet, origins: Mapping[str, tuple[str, ...
         groups: dict[str, list[float]] = defaultdict(list)
         for machine, value in zip(machines, times):
             groups[machine].append(math.log(value))
-        spread = statistics.variance(v for group in groups.values() for v in group)
-        components[kinds.get(name, "")].append((stats.between_group_variance(list(groups.values()), False),
-                                                spread))
+        estimated = stats.variance_components(list(groups.values()))
+        if estimated is not None:
+            components[kinds.get(name, "")].append(estimated)
     every = [c for kind in components.values() for c in kind]
-    return (_share(every) if every else None), {kind: _share(c) for kind, c in components.items()}
+    return _ratio(every), {kind: ratio for kind, c in components.items() if (ratio := _ratio(c)) is not None}
 
 
-def _share(components: Sequence[tuple[float, float]]) -> float:
-    """Summed between-machine components over summed run-to-run variances, at least 0."""
-    spread = sum(v for _, v in components)
-    return max(0.0, sum(b for b, _ in components) / spread) if spread > 0 else 0.0
+def _ratio(components: Sequence[tuple[float, float]]) -> float | None:
+    """Summed between-machine components over summed within-machine mean squares, at least 0; None where
+    the runs on one machine never differed."""
+    within = sum(w for _, w in components)
+    return max(0.0, sum(b for b, _ in components) / within) if within > 0 else None
+
+
+def _ratio_of(kind: str, ratio: float | None, by_kind: Mapping[str, float]) -> float:
+    """The between-machine ratio a figure of ``kind`` is judged with: its kind's, else every kind's, else the
+    largest the committed baselines measured for its kind (UNMEASURED_BETWEEN_RATIO)."""
+    measured = by_kind.get(kind, ratio)
+    if measured is not None:
+        return measured
+    return UNMEASURED_BETWEEN_RATIO.get(kind, max(UNMEASURED_BETWEEN_RATIO.values()))
+

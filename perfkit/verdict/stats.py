@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import math
 import statistics
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 
 
 def relative_change(base: float, cur: float) -> float:
@@ -22,21 +22,30 @@ def log_shift(base: Sequence[float], cur: Sequence[float]) -> float:
     return statistics.fmean(math.log(v) for v in cur) - statistics.fmean(math.log(v) for v in base)
 
 
-def between_group_variance(groups: Sequence[Sequence[float]], floored: bool = True) -> float:
-    """The between-group variance component of a one-way random-effects model (ANOVA estimator, floored at
-    0 unless ``floored`` is False: an average over many figures must keep the negative estimates to stay
-    unbiased); 0 where no group holds two values (between and within cannot be told apart)."""
+def variance_components(groups: Sequence[Sequence[float]]) -> tuple[float, float] | None:
+    """The between-group variance component of a one-way random-effects model (ANOVA estimator, unfloored:
+    an average over many figures must keep the negative estimates to stay unbiased) and the within-group
+    mean square; None where there are fewer than two groups or no group holds two values (between and
+    within cannot be told apart)."""
     groups = [g for g in groups if g]
     total = sum(len(g) for g in groups)
     within_df = total - len(groups)
     if len(groups) < 2 or within_df < 1:
-        return 0.0
+        return None
     grand = statistics.fmean(v for g in groups for v in g)
     between_ms = sum(len(g) * (statistics.fmean(g) - grand) ** 2 for g in groups) / (len(groups) - 1)
     within_ms = sum((v - statistics.fmean(g)) ** 2 for g in groups for v in g) / within_df
     n0 = (total - sum(len(g) ** 2 for g in groups) / total) / (len(groups) - 1)
-    component = (between_ms - within_ms) / n0
-    return max(0.0, component) if floored else component
+    return (between_ms - within_ms) / n0, within_ms
+
+
+def between_share_of_spread(counts: Iterable[int]) -> float:
+    """How many times the between-group variance the expected sample variance of runs from groups of
+    ``counts`` runs holds beside the within-group variance: E[s²] = within + c·between, c = (n - Σn_i²/n) /
+    (n - 1); 0 for runs of one group, 1 where every run has a group of its own."""
+    sizes = [n for n in counts if n > 0]
+    total = sum(sizes)
+    return (total - sum(n * n for n in sizes) / total) / (total - 1) if total > 1 else 0.0
 
 
 def two_sided_p(t: float, df: float) -> float:
