@@ -14,6 +14,7 @@ from hypothesis import strategies as st
 from perfkit import SCHEMA_VERSION
 from perfkit.store import baselines
 from perfkit.store.kept_noise import for_judging
+from perfkit.verdict import stats
 from perfkit.verdict.judge import FirstLook, Policy, Verdict, judge
 from perfkit.verdict.noise import (
     HOST_TAIL_DF,
@@ -640,7 +641,7 @@ def test_a_fresh_machines_change_over_its_standard_error_spreads_as_the_test_ass
     machines = [f"m{i // 2}" if i < 16 else f"m{i}" for i in range(32)]  # eight machines twice, 16 once
     z: dict[str, list[float]] = {"baseline alone": [], "with kept runs": []}
     for _ in range(12):
-        shift = {m: {n: math.exp(rng.normal(0, between)) for n in sds} for m in {*machines, "fresh"}}
+        shift = {m: {n: math.exp(rng.normal(0, between)) for n in sds} for m in sorted({*machines, "fresh"})}
         runs = [_run({n: v * shift[m][n] for n, v in draw.items()}, m, when=f"2026-10-{i + 1:02d}",
                      within=sds) for i, (draw, m) in enumerate(zip(_draws(rng, sds, 32), machines))]
         baseline = baselines.from_runs(runs)
@@ -655,3 +656,35 @@ def test_a_fresh_machines_change_over_its_standard_error_spreads_as_the_test_ass
     for case, values in z.items():
         assert len(values) == 12 * 30, case
         assert 0.88 < math.sqrt(float(np.mean(np.square(values)))) < 1.12, case  # 0.94-1.03 over 4 seeds
+
+
+def test_a_variance_over_machines_is_deflated_and_its_degrees_of_freedom_counted_as_satterthwaite_does():
+    """stats.spread_over_groups against the matrices it stands for: M = (I - J/n)(I + r·ZZᵀ), expected
+    variance tr(M)/(n - 1), degrees of freedom tr(M)²/tr(M²)."""
+    for counts, ratio in (([1] * 6, 3.3), ([6], 3.3), ([2, 2], 3.3), ([3, 1, 1], 0.2), ([4, 4, 4], 1.0)):
+        n = sum(counts)
+        groups = np.repeat(np.arange(len(counts)), counts)
+        m = (np.eye(n) - 1.0 / n) @ (np.eye(n) + ratio * (groups[:, None] == groups[None, :]))
+        expected, df = stats.spread_over_groups(counts, ratio)
+        assert expected == pytest.approx(np.trace(m) / (n - 1))
+        assert df == pytest.approx(np.trace(m) ** 2 / np.trace(m @ m))
+    assert stats.spread_over_groups([1] * 6, 3.3)[1] == pytest.approx(5)  # a machine each: all n - 1
+    assert stats.spread_over_groups([2, 2], 3.3)[1] < 2  # two machines' shifts: about one
+
+
+def test_a_ratio_not_measured_never_narrows_the_variance():
+    """A baseline of one machine measures no between-machine ratio; kept runs of another machine beside it
+    must not have their spread taken for that machine's shift by an assumed ratio (the unmeasured one
+    deflated it threefold, and a run on the baseline's machine read SEs 1.8 times too narrow)."""
+    rng = np.random.default_rng(8)
+    sds = {f"b{i}": 0.01 for i in range(30)}
+    z = []
+    for _ in range(10):
+        baseline = baselines.from_runs([_run(d, "A", when=f"2026-10-0{i + 1}", within=sds)
+                                        for i, d in enumerate(_draws(rng, sds, 5))])
+        kept = [_run(d, "B", when=f"2026-11-0{i + 1}", within=sds) for i, d in enumerate(_draws(rng, sds, 4))]
+        comparison = judge(baseline, _run(_draws(rng, sds, 1)[0], "A", when="2026-11-10", within=sds),
+                           Noise.of(baseline, kept))
+        changes = {(r.benchmark, r.figure): r.change for r in comparison.rows}
+        z += [math.log1p(changes[key] or 0.0) / se for key, (_, se, _) in comparison.reach.items()]
+    assert len(z) == 300 and math.sqrt(float(np.mean(np.square(z)))) < 1.15

@@ -28,9 +28,11 @@ in proportion to its runs, the current run its own machine's (:meth:`Noise.machi
 both sides ran on one machine (each benchmark's runs name their machines: a merged baseline holds entries of
 different runs). A figure's variance over runs of several machines holds part of their shifts too, so it is
 read as run-to-run only after that part is taken out (``Noise.run_to_run``: its expected share from the
-ratio and how its runs, the kept ones beside the baseline's, fall on machines), before the prior is fitted
-and the current side's replicates pool in. Counted twice, fresh H200s' changes spread 0.79 of their standard
-errors, and their one-run MDEs were a third too wide (docs/findings.md, 2026-12-05).
+ratio and how its runs, the kept ones beside the baseline's, fall on machines, with the degrees of freedom
+that layout is worth), before the prior is fitted and the current side's replicates pool in; not where the
+ratio is assumed or rests on few benchmarks, or a run's machine is unknown (there the term errs wide).
+Counted twice, held-out H200 machines' changes spread 0.79 of their standard errors (docs/findings.md,
+2026-12-05).
 
 How others estimate noise (docs/verdict.md says more): asv and rustc-perf look at each benchmark's own recent
 samples; conbench and Bencher take each benchmark's history in a lookback window (Bencher's t-test threshold
@@ -87,6 +89,9 @@ GPU_KIND = "timed-gpu"
 #: one. Taken as 0, a run of another machine against one machine's five runs, each figure shifted by its own
 #: spread, falsely flagged 28% of simulated nights.
 UNMEASURED_BETWEEN_RATIO: Mapping[str, float] = {HOST_KIND: 0.4, GPU_KIND: 3.5}
+#: A kind's between-machine ratio takes the machines' shifts out of its figures' variances only where it was
+#: measured on at least this many benchmarks (Noise.run_to_run; elsewhere the term errs wide).
+MIN_RATIO_BENCHMARKS = 10
 
 
 
@@ -179,10 +184,12 @@ class Noise:
     source: str = ""
     # gating figures whose own runs are heavy-tailed (HEAVY_TAIL_KURTOSIS): also among the outliers
     heavy: frozenset[tuple[str, str]] = frozenset()
-    # per timed figure, the part of its variance over its runs that is run-to-run: where they came from
-    # several machines, that variance holds their shifts too (1 / (1 + ratio·c),
-    # stats.between_share_of_spread)
-    run_to_run: Mapping[tuple[str, str], float] = field(default_factory=dict)
+    # per timed figure whose runs came from known machines, the part of its variance over them that is
+    # run-to-run (that variance holds their shifts too) and the degrees of freedom it is worth
+    # (stats.spread_over_groups); only where its kind's between-machine ratio rests on MIN_RATIO_BENCHMARKS
+    # benchmarks: a ratio from three reads anywhere from 0.4 to 9 where it is 3.3, and deflating by one
+    # assumed (UNMEASURED_BETWEEN_RATIO) read SEs 1.8 times too narrow where the machines did not differ
+    run_to_run: Mapping[tuple[str, str], tuple[float, float]] = field(default_factory=dict)
 
     @classmethod
     def of(
@@ -200,17 +207,20 @@ class Noise:
         reference = baseline if baseline.info.runs or stored is None else stored
         entries = reference.by_name()
         origins = {name: tuple(o.machine for o in runs_of) for name, runs_of in reference.origins().items()}
-        # per benchmark, the machines its runs came from (unknown ones together: the cautious side)
-        spread_over = {name: Counter(m or "" for m in ms) for name, ms in origins.items()}
         runs: dict[tuple[str, str], list[float]] = defaultdict(list)
+        # per figure, the machines its runs came from (unknown ones as ""): a figure a benchmark records
+        # since a later version is taken to be in its newest runs
+        placed: dict[tuple[str, str], Counter[str]] = defaultdict(Counter)
         for name, figures in reference.runs().items():
             for figure, values in figures.items():
-                runs[name, figure] += [v for v in values if v > 0]
+                positive = [v for v in values if v > 0]
+                runs[name, figure] += positive
+                placed[name, figure] += Counter(m or "" for m in origins.get(name, ())[::-1][:len(positive)])
         for name, (figures, machines_kept) in _since_last_change(kept, set(reference.info.run_dates),
                                                                  entries).items():
             for figure, values in figures.items():
                 runs[name, figure] += values
-            spread_over[name] = spread_over.get(name, Counter()) + machines_kept
+                placed[name, figure] += machines_kept
         keys = [key for key in runs if key[0] in entries]
         declared = gpu_bound or {}
         kinds = {key: noise_kind(entries[key[0]], key[1], declared.get(key[0])) for key in keys}
@@ -218,10 +228,11 @@ class Noise:
         logs = {key: tuple(math.log(v) for v in runs[key]) for key in keys}
         gating = {key for key in keys if key[1] in entries[key[0]].gating_figures()}
         time_kinds = {name: kind for (name, figure), kind in kinds.items() if figure == TIME}
-        ratio, by_kind = _between_machines(reference, origins, time_kinds)
-        run_to_run = {key: 1 / (1 + _ratio_of(kinds[key], ratio, by_kind)
-                                * stats.between_share_of_spread(spread_over.get(key[0], Counter()).values()))
-                      for key in keys if kinds[key].startswith("timed")}
+        ratio, by_kind, measured_on = _between_machines(reference, origins, time_kinds)
+        trusted = {kind: r for kind, r in by_kind.items() if measured_on[kind] >= MIN_RATIO_BENCHMARKS}
+        parts = {key: _run_to_run(placed[key], len(runs[key]), trusted[kinds[key]])
+                 for key in keys if kinds[key] in trusted}
+        run_to_run = {key: part for key, part in parts.items() if part is not None}
         priors, outliers = _priors(logs, kinds, covariates, gating, run_to_run)
         heavy = {key for key in gating if len(logs[key]) >= KURTOSIS_RUNS
                  and (excess_kurtosis(logs[key]) or 0.0) > HEAVY_TAIL_KURTOSIS}
@@ -238,11 +249,11 @@ class Noise:
         """The SD (log) and degrees of freedom of ``key``'s own runs (and the ``current`` side's logs),
         moderated by its kind's prior; None where nothing is known."""
         own = self.runs.get(key, ())
-        sides = [(side, scale) for side, scale in ((own, self.run_to_run.get(key, 1.0)), (current, 1.0))
-                 if len(side) > 1]
-        df = sum(len(side) - 1 for side, _ in sides)
-        s2 = (sum(statistics.variance(side) * scale * (len(side) - 1) for side, scale in sides) / df
-              if df else 0.0)
+        sides = [(statistics.variance(side), scale, side_df) for side, (scale, side_df) in (
+            (own, self.run_to_run.get(key, (1.0, len(own) - 1))), (current, (1.0, len(current) - 1)))
+            if len(side) > 1]
+        df = sum(side_df for _, _, side_df in sides)
+        s2 = sum(var * scale * side_df for var, scale, side_df in sides) / df if df else 0.0
         prior = None if key in self.outliers else self.priors.get(self.kinds.get(key, ""))
         if prior is None:
             return (math.sqrt(s2), float(df)) if df else None
@@ -329,19 +340,18 @@ def _since_last_change(kept: Iterable[ResultSet], skip_dates: set[str], entries:
 
 def _priors(logs: Mapping[tuple[str, str], tuple[float, ...]], kinds: Mapping[tuple[str, str], str],
             covariates: Mapping[tuple[str, str], float | None], gating: set[tuple[str, str]],
-            run_to_run: Mapping[tuple[str, str], float]) -> tuple[dict[str, Prior], set[tuple[str, str]]]:
+            run_to_run: Mapping[tuple[str, str], tuple[float, float]],
+            ) -> tuple[dict[str, Prior], set[tuple[str, str]]]:
     """A prior per kind, fitted on the gating figures with two or more runs (figures derived from the time
     would count its noise again) by their run-to-run variances (``run_to_run``: the part of a figure's
-    variance that is not its machines' shifts), and the figures that do not follow their kind's prior; a kind
-    with too few figures takes the prior of all kinds together."""
+    variance that is not its machines' shifts, and what it is worth), and the figures that do not follow their
+    kind's prior; a kind with too few figures takes the prior of all kinds together."""
     by_kind: dict[str, list[FigureVariance]] = defaultdict(list)
     for key in gating:
         values = logs[key]
         if len(values) > 1:
-            by_kind[kinds[key]].append(
-                (key, statistics.variance(values) * run_to_run.get(key, 1.0), len(values) - 1,
-                 covariates.get(key))
-            )
+            scale, df = run_to_run.get(key, (1.0, len(values) - 1))
+            by_kind[kinds[key]].append((key, statistics.variance(values) * scale, df, covariates.get(key)))
     everything, all_outliers = fit_robust([row for rows in by_kind.values() for row in rows])
     out: dict[str, Prior] = {}
     outliers: set[tuple[str, str]] = set()
@@ -420,13 +430,13 @@ def excess_kurtosis(values: Sequence[float]) -> float | None:
 
 
 def _between_machines(reference: ResultSet, origins: Mapping[str, tuple[str, ...]],
-                      kinds: Mapping[str, str]) -> tuple[float | None, dict[str, float]]:
+                      kinds: Mapping[str, str]) -> tuple[float | None, dict[str, float], Counter[str]]:
     """The between-machine variance of log time over the run-to-run variance on one machine (one-way random
     effects: the sum of the benchmarks' unfloored between-machine components over the sum of their
     within-machine mean squares, over the benchmarks whose runs came from two or more known machines, one of
     them with two runs), from each benchmark's runs and the machine of each (``origins``): over every
-    benchmark, and per kind of figure (``kinds``: a benchmark's time's kind); None where no benchmark's runs
-    tell them apart.
+    benchmark, and per kind of figure (``kinds``: a benchmark's time's kind), and how many benchmarks each
+    kind's rests on; None where no benchmark's runs tell them apart.
 
     A ratio, not one SD per kind: on the committed H100 and H200 baselines each benchmark's between-machine
     component tracks its own run-to-run spread (a 1 M-element program step 18%, a launch-bound training step
@@ -446,7 +456,19 @@ def _between_machines(reference: ResultSet, origins: Mapping[str, tuple[str, ...
         if estimated is not None:
             components[kinds.get(name, "")].append(estimated)
     every = [c for kind in components.values() for c in kind]
-    return _ratio(every), {kind: ratio for kind, c in components.items() if (ratio := _ratio(c)) is not None}
+    by_kind = {kind: ratio for kind, c in components.items() if (ratio := _ratio(c)) is not None}
+    return _ratio(every), by_kind, Counter({kind: len(components[kind]) for kind in by_kind})
+
+
+def _run_to_run(machines: Counter[str], runs: int, ratio: float) -> tuple[float, float] | None:
+    """The part of a figure's variance over its ``runs`` that is run-to-run, and the degrees of freedom it is
+    worth, where they fell on ``machines`` (runs per machine) whose shifts vary ``ratio`` times it; None
+    where a run's machine is unknown or the counts are not the figure's runs (its variance is then taken
+    whole: the cautious side)."""
+    if "" in machines or sum(machines.values()) != runs:
+        return None
+    expected, df = stats.spread_over_groups(list(machines.values()), ratio)
+    return 1 / expected, df
 
 
 def _ratio(components: Sequence[tuple[float, float]]) -> float | None:

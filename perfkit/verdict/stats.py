@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import math
 import statistics
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Sequence
 
 
 def relative_change(base: float, cur: float) -> float:
@@ -39,13 +39,20 @@ def variance_components(groups: Sequence[Sequence[float]]) -> tuple[float, float
     return (between_ms - within_ms) / n0, within_ms
 
 
-def between_share_of_spread(counts: Iterable[int]) -> float:
-    """How many times the between-group variance the expected sample variance of runs from groups of
-    ``counts`` runs holds beside the within-group variance: E[s²] = within + c·between, c = (n - Σn_i²/n) /
-    (n - 1); 0 for runs of one group, 1 where every run has a group of its own."""
-    sizes = [n for n in counts if n > 0]
-    total = sum(sizes)
-    return (total - sum(n * n for n in sizes) / total) / (total - 1) if total > 1 else 0.0
+def spread_over_groups(counts: Sequence[int], ratio: float) -> tuple[float, float]:
+    """The sample variance of runs from groups of ``counts`` runs each, whose group effects vary ``ratio``
+    times the within-group variance: how many times the within-group variance it expects (1 + ratio·c, c =
+    (n - Σnᵢ²/n)/(n - 1)) and the degrees of freedom it is worth (Satterthwaite's tr(M)²/tr(M²), M = (I -
+    J/n)(I + ratio·ZZᵀ): n - 1 where every run has a group of its own or all share one, nearer k - 1 for k
+    groups of several runs, whose shifts it holds only k of). (1, 0) for fewer than two runs."""
+    n = sum(counts)
+    if n < 2:
+        return 1.0, 0.0
+    squares, cubes = sum(c * c for c in counts), sum(c**3 for c in counts)
+    between = n - squares / n
+    trace = (n - 1) + ratio * between
+    trace_of_square = (n - 1) + 2 * ratio * between + ratio**2 * (squares - 2 * cubes / n + squares**2 / n**2)
+    return trace / (n - 1), trace**2 / trace_of_square
 
 
 def two_sided_p(t: float, df: float) -> float:
