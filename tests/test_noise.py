@@ -688,3 +688,22 @@ def test_a_ratio_not_measured_never_narrows_the_variance():
         changes = {(r.benchmark, r.figure): r.change for r in comparison.rows}
         z += [math.log1p(changes[key] or 0.0) / se for key, (_, se, _) in comparison.reach.items()]
     assert len(z) == 300 and math.sqrt(float(np.mean(np.square(z)))) < 1.15
+
+
+def test_a_figure_a_run_left_out_is_placed_on_the_machines_of_the_runs_that_have_it():
+    """Runs on A, A, A and B, the B run without the gating figure: its three values came from one machine,
+    so nothing of them is a machine's shift (placed on the newest runs, it was deflated to 0.29 of itself)."""
+    def run(machine: str, index: int) -> Any:
+        paced = {"paced": {"value": 1e-3, "unit": "s", "better": "lower", "gate": True}}
+        benches = [{"fullname": f"b{i}", "name": f"b{i}",
+                    "extra_info": {**COPY_BOUND, "metrics": paced if machine == "A" else {}},
+                    "stats": {"median": 1e-3 * (1 + 0.002 * index + 0.02 * (machine == "B")),
+                              "data": [1e-3] * 5, "iqr": 0.0, "rounds": 5}} for i in range(12)]
+        info = {"schema_version": SCHEMA_VERSION, "hardware_id": "gpu-test", "device": "cuda",
+                "fingerprint": {"machine": machine}}
+        when = f"2026-10-0{index}"
+        return typed({"benchmarks": benches, "machine_info": {"perfkit": info}, "datetime": when})
+
+    noise = Noise.of(baselines.from_runs([run(m, i + 1) for i, m in enumerate("AAAB")]))
+    assert noise.run_to_run["b0", "paced"] == (1.0, 2.0)
+    assert noise.run_to_run["b0", "time"][0] < 1  # the time's runs did fall on two machines

@@ -207,15 +207,7 @@ class Noise:
         reference = baseline if baseline.info.runs or stored is None else stored
         entries = reference.by_name()
         origins = {name: tuple(o.machine for o in runs_of) for name, runs_of in reference.origins().items()}
-        runs: dict[tuple[str, str], list[float]] = defaultdict(list)
-        # per figure, the machines its runs came from (unknown ones as ""): a figure a benchmark records
-        # since a later version is taken to be in its newest runs
-        placed: dict[tuple[str, str], Counter[str]] = defaultdict(Counter)
-        for name, figures in reference.runs().items():
-            for figure, values in figures.items():
-                positive = [v for v in values if v > 0]
-                runs[name, figure] += positive
-                placed[name, figure] += Counter(m or "" for m in origins.get(name, ())[::-1][:len(positive)])
+        runs, placed = _reference_runs(reference, origins)
         for name, (figures, machines_kept) in _since_last_change(kept, set(reference.info.run_dates),
                                                                  entries).items():
             for figure, values in figures.items():
@@ -303,6 +295,25 @@ class Noise:
         between = math.sqrt(ratio * mix) * sd
         source = f"{len(own)} kept run(s)" + (f", pooled (d0 {prior.df:.3g})" if prior else "")
         return FigureNoise(sd, dof, between, source, tails, key in self.tails and kind == GPU_KIND)
+
+
+def _reference_runs(reference: ResultSet, origins: Mapping[str, tuple[str, ...]],
+                    ) -> tuple[dict[tuple[str, str], list[float]], dict[tuple[str, str], Counter[str]]]:
+    """Per figure, the positive values of ``reference``'s runs, and the machines they came from (unknown ones
+    as "", where the runs are: ResultSet.figure_positions, a figure a run left out is not there)."""
+    runs: dict[tuple[str, str], list[float]] = defaultdict(list)
+    placed: dict[tuple[str, str], Counter[str]] = defaultdict(Counter)
+    stored = reference.runs()
+    for bench in reference.benchmarks:
+        name, machines = bench.fullname, origins.get(bench.fullname, ())
+        positions = reference.figure_positions(bench)
+        for figure, values in stored[name].items():
+            at = positions.get(figure, ())
+            kept = [(v, at[i] if i < len(at) else -1) for i, v in enumerate(values) if v > 0]
+            runs[name, figure] += [v for v, _ in kept]
+            placed[name, figure] += Counter(machines[i] or "" if 0 <= i < len(machines) else ""
+                                            for _, i in kept)
+    return runs, placed
 
 
 def _since_last_change(kept: Iterable[ResultSet], skip_dates: set[str], entries: Mapping[str, BenchmarkEntry],
