@@ -670,6 +670,9 @@ def test_a_variance_over_machines_is_deflated_and_its_degrees_of_freedom_counted
         assert df == pytest.approx(np.trace(m) ** 2 / np.trace(m @ m))
     assert stats.spread_over_groups([1] * 6, 3.3)[1] == pytest.approx(5)  # a machine each: all n - 1
     assert stats.spread_over_groups([2, 2], 3.3)[1] < 2  # two machines' shifts: about one
+    # a ratio read off a near-zero within-machine spread: finite, the shifts' own degrees of freedom
+    assert stats.spread_over_groups([2, 2], 1e300)[1] == pytest.approx(1.0)
+    assert stats.spread_over_groups([6], 1e300) == (1.0, 5)
 
 
 def test_a_ratio_not_measured_never_narrows_the_variance():

@@ -49,10 +49,11 @@ def spread_over_groups(counts: Sequence[int], ratio: float) -> tuple[float, floa
     if n < 2:
         return 1.0, 0.0
     squares, cubes = sum(c * c for c in counts), sum(c**3 for c in counts)
-    between = n - squares / n
+    between, shifts = n - squares / n, squares - 2 * cubes / n + squares**2 / n**2
     trace = (n - 1) + ratio * between
-    trace_of_square = (n - 1) + 2 * ratio * between + ratio**2 * (squares - 2 * cubes / n + squares**2 / n**2)
-    return trace / (n - 1), trace**2 / trace_of_square
+    if shifts <= 0 or ratio > 1e6:  # one group; or the groups' shifts alone (a ratio off a near-zero within)
+        return trace / (n - 1), between**2 / shifts if shifts > 0 else n - 1
+    return trace / (n - 1), trace**2 / ((n - 1) + 2 * ratio * between + ratio**2 * shifts)
 
 
 def two_sided_p(t: float, df: float) -> float:
