@@ -60,15 +60,24 @@ def _unconfirmed(row: Row) -> Row:
                                note=f"flagged {row.verdict}; the confirmation's re-runs did not measure it")
 
 
+def kept_as(results_path: Path, label: str, i: int) -> Path:
+    """Where re-run ``i`` (from 0) of a run that writes ``results_path`` keeps its JSON: beside it, named for
+    it and for what the re-run was for (``results.confirm-1.json``, ``results.explain-1.json``), so a night's
+    verdict can be judged again from its files (``perfkit compare``) after the run."""
+    return results_path.with_name(f"{results_path.stem}.{label}-{i + 1}.json")
+
+
 def rerun(nodeids: Sequence[str], times: int, options: Sequence[str], root: Path,
-          timeout_s: float | None = None) -> list[ResultSet]:
+          timeout_s: float | None = None, keep: Path | None = None,
+          label: str = "confirm") -> list[ResultSet]:
     """The result sets of ``times`` fresh-process runs of ``nodeids``; a re-run that crashed, timed out or
     wrote nothing raises PerfkitError with the end of its output (the caller keeps the first run's
-    verdicts)."""
+    verdicts). ``keep``: the run's own JSON, beside which each re-run's file stays (:func:`kept_as`); without
+    one they are written to a temporary folder and go with it."""
     results = []
     with tempfile.TemporaryDirectory(prefix="perfkit-confirm-") as folder:
         for i in range(times):
-            out = Path(folder) / f"confirm-{i}.json"
+            out = kept_as(keep.absolute() if keep is not None else Path(folder) / "run.json", label, i)
             command = [
                 sys.executable,
                 "-m",

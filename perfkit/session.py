@@ -172,11 +172,12 @@ class Session:
         args = options.rerun_args(settings.device.type, settings.profile.name)
 
         def rerun(nodeids: list[str], times: int) -> list[ResultSet]:
-            return confirm.rerun(nodeids, times, args, Path(root), options.rerun_timeout_s(len(nodeids)))
+            return confirm.rerun(nodeids, times, args, Path(root), options.rerun_timeout_s(len(nodeids)),
+                                 options.results_path)
 
         def explain_rerun(nodeids: list[str]) -> ResultSet:
             return confirm.rerun(nodeids, 1, [*args, "--perfkit-explain"], Path(root),
-                                 options.rerun_timeout_s(len(nodeids)))[0]
+                                 options.rerun_timeout_s(len(nodeids)), options.results_path, "explain")[0]
 
         return cls(settings, BaselineStore.find(root), options, rerun, explain_rerun)
 
@@ -481,8 +482,16 @@ class Session:
         self.messages.append(
             f"perfkit: confirmation: {len(names)} flagged benchmark(s) re-run {runs} "
             f"time(s) in fresh processes ({len(again)} run(s) finished); {len(held)} regression(s) "
-            f"held{': ' + ', '.join(held) if held else ''}"
+            f"held{': ' + ', '.join(held) if held else ''}{self._reruns_kept(len(again))}"
         )
+
+    def _reruns_kept(self, runs: int) -> str:
+        """Where the confirmation's re-run files stay (beside the run's JSON), as the end of its line."""
+        path = self.options.results_path
+        if path is None or not runs:
+            return ""
+        first, last = (confirm.kept_as(path, "confirm", i) for i in (0, runs - 1))
+        return f"; the re-runs' files: {first}" + (f" to {last.name}" if runs > 1 else "")
 
     def _explained(self, names: list[str], again: list[ResultSet]) -> list[ResultSet]:
         """The confirmation's ``again`` with the kernel summaries of one more, unjudged run of ``names``

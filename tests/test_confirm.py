@@ -51,10 +51,16 @@ def test_an_injected_slowdown_is_flagged_and_holds_over_fresh_process_reruns(pyt
     assert result.ret == pytest.ExitCode.TESTS_FAILED
     result.stdout.fnmatch_lines(["*regressed*test_steady*time*+*%*3/2*",
                                  ("*confirmation: 1 flagged benchmark(s) re-run 2 time(s) in fresh processes "
-                                 "(2 run(s) finished); 1 regression(s) held: *test_steady*")])
+                                 "(2 run(s) finished); 1 regression(s) held: *test_steady*; the re-runs' "
+                                 "files: *now.confirm-1.json to now.confirm-2.json")])
     steady = next(b for b in json.loads((pytester.path / "now.json").read_text())["benchmarks"]
                   if b["name"] == "test_steady")
     assert steady["extra_info"]["injected_slowdown"] == 3
+    # the re-runs stay beside the run's file, so the night can be judged again from its files alone
+    for name in ("now.confirm-1.json", "now.confirm-2.json", "now.explain-1.json"):
+        rerun = json.loads((pytester.path / name).read_text())
+        assert [b["name"] for b in rerun["benchmarks"]] == ["test_steady"]
+        assert rerun["benchmarks"][0]["extra_info"]["injected_slowdown"] == 3
 
 
 def test_a_slowdown_rule_that_matches_nothing_is_said_at_the_end(pytester, monkeypatch):
@@ -76,8 +82,9 @@ def test_a_slow_first_run_that_the_reruns_do_not_repeat_fails_nothing(pytester):
     result = pytester.runpytest_subprocess(*PLUGIN, "--perfkit-confirm=2", "--perfkit-fail-on-regression")
     assert result.ret == pytest.ExitCode.OK
     result.stdout.fnmatch_lines(
-        ["*confirmation: 1 flagged benchmark(s) re-run 2 time(s)*0 regression(s) held*"]
+        ["*confirmation: 1 flagged benchmark(s) re-run 2 time(s)*0 regression(s) held"]
     )
+    assert not list(pytester.path.glob("*confirm-*.json"))  # a run that writes no JSON leaves no re-run files
 
 
 @pytest.mark.parametrize("text", ["*copy*", "*copy*=fast", "=1.1", "*copy*=-2"])
