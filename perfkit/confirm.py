@@ -18,6 +18,7 @@ run, so re-runs are not interleaved with it; interleaving (RMIT, duet benchmarki
 from __future__ import annotations
 
 import dataclasses
+import re
 import subprocess
 import sys
 import tempfile
@@ -65,6 +66,15 @@ def kept_as(results_path: Path, label: str, i: int) -> Path:
     it and for what the re-run was for (``results.confirm-1.json``, ``results.explain-1.json``), so a night's
     verdict can be judged again from its files (``perfkit compare``) after the run."""
     return results_path.with_name(f"{results_path.stem}.{label}-{i + 1}.json")
+
+
+def forget_kept(results_path: Path) -> None:
+    """Remove the re-run files an earlier run writing ``results_path`` kept (:func:`kept_as`), so that those
+    beside it are this run's alone (a night that flagged nothing keeps none)."""
+    pattern = re.compile(re.escape(results_path.stem) + r"\.(confirm|explain)-[0-9]+\.json")
+    for path in results_path.parent.glob(f"{results_path.stem}.*-*.json"):
+        if pattern.fullmatch(path.name):
+            path.unlink(missing_ok=True)
 
 
 def rerun(nodeids: Sequence[str], times: int, options: Sequence[str], root: Path,

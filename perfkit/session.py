@@ -468,6 +468,8 @@ class Session:
         """Re-run the flagged benchmarks in fresh processes and judge them again (``--perfkit-confirm``,
         perfkit.confirm)."""
         runs = self.options.confirm
+        if runs and self.options.results_path is not None:
+            confirm.forget_kept(self.options.results_path)
         names = confirm.suspects(self.comparison) if self.comparison and runs and self.rerun else []
         if not names or self.rerun is None or self.baseline is None or self.comparison is None:
             return

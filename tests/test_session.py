@@ -246,6 +246,23 @@ def test_a_confirmation_that_cannot_run_keeps_the_first_verdicts_and_says_why(se
                for line in session.summary_lines())
 
 
+def test_a_confirming_run_leaves_only_its_own_re_run_files_beside_its_json(settings, store, cpu_results,
+                                                                           tmp_path):
+    """An earlier night's re-run files go, so `results.confirm-*.json` beside the JSON are this night's; files
+    of another name stay."""
+    _stored(store, three_runs(cpu_results))
+    results = tmp_path / "out" / "results.json"
+    results.parent.mkdir()
+    stale = ["results.confirm-1.json", "results.confirm-12.json", "results.explain-1.json"]
+    kept = ["results.confirm-x.json", "other.confirm-1.json", "results.json.partial",
+            "results.confirmed.json"]
+    for name in stale + kept:
+        (results.parent / name).write_text("{}")
+    session = Session(settings, store, RunOptions(confirm=2, results_path=results), lambda nodeids, times: [])
+    session.finish(typed(cpu_results))  # the baseline's own run: nothing to re-run
+    assert sorted(p.name for p in results.parent.iterdir()) == sorted(kept)
+
+
 def test_a_confirmation_reads_its_kernels_from_one_more_unjudged_run(settings, store, cpu_results):
     """The judged re-runs run no profiler (it could slow what follows it in their process); one more run
     with --perfkit-explain lends the confirmed rows their kernel summaries."""
