@@ -11,9 +11,10 @@ machines of their newest run's, judged so) is above LIMIT, the blind figures of 
 
 and, with ``--calibration``, whether the judge's standard errors are the spread a fresh machine shows: per
 kind of timed gating figure, each held-out night's change over its SE (a z that should spread as Student's
-t with the test's degrees of freedom; SEs too wide read an SD below 1, too narrow above):
+t with the test's degrees of freedom; SEs too wide read an SD below 1, too narrow above); each machine's
+newest night, or every night with ``all``:
 
-    python experiments/leave_machine_out.py baselines/nvidia-h200-x1.json --calibration
+    python experiments/leave_machine_out.py baselines/nvidia-h200-x1.json --calibration [all]
 """
 from __future__ import annotations
 
@@ -80,11 +81,12 @@ def fresh_machine_mdes(path: str) -> dict[tuple[str, str], list[float]]:
     return mdes
 
 
-def calibration(path: str) -> dict[str, list[tuple[float, float]]]:
+def calibration(path: str, newest_only: bool = True) -> dict[str, list[tuple[float, float]]]:
     """Per kind of timed gating figure, (change over SE, degrees of freedom) of each machine's newest night
-    judged against the other machines' runs (logs, as the judge tests them)."""
+    (every night, where not ``newest_only``) judged against the other machines' runs (logs, as the judge tests
+    them)."""
     out: dict[str, list[tuple[float, float]]] = defaultdict(list)
-    for comparison, noise in _comparisons(path, Policy(), newest_only=True):
+    for comparison, noise in _comparisons(path, Policy(), newest_only):
         for row in comparison.rows:
             kind = noise.kinds.get((row.benchmark, row.figure), "")
             reach = comparison.reach.get((row.benchmark, row.figure))
@@ -93,12 +95,12 @@ def calibration(path: str) -> dict[str, list[tuple[float, float]]]:
     return out
 
 
-def _print_calibration(path: str) -> None:
+def _print_calibration(path: str, newest_only: bool) -> None:
     """The bulk (the median |z| over Student's t's, 1.0 where the SEs are right) and the tails (how often |z|
     passes 2, 3 and 4 against t's chance)."""
     from scipy.special import stdtr, stdtrit
 
-    for kind, zs in sorted(calibration(path).items()):
+    for kind, zs in sorted(calibration(path, newest_only).items()):
         scale = statistics.median(abs(z) for z, _ in zs) / statistics.median(float(stdtrit(df, 0.75))
                                                                             for _, df in zs)
         tails = ", ".join(f"|z| > {cut}: {sum(abs(z) > cut for z, _ in zs) / len(zs):.1%} "
@@ -109,7 +111,7 @@ def _print_calibration(path: str) -> None:
 
 def main(argv: list[str]) -> None:
     if argv[1:2] == ["--calibration"]:
-        _print_calibration(argv[0])
+        _print_calibration(argv[0], newest_only=argv[2:3] != ["all"])
         return
     if argv[1:2] == ["--mde"]:
         limit = float(argv[2])
