@@ -3,7 +3,9 @@
 # this hardware, in a chosen file order, with the confirmation, and optionally with slowdowns injected for the
 # whole run (so the confirmation's re-runs inherit them). Everything a night writes lands in OUT as it goes:
 # results.json (or results.json.partial where the deadline cut it), its re-run files, summary.md, log.txt,
-# and order.txt; a run stopped at the deadline gets SIGINT, so perfkit still writes what it measured.
+# and order.txt; a run stopped at the deadline gets SIGINT, so perfkit still writes what it measured and its
+# verdict, and starts no confirmation after it. Exit status: pytest's (1 where a regression held), 124 where the
+# deadline stopped it.
 #
 #   bash experiments/fresh_night.sh OUT [ORDER] [DEADLINE_S]
 #     ORDER: file (default), reverse, or shuffle:SEED
@@ -13,7 +15,8 @@
 #   perfkit compare baselines/<hardware id>.json OUT/results.json
 #   python experiments/injected_nights.py baselines/<hardware id>.json OUT/results.json '*test_x=1.10' ...
 set -uo pipefail
-out=${1:?usage: fresh_night.sh OUT [file|reverse|shuffle:SEED] [DEADLINE_S]}
+export LC_ALL=C  # file orders as pytest sorts names, whatever the caller's locale
+out=$(realpath -m -- "${1:?usage: fresh_night.sh OUT [file|reverse|shuffle:SEED] [DEADLINE_S]}")
 order=${2:-file}
 deadline=${3:-540}
 mkdir -p "$out"
@@ -32,7 +35,7 @@ printf '%s\n' "${files[@]}" > "$out/order.txt"
 
 start=$(date +%s)
 timeout -s INT -k 30 "$deadline" python -m pytest "${files[@]}" -q -m "not weekly" --perfkit-confirm 3 \
-  --benchmark-json="$out/results.json" --perfkit-summary "$out/summary.md" > "$out/log.txt" 2>&1
+  --perfkit-fail-on-regression --benchmark-json="$out/results.json" --perfkit-summary "$out/summary.md" > "$out/log.txt" 2>&1
 status=$?
 echo "exit $status after $(( $(date +%s) - start )) s from start-up" | tee -a "$out/log.txt"
 tail -n 25 "$out/log.txt"

@@ -61,6 +61,11 @@ def _unconfirmed(row: Row) -> Row:
                                note=f"flagged {row.verdict}; the confirmation's re-runs did not measure it")
 
 
+#: The labels of the re-run files a run keeps beside its JSON (:func:`kept_as`): the confirmation's judged
+#: re-runs, and the one unjudged re-run that reads the flagged benchmarks' kernels.
+CONFIRM_LABEL, EXPLAIN_LABEL = "confirm", "explain"
+
+
 def kept_as(results_path: Path, label: str, i: int) -> Path:
     """Where re-run ``i`` (from 0) of a run that writes ``results_path`` keeps its JSON: beside it, named for
     it and for what the re-run was for (``results.confirm-1.json``, ``results.explain-1.json``), so a night's
@@ -69,17 +74,21 @@ def kept_as(results_path: Path, label: str, i: int) -> Path:
 
 
 def forget_kept(results_path: Path) -> None:
-    """Remove the re-run files an earlier run writing ``results_path`` kept (:func:`kept_as`), so that those
-    beside it are this run's alone (a night that flagged nothing keeps none)."""
-    pattern = re.compile(re.escape(results_path.stem) + r"\.(confirm|explain)-[0-9]+\.json")
-    for path in results_path.parent.glob(f"{results_path.stem}.*-*.json"):
+    """Remove the re-run files an earlier run writing ``results_path`` kept (:func:`kept_as`, and the partial
+    file of one that crashed), so that those beside it are this run's alone (a night that flagged nothing
+    keeps none)."""
+    labels = f"({CONFIRM_LABEL}|{EXPLAIN_LABEL})"
+    pattern = re.compile(re.escape(results_path.stem) + rf"\.{labels}-[0-9]+\.json(\.partial)?")
+    if not results_path.parent.is_dir():
+        return
+    for path in results_path.parent.iterdir():
         if pattern.fullmatch(path.name):
             path.unlink(missing_ok=True)
 
 
 def rerun(nodeids: Sequence[str], times: int, options: Sequence[str], root: Path,
           timeout_s: float | None = None, keep: Path | None = None,
-          label: str = "confirm") -> list[ResultSet]:
+          label: str = CONFIRM_LABEL) -> list[ResultSet]:
     """The result sets of ``times`` fresh-process runs of ``nodeids``; a re-run that crashed, timed out or
     wrote nothing raises PerfkitError with the end of its output (the caller keeps the first run's
     verdicts). ``keep``: the run's own JSON, beside which each re-run's file stays (:func:`kept_as`); without

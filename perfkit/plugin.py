@@ -392,13 +392,14 @@ def pytest_benchmark_update_json(config: pytest.Config, benchmarks: Any, output_
         output_json.update(session.derive(pbench.plain(output_json)).to_json())
 
 
-def pytest_sessionfinish(session: pytest.Session) -> None:
+def pytest_sessionfinish(session: pytest.Session, exitstatus: int) -> None:
     run = session.config.stash.get(_SESSION, None)
     if run is None:
         return
     raw = pbench.run_json(session.config)  # built through the hooks above, which read it (Session.derive)
     try:
-        outcome = run.finish(run.results() if raw is not None else None)
+        outcome = run.finish(run.results() if raw is not None else None,
+                             interrupted=exitstatus == pytest.ExitCode.INTERRUPTED)
     finally:
         run.end()
     if outcome in _EXIT_STATUS:

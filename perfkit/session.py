@@ -138,8 +138,9 @@ class Session:
     settings: Settings
     store: BaselineStore
     options: RunOptions = field(default_factory=RunOptions)
-    #: Fresh-process runs of the named benchmarks, ``times`` each (confirm.rerun; a test may stand one in).
-    rerun: Callable[[list[str], int], list[ResultSet]] | None = None
+    #: Fresh-process runs of the named benchmarks, ``times`` each, their files kept beside the run's JSON
+    #: under the label given (confirm.kept_as), or not kept where None (confirm.rerun; a test may stand in).
+    rerun: Callable[[list[str], int, str | None], list[ResultSet]] | None = None
     #: One more fresh-process run of the named benchmarks with --perfkit-explain, never judged: the kernel
     #: summaries a confirmation's verdicts are read with (a profiler in a judged run could slow what follows)
     explain_rerun: Callable[[list[str]], ResultSet] | None = None
@@ -171,13 +172,14 @@ class Session:
         settings = Settings.detect(options.device, options.profile, options.torchrun_args, options.memory_cap)
         args = options.rerun_args(settings.device.type, settings.profile.name)
 
-        def rerun(nodeids: list[str], times: int) -> list[ResultSet]:
+        def rerun(nodeids: list[str], times: int, label: str | None) -> list[ResultSet]:
             return confirm.rerun(nodeids, times, args, Path(root), options.rerun_timeout_s(len(nodeids)),
-                                 options.results_path)
+                                 options.results_path if label else None, label or confirm.CONFIRM_LABEL)
 
         def explain_rerun(nodeids: list[str]) -> ResultSet:
             return confirm.rerun(nodeids, 1, [*args, "--perfkit-explain"], Path(root),
-                                 options.rerun_timeout_s(len(nodeids)), options.results_path, "explain")[0]
+                                 options.rerun_timeout_s(len(nodeids)), options.results_path,
+                                 confirm.EXPLAIN_LABEL)[0]
 
         return cls(settings, BaselineStore.find(root), options, rerun, explain_rerun)
 
@@ -354,14 +356,22 @@ class Session:
         """The run as :meth:`derive` last read it; None before (no benchmark ran)."""
         return self.last_derived
 
-    def finish(self, results: ResultSet | None) -> Outcome:
-        """Judge the finished run against the baseline and save it if asked; None: no benchmark ran."""
+    def finish(self, results: ResultSet | None, interrupted: bool = False) -> Outcome:
+        """Judge the finished run against the baseline and save it if asked; None: no benchmark ran.
+        ``interrupted`` (Ctrl-C, a deadline's SIGINT): nothing more is started, neither the confirmation's
+        re-runs nor those of this machine's own baseline; the verdicts are the run's alone."""
+        if self.options.confirm and self.options.results_path is not None:
+            confirm.forget_kept(self.options.results_path)
         if results is None:
             return Outcome.OK
         outcome = Outcome.OK
         if self.baseline is not None:
             self.comparison = self.judge(results)
-            self._confirm(results)
+            if interrupted and self.options.confirm:
+                self.messages.append("perfkit: the run was interrupted: no confirmation re-runs were "
+                                     "started; the verdicts are this run's alone")
+            else:
+                self._confirm(results)
             if self.options.fail_on_regression and self.comparison.regressions:
                 outcome = Outcome.REGRESSED
         self.hint = self._next_step(results)
@@ -383,7 +393,10 @@ class Session:
             except PerfkitError as exc:
                 self.messages.append(f"perfkit: baseline not saved: {exc}")
                 outcome = Outcome.NOT_SAVED
-        if self.options.save_local and not self._save_local(results):
+        if self.options.save_local and interrupted:
+            self.messages.append("perfkit: this machine's own baseline not saved: the run was interrupted")
+            outcome = Outcome.NOT_SAVED
+        elif self.options.save_local and not self._save_local(results):
             outcome = Outcome.NOT_SAVED
         return outcome
 
@@ -405,7 +418,7 @@ class Session:
         baseline (judge.MIN_BASELINE_RUNS) before it gives a verdict."""
         names = [b.fullname for b in results.benchmarks]
         try:
-            again = (self.rerun(names, MIN_BASELINE_RUNS - 1) if self.rerun is not None else [])
+            again = (self.rerun(names, MIN_BASELINE_RUNS - 1, None) if self.rerun is not None else [])
             runs = [results, *again]
             path = self.store.local.save(baselines.from_runs(runs) if again else results, "force")
         except PerfkitError as exc:
@@ -468,13 +481,11 @@ class Session:
         """Re-run the flagged benchmarks in fresh processes and judge them again (``--perfkit-confirm``,
         perfkit.confirm)."""
         runs = self.options.confirm
-        if runs and self.options.results_path is not None:
-            confirm.forget_kept(self.options.results_path)
         names = confirm.suspects(self.comparison) if self.comparison and runs and self.rerun else []
         if not names or self.rerun is None or self.baseline is None or self.comparison is None:
             return
         try:
-            again = self._explained(names, self.rerun(names, runs))
+            again = self._explained(names, self.rerun(names, runs, confirm.CONFIRM_LABEL))
             self.comparison = confirm.second_look(self.comparison, again,
                                                   lambda reruns, look: self.judge(reruns, look, results))
         except PerfkitError as exc:
@@ -492,7 +503,7 @@ class Session:
         path = self.options.results_path
         if path is None or not runs:
             return ""
-        first, last = (confirm.kept_as(path, "confirm", i) for i in (0, runs - 1))
+        first, last = (confirm.kept_as(path, confirm.CONFIRM_LABEL, i) for i in (0, runs - 1))
         return f"; the re-runs' files: {first}" + (f" to {last.name}" if runs > 1 else "")
 
     def _explained(self, names: list[str], again: list[ResultSet]) -> list[ResultSet]:

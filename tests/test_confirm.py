@@ -63,6 +63,23 @@ def test_an_injected_slowdown_is_flagged_and_holds_over_fresh_process_reruns(pyt
         assert rerun["benchmarks"][0]["extra_info"]["injected_slowdown"] == 3
 
 
+@pytest.mark.slow
+def test_an_interrupted_run_keeps_its_verdict_and_starts_no_re_runs(pytester, monkeypatch):
+    """Ctrl-C, or a deadline's SIGINT, after a flagged benchmark: the verdict is the run's, and nothing more
+    runs."""
+    _baseline(pytester)
+    pytester.makepyfile(test_zz_stop="def test_stop():\n    raise KeyboardInterrupt\n")
+    monkeypatch.setenv(inject.ENV, "*test_steady=3")
+    result = pytester.runpytest_subprocess(*PLUGIN, "--perfkit-confirm=2", "--benchmark-json=now.json",
+                                           "--perfkit-summary=summary.md")
+    assert result.ret == pytest.ExitCode.INTERRUPTED
+    said = ("perfkit: the run was interrupted: no confirmation re-runs were started; the verdicts are this "
+            "run's alone")
+    result.stdout.fnmatch_lines(["*regressed*test_steady*", said])
+    assert "regressed" in (pytester.path / "summary.md").read_text()
+    assert not list(pytester.path.glob("now.confirm-*"))
+
+
 def test_a_slowdown_rule_that_matches_nothing_is_said_at_the_end(pytester, monkeypatch):
     """A rule written for another id (a typo, a benchmark not selected) slows nothing: the run says so."""
     pytester.makepyfile(test_sleepy=SLEEPY)

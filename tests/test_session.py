@@ -237,7 +237,7 @@ def test_start_reads_this_machine_and_finds_the_store_from_a_subfolder(tmp_path)
 def test_a_confirmation_that_cannot_run_keeps_the_first_verdicts_and_says_why(settings, store, cpu_results):
     _stored(store, three_runs(cpu_results))
 
-    def broken(nodeids, times):
+    def broken(nodeids, times, label):
         raise PerfkitError("re-run 1 wrote no results (exit 4): no such benchmark")
 
     session = Session(settings, store, RunOptions(fail_on_regression=True, confirm=2), broken)
@@ -246,21 +246,38 @@ def test_a_confirmation_that_cannot_run_keeps_the_first_verdicts_and_says_why(se
                for line in session.summary_lines())
 
 
+@pytest.mark.parametrize("baseline", ["auto", "none"])
+@pytest.mark.parametrize("stem", ["results", "night.2026-12-05[1]"])
 def test_a_confirming_run_leaves_only_its_own_re_run_files_beside_its_json(settings, store, cpu_results,
-                                                                           tmp_path):
-    """An earlier night's re-run files go, so `results.confirm-*.json` beside the JSON are this night's; files
-    of another name stay."""
-    _stored(store, three_runs(cpu_results))
-    results = tmp_path / "out" / "results.json"
+                                                                           tmp_path, baseline, stem):
+    """An earlier night's re-run files go (and a crashed re-run's partial file), so `results.confirm-*.json`
+    beside the JSON are this night's, whether or not the run is judged; files of another name stay."""
+    if baseline == "auto":
+        _stored(store, three_runs(cpu_results))
+    results = tmp_path / "out" / f"{stem}.json"
     results.parent.mkdir()
-    stale = ["results.confirm-1.json", "results.confirm-12.json", "results.explain-1.json"]
-    kept = ["results.confirm-x.json", "other.confirm-1.json", "results.json.partial",
-            "results.confirmed.json"]
+    stale = [f"{stem}.confirm-1.json", f"{stem}.confirm-12.json", f"{stem}.explain-1.json",
+             f"{stem}.confirm-2.json.partial"]
+    kept = [f"{stem}.confirm-x.json", "other.confirm-1.json", f"{stem}.json.partial",
+            f"{stem}.confirmed.json", f"{stem}.confirm-1.json.bak", f"{stem}X.confirm-1.json"]
     for name in stale + kept:
         (results.parent / name).write_text("{}")
-    session = Session(settings, store, RunOptions(confirm=2, results_path=results), lambda nodeids, times: [])
+    asked = []
+    session = Session(settings, store, RunOptions(confirm=2, results_path=results, baseline=baseline),
+                      lambda nodeids, times, label: asked.append(label) or [])
     session.finish(typed(cpu_results))  # the baseline's own run: nothing to re-run
-    assert sorted(p.name for p in results.parent.iterdir()) == sorted(kept)
+    assert sorted(p.name for p in results.parent.iterdir()) == sorted(kept) and asked == []
+
+
+def test_an_interrupted_run_starts_no_confirmation_and_says_so(settings, store, cpu_results):
+    """Ctrl-C (or a deadline's SIGINT) ends the run: no fresh processes are started after it."""
+    _stored(store, three_runs(cpu_results))
+    asked = []
+    session = Session(settings, store, RunOptions(fail_on_regression=True, confirm=2),
+                      lambda nodeids, times, label: asked.append(label) or [])
+    assert session.finish(typed(slowed(cpu_results, MATMUL, 1.3)), interrupted=True) is Outcome.REGRESSED
+    assert asked == [] and ("perfkit: the run was interrupted: no confirmation re-runs were started; the "
+                            "verdicts are this run's alone") in session.summary_lines()
 
 
 def test_a_confirmation_reads_its_kernels_from_one_more_unjudged_run(settings, store, cpu_results):
@@ -280,15 +297,15 @@ def test_a_confirmation_reads_its_kernels_from_one_more_unjudged_run(settings, s
     _stored(store, three_runs(with_summary(copy.deepcopy(cpu_results), 1000.0)))
     judged_runs = []
 
-    def rerun(nodeids, times):
-        judged_runs.append(times)
+    def rerun(nodeids, times, label):
+        judged_runs.append((times, label))
         return [typed(slowed(cpu_results, MATMUL, 1.3)) for _ in range(times)]  # no summaries in them
 
     session = Session(settings, store, RunOptions(confirm=2), rerun,
                       lambda nodeids: typed(with_summary(slowed(cpu_results, MATMUL, 1.3), 1300.0)))
     session.finish(typed(slowed(cpu_results, MATMUL, 1.3)))
     why = {w.benchmark: w.reading for w in session.comparison.why}
-    assert judged_runs == [2] and why[MATMUL].startswith("+0.3 ms in aten::mm")
+    assert judged_runs == [(2, "confirm")] and why[MATMUL].startswith("+0.3 ms in aten::mm")
 
 
 def test_a_clock_lock_is_said_and_recorded_in_the_fingerprint_until_the_run_ends(monkeypatch, cpu_results,
@@ -451,14 +468,14 @@ def test_this_machines_own_baseline_is_saved_from_three_runs_and_judges_the_next
     laptop = _settings(first["machine_info"]["perfkit"]["fingerprint"])
     asked: list[tuple[list[str], int]] = []
 
-    def rerun(names: list[str], times: int) -> list[Any]:  # fresh processes, stood in: the run, 1% apart
-        asked.append((names, times))
+    def rerun(names: list[str], times: int, label: str | None) -> list[Any]:  # stood in: the run, 1% apart
+        asked.append((names, times, label))
         return [typed(_run_on(committed, "family 25 model 1", 13.5 * f)) for f in (1.01, 0.99)][:times]
 
     saving = Session(laptop, store, RunOptions(save_local=True), rerun)
     assert saving.finish(typed(first)) is Outcome.OK and not saving.hint
     own = store.local.path_for("cpu-amd-epyc-2cpu", "quick")
-    assert asked == [([b["fullname"] for b in first["benchmarks"]], 2)]
+    assert asked == [([b["fullname"] for b in first["benchmarks"]], 2, None)]  # not kept as a confirmation's
     assert saving.summary_lines()[-1] == (
         f"perfkit: saved this machine's own baseline {own} (3 run(s): this one and 2 in fresh processes); "
         "later runs here are judged against it")
