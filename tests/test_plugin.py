@@ -125,9 +125,9 @@ def test_a_run_is_read_once_for_its_json_file_and_its_verdicts(pytester, run, mo
         reads.append(where)
         return parse(raw, where, *args, **kwargs)
 
-    def kept_finish(self, results):
+    def kept_finish(self, results, **how):
         judged.append(results)
-        return finish(self, results)
+        return finish(self, results, **how)
 
     monkeypatch.setattr(load, "parse", counted_parse)
     monkeypatch.setattr(Session, "finish", kept_finish)
