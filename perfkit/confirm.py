@@ -88,15 +88,16 @@ def forget_kept(results_path: Path) -> None:
 
 def rerun(nodeids: Sequence[str], times: int, options: Sequence[str], root: Path,
           timeout_s: float | None = None, keep: Path | None = None,
-          label: str = CONFIRM_LABEL) -> list[ResultSet]:
+          label: str | None = None) -> list[ResultSet]:
     """The result sets of ``times`` fresh-process runs of ``nodeids``; a re-run that crashed, timed out or
     wrote nothing raises PerfkitError with the end of its output (the caller keeps the first run's
-    verdicts). ``keep``: the run's own JSON, beside which each re-run's file stays (:func:`kept_as`); without
-    one they are written to a temporary folder and go with it."""
+    verdicts). ``keep`` and ``label``: the run's own JSON, beside which each re-run's file stays under that
+    label (:func:`kept_as`); without them they are written to a temporary folder and go with it."""
     results = []
     with tempfile.TemporaryDirectory(prefix="perfkit-confirm-") as folder:
         for i in range(times):
-            out = kept_as(keep.absolute() if keep is not None else Path(folder) / "run.json", label, i)
+            out = (kept_as(keep.absolute(), label, i) if keep is not None and label
+                   else Path(folder) / f"run-{i + 1}.json")
             command = [
                 sys.executable,
                 "-m",

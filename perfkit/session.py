@@ -174,7 +174,7 @@ class Session:
 
         def rerun(nodeids: list[str], times: int, label: str | None) -> list[ResultSet]:
             return confirm.rerun(nodeids, times, args, Path(root), options.rerun_timeout_s(len(nodeids)),
-                                 options.results_path if label else None, label or confirm.CONFIRM_LABEL)
+                                 options.results_path, label)
 
         def explain_rerun(nodeids: list[str]) -> ResultSet:
             return confirm.rerun(nodeids, 1, [*args, "--perfkit-explain"], Path(root),

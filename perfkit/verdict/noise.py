@@ -50,7 +50,7 @@ from dataclasses import dataclass, field
 
 from perfkit.resultfile.figures import SM_MCYCLES, TIME
 from perfkit.resultfile.metrics import relative_iqr
-from perfkit.resultfile.model import BenchmarkEntry, ResultSet
+from perfkit.resultfile.model import BenchmarkEntry, Figures, ResultSet
 from perfkit.verdict import stats
 from perfkit.verdict.prior import MIN_FIGURES, FigureVariance, Prior, fit_robust, moderate
 
@@ -207,7 +207,8 @@ class Noise:
         reference = baseline if baseline.info.runs or stored is None else stored
         entries = reference.by_name()
         origins = {name: tuple(o.machine for o in runs_of) for name, runs_of in reference.origins().items()}
-        runs, placed = _reference_runs(reference, origins)
+        stored_runs = reference.runs()
+        runs, placed = _reference_runs(reference, stored_runs, origins)
         for name, (figures, machines_kept) in _since_last_change(kept, set(reference.info.run_dates),
                                                                  entries).items():
             for figure, values in figures.items():
@@ -220,7 +221,7 @@ class Noise:
         logs = {key: tuple(math.log(v) for v in runs[key]) for key in keys}
         gating = {key for key in keys if key[1] in entries[key[0]].gating_figures()}
         time_kinds = {name: kind for (name, figure), kind in kinds.items() if figure == TIME}
-        ratio, by_kind, measured_on = _between_machines(reference, origins, time_kinds)
+        ratio, by_kind, measured_on = _between_machines(stored_runs, origins, time_kinds)
         trusted = {kind: r for kind, r in by_kind.items() if measured_on[kind] >= MIN_RATIO_BENCHMARKS}
         parts = {key: _run_to_run(placed[key], len(runs[key]), trusted[kinds[key]])
                  for key in keys if kinds[key] in trusted}
@@ -297,13 +298,14 @@ class Noise:
         return FigureNoise(sd, dof, between, source, tails, key in self.tails and kind == GPU_KIND)
 
 
-def _reference_runs(reference: ResultSet, origins: Mapping[str, tuple[str, ...]],
+def _reference_runs(reference: ResultSet, stored: Mapping[str, Figures],
+                    origins: Mapping[str, tuple[str, ...]],
                     ) -> tuple[dict[tuple[str, str], list[float]], dict[tuple[str, str], Counter[str]]]:
-    """Per figure, the positive values of ``reference``'s runs, and the machines they came from (unknown ones
-    as "", where the runs are: ResultSet.figure_positions, a figure a run left out is not there)."""
+    """Per figure, the positive values of ``reference``'s runs (``stored``: its ResultSet.runs), and the
+    machines they came from (unknown ones as "", where the runs are: ResultSet.figure_positions, a figure a
+    run left out is not there)."""
     runs: dict[tuple[str, str], list[float]] = defaultdict(list)
     placed: dict[tuple[str, str], Counter[str]] = defaultdict(Counter)
-    stored = reference.runs()
     for bench in reference.benchmarks:
         name, machines = bench.fullname, origins.get(bench.fullname, ())
         positions = reference.figure_positions(bench)
@@ -440,14 +442,14 @@ def excess_kurtosis(values: Sequence[float]) -> float | None:
     return statistics.fmean((v - mean) ** 4 for v in values) / m2**2 - 3 if m2 > 0 else None
 
 
-def _between_machines(reference: ResultSet, origins: Mapping[str, tuple[str, ...]],
+def _between_machines(stored: Mapping[str, Figures], origins: Mapping[str, tuple[str, ...]],
                       kinds: Mapping[str, str]) -> tuple[float | None, dict[str, float], Counter[str]]:
     """The between-machine variance of log time over the run-to-run variance on one machine (one-way random
     effects: the sum of the benchmarks' unfloored between-machine components over the sum of their
     within-machine mean squares, over the benchmarks whose runs came from two or more known machines, one of
-    them with two runs), from each benchmark's runs and the machine of each (``origins``): over every
-    benchmark, and per kind of figure (``kinds``: a benchmark's time's kind), and how many benchmarks each
-    kind's rests on; None where no benchmark's runs tell them apart.
+    them with two runs), from each benchmark's runs (``stored``) and the machine of each (``origins``): over
+    every benchmark, and per kind of figure (``kinds``: a benchmark's time's kind), and how many benchmarks
+    each kind's rests on; None where no benchmark's runs tell them apart.
 
     A ratio, not one SD per kind: on the committed H100 and H200 baselines each benchmark's between-machine
     component tracks its own run-to-run spread (a 1 M-element program step 18%, a launch-bound training step
@@ -456,7 +458,7 @@ def _between_machines(reference: ResultSet, origins: Mapping[str, tuple[str, ...
     median of estimates floored at zero read exactly 0 in 17 of 20 simulated two-machine baselines whose
     machines did differ."""
     components: dict[str, list[tuple[float, float]]] = defaultdict(list)
-    for name, figures in reference.runs().items():
+    for name, figures in stored.items():
         times, machines = figures.get(TIME, []), origins.get(name, ())
         if len(times) != len(machines) or not all(machines) or len(set(machines)) < 2 or min(times) <= 0:
             continue
