@@ -34,7 +34,7 @@ printf '%s\n' "${files[@]}" > "$out/order.txt"
   echo "injected: ${PERFKIT_INJECT_SLOWDOWN:-nothing}"; } > "$out/machine.txt"
 
 start=$(date +%s)
-timeout -s INT -k 30 "$deadline" python -m pytest "${files[@]}" -q -m "not weekly" --perfkit-confirm 3 \
+timeout -s INT -k 30 "$deadline" python3 -m pytest "${files[@]}" -q -m "not weekly" --perfkit-confirm 3 \
   --perfkit-fail-on-regression --benchmark-json="$out/results.json" --perfkit-summary "$out/summary.md" > "$out/log.txt" 2>&1
 status=$?
 echo "exit $status after $(( $(date +%s) - start )) s from start-up" | tee -a "$out/log.txt"
