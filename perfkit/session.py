@@ -359,7 +359,8 @@ class Session:
     def finish(self, results: ResultSet | None, interrupted: bool = False) -> Outcome:
         """Judge the finished run against the baseline and save it if asked; None: no benchmark ran.
         ``interrupted`` (Ctrl-C, a deadline's SIGINT): nothing more is started, neither the confirmation's
-        re-runs nor those of this machine's own baseline; the verdicts are the run's alone."""
+        re-runs nor those of this machine's own baseline; the verdicts are the run's alone, and no baseline is
+        replaced by the part that finished (``force``; ``merge`` and ``append`` add only what finished)."""
         if self.options.confirm and self.options.results_path is not None:
             confirm.forget_kept(self.options.results_path)
         if results is None:
@@ -379,26 +380,37 @@ class Session:
             self.options.summary.write_text(self._markdown(self.comparison), encoding="utf-8")
         if self.partial is not None:
             self.partial.remove_if_complete()  # pytest-benchmark wrote the final JSON before this runs
-        if self.options.save_mode:
-            try:
-                kept, joined = self._settled(results)
-                if results.benchmarks and not kept.benchmarks:
-                    self.messages.append("perfkit: nothing appended: every benchmark of this run was left "
-                                         "out")
-                else:
-                    path = self.store.save(kept, self.options.save_mode)
-                    said = (f" ({baselines.appended_said([kept], baselines.held_runs(self.store, [kept]))})"
-                            if joined else "")
-                    self._saved(f"perfkit: saved baseline {path}{said}", [kept])
-            except PerfkitError as exc:
-                self.messages.append(f"perfkit: baseline not saved: {exc}")
-                outcome = Outcome.NOT_SAVED
+        if self.options.save_mode and not self._save_baseline(results, interrupted):
+            outcome = Outcome.NOT_SAVED
         if self.options.save_local and interrupted:
             self.messages.append("perfkit: this machine's own baseline not saved: the run was interrupted")
             outcome = Outcome.NOT_SAVED
         elif self.options.save_local and not self._save_local(results):
             outcome = Outcome.NOT_SAVED
         return outcome
+
+    def _save_baseline(self, results: ResultSet, interrupted: bool) -> bool:
+        """Save the run as the committed baseline of its hardware (--perfkit-save-baseline); False where it
+        was not saved. An interrupted run never replaces one (``force`` would drop what it did not reach)."""
+        if self.options.save_mode == "force" and interrupted:
+            self.messages.append("perfkit: baseline not replaced: the run was interrupted, and --force would "
+                                 "drop every benchmark it did not reach; save what finished with "
+                                 "--perfkit-save-baseline=merge, or run again")
+            return False
+        try:
+            kept, joined = self._settled(results)
+            if results.benchmarks and not kept.benchmarks:
+                self.messages.append("perfkit: nothing appended: every benchmark of this run was left out")
+                return True
+            path = self.store.save(kept, self.options.save_mode or "new")
+        except PerfkitError as exc:
+            self.messages.append(f"perfkit: baseline not saved: {exc}")
+            return False
+        said = (f" ({baselines.appended_said([kept], baselines.held_runs(self.store, [kept]))})"
+                if joined else "")
+        cut = " (the run was interrupted: only the benchmarks that finished)" if interrupted else ""
+        self._saved(f"perfkit: saved baseline {path}{said}{cut}", [kept])
+        return True
 
     def _settled(self, results: ResultSet) -> tuple[ResultSet, bool]:
         """``results`` less, where they are appended to a baseline, the benchmarks whose rounds did not

@@ -160,6 +160,24 @@ def test_save_new_then_refuse_then_merge_then_force(settings, store, cpu_results
     assert len(store.load("cpu-amd-epyc", "quick").benchmarks) == 1
 
 
+def test_an_interrupted_run_never_replaces_a_baseline_and_merges_only_what_finished(
+        settings, store, cpu_results):
+    """Ctrl-C part-way: --force would drop every benchmark the run did not reach, so nothing is replaced;
+    a merge keeps the baseline's other entries and says the run was cut short."""
+    _session(settings, store, save_mode="new").finish(typed(cpu_results))
+    path = store.path_for("cpu-amd-epyc", "quick")
+    before = path.read_bytes()
+    one = dict(cpu_results, benchmarks=cpu_results["benchmarks"][:1])
+    forced = _session(settings, store, save_mode="force")
+    assert forced.finish(typed(one), interrupted=True) is Outcome.NOT_SAVED
+    assert path.read_bytes() == before
+    assert forced.summary_lines()[-1].startswith("perfkit: baseline not replaced: the run was interrupted")
+    merged = _session(settings, store, save_mode="merge")
+    assert merged.finish(typed(one), interrupted=True) is Outcome.OK
+    assert len(store.load("cpu-amd-epyc", "quick").benchmarks) == len(cpu_results["benchmarks"])
+    assert merged.summary_lines()[-1].endswith("(the run was interrupted: only the benchmarks that finished)")
+
+
 def test_a_failed_save_wins_over_a_regression(settings, store, cpu_results):
     _stored(store, cpu_results)
     session = _session(settings, store, fail_on_regression=True, save_mode="new")
