@@ -371,8 +371,8 @@ class Session:
             if interrupted and self.options.confirm:
                 self.messages.append("perfkit: the run was interrupted: no confirmation re-runs were "
                                      "started; the verdicts are this run's alone")
-            else:
-                self._confirm(results)
+            elif self._confirm(results):
+                interrupted = True
             if self.options.fail_on_regression and self.comparison.regressions:
                 outcome = Outcome.REGRESSED
         self.hint = self._next_step(results)
@@ -436,6 +436,10 @@ class Session:
         except PerfkitError as exc:
             self.messages.append(f"perfkit: this machine's own baseline not saved: {exc}")
             return False
+        except KeyboardInterrupt:
+            self.messages.append("perfkit: this machine's own baseline not saved: interrupted during its "
+                                 "re-runs")
+            return False
         self._saved(f"perfkit: saved this machine's own baseline {path} ({len(runs)} run(s): this one and "
                     f"{len(again)} in fresh processes); later runs here are judged against it", runs)
         return True
@@ -489,26 +493,32 @@ class Session:
                    else [])
         return judge(self.baseline, results, judged_with, Policy(), work_of, first_look, lenders=lenders)
 
-    def _confirm(self, results: ResultSet) -> None:
+    def _confirm(self, results: ResultSet) -> bool:
         """Re-run the flagged benchmarks in fresh processes and judge them again (``--perfkit-confirm``,
-        perfkit.confirm)."""
+        perfkit.confirm); True where Ctrl-C or a deadline's SIGINT stopped the re-runs (the re-run it stopped
+        is ended with it; the verdicts stay the run's own)."""
         runs = self.options.confirm
         names = confirm.suspects(self.comparison) if self.comparison and runs and self.rerun else []
         if not names or self.rerun is None or self.baseline is None or self.comparison is None:
-            return
+            return False
         try:
             again = self._explained(names, self.rerun(names, runs, confirm.CONFIRM_LABEL))
             self.comparison = confirm.second_look(self.comparison, again,
                                                   lambda reruns, look: self.judge(reruns, look, results))
         except PerfkitError as exc:
             self.messages.append(f"perfkit: confirmation failed, the verdicts are this run's alone: {exc}")
-            return
+            return False
+        except KeyboardInterrupt:
+            self.messages.append(f"perfkit: the confirmation was interrupted while re-running {len(names)} "
+                                 "flagged benchmark(s): the verdicts are this run's alone")
+            return True
         held = sorted({r.benchmark for r in self.comparison.regressions} & set(names))
         self.messages.append(
             f"perfkit: confirmation: {len(names)} flagged benchmark(s) re-run {runs} "
             f"time(s) in fresh processes ({len(again)} run(s) finished); {len(held)} regression(s) "
             f"held{': ' + ', '.join(held) if held else ''}{self._reruns_kept(len(again))}"
         )
+        return False
 
     def _reruns_kept(self, runs: int) -> str:
         """Where the confirmation's re-run files stay (beside the run's JSON), as the end of its line."""

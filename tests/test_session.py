@@ -298,6 +298,37 @@ def test_an_interrupted_run_starts_no_confirmation_and_says_so(settings, store, 
                             "verdicts are this run's alone") in session.summary_lines()
 
 
+def test_ctrl_c_during_the_confirmation_keeps_the_first_look_and_says_so(settings, store, cpu_results):
+    """A SIGINT while a re-run runs (subprocess.run ends the child and raises KeyboardInterrupt): no stack
+    trace, the first look's verdicts stand, and no baseline is replaced by the run."""
+    _stored(store, three_runs(cpu_results))
+    before = store.path_for("cpu-amd-epyc", "quick").read_bytes()
+
+    def stopped(nodeids, times, label):
+        raise KeyboardInterrupt
+
+    session = Session(settings, store, RunOptions(fail_on_regression=True, confirm=3, save_mode="force"),
+                      stopped)
+    assert session.finish(typed(slowed(cpu_results, MATMUL, 1.3))) is Outcome.NOT_SAVED
+    assert session.comparison is not None and MATMUL in {r.benchmark for r in session.comparison.regressions}
+    lines = session.summary_lines()
+    assert ("perfkit: the confirmation was interrupted while re-running 1 flagged benchmark(s): the verdicts "
+            "are this run's alone") in lines
+    assert any(line.startswith("perfkit: baseline not replaced: the run was interrupted") for line in lines)
+    assert store.path_for("cpu-amd-epyc", "quick").read_bytes() == before
+
+
+def test_ctrl_c_during_a_local_save_saves_nothing(settings, store, cpu_results):
+    def stopped(nodeids, times, label):
+        raise KeyboardInterrupt
+
+    session = Session(settings, store, RunOptions(save_local=True), stopped)
+    assert session.finish(typed(cpu_results)) is Outcome.NOT_SAVED
+    said = "perfkit: this machine's own baseline not saved: interrupted during its re-runs"
+    assert session.summary_lines()[-1] == said
+    assert not store.local.directory.exists()
+
+
 def test_a_confirmation_reads_its_kernels_from_one_more_unjudged_run(settings, store, cpu_results):
     """The judged re-runs run no profiler (it could slow what follows it in their process); one more run
     with --perfkit-explain lends the confirmed rows their kernel summaries."""
