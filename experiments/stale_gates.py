@@ -1,12 +1,17 @@
-"""Which nightly entries of a committed baseline hold too few runs of the figures today's code gates on: a
-fresh machine's nightly reads each of them ``not judged: a gating figure only this run has`` until the entry
-is re-saved from runs of today's code (issue 44 part 6: at least 5 runs from 2 machines a nightly entry).
+"""Which nightly entries of a committed baseline hold too few runs of the figures today's code gates on, or
+hold them measured by an older method: a fresh machine's nightly reads each of them ``not judged`` or
+``measured differently`` until the entry is re-saved from runs of today's code (issue 44 part 6: at least 5
+runs from 2 machines a nightly entry).
 
 Today's gates are read off a reference baseline re-saved from today's code (the H200's: its entries' newest
 runs), since a benchmark declares its gate only while it runs on a GPU; the nightly ids are the full
 profile's collection without ``weekly``:
 
     python experiments/stale_gates.py baselines/nvidia-h200-x1.json baselines/nvidia-h*-x?.json
+
+and, with ``--ids``, only the node ids of one baseline's stale entries, one a line, for the re-runs that
+re-save them (``pytest $(python experiments/stale_gates.py --ids REF BASELINE) --benchmark-json=run-1.json``,
+then ``perfkit baseline save --append run-*.json``).
 """
 from __future__ import annotations
 
@@ -14,7 +19,8 @@ import subprocess
 import sys
 from collections.abc import Sequence
 
-from perfkit.resultfile import load
+from perfkit.resultfile import figures, load
+from perfkit.resultfile.model import BenchmarkEntry
 from perfkit.verdict.judge import MIN_BASELINE_RUNS
 
 
@@ -26,9 +32,10 @@ def nightly_ids() -> set[str]:
     return {line.strip() for line in done.stdout.splitlines() if "::" in line}
 
 
-def stale(reference: str, path: str, ids: set[str]) -> list[tuple[str, list[str]]]:
+def stale(reference: str, path: str, ids: set[str]) -> list[tuple[BenchmarkEntry, list[str]]]:
     """Per nightly entry of the baseline at ``path``, today's gates it holds fewer than MIN_BASELINE_RUNS runs
-    of (entries the reference does not hold are read by their own gates)."""
+    of, or holds measured by an older method than today's (entries the reference does not hold are read by
+    their own gates)."""
     today = {b.fullname: b.gating_figures() for b in load.load(reference).benchmarks}
     baseline = load.load(path)
     runs = baseline.runs()
@@ -36,23 +43,36 @@ def stale(reference: str, path: str, ids: set[str]) -> list[tuple[str, list[str]
     for bench in baseline.benchmarks:
         if bench.fullname not in ids:
             continue
-        gates = today.get(bench.fullname, bench.gating_figures())
-        short = [f for f in sorted(gates) if len(runs[bench.fullname].get(f, ())) < MIN_BASELINE_RUNS]
-        if short:
-            out.append((bench.name, short))
+        gates = sorted(today.get(bench.fullname, bench.gating_figures()))
+        short = [f for f in gates if len(runs[bench.fullname].get(f, ())) < MIN_BASELINE_RUNS]
+        older = [f"{f} (method {bench.method(f)}, today {now})" for f in gates
+                 if f not in short and bench.method(f) < (now := newest_method(bench.fullname, f))]
+        if short or older:
+            out.append((bench, short + older))
     return out
 
 
-def main(reference: str, paths: Sequence[str]) -> None:
+def newest_method(benchmark: str, figure: str) -> int:
+    """The newest method version a GPU run of ``benchmark`` measures ``figure`` by (1: the first way)."""
+    return max((m.version for m in figures.METHODS
+                if figure in m.figures and m.applies_to(benchmark, "cuda")), default=1)
+
+
+def main(argv: Sequence[str]) -> None:
+    only_ids = "--ids" in argv
+    reference, *paths = [a for a in argv if a != "--ids"]
     ids = nightly_ids()
     for path in paths:
         entries = stale(reference, path, ids)
+        if only_ids:
+            print("\n".join(bench.fullname for bench, _ in entries))
+            continue
         nightly = sum(b.fullname in ids for b in load.load(path).benchmarks)
         print(f"{path}: {len(entries)} of {nightly} nightly entries hold fewer than {MIN_BASELINE_RUNS} "
-              "runs of today's gates")
-        for name, figures in entries:
-            print(f"    {name}: {', '.join(figures)}")
+              "runs of today's gates, or hold them measured by an older method")
+        for bench, reasons in entries:
+            print(f"    {bench.name}: {', '.join(reasons)}")
 
 
 if __name__ == "__main__":
-    main(sys.argv[1], sys.argv[2:])
+    main(sys.argv[1:])
