@@ -26,7 +26,7 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 
 from perfkit.errors import PerfkitError
-from perfkit.resultfile import load
+from perfkit.resultfile import load, partial
 from perfkit.resultfile.model import ResultSet
 from perfkit.store import baselines
 from perfkit.verdict.judge import Comparison, FirstLook, Row, Verdict
@@ -119,6 +119,10 @@ def rerun(nodeids: Sequence[str], times: int, options: Sequence[str], root: Path
                                       timeout=timeout_s)
             except subprocess.TimeoutExpired:
                 raise PerfkitError(f"re-run {i + 1} ran past {timeout_s:.0f} s and was stopped") from None
+            except KeyboardInterrupt:  # the stopped re-run's empty JSON would fail `perfkit compare *.json`
+                for left in (out, partial.path_for(out)):
+                    left.unlink(missing_ok=True)
+                raise
             if not out.exists() or not out.stat().st_size:
                 tail = " | ".join((done.stdout + done.stderr).strip().splitlines()[-3:])
                 raise PerfkitError(f"re-run {i + 1} wrote no results (exit {done.returncode}): {tail}")

@@ -35,6 +35,7 @@ _SESSION = pytest.StashKey[Session]()
 _EXIT_STATUS = {
     Outcome.REGRESSED: pytest.ExitCode.TESTS_FAILED,
     Outcome.NOT_SAVED: pytest.ExitCode.USAGE_ERROR,
+    Outcome.INTERRUPTED: pytest.ExitCode.INTERRUPTED,
 }
 
 
@@ -400,6 +401,9 @@ def pytest_sessionfinish(session: pytest.Session, exitstatus: int) -> None:
     try:
         outcome = run.finish(run.results() if raw is not None else None,
                              interrupted=exitstatus == pytest.ExitCode.INTERRUPTED)
+    except KeyboardInterrupt:  # a second Ctrl-C while the run was being ended: what was said so far stands
+        run.say_once("perfkit: interrupted again while ending the run; what is said above stands")
+        outcome = Outcome.INTERRUPTED
     finally:
         run.end()
     if outcome in _EXIT_STATUS:

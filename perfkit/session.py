@@ -124,6 +124,7 @@ class Outcome(enum.Enum):
     OK = "ok"  # leave the exit status as the tests made it
     REGRESSED = "regressed"  # a significant regression, and the run was asked to fail on one
     NOT_SAVED = "not_saved"  # the baseline asked for could not be saved: a usage error
+    INTERRUPTED = "interrupted"  # Ctrl-C or a deadline's SIGINT stopped the run or its confirmation
 
 
 @dataclass
@@ -369,8 +370,8 @@ class Session:
         if self.baseline is not None:
             self.comparison = self.judge(results)
             if interrupted and self.options.confirm:
-                self.messages.append("perfkit: the run was interrupted: no confirmation re-runs were "
-                                     "started; the verdicts are this run's alone")
+                self.messages.append("perfkit: confirmation not started: the run was interrupted; the "
+                                     "verdicts are this run's alone")
             elif self._confirm(results):
                 interrupted = True
             if self.options.fail_on_regression and self.comparison.regressions:
@@ -384,18 +385,19 @@ class Session:
             outcome = Outcome.NOT_SAVED
         if self.options.save_local and interrupted:
             self.messages.append("perfkit: this machine's own baseline not saved: the run was interrupted")
-            outcome = Outcome.NOT_SAVED
-        elif self.options.save_local and not self._save_local(results):
-            outcome = Outcome.NOT_SAVED
-        return outcome
+        elif self.options.save_local:
+            local = self._save_local(results)
+            interrupted = local is Outcome.INTERRUPTED
+            outcome = outcome if local is Outcome.OK else local
+        return Outcome.INTERRUPTED if interrupted else outcome
 
     def _save_baseline(self, results: ResultSet, interrupted: bool) -> bool:
         """Save the run as the committed baseline of its hardware (--perfkit-save-baseline); False where it
-        was not saved. An interrupted run never replaces one (``force`` would drop what it did not reach)."""
+        was not saved. An interrupted run never replaces one: ``force`` would keep only what it holds."""
         if self.options.save_mode == "force" and interrupted:
-            self.messages.append("perfkit: baseline not replaced: the run was interrupted, and --force would "
-                                 "drop every benchmark it did not reach; save what finished with "
-                                 "--perfkit-save-baseline=merge, or run again")
+            self.messages.append("perfkit: baseline not replaced: the run was interrupted, and --force keeps "
+                                 "only what a run holds; save it with --perfkit-save-baseline=merge, or run "
+                                 "again")
             return False
         try:
             kept, joined = self._settled(results)
@@ -408,7 +410,7 @@ class Session:
             return False
         said = (f" ({baselines.appended_said([kept], baselines.held_runs(self.store, [kept]))})"
                 if joined else "")
-        cut = " (the run was interrupted: only the benchmarks that finished)" if interrupted else ""
+        cut = " (from an interrupted run: the benchmarks it finished)" if interrupted else ""
         self._saved(f"perfkit: saved baseline {path}{said}{cut}", [kept])
         return True
 
@@ -423,9 +425,10 @@ class Session:
         self.messages.extend(baselines.unsettled_lines("this run", left_out))
         return kept, True
 
-    def _save_local(self, results: ResultSet) -> bool:
+    def _save_local(self, results: ResultSet) -> Outcome:
         """Save this run and fresh-process re-runs of its benchmarks, three runs in all, as this machine's own
-        baseline (BaselineStore.local), replacing an earlier one; False where it could not be saved. Three,
+        baseline (BaselineStore.local), replacing an earlier one: OK, or why it was not saved (NOT_SAVED, or
+        INTERRUPTED where Ctrl-C stopped its re-runs). Three,
         because one run says nothing of how far a figure moves between runs: the judge needs as many of its
         baseline (judge.MIN_BASELINE_RUNS) before it gives a verdict."""
         names = [b.fullname for b in results.benchmarks]
@@ -435,14 +438,14 @@ class Session:
             path = self.store.local.save(baselines.from_runs(runs) if again else results, "force")
         except PerfkitError as exc:
             self.messages.append(f"perfkit: this machine's own baseline not saved: {exc}")
-            return False
+            return Outcome.NOT_SAVED
         except KeyboardInterrupt:
             self.messages.append("perfkit: this machine's own baseline not saved: interrupted during its "
                                  "re-runs")
-            return False
+            return Outcome.INTERRUPTED
         self._saved(f"perfkit: saved this machine's own baseline {path} ({len(runs)} run(s): this one and "
                     f"{len(again)} in fresh processes); later runs here are judged against it", runs)
-        return True
+        return Outcome.OK
 
     def _saved(self, said: str, runs: Sequence[ResultSet]) -> None:
         """Say a baseline was saved, and warn where any of its ``runs`` ran on a busy host."""
@@ -495,30 +498,35 @@ class Session:
 
     def _confirm(self, results: ResultSet) -> bool:
         """Re-run the flagged benchmarks in fresh processes and judge them again (``--perfkit-confirm``,
-        perfkit.confirm); True where Ctrl-C or a deadline's SIGINT stopped the re-runs (the re-run it stopped
-        is ended with it; the verdicts stay the run's own)."""
+        perfkit.confirm); True where Ctrl-C or a deadline's SIGINT stopped it (the re-run it stopped ends with
+        it; where the judged re-runs had all finished, they are judged)."""
         runs = self.options.confirm
         names = confirm.suspects(self.comparison) if self.comparison and runs and self.rerun else []
         if not names or self.rerun is None or self.baseline is None or self.comparison is None:
             return False
         try:
-            again = self._explained(names, self.rerun(names, runs, confirm.CONFIRM_LABEL))
-            self.comparison = confirm.second_look(self.comparison, again,
-                                                  lambda reruns, look: self.judge(reruns, look, results))
+            again = self.rerun(names, runs, confirm.CONFIRM_LABEL)
         except PerfkitError as exc:
             self.messages.append(f"perfkit: confirmation failed, the verdicts are this run's alone: {exc}")
             return False
         except KeyboardInterrupt:
-            self.messages.append(f"perfkit: the confirmation was interrupted while re-running {len(names)} "
-                                 "flagged benchmark(s): the verdicts are this run's alone")
+            self.messages.append(f"perfkit: confirmation interrupted while re-running {len(names)} flagged "
+                                 "benchmark(s): the verdicts are this run's alone")
             return True
+        again, interrupted = self._explained(names, again)
+        try:
+            self.comparison = confirm.second_look(self.comparison, again,
+                                                  lambda reruns, look: self.judge(reruns, look, results))
+        except PerfkitError as exc:
+            self.messages.append(f"perfkit: confirmation failed, the verdicts are this run's alone: {exc}")
+            return interrupted
         held = sorted({r.benchmark for r in self.comparison.regressions} & set(names))
         self.messages.append(
             f"perfkit: confirmation: {len(names)} flagged benchmark(s) re-run {runs} "
             f"time(s) in fresh processes ({len(again)} run(s) finished); {len(held)} regression(s) "
             f"held{': ' + ', '.join(held) if held else ''}{self._reruns_kept(len(again))}"
         )
-        return False
+        return interrupted
 
     def _reruns_kept(self, runs: int) -> str:
         """Where the confirmation's re-run files stay (beside the run's JSON), as the end of its line."""
@@ -528,17 +536,22 @@ class Session:
         first, last = (confirm.kept_as(path, confirm.CONFIRM_LABEL, i) for i in (0, runs - 1))
         return f"; the re-runs' files: {first}" + (f" to {last.name}" if runs > 1 else "")
 
-    def _explained(self, names: list[str], again: list[ResultSet]) -> list[ResultSet]:
+    def _explained(self, names: list[str], again: list[ResultSet]) -> tuple[list[ResultSet], bool]:
         """The confirmation's ``again`` with the kernel summaries of one more, unjudged run of ``names``
-        (:attr:`explain_rerun`); as they are where that run failed, said in the messages."""
+        (:attr:`explain_rerun`); as they are where that run failed or was interrupted (True), said in the
+        messages."""
         if self.explain_rerun is None or not again:
-            return again
+            return again, False
         try:
             explained = self.explain_rerun(names)
         except PerfkitError as exc:
             self.messages.append(f"perfkit: the flagged benchmarks' kernel summaries were not made: {exc}")
-            return again
-        return [kernel_summary.with_summaries(run, explained) for run in again]
+            return again, False
+        except KeyboardInterrupt:
+            self.messages.append("perfkit: confirmation: the flagged benchmarks' kernel summaries were not "
+                                 "made: their run was interrupted; the re-runs that finished are judged")
+            return again, True
+        return [kernel_summary.with_summaries(run, explained) for run in again], False
 
     def _markdown(self, comparison: Comparison) -> str:
         """The final verdict (after confirmation) as markdown, for a CI job summary."""

@@ -73,11 +73,33 @@ def test_an_interrupted_run_keeps_its_verdict_and_starts_no_re_runs(pytester, mo
     result = pytester.runpytest_subprocess(*PLUGIN, "--perfkit-confirm=2", "--benchmark-json=now.json",
                                            "--perfkit-summary=summary.md")
     assert result.ret == pytest.ExitCode.INTERRUPTED
-    said = ("perfkit: the run was interrupted: no confirmation re-runs were started; the verdicts are this "
-            "run's alone")
+    said = "perfkit: confirmation not started: the run was interrupted; the verdicts are this run's alone"
     result.stdout.fnmatch_lines(["*regressed*test_steady*", said])
     assert "regressed" in (pytester.path / "summary.md").read_text()
     assert not list(pytester.path.glob("now.confirm-*"))
+
+
+def test_a_re_run_stopped_by_ctrl_c_leaves_no_file_behind(tmp_path, monkeypatch):
+    """subprocess.run kills the child on Ctrl-C, before it can tidy up: its empty JSON (pytest-benchmark opens
+    it at the start) and its partial file go, so `perfkit compare BASELINE results.confirm-*.json` reads only
+    re-runs that finished."""
+    import subprocess
+
+    from perfkit import confirm
+    from perfkit.resultfile import partial
+
+    results = tmp_path / "results.json"
+    out = confirm.kept_as(results, confirm.CONFIRM_LABEL, 0)
+
+    def stopped(*args, **kwargs):
+        out.write_text("")
+        partial.path_for(out).write_text("{}")
+        raise KeyboardInterrupt
+
+    monkeypatch.setattr(subprocess, "run", stopped)
+    with pytest.raises(KeyboardInterrupt):
+        confirm.rerun(["x::test_a"], 2, [], tmp_path, keep=results, label=confirm.CONFIRM_LABEL)
+    assert list(tmp_path.iterdir()) == []
 
 
 def test_a_slowdown_rule_that_matches_nothing_is_said_at_the_end(pytester, monkeypatch):

@@ -145,6 +145,23 @@ def test_a_run_is_read_once_for_its_json_file_and_its_verdicts(pytester, run, mo
     assert [b["extra_info"] for b in written["benchmarks"]] == [b.extra for b in results.benchmarks]
 
 
+def test_a_second_ctrl_c_while_the_run_ends_prints_a_line_not_a_traceback(pytester, run, monkeypatch):
+    """Ctrl-C again while perfkit judges or saves (after the handlers of the first): the run stops with
+    pytest's interrupted status and one line."""
+    from perfkit.session import Session
+
+    def stopped(self, results, **how):
+        raise KeyboardInterrupt
+
+    pytester.makepyfile(test_sleepy=SLEEPY)
+    monkeypatch.setattr(Session, "finish", stopped)
+    result = run("--perfkit-baseline=none")
+    assert result.ret == pytest.ExitCode.INTERRUPTED
+    said = "perfkit: interrupted again while ending the run; what is said above stands"
+    result.stdout.fnmatch_lines([said])
+    assert "Traceback" not in result.stdout.str() + result.stderr.str()
+
+
 def test_without_a_baseline_the_summary_says_so(pytester, run):
     pytester.makepyfile(SLEEPY)
     run().stdout.fnmatch_lines([("*no verdicts: no baseline of this machine (cpu-*-quick.json is in neither "

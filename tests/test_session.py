@@ -162,20 +162,20 @@ def test_save_new_then_refuse_then_merge_then_force(settings, store, cpu_results
 
 def test_an_interrupted_run_never_replaces_a_baseline_and_merges_only_what_finished(
         settings, store, cpu_results):
-    """Ctrl-C part-way: --force would drop every benchmark the run did not reach, so nothing is replaced;
-    a merge keeps the baseline's other entries and says the run was cut short."""
+    """Ctrl-C part-way: --force would keep only what the run holds, so nothing is replaced; a merge keeps the
+    baseline's other entries and says the run was cut short; the exit status says it was stopped."""
     _session(settings, store, save_mode="new").finish(typed(cpu_results))
     path = store.path_for("cpu-amd-epyc", "quick")
     before = path.read_bytes()
     one = dict(cpu_results, benchmarks=cpu_results["benchmarks"][:1])
     forced = _session(settings, store, save_mode="force")
-    assert forced.finish(typed(one), interrupted=True) is Outcome.NOT_SAVED
+    assert forced.finish(typed(one), interrupted=True) is Outcome.INTERRUPTED
     assert path.read_bytes() == before
     assert forced.summary_lines()[-1].startswith("perfkit: baseline not replaced: the run was interrupted")
     merged = _session(settings, store, save_mode="merge")
-    assert merged.finish(typed(one), interrupted=True) is Outcome.OK
+    assert merged.finish(typed(one), interrupted=True) is Outcome.INTERRUPTED
     assert len(store.load("cpu-amd-epyc", "quick").benchmarks) == len(cpu_results["benchmarks"])
-    assert merged.summary_lines()[-1].endswith("(the run was interrupted: only the benchmarks that finished)")
+    assert merged.summary_lines()[-1].endswith("(from an interrupted run: the benchmarks it finished)")
 
 
 def test_a_failed_save_wins_over_a_regression(settings, store, cpu_results):
@@ -293,37 +293,66 @@ def test_an_interrupted_run_starts_no_confirmation_and_says_so(settings, store, 
     asked = []
     session = Session(settings, store, RunOptions(fail_on_regression=True, confirm=2),
                       lambda nodeids, times, label: asked.append(label) or [])
-    assert session.finish(typed(slowed(cpu_results, MATMUL, 1.3)), interrupted=True) is Outcome.REGRESSED
-    assert asked == [] and ("perfkit: the run was interrupted: no confirmation re-runs were started; the "
-                            "verdicts are this run's alone") in session.summary_lines()
+    assert session.finish(typed(slowed(cpu_results, MATMUL, 1.3)), interrupted=True) is Outcome.INTERRUPTED
+    assert asked == [] and ("perfkit: confirmation not started: the run was interrupted; the verdicts are "
+                            "this run's alone") in session.summary_lines()
+    local = Session(settings, store, RunOptions(save_local=True),
+                    lambda nodeids, times, label: asked.append(label) or [])
+    assert local.finish(typed(cpu_results), interrupted=True) is Outcome.INTERRUPTED
+    said = "perfkit: this machine's own baseline not saved: the run was interrupted"
+    assert asked == [] and local.summary_lines()[-1] == said
 
 
-def test_ctrl_c_during_the_confirmation_keeps_the_first_look_and_says_so(settings, store, cpu_results):
-    """A SIGINT while a re-run runs (subprocess.run ends the child and raises KeyboardInterrupt): no stack
-    trace, the first look's verdicts stand, and no baseline is replaced by the run."""
+def _stopped(*args: Any) -> Any:
+    """A re-run that Ctrl-C stops: subprocess.run ends the child and raises KeyboardInterrupt."""
+    raise KeyboardInterrupt
+
+
+def _finished(session: Session, results: Any) -> Outcome:
+    """``session.finish``, where a KeyboardInterrupt escaping it fails the test instead of stopping pytest."""
+    try:
+        return session.finish(results)
+    except KeyboardInterrupt:
+        pytest.fail("a KeyboardInterrupt escaped Session.finish")
+
+
+def test_ctrl_c_during_the_confirmation_keeps_the_first_look_and_says_so(settings, store, cpu_results,
+                                                                          tmp_path):
+    """A SIGINT while a re-run runs: no stack trace, the first look's verdicts stand, the job summary says
+    the confirmation was cut, no baseline is replaced, and the exit status says the run was stopped."""
     _stored(store, three_runs(cpu_results))
     before = store.path_for("cpu-amd-epyc", "quick").read_bytes()
-
-    def stopped(nodeids, times, label):
-        raise KeyboardInterrupt
-
-    session = Session(settings, store, RunOptions(fail_on_regression=True, confirm=3, save_mode="force"),
-                      stopped)
-    assert session.finish(typed(slowed(cpu_results, MATMUL, 1.3))) is Outcome.NOT_SAVED
+    summary = tmp_path / "summary.md"
+    session = Session(settings, store, RunOptions(fail_on_regression=True, confirm=3, save_mode="force",
+                                                  summary=summary), _stopped)
+    assert _finished(session, typed(slowed(cpu_results, MATMUL, 1.3))) is Outcome.INTERRUPTED
     assert session.comparison is not None and MATMUL in {r.benchmark for r in session.comparison.regressions}
+    said = ("perfkit: confirmation interrupted while re-running 1 flagged benchmark(s): the verdicts are "
+            "this run's alone")
     lines = session.summary_lines()
-    assert ("perfkit: the confirmation was interrupted while re-running 1 flagged benchmark(s): the verdicts "
-            "are this run's alone") in lines
+    assert said in lines and said.removeprefix("perfkit: ") in summary.read_text()
     assert any(line.startswith("perfkit: baseline not replaced: the run was interrupted") for line in lines)
     assert store.path_for("cpu-amd-epyc", "quick").read_bytes() == before
 
 
-def test_ctrl_c_during_a_local_save_saves_nothing(settings, store, cpu_results):
-    def stopped(nodeids, times, label):
-        raise KeyboardInterrupt
+def test_ctrl_c_during_the_kernel_reading_run_still_judges_the_finished_re_runs(settings, store, cpu_results):
+    """The judged re-runs had all finished when the interrupt came: they decide (here: the first run's
+    slowdown did not repeat, so nothing is held), without kernel summaries, and the run counts as stopped."""
+    _stored(store, three_runs(cpu_results))
+    session = Session(settings, store, RunOptions(fail_on_regression=True, confirm=2),
+                      lambda nodeids, times, label: [typed(cpu_results) for _ in range(times)], _stopped)
+    assert _finished(session, typed(slowed(cpu_results, MATMUL, 1.3))) is Outcome.INTERRUPTED
+    assert session.comparison is not None and not session.comparison.regressions
+    lines = session.summary_lines()
+    assert ("perfkit: confirmation: the flagged benchmarks' kernel summaries were not made: their run was "
+            "interrupted; the re-runs that finished are judged") in lines
+    assert any(line.startswith("perfkit: confirmation: 1 flagged benchmark(s) re-run 2 time(s)") and
+               "0 regression(s) held" in line for line in lines)
 
-    session = Session(settings, store, RunOptions(save_local=True), stopped)
-    assert session.finish(typed(cpu_results)) is Outcome.NOT_SAVED
+
+def test_ctrl_c_during_a_local_save_saves_nothing(settings, store, cpu_results):
+    session = Session(settings, store, RunOptions(save_local=True), _stopped)
+    assert _finished(session, typed(cpu_results)) is Outcome.INTERRUPTED
     said = "perfkit: this machine's own baseline not saved: interrupted during its re-runs"
     assert session.summary_lines()[-1] == said
     assert not store.local.directory.exists()
