@@ -360,8 +360,8 @@ class Session:
     def finish(self, results: ResultSet | None, interrupted: bool = False) -> Outcome:
         """Judge the finished run against the baseline and save it if asked; None: no benchmark ran.
         ``interrupted`` (Ctrl-C, a deadline's SIGINT): nothing more is started, neither the confirmation's
-        re-runs nor those of this machine's own baseline; the verdicts are the run's alone, and no baseline is
-        replaced by the part that finished (``force``; ``merge`` and ``append`` add only what finished)."""
+        re-runs nor those of this machine's own baseline; the verdicts are the run's alone; no baseline is
+        replaced (``force``) by the part that finished."""
         if self.options.confirm and self.options.results_path is not None:
             confirm.forget_kept(self.options.results_path)
         if results is None:
@@ -427,10 +427,9 @@ class Session:
 
     def _save_local(self, results: ResultSet) -> Outcome:
         """Save this run and fresh-process re-runs of its benchmarks, three runs in all, as this machine's own
-        baseline (BaselineStore.local), replacing an earlier one: OK, or why it was not saved (NOT_SAVED, or
-        INTERRUPTED where Ctrl-C stopped its re-runs). Three,
-        because one run says nothing of how far a figure moves between runs: the judge needs as many of its
-        baseline (judge.MIN_BASELINE_RUNS) before it gives a verdict."""
+        baseline (BaselineStore.local), replacing an earlier one: OK, or NOT_SAVED, or INTERRUPTED by Ctrl-C.
+        Three, because one run says nothing of how far a figure moves between runs: the judge needs as many of
+        its baseline (judge.MIN_BASELINE_RUNS) before it gives a verdict."""
         names = [b.fullname for b in results.benchmarks]
         try:
             again = (self.rerun(names, MIN_BASELINE_RUNS - 1, None) if self.rerun is not None else [])
@@ -538,8 +537,7 @@ class Session:
 
     def _explained(self, names: list[str], again: list[ResultSet]) -> tuple[list[ResultSet], bool]:
         """The confirmation's ``again`` with the kernel summaries of one more, unjudged run of ``names``
-        (:attr:`explain_rerun`); as they are where that run failed or was interrupted (True), said in the
-        messages."""
+        (:attr:`explain_rerun`); as they are where that run failed or was interrupted (True), said."""
         if self.explain_rerun is None or not again:
             return again, False
         try:
