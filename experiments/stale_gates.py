@@ -46,16 +46,16 @@ def stale(reference: str, path: str, ids: set[str]) -> list[tuple[BenchmarkEntry
         gates = sorted(today.get(bench.fullname, bench.gating_figures()))
         short = [f for f in gates if len(runs[bench.fullname].get(f, ())) < MIN_BASELINE_RUNS]
         older = [f"{f} (method {bench.method(f)}, today {now})" for f in gates
-                 if f not in short and bench.method(f) < (now := newest_method(bench.fullname, f))]
+                 if f not in short and bench.method(f) < (now := _newest_version(bench.fullname, f))]
         if short or older:
             out.append((bench, short + older))
     return out
 
 
-def newest_method(benchmark: str, figure: str) -> int:
-    """The newest method version a GPU run of ``benchmark`` measures ``figure`` by (1: the first way)."""
-    return max((m.version for m in figures.METHODS
-                if figure in m.figures and m.applies_to(benchmark, "cuda")), default=1)
+def _newest_version(benchmark: str, figure: str) -> int:
+    """The version of the newest method today's code measures ``figure`` by (1: the first way)."""
+    method = figures.newest_method(benchmark, figure)
+    return method.version if method is not None else 1
 
 
 def main(argv: Sequence[str]) -> None:

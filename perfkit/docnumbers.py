@@ -77,16 +77,10 @@ VECTOR_ADD = (
 )
 
 
-def _code_method(name: str, figure: str) -> Method | None:
-    """The newest method by which the code measures ``figure`` of benchmark ``name``; None: the first."""
-    found = [m for m in figures.METHODS if figure in m.figures and name.startswith(m.benchmarks)]
-    return max(found, key=lambda m: m.version, default=None)
-
-
 def _older_method(results: ResultSet, name: str, figure: str) -> Method | None:
     """The code's method of ``figure`` where ``results`` measured it by an older one (a baseline not yet
     re-saved), else None."""
-    entry, code = results.by_name().get(name), _code_method(name, figure)
+    entry, code = results.by_name().get(name), figures.newest_method(name, figure)
     return code if entry is not None and code is not None and entry.method(figure) < code.version else None
 
 

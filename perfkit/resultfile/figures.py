@@ -477,6 +477,12 @@ METHODS: tuple[Method, ...] = (KERNEL_ALONE, LAYER_CALLS_BACK_TO_BACK, SUSTAINED
                                GRAPH_REPLAY_SPREAD)
 
 
+def newest_method(benchmark: str, figure: str) -> Method | None:
+    """The newest method by which today's code measures ``figure`` of ``benchmark``; None: the first."""
+    found = [m for m in METHODS if figure in m.figures and benchmark.startswith(m.benchmarks)]
+    return max(found, key=lambda m: m.version, default=None)
+
+
 def method_of(benchmark: str, figure: str, version: int) -> Method | None:
     """The method of ``version`` that measures ``figure``, the one declared for ``benchmark`` first; None for
     version 1, the way every figure was measured first."""
