@@ -387,7 +387,6 @@ class Session:
             self.messages.append("perfkit: this machine's own baseline not saved: the run was interrupted")
         elif self.options.save_local:
             local = self._save_local(results)
-            interrupted = local is Outcome.INTERRUPTED
             outcome = outcome if local is Outcome.OK else local
         return Outcome.INTERRUPTED if interrupted else outcome
 
