@@ -16,6 +16,8 @@ from perfkit.resultfile.metrics import Better, Method, MetricSpec
 #: The headline: pytest-benchmark's median time of the benchmark (every run has it; not a declared metric).
 TIME = "time"
 TIME_UNIT = "s"
+#: The units a time is written in: the benchmark's own in seconds, a figure's also in ms or us
+TIME_UNITS = (TIME_UNIT, "ms", "us")
 
 # ---- rates and ceilings ------------------------------------------------------------------------------------
 COPY_BANDWIDTH = MetricSpec(COPY, "GB/s", "higher")

@@ -26,6 +26,7 @@ from perfkit.resultfile.figures import (
     OVER_FIRST_TOUCH,
     OVER_HOST_COPY,
     OVER_ONE_SM_COPY,
+    TIME_UNITS,
 )
 from perfkit.resultfile.metrics import INJECTED_KEY, METRICS_KEY
 from perfkit.resultfile.model import name_matches
@@ -45,7 +46,7 @@ _TIME_STATS = (
     "ld15iqr",
     "hd15iqr",
 )
-_TIME_UNITS = ("s", "ms", "us", "Mcycles")  # SM cycles per call scale as the time does
+_TIME_UNITS = (*TIME_UNITS, "Mcycles")  # SM cycles per call scale as the time does
 #: A time of the machine's, timed beside the code as its reference: the code's slowdown leaves it alone
 _MACHINE_REFERENCES = (HOST_COPY_S.name, LAUNCH_US.name, FIRST_TOUCH_S.name, ONE_SM_COPY_S.name)
 #: The code's time over such a reference: it scales as the time does

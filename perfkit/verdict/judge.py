@@ -58,7 +58,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from perfkit.explain import why
-from perfkit.resultfile.figures import TIME, TIME_UNIT
+from perfkit.resultfile.figures import TIME, TIME_UNIT, TIME_UNITS
 from perfkit.resultfile.fingerprint import CHANGE_FIELDS, SOFTWARE_FIELDS
 from perfkit.resultfile.model import ResultSet, run_count
 from perfkit.resultfile.payloads import Disturbance
@@ -195,8 +195,9 @@ def _time_ratio_by_kind(shifts: dict[str, float], noise: Noise) -> tuple[KindTim
 def _across_hardware(rows: list[Row], hardware: tuple[across.HardwareRow, ...]) -> list[Row]:
     """Another machine's verdicts: each gating time of a benchmark with an expected speedup says how its
     speedup stands to it; elsewhere what would be regressed or improved on one machine is slower or faster
-    (a time) or differs on the other machine (another gating figure: SM cycles, a memory peak, which another
-    GPU spends differently on the same code: ``info``, its p-value dropped, no alarm), and a ratio that
+    (a time in any unit: a launch-bound step's time on the GPU alone too) or differs on the other machine
+    (another gating figure: SM cycles, a memory peak, which another GPU spends differently on the same code:
+    ``info``, its p-value dropped, no alarm), and a ratio that
     should stay put on one machine is shown, not judged, as is a gating figure only one side has or one that
     its test could not tell apart (``unknown`` on one machine, where more runs decide); one left untested (a
     busy host) stays ``unknown``, said to be on another machine."""
@@ -209,7 +210,7 @@ def _across_hardware(rows: list[Row], hardware: tuple[across.HardwareRow, ...]) 
         elif row.gating and found is not None and row.unit == TIME_UNIT and row.current is not None:
             row = dataclasses.replace(row, verdict=Verdict(found.verdict), p_value=None,
                                       note=found.sentence())
-        elif row.verdict in (Verdict.REGRESSED, Verdict.IMPROVED) and row.unit == TIME_UNIT:
+        elif row.verdict in (Verdict.REGRESSED, Verdict.IMPROVED) and row.unit in TIME_UNITS:
             row = dataclasses.replace(row, verdict=Verdict.SLOWER if row.worse else Verdict.FASTER,
                                       note=f"on another machine; {row.note}".rstrip("; "))
         elif row.verdict in (Verdict.REGRESSED, Verdict.IMPROVED):
