@@ -2,6 +2,10 @@
 from __future__ import annotations
 
 import dataclasses
+import importlib.util
+import subprocess
+import sys
+from pathlib import Path
 
 import pytest
 
@@ -252,3 +256,47 @@ def test_a_diverged_large_batch_run_reports_absence_not_nan():
     scaling.record_accuracy(MetricRecorder(extra), result)
     assert "diverged" in extra["metrics_absent"]["train_loss"]
     assert extra["metrics"]["test_accuracy"]["value"] == 0.1
+
+
+def _data_parallel_bench():
+    """benches/test_data_parallel.py as a module (benches/ is no package)."""
+    path = Path(__file__).resolve().parents[1] / "benches" / "test_data_parallel.py"
+    spec = importlib.util.spec_from_file_location("data_parallel_bench", path)
+    assert spec is not None and spec.loader is not None
+    bench = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(bench)
+    return bench
+
+
+def _nightly_ids(bench, visible: int, ddp: bool) -> set[str]:
+    cases = bench._cases(bench.FULL, visible, ddp=ddp)
+    return {case.id for case in cases if not any(mark.name == "weekly" for mark in case.marks)}
+
+
+@pytest.mark.parametrize("visible", [1, 2, 4])
+def test_one_gpu_ddp_is_nightly_only_where_the_multi_gpu_speedups_it_is_the_reference_of_can_run(visible):
+    """On one GPU the DDP step is the 1-GPU DataParallel case's plus a process group and torchrun's start
+    (24-34 s of a fresh H100 nightly over 300 s): it runs weekly there, and nightly beside its peers."""
+    bench = _data_parallel_bench()
+    ddp, dp = _nightly_ids(bench, visible, ddp=True), _nightly_ids(bench, visible, ddp=False)
+    one_gpu = {"resnet18-cifar-b128-weak-gpus1", "resnet50-224-b64-gpus1"}
+    if visible >= 2:
+        assert one_gpu <= ddp
+    else:
+        assert not one_gpu & ddp
+    assert one_gpu <= dp  # the same steps, in this process, every night
+    assert {"resnet18-cifar-b128-weak-gpus2", "resnet18-cifar-B128-strong-gpus2", "resnet50-224-b64-gpus4"} \
+        <= ddp
+    assert not any("b32" in case or "vgg16" in case for case in ddp | dp)  # the rest stays weekly
+
+
+def test_a_one_gpu_machines_nightly_collects_data_parallel_but_not_one_gpu_ddp():
+    """What `pytest benches/ -m "not weekly"` selects on a machine with fewer than two GPUs (this one)."""
+    command = [sys.executable, "-m", "pytest", "benches/test_data_parallel.py", "--collect-only", "-q",
+               "-m", "not weekly", "--perfkit-profile=full", "-p", "no:cacheprovider"]
+    listed = subprocess.run(command, cwd=Path(__file__).resolve().parents[1], capture_output=True, text=True,
+                            check=False, timeout=300)
+    ids = {line.split("::")[1] for line in listed.stdout.splitlines() if "::" in line}
+    assert "test_dataparallel[resnet18-cifar-b128-weak-gpus1]" in ids, listed.stdout
+    assert "test_ddp[resnet50-224-b64-gpus2]" in ids
+    assert not {i for i in ids if i.startswith("test_ddp[") and i.endswith("-gpus1]")}
