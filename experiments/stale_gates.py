@@ -15,6 +15,7 @@ then ``perfkit baseline save --append run-*.json``).
 """
 from __future__ import annotations
 
+import importlib.util
 import subprocess
 import sys
 from collections.abc import Sequence
@@ -24,12 +25,25 @@ from perfkit.resultfile.model import BenchmarkEntry
 from perfkit.verdict.judge import MIN_BASELINE_RUNS
 
 
-def nightly_ids() -> set[str]:
-    """The nightly selection's benchmark ids (collected on this machine; GPU-only ones collect and skip)."""
+def nightly_ids(gpus: int = 1) -> set[str]:
+    """The nightly selection's benchmark ids on a machine of ``gpus`` GPUs: collected on this machine
+    (GPU-only ones collect and skip), plus DDP's one-GPU cases where ``gpus`` makes them nightly (the
+    multi-GPU speedups' reference: benches/test_data_parallel.py, whose own rule decides)."""
     command = [sys.executable, "-m", "pytest", "benches/", "--collect-only", "-q", "-m", "not weekly",
                "--perfkit-profile=full", "-p", "no:cacheprovider"]
     done = subprocess.run(command, capture_output=True, text=True, check=False)
-    return {line.strip() for line in done.stdout.splitlines() if "::" in line}
+    return {line.strip() for line in done.stdout.splitlines() if "::" in line} | _ddp_nightly(gpus)
+
+
+def _ddp_nightly(gpus: int) -> set[str]:
+    """The DDP cases benches/test_data_parallel.py selects nightly where ``gpus`` GPUs are visible."""
+    spec = importlib.util.spec_from_file_location("data_parallel_bench", "benches/test_data_parallel.py")
+    assert spec is not None and spec.loader is not None
+    bench = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(bench)
+    cases = bench._cases(bench.FULL, gpus, ddp=True)
+    return {f"benches/test_data_parallel.py::test_ddp[{case.id}]" for case in cases
+            if not any(mark.name == "weekly" for mark in case.marks)}
 
 
 def stale(reference: str, path: str, ids: set[str]) -> list[tuple[BenchmarkEntry, list[str]]]:
@@ -61,8 +75,8 @@ def _newest_version(benchmark: str, figure: str) -> int:
 def main(argv: Sequence[str]) -> None:
     only_ids = "--ids" in argv
     reference, *paths = [a for a in argv if a != "--ids"]
-    ids = nightly_ids()
     for path in paths:
+        ids = nightly_ids(load.load(path).info.fingerprint.gpu_count)
         entries = stale(reference, path, ids)
         if only_ids:
             print("\n".join(bench.fullname for bench, _ in entries))
