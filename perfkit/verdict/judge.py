@@ -197,10 +197,10 @@ def _across_hardware(rows: list[Row], hardware: tuple[across.HardwareRow, ...]) 
     speedup stands to it; elsewhere what would be regressed or improved on one machine is slower or faster
     (a time in any unit: a launch-bound step's time on the GPU alone too) or differs on the other machine
     (another gating figure: SM cycles, a memory peak, which another GPU spends differently on the same code:
-    ``info``, its p-value dropped, no alarm), and a ratio that
-    should stay put on one machine is shown, not judged, as is a gating figure only one side has or one that
-    its test could not tell apart (``unknown`` on one machine, where more runs decide); one left untested (a
-    busy host) stays ``unknown``, said to be on another machine."""
+    ``info``, its p-value dropped, no alarm), and a ratio that should stay put on one machine is shown, not
+    judged, as is a gating figure only one side has or one that its test could not tell apart (``unknown`` on
+    one machine, where more runs decide); one left untested (a busy host) stays ``unknown``, said to be on
+    another machine."""
     expected = {h.benchmark: h for h in hardware if h.verdict is not None}
     out = []
     for row in rows:
