@@ -51,8 +51,8 @@ def _nightly(w: ScalingWorkload, gpus: int, ddp: bool, visible: int) -> bool:
     """Whether a full-profile case is in the nightly selection. DDP on one GPU is the reference of its
     workload's multi-GPU speedup, so it runs nightly only where those can run: on a one-GPU machine its step
     is the 1-GPU DataParallel case's (the same model, batch and data, in this process) plus a process group
-    and torchrun's start, and took 24-34 s of a fresh H100 nightly over 300 s (docs/findings.md,
-    2026-12-05, evening); it runs weekly there."""
+    and torchrun's start, and the two took 24-33 s of each H100 nightly of 2026-12-05, whose tests ran
+    284-315 s (docs/findings.md, 2026-12-05, evening); it runs weekly there."""
     if w.name not in NIGHTLY:
         return False
     return not (ddp and gpus == 1 and visible < 2)

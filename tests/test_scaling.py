@@ -276,7 +276,7 @@ def _nightly_ids(bench, visible: int, ddp: bool) -> set[str]:
 @pytest.mark.parametrize("visible", [1, 2, 4])
 def test_one_gpu_ddp_is_nightly_only_where_the_multi_gpu_speedups_it_is_the_reference_of_can_run(visible):
     """On one GPU the DDP step is the 1-GPU DataParallel case's plus a process group and torchrun's start
-    (24-34 s of a fresh H100 nightly over 300 s): it runs weekly there, and nightly beside its peers."""
+    (24-33 s of each H100 nightly of 2026-12-05): it runs weekly there, and nightly beside its peers."""
     bench = _data_parallel_bench()
     ddp, dp = _nightly_ids(bench, visible, ddp=True), _nightly_ids(bench, visible, ddp=False)
     one_gpu = {"resnet18-cifar-b128-weak-gpus1", "resnet50-224-b64-gpus1"}
