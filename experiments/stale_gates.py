@@ -5,7 +5,7 @@ runs from 2 machines a nightly entry).
 
 Today's gates are read off a reference baseline re-saved from today's code (the H200's: its entries' newest
 runs), since a benchmark declares its gate only while it runs on a GPU; the nightly ids are the full
-profile's collection without ``weekly``:
+profile's collection without ``weekly`` on a machine of the baseline's GPU count:
 
     python experiments/stale_gates.py baselines/nvidia-h200-x1.json baselines/nvidia-h*-x?.json
 
@@ -15,7 +15,9 @@ then ``perfkit baseline save --append run-*.json``).
 """
 from __future__ import annotations
 
+import functools
 import importlib.util
+import os
 import subprocess
 import sys
 from collections.abc import Sequence
@@ -26,13 +28,19 @@ from perfkit.verdict.judge import MIN_BASELINE_RUNS
 
 
 def nightly_ids(gpus: int = 1) -> set[str]:
-    """The nightly selection's benchmark ids on a machine of ``gpus`` GPUs: collected on this machine
-    (GPU-only ones collect and skip), plus DDP's one-GPU cases where ``gpus`` makes them nightly (the
-    multi-GPU speedups' reference: benches/test_data_parallel.py, whose own rule decides)."""
+    """The nightly selection's benchmark ids on a machine of ``gpus`` GPUs: the collection where no GPU is
+    visible (GPU-only ones collect and skip), plus the DDP cases that ``gpus`` makes nightly
+    (benches/test_data_parallel.py's own rule decides)."""
+    return _collected_without_gpus() | _ddp_nightly(gpus)
+
+
+@functools.cache
+def _collected_without_gpus() -> frozenset[str]:
     command = [sys.executable, "-m", "pytest", "benches/", "--collect-only", "-q", "-m", "not weekly",
                "--perfkit-profile=full", "-p", "no:cacheprovider"]
-    done = subprocess.run(command, capture_output=True, text=True, check=False)
-    return {line.strip() for line in done.stdout.splitlines() if "::" in line} | _ddp_nightly(gpus)
+    done = subprocess.run(command, capture_output=True, text=True, check=False,
+                          env={**os.environ, "CUDA_VISIBLE_DEVICES": ""})
+    return frozenset(line.strip() for line in done.stdout.splitlines() if "::" in line)
 
 
 def _ddp_nightly(gpus: int) -> set[str]:
@@ -76,7 +84,7 @@ def main(argv: Sequence[str]) -> None:
     only_ids = "--ids" in argv
     reference, *paths = [a for a in argv if a != "--ids"]
     for path in paths:
-        ids = nightly_ids(load.load(path).info.fingerprint.gpu_count)
+        ids = nightly_ids(load.load(path).info.fingerprint.gpu_count or 1)
         entries = stale(reference, path, ids)
         if only_ids:
             print("\n".join(bench.fullname for bench, _ in entries))
