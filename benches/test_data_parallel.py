@@ -52,11 +52,11 @@ ONE_GPU_DDP_AS_REFERENCE = ("resnet18-cifar-b128-weak",)
 
 def _nightly(w: ScalingWorkload, gpus: int, ddp: bool, visible: int) -> bool:
     """Whether a full-profile case is in the nightly selection, where ``visible`` GPUs are visible to the
-    run. DDP's one-GPU ResNet-18 CIFAR step, launch-bound, gated at a one-run MDE of 11.7% on an H100 and took
-    13.5-21.8 s of each H100 nightly of 2026-12-05 (docs/findings.md, 2026-12-05, evening): on a one-GPU
-    machine it runs weekly, where the one-GPU DataParallel step (the same model, batch and data, without
-    DDP's reducer) and DDP's one-GPU ResNet-50 step (the reducer, the process group and torchrun) stay
-    nightly; beside two or more GPUs it is the reference of their speedups, and nightly."""
+    run. DDP's one-GPU ResNet-18 CIFAR step, launch-bound, gated at a one-run MDE of 9-12% on an H100 and took
+    13.5-21.8 s of each of four H100 nightlies of 2026-12-05 (docs/findings.md, 2026-12-05, evening): on a
+    one-GPU machine it runs weekly, where the one-GPU DataParallel step (the same model, batch and data,
+    without DDP's reducer) and DDP's one-GPU ResNet-50 step (the reducer, the process group and torchrun)
+    stay nightly; beside two or more GPUs it is the reference of their speedups, and nightly."""
     if w.name not in NIGHTLY:
         return False
     return not (ddp and gpus == 1 and visible < 2 and w.name in ONE_GPU_DDP_AS_REFERENCE)
