@@ -2,9 +2,12 @@
 from __future__ import annotations
 
 import copy
+import functools
+import importlib.util
 import json
 import os
 from pathlib import Path
+from types import ModuleType
 from typing import Any
 
 import pytest
@@ -168,3 +171,14 @@ def injected_reports(tmp_path_factory: pytest.TempPathFactory) -> Any:
     for name, runs in (("plain", None), ("kept", kept)):
         report.write_report(typed(current), folder / name, comparison, "baselines/nvidia-h200-x1.json", runs)
     return SimpleNamespace(comparison=comparison, plain=folder / "plain", kept=folder / "kept")
+
+
+@functools.cache
+def bench_module(stem: str) -> ModuleType:
+    """``benches/<stem>.py`` as a module of its own (benches/ is no package, and pytest imports a bench file
+    under another name when it collects it), loaded once."""
+    spec = importlib.util.spec_from_file_location(f"bench_{stem}", ROOT / "benches" / f"{stem}.py")
+    assert spec is not None and spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module

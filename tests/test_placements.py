@@ -2,11 +2,8 @@
 managed first launches are timed with."""
 from __future__ import annotations
 
-import functools
-import importlib.util
 import json
 from pathlib import Path
-from typing import Any
 
 import numpy as np
 import pytest
@@ -15,6 +12,7 @@ from perfkit.measure import cores, placements
 from perfkit.resultfile import figures
 from perfkit.resultfile.metrics import METHODS_KEY
 from perfkit.workloads.kernels import elements
+from tests.conftest import bench_module
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -71,16 +69,6 @@ def test_a_reference_beside_runs_once_before_each_timed_round_and_never_in_the_w
     assert calls.count(("beside", 1)) == calls.count(("timed", 1)) == 2
 
 
-@functools.cache
-def _vector_add_bench() -> Any:
-    """benches/test_vector_add.py as a module (benches/ is no package), loaded once."""
-    spec = importlib.util.spec_from_file_location("vector_add_bench", ROOT / "benches" / "test_vector_add.py")
-    assert spec is not None and spec.loader is not None
-    bench = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(bench)
-    return bench
-
-
 @pytest.mark.parametrize("k, scenario, beside", [
     (1, "grid", True), (1, "tuned", True), (100, "grid", True), (100, "tuned", True),
     (1, "one_block", True), (100, "one_block", True), (1, "one_thread", False),
@@ -88,7 +76,7 @@ def _vector_add_bench() -> Any:
 def test_the_nightlys_first_launches_but_one_threads_are_timed_beside_a_first_touch(k, scenario, beside):
     """The lever measured on fresh H200s (docs/findings.md) where it was measured: the weekly middle sizes and
     one thread's launches (the thread's pace) keep their time as the gate."""
-    assert _vector_add_bench()._touch_beside(scenario, elements(k)) is beside
+    assert bench_module("test_vector_add")._touch_beside(scenario, elements(k)) is beside
 
 
 @pytest.mark.parametrize("k, scenario, prefetched", [
@@ -100,7 +88,7 @@ def test_only_the_nightlys_large_grid_and_tuned_first_launches_send_their_pages_
     rounds a placement cost what three after the host's write did, and the ratio moved 0.6-0.9% between
     processes; the 1 M launches' writes are cheap, the weekly sizes are not timed beside a touch, and one
     block's keeps the write it was measured with."""
-    assert _vector_add_bench()._prefetched(scenario, elements(k)) is prefetched
+    assert bench_module("test_vector_add")._prefetched(scenario, elements(k)) is prefetched
 
 
 @pytest.mark.parametrize("k, scenario, beside", [
@@ -109,7 +97,7 @@ def test_only_the_nightlys_large_grid_and_tuned_first_launches_send_their_pages_
 def test_the_nightlys_one_block_launches_are_timed_beside_one_multiprocessors_copy(k, scenario, beside):
     """The lever measured on two fresh H200s (docs/findings.md, 2026-12-03) where it was measured: the weekly
     middle sizes and the other shapes keep their kernel's time as the gate."""
-    assert _vector_add_bench()._copy_beside(scenario, elements(k)) is beside
+    assert bench_module("test_vector_add")._copy_beside(scenario, elements(k)) is beside
 
 
 def test_a_zeroed_huge_page_array_holds_zeros_of_the_shape_asked():

@@ -2,9 +2,6 @@
 quick run that overruns a budget says so. Structural: nothing here times anything."""
 from __future__ import annotations
 
-import importlib.util
-from types import ModuleType
-
 import pytest
 import torch
 
@@ -15,20 +12,11 @@ from perfkit.options import RunOptions
 from perfkit.session import Profile, Session, Settings
 from perfkit.store.baselines import BaselineStore
 from perfkit.workloads import batch_sweep
-from tests.conftest import ROOT
+from tests.conftest import ROOT, bench_module
 
 BENCHES = ROOT / "benches"
 #: The box the budget is for: the committed CPU baseline's 2 cores.
 BUDGET_CPUS = 2
-
-
-def _bench(stem: str) -> ModuleType:
-    """A bench file as a module of its own name (pytest imports it under another when it collects it)."""
-    spec = importlib.util.spec_from_file_location(f"quick_budget_{stem}", BENCHES / f"{stem}.py")
-    assert spec is not None and spec.loader is not None
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
 
 
 def test_every_bench_family_has_a_budget_and_every_budget_a_family():
@@ -37,7 +25,7 @@ def test_every_bench_family_has_a_budget_and_every_budget_a_family():
 
 
 def test_the_quick_batch_sweep_trains_128_images_at_batch_32_and_128_with_a_worker_a_core():
-    sweep = _bench("test_batch_sweep")
+    sweep = bench_module("test_batch_sweep")
     size = sweep.SIZES["quick-cpu"]
     assert size == 128
     assert [b for b in batch_sweep.series(size) if b <= size] == [32, 128]  # the ids as before: b32, b128
@@ -56,7 +44,7 @@ def test_the_quick_batch_sweep_trains_128_images_at_batch_32_and_128_with_a_work
 
 
 def test_the_quick_layers_on_a_cpu_warm_up_2_rounds_at_the_gpus_quick_batch():
-    layers = _bench("test_layers")
+    layers = bench_module("test_layers")
     # batch 8 on both, so a CPU's quick layers compare with a GPU's (a layer's speedup is its time ratio)
     assert layers.QUICK_BATCH == 8
     assert layers.ROUNDS == {"full": (5, 20), "quick": (5, 10), "quick-cpu": (2, 10)}

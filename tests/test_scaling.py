@@ -2,7 +2,6 @@
 from __future__ import annotations
 
 import dataclasses
-import importlib.util
 import os
 import subprocess
 import sys
@@ -18,7 +17,7 @@ from perfkit.parallel.scaling import ScalingWorkload
 from perfkit.resultfile.metrics import MetricRecorder
 from perfkit.resultfile.model import BenchmarkEntry
 from perfkit.resultfile.payloads import EpochStats, LaunchPace, NcclProfile
-from tests.conftest import typed
+from tests.conftest import bench_module, typed
 
 WEAK = ScalingWorkload("r18", "resnet18", "cifar10", (3, 32, 32), 128)
 
@@ -259,16 +258,6 @@ def test_a_diverged_large_batch_run_reports_absence_not_nan():
     assert extra["metrics"]["test_accuracy"]["value"] == 0.1
 
 
-def _data_parallel_bench():
-    """benches/test_data_parallel.py as a module (benches/ is no package)."""
-    path = Path(__file__).resolve().parents[1] / "benches" / "test_data_parallel.py"
-    spec = importlib.util.spec_from_file_location("data_parallel_bench", path)
-    assert spec is not None and spec.loader is not None
-    bench = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(bench)
-    return bench
-
-
 def _nightly_ids(bench, visible: int, ddp: bool) -> set[str]:
     cases = bench._cases(bench.FULL, visible, ddp=ddp)
     return {case.id for case in cases if not any(mark.name == "weekly" for mark in case.marks)}
@@ -281,7 +270,7 @@ def test_one_gpu_ddp_resnet18_is_nightly_only_where_the_multi_gpu_speedups_it_is
     2026-12-05) runs weekly on a one-GPU machine and nightly beside its peers; DDP's one-GPU ResNet-50 step
     (the reducer, the process group and torchrun) and DataParallel's steps stay nightly everywhere; the rest
     of the family is weekly."""
-    bench = _data_parallel_bench()
+    bench = bench_module("test_data_parallel")
     ddp, dp = _nightly_ids(bench, visible, ddp=True), _nightly_ids(bench, visible, ddp=False)
     weak = {f"{w}-gpus{n}" for w in ("resnet18-cifar-b128-weak", "resnet50-224-b64") for n in (1, 2, 4)}
     strong = {"resnet18-cifar-B128-strong-gpus2", "resnet18-cifar-B128-strong-gpus4"}
