@@ -169,6 +169,7 @@ class Session:
     held: contextlib.ExitStack = field(init=False, default_factory=contextlib.ExitStack)  # what begin() took
     skipped: dict[str, int] = field(init=False, default_factory=dict)  # reason -> how many tests
     started: float = field(init=False, default_factory=process_started)
+    confirm_seconds: float = field(init=False, default=0.0)  # the confirmation's re-runs, outside the tests
     run_clock: str | None = field(init=False, default=None)  # the whole run's locked clock, if locked
     hint: str = field(init=False, default="")  # a run without verdicts: the line that says how to get them
     # the run read once (see derive): each JSON read, by what it says, its result set, and the last read
@@ -509,6 +510,14 @@ class Session:
         return judge(self.baseline, results, judged_with, Policy(), work_of, first_look, lenders=lenders)
 
     def _confirm(self, results: ResultSet) -> bool:
+        """:meth:`_confirm_flagged`, its wall time kept for the end-of-run line."""
+        began = time.monotonic()
+        try:
+            return self._confirm_flagged(results)
+        finally:
+            self.confirm_seconds = time.monotonic() - began
+
+    def _confirm_flagged(self, results: ResultSet) -> bool:
         """Re-run the flagged benchmarks in fresh processes and judge them again (``--perfkit-confirm``,
         perfkit.confirm); True where Ctrl-C or a deadline's SIGINT stopped it (the re-run it stopped ends with
         it; where the judged re-runs had all finished, they are judged)."""
@@ -578,8 +587,10 @@ class Session:
                                                                            key=lambda kv: -kv[1]) if s >= 0.5)
             wall = time.monotonic() - self.started
             outside = wall - sum(self.family_seconds.values())
+            reruns = (f"; {self.confirm_seconds:.0f} s of it the confirmation's re-runs"
+                      if self.confirm_seconds >= 0.5 else "")
             lines.append(f"perfkit: wall time {wall:.0f} s from start-up ({outside:.0f} s outside the tests: "
-                         "interpreter, imports, collection, judging)"
+                         f"interpreter, imports, collection, judging{reruns})"
                          + (f"; per family: {families}" if families else ""))
         if (budget := self.budget_line()) is not None:
             lines.append(budget)
