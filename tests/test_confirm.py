@@ -53,8 +53,8 @@ def test_an_injected_slowdown_is_flagged_and_holds_over_fresh_process_reruns(pyt
                                  ("*confirmation: 1 flagged benchmark(s) re-run 2 time(s) in fresh processes "
                                  "(2 run(s) finished); 1 regression(s) held: *test_steady*; the re-runs' "
                                  "files: *now.confirm-1.json to now.confirm-2.json"),
-                                 "*wall time * s from start-up (* s outside the tests: *; * s of it the "
-                                 "confirmation's re-runs)*"])
+                                 ("*wall time * s from start-up (* s outside the tests: *; * s of it the "
+                                  "confirmation's re-runs)*")])
     steady = next(b for b in json.loads((pytester.path / "now.json").read_text())["benchmarks"]
                   if b["name"] == "test_steady")
     assert steady["extra_info"]["injected_slowdown"] == 3
