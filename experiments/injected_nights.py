@@ -34,7 +34,7 @@ def without_machine(baseline: Path, machine: str) -> dict[str, Any]:
     if machine not in {o.machine for origins in committed.origins().values() for o in origins}:
         return json.loads(baseline.read_text())
     whole = unpack(committed)
-    docs = [*whole.runs, *whole.undated_runs]
+    docs = [*whole.undated_runs, *whole.runs]  # undated runs are older than every dated one
     kept = [run for run in (load.parse(doc, f"run {i}") for i, doc in enumerate(docs))
             if machine not in {o.machine for origins in run.origins().values() for o in origins}]
     return baselines.from_runs(kept).to_json()

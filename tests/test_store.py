@@ -18,6 +18,7 @@ from sqlalchemy import func, select, table, update
 
 from perfkit import cli
 from perfkit.resultfile import load
+from perfkit.resultfile.model import run_count
 from perfkit.store import baseline_runs, database, storage_folder
 from tests.conftest import DATA, ROOT, slowed, three_runs
 from tests.test_history import ADD, COPY, _day, _run, _stepped, _store
@@ -99,9 +100,10 @@ def test_every_committed_result_file_reads_back_from_the_database_as_from_the_fi
 
 @pytest.mark.slow
 def test_every_committed_baseline_is_stored_as_the_runs_it_was_saved_from(db_url, capsys):
-    """One stored run per run date, with its machine and each dated benchmark's value in that run; the newest
-    run's entries whole; the benchmarks a --merge kept from runs the file does not date stored as undated
-    runs before them, said: every committed benchmark is in the history."""
+    """One stored run per run date, with its machine and each benchmark's value of that date in that run; the
+    newest run's entries whole; the values a --merge kept from runs the file does not date stored as undated
+    runs before them, said (a benchmark holding both keeps its dated runs' dates and machines): every
+    committed benchmark is in the history."""
     code, out, _ = _cli(["history", "ingest", *map(str, BASELINES), "--db", db_url], capsys)
     assert code == 0
     with database.open_store(db_url) as db:
@@ -110,8 +112,10 @@ def test_every_committed_baseline_is_stored_as_the_runs_it_was_saved_from(db_url
     for path in BASELINES:
         baseline = load.load(path)
         stored, origins = baseline.runs(), baseline.origins()
-        dated = {n for n, runs_of in origins.items() if runs_of and all(o.date for o in runs_of)}
-        machine_of = {o.date: o.machine for n in dated for o in origins[n]}
+        dated = {n for n, runs_of in origins.items() if any(o.date for o in runs_of)}
+        undated_at = {n: [i for i in range(run_count(stored[n])) if i >= len(runs_of) or not runs_of[i].date]
+                      for n, runs_of in origins.items()}
+        machine_of = {o.date: o.machine for runs_of in origins.values() for o in runs_of if o.date}
         same = (baseline.hardware_id, baseline.profile)
         undated = [r for r in kept.runs if (r.hardware_id, r.profile) == same and not r.datetime]
         mine = [r for r in kept.runs if (r.hardware_id, r.profile) == same and r.datetime]
@@ -137,11 +141,12 @@ def test_every_committed_baseline_is_stored_as_the_runs_it_was_saved_from(db_url
         assert {b.fullname for r in mine for b in r.benchmarks} == dated, path
         # each undated benchmark: its values in order, oldest first, its newest entry whole in the last run
         assert [r for r in kept.runs if (r.hardware_id, r.profile) == same] == undated + mine  # undated first
-        for name in {b.fullname for b in baseline.benchmarks} - dated:
+        for name, at in undated_at.items():
             held = [r.by_name()[name] for r in undated if name in r.by_name()]
-            assert [b.median for b in held] == stored[name]["time"], (path, name)
-            assert name in undated[-1].by_name() and held[-1].samples == whole[name].samples, (path, name)
-        left_out = len(baseline.benchmarks) - len(dated)
+            assert [b.median for b in held] == [stored[name]["time"][i] for i in at], (path, name)
+            if at and at[-1] == run_count(stored[name]) - 1:  # a benchmark the file dates nothing of
+                assert name in undated[-1].by_name() and held[-1].samples == whole[name].samples, (path, name)
+        left_out = sum(1 for at in undated_at.values() if at)
         assert (f"{path}: {left_out} benchmark(s) (e.g." in out) == (left_out > 0), path
         assert (f"stored as {len(undated)} undated run(s)" in out) == (left_out > 0), path
     assert "left out" not in out

@@ -13,14 +13,16 @@ heat), and no machine where the file does not list one per run. The commit and t
 are the file's: a baseline's runs are runs of the same code on the same kind of machine.
 
 In a file saved before baselines kept each benchmark's dates, a benchmark with another number of values was
-kept by ``baseline save --merge`` from an earlier save whose dates the file does not hold. Its runs cannot be
-placed in time, but they are measurements of the committed code all the same, and a history that leaves
-them out never shows those benchmarks: they become *undated* runs (an empty datetime, which sorts before
-every dated run: the save they came from is older than the file). Undated run ``k`` holds the ``k``-th
-newest value of every such benchmark that has one, so the last undated run holds each one's newest entry
-whole; that their values of one position were measured together is not known, and they are judged only
-against each other. An earlier save of as many runs as the newest cannot be told apart from it, and is
-placed at the newest save's dates.
+kept by ``baseline save --merge`` from an earlier save whose dates the file does not hold. Those runs cannot
+be placed in time, but they are measurements of the committed code all the same, and a history that leaves
+them out never shows them: they become *undated* runs (an empty datetime, which sorts before every dated run:
+the save they came from is older than the file). Undated run ``k`` holds the ``k``-th newest undated value of
+every benchmark that has one, so the last undated run holds the newest entry whole of each benchmark the file
+dates nothing of; that their values of one position were measured together is not known, and they are judged
+only against each other. A benchmark whose later runs are dated keeps them in their dated runs, with their
+machines: rebuilt whole into undated runs, the H100 file's explicit K100 tuned kernel kept 3 of its 36
+machines, and its noise was read without them (docs/findings.md, 2026-12-05, night). An earlier save of as
+many runs as the newest cannot be told apart from it, and is placed at the newest save's dates.
 """
 from __future__ import annotations
 
@@ -55,43 +57,54 @@ def stands_for_runs(results: ResultSet) -> bool:
 
 def unpack(baseline: ResultSet) -> Unpacked:
     """The runs ``baseline`` was saved from (see the module docstring), oldest first: the dated ones (none
-    where no benchmark is dated), and the undated runs of the benchmarks the file holds no dates of."""
+    where no benchmark is dated), and the undated runs of the values the file holds no dates of. A benchmark
+    with both goes into both: its dated values to their runs, with their machines, its undated ones (its
+    oldest) to the undated runs."""
     stored = baseline.runs()
     origins = baseline.origins()
     positions = {b.fullname: baseline.figure_positions(b) for b in baseline.benchmarks}
-    dated = [b for b in baseline.benchmarks
-             if origins[b.fullname] and all(origin.date for origin in origins[b.fullname])]
-    names = {b.fullname for b in dated}
-    undated = [b for b in baseline.benchmarks if b.fullname not in names]
     whole = baseline.to_json()
-    machine_of = {o.date: o.machine for b in dated for o in origins[b.fullname]}
+    machine_of = {o.date: o.machine for b in baseline.benchmarks for o in origins[b.fullname] if o.date}
     newest_date = max(machine_of, default="")
     runs = []
     for when in sorted(machine_of):
         doc = _run_doc(whole, when, machine_of[when] or ("" if when != newest_date else None))
         doc["benchmarks"] = [
             _entry(b, stored[b.fullname], positions[b.fullname], i, i == len(origins[b.fullname]) - 1)
-            for b in dated for i, origin in enumerate(origins[b.fullname]) if origin.date == when
+            for b in baseline.benchmarks
+            for i, origin in enumerate(origins[b.fullname]) if origin.date == when
         ]
         runs.append(doc)
-    return Unpacked(tuple(runs), tuple(sorted(b.fullname for b in undated)),
-                    _undated_runs(whole, undated, stored, origins, positions))
+    undated = {b.fullname: positions_of for b in baseline.benchmarks
+               if (positions_of := _undated_values(stored[b.fullname], origins[b.fullname]))}
+    return Unpacked(tuple(runs), tuple(sorted(undated)),
+                    _undated_runs(whole, baseline, undated, stored, origins, positions))
 
 
-def _undated_runs(whole: dict[str, Any], undated: list[BenchmarkEntry], stored: dict[str, Figures],
-                  origins: dict[str, tuple[RunOrigin, ...]],
+def _undated_values(values: Figures, origins: tuple[RunOrigin, ...]) -> list[int]:
+    """The positions of a benchmark's values the file holds no date of: every one where it holds no
+    origins, else those whose origin has no date."""
+    if not origins:
+        return list(range(run_count(values)))
+    return [i for i, origin in enumerate(origins) if not origin.date]
+
+
+def _undated_runs(whole: dict[str, Any], baseline: ResultSet, undated: dict[str, list[int]],
+                  stored: dict[str, Figures], origins: dict[str, tuple[RunOrigin, ...]],
                   positions: dict[str, dict[str, Positions]]) -> tuple[dict[str, Any], ...]:
-    """The undated runs of ``undated``, aligned on each benchmark's newest value (the module docstring);
-    a run names a machine only where every value it holds names the same one."""
-    counts = {b.fullname: run_count(stored[b.fullname]) for b in undated}
-    most = max(counts.values(), default=0)
+    """The undated runs of the ``undated`` values (positions per benchmark), aligned on each benchmark's
+    newest undated value (the module docstring); a run names a machine only where every value it holds
+    names the same one."""
+    benches = [b for b in baseline.benchmarks if b.fullname in undated]
+    most = max((len(undated[b.fullname]) for b in benches), default=0)
     out = []
     for k in range(most):
-        held = [(b, i) for b in undated if (i := k - most + counts[b.fullname]) >= 0]
+        held = [(b, undated[b.fullname][j]) for b in benches
+                if (j := k - most + len(undated[b.fullname])) >= 0]
         machines = {origins[b.fullname][i].machine if i < len(origins[b.fullname]) else "" for b, i in held}
         doc = _run_doc(whole, "", machines.pop() if len(machines) == 1 and "" not in machines else "")
         doc["benchmarks"] = [_entry(b, stored[b.fullname], positions[b.fullname], i,
-                                    i == counts[b.fullname] - 1) for b, i in held]
+                                    i == run_count(stored[b.fullname]) - 1) for b, i in held]
         out.append(doc)
     return tuple(out)
 
