@@ -51,11 +51,12 @@ def _nightly(w: ScalingWorkload, gpus: int, ddp: bool, visible: int) -> bool:
     """Whether a full-profile case is in the nightly selection, where ``visible`` GPUs are visible to the
     run. DDP's one-GPU steps are the reference of its multi-GPU speedups: nightly beside two or more GPUs,
     weekly on a one-GPU machine, where nothing is scaled against them and the one-GPU DataParallel steps (the
-    same models, batches and data, in the pytest process) stay nightly. There a DDP step took a fresh
-    worker's start, its imports, its NCCL group and its model for a second of timed steps: the ResNet-18
-    CIFAR step 13.5-21.8 s of each of four H100 nightlies of 2026-12-05, the ResNet-50 step 10.1-13.8 s of
-    four (its worker 9 s before the first step), of a nightly whose limit is 300 s (docs/findings.md,
-    2026-12-05)."""
+    same models, batches and data, in the pytest process) stay nightly. There a DDP step paid a fresh
+    worker's start, its process group, its model and its warm-up for about a second of timed steps: the
+    ResNet-18 CIFAR step took 13.5-21.8 s of each of four H100 nightlies of 2026-12-05, the ResNet-50 step
+    10.1-13.8 s of four (9 s before its first timed step), of a nightly whose limit is 300 s
+    (docs/findings.md, 2026-12-05). A one-GPU nightly so runs no torchrun worker, NCCL group or DDP reducer;
+    the weekly run does."""
     if w.name not in NIGHTLY:
         return False
     return not (ddp and gpus == 1 and visible < 2)

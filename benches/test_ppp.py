@@ -35,7 +35,7 @@ def pytest_generate_tests(metafunc: pytest.Metafunc) -> None:
 def _name(model: str) -> object:
     """Nightly: VGG16. VGG19 is VGG16 with one more convolution in each of its last three blocks, of shapes
     VGG16 already runs (its FLOPs, the seed's question, are counted nightly by test_flops): timing the same
-    kernels again took 7.1 s of a 295 s H100 nightly (docs/findings.md, 2026-12-05). ResNet-18/50 also run
+    kernels again took 6.0-8.8 s of five H100 nightlies (docs/findings.md, 2026-12-05). ResNet-18/50 also run
     Nsight Compute in the full profile (it replays every kernel). The rest runs weekly."""
     return pytest.param(model, id=model, marks=[] if model in NIGHTLY_MODELS else [pytest.mark.weekly])
 

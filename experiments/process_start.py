@@ -1,8 +1,8 @@
-"""Where a fresh Python process's first GPU work spends its seconds (part 7 of issue 44): the nightly starts
-four fresh processes besides pytest's own (capacity's search and timing, timer fidelity's graph replay, DDP's
-worker), and a fresh machine's first ResNet-18 step in a new process took 10-12 s warm or cold
-(experiments/cold_libraries.py, 2026-12-05). Each trial is a new interpreter that reports the wall time at
-the end of each stage, from just before the parent started it:
+"""Where a fresh Python process's first GPU work spends its seconds (part 7 of issue 44): a one-GPU nightly
+starts three fresh processes besides pytest's own (capacity's search and timing, timer fidelity's graph
+replay; DDP's workers beside two or more GPUs), and a fresh machine's first ResNet-18 step in a new process
+took 9.6-12.7 s warm or cold (experiments/cold_libraries.py, 2026-12-05). Each trial is a new interpreter that
+reports the wall time at the end of each stage, from just before the parent started it:
 
     python experiments/process_start.py [TRIALS]
 
