@@ -11,7 +11,6 @@ from __future__ import annotations
 import contextlib
 import dataclasses
 import enum
-import os
 import shlex
 import time
 from collections.abc import Callable, Iterator, Mapping, Sequence
@@ -21,7 +20,7 @@ from typing import Any, cast
 
 import torch
 
-from perfkit import SCHEMA_VERSION, confirm, predict, quick_budget
+from perfkit import SCHEMA_VERSION, confirm, predict, quick_budget, wall_clock
 from perfkit.errors import BaselineError, PerfkitError, UsageError
 from perfkit.explain import record as kernel_summary
 from perfkit.measure import capacity, clocks, hardware
@@ -36,19 +35,6 @@ from perfkit.store import baselines, kept_noise
 from perfkit.store.baselines import LOCAL_SAVE, BaselineStore
 from perfkit.verdict.judge import MIN_BASELINE_RUNS, Comparison, FirstLook, Policy, judge
 from perfkit.workloads.benchwork import with_work, work_of
-
-
-def process_started() -> float:
-    """``time.monotonic()`` at this process's start where Linux's /proc says when that was, else now: the
-    nightly's limit counts from start-up, and the interpreter, pytest's plugins and the imports before
-    perfkit's session began are part of it."""
-    try:
-        with open("/proc/self/stat") as stat, open("/proc/uptime") as uptime:
-            ticks = int(stat.read().rsplit(")", 1)[1].split()[19])  # field 22, starttime, in clock ticks
-            age = float(uptime.read().split()[0]) - ticks / os.sysconf("SC_CLK_TCK")
-    except (OSError, ValueError, IndexError):
-        return time.monotonic()
-    return time.monotonic() - max(age, 0.0)
 
 
 @dataclass(frozen=True)
@@ -168,7 +154,7 @@ class Session:
     bench_seconds: dict[str, float] = field(init=False, default_factory=dict)  # benches/ only: the budget's
     held: contextlib.ExitStack = field(init=False, default_factory=contextlib.ExitStack)  # what begin() took
     skipped: dict[str, int] = field(init=False, default_factory=dict)  # reason -> how many tests
-    started: float = field(init=False, default_factory=process_started)
+    started: float = field(init=False, default_factory=wall_clock.process_started)
     confirm_seconds: float = field(init=False, default=0.0)  # the confirmation's re-runs, outside the tests
     run_clock: str | None = field(init=False, default=None)  # the whole run's locked clock, if locked
     hint: str = field(init=False, default="")  # a run without verdicts: the line that says how to get them
@@ -582,37 +568,17 @@ class Session:
         """What the terminal summary shows: the comparison first (its table fitted to ``width`` columns where
         given), then the other messages and the wall times."""
         lines = list(self.messages)
-        if self.family_seconds:
-            families = ", ".join(f"{name} {s:.0f} s" for name, s in sorted(self.family_seconds.items(),
-                                                                           key=lambda kv: -kv[1]) if s >= 0.5)
-            wall = time.monotonic() - self.started
-            outside = wall - sum(self.family_seconds.values())
-            reruns = (f"; {self.confirm_seconds:.0f} s of it the confirmation's re-runs"
-                      if self.confirm_seconds >= 0.5 else "")
-            lines.append(f"perfkit: wall time {wall:.0f} s from start-up ({outside:.0f} s outside the tests: "
-                         f"interpreter, imports, collection, judging{reruns})"
-                         + (f"; per family: {families}" if families else ""))
+        if (wall := wall_clock.line(self.started, self.family_seconds, self.confirm_seconds)) is not None:
+            lines.append(wall)
         if (budget := self.budget_line()) is not None:
             lines.append(budget)
         for reason, count in sorted(self.skipped.items(), key=lambda kv: -kv[1]):
             lines.append(f"perfkit: {count} skipped: {reason}")
         if self.results_path is not None:
-            lines.append(where_results(self.results_path))
+            lines.append(partial.where_results(self.results_path))
         if self.comparison is not None:
             lines[:0] = verdicts.summary_lines(self.comparison, str(self.baseline_path), width=width)
         return lines + ([self.hint] if self.hint else [])
-
-
-def where_results(path: Path) -> str:
-    """Where this run's results are, naming only files that exist: the final JSON, else the partial file of
-    a run cut short (killed, interrupted), else nothing (no benchmark finished)."""
-    unfinished = partial.path_for(path)
-    if path.exists() and path.stat().st_size:
-        return f"perfkit: results in {path}"
-    if unfinished.exists():
-        return (f"perfkit: the run was cut short; the benchmarks it finished are in {unfinished} "
-                "(perfkit compare and report read it)")
-    return f"perfkit: no benchmark finished, so nothing was written to {path}"
 
 
 def _read_from(raw: Mapping[str, Any]) -> tuple[Any, ...]:

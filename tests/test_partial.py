@@ -146,7 +146,7 @@ def test_an_interrupted_run_names_only_files_that_exist(pytester, finished):
 
 
 def test_the_end_of_a_run_names_the_partial_file_only_while_no_final_json_is_written(tmp_path):
-    from perfkit.session import where_results
+    from perfkit.resultfile.partial import where_results
 
     final, unfinished = tmp_path / "r.json", partial.path_for(tmp_path / "r.json")
     assert where_results(final) == f"perfkit: no benchmark finished, so nothing was written to {final}"

@@ -104,3 +104,15 @@ def said(results: ResultSet) -> str | None:
         if results.raw.get(TORN) else ""
     return (f"{results.source}: a run cut short (a partial results file): only the "
             f"{len(results.benchmarks)} benchmark(s) it finished{torn}")
+
+
+def where_results(path: Path) -> str:
+    """Where this run's results are, naming only files that exist: the final JSON, else the partial file of
+    a run cut short (killed, interrupted), else nothing (no benchmark finished)."""
+    unfinished = path_for(path)
+    if path.exists() and path.stat().st_size:
+        return f"perfkit: results in {path}"
+    if unfinished.exists():
+        return (f"perfkit: the run was cut short; the benchmarks it finished are in {unfinished} "
+                "(perfkit compare and report read it)")
+    return f"perfkit: no benchmark finished, so nothing was written to {path}"
