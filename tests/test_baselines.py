@@ -341,3 +341,26 @@ def test_the_advice_for_a_run_left_out_unsettled_saves_where_it_was_to_be_append
     local = baselines.unsettled_lines("r.json", ["b::t: why"], local=True)
     assert "`perfkit baseline save --local --merge --only NAME" in local[0] and local[1] == "  b::t: why"
     assert "--local" not in baselines.unsettled_lines("r.json", ["b::t: why"])[0]
+
+
+def test_a_benchmark_whose_oldest_runs_are_undated_keeps_its_dated_runs_and_their_machines(tmp_path,
+                                                                                         cpu_results):
+    """Unpacked into its runs, a benchmark that a --merge of undated runs left with dates on its later runs
+    only keeps those dated, with their machines: taken whole into the undated runs, the H100 file's K100
+    tuned kernel kept 3 of its 36 machines, and a leave-one-machine-out judgement read its noise without
+    them (docs/findings.md, 2026-12-05, night)."""
+    undated = baselines.from_runs([typed(_dated(cpu_results, "")) for _ in range(2)])
+    baselines.save_baseline(undated, tmp_path)
+    later = _dated(cpu_results, "2026-11-03T00:00")
+    later["machine_info"]["perfkit"]["fingerprint"]["machine"] = "later-machine"
+    saved = load.load(baselines.save_baseline(typed(later), tmp_path, "append"))
+    name = saved.benchmarks[0].fullname
+    assert [o.date for o in saved.origins()[name]] == ["", "", "2026-11-03T00:00"]
+    unpacked = baseline_runs.unpack(saved)
+    assert [run["datetime"] for run in unpacked.runs] == ["2026-11-03T00:00"]
+    assert unpacked.runs[0]["machine_info"]["perfkit"]["fingerprint"]["machine"] == "later-machine"
+    assert len(unpacked.undated_runs) == 2 and name in unpacked.undated
+    rebuilt = baselines.from_runs([load.parse(doc, str(i))
+                                   for i, doc in enumerate([*unpacked.undated_runs, *unpacked.runs])])
+    assert [(o.date, o.machine) for o in rebuilt.origins()[name]][-1] == ("2026-11-03T00:00", "later-machine")
+    assert rebuilt.by_name()[name].samples == saved.by_name()[name].samples

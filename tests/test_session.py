@@ -6,13 +6,14 @@ import json
 import re
 import subprocess
 import sys
+import time
 from pathlib import Path
 from typing import Any
 
 import pytest
 import torch
 
-from perfkit import SCHEMA_VERSION
+from perfkit import SCHEMA_VERSION, wall_clock
 from perfkit.errors import BaselineError, PerfkitError, UsageError
 from perfkit.measure.hardware import Fingerprint
 from perfkit.options import RunOptions
@@ -595,3 +596,16 @@ def test_the_wall_time_counts_from_the_process_start_not_from_perfkits_session()
             "print(time.monotonic() - process_started())")
     done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True, cwd=ROOT)
     assert 1.5 <= float(done.stdout) < 30
+
+
+def test_the_wall_time_line_names_the_confirmations_re_runs_only_where_there_were_some():
+    started = time.monotonic() - 100
+    assert wall_clock.line(started, {}, 0.0) is None  # no test ran
+    quiet = wall_clock.line(started, {"test_layers": 60.0, "test_flops": 0.2}, 0.01)
+    assert quiet is not None
+    assert quiet.startswith("perfkit: wall time 100 s from start-up (40 s outside the tests")
+    assert "confirmation" not in quiet and quiet.endswith("; per family: test_layers 60 s")
+    confirmed = wall_clock.line(started, {"test_layers": 60.0}, 30.0)
+    assert confirmed is not None
+    assert ("(40 s outside the tests: interpreter, imports, collection, judging; 30 s of it the "
+            "confirmation's re-runs)") in confirmed

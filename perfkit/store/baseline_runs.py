@@ -58,35 +58,36 @@ def stands_for_runs(results: ResultSet) -> bool:
 def unpack(baseline: ResultSet) -> Unpacked:
     """The runs ``baseline`` was saved from (see the module docstring), oldest first: the dated ones (none
     where no benchmark is dated), and the undated runs of the values the file holds no dates of. A benchmark
-    with both goes into both: its dated values to their runs, with their machines, its undated ones (its
-    oldest) to the undated runs."""
+    whose oldest values are undated and the rest dated goes into both: its dated values to their runs, with
+    their machines, its undated ones to the undated runs; one whose undated values are not its oldest (never
+    saved so) goes into the undated runs whole."""
     stored = baseline.runs()
     origins = baseline.origins()
     positions = {b.fullname: baseline.figure_positions(b) for b in baseline.benchmarks}
     whole = baseline.to_json()
-    machine_of = {o.date: o.machine for b in baseline.benchmarks for o in origins[b.fullname] if o.date}
+    undated = {b.fullname: at for b in baseline.benchmarks
+               if (at := _undated_values(stored[b.fullname], origins[b.fullname]))}
+    dated = [(b, i, origin) for b in baseline.benchmarks for i, origin in enumerate(origins[b.fullname])
+             if origin.date and i not in undated.get(b.fullname, ())]
+    machine_of = {origin.date: origin.machine for _, _, origin in dated}
     newest_date = max(machine_of, default="")
     runs = []
     for when in sorted(machine_of):
         doc = _run_doc(whole, when, machine_of[when] or ("" if when != newest_date else None))
-        doc["benchmarks"] = [
-            _entry(b, stored[b.fullname], positions[b.fullname], i, i == len(origins[b.fullname]) - 1)
-            for b in baseline.benchmarks
-            for i, origin in enumerate(origins[b.fullname]) if origin.date == when
-        ]
+        doc["benchmarks"] = [_entry(b, stored[b.fullname], positions[b.fullname], i,
+                                    i == run_count(stored[b.fullname]) - 1)
+                             for b, i, origin in dated if origin.date == when]
         runs.append(doc)
-    undated = {b.fullname: positions_of for b in baseline.benchmarks
-               if (positions_of := _undated_values(stored[b.fullname], origins[b.fullname]))}
     return Unpacked(tuple(runs), tuple(sorted(undated)),
                     _undated_runs(whole, baseline, undated, stored, origins, positions))
 
 
 def _undated_values(values: Figures, origins: tuple[RunOrigin, ...]) -> list[int]:
-    """The positions of a benchmark's values the file holds no date of: every one where it holds no
-    origins, else those whose origin has no date."""
-    if not origins:
-        return list(range(run_count(values)))
-    return [i for i, origin in enumerate(origins) if not origin.date]
+    """The positions of a benchmark's values the file holds no date of (a value past its origins has none):
+    its oldest ones, or every one where those are not its oldest."""
+    count = run_count(values)
+    at = [i for i in range(count) if i >= len(origins) or not origins[i].date]
+    return at if at == list(range(len(at))) else list(range(count))
 
 
 def _undated_runs(whole: dict[str, Any], baseline: ResultSet, undated: dict[str, list[int]],
