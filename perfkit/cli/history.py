@@ -140,9 +140,9 @@ def _ingest(args: argparse.Namespace) -> int:
             source = f"{path} (undated run {i} of {len(runs.undated_runs)})"
             unpacked.append((source, doc, load.parse(doc, source)))
         if runs.undated:
-            notes.append(f"perfkit: {path}: {len(runs.undated)} benchmark(s) (e.g. {runs.undated[0]}) hold runs "
-                         f"the file does not date, stored as {len(runs.undated_runs)} undated run(s), before the "
-                         "dated ones: `baseline save --merge` kept them from earlier saves")
+            notes.append(f"perfkit: {path}: {len(runs.undated)} benchmark(s) (e.g. {runs.undated[0]}) hold "
+                         f"runs the file does not date, stored as {len(runs.undated_runs)} undated run(s), "
+                         "before the dated ones: `baseline save --merge` kept them from earlier saves")
     stored = 0
     with database.open_store(args.db, create=True) as db:
         for source, raw, results in read + unpacked:
