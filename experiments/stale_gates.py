@@ -1,7 +1,7 @@
 """Which nightly entries of a committed baseline hold too few runs of the figures today's code gates on, or
 hold them measured by an older method: a fresh machine's nightly reads each of them ``not judged`` or
-``measured differently`` until the entry is re-saved from runs of today's code (issue 44 part 6: at least 5
-runs from 2 machines a nightly entry).
+``measured differently`` until the entry is re-saved from runs of today's code; and which entries hold fewer
+runs than issue 44's part 6 asks (a nightly entry 5 runs from 2 fresh machines, a weekly one 3).
 
 Today's gates are read off a reference baseline re-saved from today's code (the H200's: its entries' newest
 runs), since a benchmark declares its gate only while it runs on a GPU; the nightly ids are the full
@@ -10,8 +10,8 @@ profile's collection without ``weekly`` on a machine of the baseline's GPU count
     python experiments/stale_gates.py baselines/nvidia-h200-x1.json baselines/nvidia-h*-x?.json
 
 and, with ``--ids``, only the node ids of one baseline's stale entries, one a line, for the re-runs that
-re-save them (``pytest $(python experiments/stale_gates.py --ids REF BASELINE) --benchmark-json=run-1.json``,
-then ``perfkit baseline save --append run-*.json``).
+re-save them (``pytest $(python experiments/stale_gates.py --ids REF BASELINE) -m "weekly or not weekly"
+--benchmark-json=run-1.json``, then ``perfkit baseline save --append run-*.json``).
 """
 from __future__ import annotations
 
@@ -24,7 +24,6 @@ from collections.abc import Sequence
 
 from perfkit.resultfile import figures, load
 from perfkit.resultfile.model import BenchmarkEntry
-from perfkit.verdict.judge import MIN_BASELINE_RUNS
 
 
 def nightly_ids(gpus: int = 1) -> set[str]:
@@ -54,23 +53,33 @@ def _ddp_nightly(gpus: int) -> set[str]:
             if not any(mark.name == "weekly" for mark in case.marks)}
 
 
+#: Issue 44 part 6: a nightly entry holds at least this many runs of each gate, from at least NIGHTLY_MACHINES
+#: fresh machines; a weekly entry at least WEEKLY_RUNS
+NIGHTLY_RUNS, NIGHTLY_MACHINES, WEEKLY_RUNS = 5, 2, 3
+
+
 def stale(reference: str, path: str, ids: set[str]) -> list[tuple[BenchmarkEntry, list[str]]]:
-    """Per nightly entry of the baseline at ``path``, today's gates it holds fewer than MIN_BASELINE_RUNS runs
-    of, or holds measured by an older method than today's (entries the reference does not hold are read by
-    their own gates)."""
+    """Per entry of the baseline at ``path`` that gates (``ids``: the nightly ones, the others weekly), what
+    it lacks: today's gates it holds fewer runs of than part 6 asks (NIGHTLY_RUNS, WEEKLY_RUNS), too few
+    machines behind a nightly entry, or a gate measured by an older method than today's (entries the
+    reference does not hold are read by their own gates)."""
     today = {b.fullname: b.gating_figures() for b in load.load(reference).benchmarks}
     baseline = load.load(path)
-    runs = baseline.runs()
+    runs, origins = baseline.runs(), baseline.origins()
     out = []
     for bench in baseline.benchmarks:
-        if bench.fullname not in ids:
-            continue
         gates = sorted(today.get(bench.fullname, bench.gating_figures()))
-        short = [f for f in gates if len(runs[bench.fullname].get(f, ())) < MIN_BASELINE_RUNS]
-        older = [f"{f} (method {bench.method(f)}, today {now})" for f in gates
-                 if f not in short and bench.method(f) < (now := _newest_version(bench.fullname, f))]
-        if short or older:
-            out.append((bench, short + older))
+        nightly = bench.fullname in ids
+        wanted = NIGHTLY_RUNS if nightly else WEEKLY_RUNS
+        held = {f: len(runs[bench.fullname].get(f, ())) for f in gates}
+        reasons = [f"{f} ({n} of {wanted} runs)" for f, n in held.items() if n < wanted]
+        reasons += [f"{f} (method {bench.method(f)}, today {now})" for f in gates
+                    if held[f] >= wanted and bench.method(f) < (now := _newest_version(bench.fullname, f))]
+        machines = {o.machine for o in origins.get(bench.fullname, ()) if o.machine}
+        if nightly and gates and len(machines) < NIGHTLY_MACHINES:
+            reasons.append(f"runs from {len(machines)} known machine(s) of {NIGHTLY_MACHINES}")
+        if reasons:
+            out.append((bench, reasons))
     return out
 
 
@@ -89,11 +98,16 @@ def main(argv: Sequence[str]) -> None:
         if only_ids:
             print("\n".join(bench.fullname for bench, _ in entries))
             continue
-        nightly = sum(b.fullname in ids for b in load.load(path).benchmarks)
-        print(f"{path}: {len(entries)} of {nightly} nightly entries hold fewer than {MIN_BASELINE_RUNS} "
-              "runs of today's gates, or hold them measured by an older method")
-        for bench, reasons in entries:
-            print(f"    {bench.name}: {', '.join(reasons)}")
+        gating = [b for b in load.load(path).benchmarks if b.gating_figures()]
+        wants = {"nightly": f"{NIGHTLY_RUNS} runs of today's gates from {NIGHTLY_MACHINES} machines",
+                 "weekly": f"{WEEKLY_RUNS} runs of today's gates"}
+        for selection, wanted in wants.items():
+            chosen = [(b, r) for b, r in entries if (b.fullname in ids) == (selection == "nightly")]
+            of = sum((b.fullname in ids) == (selection == "nightly") for b in gating)
+            print(f"{path}: {len(chosen)} of {of} {selection} entries that gate lack {wanted}, or hold a "
+                  "gate measured by an older method")
+            for bench, reasons in chosen:
+                print(f"    {bench.name}: {', '.join(reasons)}")
 
 
 if __name__ == "__main__":
