@@ -47,6 +47,22 @@ def test_the_cpu_signature_tells_apart_hosts_that_share_a_model_name():
     assert hardware.cpu_signature("processor\t: 0\nCPU implementer\t: 0x41\n") is None  # no x86 family: Arm
 
 
+def test_a_cpu_run_on_a_virtual_machine_is_named_by_its_boot_too(tmp_path, monkeypatch):
+    vm, bare, boot = tmp_path / "vm", tmp_path / "bare", tmp_path / "boot_id"
+    vm.write_text("processor\t: 0\nflags\t\t: fpu vme hypervisor avx2\n")
+    bare.write_text("processor\t: 0\nflags\t\t: fpu vme avx2\n")
+    boot.write_text("0b7c\n")
+    assert hardware._vm_boot(str(vm), str(boot)) == "0b7c"
+    assert hardware._vm_boot(str(bare), str(boot)) == ""  # a bare-metal box keeps its id across reboots
+    assert hardware._vm_boot(str(vm), str(tmp_path / "none")) == ""
+    # two VMs of one image (one host name, one /etc/machine-id) differ by their boots
+    names = set()
+    for boot_id in ("first", "second"):
+        monkeypatch.setattr(hardware, "_vm_boot", lambda boot_id=boot_id: boot_id)
+        names.add(hardware.machine_id("cpu", 0))
+    assert len(names) == 2
+
+
 def test_the_fingerprint_counts_the_cpus_this_process_may_use(monkeypatch):
     monkeypatch.setattr(os, "sched_getaffinity", lambda pid: {0, 1}, raising=False)
     fp = hardware.fingerprint("cpu")

@@ -177,16 +177,31 @@ def fingerprint(device: DeviceKind, memory_cap: int | None = None) -> Fingerprin
 
 def machine_id(device: DeviceKind, gpus: int) -> str:
     """A short stable name of the physical machine: its GPUs' UUIDs for a GPU run (a lent VM may get a new
-    host name each time), else the host name and /etc/machine-id. Runs of one machine share their noise; runs
-    of two machines of one kind add a between-machine term (perfkit.verdict.noise)."""
+    host name each time), else the host name and /etc/machine-id, and on a virtual machine this boot's id
+    too (:func:`_vm_boot`). Runs of one machine share their noise; runs of two machines of one kind add a
+    between-machine term (perfkit.verdict.noise)."""
     if device == "cuda" and gpus:
         import torch
 
         parts = [str(torch.cuda.get_device_properties(i).uuid) for i in range(gpus)]
     else:
-        try:
-            with open("/etc/machine-id", encoding="utf-8") as fh:
-                parts = [platform.node(), fh.read().strip()]
-        except OSError:
-            parts = [platform.node()]
-    return hashlib.sha256("/".join(parts).encode()).hexdigest()[:12]
+        parts = [platform.node(), _read("/etc/machine-id"), _vm_boot()]
+    return hashlib.sha256("/".join(p for p in parts if p).encode()).hexdigest()[:12]
+
+
+def _vm_boot(cpuinfo: str = "/proc/cpuinfo", boot_id: str = "/proc/sys/kernel/random/boot_id") -> str:
+    """This boot's id where the CPU flags name a hypervisor, else "": VMs started from one image share their
+    host name and /etc/machine-id (every lent 2-vCPU VM here read "vm" and one machine-id), so without it
+    runs of different hosts read as one machine and their shifts as noise of one. A VM kept across reboots
+    reads as a new machine after each, which costs only the between-machine term its runs then measure."""
+    flags = next((line for line in _read(cpuinfo).splitlines() if line.startswith("flags")), "")
+    return _read(boot_id) if "hypervisor" in flags.split() else ""
+
+
+def _read(path: str) -> str:
+    """A small system file's text, stripped; "" where it cannot be read."""
+    try:
+        with open(path, encoding="utf-8") as fh:
+            return fh.read().strip()
+    except OSError:
+        return ""
