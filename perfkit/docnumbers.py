@@ -158,9 +158,13 @@ def _simulation(name: str) -> Callable[[dict[str, ResultSet]], str]:
         if made_from and hashlib.sha256(source.read_bytes()).hexdigest() != made_from:
             raise ValueError(f"docs/data/{name}.json was simulated on another {source.name} than the one "
                              f"committed; run python -m perfkit.simulate --nights 400 --baseline "
-                             f"baselines/{source.name} --save docs/data/{name}.json")
-        return (f"Simulated {kept['date']} (seed {kept['seed']}, {kept['gating_figures']} gating figures; "
-                f"spreads: {kept['spreads']}):\n\n{simulate.table(kept['rows'])}\n")
+                             f"baselines/{source.name} --night docs/data/{name}.json --save "
+                             f"docs/data/{name}.json (--night: that file's nightly selection, or a "
+                             "nightly's results.json on that hardware)")
+        night = f", those of the {len(kept['night_benchmarks'])} benchmarks of {kept['night']}" if (
+            "night" in kept) else ""
+        return (f"Simulated {kept['date']} (seed {kept['seed']}, {kept['gating_figures']} gating "
+                f"figures{night}; spreads: {kept['spreads']}):\n\n{simulate.table(kept['rows'])}\n")
     return block
 
 

@@ -22,7 +22,7 @@ import json
 import math
 import random
 import statistics
-from collections.abc import Mapping, Sequence
+from collections.abc import Collection, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from datetime import date
 from pathlib import Path
@@ -30,6 +30,7 @@ from typing import Any, Literal
 
 from perfkit import SCHEMA_VERSION
 from perfkit.confirm import second_look, suspects
+from perfkit.errors import PerfkitError, UsageError
 from perfkit.resultfile import load
 from perfkit.resultfile.figures import TIME
 from perfkit.resultfile.model import ResultSet
@@ -202,14 +203,17 @@ def rates(scenario: Scenario, nights: int, seed: int = 0) -> Rates:
                  statistics.median(mdes) if mdes else math.nan)
 
 
-def profile_of(baseline: ResultSet) -> tuple[Figure, ...]:
+def profile_of(baseline: ResultSet, night: Collection[str] | None = None) -> tuple[Figure, ...]:
     """The timed gating figures of a committed baseline (a time, a time over a reference, a GPU's time alone;
     not an allocator peak or a count) as simulation figures: each one's own between-run SD (its runs' log
     values; a figure with fewer than three runs is left out), kind and tolerance, and a between-machine SD as
     large as its own for host work (host-bound steps shift 5-15% between machines of one kind) and 0.3 times
-    its own for GPU work."""
+    its own for GPU work. ``night``: only these benchmarks' (the selection a nightly run judges; a baseline
+    also holds the weekly ones)."""
     out, runs = [], baseline.runs()
     for entry in baseline.benchmarks:
+        if night is not None and entry.fullname not in night:
+            continue
         for figure in sorted(entry.gating_figures()):
             kind = noise_kind(entry, figure)
             values = [v for v in runs[entry.fullname].get(figure, []) if v > 0]
@@ -220,6 +224,23 @@ def profile_of(baseline: ResultSet) -> tuple[Figure, ...]:
             name = entry.fullname if figure == TIME else f"{entry.fullname} {figure}"
             out.append(Figure(name, max(sd, 1e-4), gpu, entry.context.tolerance, sd * (0.3 if gpu else 1.0)))
     return tuple(out)
+
+
+def night_selection(path: Path) -> tuple[str, frozenset[str]]:
+    """The benchmarks a nightly run judged, and where they came from: the ids of a results file (a night
+    on the baseline's hardware), or those a saved simulation kept (``--save`` keeps them, so that its
+    table can be made again without the night's file)."""
+    try:
+        kept = json.loads(path.read_text())
+    except (OSError, ValueError) as exc:
+        raise UsageError(f"--night {path}: not a readable JSON file ({exc}); give a results file of a "
+                         "nightly run (pytest --benchmark-json) or a simulation saved with --night") from None
+    if isinstance(kept, dict) and "night" in kept and "night_benchmarks" in kept:
+        return kept["night"], frozenset(kept["night_benchmarks"])
+    results = load.load(path)
+    where = results.info.fingerprint.machine or "an unnamed machine"
+    return (f"the night of {results.datetime[:10] or 'an undated run'} on {results.info.hardware_id} {where}",
+            frozenset(b.fullname for b in results.benchmarks))
 
 
 def synthetic_profile(gpu: int = 24, host: int = 12) -> tuple[Figure, ...]:
@@ -277,12 +298,23 @@ def main(argv: Sequence[str] | None = None) -> None:
                         help="the GPU-bound minimum effect the nights are judged by, to try another "
                         f"(default: the judge's, {Policy.bound_threshold:g}; the narrower one where "
                         "tails are read is never wider)")
+    parser.add_argument("--night", type=Path, metavar="RESULTS", help="simulate only the benchmarks this "
+                        "nightly run judged (its results file, or a simulation saved with --night): without "
+                        "it every entry of the baseline counts, the weekly ones too")
     parser.add_argument("--only", default="", metavar="TEXT",
                         help="only the scenarios whose label holds TEXT, e.g. 'every figure heavy-tailed'")
     args = parser.parse_args(argv)
-    figures = profile_of(load.load(args.baseline)) if args.baseline else synthetic_profile()
+    if args.night and not args.baseline:
+        parser.error("--night selects figures of a --baseline; give the baseline too")
+    try:
+        night = night_selection(args.night) if args.night else None
+    except PerfkitError as exc:
+        parser.error(str(exc))
+    figures = (profile_of(load.load(args.baseline), night[1] if night else None) if args.baseline
+               else synthetic_profile())
     policy = Policy.with_gpu_floor(args.bound_threshold)
-    print(f"{len(figures)} gating figures; alpha {policy.alpha:.0%}; GPU-bound minimum effect "
+    chosen_by = f" of the {len(night[1])} benchmarks of {night[0]}" if night else ""
+    print(f"{len(figures)} gating figures{chosen_by}; alpha {policy.alpha:.0%}; GPU-bound minimum effect "
           f"{policy.bound_threshold:.1%} ({policy.bound_threshold_shown:.1%} where {TAIL_RUNS}+ runs let its "
           "tails be read)")
     chosen = [s for s in scenarios(figures, policy=policy) if args.only in s.label]
@@ -294,6 +326,8 @@ def main(argv: Sequence[str] | None = None) -> None:
                  "gating_figures": len(figures), "rows": kept}
         if args.baseline:  # the docs check that the table is of the baseline committed now
             saved["spreads_sha256"] = hashlib.sha256(args.baseline.read_bytes()).hexdigest()
+        if night:
+            saved |= {"night": night[0], "night_benchmarks": sorted(night[1])}
         args.save.write_text(json.dumps(saved, indent=1) + "\n")
 
 

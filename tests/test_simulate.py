@@ -5,6 +5,7 @@ of the printed MDE that are flagged. docs/verdict.md gives the larger run's tabl
 from __future__ import annotations
 
 import dataclasses
+import json
 import math
 import statistics
 
@@ -12,6 +13,7 @@ import pytest
 import scipy.stats
 
 from perfkit import simulate
+from perfkit.store import baselines
 from perfkit.verdict import stats
 from perfkit.verdict.judge import Policy, Verdict
 
@@ -199,3 +201,28 @@ def test_the_table_names_each_scenario():
     measured = simulate.rates(simulate.Scenario(figures, 3, heavy="host", confirm=2), 4)
     text = simulate.table(simulate.rows([measured]))
     assert "| 3 baseline runs, host work heavy-tailed, --perfkit-confirm 2 | 4 |" in text
+
+
+def test_a_night_selects_the_figures_it_judged_and_a_saved_simulation_selects_them_again(tmp_path, capsys):
+    figures = simulate.synthetic_profile(gpu=4, host=2)
+    runs = [simulate._run(figures, {f.name: 1e-3 for f in figures}, "m1", f"2026-11-0{i + 1}")
+            for i in range(3)]
+    baseline = tmp_path / "baseline.json"
+    baselines.write_atomically(baseline, baselines.from_runs(runs))
+    night = tmp_path / "night.json"  # a night without the weekly gpu3 and host1
+    baselines.write_atomically(night, baselines.select(runs[0], ["gpu0", "gpu1", "gpu2", "host0"]))
+    saved = tmp_path / "simulated.json"
+    common = ["--baseline", str(baseline), "--nights", "1", "--only", "3 baseline runs, normal"]
+    simulate.main([*common, "--night", str(night), "--save", str(saved)])
+    kept = json.loads(saved.read_text())
+    assert kept["gating_figures"] == 4 and kept["night_benchmarks"] == ["gpu0", "gpu1", "gpu2", "host0"]
+    assert kept["night"] == "the night of 2026-11-01 on sim-gpu m1"
+    assert capsys.readouterr().out.startswith("4 gating figures of the 4 benchmarks of the night of 2026-11")
+    simulate.main([*common, "--night", str(saved)])
+    assert capsys.readouterr().out.startswith("4 gating figures of the 4 benchmarks of the night")
+    simulate.main(common)
+    assert capsys.readouterr().out.startswith("6 gating figures;")
+    (tmp_path / "broken.json").write_text("{")
+    with pytest.raises(SystemExit):
+        simulate.main([*common, "--night", str(tmp_path / "broken.json")])
+    assert "not a readable JSON file" in capsys.readouterr().err
