@@ -98,9 +98,13 @@ def test_a_gating_figure_other_than_the_time_that_differs_on_the_other_machine_i
     # and those within their noise of the other machine's (two launch-bound steps, a first launch's ratio)
     other = [r for r in cmp.rows if r.gating and r.verdict is Verdict.INFO and r.note != ONE_MACHINE]
     assert all(r.note.startswith(("differs on the other machine", "on another machine")) for r in other)
-    assert Verdict.CHANGED not in cmp.counts() and cmp.counts()[Verdict.INFO] == len(other)
+    # benchmarks that gate on nothing (declared informational: the FLOP counts) are info too, never unchanged
+    informational = {r.benchmark for r in cmp.rows} - {r.benchmark for r in cmp.rows if r.gating}
+    assert informational and all("test_flop_count" in name for name in informational)
+    info = len(other) + len(informational)
+    assert Verdict.CHANGED not in cmp.counts() and cmp.counts()[Verdict.INFO] == info
     summary = verdicts.summary_lines(cmp, "nvidia-h200-x1.json")  # the end of a run's terminal
-    assert f" as expected, {len(other)} info, " in summary[0] and not re.search(r"\bchanged\b", summary[0])
+    assert f" as expected, {info} info, " in summary[0] and not re.search(r"\bchanged\b", summary[0])
     said = (f"  {len(other)} gating figure(s) other than a time differ on the other machine (info: shown, "
             "not judged); `perfkit compare` lists them")
     assert said in summary
@@ -111,7 +115,8 @@ def test_a_gating_figure_other_than_the_time_that_differs_on_the_other_machine_i
     assert not re.search(r"^changed ", table, re.MULTILINE)
     page = verdicts.render(cmp, "markdown", show_unchanged=False)  # the report's and job summary's verdicts
     one_machine = [r for r in cmp.rows if r.gating and r.note == ONE_MACHINE]  # the next test's
-    assert f"{len(other)} info benchmark(s), {len(other) + len(one_machine)} figure(s)" in page
+    assert (f"{info} info benchmark(s), {len(other) + len(one_machine)} figure(s); "
+            f"{len(informational)} of the benchmarks gate on nothing (declared informational)") in page
     assert "| changed |" not in page and "info: a gating figure other than a time" in page
 
 

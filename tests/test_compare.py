@@ -17,7 +17,7 @@ from perfkit.resultfile import figures, load
 from perfkit.store import baselines
 from perfkit.verdict.across import HardwareRow
 from perfkit.verdict.comparison import NOT_APART
-from perfkit.verdict.judge import Policy
+from perfkit.verdict.judge import Policy, Verdict
 from tests.conftest import DATA, ROOT, all_slowed, judged, one_run, slowed, three_runs, typed, words
 
 
@@ -104,6 +104,28 @@ def test_a_figure_not_judged_inside_a_benchmark_counted_under_another_verdict_is
         ("time", "improved"), ("peak_mib", "not judged")}
     assert cmp.not_judged_within() == 1 and cmp.to_json()["not_judged_within"] == 1
     assert "(benchmarks; 1 of them also with a gating figure not judged)" in verdicts.headline(cmp)
+
+
+def test_runs_that_never_varied_give_no_mde_since_no_change_of_any_size_is_flagged():
+    """A figure whose baseline runs never varied (and no other figure lends it a prior) has an SE of 0: any
+    change is a tie, ``unknown`` (never p = 0); it printed the minimum effect as its MDE, which no change of
+    any size ever reached."""
+    cmp = compare(_runs([1.0] * 4), typed(_results({"b": [1.5] * 5})))
+    row = next(r for r in cmp.rows if r.benchmark == "b")
+    assert row.verdict.value == "unknown" and row.mde is None
+    assert verdicts.verdict_line(cmp).endswith("MDE ≤ 5% for 0 of 1 gating figures, 1 without one (no noise "
+                                               "known to weigh them, or a disturbed run holds their "
+                                               "slowdowns back)")
+
+
+def test_a_benchmark_that_gates_on_nothing_is_info_never_counted_unchanged():
+    """Declared informational, a benchmark whose time doubled was counted ``unchanged`` in the verdict line,
+    though nothing of it was judged."""
+    info = {"flops": {"gate": "none", "informational": "FLOP counting on a meta device"}}
+    runs = [_results({"flops": [1.0 + 0.01 * i] * 5, "b": [1.0 + 0.002 * i] * 5}, **info) for i in range(4)]
+    cmp = compare(from_runs(runs), typed(_results({"flops": [2.0] * 5, "b": [1.0] * 5}, **info)))
+    assert cmp.benchmark_verdicts() == {"flops": Verdict.INFO, "b": Verdict.UNCHANGED}
+    assert "1 info, 1 unchanged (benchmarks)" in verdicts.headline(cmp)
 
 
 def test_a_move_no_count_of_runs_could_decide_does_not_say_more_runs_decide():

@@ -312,6 +312,26 @@ def test_a_move_beyond_the_hosts_shift_that_no_count_of_runs_could_show_says_so(
     assert "even 20 runs of this code could not show a move this size: run it on a host like" in row.note
 
 
+def test_on_a_slower_host_a_host_bound_figure_is_flagged_at_its_printed_mde_as_often_as_on_a_steady_one():
+    """A host-bound slowdown is tested beyond the run's common host shift, with the spread that adds; its
+    MDE left that spread out, and a change of the printed MDE on a host 20% slower was flagged a quarter of
+    the time."""
+    sds = {**{f"gpu{i}": 0.01 for i in range(10)}, **{f"host{i}": 0.03 for i in range(12)}}
+    for host in (1.0, 1.2):
+        hits = 0
+        for seed in range(60):
+            rng = np.random.default_rng(seed)
+            baseline = _baseline(_draws(rng, sds, 6), within=sds)
+            noise = Noise.of(baseline)
+            draw = {n: v * (host if n.startswith("host") else 1.0) for n, v in _draws(rng, sds, 1)[0].items()}
+            null = judge(baseline, _run(draw, within=sds), noise)
+            mde = next(r.mde for r in null.rows if r.benchmark == "host0")
+            assert mde is not None
+            slowed = judge(baseline, _run(draw | {"host0": draw["host0"] * (1 + mde)}, within=sds), noise)
+            hits += next(r for r in slowed.rows if r.benchmark == "host0").verdict is Verdict.REGRESSED
+        assert hits / 60 >= 0.75, (host, hits)
+
+
 def test_kept_runs_timed_at_another_sm_clock_than_the_baseline_entry_add_nothing_to_its_noise():
     rng = np.random.default_rng(5)
     sds = {f"b{i}": 0.01 for i in range(3)}

@@ -272,7 +272,8 @@ def _mde_words(cmp: Comparison) -> str:
     if known:
         words += f", worst {fmt_mde(max(known))}"
     unknown = len(compared) - len(known)
-    return words + (f", {unknown} of unknown noise" if unknown else "")
+    return words + (f", {unknown} without one (no noise known to weigh them, or a disturbed run holds their "
+                    "slowdowns back)" if unknown else "")
 
 
 def to_read(cmp: Comparison) -> list[Row]:
@@ -351,6 +352,9 @@ def verdict_blocks(cmp: Comparison, pointers: Pointers | None = None, show_info:
             benchmarks = counts.get(verdict)
             summary = (f"{benchmarks} {verdict.value} benchmark(s), {len(rows)} figure(s)" if benchmarks
                        else f"{len(rows)} {verdict.value} figure(s)")
+            declared = len({r.benchmark for r in cmp.rows} - {r.benchmark for r in cmp.rows if r.gating})
+            if verdict is Verdict.INFO and declared and not show_info:
+                summary += f"; {declared} of the benchmarks gate on nothing (declared informational)"
             blocks.append(_folded(summary, [Table.of(_HEAD, [_row_cells(r) for r in rows])], cut))
     across = hardware_blocks(cmp) if hardware else []
     if across:
@@ -442,8 +446,9 @@ def _tighten(row: Row) -> str:
     """What would bring a weak figure's MDE to its goal (10%, or 1.5 times a wider minimum effect of its own):
     a few more runs of this code where they would, else a less noisy measurement or more baseline runs."""
     if row.mde is None:
-        return ("save a baseline from several runs (perfkit baseline save r1.json r2.json r3.json) or keep "
-                "runs (--benchmark-autosave)")
+        return ("where no noise is known, save a baseline from several runs (perfkit baseline save "
+                "r1.json r2.json r3.json) or keep runs (--benchmark-autosave); where a disturbed run held it "
+                "back, run it on a quiet host")
     goal = fmt_mde(sharp_goal(row.minimum or 0.0))
     if row.runs_to_see is not None and row.runs_to_see <= row.runs[1]:
         return f"nothing: its own minimum effect, {row.minimum:.0%}, is its floor, and it sees about that"

@@ -183,15 +183,15 @@ class Comparison:
 
     def benchmark_verdicts(self) -> dict[str, Verdict]:
         """One verdict per benchmark: the worst of its gating figures', and ``changed`` where a count or a
-        ratio that should stay put moved (``unchanged`` for one without gating figures, declared
-        informational)."""
+        ratio that should stay put moved; ``info`` for one without gating figures (declared informational:
+        shown, not judged, so never counted as unchanged)."""
         out: dict[str, Verdict] = {}
         for row in self.rows:
-            verdict = row.verdict if row.gating else (Verdict.CHANGED if row.verdict is Verdict.CHANGED
-                                                      else Verdict.UNCHANGED)
+            if not (row.gating or row.verdict is Verdict.CHANGED):
+                continue
             now = out.get(row.benchmark)
-            out[row.benchmark] = verdict if now is None else min(now, verdict, key=WORST_FIRST.index)
-        return out
+            out[row.benchmark] = row.verdict if now is None else min(now, row.verdict, key=WORST_FIRST.index)
+        return {row.benchmark: out.get(row.benchmark, Verdict.INFO) for row in self.rows}
 
     def counts(self) -> dict[Verdict, int]:
         verdicts = list(self.benchmark_verdicts().values())

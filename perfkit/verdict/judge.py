@@ -266,6 +266,15 @@ class _Evidence:
     by_runs: tuple[tuple[int, float, float], ...] = ()
     # the run's common host shift the test took out of a host-bound time (and the spread it adds), if any
     host: HostShift | None = None
+    # the run's common host shift a slowdown of this figure would be tested beyond, if any: its MDE carries
+    # the spread that adds (a change of the printed MDE is then still flagged 80% of the time)
+    slowdown_host: HostShift | None = None
+    # a disturbed run (a busy host, a hot GPU) holds back any slowdown of this figure: no MDE tonight
+    held_back: bool = False
+
+    def slowdown_se(self, se: float) -> float:
+        """``se`` (of some count of runs) as a slowdown's test weighs it: beyond the run's host shift."""
+        return self.slowdown_host.widened(se) if self.slowdown_host is not None else se
 
 
 #: The most runs of this code a weak figure's advice counts up to (a confirmation's re-runs, replicates).
@@ -394,7 +403,10 @@ def _gate(fig: FigureRuns, minimum: float, noise: FigureNoise | None, alpha: flo
     se = _standard_error(fig, noise)
     more = tuple((n, _standard_error(fig, noise, n), _df_with(noise, c, n))
                  for n in range(len(c), max(len(c), MOST_RUNS) + 1))
-    evidence = _Evidence(shift, se, noise.df, floor, more)
+    slows_with_host = host is not None and fig.better == "lower" and fig.unit == TIME_UNIT
+    held = held_back(fig.disturbances)
+    evidence = _Evidence(shift, se, noise.df, floor, more, slowdown_host=host if slows_with_host else None,
+                         held_back=held is not None)
     if se == 0:  # runs that never varied: a tie, no noise to weigh a change against (never p = 0)
         if shift == 0:
             return _Judged(_row(fig, Verdict.UNCHANGED, gating=True, evidence=evidence, alpha=alpha),
@@ -404,11 +416,10 @@ def _gate(fig: FigureRuns, minimum: float, noise: FigureNoise | None, alpha: flo
                        evidence=evidence)
     if abs(shift) <= floor:
         return _inside(fig, noise, evidence, alpha)
-    held = held_back(fig.disturbances)
     if worse > 0 and held is not None:
         return _Judged(_row(fig, Verdict.UNKNOWN, held, True, evidence, alpha), evidence=evidence)
     note = ""
-    if worse > 0 and host is not None and fig.better == "lower" and fig.unit == TIME_UNIT:
+    if worse > 0 and host is not None and slows_with_host:
         if shift - host.shift <= floor:
             return _Judged(_row(fig, Verdict.UNKNOWN, host.sentence(), True, evidence, alpha),
                            evidence=evidence)
@@ -483,8 +494,11 @@ def _corrected(judged: list[_Judged], policy: Policy, tests: int, first_look: Fi
             # at Bonferroni's level over the night, Holm's first step: the 80%-power point
             level = policy.alpha / tests
             picked = first_look.reach.get((row.benchmark, row.figure)) if first_look is not None else None
-            mde = _detectable(e.floor, e.se, e.df, level, picked)
-            runs = _runs_to_see(e, level, picked) if mde > WEAK_MDE else None
+            # none where no slowdown of any size is flagged tonight: runs that never varied (a tie, never
+            # p = 0), or a disturbed run
+            mde = None if e.se == 0 or e.held_back else _detectable(e.floor, e.slowdown_se(e.se), e.df, level,
+                                                                    picked)
+            runs = _runs_to_see(e, level, picked) if mde is not None and mde > WEAK_MDE else None
             row = dataclasses.replace(row, mde=mde, runs_to_see=runs)
         if j.p_value is not None and j.ratio:
             if not significant[id(j)]:
@@ -533,7 +547,7 @@ def _runs_to_see(evidence: _Evidence, level: float, picked: Reach | None = None)
     machines leave too little room). ``picked``: as :func:`_detectable`'s."""
     goal = sharp_goal(math.expm1(evidence.floor))
     for runs, se, df in evidence.by_runs:
-        if _detectable(evidence.floor, se, df, level, picked) <= goal:
+        if _detectable(evidence.floor, evidence.slowdown_se(se), df, level, picked) <= goal:
             return runs
     return None
 
