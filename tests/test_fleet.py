@@ -263,6 +263,32 @@ def test_a_host_kind_baseline_with_nothing_to_lend_or_unreadable_leaves_the_one_
     assert judged.against.startswith("judged against nvidia-h200-x1's alone:") and str(host) in judged.against
 
 
+def test_a_night_of_several_hardware_kinds_shares_its_alpha_among_them(tmp_path):
+    """The fleet's night fails where any hardware regressed: each judged at alpha, three kinds would falsely
+    fail about one night in seven. Each is judged at alpha over the kinds with a baseline, and says so; a
+    kind without one takes no share."""
+    (tmp_path / "baselines").mkdir()
+    run = load.load(ROOT / "tests" / "data" / "cpu-quick.json")
+    files = []
+    for kind in ("nvidia-h200-x1", "nvidia-h100-80gb-hbm3-x1", "nvidia-b200-x1"):
+        one = run.with_info(hardware_id=kind)
+        if kind != "nvidia-b200-x1":
+            baselines.save_baseline(one, tmp_path / "baselines")
+        files.append(tmp_path / f"{kind}.json")
+        baselines.write_atomically(files[-1], one)
+    judged = {j.hardware_id: j for j in night.judge_night(files, tmp_path)}
+    assert judged["nvidia-b200-x1"].comparison is None
+    for kind in ("nvidia-h200-x1", "nvidia-h100-80gb-hbm3-x1"):
+        comparison = judged[kind].comparison
+        assert comparison is not None and comparison.alpha == pytest.approx(0.025)
+    said: list[str] = []
+    night.say_verdicts([judged["nvidia-h200-x1"]], said.append)
+    assert said[0].endswith("judged at alpha 2.50% (the night's 2 hardware kinds share its false-alarm "
+                            "rate):")
+    (alone,) = night.judge_night(files[:1], tmp_path)
+    assert alone.comparison is not None and alone.comparison.alpha == pytest.approx(0.05)
+
+
 def _runs_of(path: Path, case: str):
     from perfkit.resultfile.payloads import TimeToAccuracy
 

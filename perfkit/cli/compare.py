@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import dataclasses
 import math
 from collections.abc import Sequence
 from pathlib import Path
@@ -63,15 +64,17 @@ def parse_threshold(text: str) -> float:
 
 
 def judge_files(baseline_path: Path, current_path: Path | Sequence[Path], threshold: str | None,
-                storage: Path | None = None,
-                db: str | None = None) -> tuple[ResultSet, ResultSet, Comparison]:
+                storage: Path | None = None, db: str | None = None,
+                alpha_share: int = 1) -> tuple[ResultSet, ResultSet, Comparison]:
     """Both sides read by the one loader (the baseline lends the ceilings the results did not measure, where
     it is of the same machine) and judged as the end of a run judges them: the same noise (the baselines
     folder and the kept runs of ``storage``, default pytest-benchmark's ``.benchmarks``, or of the history
     database ``db``), the same policy; across hardware, a side of several GPUs is lent the launch costs of
     the one-GPU baseline of its GPU. Several current files are that side's runs (replicates of one night),
-    as a baseline's runs are."""
+    as a baseline's runs are. ``alpha_share``: how many hardware kinds one night judges (a fleet's), each at
+    that share of the policy's alpha, so that the night's chance of any false verdict stays alpha."""
     policy = Policy.with_threshold(None if threshold is None else parse_threshold(threshold))
+    policy = dataclasses.replace(policy, alpha=policy.alpha / max(1, alpha_share))
     baseline = read(baseline_path)
     paths = [current_path] if isinstance(current_path, Path) else list(current_path)
     runs = [read(path, baseline) for path in paths]

@@ -31,6 +31,7 @@ class Judged:
     comparison: Comparison | None
     why_not: str = ""
     against: str = ""  # which baseline, where it is not simply the hardware's committed one
+    kinds: int = 1  # the hardware kinds the night judged, which share its alpha
 
 
 def by_hardware(results: Sequence[Path]) -> dict[str, list[Path]]:
@@ -49,11 +50,18 @@ def judge_night(results: Sequence[Path], checkout: Path, folder: Path | None = N
 
     Replicates of fewer GPUs than their host's ``host_gpus`` are judged against :func:`host_kind_baseline`
     where the host kind has a committed baseline; it is written to ``folder`` (``perfkit compare`` reads it
-    again)."""
+    again).
+
+    Each hardware is judged at alpha over the number of hardware kinds with a baseline (Bonferroni): the
+    fleet's night fails where any of them regressed, and at alpha each, three kinds would falsely fail
+    about one night in seven."""
     store = BaselineStore.find(checkout)
+    groups = sorted(by_hardware(results).items())
+    profiles = {hardware_id: load.load(paths[0]).profile for hardware_id, paths in groups}
+    share = sum(store.path_for(h, profiles[h]).exists() for h, _ in groups)
     judged = []
-    for hardware_id, paths in sorted(by_hardware(results).items()):
-        profile = load.load(paths[0]).profile
+    for hardware_id, paths in groups:
+        profile = profiles[hardware_id]
         baseline = store.path_for(hardware_id, profile)
         if not baseline.exists():
             save = " ".join(map(str, paths))
@@ -64,8 +72,8 @@ def judge_night(results: Sequence[Path], checkout: Path, folder: Path | None = N
             continue
         try:
             baseline, against = _against_host_kind(store, baseline, hardware_id, profile, host_gpus, folder)
-            judged.append(Judged(hardware_id, len(paths), judge_files(baseline, paths, None)[2],
-                                 against=against))
+            comparison = judge_files(baseline, paths, None, alpha_share=share)[2]
+            judged.append(Judged(hardware_id, len(paths), comparison, against=against, kinds=share))
         except PerfkitError as exc:  # the other hardware's verdicts and the pages still come
             judged.append(Judged(hardware_id, len(paths), None, f"not judged: {exc}"))
     return judged
@@ -120,7 +128,9 @@ def host_kind_baseline(one_gpu: ResultSet, host: ResultSet) -> ResultSet | None:
 
 def say_verdicts(judged: Sequence[Judged], say: Callable[[str], None] = print) -> None:
     for one in judged:
+        shared = (f", judged at alpha {one.comparison.alpha:.2%} (the night's {one.kinds} hardware kinds "
+                  "share its false-alarm rate)" if one.comparison is not None and one.kinds > 1 else "")
         say(f"perfkit fleet: {one.hardware_id}, {one.runs} result file(s) as the night's runs"
-            + (f", {one.against}" if one.against else "") + ":")
+            + (f", {one.against}" if one.against else "") + shared + ":")
         say(one.why_not if one.comparison is None
             else verdicts.render(one.comparison, "table", width=tables.terminal_width()).rstrip())
