@@ -83,12 +83,14 @@ def test_drift_between_rounds_cancels_in_the_pairs_and_too_few_pairs_stay_unknow
     assert loose.verdict is Verdict.UNKNOWN and not loose.settled
     shift, half = (math.log(1.04) + math.log(0.99)) / 2, (math.log(1.04) - math.log(0.99)) / 2  # mean, its SE
     reach = scipy.stats.t.ppf(1 - 0.05 / 2, 1) * half
-    said = "inside the minimum effect, not settled: its interval runs from {:+.1%} to {:+.1%}; more rounds " \
-           "(--rounds) settle it"
+    said = ("inside the minimum effect (-4.8% to +5.0%), not settled: its interval runs from {:+.1%} to "
+            "{:+.1%}; more rounds (--rounds) settle it")
     assert loose.note == said.format(math.expm1(shift - reach), math.expm1(shift + reach))
     assert loose.note == said.format(-0.258, 0.388)
     settled = verdicts({B: [(1.0, 1.01), (1.0, 1.011)]}, {B: 0.05}, 0.05, rounds=2, final=True)[0]
-    assert settled.verdict is Verdict.UNCHANGED and settled.settled and settled.note == ""
+    assert settled.verdict is Verdict.UNCHANGED and settled.settled
+    assert re.fullmatch(r"its interval [-+][\d.]+% to [-+][\d.]+% lies inside the minimum effect "
+                        r"\(-4\.8% to \+5\.0%\)", settled.note)
 
 
 def test_one_figure_not_significant_is_said_in_the_singular():
@@ -478,13 +480,14 @@ def test_a_slowdown_paired_on_a_busy_host_is_unknown_in_the_judges_words_and_the
     said = ("other processes kept 1.6 of its 2 CPUs busy while it ran: not judged; run it again on a "
             "quiet machine, or with PERFKIT_IGNORE_HOST_LOAD=1 where you accept that sharing")
     assert row.verdict is Verdict.UNKNOWN and row.note == said and row.p_value is None
+    assert row.mde is None  # no slowdown of any size is flagged from these pairs, as the judge says
     assert row.change == pytest.approx(0.218, abs=0.002) and not row.settled
     monkeypatch.chdir(tmp_path)  # no baselines folder or kept runs lend their noise
     assert main(["report", str(out / "head.json"), "--baseline", str(out / "base.json"), "--out",
                  str(tmp_path / "report")]) == 0
     [judged] = [r for r in json.loads((tmp_path / "report" / "verdicts.json").read_text())["rows"]
                 if r["benchmark"] == LOOP and r["gating"]]
-    assert judged["verdict"] == "unknown" and judged["note"] == said
+    assert judged["verdict"] == "unknown" and judged["note"] == said and judged["mde"] is None
     page = (tmp_path / "report" / "report.md").read_text()
     cells = re.findall(r"^\| (?:[^|]*\| )*?(regressed|unknown|unchanged|improved) \|", page, re.MULTILINE)
     assert cells == ["unknown"] * 3  # the A/B's row, the judge's row to read, its family's table

@@ -137,8 +137,8 @@ def test_rounds_run_out_with_the_interval_beyond_the_minimum_effect_is_unknown_n
     low, high = np.expm1(logs.mean() - reach), np.expm1(logs.mean() + reach)
     assert row.verdict is Verdict.UNKNOWN and not row.settled
     assert row.change == pytest.approx(0.0178, abs=1e-4)
-    assert row.note == (f"inside the minimum effect, not settled: its interval runs from {low:+.1%} to "
-                        f"{high:+.1%}; more rounds (--rounds) settle it")
+    assert row.note == (f"inside the minimum effect (-4.8% to +5.0%), not settled: its interval runs from "
+                        f"{low:+.1%} to {high:+.1%}; more rounds (--rounds) settle it")
 
 
 def test_a_settled_figure_stops_while_its_benchmarks_other_figure_runs_on():

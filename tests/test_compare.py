@@ -113,9 +113,25 @@ def test_runs_that_never_varied_give_no_mde_since_no_change_of_any_size_is_flagg
     cmp = compare(_runs([1.0] * 4), typed(_results({"b": [1.5] * 5})))
     row = next(r for r in cmp.rows if r.benchmark == "b")
     assert row.verdict.value == "unknown" and row.mde is None
-    assert verdicts.verdict_line(cmp).endswith("MDE ≤ 5% for 0 of 1 gating figures, 1 without one (no noise "
-                                               "known to weigh them, or a disturbed run holds their "
-                                               "slowdowns back)")
+    assert verdicts.verdict_line(cmp).endswith("MDE ≤ 5% for 0 of 1 gating figures, 1 without one (runs that "
+                                               "never varied)")
+    assert verdicts._tighten(row).startswith("its runs never varied: a tie")
+
+
+def test_a_figure_a_disturbed_run_holds_back_has_no_mde_and_is_told_to_run_on_a_quiet_host(monkeypatch):
+    """On a busy host a slowdown of any size is ``unknown``: such a figure printed an MDE it could not reach,
+    and was sent for more runs or a quieter measurement."""
+    monkeypatch.delenv("PERFKIT_IGNORE_HOST_LOAD", raising=False)
+    names = ["b", "c", "d"]
+    runs = [_results({n: [v * (1 + 0.001 * j)] * 5 for j, n in enumerate(names)}) for v in (1.0, 1.01, 0.99)]
+    current = _results({n: [1.3 if n == "b" else 1.0] * 5 for n in names})
+    current["benchmarks"][0]["extra_info"]["host_load"] = {"other_cpus": 1.5, "cpus": 2}
+    cmp = compare(from_runs(runs), typed(current))
+    row = next(r for r in cmp.rows if r.benchmark == "b")
+    assert row.verdict.value == "unknown" and row.mde is None
+    assert "1 without one (a disturbed run holds their slowdowns back)" in verdicts.verdict_line(cmp)
+    assert "run it again on a quiet machine" in verdicts._tighten(row)
+    assert all(r.mde is not None for r in cmp.rows if r.benchmark != "b" and r.gating)
 
 
 def test_a_benchmark_that_gates_on_nothing_is_info_never_counted_unchanged():

@@ -12,6 +12,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from perfkit import SCHEMA_VERSION
+from perfkit.render import verdicts
 from perfkit.store import baselines
 from perfkit.store.kept_noise import for_judging
 from perfkit.verdict import stats
@@ -330,6 +331,14 @@ def test_on_a_slower_host_a_host_bound_figure_is_flagged_at_its_printed_mde_as_o
             slowed = judge(baseline, _run(draw | {"host0": draw["host0"] * (1 + mde)}, within=sds), noise)
             hits += next(r for r in slowed.rows if r.benchmark == "host0").verdict is Verdict.REGRESSED
         assert hits / 60 >= 0.75, (host, hits)
+    # what keeps a weak host-bound figure so on that night is the host, which more runs do not change
+    rng = np.random.default_rng(3)
+    baseline = _baseline(_draws(rng, sds, 8), within=sds)
+    draw = {n: v * (1.25 if n.startswith("host") else 1.0) for n, v in _draws(rng, sds, 1)[0].items()}
+    cmp = judge(baseline, _run(draw, within=sds), Noise.of(baseline))
+    weak = [r for r in cmp.weak() if r.benchmark.startswith("host")]
+    assert weak and all("run it on a host like the baseline's" in verdicts._tighten(r) for r in weak)
+    assert not cmp.beyond_runs()
 
 
 def test_kept_runs_timed_at_another_sm_clock_than_the_baseline_entry_add_nothing_to_its_noise():

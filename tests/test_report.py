@@ -498,8 +498,7 @@ def test_the_verdict_line_counts_the_gating_figures_a_5_percent_change_could_mov
     rows = (row(0.03), row(0.05), row(0.12), row(None), row(None, Verdict.MISSING))
     line = verdicts.verdict_line(Comparison("hw", "hw", rows))
     assert line.endswith("; fingerprint unchanged; MDE ≤ 5% for 2 of 4 gating figures, worst 12.0%, "
-                         "1 without one (no noise known to weigh them, or a disturbed run holds their "
-                         "slowdowns back)")
+                         "1 without one (no noise known to weigh them)")
     assert verdicts.verdict_line(Comparison("hw", "hw", ())).endswith("; no gating figure compared")
 
 

@@ -6,6 +6,7 @@ from __future__ import annotations
 import json
 import math
 import textwrap
+from collections import Counter
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -17,7 +18,16 @@ from perfkit.render.document import Collapsed, Section, Table, Text, markdown_se
 from perfkit.render.speedups import ACROSS_MEANINGS, hardware_blocks, hardware_summary
 from perfkit.render.tables import fmt_change, fmt_value, text_table
 from perfkit.verdict.comparison import FEW_RUNS, ONE_MACHINE, sharp_goal
-from perfkit.verdict.judge import COUNT_MOVED, MIN_BASELINE_RUNS, MOST_RUNS, Comparison, Policy, Row, Verdict
+from perfkit.verdict.judge import (
+    COUNT_MOVED,
+    MIN_BASELINE_RUNS,
+    MOST_RUNS,
+    NEVER_VARIED,
+    Comparison,
+    Policy,
+    Row,
+    Verdict,
+)
 from perfkit.verdict.noise import TAIL_RUNS
 
 FORMATS = ("table", "markdown", "json")
@@ -45,10 +55,12 @@ def verdict_meanings(policy: Policy) -> str:
         "inside the minimum effect; unknown: neither shown (more runs decide: --perfkit-confirm), or slower "
         "while other processes kept a quarter of the CPUs busy; not judged: fewer than "
         f"{MIN_BASELINE_RUNS} baseline runs of the figure; measured differently: the two sides measured it "
-        "another way (a method version, a locked clock), shown side by side, not judged; info: a figure "
-        "derived from the time, shown not judged; changed: a count that should not move did, or a ratio "
-        "that should stay put moved significantly; MDE: the change this noise flags 80% of the time (after "
-        "--perfkit-confirm, the first run picking it and the re-runs confirming it)."
+        "another way (a method version, a locked clock), shown side by side, not judged; info: shown, not "
+        "judged: a figure derived from the one a benchmark gates on (its time, where it gates on another "
+        "figure), or a benchmark that gates on nothing (declared informational); changed: a count that "
+        "should not move did, or a ratio that should stay put moved significantly; MDE: the change this "
+        "noise flags 80% of the time (after --perfkit-confirm, the first run picking it and the re-runs "
+        "confirming it)."
     )
 
 
@@ -164,9 +176,13 @@ def _weak_words(cmp: Comparison) -> str:
     wider minimum effect already need nothing."""
     weak, beyond = cmp.weak(), cmp.beyond_runs()
     settled = [r for r in weak if r.runs_to_see is not None and r.runs_to_see <= r.runs[1]]
+    limited = [r for r in weak if r.mde_limited_by]
     parts = []
-    if runs := len(weak) - len(beyond) - len(settled):
+    if runs := len(weak) - len(beyond) - len(settled) - len(limited):
         parts.append(f"more runs (baseline, kept or --perfkit-confirm) tighten {runs}")
+    if limited:
+        parts.append(f"{len(limited)} held by tonight's run, not its noise (a disturbed run, the run's "
+                     "common host shift, runs that never varied)")
     if beyond:
         parts.append(f"{len(beyond)} need more than {FEW_RUNS} runs of this code, more baseline runs or a "
                      "less noisy measurement")
@@ -200,7 +216,7 @@ def _weak_blocks(cmp: Comparison) -> list[document.Block]:
     weak = [[r.benchmark, r.figure, fmt_mde(r.mde), _tighten(r)] for r in cmp.weak()]
     if not weak:
         return []
-    return [Text("Weak gating figures (MDE > 10%) and what would tighten them"),
+    return [Text("Weak gating figures (MDE > 10%, or none tonight) and what would tighten them"),
             Table.of(["benchmark", "figure", "MDE", "to tighten"], weak)]
 
 
@@ -271,9 +287,17 @@ def _mde_words(cmp: Comparison) -> str:
     words = f"MDE ≤ {MDE_GOAL:.0%} for {sum(m <= MDE_GOAL for m in known)} of {len(compared)} gating figures"
     if known:
         words += f", worst {fmt_mde(max(known))}"
-    unknown = len(compared) - len(known)
-    return words + (f", {unknown} without one (no noise known to weigh them, or a disturbed run holds their "
-                    "slowdowns back)" if unknown else "")
+    without = Counter(_no_mde(r) for r in compared if r.mde is None)
+    return words + "".join(f", {n} without one ({why})" for why, n in without.most_common())
+
+
+def _no_mde(row: Row) -> str:
+    """Why a gating figure has no MDE tonight, in the verdict line's few words."""
+    if row.mde_limited_by == NEVER_VARIED:
+        return "runs that never varied"
+    if row.mde_limited_by:
+        return "a disturbed run holds their slowdowns back"
+    return "no noise known to weigh them"
 
 
 def to_read(cmp: Comparison) -> list[Row]:
@@ -346,13 +370,14 @@ def verdict_blocks(cmp: Comparison, pointers: Pointers | None = None, show_info:
     if better:
         blocks.append(_folded(f"{len(better)} unknown figure(s) that moved the better way, not significantly",
                               [Table.of(_HEAD, [_row_cells(r) for r in better])], cut))
+    gated = {r.benchmark for r in cmp.rows if r.gating}
+    declared = sum(v is Verdict.INFO and name not in gated for name, v in cmp.benchmark_verdicts().items())
     for verdict in (*FOLDED, Verdict.INFO):
         rows = [r for r in cmp.rows if r.verdict is verdict and (show_info or r.gating)]
         if rows:
             benchmarks = counts.get(verdict)
             summary = (f"{benchmarks} {verdict.value} benchmark(s), {len(rows)} figure(s)" if benchmarks
                        else f"{len(rows)} {verdict.value} figure(s)")
-            declared = len({r.benchmark for r in cmp.rows} - {r.benchmark for r in cmp.rows if r.gating})
             if verdict is Verdict.INFO and declared and not show_info:
                 summary += f"; {declared} of the benchmarks gate on nothing (declared informational)"
             blocks.append(_folded(summary, [Table.of(_HEAD, [_row_cells(r) for r in rows])], cut))
@@ -361,7 +386,8 @@ def verdict_blocks(cmp: Comparison, pointers: Pointers | None = None, show_info:
         blocks.append(_folded(f"across hardware: {hardware_summary(cmp.hardware_rows)}", across, cut))
     weak = _weak_blocks(cmp)
     if weak:
-        blocks.append(_folded(f"{len(cmp.weak())} weak gating figure(s): MDE > 10%", weak, cut))
+        blocks.append(_folded(f"{len(cmp.weak())} weak gating figure(s): MDE > 10%, or none tonight", weak,
+                              cut))
     return blocks + _fingerprint_blocks(cmp) + [Text(meanings(cmp))]
 
 
@@ -445,10 +471,11 @@ def _clipped(text: str, budget: int) -> str:
 def _tighten(row: Row) -> str:
     """What would bring a weak figure's MDE to its goal (10%, or 1.5 times a wider minimum effect of its own):
     a few more runs of this code where they would, else a less noisy measurement or more baseline runs."""
+    if row.mde_limited_by:
+        return row.mde_limited_by
     if row.mde is None:
-        return ("where no noise is known, save a baseline from several runs (perfkit baseline save "
-                "r1.json r2.json r3.json) or keep runs (--benchmark-autosave); where a disturbed run held it "
-                "back, run it on a quiet host")
+        return ("no noise is known for it: save a baseline from several runs (perfkit baseline save "
+                "r1.json r2.json r3.json) or keep runs (--benchmark-autosave)")
     goal = fmt_mde(sharp_goal(row.minimum or 0.0))
     if row.runs_to_see is not None and row.runs_to_see <= row.runs[1]:
         return f"nothing: its own minimum effect, {row.minimum:.0%}, is its floor, and it sees about that"

@@ -113,7 +113,9 @@ class Row:
     p_value: float | None = None
     note: str = ""
     gating: bool = False
-    mde: float | None = None  # relative, at 80% power; None where no run-to-run noise is known
+    # relative, at 80% power; None where no slowdown of any size is flagged tonight (no run-to-run noise
+    # known, runs that never varied, a disturbed run: ``mde_limited_by`` says which of the last two)
+    mde: float | None = None
     runs: tuple[int, int] = (1, 1)
     # the change's 1 - 2·alpha interval (relative): ``unchanged`` only where it lies inside the minimum effect
     interval: tuple[float, float] | None = None
@@ -121,6 +123,9 @@ class Row:
     # a weak figure's (MDE > WEAK_MDE): how many runs of this code judged together against the same
     # baseline would bring its MDE to its goal (sharp_goal); None where no count up to 20 would
     runs_to_see: int | None = None
+    # what keeps the MDE where it is tonight that more runs of this code do not change: "" (its noise, or no
+    # noise known), else a sentence (runs that never varied, a disturbed run, the run's common host shift)
+    mde_limited_by: str = ""
 
     @property
     def beyond_minimum(self) -> bool:
@@ -218,8 +223,8 @@ class Comparison:
         return tuple(r for r in self.rows if r.gating and r.verdict not in (Verdict.NEW, Verdict.MISSING))
 
     def weak(self, limit: float = WEAK_MDE) -> tuple[Row, ...]:
-        """Gating figures whose minimum detectable effect exceeds ``limit`` (or is unknown); none across
-        hardware, where a time stands against its expected speedup, not this test."""
+        """Gating figures whose minimum detectable effect exceeds ``limit`` or that have none tonight; none
+        across hardware, where a time stands against its expected speedup, not this test."""
         if not self.same_hardware:
             return ()
         return tuple(r for r in self.compared_gating() if r.mde is None or r.mde > limit)
@@ -227,7 +232,7 @@ class Comparison:
     def beyond_runs(self) -> tuple[Row, ...]:
         """The weak figures that a few more runs of this code (up to :data:`FEW_RUNS`) do not sharpen to
         their goal (:func:`sharp_goal`): they need a less noisy measurement or more baseline runs."""
-        return tuple(r for r in self.weak() if r.mde is not None
+        return tuple(r for r in self.weak() if r.mde is not None and not r.mde_limited_by
                      and (r.runs_to_see is None or (r.runs_to_see > FEW_RUNS and r.runs_to_see > r.runs[1])))
 
     def replacing(self, other: Comparison, benchmarks: set[str]) -> Comparison:

@@ -269,8 +269,9 @@ class _Evidence:
     # the run's common host shift a slowdown of this figure would be tested beyond, if any: its MDE carries
     # the spread that adds (a change of the printed MDE is then still flagged 80% of the time)
     slowdown_host: HostShift | None = None
-    # a disturbed run (a busy host, a hot GPU) holds back any slowdown of this figure: no MDE tonight
-    held_back: bool = False
+    # why a disturbed run (a busy host, a hot GPU) holds back any slowdown of this figure, if one does: no
+    # MDE tonight
+    held_back: str | None = None
 
     def slowdown_se(self, se: float) -> float:
         """``se`` (of some count of runs) as a slowdown's test weighs it: beyond the run's host shift."""
@@ -406,7 +407,7 @@ def _gate(fig: FigureRuns, minimum: float, noise: FigureNoise | None, alpha: flo
     slows_with_host = host is not None and fig.better == "lower" and fig.unit == TIME_UNIT
     held = held_back(fig.disturbances)
     evidence = _Evidence(shift, se, noise.df, floor, more, slowdown_host=host if slows_with_host else None,
-                         held_back=held is not None)
+                         held_back=held)
     if se == 0:  # runs that never varied: a tie, no noise to weigh a change against (never p = 0)
         if shift == 0:
             return _Judged(_row(fig, Verdict.UNCHANGED, gating=True, evidence=evidence, alpha=alpha),
@@ -444,16 +445,25 @@ def held_back(disturbances: Iterable[Disturbance]) -> str | None:
 INSIDE = "inside the minimum effect"
 
 
+def effect_bounds(floor: float) -> str:
+    """The minimum effect's two ends as relative changes (``floor``: log scale, as the test reads it), so that
+    an interval printed beside them is read against the same ends: ±5% is -4.8% to +5.0%."""
+    return f"{math.expm1(-floor):+.1%} to {math.expm1(floor):+.1%}"
+
+
 def _inside(fig: FigureRuns, noise: FigureNoise, evidence: _Evidence, alpha: float) -> _Judged:
     """A change inside the minimum effect: ``unchanged`` where its whole interval is inside too (an
-    equivalence test at ``alpha``), else ``unknown`` with the interval and what would settle it."""
+    equivalence test at ``alpha``), said with that interval, else ``unknown`` with the interval and what
+    would settle it."""
     row = _row(fig, Verdict.UNCHANGED, gating=True, evidence=evidence, alpha=alpha)
-    quantile = stats.t_quantile(alpha, evidence.df)
-    if abs(evidence.shift) + quantile * evidence.se <= evidence.floor:
-        return _Judged(row, evidence=evidence)
     assert row.interval is not None  # evidence was given
     low, high = row.interval
-    note = (f"{INSIDE} ({math.expm1(evidence.floor):.0%}) but not shown to be: its interval "
+    bounds = effect_bounds(evidence.floor)
+    quantile = stats.t_quantile(alpha, evidence.df)
+    if abs(evidence.shift) + quantile * evidence.se <= evidence.floor:
+        said = f"its interval {low:+.1%} to {high:+.1%} lies inside the minimum effect ({bounds})"
+        return _Judged(dataclasses.replace(row, note=said), evidence=evidence)
+    note = (f"{INSIDE} ({bounds}) but not shown to be: its interval "
             f"runs from {low:+.1%} to {high:+.1%}; {_settles(fig, noise, evidence, quantile)}")
     return _Judged(dataclasses.replace(row, verdict=Verdict.UNKNOWN, note=note), evidence=evidence)
 
@@ -494,12 +504,13 @@ def _corrected(judged: list[_Judged], policy: Policy, tests: int, first_look: Fi
             # at Bonferroni's level over the night, Holm's first step: the 80%-power point
             level = policy.alpha / tests
             picked = first_look.reach.get((row.benchmark, row.figure)) if first_look is not None else None
+            limited = _mde_limited_by(e)
             # none where no slowdown of any size is flagged tonight: runs that never varied (a tie, never
             # p = 0), or a disturbed run
             mde = None if e.se == 0 or e.held_back else _detectable(e.floor, e.slowdown_se(e.se), e.df, level,
                                                                     picked)
             runs = _runs_to_see(e, level, picked) if mde is not None and mde > WEAK_MDE else None
-            row = dataclasses.replace(row, mde=mde, runs_to_see=runs)
+            row = dataclasses.replace(row, mde=mde, runs_to_see=runs, mde_limited_by=limited)
         if j.p_value is not None and j.ratio:
             if not significant[id(j)]:
                 row = dataclasses.replace(row, verdict=Verdict.INFO,
@@ -520,6 +531,24 @@ def _corrected(judged: list[_Judged], policy: Policy, tests: int, first_look: Fi
                                           note=f"{row.note}; {note}" if row.note else note)
         rows.append(row)
     return rows
+
+
+#: Why a figure whose runs never varied has no MDE (:func:`_mde_limited_by`).
+NEVER_VARIED = "its runs never varied: a tie, no change of any size is flagged until runs that vary decide"
+
+
+def _mde_limited_by(evidence: _Evidence) -> str:
+    """What keeps a figure's MDE where it is tonight that more runs of this code do not change (the row's
+    ``mde_limited_by``): runs that never varied, a disturbed run, or the run's common host shift (its spread
+    widens every host-bound slowdown's test); "" where it is the figure's noise."""
+    if evidence.se == 0:
+        return NEVER_VARIED
+    if evidence.held_back:
+        return evidence.held_back
+    if evidence.slowdown_host is not None:
+        return (f"the run's common host shift ({math.expm1(evidence.slowdown_host.shift):+.0%}) widens its "
+                "test: run it on a host like the baseline's")
+    return ""
 
 
 def _detectable(floor: float, se: float, df: float, level: float, picked: Reach | None = None) -> float:

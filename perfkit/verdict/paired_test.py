@@ -35,7 +35,7 @@ from dataclasses import dataclass
 
 from perfkit.resultfile.figures import TIME
 from perfkit.verdict import stats
-from perfkit.verdict.judge import Verdict, counted
+from perfkit.verdict.judge import Verdict, counted, effect_bounds
 
 #: Fewer pairs give no spread to test against (two give one degree of freedom).
 MIN_PAIRS = 2
@@ -170,18 +170,21 @@ def _row(t: _Tested, p_value: float | None, significant: bool, tests: int, final
         return PairedRow(benchmark, t.pairs, change, Verdict.UNKNOWN, t.minimum, 1.0,
                          note=f"needs {more}: the pairs did not vary (each {change:+.1%})", figure=figure)
     level = t.level / tests
+    if held is not None:  # not tested: more pairs may still bring it inside its minimum effect; no slowdown
+        # of any size is flagged from these pairs, so no MDE (as the nightly's judge says)
+        return PairedRow(benchmark, t.pairs, change, Verdict.UNKNOWN, t.minimum, note=held, figure=figure)
     mde = stats.detectable_at_power(t.floor, t.se, t.df, level, POWER)
-    if held is not None:  # not tested: more pairs may still bring it inside its minimum effect
-        return PairedRow(benchmark, t.pairs, change, Verdict.UNKNOWN, t.minimum, mde=mde, note=held,
-                         figure=figure)
     if significant:
         verdict = Verdict.REGRESSED if t.worse else Verdict.IMPROVED
         return PairedRow(benchmark, t.pairs, change, verdict, t.minimum, p_value, mde, True, figure=figure)
     reach = stats.t_quantile(level / 2, t.df) * t.se
+    bounds = effect_bounds(t.floor)
     if abs(t.shift) + reach <= t.floor:
+        said = (f"its interval {_end(t.shift - reach)} to {_end(t.shift + reach)} lies inside the minimum "
+                f"effect ({bounds})")
         return PairedRow(benchmark, t.pairs, change, Verdict.UNCHANGED, t.minimum, mde=mde, settled=True,
-                         figure=figure)
-    why = ("inside the minimum effect" if p_value is None else
+                         note=said, figure=figure)
+    why = (f"inside the minimum effect ({bounds})" if p_value is None else
            f"beyond the minimum effect but not significant after correcting for {counted(tests, 'figure')} "
            f"and the looks (p={p_value:.2g})")
     note = (f"{why}, not settled: its interval runs from {_end(t.shift - reach)} to {_end(t.shift + reach)}; "
