@@ -42,8 +42,10 @@ def family(device: str, name: str | None, at_hand: Sequence[Path] | None, worklo
     lenders = lenders_for(*measured, *([target] if target is not None else []))
     if not measured:
         of = f" of the {target.profile} profile" if target is not None else ""
-        raise UsageError(f"no results{of} at hand to predict from: pass --from RESULTS.json (a device "
-                         f"measured{', the same profile' if of else ''})")
+        looked = "" if at_hand else (f" (no one-GPU baseline in "
+                                     f"{baselines.BaselineStore.find(Path.cwd()).directory})")
+        raise UsageError(f"no results{of} at hand to predict from{looked}: run it in a perfkit checkout, or "
+                         f"pass --from RESULTS.json (a device measured{', the same profile' if of else ''})")
     reference = max(measured, key=lambda r: sum(_in(b.fullname, name) for b in r.benchmarks))
     names = [b.fullname for b in reference.benchmarks if _in(b.fullname, name)]
     if not names:

@@ -34,6 +34,8 @@ def test_an_importable_factory_builds_a_model():
     ("tests.no_such_module:f", "cannot import model factory"),
     ("tests.test_models:missing", "cannot import model factory"),
     ("tests.test_models:not_a_model", "returned a str, not a torch.nn.Module"),
+    ("./models:f", "cannot import model factory './models:f': .*give it as package.module:function"),
+    ("torch.nn:Linear", r"calling torch.nn:Linear\(\) failed: .*called with no arguments"),
 ])
 def test_bad_factories_are_clear_errors(spec, match):
     with pytest.raises(UsageError, match=match):

@@ -50,8 +50,8 @@ def read_json(path: str | os.PathLike[str]) -> dict[str, Any]:
         parsed = json.loads(text)
     except json.JSONDecodeError as exc:
         raise BaselineError(
-            f"{path}: not valid JSON (line {exc.lineno}: {exc.msg}); restore it from git or re-run "
-            "the benchmarks"
+            f"{path}: not valid JSON ({exc.msg} line {exc.lineno}, column {exc.colno}: cut short or edited); "
+            "re-run the benchmarks that wrote it, or, a committed baseline, restore it from git"
         ) from None
     if not isinstance(parsed, dict):
         raise BaselineError(f"{path}: not a pytest-benchmark JSON (no 'benchmarks' list)")

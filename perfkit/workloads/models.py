@@ -86,9 +86,14 @@ def _from_factory(spec: str) -> nn.Module:
     module_name, _, attr = spec.partition(":")
     try:
         factory = getattr(importlib.import_module(module_name), attr)
-    except (ImportError, AttributeError) as exc:
-        raise UsageError(f"cannot import model factory {spec!r}: {exc}") from None
-    model = factory()
+    except (ImportError, AttributeError, TypeError) as exc:  # TypeError: a relative name such as ./models
+        raise UsageError(f"cannot import model factory {spec!r}: {exc}; give it as package.module:function, "
+                         "importable from this directory") from None
+    try:
+        model = factory()
+    except TypeError as exc:
+        raise UsageError(f"calling {spec}() failed: {exc}; a model factory is called with no arguments "
+                         "(wrap a class that needs some in a function)") from None
     if not isinstance(model, nn.Module):
         raise UsageError(f"{spec} returned a {type(model).__name__}, not a torch.nn.Module")
     return model
