@@ -75,9 +75,11 @@ def stale(reference: str, path: str, ids: set[str]) -> list[tuple[BenchmarkEntry
         reasons = [f"{f} ({n} of {wanted} runs)" for f, n in held.items() if n < wanted]
         reasons += [f"{f} (method {bench.method(f)}, today {now})" for f in gates
                     if held[f] >= wanted and bench.method(f) < (now := _newest_version(bench.fullname, f))]
-        machines = {o.machine for o in origins.get(bench.fullname, ()) if o.machine}
-        if nightly and gates and len(machines) < NIGHTLY_MACHINES:
-            reasons.append(f"runs from {len(machines)} known machine(s) of {NIGHTLY_MACHINES}")
+        runs_of, positions = origins.get(bench.fullname, ()), baseline.figure_positions(bench)
+        machines = min((len({runs_of[i].machine for i in positions.get(f, ()) if 0 <= i < len(runs_of)
+                             and runs_of[i].machine}) for f in gates), default=0)
+        if nightly and gates and machines < NIGHTLY_MACHINES:
+            reasons.append(f"a gate's runs from {machines} known machine(s) of {NIGHTLY_MACHINES}")
         if reasons:
             out.append((bench, reasons))
     return out
