@@ -321,6 +321,12 @@ def test_new_and_missing_benchmarks():
     # each says how many runs its one side holds (a baseline of three runs, a run of one), none on the other
     cmp = compare(_runs([1.0, 1.01, 0.99], name="old"), _results({"new": data}))
     assert {r.benchmark: r.runs for r in cmp.rows} == {"old": (3, 0), "new": (0, 1)}
+    # the terminal lists the baseline's benchmarks a run left out (a -k selection) after those it ran
+    selected = compare(_results({"a": data, "b": data, "c": data}), _results({"c": data}))
+    table = verdicts.render(selected, "table").splitlines()
+    words_first = [line.split()[0] for line in table if line.strip()]
+    listed = [w for w in words_first if w in ("missing", "unchanged", "unknown", "not")]
+    assert len(listed) == 3 and listed[-2:] == ["missing", "missing"] and listed[0] != "missing"
 
 
 def test_per_benchmark_tolerance_override():

@@ -243,7 +243,10 @@ def explained_blocks(whys: Sequence[Why], limit: int = 5, charts: Mapping[str, P
 def _terminal_blocks(cmp: Comparison, show_unchanged: bool) -> list[document.Block]:
     """The terminal's comparison: the headline, the verdict table, why the flagged benchmarks moved, the
     across-hardware table, fingerprint differences and the weak figures."""
-    rows = [_row_cells(r) for r in cmp.rows if show_unchanged or r.verdict not in _QUIET]
+    # the baseline's benchmarks this run did not hold (a -k selection, the weekly ones) after those it did
+    shown = sorted((r for r in cmp.rows if show_unchanged or r.verdict not in _QUIET),
+                   key=lambda r: r.verdict is Verdict.MISSING)
+    rows = [_row_cells(r) for r in shown]
     verdicts = [] if cmp.not_judged else [Table.of(_HEAD, rows)]
     blocks: list[document.Block] = [Text(headline(cmp)), *verdicts, *explained_blocks(cmp.why),
                                     *hardware_blocks(cmp)]
