@@ -189,6 +189,9 @@ def test_a_sparkline_breaks_where_a_new_method_of_measuring_its_figure_begins():
     assert svg.count("<polyline") == 2 and 'stroke="#888888"' in svg and 'stroke="#d62728"' in svg
     assert document.spark_text(trend) == "▆█¦▁▁▁"
     assert document.spark_svg(document.Spark((1.0, 2.0), "t")).count("<polyline") == 1
+    # runs 0.3% apart draw nearly flat (they drew from the floor to the top), a 10% step still full height
+    assert set(document.spark_text(document.Spark((1.000, 1.002, 0.999, 1.001), "t"))) <= set("▄▅")
+    assert document.spark_text(document.Spark((1.0, 1.0, 1.1), "t")) == "▁▁█"
 
 
 def test_markdown_and_html_are_rendered_from_the_same_sections(tmp_path):

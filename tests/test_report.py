@@ -462,9 +462,9 @@ def test_with_kept_runs_each_row_shows_its_trend_and_links_its_chart_without_non
     # each row's sparkline links to its own figure's chart (the time's, or an unsettled row's kernel_s)
     assert all(re.search(r" \| \[[▁▂▃▄▅▆▇█]{5}\]\(#[a-z_]+-of-", line) for line in _rows_table(text))
     section = text.split("\n## test_layers\n")[1].split("\n## ")[0]
-    # five kept runs, each 2% slower than the last: a rising trend
+    # five kept runs, each 2% slower than the last: a rising trend (8% in all, drawn on a 10% span at least)
     spark = re.search(r"\| test_layer\[conv-forward\] \| regressed \|.* \| ([▁▂▃▄▅▆▇█]{5}) \|", section)
-    assert spark and spark[1][0] == "▁" and spark[1][-1] == "█" and list(spark[1]) == sorted(spark[1])
+    assert spark and spark[1][0] in "▁▂" and spark[1][-1] in "▇█" and list(spark[1]) == sorted(spark[1])
     plain = (injected_reports.plain / "report.html").read_text()
     plain_text = (injected_reports.plain / "report.md").read_text()
     assert "<svg" not in plain and "trend" not in plain_text and not re.search("[▁▂▃▄▅▆▇█]", plain_text)

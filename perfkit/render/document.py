@@ -110,9 +110,17 @@ def anchor(title: str) -> str:
     return re.sub(r"[^\w\- ]", "", title.lower()).replace(" ", "-")
 
 
+#: A sparkline's height spans at least this share of its values' middle (twice the 5% minimum effect a
+#: figure is judged by), so runs 0.2% apart draw nearly flat, not as a cliff from the floor to the top.
+SPARK_MIN_SPAN = 0.10
+
+
 def _scaled(values: Sequence[float]) -> list[float]:
-    """Each value's place between the smallest and the largest, 0 to 1 (all 0.5 when they are equal)."""
+    """Each value's place between the smallest and the largest, 0 to 1, the two widened about their middle
+    to SPARK_MIN_SPAN of it where they lie closer (all 0.5 when they are equal)."""
     low, high = min(values), max(values)
+    pad = max(0.0, SPARK_MIN_SPAN * abs(low + high) / 2 - (high - low)) / 2
+    low, high = low - pad, high + pad
     return [0.5 if high == low else (v - low) / (high - low) for v in values]
 
 
