@@ -17,20 +17,20 @@ import statistics
 from collections import Counter, defaultdict
 
 from perfkit.resultfile import load
-from perfkit.resultfile.model import ResultSet
+from perfkit.resultfile.model import BenchmarkEntry, Figures, ResultSet, RunOrigin
 
 
-def machine_logs(baseline: ResultSet, name: str, figure: str) -> dict[str, list[float]]:
-    """The log values of ``figure`` of benchmark ``name``, grouped by the machine each run came from (runs of
-    an unknown machine left out)."""
-    entry = next(b for b in baseline.benchmarks if b.fullname == name)
-    values = baseline.runs()[name].get(figure, [])
+def machine_logs(baseline: ResultSet, entry: BenchmarkEntry, figure: str, runs: dict[str, Figures],
+                 origins: dict[str, tuple[RunOrigin, ...]]) -> dict[str, list[float]]:
+    """The log values of ``entry``'s ``figure`` (``runs`` and ``origins``: the baseline's, read once),
+    grouped by the machine each run came from (runs of an unknown machine left out)."""
+    values = runs[entry.fullname].get(figure, [])
     positions = baseline.figure_positions(entry).get(figure, ())
-    origins = baseline.origins().get(name, ())
+    placed = origins.get(entry.fullname, ())
     grouped: dict[str, list[float]] = defaultdict(list)
     for value, at in zip(values, positions):
-        if value > 0 and 0 <= at < len(origins) and origins[at].machine:
-            grouped[origins[at].machine].append(math.log(value))
+        if value > 0 and 0 <= at < len(placed) and placed[at].machine:
+            grouped[placed[at].machine].append(math.log(value))
     return grouped
 
 
@@ -41,10 +41,11 @@ def main() -> None:
                         help="figures with runs of fewer machines are left out (default 4)")
     args = parser.parse_args()
     baseline = load.load(args.baseline)
+    runs, origins = baseline.runs(), baseline.origins()
     rows, fastest = [], Counter[str]()
     for entry in baseline.benchmarks:
         for figure in sorted(entry.gating_figures()) if entry.context.gpu_bound else ():
-            grouped = machine_logs(baseline, entry.fullname, figure)
+            grouped = machine_logs(baseline, entry, figure, runs, origins)
             if len(grouped) < args.machines:
                 continue
             means = {m: statistics.fmean(logs) for m, logs in grouped.items()}

@@ -23,7 +23,7 @@ import sys
 from collections.abc import Sequence
 
 from perfkit.resultfile import figures, load
-from perfkit.resultfile.model import BenchmarkEntry
+from perfkit.resultfile.model import BenchmarkEntry, ResultSet
 
 
 def nightly_ids(gpus: int = 1) -> set[str]:
@@ -58,13 +58,12 @@ def _ddp_nightly(gpus: int) -> set[str]:
 NIGHTLY_RUNS, NIGHTLY_MACHINES, WEEKLY_RUNS = 5, 2, 3
 
 
-def stale(reference: str, path: str, ids: set[str]) -> list[tuple[BenchmarkEntry, list[str]]]:
-    """Per entry of the baseline at ``path`` that gates (``ids``: the nightly ones, the others weekly), what
+def stale(today: dict[str, set[str]], baseline: ResultSet,
+          ids: set[str]) -> list[tuple[BenchmarkEntry, list[str]]]:
+    """Per entry of ``baseline`` that gates (``ids``: the nightly ones, the others weekly), what
     it lacks: today's gates it holds fewer runs of than part 6 asks (NIGHTLY_RUNS, WEEKLY_RUNS), too few
     machines behind a nightly entry, or a gate measured by an older method than today's (entries the
-    reference does not hold are read by their own gates)."""
-    today = {b.fullname: b.gating_figures() for b in load.load(reference).benchmarks}
-    baseline = load.load(path)
+    reference does not hold are read by their own gates; ``today``: the reference's gates per benchmark)."""
     runs, origins = baseline.runs(), baseline.origins()
     out = []
     for bench in baseline.benchmarks:
@@ -94,13 +93,15 @@ def _newest_version(benchmark: str, figure: str) -> int:
 def main(argv: Sequence[str]) -> None:
     only_ids = "--ids" in argv
     reference, *paths = [a for a in argv if a != "--ids"]
+    today = {b.fullname: b.gating_figures() for b in load.load(reference).benchmarks}
     for path in paths:
-        ids = nightly_ids(load.load(path).info.fingerprint.gpu_count or 1)
-        entries = stale(reference, path, ids)
+        baseline = load.load(path)
+        ids = nightly_ids(baseline.info.fingerprint.gpu_count or 1)
+        entries = stale(today, baseline, ids)
         if only_ids:
             print("\n".join(bench.fullname for bench, _ in entries))
             continue
-        gating = [b for b in load.load(path).benchmarks if b.gating_figures()]
+        gating = [b for b in baseline.benchmarks if b.gating_figures()]
         wants = {"nightly": f"{NIGHTLY_RUNS} runs of today's gates from {NIGHTLY_MACHINES} machines",
                  "weekly": f"{WEEKLY_RUNS} runs of today's gates"}
         for selection, wanted in wants.items():

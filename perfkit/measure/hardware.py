@@ -47,14 +47,8 @@ def cpu_signature(cpuinfo: str | None = None) -> str | None:
     A cloud VM often names its CPU only "AMD EPYC", so two hosts of different generations share the
     model name and the hardware id; the signature tells them apart beside a verdict. None elsewhere.
     """
-    if cpuinfo is None:
-        try:
-            with open("/proc/cpuinfo", encoding="utf-8") as fh:
-                cpuinfo = fh.read()
-        except OSError:
-            return None
     fields: dict[str, str] = {}
-    for line in cpuinfo.splitlines():
+    for line in (_read("/proc/cpuinfo") if cpuinfo is None else cpuinfo).splitlines():
         key, sep, value = line.partition(":")
         if not sep:
             if fields:
@@ -68,13 +62,9 @@ def cpu_signature(cpuinfo: str | None = None) -> str | None:
 
 def cpu_model() -> str:
     """The CPU's marketing name from /proc/cpuinfo (Linux), else what platform knows."""
-    try:
-        with open("/proc/cpuinfo", encoding="utf-8") as fh:
-            for line in fh:
-                if line.lower().startswith("model name"):
-                    return line.split(":", 1)[1].strip()
-    except OSError:
-        pass
+    for line in _read("/proc/cpuinfo").splitlines():
+        if line.lower().startswith("model name"):
+            return line.split(":", 1)[1].strip()
     return platform.processor() or platform.machine()
 
 
