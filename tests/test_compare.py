@@ -103,7 +103,8 @@ def test_a_figure_not_judged_inside_a_benchmark_counted_under_another_verdict_is
     assert {(r.figure, r.verdict.value) for r in cmp.rows if r.benchmark == "b"} == {
         ("time", "improved"), ("peak_mib", "not judged")}
     assert cmp.not_judged_within() == 1 and cmp.to_json()["not_judged_within"] == 1
-    assert "(benchmarks; 1 of them also with a gating figure not judged)" in verdicts.headline(cmp)
+    assert "of 2 benchmarks, 1 improved, 1 unchanged; 1 of them also with a gating figure not judged" in (
+        verdicts.headline(cmp))
 
 
 def test_runs_that_never_varied_give_no_mde_since_no_change_of_any_size_is_flagged():
@@ -141,7 +142,7 @@ def test_a_benchmark_that_gates_on_nothing_is_info_never_counted_unchanged():
     runs = [_results({"flops": [1.0 + 0.01 * i] * 5, "b": [1.0 + 0.002 * i] * 5}, **info) for i in range(4)]
     cmp = compare(from_runs(runs), typed(_results({"flops": [2.0] * 5, "b": [1.0] * 5}, **info)))
     assert cmp.benchmark_verdicts() == {"flops": Verdict.INFO, "b": Verdict.UNCHANGED}
-    assert "1 info, 1 unchanged (benchmarks)" in verdicts.headline(cmp)
+    assert "of 2 benchmarks, 1 info, 1 unchanged;" in verdicts.headline(cmp)
 
 
 def test_a_move_no_count_of_runs_could_decide_does_not_say_more_runs_decide():

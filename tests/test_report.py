@@ -749,9 +749,10 @@ def test_the_headline_says_how_many_unknowns_only_got_better():
     # faster, higher_rate; a figure without a change, or one that did not move (a baseline compared with
     # itself read "36 unknown (36 of them better)"), is not called better
     assert cmp.unknown_better() == 2
-    assert "6 unknown (2 of them better)" in verdicts.headline(cmp)
+    # one phrase, the noun said once: it read "6 unknown (2 of them better) (benchmarks)"
+    assert verdicts.headline(cmp) == "same hardware (gpu-x1): of 6 benchmarks, 6 unknown (2 of them better)"
     worse_only = Comparison("gpu-x1", "gpu-x1", (row("slower", 0.2),))
-    assert "1 unknown (benchmarks)" in verdicts.headline(worse_only)
+    assert verdicts.headline(worse_only) == "same hardware (gpu-x1): of 1 benchmark, 1 unknown"
 
 
 def test_the_legend_says_the_minimum_effects_and_alpha_the_comparison_was_judged_by():

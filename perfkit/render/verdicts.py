@@ -27,6 +27,7 @@ from perfkit.verdict.judge import (
     Policy,
     Row,
     Verdict,
+    counted,
 )
 from perfkit.verdict.noise import TAIL_RUNS
 
@@ -109,16 +110,24 @@ def headline(cmp: Comparison) -> str:
     if cmp.not_judged:
         return (f"DIFFERENT machine under one hardware id ({cmp.current_id}: {cmp.not_judged}): not judged; "
                 f"{len(cmp.hardware_rows)} benchmark(s) compared as across hardware{geo}")
-    better = cmp.unknown_better()
-    counts = ", ".join(f"{n} {v.value}" + (f" ({better} of them better)" if v is Verdict.UNKNOWN and better
-                                           else "")
-                       for v, n in cmp.counts().items()) or "nothing to compare"
-    within = cmp.not_judged_within()
-    counts += (f" (benchmarks; {within} of them also with a gating figure not judged)" if within
-               else " (benchmarks)")
+    counts = _counts_words(cmp)
     hw = (f"same hardware ({cmp.current_id})" if cmp.same_hardware
           else f"DIFFERENT hardware: baseline {cmp.baseline_id}, current {cmp.current_id}")
     return f"{hw}: {counts}{geo}"
+
+
+def _counts_words(cmp: Comparison) -> str:
+    """The benchmarks' counts by verdict as one phrase, "of 8 benchmarks, 6 unknown (2 of them better), 2
+    unchanged": the noun said once up front, so no count carries a second bracket after its own."""
+    counts = cmp.counts()
+    if not counts:
+        return "nothing to compare"
+    better = cmp.unknown_better()
+    words = ", ".join(f"{n} {v.value}" + (f" ({better} of them better)" if v is Verdict.UNKNOWN and better
+                                          else "") for v, n in counts.items())
+    within = cmp.not_judged_within()
+    also = f"; {within} of them also with a gating figure not judged" if within else ""
+    return f"of {counted(sum(counts.values()), 'benchmark')}, {words}{also}"
 
 
 def summary_lines(cmp: Comparison, baseline_name: str, limit: int = 40,
