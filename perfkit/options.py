@@ -21,6 +21,9 @@ DEFAULT_TIMEOUT_S = 1800.0
 #: Most confirmation re-runs: each is a fresh process of every flagged benchmark (the nightly uses 3), and
 #: beyond a few dozen more runs no longer change a verdict, only the night's length.
 MAX_CONFIRM = 100
+#: The options that name a file a run writes (its results, its verdict): a command the run's end suggests
+#: leaves them out, else following it verbatim writes over this run's own files.
+WRITES_FILE = ("--benchmark-json", "--perfkit-summary")
 
 
 @dataclass(frozen=True)
@@ -103,3 +106,15 @@ class RunOptions:
     def rerun_timeout_s(self, benchmarks: int) -> float | None:
         """How long the re-runs of ``benchmarks`` flagged benchmarks may take, each time."""
         return self.timeout_s * benchmarks + 300 if self.timeout_s > 0 else None
+
+    def command_again(self) -> list[str]:
+        """pytest's arguments as given, less each option naming a file this run wrote (:data:`WRITES_FILE`,
+        as ``--option=FILE`` or ``--option FILE``): a command suggested to run next must not replace them."""
+        kept: list[str] = []
+        args = iter(self.command)
+        for arg in args:
+            if arg in WRITES_FILE:
+                next(args, None)  # its FILE
+            elif arg.split("=", 1)[0] not in WRITES_FILE:
+                kept.append(arg)
+        return kept

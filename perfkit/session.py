@@ -471,7 +471,7 @@ class Session:
                    f"({self.comparison.not_judged})"
                    + ("" if ratio is None else f", and this run was {verdicts.how_much(ratio)} than it"))
         busy = results.busy_host()
-        command = shlex.join(["pytest", *(self.options.command or ("benches/",)),
+        command = shlex.join(["pytest", *(self.options.command_again() or ("benches/",)),
                               f"--perfkit-save-baseline={LOCAL_SAVE}"])
         return (f"perfkit: no verdicts: {why}{'; ' + busy if busy else ''}. To judge later runs against this "
                 f"machine, run `{command}` once{' on a quiet host' if busy else ''}: it saves this run and "

@@ -310,8 +310,10 @@ def test_a_first_run_ends_with_the_line_that_gets_verdicts_and_the_next_run_is_j
     command = shlex.split(said.split("`")[1])  # what the line says to run, run as it says
     assert command[0] == "pytest" and command[-1] == "--perfkit-save-baseline=local"
 
+    results = (pytester.path / "results.json").read_bytes()
     saving = pytester.runpytest(*command[1:])  # this run and two more in fresh processes
     assert saving.ret == pytest.ExitCode.OK
+    assert (pytester.path / "results.json").read_bytes() == results  # the first run's, not written over
     (own,) = (pytester.path / ".perfkit" / "baselines").glob("cpu-*-quick.json")
     saving.stdout.fnmatch_lines([f"*saved this machine's own baseline {own} (3 run(s)*"])
     (runs,) = json.loads(own.read_text())["machine_info"]["perfkit"]["runs"].values()

@@ -72,6 +72,18 @@ def test_auto_compares_with_the_stored_baseline_of_this_hardware(settings, store
     )
 
 
+def test_the_command_for_verdicts_writes_none_of_the_runs_own_files(settings, store, cpu_results):
+    """The end's command repeated the run's arguments, ``--benchmark-json`` with them: followed verbatim, it
+    wrote over the results it was printed beside. It saves a baseline (.perfkit/baselines/), no other file."""
+    session = _session(settings, store, command=("benches/", "--benchmark-json", "results.json", "-k", "mm",
+                                                 "--perfkit-summary=summary.md"))
+    session.finish(typed(cpu_results))
+    assert "run `pytest benches/ -k mm --perfkit-save-baseline=local` once" in session.hint
+    bare = _session(settings, store, command=("--benchmark-json=results.json",))
+    bare.finish(typed(cpu_results))
+    assert "run `pytest benches/ --perfkit-save-baseline=local` once" in bare.hint
+
+
 def test_none_loads_nothing_and_says_nothing(settings, store, cpu_results):
     _stored(store, cpu_results)
     session = _session(settings, store, baseline="none")
@@ -535,7 +547,7 @@ def test_another_cpu_under_the_id_ends_with_how_much_slower_how_busy_and_the_com
         "(cpu_signature family 26 model 2 -> family 25 model 1), and this run was "
         f"{slower[1]}x slower than it; 40 of its 40 benchmarks ran while other processes kept up to 1.6 of 2 "
         "CPUs busy. To judge later runs "
-        "against this machine, run `pytest benches/ --benchmark-json=results.json "
+        "against this machine, run `pytest benches/ "
         "--perfkit-save-baseline=local` once on a quiet host: it saves this run and 2 re-runs in fresh "
         "processes as this machine's own baseline in .perfkit/baselines/ (not committed)")
     assert f"(the current run {slower[1]}x slower)" in session.summary_lines()[0]  # the ceilings kept theirs
