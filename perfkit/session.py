@@ -329,12 +329,15 @@ class Session:
 
     def budget_line(self) -> str | None:
         """One line naming the bench families of a quick run that took longer than perfkit.quick_budget
-        allows on a quiet 2-core CPU (none in the full profile, whose sizes are the course's)."""
+        allows on a quiet 2-core CPU (none in the full profile, whose sizes are the course's); on a host the
+        run found busy (ResultSet.busy_host, as the summary's other lines), the likely reason, said so."""
         over = quick_budget.over_budget(self.bench_seconds) if self.settings.profile.name == "quick" else []
         if not over:
             return None
-        return (f"perfkit: over the quick profile's budget for a quiet 2-core CPU: {', '.join(over)}; "
-                "a busy host or a slower CPU stretches every family, a size that grew needs its budget")
+        busy = self.last_derived.busy_host() if self.last_derived is not None else ""
+        why = (f"the busy host is the likely reason ({busy})" if busy
+               else "a busy host or a slower CPU stretches every family, a size that grew needs its budget")
+        return f"perfkit: over the quick profile's budget for a quiet 2-core CPU: {', '.join(over)}; {why}"
 
     def weekly_skipped(self, markexpr: str) -> bool:
         """Whether benchmarks marked ``weekly`` stay out of this run: the nightly selection is the default

@@ -2,6 +2,8 @@
 quick run that overruns a budget says so. Structural: nothing here times anything."""
 from __future__ import annotations
 
+from pathlib import Path
+
 import pytest
 import torch
 
@@ -81,14 +83,18 @@ def test_an_overrun_is_named_with_its_budget_longest_first(monkeypatch):
         f"test_layers just over its budget of {layers:g} s", "test_new 0.3 s (no budget)"]
 
 
-@pytest.mark.parametrize("profile", ["quick", "full"])
-def test_a_quick_run_over_a_bench_familys_budget_says_so_in_one_line(tmp_path, profile):
+def _session(tmp_path: Path, profile: str) -> Session:
     fingerprint = Fingerprint(hardware_id="cpu-test", device="cpu", gpu_name=None, gpu_count=0,
                               gpu_memory_gib=None, compute_capability=None, datasheet_key=None, driver=None,
                               cuda=None, cudnn=None, torch="2", torchvision=None, numba=None, numba_cuda=None,
                               python="3.11", cpu_model="test", cpu_count=usable_cpus())
-    session = Session(Settings(torch.device("cpu"), Profile(profile), 0, fingerprint),
-                      BaselineStore(tmp_path / "baselines"), RunOptions(baseline="none"))
+    return Session(Settings(torch.device("cpu"), Profile(profile), 0, fingerprint),
+                   BaselineStore(tmp_path / "baselines"), RunOptions(baseline="none"))
+
+
+@pytest.mark.parametrize("profile", ["quick", "full"])
+def test_a_quick_run_over_a_bench_familys_budget_says_so_in_one_line(tmp_path, profile):
+    session = _session(tmp_path, profile)
     session.add_wall_time("benches/test_batch_sweep.py::test_largest_batch", 90.0)
     session.add_wall_time("tests/test_layers.py::test_the_course_shapes", 60.0)  # a test, not the bench
     lines = [line for line in session.summary_lines() if "budget" in line]
@@ -99,3 +105,17 @@ def test_a_quick_run_over_a_bench_familys_budget_says_so_in_one_line(tmp_path, p
             "24 s); a busy host or a slower CPU stretches every family, a size that grew needs its budget")
     assert lines == [said]
 
+
+def test_a_quick_run_over_budget_on_a_host_the_summary_calls_busy_names_the_load_as_the_likely_reason(
+        tmp_path, cpu_results):
+    """On a host whose other processes kept its CPUs busy (ResultSet.busy_host, said by the summary's other
+    lines), the budget line advised as on a quiet machine: a size that grew needs its budget."""
+    for bench in cpu_results["benchmarks"]:
+        bench["extra_info"]["host_load"] = {"other_cpus": 1.5, "cpus": 2, "version": 1}
+    session = _session(tmp_path, "quick")
+    busy = session.derive(cpu_results).busy_host()
+    session.add_wall_time("benches/test_batch_sweep.py::test_largest_batch", 90.0)
+    said = ("perfkit: over the quick profile's budget for a quiet 2-core CPU: test_batch_sweep 90 s (budget "
+            f"24 s); the busy host is the likely reason ({busy})")
+    assert [line for line in session.summary_lines() if "budget" in line] == [said]
+    assert busy.endswith("ran while other processes kept up to 1.5 of 2 CPUs busy")
