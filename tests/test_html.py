@@ -16,8 +16,8 @@ from perfkit.verdict.judge import Verdict
 from tests.conftest import DATA, INJECTED, ROOT, judged, one_run, typed
 
 #: Injected into a copy of the page: records load errors and, once loaded, whether every image decoded, every
-#: inline SVG drew, which of the verdict line and the rows to read lie outside the first screen, and which
-#: parts scroll sideways.
+#: inline SVG drew, which of the verdict line and the rows to read lie outside the first screen, which parts
+#: scroll sideways, and the title's and the headings' font sizes.
 CHECK = """<script>
 window.perfkitErrors = [];
 window.addEventListener("error",
@@ -55,9 +55,14 @@ window.addEventListener("load", () => {
   const scrolled = [document.documentElement, ...document.querySelectorAll(".columns > div")]
     .filter(e => e.scrollWidth > e.clientWidth)
     .map(e => (e.querySelector("figcaption") || e).textContent.slice(0, 60));
+  // the font sizes, in pixels, of the title and of every section heading
+  const px = e => parseFloat(getComputedStyle(e).fontSize);
+  const title = document.querySelector("h1");
+  const fonts = {title: title && px(title),
+                 headings: [...document.querySelectorAll("h2, h3, h4, h5, h6")].map(px)};
   document.body.setAttribute("data-check", JSON.stringify({
     images: document.images.length, bad, errors: window.perfkitErrors, svgs: svgs.length, blank,
-    rows: rows.length, offscreen, scrolled, screen: [innerWidth, innerHeight], across: seen}));
+    rows: rows.length, offscreen, scrolled, screen: [innerWidth, innerHeight], across: seen, fonts}));
 });
 </script>"""
 #: The first screen the verdict line and the rows to read must fit: a laptop's browser window.
@@ -167,6 +172,20 @@ def test_the_h100s_longest_ids_in_rows_to_read_fit_a_1280_pixel_screen_mde_colum
     assert sum(r.verdict is Verdict.REGRESSED for r in read) == 5
     assert max(len(r.benchmark) for r in read) > 120
     assert seen["rows"] == len(read) and seen["offscreen"] == []
+
+
+@pytest.mark.slow
+def test_the_title_is_no_smaller_than_any_heading_with_a_baseline_or_without(tmp_path, cpu_results):
+    """Without a baseline the title ("perfkit report: HARDWARE") read smaller than the headings below it:
+    the style sheet's 1.1em, sized for the long verdict line a baseline's report opens with, under the
+    browser's 1.5em for a section. One size for the title in both, and no heading above it."""
+    titles = []
+    for name, comparison in (("alone", None), ("judged", judged(cpu_results, cpu_results))):
+        page = report.write_report(typed(cpu_results), tmp_path / name, comparison).with_suffix(".html")
+        fonts = _render(page.read_text(), tmp_path)["fonts"]
+        assert fonts["headings"] and fonts["title"] >= max(fonts["headings"]), (name, fonts)
+        titles.append(fonts["title"])
+    assert titles[0] == titles[1]
 
 
 def test_the_browser_check_sees_a_plot_that_does_not_decode(tmp_path):
