@@ -30,6 +30,7 @@ from perfkit.resultfile.model import (
     run_count,
 )
 from perfkit.verdict import expected, unsettled_rounds
+from perfkit.verdict.judge import counted
 
 SaveMode = Literal["new", "force", "merge", "append"]
 
@@ -150,7 +151,7 @@ def appended_said(appended: Sequence[ResultSet], held: Sequence[int]) -> str:
     runs and the benchmarks they joined, and how many runs those hold now (``held``, :func:`held_runs`: their
     noise is read from them)."""
     names = {b.fullname for run in appended for b in run.benchmarks}
-    return (f"{_plural(runs_in(appended), 'run')} appended: {_plural(len(names), 'benchmark')}, now "
+    return (f"{counted(runs_in(appended), 'run')} appended: {counted(len(names), 'benchmark')}, now "
             f"{held_said(held)}")
 
 
@@ -168,16 +169,12 @@ def held_said(held: Sequence[int]) -> str:
     differ."""
     if not held:
         return "0 runs"
-    return _plural(held[0], "run") if held[0] == held[-1] else f"{held[0]}-{held[-1]} runs each"
+    return counted(held[0], "run") if held[0] == held[-1] else f"{held[0]}-{held[-1]} runs each"
 
 
 def runs_in(files: Sequence[ResultSet]) -> int:
     """How many runs ``files`` hold: a baseline file its runs' dates, a run (or a file without dates) one."""
     return sum(max(1, len(results.dates())) for results in files)
-
-
-def _plural(count: int, noun: str) -> str:
-    return f"{count} {noun}{'' if count == 1 else 's'}"
 
 
 def unsettled_lines(source: str, left_out: Sequence[str], local: bool = False) -> list[str]:
