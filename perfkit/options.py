@@ -21,9 +21,13 @@ DEFAULT_TIMEOUT_S = 1800.0
 #: Most confirmation re-runs: each is a fresh process of every flagged benchmark (the nightly uses 3), and
 #: beyond a few dozen more runs no longer change a verdict, only the night's length.
 MAX_CONFIRM = 100
-#: The options that name a file a run writes (its results, its verdict): a command the run's end suggests
-#: leaves them out, else following it verbatim writes over this run's own files.
-WRITES_FILE = ("--benchmark-json", "--perfkit-summary")
+#: The options that name a file a run writes (its results, its verdict, its JUnit report, a stored run): a
+#: command the run's end suggests leaves them out, else following it verbatim writes over this run's own
+#: files, or stores a second run that the noise estimate then counts.
+WRITES_FILE = ("--benchmark-json", "--perfkit-summary", "--junitxml", "--junit-xml", "--benchmark-save")
+#: Options that write a file under a name they may take (the histogram's prefix) or a default one
+#: (``--benchmark-autosave``): left out with the name where one follows.
+WRITES_FILE_MAYBE_NAMED = ("--benchmark-histogram", "--benchmark-autosave")
 
 
 @dataclass(frozen=True)
@@ -109,12 +113,16 @@ class RunOptions:
 
     def command_again(self) -> list[str]:
         """pytest's arguments as given, less each option naming a file this run wrote (:data:`WRITES_FILE`,
-        as ``--option=FILE`` or ``--option FILE``): a command suggested to run next must not replace them."""
+        as ``--option=FILE`` or ``--option FILE``, and :data:`WRITES_FILE_MAYBE_NAMED`): a command suggested
+        to run next must not replace them."""
         kept: list[str] = []
-        args = iter(self.command)
-        for arg in args:
-            if arg in WRITES_FILE:
-                next(args, None)  # its FILE
-            elif arg.split("=", 1)[0] not in WRITES_FILE:
+        args = list(self.command)
+        while args:
+            arg = args.pop(0)
+            option = arg.split("=", 1)[0]
+            named = arg == WRITES_FILE_MAYBE_NAMED[0] and args and not args[0].startswith("-")
+            if arg in WRITES_FILE or named:
+                del args[:1]  # its FILE, as pytest's argparse reads it
+            elif option not in WRITES_FILE and option not in WRITES_FILE_MAYBE_NAMED:
                 kept.append(arg)
         return kept

@@ -79,6 +79,11 @@ def test_the_command_for_verdicts_writes_none_of_the_runs_own_files(settings, st
                                                  "--perfkit-summary=summary.md"))
     session.finish(typed(cpu_results))
     assert "run `pytest benches/ -k mm --perfkit-save-baseline=local` once" in session.hint
+    stored = _session(settings, store, command=("--junitxml", "j.xml", "--benchmark-autosave",
+                                                "--benchmark-save=x", "--benchmark-histogram", "h",
+                                                "benches/", "--benchmark-histogram"))
+    stored.finish(typed(cpu_results))
+    assert "run `pytest benches/ --perfkit-save-baseline=local` once" in stored.hint
     bare = _session(settings, store, command=("--benchmark-json=results.json",))
     bare.finish(typed(cpu_results))
     assert "run `pytest benches/ --perfkit-save-baseline=local` once" in bare.hint
