@@ -222,6 +222,8 @@ def test_memory_json_has_every_term_in_mib(capsys):
 
 @pytest.mark.parametrize("args, message", [
     (["memory", "resnet19", "--batch", "2"], "unknown model 'resnet19'; choose one of alexnet"),
+    (["memory", "notamodel"], "error: unknown model 'notamodel'; choose one of alexnet"),  # before --batch
+    (["memory", "resnet18"], "error: memory needs --batch N"),
     (["memory", "resnet18", "--batch", "2", "--input", "3,64"], "3 positive integers"),
     (["memory", "resnet18", "--batch", "2", "--input", "1,64,64"], "does not fit the model: layer conv1"),
 ])

@@ -50,14 +50,15 @@ def add_parser(sub: Any) -> None:
 def _model_command(sub: Any, name: str, help_text: str, func: Callable[[argparse.Namespace], int],
                    batch_required: bool = False, model_required: bool = True) -> argparse.ArgumentParser:
     """A subcommand about one model: the model, one image's shape (C,H,W), the batch and --json; the same
-    convention for every model command."""
+    convention for every model command. A required --batch is checked by the command, after the model name
+    (:func:`_batch`): argparse would ask for it before saying the model is unknown."""
     parser = sub.add_parser(name, help=help_text)
     parser.add_argument("model", nargs=None if model_required else "?",
                         help="a registered model name or package.module:function")
     parser.add_argument("--input", default="3,224,224", metavar="C,H,W",
                         help="one image's shape, channels first (default 3,224,224); the batch is --batch")
-    parser.add_argument("--batch", type=int, required=batch_required, default=None if batch_required else 1,
-                        help="images per batch" + ("" if batch_required else " (default 1)"))
+    parser.add_argument("--batch", type=int, default=None if batch_required else 1,
+                        help="images per batch" + (" (required)" if batch_required else " (default 1)"))
     parser.add_argument("--json", action="store_true", help="machine-readable output")
     parser.set_defaults(func=func)
     return parser
@@ -69,6 +70,7 @@ def _memory(args: argparse.Namespace) -> int:
     from perfkit.workloads import models  # imports torch (seconds)
     from perfkit.workloads.estimate import estimate_training_memory, measure_training_peak
 
+    models.check_name(args.model)  # the model first: an unknown one is the mistake, not a missing --batch
     estimate = estimate_training_memory(args.model, _batch(args), models.parse_shape(args.input, 3))
     measured = measure_training_peak(args.model, args.batch, estimate.input_shape) if args.measure else None
     if args.json:
@@ -128,6 +130,8 @@ def _predict(args: argparse.Namespace) -> int:
 
 
 def _batch(args: argparse.Namespace) -> int:
+    if args.batch is None:  # perfkit memory's, asked for once its model is known
+        raise UsageError(f"{args.command} needs --batch N, the images per batch to estimate for")
     if args.batch < 1:
         raise UsageError(f"--batch must be at least 1, not {args.batch}")
     return int(args.batch)

@@ -76,10 +76,16 @@ def build(name: str) -> nn.Module:
     """A model with random weights from a registered name or an importable ``module:function`` factory."""
     if ":" in name:
         return _from_factory(name)
-    if name not in MODELS:
+    check_name(name)
+    return MODELS[name]()
+
+
+def check_name(name: str) -> None:
+    """Refuse a name neither registered nor a ``module:function`` factory, listing the registered ones: the
+    mistake a command says before any other (``perfkit memory`` before asking for its --batch)."""
+    if ":" not in name and name not in MODELS:
         raise UsageError(f"unknown model {name!r}; choose one of {', '.join(sorted(MODELS))}, "
                          "or give an importable factory as package.module:function")
-    return MODELS[name]()
 
 
 def _from_factory(spec: str) -> nn.Module:
