@@ -24,6 +24,7 @@ from perfkit.resultfile.ceilings import Ceilings
 from perfkit.resultfile.figures import TIME
 from perfkit.resultfile.metrics import Method
 from perfkit.resultfile.model import ResultSet
+from perfkit.store import baselines
 from perfkit.verdict.judge import MIN_BASELINE_RUNS, Verdict, judge
 from perfkit.verdict.noise import Noise
 
@@ -137,13 +138,11 @@ def committed_files(_: dict[str, ResultSet]) -> str:
     rows = []
     for path in sorted((ROOT / "baselines").glob("*.json")):
         results = load.load(path)
-        origins = results.origins()
-        held = [len(origins.get(b.fullname, ())) or 1 for b in results.benchmarks]
-        machines = {o.machine for runs in origins.values() for o in runs if o.machine}
-        dates = sorted(o.date[:10] for runs in origins.values() for o in runs if o.date)
+        held = baselines.held_in(results)
+        dates = held.dates
         when = "-" if not dates else dates[0] if dates[0] == dates[-1] else f"{dates[0]} to {dates[-1]}"
-        rows.append([f"`{path.stem}`", str(len(results.benchmarks)), f"{min(held)}-{max(held)}",
-                     str(not_judged(results)), str(len(machines)) if machines else "-", when])
+        rows.append([f"`{path.stem}`", str(held.benchmarks), f"{held.runs[0]}-{held.runs[-1]}",
+                     str(not_judged(results)), str(held.machines or "-"), when])
     thin = f"not judged (< {MIN_BASELINE_RUNS} runs)"
     return _table(["baseline", "benchmarks", "runs each", thin, "machines", "runs dated"], rows)
 

@@ -388,6 +388,58 @@ def test_baseline_drop_takes_wildcards_keeps_brackets_literal_and_refuses_what_m
     ]
 
 
+def _run_of(raw: dict, hardware_id: str, when: str, machine: str) -> dict:
+    """``raw`` as a run of ``hardware_id`` on ``machine`` at ``when``."""
+    out = json.loads(json.dumps(raw))
+    out["datetime"] = when
+    out["machine_info"]["perfkit"]["hardware_id"] = hardware_id
+    out["machine_info"]["perfkit"]["fingerprint"]["machine"] = machine
+    return out
+
+
+def test_baseline_list_says_what_each_holds_marks_this_machines_and_why_one_cannot_be_read(
+    tmp_path, cpu_results, capsys
+):
+    from perfkit.measure import hardware
+
+    here, folder = hardware.hardware_id_here("auto"), tmp_path / "b"
+    runs = [(here, "2030-01-01", "m1"), (here, "2030-01-03", "m2"), (here, "2030-01-02", "m1"),
+            ("cpu-other-4cpu", "2030-01-01", "m3")]
+    for i, (hardware_id, day, machine) in enumerate(runs):
+        (tmp_path / f"r{i}.json").write_text(json.dumps(_run_of(cpu_results, hardware_id, f"{day}T02:00:00",
+                                                                machine)))
+    mine = [str(tmp_path / f"r{i}.json") for i in (0, 1, 2)]
+    assert cli.main(["baseline", "save", "--dir", str(folder), *mine]) == 0
+    assert cli.main(["baseline", "save", "--dir", str(folder), str(tmp_path / "r3.json")]) == 0
+    (folder / "broken.json").write_text('{"benchmarks": [')
+    capsys.readouterr()
+    assert cli.main(["baseline", "list", "--dir", str(folder)]) == 0
+    out, err = capsys.readouterr()
+    head, *rows = out.splitlines()
+    assert head == f"perfkit: 3 baseline(s) in {folder} (this machine: {here})" and err == ""
+    count = len(cpu_results["benchmarks"])
+    said = {row.split()[0]: " ".join(row.split()[1:]) for row in rows}
+    assert said == {
+        "broken": "unreadable: not valid JSON (Expecting value line 1, column 17: cut short or edited); "
+                  "re-run the benchmarks that wrote it, or, a committed baseline, restore it from git",
+        "cpu-other-4cpu-quick": f"{count} benchmarks, 1 run from 1 machine, newest run 2030-01-01",
+        f"{here}-quick": f"{count} benchmarks, 3 runs from 2 machines, newest run 2030-01-03 <- this machine"}
+
+
+def test_baseline_list_of_no_baselines_says_where_it_looked_and_how_to_save_one(tmp_path, monkeypatch,
+                                                                                capsys):
+    (tmp_path / "pyproject.toml").write_text("[project]\nname = 'x'\n")
+    monkeypatch.chdir(tmp_path)
+    assert cli.main(["baseline", "list"]) == 0
+    out = capsys.readouterr().out
+    assert f"no baselines in {tmp_path.resolve() / 'baselines'}; save one" in out
+    assert "`perfkit baseline save RUN.json`" in out
+    assert cli.main(["baseline", "list", "--local"]) == 0
+    out = capsys.readouterr().out
+    assert f"no baselines in {tmp_path.resolve() / '.perfkit' / 'baselines'}" in out
+    assert "`perfkit baseline save --local RUN.json`" in out
+
+
 def test_baseline_drop_refuses_to_empty_a_baseline_or_rewrite_a_partial_file(files, tmp_path, capsys):
     base = files[0]
     assert cli.main(["baseline", "drop", str(base), "*"]) == cli.EXIT_USAGE
@@ -497,6 +549,9 @@ def test_version_and_help_say_what_is_installed_and_what_each_option_is(capsys):
     with pytest.raises(SystemExit):
         cli.main(["--help"])
     assert "``" not in capsys.readouterr().out  # reST markup is for the docs, not a terminal
+    with pytest.raises(SystemExit):
+        cli.main(["baseline", "--help"])
+    assert "one line per baseline" in capsys.readouterr().out
 
 
 def _commands(parser: argparse.ArgumentParser) -> list[argparse.ArgumentParser]:

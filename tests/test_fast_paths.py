@@ -80,6 +80,12 @@ def test_hw_id_of_a_machine_without_a_gpu_imports_no_torch():
     assert found == {"status": 0, "heavy": []}
 
 
+@pytest.mark.skipif(not hardware.no_gpu_driver(), reason="a GPU driver is present: the id here asks torch")
+def test_baseline_list_of_a_machine_without_a_gpu_imports_no_torch():
+    found = _imported_by("baseline", "list")  # the committed baselines/
+    assert found == {"status": 0, "heavy": []}
+
+
 def test_hw_id_without_torch_is_the_fingerprints_id():
     assert hardware.hardware_id_here("cpu") == hardware.fingerprint("cpu").hardware_id
 

@@ -1,5 +1,5 @@
-"""``perfkit baseline save`` and ``perfkit baseline drop``: baselines/<hardware-id>.json made from runs, and
-benchmarks retired from one."""
+"""``perfkit baseline save``, ``drop`` and ``list``: baselines/<hardware-id>.json made from runs, benchmarks
+retired from one, and what each baseline of the folder holds."""
 from __future__ import annotations
 
 import argparse
@@ -10,12 +10,12 @@ from pathlib import Path
 from typing import Any
 
 from perfkit.cli.common import DB_HELP, kept_runs_options, read, say_skipped
-from perfkit.errors import UsageError
+from perfkit.errors import PerfkitError, UsageError
 from perfkit.resultfile import load, partial
 from perfkit.resultfile.model import PROFILES, ResultSet
 from perfkit.store import baselines, kept, kept_noise, storage_folder
 from perfkit.verdict.comparison import Verdict
-from perfkit.verdict.judge import MIN_BASELINE_RUNS, judge
+from perfkit.verdict.judge import MIN_BASELINE_RUNS, counted, judge
 
 
 def add_parser(sub: Any) -> None:
@@ -29,6 +29,10 @@ def add_parser(sub: Any) -> None:
     drop.add_argument("names", nargs="+", metavar="NAME",
                       help="a benchmark's full name as the verdict lists it, or a glob of full names")
     drop.set_defaults(func=_drop)
+    listed = base_sub.add_parser("list", help="one line per baseline: benchmarks, runs, machines, the newest "
+                                              "run's date; this machine's marked")
+    _where(listed, "list this machine's own baselines, in the project's .perfkit/baselines/")
+    listed.set_defaults(func=_list)
 
 
 def _add_save(base_sub: Any) -> None:
@@ -40,16 +44,8 @@ def _add_save(base_sub: Any) -> None:
         help="the JSON of one run, or of several runs of the same code (fresh processes): their spread "
         "sets each figure's noise band",
     )
-    where = save.add_mutually_exclusive_group()
-    where.add_argument(
-        "--dir",
-        type=Path,
-        default=None,
-        help="baseline folder (default: the project's baselines/, found from the current folder up)",
-    )
-    where.add_argument("--local", action="store_true",
-                       help="save it as this machine's own baseline, in the project's .perfkit/baselines/ "
-                            "(not committed), which later runs here are judged against before baselines/")
+    _where(save, "save it as this machine's own baseline, in the project's .perfkit/baselines/ (not "
+                 "committed), which later runs here are judged against before baselines/")
     mode = save.add_mutually_exclusive_group()
     mode.add_argument(
         "--force", action="store_const", dest="mode", const="force", help="replace an existing one"
@@ -87,9 +83,24 @@ def _add_save(base_sub: Any) -> None:
                            "there are both)")
 
 
-def _save(args: argparse.Namespace) -> int:
+def _where(parser: argparse.ArgumentParser, local_help: str) -> None:
+    """--dir or --local: the baselines folder, for save and list alike (:func:`_store`)."""
+    where = parser.add_mutually_exclusive_group()
+    where.add_argument("--dir", type=Path, default=None,
+                       help="baseline folder (default: the project's baselines/, found from the current "
+                            "folder up)")
+    where.add_argument("--local", action="store_true", help=local_help)
+
+
+def _store(args: argparse.Namespace) -> baselines.BaselineStore:
+    """The folder --dir names, else the project's baselines/ found from the current folder up; with --local,
+    this machine's own beside it: where save writes is where list reads."""
     store = baselines.BaselineStore(args.dir) if args.dir else baselines.BaselineStore.find(Path.cwd())
-    store = store.local if args.local else store
+    return store.local if args.local else store
+
+
+def _save(args: argparse.Namespace) -> int:
+    store = _store(args)
     if args.from_history is not None:
         return _save_from_history(args, store)
     if args.db or args.profile:
@@ -196,3 +207,36 @@ def _drop(args: argparse.Namespace) -> int:
     for name in dropped:
         print(f"  {name}")
     return 0
+
+
+def _list(args: argparse.Namespace) -> int:
+    """One line per baseline file of the folder save writes to, this machine's marked; a file that cannot be
+    read says why in its row and the others still list. Loads no torch: a CPU's id is read without it
+    (hardware.hardware_id_here; a GPU's needs torch, as for ``perfkit hw --id``)."""
+    from perfkit.measure import hardware
+
+    store = _store(args)
+    paths = sorted(store.directory.glob("*.json"))
+    if not paths:
+        where = " --local" if args.local else f" --dir {shlex.quote(str(args.dir))}" if args.dir else ""
+        print(f"perfkit: no baselines in {store.directory}; save one from a run's results (`pytest benches/ "
+              f"--benchmark-json=RUN.json`) with `perfkit baseline save{where} RUN.json`")
+        return 0
+    here = hardware.hardware_id_here("auto")
+    mine = {store.path_for(here, profile).name for profile in PROFILES}
+    width = max(len(path.stem) for path in paths)
+    print(f"perfkit: {len(paths)} baseline(s) in {store.directory} (this machine: {here})")
+    for path in paths:
+        print(f"{path.stem:<{width}}  {_held(path)}{'  <- this machine' if path.name in mine else ''}")
+    return 0
+
+
+def _held(path: Path) -> str:
+    """What the baseline at ``path`` holds, in a row's words, or why it cannot be read."""
+    try:
+        held = baselines.held_in(load.load(path))
+    except PerfkitError as exc:
+        return f"unreadable: {str(exc).removeprefix(f'{path}: ')}"
+    machines = f" from {counted(held.machines, 'machine')}" if held.machines else ""
+    newest = f"newest run {held.dates[-1]}" if held.dates else "runs undated"
+    return f"{counted(held.benchmarks, 'benchmark')}, {baselines.held_said(held.runs)}{machines}, {newest}"

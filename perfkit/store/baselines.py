@@ -172,6 +172,27 @@ def held_said(held: Sequence[int]) -> str:
     return counted(held[0], "run") if held[0] == held[-1] else f"{held[0]}-{held[-1]} runs each"
 
 
+@dataclass(frozen=True)
+class Held:
+    """What a baseline file holds (:func:`held_in`): its benchmarks, the runs each holds (fewest first), the
+    machines those runs came from (0 where none is recorded), their dates (``YYYY-MM-DD``, oldest first)."""
+
+    benchmarks: int
+    runs: tuple[int, ...]
+    machines: int
+    dates: tuple[str, ...]
+
+
+def held_in(results: ResultSet) -> Held:
+    """What ``results`` holds, by its runs' origins: one count for ``perfkit baseline list`` and the docs'
+    table of the committed baselines (perfkit.docnumbers)."""
+    origins = results.origins()
+    runs = sorted(len(origins.get(b.fullname, ())) or 1 for b in results.benchmarks)
+    machines = {o.machine for runs_of in origins.values() for o in runs_of if o.machine}
+    dates = sorted(o.date[:10] for runs_of in origins.values() for o in runs_of if o.date)
+    return Held(len(results.benchmarks), tuple(runs), len(machines), tuple(dates))
+
+
 def runs_in(files: Sequence[ResultSet]) -> int:
     """How many runs ``files`` hold: a baseline file its runs' dates, a run (or a file without dates) one."""
     return sum(max(1, len(results.dates())) for results in files)
