@@ -11,7 +11,6 @@ from __future__ import annotations
 import contextlib
 import dataclasses
 import enum
-import shlex
 import time
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
@@ -32,7 +31,7 @@ from perfkit.resultfile.fingerprint import device_kind
 from perfkit.resultfile.model import PROFILES, PerfkitInfo, ProfileName, ResultSet, family_of
 from perfkit.resultfile.partial import PartialFile
 from perfkit.store import baselines, kept_noise
-from perfkit.store.baselines import LOCAL_SAVE, BaselineStore
+from perfkit.store.baselines import BaselineStore
 from perfkit.verdict.judge import MIN_BASELINE_RUNS, Comparison, FirstLook, Policy, judge
 from perfkit.workloads.benchwork import with_work, work_of
 
@@ -474,12 +473,8 @@ class Session:
                    f"({self.comparison.not_judged})"
                    + ("" if ratio is None else f", and this run was {verdicts.how_much(ratio)} than it"))
         busy = results.busy_host()
-        command = shlex.join(["pytest", *(self.options.command_again() or ("benches/",)),
-                              f"--perfkit-save-baseline={LOCAL_SAVE}"])
-        return (f"perfkit: no verdicts: {why}{'; ' + busy if busy else ''}. To judge later runs against this "
-                f"machine, run `{command}` once{' on a quiet host' if busy else ''}: it saves this run and "
-                f"{MIN_BASELINE_RUNS - 1} re-runs in fresh processes as this machine's own baseline in "
-                ".perfkit/baselines/ (not committed)")
+        save = baselines.how_to_save_local(self.options.command_again() or ("benches/",), bool(busy))
+        return f"perfkit: no verdicts: {why}{'; ' + busy if busy else ''}. {save}"
 
     def judge(self, results: ResultSet, first_look: FirstLook | None = None,
               first_run: ResultSet | None = None) -> Comparison:

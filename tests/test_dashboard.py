@@ -5,6 +5,7 @@ give the same site, each benchmark's verdict is the judge's on its newest run, a
 exit 2, with nothing lost."""
 from __future__ import annotations
 
+import html
 import json
 import statistics
 from pathlib import Path
@@ -419,3 +420,25 @@ def test_a_flagged_benchmarks_page_says_which_kernels_moved(tmp_path, capsys):
     page = (out / dashboard_html.page_name(group, relu)).read_text()
     assert "<h2>Why it moved</h2>" in page and "vectorized_elementwise_kernel[Mul]" in page
     assert "vectorized_elementwise_kernel[clamp_scalar]" in page and "<td>GPU time</td>" in page
+
+
+def test_a_page_without_a_baseline_says_how_to_save_one_and_never_to_re_save_it(tmp_path):
+    """The CPU run alone, then with a second night: no benchmark has the runs a baseline needs before its
+    latest, so no page passes on the judge's advice to re-save a baseline; each says how to save one, in the
+    words of a run without one, and how to bring its runs into the history."""
+    from perfkit.store.storage_folder import History
+
+    raw = json.loads((DATA / "cpu-quick.json").read_text())
+    ingest = ".perfkit/baselines/cpu-amd-epyc-quick.json"  # where the command saves the run's machine's own
+    for nights in (NIGHTS[:1], NIGHTS):
+        built = dashboard.build(History(tuple(load.parse(_plain_run(raw, night), f"run {i}")
+                                              for i, night in enumerate(nights))))
+        assert {b.latest.against for g in built.groups for b in g.benchmarks} == {len(nights) - 1}
+        site = tmp_path / f"site{len(nights)}"
+        dashboard_html.write(built, site)
+        pages = [page.read_text() for page in site.glob("*/*.html")]
+        assert len(pages) == len(raw["benchmarks"])
+        for page in pages:
+            assert "re-save" not in page
+            assert html.escape(baselines.how_to_save_local()) in page
+            assert f"<code>perfkit history ingest {ingest} --db URL</code>" in page

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import json
 import os
+import shlex
 import tempfile
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
@@ -30,7 +31,7 @@ from perfkit.resultfile.model import (
     run_count,
 )
 from perfkit.verdict import expected, unsettled_rounds
-from perfkit.verdict.judge import counted
+from perfkit.verdict.judge import MIN_BASELINE_RUNS, counted
 
 SaveMode = Literal["new", "force", "merge", "append"]
 
@@ -43,6 +44,16 @@ LOCAL_DIR = ".perfkit"
 LOCAL_SAVE = "local"
 #: The profile whose baseline speaks for a machine where both are stored: the course's sizes, then the quick.
 STORED_FIRST: tuple[ProfileName, ...] = ("full", "quick")
+
+
+def how_to_save_local(selection: Sequence[str] = ("benches/",), quiet: bool = False) -> str:
+    """How this machine gets a baseline where it has none: the command to run once (``quiet``: on a quiet
+    host) and what it saves; one wording for the end of a run and a dashboard page without one."""
+    command = shlex.join(["pytest", *selection, f"--perfkit-save-baseline={LOCAL_SAVE}"])
+    quietly = " on a quiet host" if quiet else ""
+    return (f"To judge later runs against this machine, run `{command}` once{quietly}: it saves this run and "
+            f"{MIN_BASELINE_RUNS - 1} re-runs in fresh processes as this machine's own baseline in "
+            f"{LOCAL_DIR}/{BASELINES_DIR}/ (not committed)")
 
 
 def baseline_path(directory: str | os.PathLike[str], hardware_id: str, profile: ProfileName = "full") -> Path:
