@@ -58,6 +58,9 @@ def test_a_plain_pytest_benchmark_file_without_perfkit_section_is_refused(tmp_pa
     del cpu_results["machine_info"]["perfkit"]
     with pytest.raises(BaselineError, match="no perfkit section"):
         load.load(_write(tmp_path / "b.json", cpu_results))
+    cpu_results["machine_info"] = "edited by hand"  # it read .get of a string: a stack trace
+    with pytest.raises(BaselineError, match="no perfkit section"):
+        load.load(_write(tmp_path / "c.json", cpu_results))
 
 
 def test_a_newer_schema_says_to_upgrade_and_a_damaged_one_says_so(tmp_path, cpu_results):

@@ -64,7 +64,8 @@ def typed(raw: Mapping[str, Any], source: str, fresh: bool = False) -> ResultSet
     (a deep copy took a quarter of a second for two baselines)."""
     if not isinstance(raw, Mapping) or not isinstance(raw.get("benchmarks"), list):
         raise BaselineError(f"{source}: not a pytest-benchmark JSON (no 'benchmarks' list)")
-    if not isinstance((raw.get("machine_info") or {}).get("perfkit"), Mapping):
+    machine = raw.get("machine_info") or {}
+    if not isinstance(machine, Mapping) or not isinstance(machine.get("perfkit"), Mapping):
         raise BaselineError(
             f"{source}: has no perfkit section in machine_info; it was not written by a perfkit run"
         )
