@@ -412,18 +412,26 @@ def test_baseline_list_says_what_each_holds_marks_this_machines_and_why_one_cann
     assert cli.main(["baseline", "save", "--dir", str(folder), *mine]) == 0
     assert cli.main(["baseline", "save", "--dir", str(folder), str(tmp_path / "r3.json")]) == 0
     (folder / "broken.json").write_text('{"benchmarks": [')
+    (folder / "odd.json").write_text('{"benchmarks": [], "machine_info": "edited"}')
+    (folder / "plain.json").write_text((tmp_path / "r0.json").read_text())
     capsys.readouterr()
     assert cli.main(["baseline", "list", "--dir", str(folder)]) == 0
     out, err = capsys.readouterr()
     head, *rows = out.splitlines()
-    assert head == f"perfkit: 3 baseline(s) in {folder} (this machine: {here})" and err == ""
+    assert head == f"perfkit: 5 baselines in {folder} (this machine: {here})" and err == ""
     count = len(cpu_results["benchmarks"])
+    one_run = (f"{count} benchmarks, 1 run from 1 machine, newest run 2030-01-01; {count} with fewer than 3 "
+               "runs, not judged")
     said = {row.split()[0]: " ".join(row.split()[1:]) for row in rows}
     assert said == {
         "broken": "unreadable: not valid JSON (Expecting value line 1, column 17: cut short or edited); "
                   "re-run the benchmarks that wrote it, or, a committed baseline, restore it from git",
-        "cpu-other-4cpu-quick": f"{count} benchmarks, 1 run from 1 machine, newest run 2030-01-01",
+        "odd": "unreadable: has no perfkit section in machine_info; it was not written by a perfkit run",
+        "plain": one_run,
+        "cpu-other-4cpu-quick": one_run,
         f"{here}-quick": f"{count} benchmarks, 3 runs from 2 machines, newest run 2030-01-03 <- this machine"}
+    assert cli.main(["baseline", "list", "--dir", str(tmp_path / "typo")]) == cli.EXIT_USAGE
+    assert "typo: no such folder" in capsys.readouterr().err
 
 
 def test_baseline_list_of_no_baselines_says_where_it_looked_and_how_to_save_one(tmp_path, monkeypatch,

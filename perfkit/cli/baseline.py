@@ -216,7 +216,12 @@ def _list(args: argparse.Namespace) -> int:
     from perfkit.measure import hardware
 
     store = _store(args)
-    paths = sorted(store.directory.glob("*.json"))
+    if args.dir and not store.directory.is_dir():
+        raise UsageError(f"baseline list --dir {args.dir}: no such folder; give the folder `perfkit baseline "
+                         "save --dir` wrote to, or leave --dir out for the project's baselines/")
+    # a hardware id's quick profile after its full one (a plain sort put "-quick" before ".json")
+    paths = sorted(store.directory.glob("*.json"), key=lambda path: (path.stem.removesuffix("-quick"),
+                                                                     path.stem))
     if not paths:
         where = " --local" if args.local else f" --dir {shlex.quote(str(args.dir))}" if args.dir else ""
         print(f"perfkit: no baselines in {store.directory}; save one from a run's results (`pytest benches/ "
@@ -225,7 +230,7 @@ def _list(args: argparse.Namespace) -> int:
     here = hardware.hardware_id_here("auto")
     mine = {store.path_for(here, profile).name for profile in PROFILES}
     width = max(len(path.stem) for path in paths)
-    print(f"perfkit: {len(paths)} baseline(s) in {store.directory} (this machine: {here})")
+    print(f"perfkit: {counted(len(paths), 'baseline')} in {store.directory} (this machine: {here})")
     for path in paths:
         print(f"{path.stem:<{width}}  {_held(path)}{'  <- this machine' if path.name in mine else ''}")
     return 0
@@ -239,4 +244,8 @@ def _held(path: Path) -> str:
         return f"unreadable: {str(exc).removeprefix(f'{path}: ')}"
     machines = f" from {counted(held.machines, 'machine')}" if held.machines else ""
     newest = f"newest run {held.dates[-1]}" if held.dates else "runs undated"
-    return f"{counted(held.benchmarks, 'benchmark')}, {baselines.held_said(held.runs)}{machines}, {newest}"
+    thin = sum(runs < MIN_BASELINE_RUNS for runs in held.runs)
+    # a run's own results dropped in the folder read so too: each of its benchmarks holds one run
+    few = f"; {thin} with fewer than {MIN_BASELINE_RUNS} runs, not judged" if thin else ""
+    return (f"{counted(held.benchmarks, 'benchmark')}, {baselines.held_said(held.runs)}{machines}, "
+            f"{newest}{few}")
