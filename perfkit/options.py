@@ -25,9 +25,10 @@ MAX_CONFIRM = 100
 #: command the run's end suggests leaves them out, else following it verbatim writes over this run's own
 #: files, or stores a second run that the noise estimate then counts.
 WRITES_FILE = ("--benchmark-json", "--perfkit-summary", "--junitxml", "--junit-xml", "--benchmark-save")
-#: Options that write a file under a name they may take (the histogram's prefix) or a default one
-#: (``--benchmark-autosave``): left out with the name where one follows.
-WRITES_FILE_MAYBE_NAMED = ("--benchmark-histogram", "--benchmark-autosave")
+#: Options that write files under a name they may take (the histogram's and the profile dump's prefix),
+#: left out with the name where one follows, and the flag that stores the run (``--benchmark-autosave``).
+WRITES_FILE_MAYBE_NAMED = ("--benchmark-histogram", "--benchmark-cprofile-dump")
+WRITES_FILE_FLAGS = ("--benchmark-autosave",)
 
 
 @dataclass(frozen=True)
@@ -112,17 +113,17 @@ class RunOptions:
         return self.timeout_s * benchmarks + 300 if self.timeout_s > 0 else None
 
     def command_again(self) -> list[str]:
-        """pytest's arguments as given, less each option naming a file this run wrote (:data:`WRITES_FILE`,
-        as ``--option=FILE`` or ``--option FILE``, and :data:`WRITES_FILE_MAYBE_NAMED`): a command suggested
-        to run next must not replace them."""
+        """pytest's arguments as given, less each option that names a file this run wrote
+        (:data:`WRITES_FILE`, as ``--option=FILE`` or ``--option FILE``; :data:`WRITES_FILE_MAYBE_NAMED`;
+        :data:`WRITES_FILE_FLAGS`): a command suggested to run next must not replace them."""
         kept: list[str] = []
         args = list(self.command)
         while args:
             arg = args.pop(0)
             option = arg.split("=", 1)[0]
-            named = arg == WRITES_FILE_MAYBE_NAMED[0] and args and not args[0].startswith("-")
+            named = arg in WRITES_FILE_MAYBE_NAMED and args and not args[0].startswith("-")
             if arg in WRITES_FILE or named:
                 del args[:1]  # its FILE, as pytest's argparse reads it
-            elif option not in WRITES_FILE and option not in WRITES_FILE_MAYBE_NAMED:
+            elif option not in (*WRITES_FILE, *WRITES_FILE_MAYBE_NAMED, *WRITES_FILE_FLAGS):
                 kept.append(arg)
         return kept

@@ -81,7 +81,8 @@ def test_the_command_for_verdicts_writes_none_of_the_runs_own_files(settings, st
     assert "run `pytest benches/ -k mm --perfkit-save-baseline=local` once" in session.hint
     stored = _session(settings, store, command=("--junitxml", "j.xml", "--benchmark-autosave",
                                                 "--benchmark-save=x", "--benchmark-histogram", "h",
-                                                "benches/", "--benchmark-histogram"))
+                                                "benches/", "--benchmark-histogram",
+                                                "--benchmark-cprofile-dump=prof"))
     stored.finish(typed(cpu_results))
     assert "run `pytest benches/ --perfkit-save-baseline=local` once" in stored.hint
     bare = _session(settings, store, command=("--benchmark-json=results.json",))
