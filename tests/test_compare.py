@@ -103,7 +103,7 @@ def test_a_figure_not_judged_inside_a_benchmark_counted_under_another_verdict_is
     assert {(r.figure, r.verdict.value) for r in cmp.rows if r.benchmark == "b"} == {
         ("time", "improved"), ("peak_mib", "not judged")}
     assert cmp.not_judged_within() == 1 and cmp.to_json()["not_judged_within"] == 1
-    assert "of 2 benchmarks, 1 improved, 1 unchanged; 1 of them also with a gating figure not judged" in (
+    assert "of 2 benchmarks, 1 improved, 1 unchanged; 1 benchmark also has a gating figure not judged" in (
         verdicts.headline(cmp))
 
 

@@ -126,7 +126,8 @@ def _counts_words(cmp: Comparison) -> str:
     words = ", ".join(f"{n} {v.value}" + (f" ({better} of them better)" if v is Verdict.UNKNOWN and better
                                           else "") for v, n in counts.items())
     within = cmp.not_judged_within()
-    also = f"; {within} of them also with a gating figure not judged" if within else ""
+    has = "has" if within == 1 else "have"
+    also = f"; {counted(within, 'benchmark')} also {has} a gating figure not judged" if within else ""
     return f"of {counted(sum(counts.values()), 'benchmark')}, {words}{also}"
 
 
