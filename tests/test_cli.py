@@ -556,7 +556,11 @@ def test_version_and_help_say_what_is_installed_and_what_each_option_is(capsys):
     assert "the run to judge" in capsys.readouterr().out
     with pytest.raises(SystemExit):
         cli.main(["--help"])
-    assert "``" not in capsys.readouterr().out  # reST markup is for the docs, not a terminal
+    top = capsys.readouterr().out
+    assert "``" not in top  # reST markup is for the docs, not a terminal
+    # the description (after the usage, before the arguments) names every subcommand argparse lists
+    listed = top.split("\n\n")[1]
+    assert all(name in listed for name in re.search(r"\{(.*?)\}", top).group(1).split(",")), listed
     with pytest.raises(SystemExit):
         cli.main(["baseline", "--help"])
     assert "one line per baseline" in capsys.readouterr().out

@@ -1,5 +1,5 @@
 """The ``perfkit`` command: hw, compare, baseline save|drop|list, history, dashboard, report, memory,
-flops, predict, roofline, ab, bisect, fleet.
+flops, predict, roofline, ab, bisect, fleet, tta-study.
 
 Exit codes: 0 fine, 1 a significant regression with ``compare --fail`` or ``ab --fail`` (``fleet``: a
 regression or a job that failed), 2 bad input (usage, a missing or corrupt file), 3 ``bisect``'s BAD not
