@@ -55,9 +55,13 @@ def total_s() -> float:
 def over_budget(seconds: Mapping[str, float]) -> list[str]:
     """``family seconds (budget N s)`` for each bench family of a quick run that took longer than its budget,
     the longest first; a family without a budget (a new bench file) is named with "no budget"."""
-    over = [(name, s) for name, s in seconds.items() if s > BUDGET_S.get(name, 0.0)]
-    return [f"{name} {_beyond(s, BUDGET_S.get(name, 0.0))}"
-            for name, s in sorted(over, key=lambda kv: -kv[1])]
+    return [f"{name} {_beyond(seconds[name], BUDGET_S.get(name, 0.0))}" for name in families_over(seconds)]
+
+
+def families_over(seconds: Mapping[str, float]) -> list[str]:
+    """The bench families of a quick run that took longer than their budget, the longest first."""
+    over = [name for name, s in seconds.items() if s > BUDGET_S.get(name, 0.0)]
+    return sorted(over, key=lambda name: -seconds[name])
 
 
 def _beyond(seconds: float, budget: float) -> str:

@@ -30,6 +30,7 @@ from perfkit.resultfile import datasheet, inject, load, partial
 from perfkit.resultfile.fingerprint import device_kind
 from perfkit.resultfile.model import PROFILES, PerfkitInfo, ProfileName, ResultSet, family_of
 from perfkit.resultfile.partial import PartialFile
+from perfkit.resultfile.payloads import HostLoad
 from perfkit.store import baselines, kept_noise
 from perfkit.store.baselines import BaselineStore
 from perfkit.verdict.judge import MIN_BASELINE_RUNS, Comparison, FirstLook, Policy, judge
@@ -333,9 +334,15 @@ class Session:
         over = quick_budget.over_budget(self.bench_seconds) if self.settings.profile.name == "quick" else []
         if not over:
             return None
-        busy = self.last_derived.busy_host() if self.last_derived is not None else ""
-        why = (f"the busy host is the likely reason ({busy})" if busy
-               else "a busy host or a slower CPU stretches every family, a size that grew needs its budget")
+        results = self.results()
+        busy = results.busy_host() if results is not None else ""
+        disturbed = {family_of(bench.fullname) for bench, load in results.family(HostLoad)
+                     if load.disturbed} if results is not None else set()
+        why = "a busy host or a slower CPU stretches every family, a size that grew needs its budget"
+        if disturbed & set(quick_budget.families_over(self.bench_seconds)):
+            why = f"the busy host is the likely reason ({busy})"
+        elif busy:  # busy elsewhere in the run: not these families' excuse
+            why += f" ({busy}, none of them in these families)"
         return f"perfkit: over the quick profile's budget for a quiet 2-core CPU: {', '.join(over)}; {why}"
 
     def weekly_skipped(self, markexpr: str) -> bool:
