@@ -5,7 +5,6 @@ give the same site, each benchmark's verdict is the judge's on its newest run, a
 exit 2, with nothing lost."""
 from __future__ import annotations
 
-import html
 import json
 import statistics
 from pathlib import Path
@@ -19,7 +18,7 @@ from perfkit.resultfile import load
 from perfkit.resultfile.model import RunOrigin
 from perfkit.store import baselines, database
 from perfkit.verdict import comparison
-from perfkit.verdict.judge import Verdict
+from perfkit.verdict.judge import MIN_BASELINE_RUNS, Verdict
 from tests.conftest import DATA, ROOT, slowed
 from tests.test_html import _render
 from tests.test_store import _cli, _plain_run, _raw
@@ -422,23 +421,28 @@ def test_a_flagged_benchmarks_page_says_which_kernels_moved(tmp_path, capsys):
     assert "vectorized_elementwise_kernel[clamp_scalar]" in page and "<td>GPU time</td>" in page
 
 
-def test_a_page_without_a_baseline_says_how_to_save_one_and_never_to_re_save_it(tmp_path):
-    """The CPU run alone, then with a second night: no benchmark has the runs a baseline needs before its
-    latest, so no page passes on the judge's advice to re-save a baseline; each says how to save one, in the
-    words of a run without one, and how to bring its runs into the history."""
+def test_a_page_before_the_judge_has_its_runs_says_so_shows_the_values_and_never_says_re_save(tmp_path):
+    """The CPU run alone, then with one, two and three nights before it: until MIN_BASELINE_RUNS earlier runs
+    hold a benchmark no page passes on the judge's advice to re-save a baseline (the dashboard's is its
+    database); each says how many earlier runs it has, that ingesting runs brings the rest, and shows the
+    values unjudged. With three, the page is judged as every other."""
     from perfkit.store.storage_folder import History
 
     raw = json.loads((DATA / "cpu-quick.json").read_text())
-    ingest = ".perfkit/baselines/cpu-amd-epyc-quick.json"  # where the command saves the run's machine's own
-    for nights in (NIGHTS[:1], NIGHTS):
+    nights = [f"2030-01-0{day}T02:00:00.000000+00:00" for day in range(1, 5)]
+    for count in range(1, 5):
         built = dashboard.build(History(tuple(load.parse(_plain_run(raw, night), f"run {i}")
-                                              for i, night in enumerate(nights))))
-        assert {b.latest.against for g in built.groups for b in g.benchmarks} == {len(nights) - 1}
-        site = tmp_path / f"site{len(nights)}"
+                                              for i, night in enumerate(nights[:count]))))
+        assert {b.latest.against for g in built.groups for b in g.benchmarks} == {count - 1}
+        site = tmp_path / f"site{count}"
         dashboard_html.write(built, site)
         pages = [page.read_text() for page in site.glob("*/*.html")]
         assert len(pages) == len(raw["benchmarks"])
+        judged = count - 1 >= MIN_BASELINE_RUNS
         for page in pages:
-            assert "re-save" not in page
-            assert html.escape(baselines.how_to_save_local()) in page
-            assert f"<code>perfkit history ingest {ingest} --db URL</code>" in page
+            assert "re-save" not in page and ("<th>MDE</th>" in page) is judged
+            assert ("each run that <code>perfkit history ingest RESULTS.json --db URL</code> stores adds "
+                    "one" in page) is not judged
+            assert "<th>figure</th><th>before</th><th>latest</th><th>change</th>" in page
+            if count == 2:
+                assert "only 1 earlier run of cpu-amd-epyc holds it, fewer than the 3 the judge needs" in page

@@ -22,7 +22,6 @@ from perfkit.render.dashboard import Benchmark, Dashboard, Group, Latest, Speedu
 from perfkit.render.document import Spark, page_html, spark_svg, table_html
 from perfkit.render.history_svg import history_svg
 from perfkit.resultfile.figures import TIME, TIME_UNIT
-from perfkit.store import baselines
 from perfkit.verdict import across as across_verdicts
 from perfkit.verdict.judge import MIN_BASELINE_RUNS, WORST_FIRST, Row, Verdict, counted
 
@@ -167,7 +166,7 @@ def _benchmark_page(group: Group, bench: Benchmark) -> str:
 
 def _latest_section(group: Group, latest: Latest) -> list[str]:
     if latest.against < MIN_BASELINE_RUNS:
-        return [_no_baseline(group, latest)]
+        return [_no_baseline(group, latest), _values_table(latest)]
     rows = ([html.escape(r.figure), _value(r.baseline, r.unit), _value(r.current, r.unit),
              html.escape(tables.fmt_change(r.change)), _verdict(r.verdict),
              "-" if r.p_value is None else f"{r.p_value:.2g}", "-" if r.mde is None else f"{r.mde:.1%}",
@@ -183,24 +182,29 @@ def _latest_section(group: Group, latest: Latest) -> list[str]:
 
 
 def _no_baseline(group: Group, latest: Latest) -> str:
-    """The latest verdict of a benchmark that fewer earlier runs hold than a baseline needs: no baseline to
-    judge it against, so none of the judge's notes (their advice re-saves a baseline there is none of), and
-    how to save one instead, in the words of a run without one, with the ingest that brings its runs here."""
+    """The latest verdict of a benchmark that fewer earlier runs hold than the judge needs: the dashboard's
+    baseline is its machine's earlier runs in this database, so it says how many there are and that each
+    nightly run ingested adds one, not the judge's notes (their advice re-saves a baseline file)."""
     where = (f"on this machine (the earlier ones ran on another machine under the id: "
              f"{html.escape(latest.elsewhere)}) " if latest.elsewhere else "")
     machine = html.escape(group.hardware_id)
     if latest.against:
         hold = "holds" if latest.against == 1 else "hold"
         held = (f"only {counted(latest.against, 'earlier run')} of {machine} {where}{hold} it, fewer than "
-                f"the {MIN_BASELINE_RUNS} a baseline needs")
+                f"the {MIN_BASELINE_RUNS} the judge needs")
     else:
         held = f"no earlier run of {machine} {where}holds it"
-    local = baselines.baseline_path(Path(baselines.LOCAL_DIR) / baselines.BASELINES_DIR, group.hardware_id,
-                                    group.profile)
-    return (f"<p>Latest verdict: {_verdict(latest.verdict)}: {held}, so there is no baseline to judge it "
-            f"against; it is judged once {MIN_BASELINE_RUNS} earlier runs hold it. "
-            f"{html.escape(baselines.how_to_save_local())}, and <code>perfkit history ingest "
-            f"{html.escape(str(local))} --db URL</code> adds its runs to this dashboard's database.</p>")
+    return (f"<p>Latest verdict: {_verdict(latest.verdict)}: {held}. This dashboard judges a run against "
+            f"the earlier runs of its machine in its database, so it is judged once {MIN_BASELINE_RUNS} are "
+            "there: each run that <code>perfkit history ingest RESULTS.json --db URL</code> stores adds "
+            "one.</p>")
+
+
+def _values_table(latest: Latest) -> str:
+    """The figures of the latest run beside the earlier runs' (where any), unjudged: no verdict, p or MDE."""
+    rows = ([html.escape(r.figure), _value(r.baseline, r.unit), _value(r.current, r.unit),
+             html.escape(tables.fmt_change(r.change))] for r in latest.rows)
+    return _table(["figure", "before", "latest", "change"], rows, numeric=(1, 2, 3))
 
 
 def _why(why: Why | None) -> list[str]:
