@@ -22,6 +22,7 @@ from perfkit.verdict.noise import (
     TAIL_RUNS,
     UNMEASURED_BETWEEN_RATIO,
     Noise,
+    machine_shares,
     noise_kind,
 )
 from perfkit.verdict.prior import MAX_PRIOR_DF, fit_prior, moderate
@@ -739,3 +740,33 @@ def test_a_figure_a_run_left_out_is_placed_on_the_machines_of_the_runs_that_have
     noise = Noise.of(baselines.from_runs([run(m, i + 1) for i, m in enumerate("AAAB")]))
     assert noise.run_to_run["b0", "paced"] == (1.0, 2.0)
     assert noise.run_to_run["b0", "time"][0] < 1  # the time's runs did fall on two machines
+
+
+def test_replicates_of_several_machines_are_judged_with_each_machines_share_not_the_last_ones():
+    """A fleet's replicates of one hardware kind, judged together, came from several hosts: the file names
+    the last one's machine only, and judged as if every replicate ran there (a machine holding most of the
+    baseline's runs), a new host's shift went untested: nights of no change were flagged."""
+    sds = {f"b{i}": 0.01 for i in range(20)}
+
+    def false_nights(shares_of: Any) -> int:
+        flagged = 0
+        for seed in range(40):
+            rng = np.random.default_rng(seed)
+            shift = {m: {n: math.exp(rng.normal(0, 0.03)) for n in sds} for m in ("m1", "m2", "new")}
+            held = ["m1"] * 5 + ["m2"]  # the baseline: most runs on m1
+            baseline = baselines.from_runs([_run(_draws(rng, sds, 1, shift[m])[0], m, when=f"2026-11-1{i}")
+                                            for i, m in enumerate(held)])
+            replicates = baselines.from_runs([_run(_draws(rng, sds, 1, shift[m])[0], m, when=f"2026-12-0{i}")
+                                              for i, m in enumerate(("new", "m1"))])
+            with pytest.MonkeyPatch.context() as patch:
+                patch.setattr("perfkit.verdict.judge.machine_shares", shares_of)
+                cmp = judge(baseline, replicates, Noise.of(baseline))
+            flagged += any(r.verdict in (Verdict.REGRESSED, Verdict.IMPROVED) for r in cmp.rows)
+        return flagged
+
+    assert machine_shares(baselines.from_runs([_run({"b0": 1e-3}, m, when=f"2026-12-0{i + 1}")
+                                               for i, m in enumerate(("new", "m1"))])) == {
+        "b0": {"new": 0.5, "m1": 0.5}}
+    last_only = false_nights(lambda current: {name: {current.info.machine: 1.0} for name in sds})
+    shared = false_nights(machine_shares)
+    assert shared <= 3 < last_only, (shared, last_only)  # at most 7.5% of 40 nights, against alpha 5%

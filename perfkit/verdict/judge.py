@@ -83,7 +83,7 @@ from perfkit.verdict.comparison import (
 from perfkit.verdict.expected import Workloads
 from perfkit.verdict.host_shift import HostShift
 from perfkit.verdict.matching import FigureRuns, Pairing, pair
-from perfkit.verdict.noise import GPU_KIND, HOST_KIND, FigureNoise, Noise
+from perfkit.verdict.noise import GPU_KIND, HOST_KIND, FigureNoise, Noise, machine_shares
 
 #: What the judge gives and judges by (perfkit.verdict.comparison, perfkit.verdict.host_shift) is importable
 #: from here too, where the end-of-run summary, the reports and the tests have always found it.
@@ -118,7 +118,7 @@ def judge(baseline: ResultSet, current: ResultSet, noise: Noise, policy: Policy 
         changes = fingerprint_changes(baseline, current)
         return Comparison(baseline.hardware_id, current.hardware_id, (), changes,
                           across.geomean_time_ratio(speedups), speedups, policy.alpha, change, policy=policy)
-    machine = current.info.machine
+    machines = machine_shares(current)
     base_runs, cur_runs = baseline.runs(), current.runs()
     rows = [_absent_row(b.fullname, b.median, Verdict.MISSING, run_count(base_runs[b.fullname]))
             for b in paired.only_baseline]
@@ -129,7 +129,8 @@ def judge(baseline: ResultSet, current: ResultSet, noise: Noise, policy: Policy 
     host = first_look.host if first_look is not None else HostShift.of(paired.figures, noise, policy)
     if baseline.hardware_id != current.hardware_id or current.info.device != "cuda" or software_changed:
         host = None
-    judged = [_judge_figure(f, policy, noise.of_figure(f.benchmark, f.figure, f.current, machine),
+    judged = [_judge_figure(f, policy, noise.of_figure(f.benchmark, f.figure, f.current,
+                                                       machines.get(f.benchmark)),
                             host if noise.kinds.get((f.benchmark, f.figure)) == HOST_KIND else None)
               for f in paired.figures]
     tests = first_look.tests if first_look is not None else max(1, sum(j.row.gating for j in judged))

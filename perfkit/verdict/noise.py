@@ -112,6 +112,20 @@ class FigureNoise:
     tails_shown: bool = False
 
 
+def machine_shares(current: ResultSet) -> dict[str, dict[str, float]]:
+    """Per benchmark of ``current``, each machine's share of its runs: one machine for a run, several for
+    replicates of a fleet's hosts judged together (the file names the last one's only). A benchmark with a
+    run of unknown machine takes the file's machine, where it names one."""
+    out = {}
+    for name, runs_of in current.origins().items():
+        machines = [origin.machine for origin in runs_of]
+        if machines and all(machines):
+            out[name] = {m: machines.count(m) / len(machines) for m in set(machines)}
+        elif current.info.machine:
+            out[name] = {current.info.machine: 1.0}
+    return out
+
+
 def noise_kind(bench: BenchmarkEntry, figure: str, gpu_bound: bool | None = None) -> str:
     """Allocator peaks and counts apart from timed figures, and the timed figures of GPU-bound benchmarks
     (declared so by the current code, ``gpu_bound``, else by ``bench``) apart from the rest: the two are
@@ -253,16 +267,17 @@ class Noise:
         var, dof = moderate(s2, df, prior.s2(self.covariates.get(key)), prior.df)
         return math.sqrt(var), dof
 
-    def machine_mix(self, benchmark: str, current_machine: str | None) -> float:
+    def machine_mix(self, benchmark: str, current_machine: str | Mapping[str, float] | None) -> float:
         """How many times a machine's shift variance the difference between the two sides holds: the
-        current machine's shift less the baseline's mean of its machines' (weighted by their runs), each
-        machine's shift drawn apart. 0 where both sides ran on one machine or a side's machines are unknown;
-        1 + (the baseline's concentration) on a machine the baseline never ran on (2 against one machine)."""
+        current side's mean of its machines' shifts (one machine, or each machine's share of its runs:
+        replicates of a fleet's hosts) less the baseline's, each weighted by its runs and each machine's
+        shift drawn apart. 0 where both sides ran on one machine or a side's machines are unknown; 1 + (the
+        baseline's concentration) for one machine the baseline never ran on (2 against one machine)."""
         shares = self._shares(benchmark)
-        if current_machine is None or not shares:
+        current = {current_machine: 1.0} if isinstance(current_machine, str) else current_machine
+        if not current or not shares:
             return 0.0
-        own = shares.get(current_machine, 0.0)
-        return (1 - own) ** 2 + sum(w * w for m, w in shares.items() if m != current_machine)
+        return sum((current.get(m, 0.0) - shares.get(m, 0.0)) ** 2 for m in current.keys() | shares.keys())
 
     def _shares(self, benchmark: str) -> dict[str, float]:
         """Each machine's share of ``benchmark``'s reference runs."""
@@ -271,7 +286,7 @@ class Noise:
         return {m: n / runs for m, n in counts.items()}
 
     def of_figure(self, benchmark: str, figure: str, current: Sequence[float] = (),
-                  current_machine: str | None = None) -> FigureNoise | None:
+                  current_machine: str | Mapping[str, float] | None = None) -> FigureNoise | None:
         """The noise to test ``figure`` of ``benchmark`` with: its own reference runs pooled with the current
         side's several runs (``current``, raw values), moderated by its kind's prior at its covariate; None
         where nothing is known (no runs of its own and no prior)."""
