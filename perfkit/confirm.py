@@ -73,6 +73,20 @@ def kept_as(results_path: Path, label: str, i: int) -> Path:
     return results_path.with_name(f"{results_path.stem}.{label}-{i + 1}.json")
 
 
+def kept_beside(results_path: Path) -> list[Path]:
+    """The confirmation's re-run files a run writing ``results_path`` kept beside it (:func:`kept_as`, from
+    the first on, as many as follow one another): what ``perfkit compare`` judges that night again with."""
+    kept: list[Path] = []
+    while (path := kept_as(results_path, CONFIRM_LABEL, len(kept))).is_file():
+        kept.append(path)
+    return kept
+
+
+def is_kept(path: Path) -> bool:
+    """Whether ``path`` names a re-run file of a confirmation or an explanation (:func:`kept_as`)."""
+    return re.fullmatch(rf".+\.({CONFIRM_LABEL}|{EXPLAIN_LABEL})-[0-9]+\.json", path.name) is not None
+
+
 def forget_kept(results_path: Path) -> None:
     """Remove the re-run files an earlier run writing ``results_path`` kept (:func:`kept_as`, and the partial
     file of one that crashed), so that those beside it are this run's alone (a night that flagged nothing

@@ -128,6 +128,34 @@ def test_a_slow_first_run_that_the_reruns_do_not_repeat_fails_nothing(pytester):
     assert not list(pytester.path.glob("*confirm-*.json"))  # a run that writes no JSON leaves no re-run files
 
 
+@pytest.mark.slow
+def test_compare_judges_a_night_again_with_the_confirmation_kept_beside_it(pytester, capsys):
+    """``perfkit compare BASELINE night.json`` ends as the night did: with its re-runs kept beside it, at the
+    night's level; a re-run file given alone is judged alone, which it says."""
+    from perfkit import cli
+
+    _baseline(pytester)
+    (pytester.path / "slow-once").write_text("")
+    pytester.runpytest_subprocess(*PLUGIN, "--perfkit-confirm=2", "--benchmark-json=night.json")
+    baseline = str(next((pytester.path / "baselines").glob("*.json")))
+    night = pytester.path / "night.json"
+    kept = sorted(pytester.path.glob("night.confirm-*.json"))
+    assert [path.name for path in kept] == ["night.confirm-1.json", "night.confirm-2.json"]
+    capsys.readouterr()
+    assert cli.main(["compare", "--fail", baseline, str(night)]) == 0
+    out, err = capsys.readouterr()
+    assert ("judged with its confirmation's 2 re-run(s) kept beside it (night.confirm-1.json, "
+            "night.confirm-2.json), as the night was") in err
+    assert "regressed" not in out.split("\n\n")[0]
+    for path in kept:  # the first run alone flags what the re-runs did not repeat
+        path.rename(path.with_suffix(".moved"))
+    assert cli.main(["compare", "--fail", baseline, str(night)]) == 1
+    kept[0].with_suffix(".moved").rename(kept[0])
+    capsys.readouterr()
+    cli.main(["compare", baseline, str(kept[0])])
+    assert "is a re-run of a night's flagged benchmarks: judged alone" in capsys.readouterr().err
+
+
 @pytest.mark.parametrize("text", ["*copy*", "*copy*=fast", "=1.1", "*copy*=-2"])
 def test_a_malformed_injection_is_a_usage_error_that_shows_the_form(text):
     with pytest.raises(UsageError, match="PATTERN=FACTOR"):

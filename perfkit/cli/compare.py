@@ -5,17 +5,18 @@ from __future__ import annotations
 import argparse
 import dataclasses
 import math
-from collections.abc import Sequence
+import sys
+from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
 
-from perfkit import predict
+from perfkit import confirm, predict
 from perfkit.cli.common import DB_HELP, failed, kept_runs_options, read, work_of
 from perfkit.errors import UsageError
 from perfkit.render import tables, verdicts
 from perfkit.resultfile.model import ResultSet
 from perfkit.store import baselines, kept_noise, storage_folder
-from perfkit.verdict.judge import Comparison, Policy, judge
+from perfkit.verdict.judge import Comparison, FirstLook, Policy, judge
 
 
 def add_parser(sub: Any) -> None:
@@ -90,7 +91,27 @@ def judge_files(baseline_path: Path, current_path: Path | Sequence[Path], thresh
     judged_with = kept_noise.for_judging(baseline, current, baselines.BaselineStore.find(Path.cwd()), kept,
                                          db)
     lenders = predict.lenders_for(baseline, current)
-    return baseline, current, judge(baseline, current, judged_with, policy, work_of, lenders=lenders)
+    first = judge(baseline, current, judged_with, policy, work_of, lenders=lenders)
+    return baseline, current, _with_confirmation(first, paths, baseline, lambda again, look: judge(
+        baseline, again, judged_with, policy, work_of, first_look=look, lenders=lenders))
+
+
+def _with_confirmation(first: Comparison, paths: Sequence[Path], baseline: ResultSet,
+                       again: Callable[[ResultSet, FirstLook], Comparison]) -> Comparison:
+    """The night as its run ended it: one run's file judged with its confirmation's re-runs kept beside it
+    (perfkit.confirm: each re-run figure tested at the night's level). A re-run file given alone is judged
+    alone, its suspects at one run's level, which the night did not use: said on stderr."""
+    for path in paths:
+        if confirm.is_kept(path):
+            print(f"perfkit: {path} is a re-run of a night's flagged benchmarks: judged alone, not at the "
+                  "level the night judged it; give the night's own file to judge it with its "
+                  "confirmation", file=sys.stderr)
+    kept = confirm.kept_beside(paths[0]) if len(paths) == 1 else []
+    if not kept:
+        return first
+    print(f"perfkit: judged with its confirmation's {len(kept)} re-run(s) kept beside it "
+          f"({', '.join(path.name for path in kept)}), as the night was", file=sys.stderr)
+    return confirm.second_look(first, [read(path, baseline) for path in kept], again)
 
 
 def _compare(args: argparse.Namespace) -> int:
