@@ -49,12 +49,19 @@ def test_the_cpu_signature_tells_apart_hosts_that_share_a_model_name():
 
 def test_a_cpu_run_on_a_virtual_machine_is_named_by_its_boot_too(tmp_path, monkeypatch):
     vm, bare, boot = tmp_path / "vm", tmp_path / "bare", tmp_path / "boot_id"
+    (tmp_path / "dmi").mkdir()
     vm.write_text("processor\t: 0\nflags\t\t: fpu vme hypervisor avx2\n")
     bare.write_text("processor\t: 0\nflags\t\t: fpu vme avx2\n")
     boot.write_text("0b7c\n")
     assert hardware._vm_boot(str(vm), str(boot)) == "0b7c"
-    assert hardware._vm_boot(str(bare), str(boot)) == ""  # a bare-metal box keeps its id across reboots
+    # a bare-metal box keeps its id across reboots (no firmware names a hypervisor: an empty DMI folder)
+    assert hardware._vm_boot(str(bare), str(boot), str(tmp_path / "dmi")) == ""
     assert hardware._vm_boot(str(vm), str(tmp_path / "none")) == ""
+    arm = tmp_path / "arm"  # an Arm VM: no flags line; its firmware names the hypervisor
+    arm.write_text("processor\t: 0\nFeatures\t: fp asimd\n")
+    assert hardware._vm_boot(str(arm), str(boot), str(tmp_path / "dmi")) == ""
+    (tmp_path / "dmi" / "sys_vendor").write_text("QEMU\n")
+    assert hardware._vm_boot(str(arm), str(boot), str(tmp_path / "dmi")) == "0b7c"
     # two VMs of one image (one host name, one /etc/machine-id) differ by their boots
     names = set()
     for boot_id in ("first", "second"):

@@ -179,13 +179,24 @@ def machine_id(device: DeviceKind, gpus: int) -> str:
     return hashlib.sha256("/".join(p for p in parts if p).encode()).hexdigest()[:12]
 
 
-def _vm_boot(cpuinfo: str = "/proc/cpuinfo", boot_id: str = "/proc/sys/kernel/random/boot_id") -> str:
-    """This boot's id where the CPU flags name a hypervisor, else "": VMs started from one image share their
-    host name and /etc/machine-id (every lent 2-vCPU VM here read "vm" and one machine-id), so without it
-    runs of different hosts read as one machine and their shifts as noise of one. A VM kept across reboots
-    reads as a new machine after each, which costs only the between-machine term its runs then measure."""
+#: What the firmware of a virtual machine names its maker or product (DMI), where the CPU flags do not say
+#: (an Arm CPU has no ``hypervisor`` flag): KVM/QEMU, Xen, VMware, Hyper-V, VirtualBox and the clouds' own.
+VM_FIRMWARE = ("kvm", "qemu", "xen", "vmware", "virtual machine", "virtualbox", "amazon ec2",
+               "google compute engine", "openstack", "bochs", "cloud hypervisor", "firecracker")
+
+
+def _vm_boot(cpuinfo: str = "/proc/cpuinfo", boot_id: str = "/proc/sys/kernel/random/boot_id",
+             dmi: str = "/sys/class/dmi/id") -> str:
+    """This boot's id on a virtual machine (the CPU flags name a hypervisor, or on Arm the firmware's maker or
+    product does), else "": VMs started from one image share their host name and /etc/machine-id (every lent
+    2-vCPU VM here read "vm" and one machine-id), so without it runs of different hosts read as one machine
+    and their shifts as noise of one. A VM kept across reboots, or a cloud's bare-metal host its firmware
+    names, reads as a new machine after each boot, which costs only the between-machine term its runs then
+    measure."""
     flags = next((line for line in _read(cpuinfo).splitlines() if line.startswith("flags")), "")
-    return _read(boot_id) if "hypervisor" in flags.split() else ""
+    firmware = f"{_read(f'{dmi}/sys_vendor')} {_read(f'{dmi}/product_name')}".lower()
+    virtual = "hypervisor" in flags.split() or any(name in firmware for name in VM_FIRMWARE)
+    return _read(boot_id) if virtual else ""
 
 
 def _read(path: str) -> str:
