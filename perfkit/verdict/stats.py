@@ -148,9 +148,8 @@ def detectable_at_power(floor_log: float, se: float, df: float, level: float, po
     times the estimated SE; the change must sit ``power``'s normal quantile of the spread of (estimate - W)
     above W's mean. The SE's own spread is the noncentral t's (Abramowitz and Stegun 26.7.10): with many
     degrees of freedom this is max(floor, crit SE) + z_power SE; with few and a small level (an A/B's look:
-    10 pairs, critical t 4.7) that plain sum gives 77% power, not 80%."""
-    if se == 0:
-        return math.expm1(floor_log)
+    10 pairs, critical t 4.7) that plain sum gives 77% power, not 80%. ``se`` > 0: runs that never varied
+    flag no change of any size (a tie, never p = 0), so they have no MDE; the callers say so."""
     w_mean, spread = _clearance(floor_log, se, df, level)
     reach = (w_mean + statistics.NormalDist().inv_cdf(power) * spread) * se
     return math.expm1(min(reach, 50.0))  # past e^50 the digits say nothing more
@@ -158,9 +157,7 @@ def detectable_at_power(floor_log: float, se: float, df: float, level: float, po
 
 def power_at(shift_log: float, floor_log: float, se: float, df: float, level: float) -> float:
     """How often the test of :func:`detectable_at_power` flags a true change of ``shift_log``: its
-    inverse."""
-    if se == 0:
-        return float(abs(shift_log) > floor_log)
+    inverse (``se`` > 0)."""
     w_mean, spread = _clearance(floor_log, se, df, level)
     return statistics.NormalDist().cdf((abs(shift_log) / se - w_mean) / spread)
 
