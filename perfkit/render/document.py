@@ -198,7 +198,7 @@ def markdown(doc: Document) -> str:
 STYLE = """
 body { font-family: system-ui, sans-serif; margin: .6em auto; max-width: 1400px; padding: 0 1em; color: #222 }
 h1 { font-size: 1.1em; margin: 0.2em 0; }
-h2 { font-size: 1.05em; } h3, h4 { font-size: 1em; }
+h2 { font-size: 1em; } h3, h4 { font-size: 0.95em; } h1 code { font-size: inherit; }
 table { border-collapse: collapse; margin: 0.6em 0; font-size: 0.85em; }
 th, td { border: 1px solid #ccc; padding: 0.15em 0.45em; text-align: left; vertical-align: top; }
 th { background: #f3f3f3; }
