@@ -87,10 +87,12 @@ def is_kept(path: Path) -> bool:
     return re.fullmatch(rf".+\.({CONFIRM_LABEL}|{EXPLAIN_LABEL})-[0-9]+\.json", path.name) is not None
 
 
-def forget_kept(results_path: Path) -> None:
+def forget_kept(results_path: Path | None) -> None:
     """Remove the re-run files an earlier run writing ``results_path`` kept (:func:`kept_as`, and the partial
     file of one that crashed), so that those beside it are this run's alone (a night that flagged nothing
-    keeps none)."""
+    keeps none); nothing where the run writes no JSON (None)."""
+    if results_path is None:
+        return
     labels = f"({CONFIRM_LABEL}|{EXPLAIN_LABEL})"
     pattern = re.compile(re.escape(results_path.stem) + rf"\.{labels}-[0-9]+\.json(\.partial)?")
     if not results_path.parent.is_dir():
@@ -129,16 +131,25 @@ def rerun(nodeids: Sequence[str], times: int, options: Sequence[str], root: Path
                 *options,
             ]
             try:
-                done = subprocess.run(command, cwd=root, capture_output=True, text=True, check=False,
-                                      timeout=timeout_s)
-            except subprocess.TimeoutExpired:
-                raise PerfkitError(f"re-run {i + 1} ran past {timeout_s:.0f} s and was stopped") from None
-            except KeyboardInterrupt:  # the stopped re-run's empty JSON would fail `perfkit compare *.json`
-                for left in (out, partial.path_for(out)):
+                results.append(_run_once(command, root, timeout_s, out, i))
+            except (PerfkitError, KeyboardInterrupt):
+                # the night keeps its first look's verdicts: no finished re-run may stay beside it for
+                # `perfkit compare` to judge the night with (nor the stopped one's empty JSON)
+                for left in [kept_as(keep.absolute(), label, j) for j in range(i) if keep and label] + [
+                        out, partial.path_for(out)]:
                     left.unlink(missing_ok=True)
                 raise
-            if not out.exists() or not out.stat().st_size:
-                tail = " | ".join((done.stdout + done.stderr).strip().splitlines()[-3:])
-                raise PerfkitError(f"re-run {i + 1} wrote no results (exit {done.returncode}): {tail}")
-            results.append(load.load(out))
     return results
+
+
+def _run_once(command: Sequence[str], root: Path, timeout_s: float | None, out: Path, i: int) -> ResultSet:
+    """Re-run ``i`` (from 0): ``command`` in a fresh process, its results read from ``out``."""
+    try:
+        done = subprocess.run(command, cwd=root, capture_output=True, text=True, check=False,
+                              timeout=timeout_s)
+    except subprocess.TimeoutExpired:
+        raise PerfkitError(f"re-run {i + 1} ran past {timeout_s:.0f} s and was stopped") from None
+    if not out.exists() or not out.stat().st_size:
+        tail = " | ".join((done.stdout + done.stderr).strip().splitlines()[-3:])
+        raise PerfkitError(f"re-run {i + 1} wrote no results (exit {done.returncode}): {tail}")
+    return load.load(out)

@@ -372,8 +372,7 @@ class Session:
         ``interrupted`` (Ctrl-C, a deadline's SIGINT): nothing more is started, neither the confirmation's
         re-runs nor those of this machine's own baseline; the verdicts are the run's alone; no baseline is
         replaced (``force``) by the part that finished."""
-        if self.options.confirm and self.options.results_path is not None:
-            confirm.forget_kept(self.options.results_path)
+        confirm.forget_kept(self.options.results_path)  # re-run files an earlier night left are not its own
         if results is None:
             return Outcome.OK
         outcome = Outcome.OK
@@ -531,6 +530,7 @@ class Session:
                                                   lambda reruns, look: self.judge(reruns, look, results))
         except PerfkitError as exc:
             self.messages.append(f"perfkit: confirmation failed, the verdicts are this run's alone: {exc}")
+            confirm.forget_kept(self.options.results_path)
             return interrupted
         held = sorted({r.benchmark for r in self.comparison.regressions} & set(names))
         self.messages.append(

@@ -2,10 +2,11 @@
 from __future__ import annotations
 
 import json
+from pathlib import Path
 
 import pytest
 
-from perfkit.errors import UsageError
+from perfkit.errors import PerfkitError, UsageError
 from perfkit.resultfile import figures, inject
 from tests.conftest import three_runs
 
@@ -40,6 +41,33 @@ def _baseline(pytester) -> None:
     (pytester.path / "baselines" / f"{hardware_id}-quick.json").write_text(
         json.dumps(three_runs(one).to_json())
     )
+
+
+@pytest.mark.parametrize("second", ["crashed", "stopped"])
+def test_a_confirmation_cut_short_leaves_none_of_its_re_runs_beside_the_night(tmp_path, monkeypatch,
+                                                                              cpu_results, second):
+    """The night then keeps its first look's verdicts, so no finished re-run may stay beside it: `perfkit
+    compare BASELINE night.json` judges a night with the re-runs it finds there."""
+    import subprocess
+    import types
+
+    from perfkit import confirm
+
+    results, calls = tmp_path / "results.json", []
+
+    def run(command, **kwargs):
+        out = Path(next(arg for arg in command if arg.startswith("--benchmark-json=")).split("=", 1)[1])
+        calls.append(out)
+        if len(calls) == 2 and second == "stopped":
+            raise KeyboardInterrupt
+        if len(calls) == 1:
+            out.write_text(json.dumps(cpu_results))
+        return types.SimpleNamespace(stdout="", stderr="boom", returncode=1)
+
+    monkeypatch.setattr(subprocess, "run", run)
+    with pytest.raises(KeyboardInterrupt if second == "stopped" else PerfkitError):
+        confirm.rerun(["x::test_a"], 3, [], tmp_path, keep=results, label=confirm.CONFIRM_LABEL)
+    assert len(calls) == 2 and list(tmp_path.iterdir()) == []
 
 
 @pytest.mark.slow
@@ -154,6 +182,9 @@ def test_compare_judges_a_night_again_with_the_confirmation_kept_beside_it(pytes
     capsys.readouterr()
     cli.main(["compare", baseline, str(kept[0])])
     assert "is a re-run of a night's flagged benchmarks: judged alone" in capsys.readouterr().err
+    # a later night into the same file, without a confirmation: the earlier night's re-runs are not its own
+    pytester.runpytest_subprocess(*PLUGIN, "--benchmark-json=night.json")
+    assert not list(pytester.path.glob("night.confirm-*.json"))
 
 
 @pytest.mark.parametrize("text", ["*copy*", "*copy*=fast", "=1.1", "*copy*=-2"])

@@ -443,6 +443,7 @@ def test_a_page_before_the_judge_has_its_runs_says_so_shows_the_values_and_never
             assert "re-save" not in page and ("<th>MDE</th>" in page) is judged
             assert ("each run that <code>perfkit history ingest RESULTS.json --db URL</code> stores adds "
                     "one" in page) is not judged
-            assert "<th>figure</th><th>before</th><th>latest</th><th>change</th>" in page
+            # the values beside the earlier runs', where there are any (no table of no rows)
+            assert ("<th>figure</th><th>before</th><th>latest</th><th>change</th>" in page) is (count > 1)
             if count == 2:
                 assert "only 1 earlier run of cpu-amd-epyc holds it, fewer than the 3 the judge needs" in page

@@ -55,13 +55,15 @@ def test_a_cpu_run_on_a_virtual_machine_is_named_by_its_boot_too(tmp_path, monke
     boot.write_text("0b7c\n")
     assert hardware._vm_boot(str(vm), str(boot)) == "0b7c"
     # a bare-metal box keeps its id across reboots (no firmware names a hypervisor: an empty DMI folder)
-    assert hardware._vm_boot(str(bare), str(boot), str(tmp_path / "dmi")) == ""
+    assert hardware._vm_boot(str(bare), str(boot), str(tmp_path / "dmi"), str(tmp_path / "none")) == ""
     assert hardware._vm_boot(str(vm), str(tmp_path / "none")) == ""
     arm = tmp_path / "arm"  # an Arm VM: no flags line; its firmware names the hypervisor
     arm.write_text("processor\t: 0\nFeatures\t: fp asimd\n")
-    assert hardware._vm_boot(str(arm), str(boot), str(tmp_path / "dmi")) == ""
+    assert hardware._vm_boot(str(arm), str(boot), str(tmp_path / "dmi"), str(tmp_path / "none")) == ""
+    (tmp_path / "xen").write_text("xen\n")
+    assert hardware._vm_boot(str(arm), str(boot), str(tmp_path / "dmi"), str(tmp_path / "xen")) == "0b7c"
     (tmp_path / "dmi" / "sys_vendor").write_text("QEMU\n")
-    assert hardware._vm_boot(str(arm), str(boot), str(tmp_path / "dmi")) == "0b7c"
+    assert hardware._vm_boot(str(arm), str(boot), str(tmp_path / "dmi"), str(tmp_path / "none")) == "0b7c"
     # two VMs of one image (one host name, one /etc/machine-id) differ by their boots
     names = set()
     for boot_id in ("first", "second"):

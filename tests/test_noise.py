@@ -765,8 +765,12 @@ def test_replicates_of_several_machines_are_judged_with_each_machines_share_not_
         return flagged
 
     assert machine_shares(baselines.from_runs([_run({"b0": 1e-3}, m, when=f"2026-12-0{i + 1}")
-                                               for i, m in enumerate(("new", "m1"))])) == {
-        "b0": {"new": 0.5, "m1": 0.5}}
+                                               for i, m in enumerate(("new", "m1", ""))])) == {
+        "b0": {"new": 1 / 3, "m1": 1 / 3, "unknown run 2": 1 / 3}}  # an unknown one counts as new
+    # the difference of the two sides' mean machine shifts: (5/6 - 1/2)^2 for m1, (1/6)^2 for m2, (1/2)^2
+    noise = Noise.of(_baseline(_draws(np.random.default_rng(0), sds, 6), ["m1"] * 5 + ["m2"]))
+    mix = noise.machine_mix("b0", {"new": 0.5, "m1": 0.5})
+    assert mix == pytest.approx((5 / 6 - 0.5) ** 2 + 1 / 36 + 0.25)
     last_only = false_nights(lambda current: {name: {current.info.machine: 1.0} for name in sds})
     shared = false_nights(machine_shares)
     assert shared <= 3 < last_only, (shared, last_only)  # at most 7.5% of 40 nights, against alpha 5%

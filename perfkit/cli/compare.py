@@ -13,6 +13,7 @@ from typing import Any
 from perfkit import confirm, predict
 from perfkit.cli.common import DB_HELP, failed, kept_runs_options, read, work_of
 from perfkit.errors import UsageError
+from perfkit.explain import record as kernel_summary
 from perfkit.render import tables, verdicts
 from perfkit.resultfile.model import ResultSet
 from perfkit.store import baselines, kept_noise, storage_folder
@@ -88,12 +89,17 @@ def judge_files(baseline_path: Path, current_path: Path | Sequence[Path], thresh
                          f"{current.profile} profile's; compare runs of the same profile{hint}")
     kept = (storage_folder.storage_path(storage) if storage is not None
             else storage_folder.find_storage(Path.cwd()))
-    judged_with = kept_noise.for_judging(baseline, current, baselines.BaselineStore.find(Path.cwd()), kept,
-                                         db)
+    store = baselines.BaselineStore.find(Path.cwd())
+    judged_with = kept_noise.for_judging(baseline, current, store, kept, db)
     lenders = predict.lenders_for(baseline, current)
     first = judge(baseline, current, judged_with, policy, work_of, lenders=lenders)
-    return baseline, current, _with_confirmation(first, paths, baseline, lambda again, look: judge(
-        baseline, again, judged_with, policy, work_of, first_look=look, lenders=lenders))
+
+    def second(again: ResultSet, look: FirstLook) -> Comparison:
+        """The re-runs judged as the session judges them: the first run's values are not their noise."""
+        noise = kept_noise.for_judging(baseline, again, store, kept, db, left_out=(current.datetime,))
+        return judge(baseline, again, noise, policy, work_of, first_look=look, lenders=lenders)
+
+    return baseline, current, _with_confirmation(first, paths, baseline, second)
 
 
 def _with_confirmation(first: Comparison, paths: Sequence[Path], baseline: ResultSet,
@@ -111,7 +117,11 @@ def _with_confirmation(first: Comparison, paths: Sequence[Path], baseline: Resul
         return first
     print(f"perfkit: judged with its confirmation's {len(kept)} re-run(s) kept beside it "
           f"({', '.join(path.name for path in kept)}), as the night was", file=sys.stderr)
-    return confirm.second_look(first, [read(path, baseline) for path in kept], again)
+    reruns = [read(path, baseline) for path in kept]
+    explained = confirm.kept_as(paths[0], confirm.EXPLAIN_LABEL, 0)
+    if explained.is_file():  # the kernels the night read in one more, unjudged run
+        reruns = [kernel_summary.with_summaries(run, read(explained, baseline)) for run in reruns]
+    return confirm.second_look(first, reruns, again)
 
 
 def _compare(args: argparse.Namespace) -> int:

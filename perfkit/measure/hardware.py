@@ -182,11 +182,12 @@ def machine_id(device: DeviceKind, gpus: int) -> str:
 #: What the firmware of a virtual machine names its maker or product (DMI), where the CPU flags do not say
 #: (an Arm CPU has no ``hypervisor`` flag): KVM/QEMU, Xen, VMware, Hyper-V, VirtualBox and the clouds' own.
 VM_FIRMWARE = ("kvm", "qemu", "xen", "vmware", "virtual machine", "virtualbox", "amazon ec2",
-               "google compute engine", "openstack", "bochs", "cloud hypervisor", "firecracker")
+               "google compute engine", "openstack", "bochs", "cloud hypervisor", "firecracker",
+               "apple virtualization", "parallels", "alibaba cloud")
 
 
 def _vm_boot(cpuinfo: str = "/proc/cpuinfo", boot_id: str = "/proc/sys/kernel/random/boot_id",
-             dmi: str = "/sys/class/dmi/id") -> str:
+             dmi: str = "/sys/class/dmi/id", hypervisor: str = "/sys/hypervisor/type") -> str:
     """This boot's id on a virtual machine (the CPU flags name a hypervisor, or on Arm the firmware's maker or
     product does), else "": VMs started from one image share their host name and /etc/machine-id (every lent
     2-vCPU VM here read "vm" and one machine-id), so without it runs of different hosts read as one machine
@@ -195,7 +196,8 @@ def _vm_boot(cpuinfo: str = "/proc/cpuinfo", boot_id: str = "/proc/sys/kernel/ra
     measure."""
     flags = next((line for line in _read(cpuinfo).splitlines() if line.startswith("flags")), "")
     firmware = f"{_read(f'{dmi}/sys_vendor')} {_read(f'{dmi}/product_name')}".lower()
-    virtual = "hypervisor" in flags.split() or any(name in firmware for name in VM_FIRMWARE)
+    virtual = ("hypervisor" in flags.split() or any(name in firmware for name in VM_FIRMWARE)
+               or bool(_read(hypervisor)))  # Xen's guests name it there
     return _read(boot_id) if virtual else ""
 
 

@@ -202,9 +202,9 @@ def _no_baseline(group: Group, latest: Latest) -> str:
 
 def _values_table(latest: Latest) -> str:
     """The figures of the latest run beside the earlier runs' (where any), unjudged: no verdict, p or MDE."""
-    rows = ([html.escape(r.figure), _value(r.baseline, r.unit), _value(r.current, r.unit),
-             html.escape(tables.fmt_change(r.change))] for r in latest.rows)
-    return _table(["figure", "before", "latest", "change"], rows, numeric=(1, 2, 3))
+    rows = [[html.escape(r.figure), _value(r.baseline, r.unit), _value(r.current, r.unit),
+             html.escape(tables.fmt_change(r.change))] for r in latest.rows]
+    return _table(["figure", "before", "latest", "change"], rows, numeric=(1, 2, 3)) if rows else ""
 
 
 def _why(why: Why | None) -> list[str]:

@@ -18,21 +18,21 @@ between-run noise and predicts it (r = 0.81 on an H200, 0.88 on an H100, slope a
 the committed baselines; none on a shared 2-vCPU VM, where the fit finds no slope and the prior is flat).
 Allocator peaks and counts, which have no rounds, share a flat prior of their own kind.
 
-A baseline measured on other machines of the same kind adds a between-machine term where its runs carry
-the machine they ran on and come from several: the one-way random-effects component of the time, as a ratio
-to the run-to-run variance on one machine pooled over the figures of each kind (over every kind where a kind
-has no benchmark run on two machines), applied to each figure in proportion to its own noise (a launch-bound
-step that moves 15% between runs shifts about as much between machines; a one-thread kernel that repeats
-within 1% hardly), and to the machines of both sides: the baseline's mean holds each of its machines' shifts
-in proportion to its runs, the current run its own machine's (:meth:`Noise.machine_mix`). It is zero when
-both sides ran on one machine (each benchmark's runs name their machines: a merged baseline holds entries of
-different runs). A figure's variance over runs of several machines holds part of their shifts too, so it is
-read as run-to-run only after that part is taken out (``Noise.run_to_run``: its expected share from the
-ratio and how its runs, the kept ones beside the baseline's, fall on machines, with the degrees of freedom
-that layout is worth), before the prior is fitted and the current side's replicates pool in; not where the
-ratio is assumed or rests on few benchmarks, or a run's machine is unknown (there the term errs wide).
-Counted twice, held-out H200 machines' changes spread 0.79 of their standard errors (docs/findings.md,
-2026-12-05).
+A baseline measured on other machines of the same kind adds a between-machine term where its runs carry the
+machine they ran on and come from several: the one-way random-effects component of the time, as a ratio to the
+run-to-run variance on one machine pooled over the figures of each kind (over every kind where a kind has no
+benchmark run on two machines), applied to each figure in proportion to its own noise (a launch-bound step
+that moves 15% between runs shifts about as much between machines; a one-thread kernel that repeats within 1%
+hardly), and to the machines of both sides: the baseline's mean holds each of its machines' shifts in
+proportion to its runs, the current side's too (replicates of several hosts: :func:`machine_shares`,
+:meth:`Noise.machine_mix`). It is zero when both sides ran on one machine (each benchmark's runs name their
+machines: a merged baseline holds entries of different runs). A figure's variance over runs of several
+machines holds part of their shifts too, so it is read as run-to-run only after that part is taken out
+(``Noise.run_to_run``: its expected share from the ratio and how its runs, the kept ones beside the
+baseline's, fall on machines, with the degrees of freedom that layout is worth), before the prior is fitted
+and the current side's replicates pool in; not where the ratio is assumed or rests on few benchmarks, or a
+run's machine is unknown (there the term errs wide). Counted twice, held-out H200 machines' changes spread
+0.79 of their standard errors (docs/findings.md, 2026-12-05).
 
 How others estimate noise (docs/verdict.md says more): asv and rustc-perf look at each benchmark's own recent
 samples; conbench and Bencher take each benchmark's history in a lookback window (Bencher's t-test threshold
@@ -114,15 +114,12 @@ class FigureNoise:
 
 def machine_shares(current: ResultSet) -> dict[str, dict[str, float]]:
     """Per benchmark of ``current``, each machine's share of its runs: one machine for a run, several for
-    replicates of a fleet's hosts judged together (the file names the last one's only). A benchmark with a
-    run of unknown machine takes the file's machine, where it names one."""
+    replicates of a fleet's hosts judged together (the file names the last one's only). A run of unknown
+    machine counts as a machine of its own, one the baseline never ran on: the cautious side."""
     out = {}
     for name, runs_of in current.origins().items():
-        machines = [origin.machine for origin in runs_of]
-        if machines and all(machines):
-            out[name] = {m: machines.count(m) / len(machines) for m in set(machines)}
-        elif current.info.machine:
-            out[name] = {current.info.machine: 1.0}
+        machines = [origin.machine or f"unknown run {i}" for i, origin in enumerate(runs_of)]
+        out[name] = {m: machines.count(m) / len(machines) for m in set(machines)}
     return out
 
 
