@@ -90,7 +90,7 @@ def test_a_gating_figure_other_than_the_time_that_differs_on_the_other_machine_i
     differ = [r for r in cmp.rows if r.gating and r.note.startswith("differs on the other machine")]
     assert not moved and {r.figure for r in differ} == {"sm_mcycles", "over_host_copy"}
     gpu_times = [r for r in cmp.rows if r.gating and r.figure == "gpu_step_ms" and r.note != NOT_APART]
-    assert len(gpu_times) == 3 and all(r.verdict in (Verdict.SLOWER, Verdict.FASTER) and r.note.startswith(
+    assert len(gpu_times) == 4 and all(r.verdict in (Verdict.SLOWER, Verdict.FASTER) and r.note.startswith(
         "on another machine") for r in gpu_times)
     gemm = next(r for r in differ if r.benchmark == GEMM)
     assert gemm.verdict is Verdict.INFO and gemm.change == pytest.approx(-0.097, abs=0.005)
