@@ -64,6 +64,8 @@ def _unconfirmed(row: Row) -> Row:
 #: The labels of the re-run files a run keeps beside its JSON (:func:`kept_as`): the confirmation's judged
 #: re-runs, and the one unjudged re-run that reads the flagged benchmarks' kernels.
 CONFIRM_LABEL, EXPLAIN_LABEL = "confirm", "explain"
+#: What :func:`kept_as` adds to a run's file name, as a pattern.
+KEPT_SUFFIX = rf"\.({CONFIRM_LABEL}|{EXPLAIN_LABEL})-[0-9]+\.json"
 
 
 def kept_as(results_path: Path, label: str, i: int) -> Path:
@@ -84,7 +86,7 @@ def kept_beside(results_path: Path) -> list[Path]:
 
 def is_kept(path: Path) -> bool:
     """Whether ``path`` names a re-run file of a confirmation or an explanation (:func:`kept_as`)."""
-    return re.fullmatch(rf".+\.({CONFIRM_LABEL}|{EXPLAIN_LABEL})-[0-9]+\.json", path.name) is not None
+    return re.fullmatch(rf".+{KEPT_SUFFIX}", path.name) is not None
 
 
 def forget_kept(results_path: Path | None) -> None:
@@ -93,8 +95,7 @@ def forget_kept(results_path: Path | None) -> None:
     keeps none); nothing where the run writes no JSON (None)."""
     if results_path is None:
         return
-    labels = f"({CONFIRM_LABEL}|{EXPLAIN_LABEL})"
-    pattern = re.compile(re.escape(results_path.stem) + rf"\.{labels}-[0-9]+\.json(\.partial)?")
+    pattern = re.compile(re.escape(results_path.stem) + rf"{KEPT_SUFFIX}(\.partial)?")
     if not results_path.parent.is_dir():
         return
     for path in results_path.parent.iterdir():

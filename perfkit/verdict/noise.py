@@ -118,8 +118,8 @@ def machine_shares(current: ResultSet) -> dict[str, dict[str, float]]:
     machine counts as a machine of its own, one the baseline never ran on: the cautious side."""
     out = {}
     for name, runs_of in current.origins().items():
-        machines = [origin.machine or f"unknown run {i}" for i, origin in enumerate(runs_of)]
-        out[name] = {m: machines.count(m) / len(machines) for m in set(machines)}
+        held = Counter(origin.machine or f"unknown run {i}" for i, origin in enumerate(runs_of))
+        out[name] = {machine: count / len(runs_of) for machine, count in held.items()}
     return out
 
 
