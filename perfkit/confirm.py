@@ -44,13 +44,15 @@ def second_look(first: Comparison, reruns: Sequence[ResultSet],
                 judge: Callable[[ResultSet, FirstLook], Comparison]) -> Comparison:
     """The night's verdict once the ``reruns`` of its suspects are judged (``judge``: the run's own judge,
     given the first look): their rows replace the first run's, and a suspect the re-runs did not measure
-    keeps no decision of the first look (only a second test may say regressed or improved)."""
+    keeps no decision of the first look (only a second test may say regressed or improved), nor its reading
+    of why it moved."""
     again = judge(baselines.from_runs(list(reruns)), FirstLook.of(first))
     measured = {b.fullname for run in reruns for b in run.benchmarks}
     missed = set(suspects(first)) - measured
     confirmed = first.replacing(again, measured)
     return dataclasses.replace(confirmed, rows=tuple(_unconfirmed(r) if r.benchmark in missed else r
-                                                     for r in confirmed.rows))
+                                                     for r in confirmed.rows),
+                               why=tuple(w for w in confirmed.why if w.benchmark not in missed))
 
 
 def _unconfirmed(row: Row) -> Row:

@@ -19,7 +19,6 @@ from perfkit.render.speedups import ACROSS_MEANINGS, hardware_blocks, hardware_s
 from perfkit.render.tables import fmt_change, fmt_value, text_table
 from perfkit.verdict.comparison import FEW_RUNS, ONE_MACHINE, sharp_goal
 from perfkit.verdict.judge import (
-    COUNT_MOVED,
     MIN_BASELINE_RUNS,
     MOST_RUNS,
     NEVER_VARIED,
@@ -137,8 +136,7 @@ def summary_lines(cmp: Comparison, baseline_name: str, limit: int = 40,
     worth reading and every count that moved; benchmarks not run, informational figures and the ungated are
     counted. The table is fitted to ``width`` columns where given."""
     lines = [f"perfkit: compared with {baseline_name}: {headline(cmp)}"]
-    moved = [r for r in cmp.rows if (worth_reading(r) and r.verdict is not Verdict.CHANGED)
-             or (r.verdict is Verdict.CHANGED and r.note.startswith(COUNT_MOVED))]
+    moved = to_read(cmp)  # the markdown's rows to read, a changed ratio among them: the headline counts it
     if moved:
         table = text_table(_HEAD, [_row_cells(row) for row in moved[:limit]],
                            None if width is None else width - 2)
@@ -185,6 +183,8 @@ def _weak_words(cmp: Comparison) -> str:
     (to 10%, or 1.5 times a wider minimum effect of their own) a less noisy measurement; those at their own
     wider minimum effect already need nothing."""
     weak, beyond = cmp.weak(), cmp.beyond_runs()
+    unjudged = [r for r in weak if r.verdict in UNJUDGED]
+    weak = tuple(r for r in weak if r.verdict not in UNJUDGED)
     settled = [r for r in weak if r.runs_to_see is not None and r.runs_to_see <= r.runs[1]]
     limited = [r for r in weak if r.mde_limited_by]
     parts = []
@@ -198,6 +198,8 @@ def _weak_words(cmp: Comparison) -> str:
                      "less noisy measurement")
     if settled:
         parts.append(f"{len(settled)} sit at a wider minimum effect of their own")
+    if unjudged:
+        parts.append(f"{len(unjudged)} not judged or measured differently (a baseline entry to re-save)")
     return "; ".join(parts) + " (`perfkit compare` says what would tighten each)"
 
 
@@ -275,6 +277,10 @@ FOLDED: tuple[Verdict, ...] = (Verdict.NOT_JUDGED, Verdict.AS_EXPECTED, Verdict.
                                Verdict.MISSING)
 
 
+#: The verdicts of figures given no test tonight: what would let them be judged is in their note, not noise.
+UNJUDGED: tuple[Verdict, ...] = (Verdict.NOT_JUDGED, Verdict.MEASURED_DIFFERENTLY)
+
+
 #: The MDE a gating figure should reach: the verdict line counts the figures that do.
 MDE_GOAL = 0.05
 
@@ -306,6 +312,8 @@ def _mde_words(cmp: Comparison) -> str:
 
 def _no_mde(row: Row) -> str:
     """Why a gating figure has no MDE tonight, in the verdict line's few words."""
+    if row.verdict in UNJUDGED:
+        return row.verdict.value
     if row.mde_limited_by == NEVER_VARIED:
         return "runs that never varied"
     if row.mde_limited_by:
@@ -411,7 +419,7 @@ def _rows_to_read(cmp: Comparison, pointers: Pointers | None, cut: Cut) -> list[
         return [Text(f"Not judged: the two sides ran on different machines under one hardware id "
                      f"({cmp.not_judged}); the across-hardware table gives each benchmark's speedup.")]
     if not rows:
-        return [Text("Nothing to read: no gating figure moved beyond its minimum effect, no count changed.")]
+        return [Text(_nothing_to_read(cmp))]
     head = [*_HEAD[:-1], *(["trend"] if pointers and pointers.trend else []), _HEAD[-1]]
     shown = rows if cut.keep is None else rows[: cut.keep]
     cells = [_read_cells(r, pointers) for r in shown]
@@ -419,6 +427,20 @@ def _rows_to_read(cmp: Comparison, pointers: Pointers | None, cut: Cut) -> list[
     if len(shown) < len(rows):
         blocks.append(Text(f"{len(rows) - len(shown)} more row(s) to read cut {cut.why}."))
     return blocks
+
+
+def _nothing_to_read(cmp: Comparison) -> str:
+    """Why no row is to read, in words that claim only what was judged: the figures that moved the better way
+    and those not judged (a one-run baseline entry, too few degrees of freedom) are folded below, whatever
+    they moved."""
+    better = sum(hopeful(r) for r in cmp.rows)
+    unjudged = sum(r.gating and r.verdict is Verdict.NOT_JUDGED for r in cmp.rows)
+    words = "Nothing to read: no judged gating figure moved the worse way beyond its minimum effect"
+    if better:
+        words += f", {counted(better, 'figure')} moved the better way beyond it, not significantly"
+    if unjudged:
+        words += f"; {counted(unjudged, 'gating figure')} not judged, folded below"
+    return words + "; no count changed."
 
 
 def _read_cells(row: Row, pointers: Pointers | None) -> list[document.Cell]:
@@ -483,7 +505,10 @@ def _clipped(text: str, budget: int) -> str:
 
 def _tighten(row: Row) -> str:
     """What would bring a weak figure's MDE to its goal (10%, or 1.5 times a wider minimum effect of its own):
-    a few more runs of this code where they would, else a less noisy measurement or more baseline runs."""
+    a few more runs of this code where they would, else a less noisy measurement or more baseline runs; a
+    figure not judged or measured differently, what its note says would let it be judged."""
+    if row.verdict in UNJUDGED:
+        return row.note
     if row.mde_limited_by:
         return row.mde_limited_by
     if row.mde is None:

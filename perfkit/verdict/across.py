@@ -108,6 +108,10 @@ def _source(bound: str | None, model: Modelled | None, why: str) -> str:
     return bound or f"none: {why}"
 
 
+#: How a row whose two sides were measured differently begins its ``why``.
+MEASURED_APART = "measured differently"
+
+
 @dataclass(frozen=True)
 class HardwareRow:
     """A benchmark's measured speedup beside its expectation; ``measured``: where the model gave it, each
@@ -133,6 +137,11 @@ class HardwareRow:
     NEAR: ClassVar[float] = 1.15
     #: The factor, either way, by which a speedup may miss its expectation before it needs explaining
     FAR: ClassVar[float] = 1.25
+
+    @property
+    def measured_differently(self) -> bool:
+        """Its two sides measured its figure by other methods: no speedup is read from it."""
+        return self.why.startswith(MEASURED_APART)
 
     @property
     def ratio(self) -> float | None:
@@ -411,10 +420,11 @@ def _measured(name: str, base: _Side, cur: _Side, then: _Target, now: _Target) -
 def _measured_differently(then: BenchmarkEntry, now: BenchmarkEntry, figures: Sequence[str]) -> str:
     """Why the two sides' ``figures`` cannot be set against each other: the first measured by different
     methods on each (figures.METHODS; the graph replay on one element's address against 200, the 100 M first
-    launches after the host's write against after a prefetch), or "" where none was."""
+    launches after the host's write against after a prefetch), or "" where none was. A locked clock is each
+    device's own here, as its roofs are (their notes say so), not another method."""
     for figure in figures:
         if (old := then.method(figure)) != (new := now.method(figure)):
-            return (f"measured differently: method {old} on the first device, {new} on the second "
+            return (f"{MEASURED_APART}: method {old} on the first device, {new} on the second "
                     f"({figure}); re-save the older baseline's entry")
     return ""
 
@@ -474,5 +484,6 @@ def _on_chip(model: Modelled, measured_s: float, factor: float) -> Modelled:
 
 
 def geomean_time_ratio(rows: Sequence[HardwareRow]) -> float | None:
-    """The geometric mean of current time over baseline time (a ceiling's benchmark counted at its rate)."""
-    return stats.geometric_mean([1 / r.speedup for r in rows if r.speedup > 0])
+    """The geometric mean of current time over baseline time (a ceiling's benchmark counted at its rate), of
+    the benchmarks both sides measured alike, as on one machine (judge._time_ratios)."""
+    return stats.geometric_mean([1 / r.speedup for r in rows if r.speedup > 0 and not r.measured_differently])

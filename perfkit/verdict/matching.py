@@ -71,13 +71,14 @@ def pair(baseline: ResultSet, current: ResultSet) -> Pairing:
         read_off = {n for entry in (b, c) for n, m in entry.metrics.items() if not m.exact}
         tolerance = c.context.tolerance if c.context.tolerance is not None else b.context.tolerance
         gpu_bound = c.context.gpu_bound and current.info.device == "cuda"
-        clocks_differ = _clocks_differ(b, c)
+        # across hardware a locked clock is each device's own, as its roofs' (perfkit.verdict.across)
+        clocks_apart = _clocks_differ(b, c) if baseline.hardware_id == current.hardware_id else None
         for figure in sorted(base_runs[name].keys() | cur_runs[name].keys()):
             unit, better = kinds.get(figure, ("", "none"))
             now = tuple(cur_runs[name].get(figure, ()))
             unsteady = unsettled_rounds.unsettled(b, c, figure, len(now)) if figure in gates else None
             disturbances = c.disturbances + ((unsteady,) if unsteady else ())
-            apart = _methods_differ(b, c, figure) or (clocks_differ if unit != "MiB" else None)
+            apart = _methods_differ(b, c, figure) or (clocks_apart if unit != "MiB" else None)
             figures.append(FigureRuns(name, figure, unit, better, tuple(base_runs[name].get(figure, ())),
                                       now, figure in gates, tolerance, gpu_bound, disturbances, apart,
                                       figure not in read_off))
