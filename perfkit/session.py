@@ -155,7 +155,7 @@ class Session:
     held: contextlib.ExitStack = field(init=False, default_factory=contextlib.ExitStack)  # what begin() took
     skipped: dict[str, int] = field(init=False, default_factory=dict)  # reason -> how many tests
     started: float = field(init=False, default_factory=wall_clock.process_started)
-    confirm_seconds: float = field(init=False, default=0.0)  # the confirmation's re-runs, outside the tests
+    rerun_seconds: dict[str, float] = field(init=False, default_factory=dict)  # fresh processes, by purpose
     run_clock: str | None = field(init=False, default=None)  # the whole run's locked clock, if locked
     hint: str = field(init=False, default="")  # a run without verdicts: the line that says how to get them
     # the run read once (see derive): each JSON read, by what it says, its result set, and the last read
@@ -438,9 +438,10 @@ class Session:
         baseline (BaselineStore.local), replacing an earlier one: OK, or NOT_SAVED, or INTERRUPTED by Ctrl-C.
         Three, because one run says nothing of how far a figure moves between runs: the judge needs as many of
         its baseline (judge.MIN_BASELINE_RUNS) before it gives a verdict."""
-        names = [b.fullname for b in results.benchmarks]
+        names, began = [b.fullname for b in results.benchmarks], time.monotonic()
         try:
             again = (self.rerun(names, MIN_BASELINE_RUNS - 1, None) if self.rerun is not None else [])
+            self.rerun_seconds["the re-runs of this machine's own baseline"] = time.monotonic() - began
             runs = [results, *again]
             path = self.store.local.save(baselines.from_runs(runs) if again else results, "force")
         except PerfkitError as exc:
@@ -505,7 +506,7 @@ class Session:
         try:
             return self._confirm_flagged(results)
         finally:
-            self.confirm_seconds = time.monotonic() - began
+            self.rerun_seconds["the confirmation's re-runs"] = time.monotonic() - began
 
     def _confirm_flagged(self, results: ResultSet) -> bool:
         """Re-run the flagged benchmarks in fresh processes and judge them again (``--perfkit-confirm``,
@@ -573,7 +574,7 @@ class Session:
         """What the terminal summary shows: the comparison first (its table fitted to ``width`` columns where
         given), then the other messages and the wall times."""
         lines = list(self.messages)
-        if (wall := wall_clock.line(self.started, self.family_seconds, self.confirm_seconds)) is not None:
+        if (wall := wall_clock.line(self.started, self.family_seconds, self.rerun_seconds)) is not None:
             lines.append(wall)
         if (budget := self.budget_line()) is not None:
             lines.append(budget)

@@ -1,6 +1,6 @@
 """The run's wall time as the nightly's five-minute limit counts it: from the process's start, with how much
-of it went outside the tests (the interpreter, imports, collection, judging, and the confirmation's re-runs
-named apart) and each family's share."""
+of it went outside the tests (the interpreter, imports, collection, judging, and the re-runs in fresh
+processes named apart: a confirmation's, or those of this machine's own baseline) and each family's share."""
 from __future__ import annotations
 
 import os
@@ -21,16 +21,16 @@ def process_started() -> float:
     return time.monotonic() - max(age, 0.0)
 
 
-def line(started: float, family_seconds: Mapping[str, float], confirm_seconds: float) -> str | None:
+def line(started: float, family_seconds: Mapping[str, float], reruns: Mapping[str, float]) -> str | None:
     """The end-of-run line (None before any test ran): the wall time since ``started``, the part outside
-    the tests' phases, the confirmation's ``confirm_seconds`` of it where it re-ran anything, and each
-    family's seconds, the longest first."""
+    the tests' phases, the seconds of it each kind of re-run took (``reruns``: "the confirmation's re-runs"
+    to seconds) where it re-ran anything, and each family's seconds, the longest first."""
     if not family_seconds:
         return None
     longest_first = sorted(family_seconds.items(), key=lambda kv: -kv[1])
     families = ", ".join(f"{name} {s:.0f} s" for name, s in longest_first if s >= 0.5)
     wall = time.monotonic() - started
     outside = wall - sum(family_seconds.values())
-    reruns = f"; {confirm_seconds:.0f} s of it the confirmation's re-runs" if confirm_seconds >= 0.5 else ""
+    spent = "".join(f"; {s:.0f} s of it {what}" for what, s in reruns.items() if s >= 0.5)
     return (f"perfkit: wall time {wall:.0f} s from start-up ({outside:.0f} s outside the tests: interpreter, "
-            f"imports, collection, judging{reruns})" + (f"; per family: {families}" if families else ""))
+            f"imports, collection, judging{spent})" + (f"; per family: {families}" if families else ""))

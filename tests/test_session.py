@@ -616,14 +616,17 @@ def test_the_wall_time_counts_from_the_process_start_not_from_perfkits_session()
     assert 1.5 <= float(done.stdout) < 30
 
 
-def test_the_wall_time_line_names_the_confirmations_re_runs_only_where_there_were_some():
+def test_the_wall_time_line_names_the_re_runs_only_where_there_were_some():
     started = time.monotonic() - 100
-    assert wall_clock.line(started, {}, 0.0) is None  # no test ran
-    quiet = wall_clock.line(started, {"test_layers": 60.0, "test_flops": 0.2}, 0.01)
+    assert wall_clock.line(started, {}, {}) is None  # no test ran
+    confirmation, own = "the confirmation's re-runs", "the re-runs of this machine's own baseline"
+    quiet = wall_clock.line(started, {"test_layers": 60.0, "test_flops": 0.2}, {confirmation: 0.01})
     assert quiet is not None
     assert quiet.startswith("perfkit: wall time 100 s from start-up (40 s outside the tests")
     assert "confirmation" not in quiet and quiet.endswith("; per family: test_layers 60 s")
-    confirmed = wall_clock.line(started, {"test_layers": 60.0}, 30.0)
+    confirmed = wall_clock.line(started, {"test_layers": 60.0}, {confirmation: 30.0})
     assert confirmed is not None
     assert ("(40 s outside the tests: interpreter, imports, collection, judging; 30 s of it the "
             "confirmation's re-runs)") in confirmed
+    saved = wall_clock.line(started, {"test_layers": 60.0}, {own: 35.0})
+    assert saved is not None and f"35 s of it {own})" in saved
