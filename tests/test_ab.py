@@ -332,7 +332,13 @@ def test_a_settled_benchmark_is_not_run_again_while_a_noisy_one_takes_the_rounds
         return load.typed(run, f"{side.label} run {len(calls)}")
 
     monkeypatch.setattr(ab, "run_side", canned)
-    report = ab.ab(repo, "HEAD", "HEAD", tmp_path / "out", rounds=4, seed=0)
+    said: list[str] = []
+    report = ab.ab(repo, "HEAD", "HEAD", tmp_path / "out", rounds=4, seed=0, say=said.append)
+    head = git(repo, "rev-parse", "HEAD")[:10]
+    plan = (f"A/B: base HEAD ({head}) against head HEAD ({head}), up to 4 pairs of fresh processes, one of "
+            "each side")
+    same = "both refs are one commit: an A/A, which measures the noise alone (any flag is a false alarm)"
+    assert said[:2] == [plan, same]  # said before the first pair, not after
     assert [benches for _, benches in calls[:2]] == [("benches",)] * 2
     assert len(calls[2][1]) > 20 and noisy in calls[2][1]  # the second pair: every benchmark both sides ran
     assert [benches for _, benches in calls[4:]] == [(noisy,)] * 4

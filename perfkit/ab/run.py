@@ -358,6 +358,10 @@ def ab(path: Path, base_ref: str, head_ref: str | None, out: Path | None, *, exp
         say(f"the change touches {' '.join(benches) or 'no bench file'}")
     _refuse_no_selection(repo, [(base_ref, base_commit), (head_ref or "the working tree",
                                                           head_ref and head_commit)], benches, expr)
+    say(f"A/B: base {base_ref} ({base_commit[:10]}) against head {head_ref or WORKING_TREE} "
+        f"({head_commit[:10]}), up to {rounds} pairs of fresh processes, one of each side")
+    if head_ref is not None and head_commit == base_commit:
+        say("both refs are one commit: an A/A, which measures the noise alone (any flag is a false alarm)")
     out = output_folder(out, "perfkit-ab-out-", AB_JSON)
     say(f"results in {out}")
     report: AbReport | None = None
