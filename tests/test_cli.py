@@ -825,3 +825,16 @@ def test_baseline_save_append_leaves_out_a_benchmark_whose_rounds_did_not_settle
     assert cli.main(["baseline", "save", "--dir", str(folder), "--append", "--only", MATMUL, "--",
                      str(later)]) == 0
     assert "nothing appended to" in capsys.readouterr().out and saved.read_bytes() == kept
+
+
+def test_compare_says_when_its_two_files_look_given_the_wrong_way_round(tmp_path, capsys):
+    """A newcomer's ``perfkit compare results.json baselines/X.json`` read "the current run 1.22x faster"
+    with no hint that the saved baseline stood as the current side; now stderr says the order."""
+    run = tmp_path / "results.json"
+    run.write_text((DATA / "cpu-quick.json").read_text())
+    baseline = ROOT / "baselines" / "cpu-amd-epyc-2cpu-quick.json"
+    cli.main(["compare", str(run), str(baseline)])
+    assert (f"perfkit: {baseline} holds several runs, as a saved baseline does, and {run} one: the order is "
+            "BASELINE then CURRENT; judged as given") in capsys.readouterr().err
+    cli.main(["compare", str(baseline), str(run)])
+    assert "the order is" not in capsys.readouterr().err

@@ -15,7 +15,7 @@ from perfkit.cli.common import DB_HELP, failed, kept_runs_options, read, work_of
 from perfkit.errors import UsageError
 from perfkit.explain import record as kernel_summary
 from perfkit.render import tables, verdicts
-from perfkit.resultfile.model import ResultSet
+from perfkit.resultfile.model import ResultSet, run_count
 from perfkit.store import baselines, kept_noise, storage_folder
 from perfkit.verdict.judge import Comparison, FirstLook, Policy, judge
 
@@ -81,6 +81,9 @@ def judge_files(baseline_path: Path, current_path: Path | Sequence[Path], thresh
     paths = [current_path] if isinstance(current_path, Path) else list(current_path)
     runs = [read(path, baseline) for path in paths]
     current = runs[0] if len(runs) == 1 else baselines.from_runs(runs)
+    if len(runs) == 1 and _most_runs(baseline) == 1 < _most_runs(current):
+        print(f"perfkit: {paths[0]} holds several runs, as a saved baseline does, and {baseline_path} one: "
+              "the order is BASELINE then CURRENT; judged as given", file=sys.stderr)
     if baseline.profile != current.profile:
         same_sizes = baselines.baseline_path(baseline_path.parent, baseline.hardware_id, current.profile)
         hint = (f" (the {current.profile} profile's baseline of {baseline.hardware_id} is {same_sizes})"
@@ -100,6 +103,11 @@ def judge_files(baseline_path: Path, current_path: Path | Sequence[Path], thresh
         return judge(baseline, again, noise, policy, work_of, first_look=look, lenders=lenders)
 
     return baseline, current, _with_confirmation(first, paths, baseline, second)
+
+
+def _most_runs(results: ResultSet) -> int:
+    """The most runs any benchmark of ``results`` holds: 1 for one run's file, more for a saved baseline."""
+    return max((run_count(figures) for figures in results.runs().values()), default=0)
 
 
 def _with_confirmation(first: Comparison, paths: Sequence[Path], baseline: ResultSet,
