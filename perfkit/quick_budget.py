@@ -64,6 +64,24 @@ def families_over(seconds: Mapping[str, float]) -> list[str]:
     return sorted(over, key=lambda name: -seconds[name])
 
 
+def likely_reason(over: list[str], disturbed: set[str], busy: str, machine_change: str) -> str:
+    """Why the families ``over`` their budget likely took longer: the busy host where it disturbed most of
+    them (``disturbed``: the families with a benchmark run while others kept a quarter of the CPUs busy;
+    ``busy``: the run's sentence for that), else another CPU than the budget's where the run knows it
+    (``machine_change``: its fingerprint against the baseline's under one hardware id), else each cause that
+    stretches every family. A newcomer's 8 families over on a slower CPU, 1 of them disturbed, read "the busy
+    host is the likely reason"."""
+    hit = disturbed & set(over)
+    if len(hit) * 2 > len(over):
+        return f"the busy host is the likely reason ({busy})"
+    why = (f"this CPU is not the budget's ({machine_change}), and a slower CPU stretches every family"
+           if machine_change else "a busy host or a slower CPU stretches every family, a size that grew "
+                                  "needs its budget")
+    if hit:
+        return f"{why} ({busy}, in {len(hit)} of these {len(over)} families)"
+    return f"{why} ({busy}, none of them in these families)" if busy else why
+
+
 def _beyond(seconds: float, budget: float) -> str:
     """Seconds over a budget (0: none) beside it, both in as few decimals (up to two) as tell them apart and
     show the budget as it is ("13 s (budget 13 s)" read 13.09 s; a 0.5 s budget read "0 s")."""

@@ -334,15 +334,13 @@ class Session:
         over = quick_budget.over_budget(self.bench_seconds) if self.settings.profile.name == "quick" else []
         if not over:
             return None
-        results = self.results()
-        busy = results.busy_host() if results is not None else ""
+        results, base = self.results(), self.baseline
         disturbed = {family_of(bench.fullname) for bench, load in results.family(HostLoad)
                      if load.disturbed} if results is not None else set()
-        why = "a busy host or a slower CPU stretches every family, a size that grew needs its budget"
-        if disturbed & set(quick_budget.families_over(self.bench_seconds)):
-            why = f"the busy host is the likely reason ({busy})"
-        elif busy:  # busy elsewhere in the run: not these families' excuse
-            why += f" ({busy}, none of them in these families)"
+        same_id = base is not None and results is not None and base.hardware_id == results.hardware_id
+        change = base.info.machine_change(results.info) if same_id and base and results else ""
+        why = quick_budget.likely_reason(quick_budget.families_over(self.bench_seconds), disturbed,
+                                         results.busy_host() if results is not None else "", change)
         return f"perfkit: over the quick profile's budget for a quiet 2-core CPU: {', '.join(over)}; {why}"
 
     def weekly_skipped(self, markexpr: str) -> bool:

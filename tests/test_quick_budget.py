@@ -126,3 +126,21 @@ def test_a_quick_run_over_budget_on_a_host_the_summary_calls_busy_names_the_load
     session.add_wall_time("benches/test_layers.py::test_layer[conv-forward]", 500.0)
     line = next(line for line in session.summary_lines() if "budget" in line)
     assert line.endswith(f"a size that grew needs its budget ({busy}, none of them in these families)"), line
+
+
+def test_the_busy_host_is_blamed_only_where_it_disturbed_most_families_over_budget_and_another_cpu_is_named():
+    """A newcomer's run on another CPU (1.22x slower) had 8 families over budget, one benchmark of one of
+    them disturbed, and read "the busy host is the likely reason"."""
+    over = ["test_batch_sweep", "test_capacity", "test_layers", "test_flops"]
+    busy = "1 of its 40 benchmarks ran while other processes kept up to 0.7 of 2 CPUs busy"
+    change = "cpu_signature family 26 model 2 -> family 25 model 17"
+    assert quick_budget.likely_reason(over, {"test_layers"}, busy, change) == (
+        f"this CPU is not the budget's ({change}), and a slower CPU stretches every family ({busy}, in 1 of "
+        "these 4 families)")
+    assert quick_budget.likely_reason(over, {"test_layers"}, busy, "") == (
+        "a busy host or a slower CPU stretches every family, a size that grew needs its budget "
+        f"({busy}, in 1 of these 4 families)")
+    assert quick_budget.likely_reason(over, set(over[:3]), busy, change) == (
+        f"the busy host is the likely reason ({busy})")
+    assert quick_budget.likely_reason(over, set(), "", change) == (
+        f"this CPU is not the budget's ({change}), and a slower CPU stretches every family")
