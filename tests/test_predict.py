@@ -24,6 +24,7 @@ def _json(capsys, *args: str) -> list[dict]:
 
 def test_a_familys_times_on_a_datasheet_device_are_the_measured_times_over_the_expected_speedup(capsys):
     found = {p["benchmark"]: p for p in _json(capsys, "--device", "b200", "--family", "test_ppp", *FROM)}
+    assert {p["benchmark"] for p in _json(capsys, "--device", "b200", "--family", "ppp", *FROM)} == set(found)
     assert set(found) == {"benches/test_ppp.py::test_layerwise_ppp[b1-vgg16]", PPP_B64}
     b64 = found[PPP_B64]
     measured = load.load(H200).runs()[PPP_B64]["time"]

@@ -106,10 +106,13 @@ def _predict(args: argparse.Namespace) -> int:
                              "one or the other")
         from perfkit import predict
 
+        # a family is its bench file's stem; "ppp" names test_ppp as plainly
+        family = (args.family if args.family is None or args.family.startswith("test_")
+                  else f"test_{args.family}")
         if args.held_out is not None:
-            print(predict.held_out(args.device, args.held_out, args.family, args.at_hand, work_of, args.json))
+            print(predict.held_out(args.device, args.held_out, family, args.at_hand, work_of, args.json))
         else:
-            print(predict.family(args.device, args.family, args.at_hand, work_of, args.json))
+            print(predict.family(args.device, family, args.at_hand, work_of, args.json))
         return 0
     if args.model is None or args.gpu is None:
         raise UsageError("give MODEL and --gpu KEY (one model's PALEO estimate), or --device "
