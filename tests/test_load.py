@@ -43,7 +43,13 @@ def test_a_missing_file_says_how_to_make_one(tmp_path):
 def test_a_corrupt_file_names_the_line_and_what_to_do(tmp_path):
     path = tmp_path / "b.json"
     path.write_text('{"benchmarks": [')
-    with pytest.raises(BaselineError, match="not valid JSON.*restore it from git"):
+    with pytest.raises(BaselineError, match="not valid JSON.*: cut short.*restore it from git"):
+        load.load(path)
+    path.write_text("these are notes, not results\n")  # a newcomer's plain text read "cut short or edited"
+    with pytest.raises(BaselineError, match=r"line 1, column 1: not JSON at all\)"):
+        load.load(path)
+    path.write_text('{"benchmarks": [], x}')
+    with pytest.raises(BaselineError, match=r"line 1, column 20: edited\)"):
         load.load(path)
 
 

@@ -49,9 +49,12 @@ def read_json(path: str | os.PathLike[str]) -> dict[str, Any]:
     try:
         parsed = json.loads(text)
     except json.JSONDecodeError as exc:
+        # where it broke says how: at its end a file cut short, at its start no JSON at all, else an edit
+        how = ("cut short" if exc.pos >= len(text.rstrip()) else
+               "not JSON at all" if exc.pos == len(text) - len(text.lstrip()) else "edited")
         raise BaselineError(
-            f"{path}: not valid JSON ({exc.msg} line {exc.lineno}, column {exc.colno}: cut short or edited); "
-            "re-run the benchmarks that wrote it, or, a committed baseline, restore it from git"
+            f"{path}: not valid JSON ({exc.msg} at line {exc.lineno}, column {exc.colno}: {how}); re-run the "
+            "benchmarks that wrote it, or, where it is a committed baseline, restore it from git"
         ) from None
     if not isinstance(parsed, dict):
         raise BaselineError(f"{path}: not a pytest-benchmark JSON (no 'benchmarks' list)")
