@@ -34,10 +34,12 @@ from perfkit.verdict.judge import Comparison, FirstLook, Row, Verdict
 
 def suspects(comparison: Comparison) -> list[str]:
     """Benchmarks worth re-running: regressed or improved, or beyond their minimum effect in the worse
-    direction without proof."""
+    direction without proof where runs of this code could give it (not a figure that even 20 runs could not
+    show moved: a fresh H100's two CPU references over another host's copy took 115 s of re-runs to stay
+    unknown)."""
     return sorted({row.benchmark for row in comparison.rows if row.gating and (
         row.verdict in (Verdict.REGRESSED, Verdict.IMPROVED)
-        or (row.verdict is Verdict.UNKNOWN and row.worse and row.beyond_minimum))})
+        or (row.verdict is Verdict.UNKNOWN and row.worse and row.beyond_minimum and row.decidable))})
 
 
 def second_look(first: Comparison, reruns: Sequence[ResultSet],

@@ -126,6 +126,9 @@ class Row:
     # what keeps the MDE where it is tonight that more runs of this code do not change: "" (its noise, or no
     # noise known), else a sentence (runs that never varied, a disturbed run, the run's common host shift)
     mde_limited_by: str = ""
+    # whether some count of runs of this code, up to 20, could show the move seen were it to stay: False where
+    # none could (a host unlike the baseline's, a blind figure), so that a confirmation does not re-run it
+    decidable: bool = True
 
     @property
     def beyond_minimum(self) -> bool:

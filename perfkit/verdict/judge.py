@@ -534,6 +534,7 @@ def _corrected(judged: list[_Judged], policy: Policy, tests: int, first_look: Fi
                 note = (f"beyond the minimum effect but not significant after correcting for "
                         f"{counted(tests, 'figure')} (p={j.p_value:.2g}); {decide}")
                 row = dataclasses.replace(row, verdict=Verdict.UNKNOWN, p_value=j.p_value,
+                                          decidable=decidable,
                                           note=f"{row.note}; {note}" if row.note else note)
         rows.append(row)
     return rows
