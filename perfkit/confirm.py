@@ -3,7 +3,8 @@
 A nightly fails only on a regression that holds over several runs (Perfherder's retriggers, Chromium
 Pinpoint's repeats): ``--perfkit-confirm N`` re-runs every benchmark whose verdict was ``regressed`` or
 ``improved`` (an improvement is confirmed before it is reported too), or ``unknown`` beyond its minimum
-effect in the worse direction (a figure 1.5 times worse is always one of them), N times with ``python -m
+effect in the worse direction where runs of this code could show it (a figure 1.5 times worse is always one of
+them), N times with ``python -m
 pytest NODEID...`` in fresh processes (new CUDA context, new allocator, clocks re-settled), then judges them
 on the new runs alone (the first run was chosen for being extreme).
 
@@ -18,6 +19,7 @@ run, so re-runs are not interleaved with it; interleaving (RMIT, duet benchmarki
 from __future__ import annotations
 
 import dataclasses
+import math
 import re
 import subprocess
 import sys
@@ -31,15 +33,19 @@ from perfkit.resultfile.model import ResultSet
 from perfkit.store import baselines
 from perfkit.verdict.judge import Comparison, FirstLook, Row, Verdict
 
+#: A figure this many times worse is re-run whatever runs of this code could show.
+ALWAYS_RE_RUN = 1.5
+
 
 def suspects(comparison: Comparison) -> list[str]:
     """Benchmarks worth re-running: regressed or improved, or beyond their minimum effect in the worse
-    direction without proof where runs of this code could give it (not a figure that even 20 runs could not
-    show moved: a fresh H100's two CPU references over another host's copy took 115 s of re-runs to stay
-    unknown)."""
+    direction without proof where runs of this code could give it, or 1.5 times worse or more (not a figure
+    that even 20 runs could not show moved by less: a fresh H100's two CPU references 10% over another host's
+    copy took 115 s of re-runs to stay unknown)."""
     return sorted({row.benchmark for row in comparison.rows if row.gating and (
         row.verdict in (Verdict.REGRESSED, Verdict.IMPROVED)
-        or (row.verdict is Verdict.UNKNOWN and row.worse and row.beyond_minimum and row.decidable))})
+        or (row.verdict is Verdict.UNKNOWN and row.worse and row.beyond_minimum
+            and (row.decidable or abs(math.log1p(row.change or 0.0)) >= math.log(ALWAYS_RE_RUN))))})
 
 
 def second_look(first: Comparison, reruns: Sequence[ResultSet],
