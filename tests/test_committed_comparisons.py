@@ -11,7 +11,7 @@ import pytest
 from perfkit.cli import judge_files
 from perfkit.render import verdicts
 from perfkit.resultfile.figures import TIME_UNITS
-from perfkit.verdict.judge import ONE_MACHINE, Comparison, Verdict
+from perfkit.verdict.judge import NOT_APART, ONE_MACHINE, Comparison, Verdict
 
 ROOT = Path(__file__).resolve().parents[1]
 COPY = "copy_bandwidth_gbps"
@@ -83,18 +83,15 @@ def test_a_gating_figure_other_than_the_time_that_differs_on_the_other_machine_i
     the host's copy is another host's ratio (2.2 on the H100's Xeons, 2.5 on the H200's). Another machine's
     figure is shown, not judged, in the terminal summary, compare's table and the report alike. A launch-bound
     step's time on the GPU alone (both baselines hold it since the H100's re-save of 2026-12-05) is a time in
-    ms of the same work as the benchmark's time: read against that time's expected speedup (it read "slower"
-    while the speedup table called the same step "as expected", a newcomer's contradiction of 2026-12-06),
-    never "a figure other than a time"."""
+    ms: slower or faster on another machine, as the benchmarks' own times are, never "a figure other than a
+    time"."""
     cmp = h100_against_h200
     moved = [r for r in cmp.rows if r.gating and r.unit not in TIME_UNITS and r.beyond_minimum and r.p_value]
     differ = [r for r in cmp.rows if r.gating and r.note.startswith("differs on the other machine")]
     assert not moved and {r.figure for r in differ} == {"sm_mcycles", "over_host_copy"}
-    gpu_times = [r for r in cmp.rows if r.gating and r.figure == "gpu_step_ms"]
-    assert len(gpu_times) == 5 and all(r.verdict is Verdict.AS_EXPECTED and r.note.startswith("speedup ")
-                                       and "x (gpu_step_ms), expected " in r.note for r in gpu_times)
-    table = {h.benchmark: h for h in cmp.hardware_rows}  # the DDP ResNet-50 step: the table's word too
-    assert [table[r.benchmark].verdict for r in gpu_times if "resnet50-224" in r.benchmark] == ["as expected"]
+    gpu_times = [r for r in cmp.rows if r.gating and r.figure == "gpu_step_ms" and r.note != NOT_APART]
+    assert len(gpu_times) == 4 and all(r.verdict in (Verdict.SLOWER, Verdict.FASTER) and r.note.startswith(
+        "on another machine") for r in gpu_times)
     gemm = next(r for r in differ if r.benchmark == GEMM)
     assert gemm.verdict is Verdict.INFO and gemm.change == pytest.approx(-0.097, abs=0.005)
     assert cmp.benchmark_verdicts()[GEMM] is Verdict.INFO

@@ -211,11 +211,6 @@ def _across_hardware(rows: list[Row], hardware: tuple[across.HardwareRow, ...]) 
         elif row.gating and found is not None and row.unit == TIME_UNIT and row.current is not None:
             row = dataclasses.replace(row, verdict=Verdict(found.verdict), p_value=None,
                                       note=found.sentence())
-        elif row.gating and found is not None and found.figure == TIME and row.unit in TIME_UNITS \
-                and row.baseline and row.current:  # another time of the same work: a step's GPU time
-            own = dataclasses.replace(found, speedup=row.baseline / row.current, figure=row.figure,
-                                      measured=None)
-            row = dataclasses.replace(row, verdict=Verdict(own.verdict), p_value=None, note=own.sentence())
         elif row.verdict in (Verdict.REGRESSED, Verdict.IMPROVED) and row.unit in TIME_UNITS:
             row = dataclasses.replace(row, verdict=Verdict.SLOWER if row.worse else Verdict.FASTER,
                                       note=f"on another machine; {row.note}".rstrip("; "))
