@@ -72,12 +72,12 @@ def likely_reason(over: list[str], disturbed: set[str], busy: str, machine_chang
     stretches every family. A newcomer's 8 families over on a slower CPU, 1 of them disturbed, read "the busy
     host is the likely reason"."""
     hit = disturbed & set(over)
-    if len(hit) * 2 > len(over):
+    if busy and len(hit) * 2 > len(over):
         return f"the busy host is the likely reason ({busy})"
     why = (f"this CPU is not the budget's ({machine_change}), and a slower CPU stretches every family"
            if machine_change else "a busy host or a slower CPU stretches every family, a size that grew "
                                   "needs its budget")
-    if hit:
+    if hit and busy:
         return f"{why} ({busy}, in {len(hit)} of these {len(over)} families)"
     return f"{why} ({busy}, none of them in these families)" if busy else why
 

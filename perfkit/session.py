@@ -439,7 +439,6 @@ class Session:
         names, began = [b.fullname for b in results.benchmarks], time.monotonic()
         try:
             again = (self.rerun(names, MIN_BASELINE_RUNS - 1, None) if self.rerun is not None else [])
-            self.rerun_seconds["the re-runs of this machine's own baseline"] = time.monotonic() - began
             runs = [results, *again]
             path = self.store.local.save(baselines.from_runs(runs) if again else results, "force")
         except PerfkitError as exc:
@@ -449,6 +448,8 @@ class Session:
             self.messages.append("perfkit: this machine's own baseline not saved: interrupted during its "
                                  "re-runs")
             return Outcome.INTERRUPTED
+        finally:
+            self.rerun_seconds["the re-runs of this machine's own baseline"] = time.monotonic() - began
         self._saved(f"perfkit: saved this machine's own baseline {path} ({len(runs)} run(s): this one and "
                     f"{len(again)} in fresh processes); later runs here are judged against it", runs)
         return Outcome.OK

@@ -573,6 +573,7 @@ def test_this_machines_own_baseline_is_saved_from_three_runs_and_judges_the_next
 
     saving = Session(laptop, store, RunOptions(save_local=True), rerun)
     assert saving.finish(typed(first)) is Outcome.OK and not saving.hint
+    assert "the re-runs of this machine's own baseline" in saving.rerun_seconds  # named in the wall line
     own = store.local.path_for("cpu-amd-epyc-2cpu", "quick")
     assert asked == [([b["fullname"] for b in first["benchmarks"]], 2, None)]  # not kept as a confirmation's
     assert saving.summary_lines()[-1] == (

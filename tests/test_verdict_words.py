@@ -42,7 +42,9 @@ def test_nothing_to_read_is_not_said_while_a_not_judged_figure_moved_30_percent(
     cmp = judged(baseline, _results({"b": [1.0] * 5, "one": [1.3] * 5}))
     row = next(r for r in cmp.rows if r.benchmark == "one")
     assert row.verdict is Verdict.NOT_JUDGED and row.change is not None and row.change > 0.25
-    assert "no gating figure moved beyond its minimum effect" not in verdicts.render(cmp, "markdown")
+    page = verdicts.render(cmp, "markdown")
+    assert "no gating figure moved beyond its minimum effect" not in page
+    assert "1 gating figure not judged, folded below" in page
 
 
 def test_a_figure_measured_differently_is_not_said_to_lack_noise():

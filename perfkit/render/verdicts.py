@@ -199,7 +199,8 @@ def _weak_words(cmp: Comparison) -> str:
     if settled:
         parts.append(f"{len(settled)} sit at a wider minimum effect of their own")
     if unjudged:
-        parts.append(f"{len(unjudged)} not judged or measured differently (a baseline entry to re-save)")
+        parts.append(f"{len(unjudged)} not judged or measured differently (each one's note says what would "
+                     "let it be judged)")
     return "; ".join(parts) + " (`perfkit compare` says what would tighten each)"
 
 
