@@ -337,7 +337,7 @@ def test_a_settled_benchmark_is_not_run_again_while_a_noisy_one_takes_the_rounds
     head = git(repo, "rev-parse", "HEAD")[:10]
     plan = (f"A/B: base HEAD ({head}) against head HEAD ({head}), up to 4 pairs of fresh processes, one of "
             "each side")
-    same = "both refs are one commit: an A/A, which measures the noise alone (any flag is a false alarm)"
+    same = "both sides are one commit: an A/A, which measures the noise alone (any flag is a false alarm)"
     assert said[:2] == [plan, same]  # said before the first pair, not after
     assert [benches for _, benches in calls[:2]] == [("benches",)] * 2
     assert len(calls[2][1]) > 20 and noisy in calls[2][1]  # the second pair: every benchmark both sides ran

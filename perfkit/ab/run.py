@@ -358,10 +358,13 @@ def ab(path: Path, base_ref: str, head_ref: str | None, out: Path | None, *, exp
         say(f"the change touches {' '.join(benches) or 'no bench file'}")
     _refuse_no_selection(repo, [(base_ref, base_commit), (head_ref or "the working tree",
                                                           head_ref and head_commit)], benches, expr)
-    say(f"A/B: base {base_ref} ({base_commit[:10]}) against head {head_ref or WORKING_TREE} "
-        f"({head_commit[:10]}), up to {rounds} pairs of fresh processes, one of each side")
-    if head_ref is not None and head_commit == base_commit:
-        say("both refs are one commit: an A/A, which measures the noise alone (any flag is a false alarm)")
+    dirty = head_ref is None and bool(git(repo, "status", "--porcelain", "--untracked-files=no"))
+    head_label = head_ref or WORKING_TREE + (" (uncommitted changes)" if dirty else "")
+    commit = "" if dirty else f" ({head_commit[:10]})"
+    say(f"A/B: base {base_ref} ({base_commit[:10]}) against head {head_label}{commit}, up to {rounds} "
+        "pairs of fresh processes, one of each side")
+    if head_commit == base_commit and not dirty:
+        say("both sides are one commit: an A/A, which measures the noise alone (any flag is a false alarm)")
     out = output_folder(out, "perfkit-ab-out-", AB_JSON)
     say(f"results in {out}")
     report: AbReport | None = None
@@ -369,9 +372,7 @@ def ab(path: Path, base_ref: str, head_ref: str | None, out: Path | None, *, exp
         with ExitStack() as stack:
             base = Side("base", base_ref, base_commit, stack.enter_context(worktree(repo, base_commit)))
             if head_ref is None:
-                dirty = bool(git(repo, "status", "--porcelain", "--untracked-files=no"))
-                head = Side("head", WORKING_TREE + (" (uncommitted changes)" if dirty else ""), head_commit,
-                            repo)
+                head = Side("head", head_label, head_commit, repo)
             else:
                 head = Side("head", head_ref, head_commit, stack.enter_context(worktree(repo, head_commit)))
             out.mkdir(parents=True, exist_ok=True)
