@@ -70,20 +70,24 @@ def _h100_against(h200: dict[str, Any], tmp_path: Any, capsys: Any) -> dict[str,
 def test_across_hardware_the_rows_and_the_speedup_table_agree_on_what_was_measured_alike(tmp_path, capsys):
     """H100 baseline against the H200's. A time locked at another SM clock is each device's own clock (its
     roofs' notes say so): the row and the across table both read its speedup; the judge used to call the row
-    ``measured differently`` while the table called the same speedup "FAR from expected". A figure measured
-    by another method version is ``measured differently`` in both, and out of the geometric mean."""
+    ``measured differently`` while the table called the same speedup "FAR from expected". A time timed
+    unlocked against one locked, and a figure measured by another method version, are ``measured
+    differently`` in both, and out of the geometric mean."""
     h200 = json.loads((ROOT / "baselines" / "nvidia-h200-x1.json").read_text())
     layer = "benches/test_layers.py::test_layer[{}]"
-    clocked, method = layer.format("relu-forward"), layer.format("conv-forward")
+    clocked, method, unlocked = (layer.format(n) for n in ("relu-forward", "conv-forward", "linear-forward"))
     plain = _h100_against(h200, tmp_path, capsys)
     entries = {b["fullname"]: b for b in h200["benchmarks"]}
     entries[clocked]["extra_info"]["clock_lock"] = {"sm_clock": "base/1755 MHz locked", "version": 1}
     entries[method]["extra_info"]["methods"] = {"time": 9}
+    assert entries[unlocked]["extra_info"].pop("clock_lock")  # the H100's entry is locked at base
     out = _h100_against(h200, tmp_path, capsys)
     table = {h["benchmark"]: h for h in out["hardware_rows"]}
     assert out["benchmarks"][clocked] != "measured differently" and table[clocked]["verdict"] is not None
-    assert out["benchmarks"][method] == "measured differently" and table[method]["verdict"] is None
-    speedups = [h["speedup"] for h in plain["hardware_rows"] if h["speedup"] > 0 and h["benchmark"] != method]
+    for apart in (method, unlocked):
+        assert out["benchmarks"][apart] == "measured differently" and table[apart]["verdict"] is None
+    speedups = [h["speedup"] for h in plain["hardware_rows"]
+                if h["speedup"] > 0 and h["benchmark"] not in (method, unlocked)]
     left_out = math.exp(-sum(math.log(s) for s in speedups) / len(speedups))
     assert out["geomean_time_ratio"] == pytest.approx(left_out)
     assert plain["geomean_time_ratio"] != pytest.approx(left_out)

@@ -39,6 +39,7 @@ from perfkit.verdict.expected import (
     estimate,
     timed_as,
 )
+from perfkit.verdict.matching import clocks_apart
 
 AS_EXPECTED, FASTER, SLOWER, FAR_FROM = "as expected", "faster", "slower", "FAR from expected"
 #: Said of a benchmark the comparison was not given perfkit's workloads for (perfkit compare gives them).
@@ -140,7 +141,7 @@ class HardwareRow:
 
     @property
     def measured_differently(self) -> bool:
-        """Its two sides measured its figure by other methods: no speedup is read from it."""
+        """Its two sides measured its figure by other methods or clocks held another way: no speedup read."""
         return self.why.startswith(MEASURED_APART)
 
     @property
@@ -391,7 +392,7 @@ def _measured(name: str, base: _Side, cur: _Side, then: _Target, now: _Target) -
     row = HardwareRow(name, old / new if new > 0 else math.inf, found.bound, found.expected, found.figure,
                       found.model, found.why, found.gpu, spread=(base.spread(name), cur.spread(name)))
     read = sorted({f for f in (found.figure, then.bound, now.bound) if f})
-    if (differently := _measured_differently(base.entries[name], cur.entries[name], read)):
+    if (differently := _measured_differently(base, cur, name, read)):
         return dataclasses.replace(row, expected=None, model=None, why=differently)
     if found.model is not None and isinstance(then.work, Work) and isinstance(now.work, Work):
         figures = base.mean(name, found.figure), cur.mean(name, found.figure)
@@ -417,16 +418,18 @@ def _measured(name: str, base: _Side, cur: _Side, then: _Target, now: _Target) -
     return row
 
 
-def _measured_differently(then: BenchmarkEntry, now: BenchmarkEntry, figures: Sequence[str]) -> str:
-    """Why the two sides' ``figures`` cannot be set against each other: the first measured by different
-    methods on each (figures.METHODS; the graph replay on one element's address against 200, the 100 M first
-    launches after the host's write against after a prefetch), or "" where none was. A locked clock is each
-    device's own here, as its roofs are (their notes say so), not another method."""
+def _measured_differently(base: _Side, cur: _Side, name: str, figures: Sequence[str]) -> str:
+    """Why the two sides' ``figures`` of ``name`` cannot be set against each other: the first measured by
+    different methods on each (figures.METHODS; the graph replay on one element's address against 200, the
+    100 M first launches after the host's write against after a prefetch), or timed with the GPUs' clocks held
+    another way (the judge's rule, matching.clocks_apart), or "" where neither was."""
+    then, now = base.entries[name], cur.entries[name]
     for figure in figures:
         if (old := then.method(figure)) != (new := now.method(figure)):
             return (f"{MEASURED_APART}: method {old} on the first device, {new} on the second "
                     f"({figure}); re-save the older baseline's entry")
-    return ""
+    clocks = clocks_apart(base.results, cur.results, then, now)
+    return f"{MEASURED_APART}: {clocks}" if clocks else ""
 
 
 def _beyond(model: Modelled, work: Work, measured_s: float, then: Roofs, now: Roofs) -> Modelled:

@@ -71,14 +71,13 @@ def pair(baseline: ResultSet, current: ResultSet) -> Pairing:
         read_off = {n for entry in (b, c) for n, m in entry.metrics.items() if not m.exact}
         tolerance = c.context.tolerance if c.context.tolerance is not None else b.context.tolerance
         gpu_bound = c.context.gpu_bound and current.info.device == "cuda"
-        # across hardware a locked clock is each device's own, as its roofs' (perfkit.verdict.across)
-        clocks_apart = _clocks_differ(b, c) if baseline.hardware_id == current.hardware_id else None
+        clocks = clocks_apart(baseline, current, b, c)
         for figure in sorted(base_runs[name].keys() | cur_runs[name].keys()):
             unit, better = kinds.get(figure, ("", "none"))
             now = tuple(cur_runs[name].get(figure, ()))
             unsteady = unsettled_rounds.unsettled(b, c, figure, len(now)) if figure in gates else None
             disturbances = c.disturbances + ((unsteady,) if unsteady else ())
-            apart = _methods_differ(b, c, figure) or (clocks_apart if unit != "MiB" else None)
+            apart = _methods_differ(b, c, figure) or (clocks if unit != "MiB" else None)
             figures.append(FigureRuns(name, figure, unit, better, tuple(base_runs[name].get(figure, ())),
                                       now, figure in gates, tolerance, gpu_bound, disturbances, apart,
                                       figure not in read_off))
@@ -86,14 +85,26 @@ def pair(baseline: ResultSet, current: ResultSet) -> Pairing:
                    tuple(cur[n] for n in sorted(cur.keys() - base.keys())), common)
 
 
-def _clocks_differ(base: BenchmarkEntry, cur: BenchmarkEntry) -> str | None:
+def clocks_apart(baseline: ResultSet, current: ResultSet, base: BenchmarkEntry, cur: BenchmarkEntry
+                 ) -> str | None:
     """Why ``base`` and ``cur`` cannot be compared on time, where one was timed at a locked SM clock and the
-    other was not (or at another one); None where they ran alike. Allocator peaks do not depend on it."""
+    other was not (or at another one); None where they ran alike. Allocator peaks do not depend on it. Across
+    hardware only the way two GPUs were held counts (locked against unlocked, base against another policy):
+    under one policy each GPU's own MHz is its own, as its roofs are (perfkit.verdict.across); a CPU holds no
+    SM clock."""
     if base.clock_lock == cur.clock_lock:
+        return None
+    two_gpus = baseline.info.device == current.info.device == "cuda"
+    if baseline.hardware_id != current.hardware_id and (not two_gpus or _policy(base) == _policy(cur)):
         return None
     return (f"timed at another SM clock (baseline: {base.clock_lock or 'unlocked'}; this run: "
             f"{cur.clock_lock or 'unlocked'}): not judged; re-save its baseline entry from a run timed "
             "like this one")
+
+
+def _policy(entry: BenchmarkEntry) -> str | None:
+    """How a benchmark's SM clock was held: the lock's policy ("base", or the clock asked for); None: free."""
+    return None if entry.clock_lock is None else entry.clock_lock.split("/")[0]
 
 
 def _methods_differ(base: BenchmarkEntry, cur: BenchmarkEntry, figure: str) -> str | None:
