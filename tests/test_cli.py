@@ -424,7 +424,7 @@ def test_baseline_list_says_what_each_holds_marks_this_machines_and_why_one_cann
                "runs, not judged")
     said = {row.split()[0]: " ".join(row.split()[1:]) for row in rows}
     assert said == {
-        "broken": "unreadable: not valid JSON (Expecting value at line 1, column 17: cut short); re-run the "
+        "broken": "unreadable: not valid JSON (Expecting value line 1, column 17: cut short); re-run the "
                   "benchmarks that wrote it, or, where it is a committed baseline, restore it from git",
         "odd": "unreadable: has no perfkit section in machine_info; it was not written by a perfkit run",
         "plain": one_run,

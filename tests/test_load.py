@@ -48,6 +48,16 @@ def test_a_corrupt_file_names_the_line_and_what_to_do(tmp_path):
     path.write_text("these are notes, not results\n")  # a newcomer's plain text read "cut short or edited"
     with pytest.raises(BaselineError, match=r"line 1, column 1: not JSON at all\)"):
         load.load(path)
+    for cut in ('{"benchmarks": [{"name": "te', '{"a": 2.', '{"a": tru'):  # inside a string, a number, a word
+        path.write_text(cut)
+        with pytest.raises(BaselineError, match=r": cut short\)"):
+            load.load(path)
+    path.write_text("123 notes")
+    with pytest.raises(BaselineError, match=r": not JSON at all\)"):
+        load.load(path)
+    path.write_text('\ufeff{"benchmarks": [], x}')  # a byte-order mark is not the error
+    with pytest.raises(BaselineError, match=r"line 1, column 20: edited\)"):
+        load.load(path)
     path.write_text('{"benchmarks": [], x}')
     with pytest.raises(BaselineError, match=r"line 1, column 20: edited\)"):
         load.load(path)

@@ -9,6 +9,7 @@ from __future__ import annotations
 import copy
 import json
 import os
+import re
 from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
@@ -47,19 +48,31 @@ def read_json(path: str | os.PathLike[str]) -> dict[str, Any]:
         raise BaselineError(f"{path}: empty: that run did not finish; {unfinished} holds the benchmarks it "
                             "finished: pass that file instead")
     try:
-        parsed = json.loads(text)
+        parsed = json.loads(text.removeprefix("\ufeff"))  # a byte-order mark an editor wrote is no error
     except json.JSONDecodeError as exc:
-        # where it broke says how: at its end a file cut short, at its start no JSON at all, else an edit
-        how = ("cut short" if exc.pos >= len(text.rstrip()) else
-               "not JSON at all" if exc.pos == len(text) - len(text.lstrip()) else "edited")
         raise BaselineError(
-            f"{path}: not valid JSON ({exc.msg} at line {exc.lineno}, column {exc.colno}: {how}); re-run the "
-            "benchmarks that wrote it, or, where it is a committed baseline, restore it from git"
+            f"{path}: not valid JSON ({exc.msg} line {exc.lineno}, column {exc.colno}: {_how_broken(exc)}); "
+            "re-run the benchmarks that wrote it, or, where it is a committed baseline, restore it from git"
         ) from None
     if not isinstance(parsed, dict):
         raise BaselineError(f"{path}: not a pytest-benchmark JSON (no 'benchmarks' list)")
     return parsed
 
+
+
+def _how_broken(exc: json.JSONDecodeError) -> str:
+    """Where a file stopped being JSON says how: cut short where no more than one unfinished token follows
+    (a run killed while writing), not JSON at all where it broke at its first character or after a lone
+    value (a note, a log), else edited."""
+    text, rest = exc.doc, exc.doc[exc.pos:].strip()
+    if not text.strip():
+        return "empty"
+    lead = text.lstrip()
+    if exc.pos == len(text) - len(lead) or (exc.msg == "Extra data" and lead[:1] not in ("{", "[")):
+        return "not JSON at all"
+    if exc.msg.startswith("Unterminated string") or re.fullmatch(r'[\w.+\-"\\]*', rest):
+        return "cut short"
+    return "edited"
 
 def typed(raw: Mapping[str, Any], source: str, fresh: bool = False) -> ResultSet:
     """Migrate and validate a parsed result file (a copy: ``raw`` is left alone), without deriving; ``fresh``:
