@@ -335,12 +335,14 @@ class Session:
         if not over:
             return None
         results, base = self.results(), self.baseline
-        disturbed = {family_of(bench.fullname) for bench, load in results.family(HostLoad)
-                     if load.disturbed} if results is not None else set()
-        same_id = base is not None and results is not None and base.hardware_id == results.hardware_id
-        change = base.info.machine_change(results.info) if same_id and base and results else ""
-        why = quick_budget.likely_reason(quick_budget.families_over(self.bench_seconds), disturbed,
-                                         results.busy_host() if results is not None else "", change)
+        busy, change, disturbed = "", "", set[str]()
+        if results is not None:
+            disturbed = {family_of(b.fullname) for b, load in results.family(HostLoad) if load.disturbed}
+            busy = results.busy_host()
+            if base is not None and base.hardware_id == results.hardware_id:
+                change = base.info.machine_change(results.info)
+        why = quick_budget.likely_reason(quick_budget.families_over(self.bench_seconds), disturbed, busy,
+                                         change)
         return f"perfkit: over the quick profile's budget for a quiet 2-core CPU: {', '.join(over)}; {why}"
 
     def weekly_skipped(self, markexpr: str) -> bool:
