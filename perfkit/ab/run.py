@@ -42,9 +42,6 @@ from perfkit.verdict.matching import pair
 NO_TESTS_COLLECTED = 5
 WORKING_TREE = "working tree"
 DEFAULT_POLICY = Policy()
-#: Most pairs an A/B may ask for: each is two fresh benchmark runs (seconds to minutes), and a thousand pairs
-#: resolve a change far below any minimum effect.
-MAX_ROUNDS = 1000
 #: What an A/B writes into its --out: the report, rewritten after every pair
 AB_JSON = "ab.json"
 #: A checkout's prefix, and its git lock's reason: who made it, so that a later A/B can tell one that a killed
@@ -312,9 +309,10 @@ def check_input(rounds: int, benches: Sequence[str]) -> None:
     if rounds < paired_test.MIN_PAIRS:
         raise UsageError(f"--rounds must be at least {paired_test.MIN_PAIRS} (a paired test needs that many "
                          f"pairs), not {rounds}")
-    if rounds > MAX_ROUNDS:
-        raise UsageError(f"--rounds must be at most {MAX_ROUNDS} (each pair is two fresh benchmark runs, and "
-                         f"that many resolve a change far below any minimum effect), not {rounds}")
+    if rounds > paired_test.MAX_ROUNDS:
+        raise UsageError(f"--rounds must be at most {paired_test.MAX_ROUNDS} (each pair is two fresh "
+                         f"benchmark runs, and that many resolve a change far below any minimum effect), "
+                         f"not {rounds}")
     for path in benches:
         if PurePosixPath(path).is_absolute() or ".." in PurePosixPath(path).parts:
             raise UsageError(f"--benches {path}: give bench paths relative to the repository's top folder "

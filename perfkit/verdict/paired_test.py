@@ -39,6 +39,9 @@ from perfkit.verdict.judge import Verdict, counted, effect_bounds
 
 #: Fewer pairs give no spread to test against (two give one degree of freedom).
 MIN_PAIRS = 2
+#: The most rounds an A/B takes: each pair is two fresh benchmark runs, and that many resolve a change far
+#: below any minimum effect at the spreads seen on a quiet machine.
+MAX_ROUNDS = 1000
 #: The chance of flagging a change of the MDE a row gives (the nightly judge's too).
 POWER = stats.POWER
 TEST = "paired t-test on the per-round log ratios HEAD/BASE of each benchmark's gating figures"
@@ -153,15 +156,16 @@ def verdicts(pairs: Mapping[Key, Sequence[tuple[float, float]]], minimum: Mappin
     significant = dict(zip((t.key for t in beyond), stats.holm(scaled, 1.0, tests - rejected)))
     p_of = dict(zip((t.key for t in beyond), p_values))
     for t in tested:
-        rows[t.key] = _row(t, p_of.get(t.key), significant.get(t.key, False), tests, final, t.held(disturbed))
+        rows[t.key] = _row(t, p_of.get(t.key), significant.get(t.key, False), tests, final, t.held(disturbed),
+                           alpha)
     return [rows[key] for key in sorted(rows)]
 
 
 def _row(t: _Tested, p_value: float | None, significant: bool, tests: int, final: bool,
-         held: str | None = None) -> PairedRow:
+         held: str | None, alpha: float) -> PairedRow:
     benchmark, figure = t.key
     change = math.expm1(t.shift)
-    more = "more rounds (--rounds)" if final else "more pairs"
+    more = "more pairs"
     if t.se == 0:
         if t.shift == 0:  # the two sides gave the same value in every pair: nothing moved
             return PairedRow(benchmark, t.pairs, change, Verdict.UNCHANGED, t.minimum, settled=True,
@@ -187,10 +191,34 @@ def _row(t: _Tested, p_value: float | None, significant: bool, tests: int, final
     why = (f"inside the minimum effect ({bounds})" if p_value is None else
            f"beyond the minimum effect but not significant after correcting for {counted(tests, 'figure')} "
            f"and the looks (p={p_value:.2g})")
+    settle = _what_settles(t, alpha, tests) if final else f"{more} settle it"
     note = (f"{why}, not settled: its interval runs from {_end(t.shift - reach)} to {_end(t.shift + reach)}; "
-            f"{more} settle it")
+            f"{settle}")
     return PairedRow(benchmark, t.pairs, change, Verdict.UNKNOWN, t.minimum, p_value, mde, note=note,
                      figure=figure)
+
+
+def _what_settles(t: _Tested, alpha: float, tests: int) -> str:
+    """What would settle a figure the rounds left unsettled, if its change and its pairs' spread hold: an A/B
+    of about R rounds, whose last look would find its interval inside the minimum effect or, beyond it, its
+    change significant, POWER of the time (the looks before can only settle it sooner); or no A/B within
+    MAX_ROUNDS at all."""
+    sd = t.se * math.sqrt(t.pairs)
+    target = t.floor - abs(t.shift) if abs(t.shift) < t.floor else abs(t.shift)
+    power_z = statistics.NormalDist().inv_cdf(POWER)
+
+    def settles(rounds: int) -> bool:
+        level = look_level(alpha, rounds, rounds, final=True) / tests
+        return (stats.t_quantile(level / 2, rounds - 1) + power_z) * sd / math.sqrt(rounds) <= target
+
+    if target <= 0 or not settles(MAX_ROUNDS):
+        return (f"no A/B of up to {MAX_ROUNDS} rounds would settle it at its pairs' spread "
+                f"({math.expm1(sd):.1%} a pair): run it on a quieter machine")
+    low, high = t.pairs, MAX_ROUNDS  # settles(high); the reach falls as the rounds grow
+    while high - low > 1:
+        middle = (low + high) // 2
+        low, high = (low, middle) if settles(middle) else (middle, high)
+    return f"about {high} rounds would settle it (--rounds {high}), if its change and spread hold"
 
 
 def _end(shift: float) -> str:
