@@ -136,6 +136,8 @@ def summary_lines(cmp: Comparison, baseline_name: str, limit: int = 40,
     worth reading and every count that moved; benchmarks not run, informational figures and the ungated are
     counted. The table is fitted to ``width`` columns where given."""
     lines = [f"perfkit: compared with {baseline_name}: {headline(cmp)}"]
+    if cmp.sitting:
+        lines.append(f"  {cmp.sitting}")
     moved = to_read(cmp)  # the markdown's rows to read, a changed ratio among them: the headline counts it
     if moved:
         table = text_table(_HEAD, [_row_cells(row) for row in moved[:limit]],
@@ -261,7 +263,8 @@ def _terminal_blocks(cmp: Comparison, show_unchanged: bool) -> list[document.Blo
                    key=lambda r: r.verdict is Verdict.MISSING)
     rows = [_row_cells(r) for r in shown]
     verdicts = [] if cmp.not_judged else [Table.of(_HEAD, rows)]
-    blocks: list[document.Block] = [Text(headline(cmp)), *verdicts, *explained_blocks(cmp.why),
+    sitting = [Text(cmp.sitting)] if cmp.sitting else []
+    blocks: list[document.Block] = [Text(headline(cmp)), *sitting, *verdicts, *explained_blocks(cmp.why),
                                     *hardware_blocks(cmp)]
     said = [] if cmp.not_judged else [Text(meanings(cmp))]
     return blocks + _fingerprint_blocks(cmp) + _weak_blocks(cmp) + said
@@ -376,7 +379,7 @@ def verdict_blocks(cmp: Comparison, pointers: Pointers | None = None, show_info:
     table (unless ``hardware`` is False: a report gives it a section of its own) and the weak figures; the
     fingerprint differences and what the verdicts mean below them. ``charts`` (a report's): the explanations
     shown open, each flagged benchmark's kernel chart under its table."""
-    blocks: list[document.Block] = [Text(line) for line in lead]
+    blocks: list[document.Block] = [Text(line) for line in (*lead, *([cmp.sitting] if cmp.sitting else []))]
     blocks += _rows_to_read(cmp, pointers, cut)
     if cmp.why and charts is not None and not cut.folded:  # a report: the kernels and their charts open
         blocks += explained_blocks(cmp.why, charts=charts)

@@ -180,6 +180,9 @@ class Comparison:
     time_ratio_by_kind: tuple[KindTimeRatio, ...] = ()
     # per gating figure tested, what its test could reach: (minimum effect, SE, degrees of freedom), logs
     reach: Mapping[tuple[str, str], Reach] = field(default_factory=dict)
+    # why a later sitting of the baseline's one machine may drift beyond its runs' spread, or ""
+    # (perfkit.verdict.sittings)
+    sitting: str = ""
 
     @property
     def same_hardware(self) -> bool:
@@ -267,6 +270,7 @@ class Comparison:
             "not_judged": self.not_judged,
             "host_shift": None if self.host is None else math.expm1(self.host.shift),
             "why": [w.to_json() for w in self.why],
+            "sitting": self.sitting,
         }
 
 

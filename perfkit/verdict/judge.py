@@ -62,7 +62,7 @@ from perfkit.resultfile.figures import TIME, TIME_UNIT, TIME_UNITS
 from perfkit.resultfile.fingerprint import CHANGE_FIELDS, SOFTWARE_FIELDS
 from perfkit.resultfile.model import ResultSet, run_count
 from perfkit.resultfile.payloads import Disturbance
-from perfkit.verdict import across, stats
+from perfkit.verdict import across, sittings, stats
 from perfkit.verdict.comparison import (
     COUNT_MOVED,
     DIFFERS,
@@ -160,6 +160,7 @@ def judge(baseline: ResultSet, current: ResultSet, noise: Noise, policy: Policy 
         why=why.of(baseline, current, list(flagged)),
         time_ratio_by_kind=by_kind,
         reach=reach,
+        sitting=sittings.one_sitting(baseline, current),
     )
 
 
