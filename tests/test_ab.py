@@ -84,7 +84,7 @@ def test_drift_between_rounds_cancels_in_the_pairs_and_too_few_pairs_stay_unknow
     shift, half = (math.log(1.04) + math.log(0.99)) / 2, (math.log(1.04) - math.log(0.99)) / 2  # mean, its SE
     reach = scipy.stats.t.ppf(1 - 0.05 / 2, 1) * half
     said = ("inside the minimum effect (-4.8% to +5.0%), not settled: its interval runs from {:+.1%} to "
-            "{:+.1%}; about 17 rounds would settle it (--rounds 17), if its change and spread hold")
+            "{:+.1%}; at most about 17 rounds would settle it (--rounds 17), if its change and spread hold")
     assert loose.note == said.format(math.expm1(shift - reach), math.expm1(shift + reach))
     assert loose.note == said.format(-0.258, 0.388)
     settled = verdicts({B: [(1.0, 1.01), (1.0, 1.011)]}, {B: 0.05}, 0.05, rounds=2, final=True)[0]

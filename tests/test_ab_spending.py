@@ -139,36 +139,64 @@ def test_rounds_run_out_with_the_interval_beyond_the_minimum_effect_is_unknown_n
     assert row.verdict is Verdict.UNKNOWN and not row.settled
     assert row.change == pytest.approx(0.0178, abs=1e-4)
     assert row.note == (f"inside the minimum effect (-4.8% to +5.0%), not settled: its interval runs from "
-                        f"{low:+.1%} to {high:+.1%}; about 123 rounds would settle it (--rounds 123), if its "
-                        "change and spread hold")
+                        f"{low:+.1%} to {high:+.1%}; at most about 123 rounds would settle it (--rounds "
+                        "123), if its change and spread hold")
 
 
 def _rounds_said(row: paired_test.PairedRow) -> int:
-    found = re.search(r"about (\d+) rounds would settle it \(--rounds \1\), if its change and spread hold$",
-                      row.note)
+    found = re.search(r"at most about (\d+) rounds would settle it \(--rounds \1\), if its change and spread "
+                      r"hold$", row.note)
     assert found, row.note
     return int(found[1])
 
 
-@pytest.mark.parametrize("pairs", [[(1.0, 1.04), (1.0, 0.99)], [(1.0, 1.09), (1.0, 1.06), (1.0, 1.2)]],
-                         ids=["inside-the-minimum-effect", "beyond-it"])
-def test_the_rounds_said_to_settle_a_figure_settle_it_80_percent_of_the_time(pairs: list[tuple[float, float]]
-                                                                             ) -> None:
-    """An A/B of the rounds an unsettled row names, with the change and pair spread it measured, run through
-    the A/B's own looks: settled (unchanged, or regressed) in at least 80% of 300 seeded runs (its binomial
-    tail over 0.1%: 215 or fewer fail). It used to say "more rounds settle it" whatever the spread."""
-    rounds = _rounds_said(_look(pairs, len(pairs)))
+#: Pairs left unsettled when the rounds ran out: inside the minimum effect, at no change, beyond it, and
+#: just beyond it (1.1 times the 5% minimum effect).
+UNSETTLED = {"inside": [(1.0, 1.04), (1.0, 0.99)], "no-change": [(1.0, 1.03), (1.0, 0.97), (1.0, 1.0)],
+             "beyond": [(1.0, 1.09), (1.0, 1.06), (1.0, 1.2)],
+             "just-beyond": [(1.0, 1.0551 * 1.02), (1.0, 1.0551 / 1.02), (1.0, 1.0551)]}
+
+
+def _settled(pairs: list[tuple[float, float]], rounds: int, runs: int = 300) -> int:
+    """How many of ``runs`` seeded A/Bs of ``rounds`` rounds, their pairs drawn with the change and spread
+    ``pairs`` showed, end settled through the A/B's own looks."""
     logs = np.log([head / base for base, head in pairs])
-    draws = np.random.default_rng(3).normal(logs.mean(), logs.std(ddof=1), (300, rounds))
-    settled = sum(_look([(1.0, float(math.exp(d))) for d in run], rounds).settled for run in draws)
+    draws = np.random.default_rng(3).normal(logs.mean(), logs.std(ddof=1), (runs, rounds))
+    return sum(_look([(1.0, float(math.exp(d))) for d in run], rounds).settled for run in draws)
+
+
+@pytest.mark.parametrize("name", list(UNSETTLED))
+def test_the_rounds_said_to_settle_a_figure_settle_it_at_least_80_percent_of_the_time(name: str):
+    """An A/B of the rounds an unsettled row names, with the change and pair spread it measured: settled
+    (unchanged, regressed or improved) in at least 80% of 300 seeded runs (binomial tail over 0.1%). It
+    used to say "more rounds settle it" whatever the spread, and then named rounds that settled a figure at
+    no change 62-68% of the time. Where the last look decides, 60% of those rounds settle it less often
+    than 80% (the count is not padded); just beyond the minimum effect the looks before settle it sooner,
+    and the count is the upper estimate the note says it is."""
+    pairs = UNSETTLED[name]
+    rounds = _rounds_said(_look(pairs, len(pairs)))
+    settled = _settled(pairs, rounds)
     assert scipy.stats.binom.cdf(settled, 300, 0.8) > 1e-3, f"{settled} of 300 with --rounds {rounds}"
+    if name != "just-beyond":
+        fewer = _settled(pairs, max(len(pairs) + 1, round(0.6 * rounds)))
+        assert scipy.stats.binom.cdf(fewer, 300, 0.8) < 0.05, f"{fewer} of 300 with 60% of {rounds} rounds"
 
 
-def test_pairs_too_spread_for_any_ab_are_told_to_run_on_a_quieter_machine_not_to_take_more_rounds():
-    row = _look([(1.0, 3.0), (1.0, 0.4), (1.0, 1.1)], 3)
-    assert row.verdict is Verdict.UNKNOWN and not row.settled
-    assert row.note.endswith(f"no A/B of up to {paired_test.MAX_ROUNDS} rounds would settle it at its pairs' "
-                             "spread (173.9% a pair): run it on a quieter machine")
+def test_pairs_too_spread_or_a_change_at_its_minimum_effect_are_told_no_ab_settles_them():
+    """Neither a quieter machine's spread nor any count of rounds is promised where none would do."""
+    wide = _look([(1.0, 3.0), (1.0, 0.4), (1.0, 1.1)], 3)
+    assert wide.verdict is Verdict.UNKNOWN and not wide.settled
+    assert wide.note.endswith(f"no A/B of up to {paired_test.MAX_ROUNDS} rounds would settle it: its change "
+                              "sits 4.4% from its minimum effect, closer than 1000 pairs of its spread (SD "
+                              "100.7% a pair) resolve; a quieter machine narrows the spread")
+    at_the_edge = _look([(1.0, 1.05 * 1.02), (1.0, 1.05 / 1.02), (1.0, 1.05)], 3)
+    assert "no A/B of up to 1000 rounds would settle it: its change sits 0.0% from its minimum effect" in (
+        at_the_edge.note)
+
+
+def test_a_tie_at_the_last_round_is_told_to_take_more_rounds():
+    assert _look([(1.0, 1.2), (1.0, 1.2)], 2).note == ("needs more rounds (--rounds): the pairs did not vary "
+                                                       "(each +20.0%)")
 
 
 def test_a_settled_figure_stops_while_its_benchmarks_other_figure_runs_on():

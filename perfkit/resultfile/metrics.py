@@ -143,7 +143,7 @@ class Method:
     device: DeviceKind = "cuda"
 
     def __post_init__(self) -> None:
-        if self.version < 2 or _moment(self.since) is None:
+        if self.version < 2 or moment(self.since) is None:
             raise UsageError(f"a method after the first has a version from 2 up and the ISO date of its "
                              f"first run (such as 2026-11-23T13:45:58+00:00), not version {self.version} and "
                              f"{self.since!r}")
@@ -155,17 +155,17 @@ class Method:
     def covers(self, when: str) -> bool:
         """Whether a run of ``when`` (ISO 8601; "" where unknown) was measured this way: at or after
         ``since``."""
-        moment, since = _moment(when), _moment(self.since)
-        return moment is not None and since is not None and moment >= since
+        then, since = moment(when), moment(self.since)
+        return then is not None and since is not None and then >= since
 
 
-def _moment(when: str) -> datetime | None:
+def moment(when: str) -> datetime | None:
     """An ISO 8601 date and time (UTC where it names no zone), or None where it is none."""
     try:
-        moment = datetime.fromisoformat(when)
+        read = datetime.fromisoformat(when)
     except ValueError:
         return None
-    return moment if moment.tzinfo is not None else moment.replace(tzinfo=timezone.utc)
+    return read if read.tzinfo is not None else read.replace(tzinfo=timezone.utc)
 
 
 class MetricRecorder:

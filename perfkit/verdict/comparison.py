@@ -180,7 +180,7 @@ class Comparison:
     time_ratio_by_kind: tuple[KindTimeRatio, ...] = ()
     # per gating figure tested, what its test could reach: (minimum effect, SE, degrees of freedom), logs
     reach: Mapping[tuple[str, str], Reach] = field(default_factory=dict)
-    # why a later sitting of the baseline's one machine may drift beyond its runs' spread, or ""
+    # which benchmarks are judged against baseline runs of too few sittings of this machine, or ""
     # (perfkit.verdict.sittings)
     sitting: str = ""
 

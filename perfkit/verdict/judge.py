@@ -160,7 +160,7 @@ def judge(baseline: ResultSet, current: ResultSet, noise: Noise, policy: Policy 
         why=why.of(baseline, current, list(flagged)),
         time_ratio_by_kind=by_kind,
         reach=reach,
-        sitting=sittings.one_sitting(baseline, current),
+        sitting=sittings.few_sittings(baseline, current),
     )
 
 

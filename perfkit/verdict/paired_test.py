@@ -157,15 +157,15 @@ def verdicts(pairs: Mapping[Key, Sequence[tuple[float, float]]], minimum: Mappin
     p_of = dict(zip((t.key for t in beyond), p_values))
     for t in tested:
         rows[t.key] = _row(t, p_of.get(t.key), significant.get(t.key, False), tests, final, t.held(disturbed),
-                           alpha)
+                           alpha, rounds)
     return [rows[key] for key in sorted(rows)]
 
 
 def _row(t: _Tested, p_value: float | None, significant: bool, tests: int, final: bool,
-         held: str | None, alpha: float) -> PairedRow:
+         held: str | None, alpha: float, rounds: int) -> PairedRow:
     benchmark, figure = t.key
     change = math.expm1(t.shift)
-    more = "more pairs"
+    more = "more rounds (--rounds)" if final else "more pairs"
     if t.se == 0:
         if t.shift == 0:  # the two sides gave the same value in every pair: nothing moved
             return PairedRow(benchmark, t.pairs, change, Verdict.UNCHANGED, t.minimum, settled=True,
@@ -191,34 +191,39 @@ def _row(t: _Tested, p_value: float | None, significant: bool, tests: int, final
     why = (f"inside the minimum effect ({bounds})" if p_value is None else
            f"beyond the minimum effect but not significant after correcting for {counted(tests, 'figure')} "
            f"and the looks (p={p_value:.2g})")
-    settle = _what_settles(t, alpha, tests) if final else f"{more} settle it"
+    settle = _what_settles(t, alpha, tests, rounds) if final else f"{more} settle it"
     note = (f"{why}, not settled: its interval runs from {_end(t.shift - reach)} to {_end(t.shift + reach)}; "
             f"{settle}")
     return PairedRow(benchmark, t.pairs, change, Verdict.UNKNOWN, t.minimum, p_value, mde, note=note,
                      figure=figure)
 
 
-def _what_settles(t: _Tested, alpha: float, tests: int) -> str:
-    """What would settle a figure the rounds left unsettled, if its change and its pairs' spread hold: an A/B
-    of about R rounds, whose last look would find its interval inside the minimum effect or, beyond it, its
-    change significant, POWER of the time (the looks before can only settle it sooner); or no A/B within
-    MAX_ROUNDS at all."""
+def _what_settles(t: _Tested, alpha: float, tests: int, ran: int) -> str:
+    """What would settle a figure the ``ran`` rounds left unsettled, if its change and its pairs' spread
+    hold: the fewest rounds R of a new A/B whose last look alone settles it POWER of the time
+    (:func:`_settle_chance`); the looks before can only settle it sooner (just beyond its minimum effect
+    they do, and fewer rounds suffice: an upper estimate), or why no A/B within MAX_ROUNDS would."""
     sd = t.se * math.sqrt(t.pairs)
-    target = t.floor - abs(t.shift) if abs(t.shift) < t.floor else abs(t.shift)
-    power_z = statistics.NormalDist().inv_cdf(POWER)
+    for rounds in range(max(t.pairs, ran) + 1, MAX_ROUNDS + 1):
+        if _settle_chance(t.shift, sd, t.floor, look_level(alpha, rounds, rounds, final=True) / tests,
+                         rounds) >= POWER:
+            return (f"at most about {rounds} rounds would settle it (--rounds {rounds}), if its change and "
+                    "spread hold")
+    return (f"no A/B of up to {MAX_ROUNDS} rounds would settle it: its change sits "
+            f"{abs(abs(t.shift) - t.floor):.1%} from its minimum effect, closer than {MAX_ROUNDS} pairs of "
+            f"its spread (SD {sd:.1%} a pair) resolve; a quieter machine narrows the spread")
 
-    def settles(rounds: int) -> bool:
-        level = look_level(alpha, rounds, rounds, final=True) / tests
-        return (stats.t_quantile(level / 2, rounds - 1) + power_z) * sd / math.sqrt(rounds) <= target
 
-    if target <= 0 or not settles(MAX_ROUNDS):
-        return (f"no A/B of up to {MAX_ROUNDS} rounds would settle it at its pairs' spread "
-                f"({math.expm1(sd):.1%} a pair): run it on a quieter machine")
-    low, high = t.pairs, MAX_ROUNDS  # settles(high); the reach falls as the rounds grow
-    while high - low > 1:
-        middle = (low + high) // 2
-        low, high = (low, middle) if settles(middle) else (middle, high)
-    return f"about {high} rounds would settle it (--rounds {high}), if its change and spread hold"
+def _settle_chance(shift: float, sd: float, floor: float, level: float, rounds: int) -> float:
+    """The chance that the look at ``rounds`` pairs, testing at ``level``, settles a figure whose true mean
+    log ratio is ``shift`` and whose pairs spread ``sd`` (normal): its interval inside the minimum effect
+    ``floor`` (both logs), or its change beyond the floor and significant, either way."""
+    se = sd / math.sqrt(rounds)
+    reach = stats.t_quantile(level / 2, rounds - 1) * se
+    estimate = statistics.NormalDist(abs(shift), se)
+    inside = max(0.0, floor - reach)
+    beyond = max(floor, reach)
+    return (estimate.cdf(inside) - estimate.cdf(-inside)) + (1 - estimate.cdf(beyond) + estimate.cdf(-beyond))
 
 
 def _end(shift: float) -> str:

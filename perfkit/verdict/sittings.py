@@ -1,51 +1,61 @@
-"""Whether a baseline's runs all came from one sitting of the very machine a later run is judged on.
+"""Which benchmarks are judged against baseline runs of too few sittings of the very machine a run is on.
 
 Runs of several machines, or of one machine on several days, carry the drift between sittings in their
-spread; runs taken back to back (a ``--perfkit-save-baseline=local``: the run and two re-runs) do not, and
-the judge then has no between-machine term either, for it is the same machine. On a 2-core VM a later sitting
-ran 15-25% faster than such a baseline, every figure together, and 6 of 9 runs flagged something
-(docs/findings.md, 2026-12-06); a CPU run gets no common host shift to excuse it (HostShift). The verdicts
-are kept as judged, and the caution is said beside them with how to measure that drift: runs of other
-sittings appended to the baseline widen its spread by what a sitting moves.
+spread; runs taken within the hour (a ``--perfkit-save-baseline=local``: the run and two re-runs, back to
+back) do not, and the judge then adds no between-machine term either, for it is the same machine. On one
+2-core VM a run a few minutes after such a baseline read every figure 15-25% faster and 6 of 9 runs flagged
+something (docs/findings.md, 2026-12-06); a CPU run gets no common host shift to excuse it (HostShift). The
+verdicts stay as judged; the caution is said beside them, with how to measure that drift: runs of other
+sittings appended to the baseline, whose spread then holds what a sitting moves.
 """
 from __future__ import annotations
 
-from datetime import datetime, timedelta, timezone
+import itertools
+from datetime import datetime, timedelta
 
-from perfkit.resultfile.model import ResultSet
+from perfkit.resultfile.metrics import moment
+from perfkit.resultfile.model import ResultSet, RunOrigin
 
-#: Baseline runs within this of each other are one sitting: back to back, they share the machine's state.
-SITTING = timedelta(hours=1)
+#: Runs of one machine further apart than this are of different sittings.
+SITTING_GAP = timedelta(hours=1)
+#: The sittings a benchmark's baseline runs on this machine should come from before no caution is said: the
+#: one that saved it and two more.
+ENOUGH_SITTINGS = 3
 
 
-def one_sitting(baseline: ResultSet, current: ResultSet) -> str:
-    """The caution for ``current`` judged against a ``baseline`` whose runs all ran in one sitting (within
-    :data:`SITTING`) of the machine ``current`` ran on, before it: the drift above came within minutes; ""
-    otherwise (runs of several machines or sittings, another machine, runs among the baseline's as an A/B's
-    sides are, unknown dates or machines)."""
-    machines = _machines(baseline)
-    dates, now = _dates(baseline), _dates(current)
-    if len(machines) != 1 or machines != _machines(current) or "" in machines or not dates or not now:
+def few_sittings(baseline: ResultSet, current: ResultSet) -> str:
+    """The caution for the benchmarks of ``current`` whose baseline runs all ran on the machine ``current``
+    ran on, in fewer than :data:`ENOUGH_SITTINGS` sittings, every one before ``current``'s runs; "" where
+    there are none (runs of other machines or of enough sittings, runs among the baseline's as an A/B's
+    sides are, a run's date or machine unknown)."""
+    now = current.origins()
+    here = {o.machine for runs in now.values() for o in runs}
+    started = _dates(tuple(o for runs in now.values() for o in runs))
+    if len(here) != 1 or "" in here or not started:
         return ""
-    first, last = min(dates), max(dates)
-    if last - first > SITTING or min(now) <= last:  # several sittings, or runs among the baseline's (an A/B)
+    counts = [count for name, runs in baseline.origins().items() if name in now
+              and (count := _sittings(runs, here, min(started))) is not None and count < ENOUGH_SITTINGS]
+    if not counts:
         return ""
-    return (f"the baseline's runs were all taken back to back in one sitting of this machine "
-            f"({first:%Y-%m-%d %H:%M}-{last:%H:%M} UTC), so their spread leaves out how far a later run "
-            "drifts with the machine's state, every figure together; append this machine's runs of two other "
-            "sittings, an hour or more apart (`perfkit baseline save --append RESULTS.json`, with --local "
-            "for this machine's own), to measure it")
+    which = "one sitting" if max(counts) == 1 else f"fewer than {ENOUGH_SITTINGS} sittings"
+    return (f"{len(counts)} of {len(now)} benchmarks are judged against baseline runs of {which} of this "
+            "machine (runs less than an hour apart), whose spread leaves out how far the machine moves "
+            "between sittings (one 2-core VM ran 15-25% faster minutes after its baseline): a regressed or "
+            "improved there may be that drift; append runs of other sittings, an hour or more apart, until "
+            f"it holds {ENOUGH_SITTINGS} (`perfkit baseline save --append RESULTS.json`, with --local for "
+            "this machine's own)")
 
 
-def _machines(results: ResultSet) -> set[str]:
-    return {origin.machine for runs in results.origins().values() for origin in runs}
+def _sittings(runs: tuple[RunOrigin, ...], machine: set[str], before: datetime) -> int | None:
+    """How many sittings ``runs`` came from, where all ran on ``machine`` at known dates before ``before``;
+    None otherwise (nothing to say of them)."""
+    dates = _dates(runs)
+    if not dates or {o.machine for o in runs} != machine or max(dates) >= before:
+        return None
+    return 1 + sum(later - earlier > SITTING_GAP for earlier, later in itertools.pairwise(dates))
 
 
-def _dates(results: ResultSet) -> list[datetime]:
-    """Every run's date in UTC (a date without a zone read as UTC); none where one does not parse (a date
-    unknown is no sitting to place)."""
-    try:
-        parsed = [datetime.fromisoformat(date) for date in results.dates()]
-    except ValueError:
-        return []
-    return [(d if d.tzinfo else d.replace(tzinfo=timezone.utc)).astimezone(timezone.utc) for d in parsed]
+def _dates(runs: tuple[RunOrigin, ...]) -> list[datetime]:
+    """The runs' dates, oldest first; none where one is unknown (no sitting to place it in)."""
+    dates = [moment(o.date) for o in runs]
+    return sorted(d for d in dates if d is not None) if None not in dates else []
