@@ -248,6 +248,9 @@ def test_the_job_summary_opens_with_the_verdict_line_then_the_rows_to_read_withi
     assert first.startswith("## same hardware (cpu-") and "1 regressed" in first
     # the MDE at 80% power: the 5% minimum effect plus 0.84 standard errors
     assert first.endswith("; fingerprint unchanged; MDE ≤ 5% for 0 of 1 gating figures, worst 5.4%")
+    # the baseline's three runs are of this machine, minutes before: the caution stands by the verdict
+    caution, _, rest = rest.partition("\n\n")
+    assert caution.startswith("1 of 1 benchmarks are judged against baseline runs of one sitting of this")
     rows = rest.split("\n\n")[0]
     assert rows.startswith("| verdict | benchmark |") and "::test_sleep | time |" in rows.splitlines()[2]
     assert len(summary.encode()) <= verdicts.SUMMARY_BYTES
