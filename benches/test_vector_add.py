@@ -26,6 +26,8 @@ from perfkit.resultfile.metrics import MetricRecorder, MetricSpec, rates
 from perfkit.resultfile.payloads import VectorAdd
 from perfkit.workloads.kernels import (
     BYTES_PER_ELEMENT,
+    HOST_COPY_BETWEEN_HOSTS,
+    between_hosts_reason,
     cpu_add,
     elements,
     managed_minimum_effect,
@@ -108,6 +110,7 @@ def _rounds(scenario: str, n: int) -> tuple[int, int]:
 def _record_cpu(benchmark, metrics, scenario: str, k: int, n: int) -> None:
     metrics.payload(VectorAdd(scenario, "cpu", k))
     metrics.measured_by(figures.HOST_FASTEST_CORE)
+    metrics.noise_between_hosts(HOST_COPY_BETWEEN_HOSTS)
     times = round_times(benchmark)
     if times:
         metrics.record(figures.BANDWIDTH, samples=rates(BYTES_PER_ELEMENT * n, times, 1e9))
@@ -216,6 +219,8 @@ def _record_gpu(metrics, spec, case: VectorAdd, n: int, kernel_seconds) -> None:
     minimum_effect = managed_minimum_effect(case.mode, case.scenario, _touch_beside(case.scenario, n))
     if minimum_effect is not None:
         metrics.tolerance(minimum_effect)
+    if (reason := between_hosts_reason(case.mode, _short_alone(case.scenario, n))) is not None:
+        metrics.noise_between_hosts(reason)
     if case.mode == "managed_warm" and case.scenario == "tuned" and case.k >= 50:
         # only there is the headline a kernel streaming device memory at its ceiling (the plain grid reached
         # 69% of it on an H200, 84% on an H100); the other headlines hold host copies or page migration (no

@@ -51,14 +51,15 @@ UNTIMED_KINDS = ("memory", "count")
 @dataclass(frozen=True)
 class Figure:
     """One gating time: its between-run SD (log), whether it is GPU-bound (a 3% minimum effect, 2% where its
-    tails are read from its runs) or holds host work (5%), its own tolerance where it declares one, and its
-    between-machine SD (log)."""
+    tails are read from its runs) or holds host work (5%), its own tolerance where it declares one, its
+    between-machine SD (log), and why its noise lies between hosts where it declares so."""
 
     name: str
     sd: float
     gpu_bound: bool
     tolerance: float | None = None
     between: float = 0.0
+    between_hosts: str | None = None
 
 
 @dataclass(frozen=True)
@@ -120,6 +121,7 @@ def _run(figures: Sequence[Figure], values: dict[str, float], machine: str, when
 
     def extra(fig: Figure) -> dict[str, Any]:
         out: dict[str, Any] = {"gpu_bound": True} if fig.gpu_bound else {}
+        out |= {"between_hosts": fig.between_hosts} if fig.between_hosts else {}
         return out | ({"tolerance": fig.tolerance} if fig.tolerance is not None else {})
 
     benches = [{"fullname": f.name, "name": f.name, "extra_info": extra(f),

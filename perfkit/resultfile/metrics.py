@@ -31,8 +31,8 @@ BETTER_VALUES: tuple[str, ...] = ("lower", "higher", "none")
 #: reads.
 METRICS_KEY, ABSENT_KEY = "metrics", "metrics_absent"
 GATE_KEY, BOUND_KEY, TOLERANCE_KEY, INFORMATIONAL_KEY = "gate", "bound", "tolerance", "informational"
-GPU_BOUND_KEY = "gpu_bound"
-CONTEXT_KEYS = (GATE_KEY, BOUND_KEY, TOLERANCE_KEY, INFORMATIONAL_KEY, GPU_BOUND_KEY)
+GPU_BOUND_KEY, BETWEEN_HOSTS_KEY = "gpu_bound", "between_hosts"
+CONTEXT_KEYS = (GATE_KEY, BOUND_KEY, TOLERANCE_KEY, INFORMATIONAL_KEY, GPU_BOUND_KEY, BETWEEN_HOSTS_KEY)
 #: ``extra_info`` of an entry a testing aid slowed down: the factor (perfkit.resultfile.inject).
 INJECTED_KEY = "injected_slowdown"
 #: ``extra_info`` of an entry: the version of the method each figure was measured by, for the figures a
@@ -235,6 +235,15 @@ class MetricRecorder:
             raise UsageError(f"a tolerance is a fraction between 0 and 1, such as 0.05, not {fraction!r}")
         self._extra_info[TOLERANCE_KEY] = float(fraction)
 
+    def noise_between_hosts(self, reason: str) -> None:
+        """This benchmark's gating figure differs between hosts of one model by more than its runs on one
+        host do, for a ``reason`` measured and said (a driver's page work, a core's memory path), and cannot
+        be cut: its minimum effect on a host its baseline never ran on widens to what one run can see there
+        (perfkit.verdict.host_spread), said beside its verdict, rather than leaving it blind."""
+        if not reason.strip():
+            raise UsageError("a figure whose noise lies between hosts says why")
+        self._extra_info[BETWEEN_HOSTS_KEY] = reason
+
     def payload(self, record: Record) -> None:
         """The family's typed record (perfkit.resultfile.payloads), which the report reads back."""
         self._extra_info[record.TAG] = record.to_json()
@@ -250,7 +259,7 @@ class MetricRecorder:
         summary is missing)."""
         if key in (*CONTEXT_KEYS, METHODS_KEY):
             raise UsageError(f"{key!r} is set through its own method (gate_on, bound_by, gpu_bound, "
-                             f"tolerance, informational, measured_by)")
+                             f"tolerance, informational, noise_between_hosts, measured_by)")
         self._extra_info[key] = value
 
 

@@ -20,16 +20,12 @@ from typing import Any, Literal, NamedTuple, TypeVar, cast, get_args
 
 from perfkit.errors import BaselineError
 from perfkit.resultfile import datasheet, run_positions
+from perfkit.resultfile.context import Context
 from perfkit.resultfile.figures import TIME
 from perfkit.resultfile.fingerprint import DeviceKind, Fingerprint, device_kind, one_of
 from perfkit.resultfile.metrics import (
     ABSENT_KEY,
-    BOUND_KEY,
     CONTEXT_KEYS,
-    GATE_KEY,
-    GATE_NONE,
-    GPU_BOUND_KEY,
-    INFORMATIONAL_KEY,
     INJECTED_KEY,
     METHODS_KEY,
     METRICS_KEY,
@@ -97,45 +93,6 @@ class Spread:
     @classmethod
     def from_json(cls, raw: Mapping[str, Any]) -> Spread:
         return cls(float(raw["sd"]), float(raw["range"]), int(raw["runs"]))
-
-
-@dataclass(frozen=True)
-class Context:
-    """What a benchmark tells the judge besides its figures (``extra_info`` keys written by MetricRecorder).
-
-    ``gate``: the figure its verdict rests on (the time by default; None: none of its own, declared
-    ``informational`` with the reason); ``bound``: the ceiling its time should follow across hardware;
-    ``tolerance``: its own minimum effect; ``gpu_bound``: GPU work without a ceiling to follow (a bound
-    one is GPU work too).
-    """
-
-    gate: str | None = TIME
-    bound: str | None = None
-    tolerance: float | None = None
-    informational: str | None = None
-    gpu_bound: bool = False
-
-    @classmethod
-    def from_extra(cls, extra: Mapping[str, Any]) -> Context:
-        gate = extra.get(GATE_KEY, TIME)
-        tolerance = extra.get(TOLERANCE_KEY)
-        return cls(None if gate == GATE_NONE else str(gate), extra.get(BOUND_KEY) or None,
-                   None if tolerance is None else float(tolerance), extra.get(INFORMATIONAL_KEY) or None,
-                   bool(extra.get(GPU_BOUND_KEY) or extra.get(BOUND_KEY)))
-
-    def to_extra(self) -> dict[str, Any]:
-        out: dict[str, Any] = {}
-        if self.gate != TIME:
-            out[GATE_KEY] = GATE_NONE if self.gate is None else self.gate
-        if self.bound:
-            out[BOUND_KEY] = self.bound
-        if self.tolerance is not None:
-            out[TOLERANCE_KEY] = self.tolerance
-        if self.informational:
-            out[INFORMATIONAL_KEY] = self.informational
-        if self.gpu_bound and not self.bound:
-            out[GPU_BOUND_KEY] = True
-        return out
 
 
 @dataclass(frozen=True)

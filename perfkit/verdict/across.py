@@ -488,5 +488,5 @@ def _on_chip(model: Modelled, measured_s: float, factor: float) -> Modelled:
 
 def geomean_time_ratio(rows: Sequence[HardwareRow]) -> float | None:
     """The geometric mean of current time over baseline time (a ceiling's benchmark counted at its rate), of
-    the benchmarks both sides measured alike, as on one machine (judge._time_ratios)."""
+    the benchmarks both sides measured alike, as on one machine (perfkit.verdict.time_ratios)."""
     return stats.geometric_mean([1 / r.speedup for r in rows if r.speedup > 0 and not r.measured_differently])

@@ -52,8 +52,7 @@ from __future__ import annotations
 
 import dataclasses
 import math
-import statistics
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -62,7 +61,7 @@ from perfkit.resultfile.figures import TIME, TIME_UNIT, TIME_UNITS
 from perfkit.resultfile.fingerprint import CHANGE_FIELDS, SOFTWARE_FIELDS
 from perfkit.resultfile.model import ResultSet, run_count
 from perfkit.resultfile.payloads import Disturbance
-from perfkit.verdict import across, sittings, stats
+from perfkit.verdict import across, host_spread, sittings, stats, time_ratios
 from perfkit.verdict.comparison import (
     COUNT_MOVED,
     DIFFERS,
@@ -72,7 +71,6 @@ from perfkit.verdict.comparison import (
     WORST_FIRST,
     Comparison,
     FirstLook,
-    KindTimeRatio,
     Policy,
     Reach,
     Row,
@@ -82,8 +80,8 @@ from perfkit.verdict.comparison import (
 )
 from perfkit.verdict.expected import Workloads
 from perfkit.verdict.host_shift import HostShift
-from perfkit.verdict.matching import FigureRuns, Pairing, pair
-from perfkit.verdict.noise import GPU_KIND, HOST_KIND, FigureNoise, Noise, machine_shares
+from perfkit.verdict.matching import FigureRuns, pair
+from perfkit.verdict.noise import HOST_KIND, FigureNoise, Noise, machine_shares
 
 #: What the judge gives and judges by (perfkit.verdict.comparison, perfkit.verdict.host_shift) is importable
 #: from here too, where the end-of-run summary, the reports and the tests have always found it.
@@ -120,26 +118,26 @@ def judge(baseline: ResultSet, current: ResultSet, noise: Noise, policy: Policy 
                           across.geomean_time_ratio(speedups), speedups, policy.alpha, change, policy=policy)
     machines = machine_shares(current)
     base_runs, cur_runs = baseline.runs(), current.runs()
-    rows = [_absent_row(b.fullname, b.median, Verdict.MISSING, run_count(base_runs[b.fullname]))
-            for b in paired.only_baseline]
-    rows += [_absent_row(b.fullname, b.median, Verdict.NEW, run_count(cur_runs[b.fullname]))
-             for b in paired.only_current]
+    rows = [_absent_row(b.fullname, b.median, verdict, run_count(runs[b.fullname]))
+            for entries, verdict, runs in ((paired.only_baseline, Verdict.MISSING, base_runs),
+                                           (paired.only_current, Verdict.NEW, cur_runs)) for b in entries]
     changes = fingerprint_changes(baseline, current)
     software_changed = any(field in SOFTWARE_FIELDS for field, _, _ in changes)
     host = first_look.host if first_look is not None else HostShift.of(paired.figures, noise, policy)
     if baseline.hardware_id != current.hardware_id or current.info.device != "cuda" or software_changed:
         host = None
+    tests = first_look.tests if first_look is not None else max(1, sum(f.judged for f in paired.figures))
     judged = [_judge_figure(f, policy, noise.of_figure(f.benchmark, f.figure, f.current,
                                                        machines.get(f.benchmark)),
-                            host if noise.kinds.get((f.benchmark, f.figure)) == HOST_KIND else None)
+                            host if noise.kinds.get((f.benchmark, f.figure)) == HOST_KIND else None,
+                            policy.alpha / tests, _one_run(f, noise, machines.get(f.benchmark)))
               for f in paired.figures]
-    tests = first_look.tests if first_look is not None else max(1, sum(j.row.gating for j in judged))
     reach = {(j.row.benchmark, j.row.figure): (e.floor, e.se, e.df) for j in judged if (e := j.evidence)}
     rows += _corrected(judged, policy, tests, first_look)
     rows.sort(key=row_order)
     if baseline.hardware_id == current.hardware_id:
         hardware_rows: tuple[across.HardwareRow, ...] = ()
-        geomean, by_kind = _time_ratios(paired, base_runs, cur_runs, noise, current.info.device == "cuda")
+        geomean, by_kind = time_ratios.of(paired, base_runs, cur_runs, noise, current.info.device == "cuda")
     else:
         hardware_rows = across.hardware_rows(baseline, current, paired.common, workloads, lenders=lenders)
         geomean, by_kind = across.geomean_time_ratio(hardware_rows), ()
@@ -162,36 +160,6 @@ def judge(baseline: ResultSet, current: ResultSet, noise: Noise, policy: Policy 
         reach=reach,
         sitting=sittings.few_sittings(baseline, current),
     )
-
-
-def _time_ratios(paired: Pairing, base_runs: dict[str, dict[str, list[float]]],
-                 cur_runs: dict[str, dict[str, list[float]]], noise: Noise,
-                 gpu_run: bool) -> tuple[float | None, tuple[KindTimeRatio, ...]]:
-    """The geometric mean time ratio of the benchmarks both sides timed alike (not measured differently),
-    and on a GPU run that of its GPU-bound and host-bound ones apart (:func:`_time_ratio_by_kind`)."""
-    apart = {f.benchmark for f in paired.figures if f.figure == TIME and f.measured_differently}
-    shifts = {n: stats.log_shift(base_runs[n][TIME], cur_runs[n][TIME]) for n in paired.common
-              if n not in apart and base_runs[n].get(TIME) and cur_runs[n].get(TIME)
-              and min(base_runs[n][TIME] + cur_runs[n][TIME]) > 0}
-    geomean = math.exp(statistics.fmean(shifts.values())) if shifts else None
-    return geomean, _time_ratio_by_kind(shifts, noise) if gpu_run else ()
-
-
-def _time_ratio_by_kind(shifts: dict[str, float], noise: Noise) -> tuple[KindTimeRatio, ...]:
-    """The geometric mean time ratio of a GPU run's GPU-bound benchmarks and of its host-bound ones (by the
-    noise kind of their time, as ``noise`` has it: a benchmark it has no runs of is in neither), from each
-    benchmark's log ``shifts``; none unless both kinds are there (one kind alone is the whole run's mean).
-    On a CPU run the device is the host."""
-    kinds = {GPU_KIND: "GPU-bound", HOST_KIND: "host-bound"}
-    groups: dict[str, list[float]] = {kind: [] for kind in kinds}
-    for name, shift in shifts.items():
-        kind = noise.kinds.get((name, TIME))
-        if kind in groups:
-            groups[kind].append(shift)
-    if not all(groups.values()):
-        return ()
-    return tuple(KindTimeRatio(words, math.exp(statistics.fmean(groups[kind])), len(groups[kind]))
-                 for kind, words in kinds.items())
 
 
 def _across_hardware(rows: list[Row], hardware: tuple[across.HardwareRow, ...]) -> list[Row]:
@@ -307,8 +275,22 @@ def minimum_effect(fig: FigureRuns, policy: Policy, noise: FigureNoise | None = 
     return policy.bound_threshold_shown if noise is not None and noise.tails_shown else policy.bound_threshold
 
 
-def _judge_figure(fig: FigureRuns, policy: Policy, noise: FigureNoise | None,
-                  host: HostShift | None = None) -> _Judged:
+def _one_run(fig: FigureRuns, noise: Noise, machine: str | Mapping[str, float] | None
+             ) -> tuple[float, float] | None:
+    """The SE and degrees of freedom of one run of a figure whose noise lies between hosts, on this run's
+    host, from the baseline's noise alone (not pooled with this side's runs, so that a confirmation's look
+    widens its minimum effect as the first did); None for any other figure, or one not judged on logs."""
+    b, c = fig.baseline, fig.current
+    if not fig.between_hosts or len(b) < MIN_BASELINE_RUNS or not c or min(b + c) <= 0:
+        return None
+    alone = noise.of_figure(fig.benchmark, fig.figure, (), machine)
+    return None if alone is None else (_standard_error(fig, alone, 1), alone.df)
+
+
+def _judge_figure(fig: FigureRuns, policy: Policy, noise: FigureNoise | None, host: HostShift | None = None,
+                  level: float = Policy.alpha, one_run: tuple[float, float] | None = None) -> _Judged:
+    """``level``: the corrected level a slowdown is tested at (Bonferroni's over the night); ``one_run``:
+    the SE and degrees of freedom that widen a minimum effect for noise between hosts (:func:`_one_run`)."""
     b, c = fig.baseline, fig.current
     if not b or not c:
         if not fig.judged:
@@ -320,7 +302,14 @@ def _judge_figure(fig: FigureRuns, policy: Policy, noise: FigureNoise | None,
         return _Judged(_row(fig, Verdict.UNKNOWN, "a gating figure only the baseline has: this run "
                                                   "did not record it", True))
     if fig.judged:
-        return _gate(fig, minimum_effect(fig, policy, noise), noise, policy.alpha, host)
+        declared = minimum_effect(fig, policy, noise)
+        minimum = declared if one_run is None else host_spread.widened(declared, *one_run, level)
+        out = _gate(fig, minimum, noise, policy.alpha, host)
+        if minimum == declared or one_run is None or fig.between_hosts is None:
+            return out
+        said = host_spread.sentence(fig.between_hosts, declared, minimum, one_run[0])
+        return dataclasses.replace(out, row=dataclasses.replace(out.row, note="; ".join(
+            n for n in (said, out.row.note) if n)))
     return _informational(fig, minimum_effect(fig, policy, noise), noise)
 
 

@@ -31,6 +31,9 @@ class FigureRuns:
     measured_differently: str | None = None
     # a count the code alone decides (any move is a change), unless either side read it off its machine
     exact: bool = True
+    # why its noise lies between hosts of one model and cannot be cut, where the benchmark says so: its
+    # minimum effect widens to what one run can see (perfkit.verdict.host_spread)
+    between_hosts: str | None = None
 
     @property
     def base_mean(self) -> float | None:
@@ -71,6 +74,7 @@ def pair(baseline: ResultSet, current: ResultSet) -> Pairing:
         read_off = {n for entry in (b, c) for n, m in entry.metrics.items() if not m.exact}
         tolerance = c.context.tolerance if c.context.tolerance is not None else b.context.tolerance
         gpu_bound = c.context.gpu_bound and current.info.device == "cuda"
+        between_hosts = c.context.between_hosts or b.context.between_hosts
         clocks = clocks_apart(baseline, current, b, c)
         for figure in sorted(base_runs[name].keys() | cur_runs[name].keys()):
             unit, better = kinds.get(figure, ("", "none"))
@@ -80,7 +84,7 @@ def pair(baseline: ResultSet, current: ResultSet) -> Pairing:
             apart = _methods_differ(b, c, figure) or (clocks if unit != "MiB" else None)
             figures.append(FigureRuns(name, figure, unit, better, tuple(base_runs[name].get(figure, ())),
                                       now, figure in gates, tolerance, gpu_bound, disturbances, apart,
-                                      figure not in read_off))
+                                      figure not in read_off, between_hosts))
     return Pairing(tuple(figures), tuple(base[n] for n in sorted(base.keys() - cur.keys())),
                    tuple(cur[n] for n in sorted(cur.keys() - base.keys())), common)
 

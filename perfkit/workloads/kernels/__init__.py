@@ -30,6 +30,35 @@ MANAGED_WARM_TOLERANCE = 0.05
 PACED_FIRST_TOLERANCE = 0.05
 
 
+#: Why a figure of the vector add cannot reach a one-run MDE of 10% against a baseline of other hosts of its
+#: model, however many runs its baseline holds (MetricRecorder.noise_between_hosts; docs/findings.md,
+#: 2026-12-06): each host repeats it closely, the hosts do not agree. On the committed H100 baseline (eleven
+#: hosts of one Xeon model):
+#: the CPU references over the host's own copy of the same bytes (at 1 M elements 1.48-1.58 between hosts,
+#: 1.48-1.51 over eight runs of one);
+HOST_COPY_BETWEEN_HOSTS = ("a host's add over its own copy of the same bytes differs between hosts of one "
+                           "model, each repeating it closely (docs/findings.md, 2026-12-06)")
+#: a first launch on managed memory over its own pages' copy, the driver's page work (the 1 M tuned kernel
+#: 0.93-1.06 between nine hosts, 0.93-0.97 over eight runs of one);
+PAGE_WORK_BETWEEN_HOSTS = ("the driver's page work on a first launch differs between hosts of one model, "
+                           "each repeating it closely (docs/findings.md, 2026-12-06)")
+#: an 8 us kernel timed alone, which the launching host paces (the 1 M grid's 9.50-9.95 us between nine
+#: hosts, 9.50-9.66 over eight runs of one).
+SHORT_KERNEL_BETWEEN_HOSTS = ("an 8 us kernel timed alone moves with the host that launches it, more between "
+                              "hosts of one model than between runs on one (docs/findings.md, 2026-12-06)")
+
+
+def between_hosts_reason(mode: str, short_alone: bool) -> str | None:
+    """Why a vector add's gating figure (``mode``: "cpu", "explicit", "managed_first" or "managed_warm";
+    ``short_alone``: a 1 M grid or tuned kernel timed alone) differs between hosts more than its runs on one
+    host do; None where its noise is its own run to run."""
+    if mode == "cpu":
+        return HOST_COPY_BETWEEN_HOSTS
+    if mode == "managed_first":
+        return PAGE_WORK_BETWEEN_HOSTS
+    return SHORT_KERNEL_BETWEEN_HOSTS if short_alone else None
+
+
 def managed_minimum_effect(mode: str, scenario: str, over_its_copy: bool = False) -> float | None:
     """The minimum effect a vector add on managed memory declares (``mode``: "managed_first" or
     "managed_warm"; ``over_its_copy``: a first launch judged over a copy of its pages timed beside each round
