@@ -107,7 +107,7 @@ def test_the_legend_under_a_compare_says_the_threshold_in_force(form, capsys):
     results = str(DATA / "cpu-quick.json")
     assert cli.main(["compare", results, results, "--threshold", "10%", "--format", form]) == 0
     out = " ".join(capsys.readouterr().out.split())
-    assert "beyond the minimum effect (10%, or a benchmark's own tolerance)" in out
+    assert "beyond the minimum effect (10%, or a benchmark's own tolerance; wider where" in out
     assert "3% for a GPU-bound" not in out
 
 

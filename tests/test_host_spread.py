@@ -11,8 +11,8 @@ import pytest
 
 from perfkit import simulate
 from perfkit.errors import UsageError
-from perfkit.resultfile.metrics import MetricRecorder
 from perfkit.resultfile.context import Context
+from perfkit.resultfile.metrics import MetricRecorder
 from perfkit.verdict import host_spread, stats
 from perfkit.verdict.comparison import sharp_goal
 from perfkit.verdict.judge import Policy, Verdict

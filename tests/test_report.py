@@ -762,10 +762,10 @@ def test_the_legend_says_the_minimum_effects_and_alpha_the_comparison_was_judged
     raw = load.read_json(ROOT / "baselines" / "cpu-amd-epyc-2cpu-quick.json")
     default = verdicts.meanings(judged(raw, raw))
     assert ("(3% for a GPU-bound benchmark, 2% where 20 or more runs of its own let its tails be read, "
-            "else 5%, or a benchmark's own tolerance)") in default
+            "else 5%, or a benchmark's own tolerance; wider where") in default
     assert "held at 5%" in default and "90% interval" in default
     wider = verdicts.meanings(judged(raw, raw, Policy(0.10, 0.10, 0.01, bound_threshold_shown=0.10)))
-    assert "(10%, or a benchmark's own tolerance)" in wider and "3% for a GPU-bound" not in wider
+    assert "(10%, or a benchmark's own tolerance; wider where" in wider and "3% for a GPU-bound" not in wider
     assert "held at 1%" in wider and "98% interval" in wider
 
 

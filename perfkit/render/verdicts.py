@@ -48,19 +48,20 @@ def verdict_meanings(policy: Policy) -> str:
     effects = (f"{_percent(gpu)} for a GPU-bound benchmark{narrower}, else {_percent(other)}"
                if gpu != other or narrower else _percent(other))
     return (
-        f"regressed/improved: beyond the minimum effect ({effects}, or a benchmark's own tolerance) and "
-        "outside what the hardware's pooled run-to-run noise predicts, the night's family-wise false-alarm "
-        f"rate held at {_percent(alpha)} (Holm over every gating figure; a confirmation's re-runs at "
-        f"Bonferroni's level over the same); unchanged: the change's {_percent(1 - 2 * alpha)} interval lies "
-        "inside the minimum effect; unknown: neither shown (more runs decide: --perfkit-confirm), or slower "
-        "while other processes kept a quarter of the CPUs busy; not judged: fewer than "
-        f"{MIN_BASELINE_RUNS} baseline runs of the figure; measured differently: the two sides measured it "
-        "another way (a method version, a locked clock), shown side by side, not judged; info: shown, not "
-        "judged: a figure derived from the one a benchmark gates on (its time, where it gates on another "
-        "figure), or a benchmark that gates on nothing (declared informational); changed: a count that "
-        "should not move did, or a ratio that should stay put moved significantly; MDE: the change this "
-        "noise flags 80% of the time (after --perfkit-confirm, the first run picking it and the re-runs "
-        "confirming it)."
+        f"regressed/improved: beyond the minimum effect ({effects}, or a benchmark's own tolerance; wider "
+        "where one run cannot see it for noise between hosts that the benchmark declares, said beside it) "
+        "and outside what the hardware's pooled run-to-run noise predicts, the night's family-wise "
+        f"false-alarm rate held at {_percent(alpha)} (Holm over every gating figure; a confirmation's "
+        f"re-runs at Bonferroni's level over the same); unchanged: the change's {_percent(1 - 2 * alpha)} "
+        "interval lies inside the minimum effect; unknown: neither shown (more runs decide: "
+        "--perfkit-confirm), or slower while other processes kept a quarter of the CPUs busy; not judged: "
+        f"fewer than {MIN_BASELINE_RUNS} baseline runs of the figure; measured differently: the two sides "
+        "measured it another way (a method version, a locked clock), shown side by side, not judged; info: "
+        "shown, not judged: a figure derived from the one a benchmark gates on (its time, where it gates on"
+        " another figure), or a benchmark that gates on nothing (declared informational); changed: a count "
+        "that should not move did, or a ratio that should stay put moved significantly; MDE: the change "
+        "this noise flags 80% of the time (after --perfkit-confirm, the first run picking it and the "
+        "re-runs confirming it)."
     )
 
 
