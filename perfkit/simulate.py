@@ -65,7 +65,7 @@ class Figure:
 @dataclass(frozen=True)
 class Scenario:
     """A night: ``baseline_runs`` runs of every figure, one current run (or ``confirm`` re-runs of the
-    suspects after it); ``new_machine``: the baseline's runs came from two machines (one where
+    suspects after it); ``new_machine``: the baseline's runs came from ``hosts`` machines in turn (one where
     ``one_machine_baseline``) and this run from another; ``heavy``: whose noise is heavy-tailed ("host":
     the host-bound figures', "all": every one's, "one": the first host-bound figure's alone, among light
     ones whose tails the judge pools with its own)."""
@@ -78,6 +78,8 @@ class Scenario:
     confirm: int = 0
     policy: Policy = DEFAULT_POLICY  # the minimum effects and alpha the nights are judged by
     current_runs: int = 1  # runs of this code judged together (replicates), each night's draws the same
+    hosts: int = 2  # the machines a new machine's baseline ran on, in turn
+    current_host: str = ""  # the machine this run ran on, where not the scenario's (m1, or a new one)
 
     @property
     def label(self) -> str:
@@ -148,12 +150,13 @@ def night(scenario: Scenario, seed: int, slowed: dict[str, float] | None = None)
     in this run and its re-runs (the same draws otherwise, so a slowed night is its null night shifted)."""
     figs = scenario.figures
     draws = _Draws(random.Random(seed), scenario.heavy, next((f.name for f in figs if not f.gpu_bound), ""))
-    machines = ["m1", "m2"] if scenario.new_machine and not scenario.one_machine_baseline else ["m1"]
+    hosts = scenario.hosts if scenario.new_machine and not scenario.one_machine_baseline else 1
+    machines = [f"m{i + 1}" for i in range(hosts)]
     base = baselines.from_runs([
         _run(figs, {f.name: draws.value(f, machines[i % len(machines)]) for f in figs},
              machines[i % len(machines)], f"2026-11-{i + 1:02d}")
         for i in range(scenario.baseline_runs)])
-    here = "m3" if scenario.new_machine else "m1"
+    here = scenario.current_host or (f"m{scenario.hosts + 1}" if scenario.new_machine else "m1")
     factor = slowed or {}
     runs = [_run(figs, {f.name: draws.value(f, here, factor.get(f.name, 1.0)) for f in figs}, here,
                  "2026-12-01" if scenario.current_runs == 1 else f"2026-12-01T10:{i:02d}")
@@ -210,8 +213,8 @@ def profile_of(baseline: ResultSet, night: Collection[str] | None = None) -> tup
     not an allocator peak or a count) as simulation figures: each one's own between-run SD (its runs' log
     values; a figure with fewer than three runs is left out), kind and tolerance, and a between-machine SD as
     large as its own for host work (host-bound steps shift 5-15% between machines of one kind) and 0.3 times
-    its own for GPU work. ``night``: only these benchmarks' (the selection a nightly run judges; a baseline
-    also holds the weekly ones)."""
+    its own for GPU work, and where it declares its noise lies between hosts, why. ``night``: only these
+    benchmarks' (the selection a nightly run judges; a baseline also holds the weekly ones)."""
     out, runs = [], baseline.runs()
     for entry in baseline.benchmarks:
         if night is not None and entry.fullname not in night:
@@ -224,7 +227,8 @@ def profile_of(baseline: ResultSet, night: Collection[str] | None = None) -> tup
             sd = statistics.stdev(math.log(v) for v in values)
             gpu = kind != HOST_KIND
             name = entry.fullname if figure == TIME else f"{entry.fullname} {figure}"
-            out.append(Figure(name, max(sd, 1e-4), gpu, entry.context.tolerance, sd * (0.3 if gpu else 1.0)))
+            out.append(Figure(name, max(sd, 1e-4), gpu, entry.context.tolerance, sd * (0.3 if gpu else 1.0),
+                              entry.context.between_hosts))
     return tuple(out)
 
 

@@ -72,16 +72,17 @@ def test_a_first_launch_on_managed_memory_declares_a_wide_minimum_effect_where_p
     assert kernels.managed_minimum_effect(mode, scenario, over_its_copy) == minimum
 
 
-@pytest.mark.parametrize(("mode", "short_alone", "reason"), [
-    ("cpu", False, kernels.HOST_COPY_BETWEEN_HOSTS),
-    ("managed_first", False, kernels.PAGE_WORK_BETWEEN_HOSTS),
-    ("managed_first", True, kernels.PAGE_WORK_BETWEEN_HOSTS),
-    ("explicit", True, kernels.SHORT_KERNEL_BETWEEN_HOSTS),
-    ("managed_warm", True, kernels.SHORT_KERNEL_BETWEEN_HOSTS),
-    ("explicit", False, None), ("managed_warm", False, None)])
+@pytest.mark.parametrize(("mode", "scenario", "short_alone", "reason"), [
+    ("cpu", "cpu_loop", False, kernels.HOST_COPY_BETWEEN_HOSTS),
+    ("managed_first", "one_block", False, kernels.PAGE_WORK_BETWEEN_HOSTS),
+    ("managed_first", "tuned", True, kernels.PAGE_WORK_BETWEEN_HOSTS),
+    ("managed_first", "one_thread", False, kernels.ONE_THREAD_BETWEEN_HOSTS),  # its pace, not the pages
+    ("explicit", "grid", True, kernels.SHORT_KERNEL_BETWEEN_HOSTS),
+    ("managed_warm", "tuned", True, kernels.SHORT_KERNEL_BETWEEN_HOSTS),
+    ("explicit", "grid", False, None), ("managed_warm", "one_block", False, None)])
 def test_the_figures_whose_noise_lies_between_hosts_say_so_and_the_gpu_paced_kernels_do_not(
-        mode, short_alone, reason):
-    assert kernels.between_hosts_reason(mode, short_alone) == reason
+        mode, scenario, short_alone, reason):
+    assert kernels.between_hosts_reason(mode, scenario, short_alone) == reason
 
 
 @pytest.mark.slow

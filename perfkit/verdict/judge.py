@@ -80,7 +80,7 @@ from perfkit.verdict.comparison import (
 )
 from perfkit.verdict.expected import Workloads
 from perfkit.verdict.host_shift import HostShift
-from perfkit.verdict.matching import FigureRuns, pair
+from perfkit.verdict.matching import FigureRuns, Pairing, pair
 from perfkit.verdict.noise import HOST_KIND, FigureNoise, Noise, machine_shares
 
 #: What the judge gives and judges by (perfkit.verdict.comparison, perfkit.verdict.host_shift) is importable
@@ -127,11 +127,8 @@ def judge(baseline: ResultSet, current: ResultSet, noise: Noise, policy: Policy 
     if baseline.hardware_id != current.hardware_id or current.info.device != "cuda" or software_changed:
         host = None
     tests = first_look.tests if first_look is not None else max(1, sum(f.judged for f in paired.figures))
-    judged = [_judge_figure(f, policy, noise.of_figure(f.benchmark, f.figure, f.current,
-                                                       machines.get(f.benchmark)),
-                            host if noise.kinds.get((f.benchmark, f.figure)) == HOST_KIND else None,
-                            policy.alpha / tests, _one_run(f, noise, machines.get(f.benchmark)))
-              for f in paired.figures]
+    judged = _judge_each(paired, noise, policy, host, machines, tests, first_look,
+                         widen=baseline.hardware_id == current.hardware_id)
     reach = {(j.row.benchmark, j.row.figure): (e.floor, e.se, e.df) for j in judged if (e := j.evidence)}
     rows += _corrected(judged, policy, tests, first_look)
     rows.sort(key=row_order)
@@ -275,22 +272,43 @@ def minimum_effect(fig: FigureRuns, policy: Policy, noise: FigureNoise | None = 
     return policy.bound_threshold_shown if noise is not None and noise.tails_shown else policy.bound_threshold
 
 
-def _one_run(fig: FigureRuns, noise: Noise, machine: str | Mapping[str, float] | None
-             ) -> tuple[float, float] | None:
-    """The SE and degrees of freedom of one run of a figure whose noise lies between hosts, on this run's
-    host, from the baseline's noise alone (not pooled with this side's runs, so that a confirmation's look
-    widens its minimum effect as the first did); None for any other figure, or one not judged on logs."""
+def _judge_each(paired: Pairing, noise: Noise, policy: Policy, host: HostShift | None,
+                machines: Mapping[str, Mapping[str, float]], tests: int, first_look: FirstLook | None,
+                widen: bool) -> list[_Judged]:
+    """Each figure judged with its noise, a host-bound one with the run's host shift, and where ``widen``
+    (one hardware) one whose noise lies between hosts at a widened minimum effect (:func:`_widening`)."""
+    return [_judge_figure(f, policy, noise.of_figure(f.benchmark, f.figure, f.current,
+                                                     machines.get(f.benchmark)),
+                          host if noise.kinds.get((f.benchmark, f.figure)) == HOST_KIND else None,
+                          _widening(f, policy, noise, machines.get(f.benchmark), policy.alpha / tests,
+                                    first_look) if widen else None)
+            for f in paired.figures]
+
+
+def _widening(fig: FigureRuns, policy: Policy, noise: Noise, machine: str | Mapping[str, float] | None,
+              level: float, first_look: FirstLook | None) -> tuple[float, str] | None:
+    """The minimum effect, and why, of a figure whose noise lies between hosts, where one run on this host
+    cannot see its declared one (perfkit.verdict.host_spread): from the baseline's noise alone, its runs from
+    MIN_HOSTS hosts; a second look keeps the first look's. None where the declared one stands."""
     b, c = fig.baseline, fig.current
-    if not fig.between_hosts or len(b) < MIN_BASELINE_RUNS or not c or min(b + c) <= 0:
+    if (not fig.between_hosts or not fig.judged or len(b) < MIN_BASELINE_RUNS or not c or min(b + c) <= 0
+            or len(noise.machines.get(fig.benchmark, ())) < host_spread.MIN_HOSTS):
         return None
     alone = noise.of_figure(fig.benchmark, fig.figure, (), machine)
-    return None if alone is None else (_standard_error(fig, alone, 1), alone.df)
+    if alone is None:
+        return None
+    declared, se = minimum_effect(fig, policy, alone), _standard_error(fig, alone, 1)
+    picked = first_look.reach.get((fig.benchmark, fig.figure)) if first_look is not None else None
+    minimum = (round(math.expm1(picked[0]), 9) if picked is not None
+               else host_spread.widened(declared, se, alone.df, level))
+    if minimum <= declared:
+        return None
+    return minimum, host_spread.sentence(fig.between_hosts, declared, minimum, se)
 
 
 def _judge_figure(fig: FigureRuns, policy: Policy, noise: FigureNoise | None, host: HostShift | None = None,
-                  level: float = Policy.alpha, one_run: tuple[float, float] | None = None) -> _Judged:
-    """``level``: the corrected level a slowdown is tested at (Bonferroni's over the night); ``one_run``:
-    the SE and degrees of freedom that widen a minimum effect for noise between hosts (:func:`_one_run`)."""
+                  widening: tuple[float, str] | None = None) -> _Judged:
+    """``widening``: a minimum effect to judge at instead of the declared one, and why (:func:`_widening`)."""
     b, c = fig.baseline, fig.current
     if not b or not c:
         if not fig.judged:
@@ -301,15 +319,12 @@ def _judge_figure(fig: FigureRuns, policy: Policy, noise: FigureNoise | None, ho
             return _Judged(_row(fig, Verdict.NOT_JUDGED, note, True))
         return _Judged(_row(fig, Verdict.UNKNOWN, "a gating figure only the baseline has: this run "
                                                   "did not record it", True))
-    if fig.judged:
-        declared = minimum_effect(fig, policy, noise)
-        minimum = declared if one_run is None else host_spread.widened(declared, *one_run, level)
-        out = _gate(fig, minimum, noise, policy.alpha, host)
-        if minimum == declared or one_run is None or fig.between_hosts is None:
-            return out
-        said = host_spread.sentence(fig.between_hosts, declared, minimum, one_run[0])
+    if fig.judged and widening is not None:
+        out = _gate(fig, widening[0], noise, policy.alpha, host)
         return dataclasses.replace(out, row=dataclasses.replace(out.row, note="; ".join(
-            n for n in (said, out.row.note) if n)))
+            n for n in (out.row.note, widening[1]) if n)))
+    if fig.judged:
+        return _gate(fig, minimum_effect(fig, policy, noise), noise, policy.alpha, host)
     return _informational(fig, minimum_effect(fig, policy, noise), noise)
 
 

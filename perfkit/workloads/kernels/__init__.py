@@ -42,20 +42,24 @@ HOST_COPY_BETWEEN_HOSTS = ("a host's add over its own copy of the same bytes dif
 #: 0.93-1.06 between nine hosts, 0.93-0.97 over eight runs of one);
 PAGE_WORK_BETWEEN_HOSTS = ("the driver's page work on a first launch differs between hosts of one model, "
                            "each repeating it closely (docs/findings.md, 2026-12-06)")
+#: one thread's first launch, its pace over 1 M elements (56.3-58.1 ms between twelve hosts, 55.8-56.3 over
+#: eight runs of one);
+ONE_THREAD_BETWEEN_HOSTS = ("one thread's pace on a first launch differs between hosts of one model, each "
+                            "repeating it closely (docs/findings.md, 2026-12-06)")
 #: an 8 us kernel timed alone, which the launching host paces (the 1 M grid's 9.50-9.95 us between nine
 #: hosts, 9.50-9.66 over eight runs of one).
 SHORT_KERNEL_BETWEEN_HOSTS = ("an 8 us kernel timed alone moves with the host that launches it, more between "
                               "hosts of one model than between runs on one (docs/findings.md, 2026-12-06)")
 
 
-def between_hosts_reason(mode: str, short_alone: bool) -> str | None:
+def between_hosts_reason(mode: str, scenario: str, short_alone: bool) -> str | None:
     """Why a vector add's gating figure (``mode``: "cpu", "explicit", "managed_first" or "managed_warm";
     ``short_alone``: a 1 M grid or tuned kernel timed alone) differs between hosts more than its runs on one
     host do; None where its noise is its own run to run."""
     if mode == "cpu":
         return HOST_COPY_BETWEEN_HOSTS
     if mode == "managed_first":
-        return PAGE_WORK_BETWEEN_HOSTS
+        return ONE_THREAD_BETWEEN_HOSTS if scenario == "one_thread" else PAGE_WORK_BETWEEN_HOSTS
     return SHORT_KERNEL_BETWEEN_HOSTS if short_alone else None
 
 
