@@ -64,12 +64,11 @@ def _comparisons(path: str, policy: Policy, newest_only: bool = False) -> Iterat
 
 def _declared_now(doc: dict) -> dict:
     """A run's document with today's declaration of the vector add's noise between hosts (1 M elements fit
-    the L2 of every GPU the committed baselines hold: there the grid and tuned kernels are timed alone)."""
+    the L2 of every GPU the committed baselines hold)."""
     for bench in doc.get("benchmarks", []):
         extra = bench.get("extra_info") or {}
         case = extra.get("vector_add")
-        short = case is not None and case["scenario"] in ("grid", "tuned") and case["k"] == 1
-        if case and (reason := between_hosts_reason(case["mode"], case["scenario"], short)):
+        if case and (reason := between_hosts_reason(case["mode"], case["scenario"], case["k"] == 1)):
             extra["between_hosts"] = reason
     return doc
 

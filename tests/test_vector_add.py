@@ -72,7 +72,7 @@ def test_a_first_launch_on_managed_memory_declares_a_wide_minimum_effect_where_p
     assert kernels.managed_minimum_effect(mode, scenario, over_its_copy) == minimum
 
 
-@pytest.mark.parametrize(("mode", "scenario", "short_alone", "reason"), [
+@pytest.mark.parametrize(("mode", "scenario", "fits_l2", "reason"), [
     ("cpu", "cpu_loop", False, kernels.HOST_COPY_BETWEEN_HOSTS),
     ("managed_first", "one_block", False, kernels.PAGE_WORK_BETWEEN_HOSTS),
     ("managed_first", "tuned", True, kernels.PAGE_WORK_BETWEEN_HOSTS),
@@ -81,8 +81,8 @@ def test_a_first_launch_on_managed_memory_declares_a_wide_minimum_effect_where_p
     ("managed_warm", "tuned", True, kernels.SHORT_KERNEL_BETWEEN_HOSTS),
     ("explicit", "grid", False, None), ("managed_warm", "one_block", False, None)])
 def test_the_figures_whose_noise_lies_between_hosts_say_so_and_the_gpu_paced_kernels_do_not(
-        mode, scenario, short_alone, reason):
-    assert kernels.between_hosts_reason(mode, scenario, short_alone) == reason
+        mode, scenario, fits_l2, reason):
+    assert kernels.between_hosts_reason(mode, scenario, fits_l2) == reason
 
 
 @pytest.mark.slow

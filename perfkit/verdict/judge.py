@@ -319,12 +319,12 @@ def _judge_figure(fig: FigureRuns, policy: Policy, noise: FigureNoise | None, ho
             return _Judged(_row(fig, Verdict.NOT_JUDGED, note, True))
         return _Judged(_row(fig, Verdict.UNKNOWN, "a gating figure only the baseline has: this run "
                                                   "did not record it", True))
-    if fig.judged and widening is not None:
+    if fig.judged:
+        if widening is None:
+            return _gate(fig, minimum_effect(fig, policy, noise), noise, policy.alpha, host)
         out = _gate(fig, widening[0], noise, policy.alpha, host)
         return dataclasses.replace(out, row=dataclasses.replace(out.row, note="; ".join(
             n for n in (out.row.note, widening[1]) if n)))
-    if fig.judged:
-        return _gate(fig, minimum_effect(fig, policy, noise), noise, policy.alpha, host)
     return _informational(fig, minimum_effect(fig, policy, noise), noise)
 
 

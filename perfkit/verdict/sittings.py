@@ -46,11 +46,11 @@ def few_sittings(baseline: ResultSet, current: ResultSet) -> str:
             "this machine's own)")
 
 
-def _sittings(runs: tuple[RunOrigin, ...], machine: set[str], before: datetime) -> int | None:
-    """How many sittings ``runs`` came from, where all ran on ``machine`` at known dates before ``before``;
-    None otherwise (nothing to say of them)."""
+def _sittings(runs: tuple[RunOrigin, ...], machines: set[str], before: datetime) -> int | None:
+    """How many sittings ``runs`` came from, where all ran on ``machines`` (the current run's one) at known
+    dates before ``before``; None otherwise (nothing to say of them)."""
     dates = _dates(runs)
-    if not dates or {o.machine for o in runs} != machine or max(dates) >= before:
+    if not dates or {o.machine for o in runs} != machines or max(dates) >= before:
         return None
     return 1 + sum(later - earlier > SITTING_GAP for earlier, later in itertools.pairwise(dates))
 

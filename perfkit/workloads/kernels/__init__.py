@@ -52,15 +52,15 @@ SHORT_KERNEL_BETWEEN_HOSTS = ("an 8 us kernel timed alone moves with the host th
                               "hosts of one model than between runs on one (docs/findings.md, 2026-12-06)")
 
 
-def between_hosts_reason(mode: str, scenario: str, short_alone: bool) -> str | None:
+def between_hosts_reason(mode: str, scenario: str, fits_l2: bool) -> str | None:
     """Why a vector add's gating figure (``mode``: "cpu", "explicit", "managed_first" or "managed_warm";
-    ``short_alone``: a 1 M grid or tuned kernel timed alone) differs between hosts more than its runs on one
-    host do; None where its noise is its own run to run."""
+    ``fits_l2``: its arrays fit in the GPU's L2, where the grid and tuned kernels are timed alone) differs
+    between hosts more than its runs on one host do; None where its noise is its own run to run."""
     if mode == "cpu":
         return HOST_COPY_BETWEEN_HOSTS
     if mode == "managed_first":
         return ONE_THREAD_BETWEEN_HOSTS if scenario == "one_thread" else PAGE_WORK_BETWEEN_HOSTS
-    return SHORT_KERNEL_BETWEEN_HOSTS if short_alone else None
+    return SHORT_KERNEL_BETWEEN_HOSTS if fits_l2 and scenario in ("grid", "tuned") else None
 
 
 def managed_minimum_effect(mode: str, scenario: str, over_its_copy: bool = False) -> float | None:
