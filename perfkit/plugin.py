@@ -23,7 +23,8 @@ from perfkit.render import tables
 from perfkit.resultfile import datasheet, inject
 from perfkit.resultfile.metrics import MetricRecorder
 from perfkit.resultfile.payloads import ClockLock
-from perfkit.session import Outcome, Profile, Session
+from perfkit.session import Outcome, Session
+from perfkit.settings import Profile
 from perfkit.store.baselines import LOCAL_SAVE
 from perfkit.workloads import data
 

@@ -293,7 +293,8 @@ def test_a_quick_run_has_its_own_baseline_file_and_is_never_judged_by_a_full_one
 
     from perfkit.measure import hardware
     from perfkit.options import RunOptions
-    from perfkit.session import Profile, Session, Settings
+    from perfkit.session import Session
+    from perfkit.settings import Profile, Settings
 
     quick = copy.deepcopy(cpu_results)
     quick["machine_info"]["perfkit"]["profile"] = "quick"

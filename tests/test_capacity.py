@@ -15,7 +15,7 @@ from perfkit import limits
 from perfkit.errors import MeasurementError, UsageError
 from perfkit.measure import capacity, fresh_process, hardware
 from perfkit.measure.memory import SavedStorages
-from perfkit.session import Settings
+from perfkit.settings import Settings
 from perfkit.verdict.judge import FINGERPRINT_FIELDS
 from perfkit.workloads import layer_stack
 

@@ -11,7 +11,8 @@ import torch
 
 from perfkit import cli
 from perfkit.options import RunOptions
-from perfkit.session import Profile, Session, Settings
+from perfkit.session import Session
+from perfkit.settings import Profile, Settings
 from perfkit.store.baselines import BaselineStore
 from tests.conftest import DATA, ROOT, one_run, slowed, three_runs, typed
 

@@ -11,7 +11,8 @@ from perfkit import quick_budget
 from perfkit.cpus import usable_cpus
 from perfkit.measure.hardware import Fingerprint
 from perfkit.options import RunOptions
-from perfkit.session import Profile, Session, Settings
+from perfkit.session import Session
+from perfkit.settings import Profile, Settings
 from perfkit.store.baselines import BaselineStore
 from perfkit.workloads import batch_sweep
 from tests.conftest import ROOT, bench_module

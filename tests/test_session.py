@@ -17,7 +17,8 @@ from perfkit import SCHEMA_VERSION, wall_clock
 from perfkit.errors import BaselineError, PerfkitError, UsageError
 from perfkit.measure.hardware import Fingerprint
 from perfkit.options import RunOptions
-from perfkit.session import Outcome, Profile, Session, Settings
+from perfkit.session import Outcome, Session
+from perfkit.settings import Profile, Settings
 from perfkit.store.baselines import BaselineStore
 from tests.conftest import ROOT, slowed, three_runs, typed
 
