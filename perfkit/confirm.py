@@ -113,12 +113,24 @@ def forget_kept(results_path: Path | None) -> None:
             path.unlink(missing_ok=True)
 
 
+class CutShort(KeyboardInterrupt):
+    """Ctrl-C (or a deadline's SIGINT) after some re-runs had finished: ``finished``, their result sets.
+    A second look at Bonferroni's level holds on however many re-runs it gets (when the signal came does
+    not depend on what they measured), so a night cut midway is judged on those; their files stay beside
+    the night's."""
+
+    def __init__(self, finished: list[ResultSet]) -> None:
+        super().__init__(f"{len(finished)} re-run(s) finished")
+        self.finished = finished
+
+
 def rerun(nodeids: Sequence[str], times: int, options: Sequence[str], root: Path,
           timeout_s: float | None = None, keep: Path | None = None,
           label: str | None = None) -> list[ResultSet]:
     """The result sets of ``times`` fresh-process runs of ``nodeids``; a re-run that crashed, timed out or
     wrote nothing raises PerfkitError with the end of its output (the caller keeps the first run's
-    verdicts). ``keep`` and ``label``: the run's own JSON, beside which each re-run's file stays under that
+    verdicts); Ctrl-C raises KeyboardInterrupt, or :class:`CutShort` with the re-runs that had finished.
+    ``keep`` and ``label``: the run's own JSON, beside which each re-run's file stays under that
     label (:func:`kept_as`); without them they are written to a temporary folder and go with it."""
     results = []
     with tempfile.TemporaryDirectory(prefix="perfkit-confirm-") as folder:
@@ -143,9 +155,16 @@ def rerun(nodeids: Sequence[str], times: int, options: Sequence[str], root: Path
             ]
             try:
                 results.append(_run_once(command, root, timeout_s, out, i))
-            except (PerfkitError, KeyboardInterrupt):
+            except KeyboardInterrupt as exc:
+                # the stopped re-run's empty JSON goes; the finished ones stay and are judged (CutShort)
+                for left in (out, partial.path_for(out)):
+                    left.unlink(missing_ok=True)
+                if results:
+                    raise CutShort(results) from exc
+                raise
+            except PerfkitError:
                 # the night keeps its first look's verdicts: no finished re-run may stay beside it for
-                # `perfkit compare` to judge the night with (nor the stopped one's empty JSON)
+                # `perfkit compare` to judge the night with
                 for left in [kept_as(keep.absolute(), label, j) for j in range(i) if keep and label] + [
                         out, partial.path_for(out)]:
                     left.unlink(missing_ok=True)

@@ -429,7 +429,7 @@ class Session:
     def _confirm_flagged(self, results: ResultSet) -> bool:
         """Re-run the flagged benchmarks in fresh processes and judge them again (``--perfkit-confirm``,
         perfkit.confirm); True where Ctrl-C or a deadline's SIGINT stopped it (the re-run it stopped ends with
-        it; where the judged re-runs had all finished, they are judged)."""
+        it; the judged re-runs that had finished are judged, and nothing more is started)."""
         runs = self.options.confirm
         names = confirm.suspects(self.comparison) if self.comparison and runs and self.rerun else []
         if not names or self.rerun is None or self.baseline is None or self.comparison is None:
@@ -439,11 +439,16 @@ class Session:
         except PerfkitError as exc:
             self.messages.append(f"perfkit: confirmation failed, the verdicts are this run's alone: {exc}")
             return False
+        except confirm.CutShort as cut:
+            self.messages.append(f"perfkit: confirmation interrupted after {len(cut.finished)} of {runs} "
+                                 "re-run(s): the verdicts are the first run's and those re-runs'")
+            again, interrupted = cut.finished, True
         except KeyboardInterrupt:
             self.messages.append(f"perfkit: confirmation interrupted while re-running {len(names)} flagged "
                                  "benchmark(s): the verdicts are this run's alone")
             return True
-        again, interrupted = self._explained(names, again)
+        else:
+            again, interrupted = self._explained(names, again)
         try:
             self.comparison = confirm.second_look(self.comparison, again,
                                                   lambda reruns, look: self.judge(reruns, look, results))

@@ -43,31 +43,56 @@ def _baseline(pytester) -> None:
     )
 
 
-@pytest.mark.parametrize("second", ["crashed", "stopped"])
-def test_a_confirmation_cut_short_leaves_none_of_its_re_runs_beside_the_night(tmp_path, monkeypatch,
-                                                                              cpu_results, second):
-    """The night then keeps its first look's verdicts, so no finished re-run may stay beside it: `perfkit
-    compare BASELINE night.json` judges a night with the re-runs it finds there."""
+def _second_rerun(monkeypatch, cpu_results, second: str) -> list:
+    """subprocess.run for confirm.rerun: the first re-run writes its results, the second crashes (writes
+    nothing) or is stopped by Ctrl-C; the files each was to write, in order."""
     import subprocess
     import types
 
-    from perfkit import confirm
-
-    results, calls = tmp_path / "results.json", []
+    calls = []
 
     def run(command, **kwargs):
         out = Path(next(arg for arg in command if arg.startswith("--benchmark-json=")).split("=", 1)[1])
         calls.append(out)
         if len(calls) == 2 and second == "stopped":
+            out.write_text("")  # pytest-benchmark opened it before the signal came
             raise KeyboardInterrupt
         if len(calls) == 1:
             out.write_text(json.dumps(cpu_results))
         return types.SimpleNamespace(stdout="", stderr="boom", returncode=1)
 
     monkeypatch.setattr(subprocess, "run", run)
-    with pytest.raises(KeyboardInterrupt if second == "stopped" else PerfkitError):
-        confirm.rerun(["x::test_a"], 3, [], tmp_path, keep=results, label=confirm.CONFIRM_LABEL)
+    return calls
+
+
+def test_a_confirmation_whose_re_run_crashed_leaves_none_of_its_re_runs_beside_the_night(
+        tmp_path, monkeypatch, cpu_results):
+    """The night then keeps its first look's verdicts, so no finished re-run may stay beside it: `perfkit
+    compare BASELINE night.json` judges a night with the re-runs it finds there."""
+    from perfkit import confirm
+
+    calls = _second_rerun(monkeypatch, cpu_results, "crashed")
+    with pytest.raises(PerfkitError, match="re-run 2 wrote no results"):
+        confirm.rerun(["x::test_a"], 3, [], tmp_path, keep=tmp_path / "results.json",
+                      label=confirm.CONFIRM_LABEL)
     assert len(calls) == 2 and list(tmp_path.iterdir()) == []
+
+
+def test_a_confirmation_stopped_midway_hands_back_and_keeps_the_re_runs_that_finished(tmp_path, monkeypatch,
+                                                                                      cpu_results):
+    """Ctrl-C in re-run 2 of 3: re-run 1 is handed back to be judged (CutShort) and its file stays beside
+    the night, so `perfkit compare` judges the night as the run did; the stopped one's empty file goes."""
+    from perfkit import confirm
+
+    results = tmp_path / "results.json"
+    calls = _second_rerun(monkeypatch, cpu_results, "stopped")
+    with pytest.raises(confirm.CutShort) as cut:
+        confirm.rerun(["x::test_a"], 3, [], tmp_path, keep=results, label=confirm.CONFIRM_LABEL)
+    assert len(calls) == 2 and len(cut.value.finished) == 1
+    assert [b.fullname for b in cut.value.finished[0].benchmarks] == [b["fullname"] for b in
+                                                                      cpu_results["benchmarks"]]
+    assert [p.name for p in tmp_path.iterdir()] == ["results.confirm-1.json"]
+    assert confirm.kept_beside(results) == [tmp_path / "results.confirm-1.json"]
 
 
 @pytest.mark.slow

@@ -357,6 +357,34 @@ def test_ctrl_c_during_the_confirmation_keeps_the_first_look_and_says_so(setting
     assert store.path_for("cpu-amd-epyc", "quick").read_bytes() == before
 
 
+@pytest.mark.parametrize("repeats", [True, False])
+def test_ctrl_c_after_some_re_runs_judges_those_and_starts_nothing_more(settings, store, cpu_results,
+                                                                        repeats):
+    """A deadline's SIGINT in re-run 3 of 3: the two that finished decide (a slowdown they repeat holds, one
+    they do not is not held), the kernel-reading run is not started, and the run counts as stopped."""
+    from perfkit import confirm
+
+    _stored(store, three_runs(cpu_results))
+    again = typed(slowed(cpu_results, MATMUL, 1.3) if repeats else cpu_results)
+    explained = []
+
+    def cut(nodeids, times, label):
+        raise confirm.CutShort([again, again])
+
+    session = Session(settings, store, RunOptions(fail_on_regression=True, confirm=3), cut,
+                      lambda nodeids: explained.append(nodeids) or again)
+    assert _finished(session, typed(slowed(cpu_results, MATMUL, 1.3))) is Outcome.INTERRUPTED
+    assert session.comparison is not None and explained == []
+    assert (MATMUL in {r.benchmark for r in session.comparison.regressions}) is repeats
+    lines = session.summary_lines()
+    assert ("perfkit: confirmation interrupted after 2 of 3 re-run(s): the verdicts are the first run's and "
+            "those re-runs'") in lines
+    assert any(line.startswith("perfkit: confirmation: 1 flagged benchmark(s) re-run 3 time(s) in fresh "
+                               "processes (2 run(s) finished); " + ("1 regression(s) held" if repeats else
+                                                                    "0 regression(s) held"))
+               for line in lines)
+
+
 def test_ctrl_c_during_the_kernel_reading_run_still_judges_the_finished_re_runs(settings, store, cpu_results):
     """The judged re-runs had all finished when the interrupt came: they decide (here: the first run's
     slowdown did not repeat, so nothing is held), without kernel summaries, and the run counts as stopped."""
