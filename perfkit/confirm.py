@@ -114,10 +114,10 @@ def forget_kept(results_path: Path | None) -> None:
 
 
 class CutShort(KeyboardInterrupt):
-    """Ctrl-C (or a deadline's SIGINT) after some re-runs had finished: ``finished``, their result sets.
-    A second look at Bonferroni's level holds on however many re-runs it gets (when the signal came does
-    not depend on what they measured), so a night cut midway is judged on those; their files stay beside
-    the night's."""
+    """Ctrl-C (or a deadline's SIGINT) after some re-runs had finished: ``finished``, their result sets, to
+    be judged (their files stay beside the night's). The second look's level holds on however many re-runs
+    it gets, where the signal does not depend on their values (a deadline ties them only through how long
+    the re-runs took); fewer re-runs hold fewer real regressions."""
 
     def __init__(self, finished: list[ResultSet]) -> None:
         super().__init__(f"{len(finished)} re-run(s) finished")

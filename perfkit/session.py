@@ -434,16 +434,16 @@ class Session:
         names = confirm.suspects(self.comparison) if self.comparison and runs and self.rerun else []
         if not names or self.rerun is None or self.baseline is None or self.comparison is None:
             return False
+        cut_after: int | None = None
         try:
             again = self.rerun(names, runs, confirm.CONFIRM_LABEL)
         except PerfkitError as exc:
             self.messages.append(f"perfkit: confirmation failed, the verdicts are this run's alone: {exc}")
             return False
         except confirm.CutShort as cut:
-            self.messages.append(f"perfkit: confirmation interrupted after {len(cut.finished)} of {runs} "
-                                 "re-run(s): the verdicts are the first run's and those re-runs'")
-            again, interrupted = cut.finished, True
+            again, interrupted, cut_after = cut.finished, True, len(cut.finished)
         except KeyboardInterrupt:
+            confirm.forget_kept(self.options.results_path)  # stopped between two re-runs: none is judged
             self.messages.append(f"perfkit: confirmation interrupted while re-running {len(names)} flagged "
                                  "benchmark(s): the verdicts are this run's alone")
             return True
@@ -452,10 +452,17 @@ class Session:
         try:
             self.comparison = confirm.second_look(self.comparison, again,
                                                   lambda reruns, look: self.judge(reruns, look, results))
-        except PerfkitError as exc:
-            self.messages.append(f"perfkit: confirmation failed, the verdicts are this run's alone: {exc}")
-            confirm.forget_kept(self.options.results_path)
-            return interrupted
+        except (PerfkitError, KeyboardInterrupt) as exc:
+            confirm.forget_kept(self.options.results_path)  # `perfkit compare` judges the night as it ended
+            stopped = isinstance(exc, KeyboardInterrupt)
+            self.messages.append("perfkit: confirmation interrupted while its re-runs were judged: the "
+                                 "verdicts are this run's alone" if stopped else
+                                 f"perfkit: confirmation failed, the verdicts are this run's alone: {exc}")
+            return interrupted or stopped
+        if cut_after is not None:
+            self.messages.append(f"perfkit: confirmation interrupted after {cut_after} of {runs} re-run(s): "
+                                 "the flagged benchmarks are judged on those alone, the rest as the first "
+                                 "run had them")
         held = sorted({r.benchmark for r in self.comparison.regressions} & set(names))
         self.messages.append(
             f"perfkit: confirmation: {len(names)} flagged benchmark(s) re-run {runs} "

@@ -49,13 +49,16 @@ def _second_rerun(monkeypatch, cpu_results, second: str) -> list:
     import subprocess
     import types
 
+    from perfkit.resultfile import partial
+
     calls = []
 
     def run(command, **kwargs):
         out = Path(next(arg for arg in command if arg.startswith("--benchmark-json=")).split("=", 1)[1])
         calls.append(out)
         if len(calls) == 2 and second == "stopped":
-            out.write_text("")  # pytest-benchmark opened it before the signal came
+            out.write_text("")  # pytest-benchmark opened it before the signal came, and its partial file
+            partial.path_for(out).write_text("{}")
             raise KeyboardInterrupt
         if len(calls) == 1:
             out.write_text(json.dumps(cpu_results))

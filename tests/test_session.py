@@ -377,12 +377,54 @@ def test_ctrl_c_after_some_re_runs_judges_those_and_starts_nothing_more(settings
     assert session.comparison is not None and explained == []
     assert (MATMUL in {r.benchmark for r in session.comparison.regressions}) is repeats
     lines = session.summary_lines()
-    assert ("perfkit: confirmation interrupted after 2 of 3 re-run(s): the verdicts are the first run's and "
-            "those re-runs'") in lines
+    assert ("perfkit: confirmation interrupted after 2 of 3 re-run(s): the flagged benchmarks are judged on "
+            "those alone, the rest as the first run had them") in lines
     assert any(line.startswith("perfkit: confirmation: 1 flagged benchmark(s) re-run 3 time(s) in fresh "
                                "processes (2 run(s) finished); " + ("1 regression(s) held" if repeats else
                                                                     "0 regression(s) held"))
                for line in lines)
+
+
+def test_a_second_ctrl_c_while_the_finished_re_runs_are_judged_keeps_the_first_look_and_their_files_go(
+        settings, store, cpu_results, tmp_path, monkeypatch):
+    """The night's words, its verdict and the re-run files beside it agree: the first look's verdicts stand,
+    said so, and no re-run file stays for `perfkit compare` to judge the night otherwise."""
+    from perfkit import confirm
+
+    _stored(store, three_runs(cpu_results))
+    results = tmp_path / "results.json"
+    kept = confirm.kept_as(results, confirm.CONFIRM_LABEL, 0)
+
+    def cut(nodeids, times, label):
+        kept.write_text("{}")
+        raise confirm.CutShort([typed(cpu_results)])
+
+    def judged_again(*args):
+        raise KeyboardInterrupt
+
+    monkeypatch.setattr(confirm, "second_look", judged_again)
+    session = Session(settings, store, RunOptions(confirm=3, results_path=results), cut)
+    assert _finished(session, typed(slowed(cpu_results, MATMUL, 1.3))) is Outcome.INTERRUPTED
+    assert session.comparison is not None and MATMUL in {r.benchmark for r in session.comparison.regressions}
+    lines = session.summary_lines()
+    assert ("perfkit: confirmation interrupted while its re-runs were judged: the verdicts are this run's "
+            "alone") in lines
+    assert not any("interrupted after" in line for line in lines) and not kept.exists()
+
+
+def test_ctrl_c_in_the_re_runs_of_a_local_baseline_saves_nothing_whatever_had_finished(settings, store,
+                                                                                      cpu_results):
+    """A CutShort reaches the local save as any Ctrl-C does: a baseline of fewer runs is not saved."""
+    from perfkit import confirm
+
+    def cut(nodeids, times, label):
+        raise confirm.CutShort([typed(cpu_results)])
+
+    session = Session(settings, store, RunOptions(save_local=True), cut)
+    assert _finished(session, typed(cpu_results)) is Outcome.INTERRUPTED
+    said = "perfkit: this machine's own baseline not saved: interrupted during its re-runs"
+    assert session.summary_lines()[-1] == said
+    assert not store.local.directory.exists()
 
 
 def test_ctrl_c_during_the_kernel_reading_run_still_judges_the_finished_re_runs(settings, store, cpu_results):

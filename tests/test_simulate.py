@@ -119,6 +119,14 @@ def test_a_confirmation_keeps_the_false_alarms_at_alpha_and_every_true_regressio
     assert result.power >= 0.80 - _slack(0.80, NIGHTS)
 
 
+@pytest.mark.parametrize("heavy", ["none", "all"])
+def test_a_confirmation_cut_after_its_first_re_run_still_keeps_the_false_alarms_at_alpha(heavy):
+    """A deadline that stops a --perfkit-confirm 3 after one re-run (confirm.CutShort) leaves a second look
+    of one re-run, judged at the same Bonferroni level: the night still keeps alpha."""
+    result = simulate.rates(simulate.Scenario(FIGURES, 5, heavy=heavy, confirm=1), NIGHTS, seed=8)
+    assert result.false_alarm <= Policy.alpha
+
+
 def test_the_mde_of_two_looks_is_where_the_first_picks_and_the_second_confirms_80_percent_of_the_time():
     """The first look picks a figure beyond its minimum effect the worse way, significant or not
     (confirm.suspects); the second must flag it at the night's level."""
