@@ -434,14 +434,14 @@ class Session:
         names = confirm.suspects(self.comparison) if self.comparison and runs and self.rerun else []
         if not names or self.rerun is None or self.baseline is None or self.comparison is None:
             return False
-        cut_after: int | None = None
+        cut_short = False
         try:
             again = self.rerun(names, runs, confirm.CONFIRM_LABEL)
         except PerfkitError as exc:
             self.messages.append(f"perfkit: confirmation failed, the verdicts are this run's alone: {exc}")
             return False
         except confirm.CutShort as cut:
-            again, interrupted, cut_after = cut.finished, True, len(cut.finished)
+            again, interrupted, cut_short = cut.finished, True, True
         except KeyboardInterrupt:
             confirm.forget_kept(self.options.results_path)  # stopped between two re-runs: none is judged
             self.messages.append(f"perfkit: confirmation interrupted while re-running {len(names)} flagged "
@@ -459,8 +459,8 @@ class Session:
                                  "verdicts are this run's alone" if stopped else
                                  f"perfkit: confirmation failed, the verdicts are this run's alone: {exc}")
             return interrupted or stopped
-        if cut_after is not None:
-            self.messages.append(f"perfkit: confirmation interrupted after {cut_after} of {runs} re-run(s): "
+        if cut_short:
+            self.messages.append(f"perfkit: confirmation interrupted after {len(again)} of {runs} re-run(s): "
                                  "the flagged benchmarks are judged on those alone, the rest as the first "
                                  "run had them")
         held = sorted({r.benchmark for r in self.comparison.regressions} & set(names))
