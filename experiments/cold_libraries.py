@@ -87,5 +87,10 @@ def main(repeats: int, device: str) -> None:
 
 
 if __name__ == "__main__":
-    arguments = [a for a in sys.argv[1:] if a != "--cpu"]
-    main(int(arguments[0]) if arguments else 3, "cpu" if "--cpu" in sys.argv else "cuda")
+    from script_line import run
+
+    def _main(args: list[str]) -> None:
+        repeats = [a for a in args if a != "--cpu"]
+        main(int(repeats[0]) if repeats else 3, "cpu" if "--cpu" in args else "cuda")
+
+    run(__doc__, _main, most=2, gpu=True)

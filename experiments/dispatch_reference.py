@@ -78,4 +78,6 @@ def main() -> None:
 
 
 if __name__ == "__main__":
-    main()
+    from script_line import run
+
+    run(__doc__, lambda _: main(), most=0, gpu=True)

@@ -12,7 +12,6 @@ from __future__ import annotations
 import ctypes
 import json
 import statistics
-import sys
 
 import numpy as np
 
@@ -38,4 +37,6 @@ def main(k: int, burst: int) -> dict[str, float]:
 
 
 if __name__ == "__main__":
-    print(json.dumps(main(int(sys.argv[1]), int(sys.argv[2]))))
+    from script_line import run
+
+    run(__doc__, lambda args: print(json.dumps(main(int(args[0]), int(args[1])))), least=2, most=2)

@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import math
 import statistics
-import sys
 
 from perfkit.resultfile import load
 from perfkit.verdict.noise import GPU_KIND, HOST_KIND, KURTOSIS_RUNS, Noise, excess_kurtosis
@@ -38,4 +37,6 @@ def main(path: str) -> None:
 
 
 if __name__ == "__main__":
-    main(sys.argv[1])
+    from script_line import run
+
+    run(__doc__, lambda args: main(args[0]), least=1, most=1)

@@ -50,4 +50,6 @@ def main() -> None:
 
 
 if __name__ == "__main__":
-    main()
+    from script_line import run
+
+    run(__doc__, lambda _: main(), most=1, gpu=True)

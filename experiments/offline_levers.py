@@ -148,4 +148,6 @@ def main(argv: Sequence[str]) -> None:
 
 
 if __name__ == "__main__":
-    main(sys.argv[1:])
+    from script_line import run
+
+    run(__doc__, main, least=2)

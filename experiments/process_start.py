@@ -68,4 +68,6 @@ def main(trials: int) -> None:
 
 
 if __name__ == "__main__":
-    main(int(sys.argv[1]) if len(sys.argv) > 1 else 3)
+    from script_line import run
+
+    run(__doc__, lambda args: main(int(args[0]) if args else 3), most=1, gpu=True)

@@ -1,9 +1,14 @@
 """The experiments whose counts the closing notes quote (experiments/), on synthetic baselines."""
 from __future__ import annotations
 
+import ast
 import importlib.util
+import subprocess
+import sys
 from pathlib import Path
 from types import ModuleType
+
+import pytest
 
 from perfkit.store import baselines
 from tests.test_noise import _run
@@ -36,3 +41,27 @@ def test_stale_gates_counts_each_entrys_runs_and_machines_as_part_6_asks():
     assert found == {"short": ["time (4 of 5 runs)"],
                      "one_machine": ["a gate's runs from 1 known machine(s) of 2"],
                      "weekly": ["time (2 of 3 runs)"]}
+
+
+SCRIPTS = sorted(p.name for p in (ROOT / "experiments").glob("*.py") if p.name != "script_line.py")
+
+
+@pytest.mark.parametrize("script", SCRIPTS)
+def test_every_experiment_answers_help_with_its_usage(script: str):
+    """A developer who asks a script what it does gets its docstring's first line, not a stack trace and not
+    its measurement started (one needing a GPU, a baseline or a count would fail on ``--help``)."""
+    done = subprocess.run([sys.executable, str(ROOT / "experiments" / script), "--help"], check=False,
+                          capture_output=True, text=True, timeout=120, cwd=ROOT)
+    said = done.stdout + done.stderr
+    doc = ast.get_docstring(ast.parse((ROOT / "experiments" / script).read_text()))
+    assert "Traceback" not in said
+    assert doc and (doc.splitlines()[0] in said or f"usage: {script}" in said)
+
+
+@pytest.mark.parametrize("script", ["host_tails.py", "stale_gates.py", "leave_machine_out.py"])
+def test_an_experiment_given_a_missing_baseline_says_so_in_a_sentence(script: str, tmp_path: Path):
+    args = [str(tmp_path / "none.json")] * (2 if script == "stale_gates.py" else 1)
+    done = subprocess.run([sys.executable, str(ROOT / "experiments" / script), *args], check=False,
+                          capture_output=True, text=True, timeout=120, cwd=ROOT)
+    assert done.returncode != 0 and "Traceback" not in done.stderr
+    assert "none.json: no such file" in done.stderr
