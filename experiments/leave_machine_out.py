@@ -25,11 +25,9 @@ from __future__ import annotations
 import argparse
 import math
 import statistics
-import sys
 from collections import Counter, defaultdict
 from collections.abc import Iterator
 
-from perfkit.errors import PerfkitError
 from perfkit.resultfile import load
 from perfkit.store import baselines
 from perfkit.store.baseline_runs import unpack
@@ -155,30 +153,26 @@ def _print_mdes(path: str, limit: float) -> None:
 
 
 def main(argv: list[str]) -> None:
-    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0],
-                                     formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("baseline", help="a committed baseline, e.g. baselines/nvidia-h200-x1.json")
-    parser.add_argument("floors", nargs="*", type=float, default=[0.03, 0.02],
-                        help="GPU-bound minimum effects to count false flags at (default 0.03 0.02)")
+    parser = argparse.ArgumentParser(prog="leave_machine_out.py")
+    parser.add_argument("baseline")
+    parser.add_argument("floors", nargs="*", type=float, default=[0.03, 0.02])
     mode = parser.add_mutually_exclusive_group()
-    mode.add_argument("--mde", type=float, metavar="LIMIT", help="list the gating figures blind above LIMIT")
-    mode.add_argument("--calibration", nargs="?", const="newest", choices=("newest", "all"),
-                      help="each kind's held-out z spread, each machine's newest night or all of them")
+    mode.add_argument("--mde", type=float)
+    mode.add_argument("--calibration", nargs="?", const="newest", choices=("newest", "all"))
     args = parser.parse_args(argv)
-    try:
-        if args.calibration:
-            _print_calibration(args.baseline, newest_only=args.calibration == "newest")
-        elif args.mde is not None:
-            _print_mdes(args.baseline, args.mde)
-        else:
-            for floor in args.floors:
-                judged, flagged, flags = false_flags(args.baseline, floor)
-                print(f"GPU-bound minimum effect {floor:.1%}: {flagged} of {judged} runs with a false flag")
-                for flag, count in sorted(flags.items()):
-                    print(f"    {flag} ({count})")
-    except PerfkitError as err:
-        parser.exit(2, f"leave_machine_out: {err}\n")
+    if args.calibration:
+        _print_calibration(args.baseline, newest_only=args.calibration == "newest")
+    elif args.mde is not None:
+        _print_mdes(args.baseline, args.mde)
+    else:
+        for floor in args.floors:
+            judged, flagged, flags = false_flags(args.baseline, floor)
+            print(f"GPU-bound minimum effect {floor:.1%}: {flagged} of {judged} runs with a false flag")
+            for flag, count in sorted(flags.items()):
+                print(f"    {flag} ({count})")
 
 
 if __name__ == "__main__":
-    main(sys.argv[1:])
+    from script_line import run
+
+    run(__doc__, main, least=1)
