@@ -7,6 +7,7 @@ import html
 import json
 import subprocess
 import sys
+from datetime import datetime, timedelta, timezone
 from pathlib import Path
 from typing import Any
 
@@ -70,7 +71,9 @@ def _store(storage: Path, runs: list[dict[str, Any]], machine: str = MACHINE, fi
 
 
 def _day(i: int) -> str:
-    return f"2026-01-{i + 1:02d}T02:00:00.000000+00:00"
+    """Night ``i`` from 2026-01-01, 02:00 UTC (past the month's end: a date perfkit reads)."""
+    night = datetime(2026, 1, 1, 2, tzinfo=timezone.utc) + timedelta(days=i)
+    return night.isoformat(timespec="microseconds")
 
 
 def _stepped(storage: Path, n: int = 24, at: int = 12, factor: float = 1.10, seed: int = 4) -> None:
@@ -319,6 +322,10 @@ def test_history_out_writes_a_chart_per_benchmark(tmp_path, capsys):
     ("empty", ["history", "--storage", "{tmp}"], "holds no perfkit runs"),
     ("mixed", ["history", "--storage", "{tmp}"], "several machines (cpu-a, cpu-b)"),
     ("two", ["history", "--storage", "{tmp}", "-k", "nothing"], "no stored benchmark matches"),
+    ("two", ["history", "--storage", "{tmp}", "--hardware-id", "cpu-b"],
+     "holds no runs of cpu-b; it holds runs of cpu-test: pass one of them as --hardware-id"),
+    ("two", ["history", "--storage", "{tmp}", "--figure", "gbps"],
+     "no stored benchmark has a figure 'gbps'; they hold time: pass one as --figure"),
     ("two", ["baseline", "save", "--from-history", "3", "--storage", "{tmp}", "--dir", "{tmp}/b"],
      "fewer than the 3 asked for"),
     ("two", ["baseline", "save", "{tmp}/x.json", "--from-history", "2", "--storage", "{tmp}"], "not both"),

@@ -120,13 +120,23 @@ def test_a_quick_run_over_budget_on_a_host_the_summary_calls_busy_names_the_load
     said = ("perfkit: over the quick profile's budget for a quiet 2-core CPU: test_ceilings 90 s (budget "
             f"1 s); the busy host is the likely reason ({busy})")
     assert [line for line in session.summary_lines() if "budget" in line] == [said]
-    assert busy.endswith("ran while other processes kept up to 1.5 of 2 CPUs busy")
+    ceilings = [b["name"] for b in cpu_results["benchmarks"] if "test_ceilings.py" in b["fullname"]]
+    assert busy == (f"2 of its {len(cpu_results['benchmarks'])} benchmarks ({', '.join(ceilings)}) ran while "
+                    "other processes kept up to 1.5 of 2 CPUs busy")  # which ones, named
     # a family that ran on a quiet host is not excused by another's busy neighbour
     session = _session(tmp_path, "quick")
     session.derive(cpu_results)
     session.add_wall_time("benches/test_layers.py::test_layer[conv-forward]", 500.0)
     line = next(line for line in session.summary_lines() if "budget" in line)
     assert line.endswith(f"a size that grew needs its budget ({busy}, none of them in these families)"), line
+    for i, bench in enumerate(cpu_results["benchmarks"]):
+        bench["extra_info"]["host_load"] = {"other_cpus": 1.5 if i else 0.0, "cpus": 2, "version": 1}
+    names = [b["name"] for b in cpu_results["benchmarks"][1:]]
+    assert session.derive(cpu_results).busy_host().startswith(
+        f"4 of its 5 benchmarks ({', '.join(names[:3])} and 1 more) ran")
+    for bench in cpu_results["benchmarks"]:
+        bench["extra_info"]["host_load"] = {"other_cpus": 1.5, "cpus": 2, "version": 1}
+    assert session.derive(cpu_results).busy_host().startswith("5 of its 5 benchmarks ran")  # all: none named
 
 
 def test_the_busy_host_is_blamed_only_where_it_disturbed_most_families_over_budget_and_another_cpu_is_named():

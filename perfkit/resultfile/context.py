@@ -38,12 +38,12 @@ class Context:
 
     @classmethod
     def from_extra(cls, extra: Mapping[str, Any]) -> Context:
-        gate = extra.get(GATE_KEY, TIME)
+        """The context ``extra`` holds; a ValueError naming the key whose value is not a name or sentence."""
+        gate = _text(extra, GATE_KEY) or TIME
         tolerance = extra.get(TOLERANCE_KEY)
-        return cls(None if gate == GATE_NONE else str(gate), extra.get(BOUND_KEY) or None,
-                   None if tolerance is None else float(tolerance), extra.get(INFORMATIONAL_KEY) or None,
-                   bool(extra.get(GPU_BOUND_KEY) or extra.get(BOUND_KEY)),
-                   str(extra[BETWEEN_HOSTS_KEY]) if extra.get(BETWEEN_HOSTS_KEY) else None)
+        return cls(None if gate == GATE_NONE else gate, _text(extra, BOUND_KEY),
+                   None if tolerance is None else float(tolerance), _text(extra, INFORMATIONAL_KEY),
+                   bool(extra.get(GPU_BOUND_KEY) or extra.get(BOUND_KEY)), _text(extra, BETWEEN_HOSTS_KEY))
 
     def to_extra(self) -> dict[str, Any]:
         out: dict[str, Any] = {}
@@ -60,3 +60,11 @@ class Context:
         if self.between_hosts:
             out[BETWEEN_HOSTS_KEY] = self.between_hosts
         return out
+
+
+def _text(extra: Mapping[str, Any], key: str) -> str | None:
+    """``extra[key]``, a figure's name or a reason; None where absent or empty."""
+    value = extra.get(key)
+    if value is not None and not isinstance(value, str):
+        raise ValueError(f"extra_info.{key} is {value!r}, not a name or sentence")
+    return value or None

@@ -15,7 +15,7 @@ from pathlib import Path
 from typing import Any
 
 from perfkit.errors import BaselineError
-from perfkit.resultfile import derived, migrations, partial
+from perfkit.resultfile import derived, metrics, migrations, partial
 from perfkit.resultfile.ceilings import Ceilings
 from perfkit.resultfile.model import BenchmarkEntry, PerfkitInfo, ResultSet
 
@@ -85,6 +85,11 @@ def typed(raw: Mapping[str, Any], source: str, fresh: bool = False) -> ResultSet
         raise BaselineError(
             f"{source}: has no perfkit section in machine_info; it was not written by a perfkit run"
         )
+    when = raw.get("datetime")
+    if when and (not isinstance(when, str) or metrics.moment(when) is None):
+        raise BaselineError(f"{source}: its datetime {when!r} is no ISO 8601 date and time (pytest-benchmark "
+                            "writes one such as 2026-12-06T19:30:00+00:00); the file was edited: restore it, "
+                            "or re-run the benchmarks that wrote it")
     current = migrations.migrate(dict(raw) if fresh else copy.deepcopy(dict(raw)), source)
     entries = tuple(BenchmarkEntry.from_json(bench, source) for bench in current["benchmarks"])
     _refuse_repeats(entries, source)

@@ -12,7 +12,7 @@ schema 4; a schema step gives older files' entries theirs by the date of their r
 from __future__ import annotations
 
 import re
-from collections.abc import Callable, Mapping, MutableMapping
+from collections.abc import Callable, Iterator, Mapping, MutableMapping
 from typing import Any
 
 from perfkit import SCHEMA_VERSION
@@ -22,6 +22,18 @@ from perfkit.resultfile.metrics import ABSENT_KEY, METHODS_KEY, METRICS_KEY
 from perfkit.resultfile.model import BenchmarkEntry, PerfkitInfo, ResultSet, RunOrigin
 
 Json = MutableMapping[str, Any]
+
+
+def _entries(raw: Json) -> Iterator[tuple[Json, Json, Json]]:
+    """Each benchmark entry with its extra_info and metrics as the steps read them ({} where absent); an
+    entry of another shape is left as it is, for the loader to say what is wrong with it
+    (perfkit.resultfile.model.BenchmarkEntry.from_json)."""
+    for bench in raw.get("benchmarks", []):
+        if isinstance(bench, dict):
+            extra = bench.get("extra_info")
+            extra = extra if isinstance(extra, dict) else {}
+            metrics = extra.get(METRICS_KEY)
+            yield bench, extra, metrics if isinstance(metrics, dict) else {}
 
 
 def _rename_figures(raw: Json) -> None:
@@ -34,14 +46,13 @@ def _rename_figures(raw: Json) -> None:
                 if old in keyed:
                     keyed.setdefault(new, keyed.pop(old))
 
-    for bench in raw.get("benchmarks", []):
-        extra = bench.get("extra_info") or {}
-        renamed(extra.get(METRICS_KEY))
+    for _, extra, metrics in _entries(raw):
+        renamed(metrics)
         renamed(extra.get(ABSENT_KEY))
         extra.pop(
             "ceiling_used", None
         )  # the ceiling a share divided by: now one rule (perfkit.resultfile.ceilings)
-        for name, metric in (extra.get(METRICS_KEY) or {}).items():
+        for name, metric in metrics.items():
             if name in figures.UNITS and isinstance(metric, dict):
                 metric["unit"] = figures.UNITS[name]
     info = raw["machine_info"]["perfkit"]
@@ -54,9 +65,7 @@ def _share_reached(raw: Json) -> None:
     """Time to accuracy gated on ``runs_reached``, a count out of its R runs; it now gates on the share, which
     a file holds as that count over the runs its record lists (R was the same in every run of a baseline)."""
     info = raw["machine_info"]["perfkit"]
-    for bench in raw.get("benchmarks", []):
-        extra = bench.get("extra_info") or {}
-        metrics = extra.get(METRICS_KEY) or {}
+    for bench, extra, metrics in _entries(raw):
         record = extra.get("time_to_accuracy")
         reached = metrics.get(figures.RUNS_REACHED.name)
         runs = record.get("runs") if isinstance(record, dict) else None
@@ -107,11 +116,11 @@ def _only_entry_run(info: Json, name: str, newest: RunOrigin) -> None:
     info.setdefault("run_origins", {})[name] = [list(newest)]
 
 
-def _declared_today(bench: Json) -> None:
+def _declared_today(metrics: Json) -> None:
     """Each figure of figures.DIRECTIONS with the direction perfkit declares today, and each of
     figures.WITHDRAWN_GATES shown rather than gated, whatever its file said: a file of any schema (older
     perfkit versions read files of the same schema, so this is no schema step)."""
-    for name, metric in ((bench.get("extra_info") or {}).get(METRICS_KEY) or {}).items():
+    for name, metric in metrics.items():
         if name in figures.DIRECTIONS and isinstance(metric, dict):
             metric["better"] = figures.DIRECTIONS[name]
         if name in figures.WITHDRAWN_GATES and isinstance(metric, dict):
@@ -158,10 +167,7 @@ PAYLOAD_STEPS: dict[str, tuple[Callable[[Any, Mapping[str, Any]], Json | None], 
 }
 
 
-def _migrate_records(bench: Json) -> None:
-    extra = bench.get("extra_info")
-    if not isinstance(extra, dict):
-        return
+def _migrate_records(bench: Json, extra: Json) -> None:
     for tag, steps in PAYLOAD_STEPS.items():
         record = extra.get(tag)
         version = record.get("version", 0) if isinstance(record, dict) else 0
@@ -189,8 +195,8 @@ def migrate(raw: Json, where: str) -> Json:
         if version < reached:
             step(raw)
             version = reached
-    for bench in raw.get("benchmarks", []):
-        _migrate_records(bench)
-        _declared_today(bench)
+    for bench, extra, metrics in _entries(raw):
+        _migrate_records(bench, extra)
+        _declared_today(metrics)
     info["schema_version"] = SCHEMA_VERSION
     return raw

@@ -95,6 +95,22 @@ class Spread:
         return cls(float(raw["sd"]), float(raw["range"]), int(raw["runs"]))
 
 
+def _is_number(value: object) -> bool:
+    """A finite JSON number (a bool is not one)."""
+    return isinstance(value, (int, float)) and not isinstance(value, bool) and math.isfinite(value)
+
+
+#: What to do about a damaged entry, and about a damaged perfkit section (a baseline's stored runs).
+_REMAKE = "re-run the benchmarks that wrote it, or restore a committed baseline from git"
+_REMAKE_RUNS = ("re-run the benchmarks that wrote it, or, where it is a baseline, restore it from git or "
+                "re-save it from its result files")
+
+
+def _damaged(where: str, what: str, remake: str = _REMAKE) -> BaselineError:
+    """The one sentence of a file damaged at ``what``."""
+    return BaselineError(f"{where}: {what}; the file is damaged: {remake}")
+
+
 @dataclass(frozen=True)
 class BenchmarkEntry:
     """One benchmark of a run: its headline median time, declared metrics and context.
@@ -116,36 +132,46 @@ class BenchmarkEntry:
 
     @classmethod
     def from_json(cls, raw: Mapping[str, Any], where: str) -> BenchmarkEntry:
-        if not isinstance(raw, Mapping) or "fullname" not in raw or not isinstance(raw.get("stats"), Mapping):
-            raise BaselineError(
-                f"{where}: a benchmark entry lacks 'fullname' or 'stats'; the file is damaged"
-            )
-        name = str(raw["fullname"])
+        if not isinstance(raw, Mapping) or not isinstance(raw.get("fullname"), str) or \
+                not isinstance(raw.get("stats"), Mapping):
+            raise _damaged(where, "a benchmark entry lacks 'fullname' or 'stats'")
+        name = raw["fullname"]
         median = raw["stats"].get("median")
-        if isinstance(median, bool) or not isinstance(median, (int, float)) or not math.isfinite(median):
-            raise BaselineError(f"{where}: {name}: its median time is not a number; the file is damaged")
+        if not _is_number(median):
+            raise _damaged(where, f"{name}: its median time is not a number")
         if median < 0:
             raise BaselineError(f"{where}: {name}: its median time is negative ({median:g} s), which no "
                                 "clock measures; the file is damaged: re-run the benchmarks")
         extra = raw.get("extra_info") or {}
+        if not isinstance(extra, Mapping):
+            raise _damaged(where, f"{name}: its extra_info is not an object")
         metrics = extra.get(METRICS_KEY) or {}
         if not isinstance(metrics, Mapping):
-            raise BaselineError(f"{where}: {name}: extra_info.metrics is not an object")
+            raise _damaged(where, f"{name}: extra_info.metrics is not an object")
         methods = extra.get(METHODS_KEY) or {}
         if not isinstance(methods, Mapping) or not all(
             isinstance(v, int) and not isinstance(v, bool) and v >= 1 for v in methods.values()
         ):
-            raise BaselineError(f"{where}: {name}: extra_info.{METHODS_KEY} is not an object of method "
-                                "versions (whole numbers from 1); the file is damaged")
+            raise _damaged(where, f"{name}: extra_info.{METHODS_KEY} is not an object of method versions "
+                                  "(whole numbers from 1)")
         if (problem := tolerance_problem(extra.get(TOLERANCE_KEY))) is not None:
-            raise BaselineError(f"{where}: {name}: extra_info.{TOLERANCE_KEY} {problem}; the file is damaged")
+            raise _damaged(where, f"{name}: extra_info.{TOLERANCE_KEY} {problem}")
+        absent = extra.get(ABSENT_KEY) or {}
+        if not isinstance(absent, Mapping):
+            raise _damaged(where, f"{name}: extra_info.{ABSENT_KEY} is not an object")
         try:
             read = {n: Metric.from_json(n, m) for n, m in metrics.items()}
         except BaselineError as exc:
             raise BaselineError(f"{where}: {name}: {exc}") from None
+        samples = raw["stats"].get("data")
+        if samples is not None and not (isinstance(samples, list) and all(map(_is_number, samples))):
+            raise _damaged(where, f"{name}: stats.data is not a list of the rounds' times")
+        try:
+            context = Context.from_extra(extra)
+        except ValueError as exc:
+            raise _damaged(where, f"{name}: {exc}") from None
         return cls(name, str(raw.get("name", name)), raw.get("group"), float(median), read,
-                   {str(n): str(r) for n, r in (extra.get(ABSENT_KEY) or {}).items() if n not in metrics},
-                   Context.from_extra(extra), raw)
+                   {str(n): str(r) for n, r in absent.items() if n not in metrics}, context, raw)
 
     @property
     def family(self) -> str:
@@ -331,10 +357,11 @@ class PerfkitInfo:
             walls = {str(family): float(s) for family, s in (raw.get("family_wall_s") or {}).items()}
             positions = {str(name): {str(fig): run_positions.parse(runs_of) for fig, runs_of in figs.items()}
                          for name, figs in (raw.get("figure_runs") or {}).items()}
+            dates, machines = (tuple(map(str, raw.get(key) or ())) for key in ("run_dates", "run_machines"))
         except (AttributeError, KeyError, TypeError, ValueError) as exc:
             raise BaselineError(
-                f"{where}: perfkit's runs, noise, figure_runs or ceilings are malformed ({exc}); re-save the "
-                "baseline from its result files"
+                f"{where}: perfkit's runs, noise, figure_runs, run dates or ceilings are malformed ({exc}); "
+                f"{_REMAKE_RUNS}"
             ) from None
         if not all(
             math.isfinite(v) for figures in runs.values() for values in figures.values() for v in values
@@ -344,10 +371,15 @@ class PerfkitInfo:
                 "result files"
             )
         try:
-            device = device_kind(raw["device"]) if raw.get("device") else None
-            profile = profile_name(raw.get("profile") or "full")
+            said = raw.get("device"), raw.get("profile")  # older files: "" or absent
+            device = None if said[0] in (None, "") else device_kind(said[0])
+            profile = profile_name("full" if said[1] in (None, "") else said[1])
         except ValueError as exc:
-            raise BaselineError(f"{where}: {exc}; the file is damaged") from None
+            raise _damaged(where, str(exc), _REMAKE_RUNS) from None
+        hardware_id = raw.get("hardware_id", "unknown")
+        if not isinstance(hardware_id, str) or not hardware_id:
+            raise _damaged(where, f"its hardware id is {hardware_id!r}, not a name such as nvidia-h200-x1",
+                           _REMAKE_RUNS)
         # positions describe stored runs: a file stripped of a benchmark's runs stands for one run of it
         positions = {name: figures for name, figures in positions.items() if name in runs}
         for name, figures in positions.items():
@@ -358,7 +390,7 @@ class PerfkitInfo:
                                 "the baseline from its result files")
         return cls(
             int(raw.get("schema_version", 0)),
-            str(raw.get("hardware_id", "unknown")),
+            hardware_id,
             device,
             profile,
             Fingerprint.from_json(raw.get("fingerprint"), where),
@@ -366,8 +398,8 @@ class PerfkitInfo:
             lent,
             runs,
             noise,
-            tuple(str(d) for d in raw.get("run_dates") or ()),
-            tuple(str(m) for m in raw.get("run_machines") or ()),
+            dates,
+            machines,
             origins,
             positions,
             walls,
@@ -509,12 +541,14 @@ class ResultSet:
         HostLoad.disturbed) and the most they kept busy, in words; "" where none did or none recorded it.
         Such entries are slower by the neighbour, not the code: a judge holds their slowdowns back, and a
         baseline of them would make every quiet run read faster."""
-        busy = [load for _, load in self.family(HostLoad) if load.disturbed]
+        busy = [(bench.name, load) for bench, load in self.family(HostLoad) if load.disturbed]
         if not busy:
             return ""
-        most = max(busy, key=lambda load: load.other_cpus)
-        return (f"{len(busy)} of its {len(self.benchmarks)} benchmarks ran while other processes kept up to "
-                f"{most.other_cpus:.1f} of {most.cpus} CPUs busy")
+        most = max((load for _, load in busy), key=lambda load: load.other_cpus)
+        named = ", ".join(name for name, _ in busy[:3]) + (f" and {len(busy) - 3} more" if len(busy) > 3 else "")
+        which = f" ({named})" if len(busy) < len(self.benchmarks) else ""  # which ones, where not all
+        return (f"{len(busy)} of its {len(self.benchmarks)} benchmarks{which} ran while other processes kept "
+                f"up to {most.other_cpus:.1f} of {most.cpus} CPUs busy")
 
     def family(self, kind: type[R]) -> Iterator[tuple[BenchmarkEntry, R]]:
         """(entry, record) for every readable record of the family; unreadable ones are in

@@ -217,6 +217,10 @@ class Roofline(Record):
     TAG: ClassVar[str] = "roofline"
     points: tuple[RooflinePoint, ...]
 
+    def __post_init__(self) -> None:
+        if not self.points:  # its figures read the best-measured point, the last
+            raise BaselineError(f"{self.TAG}: holds no point; re-run its benchmark")
+
 
 @dataclass(frozen=True)
 class Scaling(Record):
