@@ -70,7 +70,7 @@ def pytest_addoption(parser: pytest.Parser) -> None:
         help="save this run as baselines/<hardware-id>.json; 'merge' updates an existing one, 'append' adds "
         "this run to its entries' runs, 'force' replaces it (default: refuse to overwrite); 'local' saves it "
         "with two re-runs in fresh processes as this machine's own baseline in .perfkit/baselines/ (not "
-        "committed; replaces an earlier one), which later runs here are judged against",
+        "committed; replaces an earlier one, kept as .previous), which later runs here are judged against",
     )
     group.addoption(
         "--perfkit-data-root",

@@ -49,8 +49,10 @@ def family(device: str, name: str | None, at_hand: Sequence[Path] | None, worklo
     reference = max(measured, key=lambda r: sum(_in(b.fullname, name) for b in r.benchmarks))
     names = [b.fullname for b in reference.benchmarks if _in(b.fullname, name)]
     if not names:
-        held = ", ".join(sorted({b.family for b in reference.benchmarks}))
-        raise UsageError(f"{reference.source} holds no benchmark of the family {name!r}; it holds {held}")
+        held = ", ".join(sorted({b.family for results in measured for b in results.benchmarks}))
+        looked = ", ".join(Path(results.source).name for results in measured)
+        raise UsageError(f"no benchmark of the family {name!r} in the results at hand ({looked}); they hold "
+                         f"{held}")
     for results in (reference, target):
         if results is not None and not Roofs.of(results).ceilings:
             raise UsageError(f"{results.source} holds no ceilings and its GPU is not in the datasheet: run "

@@ -359,7 +359,7 @@ class Session:
         try:
             again = (self.rerun(names, MIN_BASELINE_RUNS - 1, None) if self.rerun is not None else [])
             runs = [results, *again]
-            path = self.store.local.save(baselines.from_runs(runs) if again else results, "force")
+            path, earlier = self.store.local.replace(baselines.from_runs(runs) if again else results)
         except PerfkitError as exc:
             self.messages.append(f"perfkit: this machine's own baseline not saved: {exc}")
             return Outcome.NOT_SAVED
@@ -369,8 +369,10 @@ class Session:
             return Outcome.INTERRUPTED
         finally:
             self.rerun_seconds["the re-runs of this machine's own baseline"] = time.monotonic() - began
+        replaced = f"; the one it replaced is kept as {earlier}" if earlier else ""
         self._saved(f"perfkit: saved this machine's own baseline {path} ({len(runs)} run(s): this one and "
-                    f"{len(again)} in fresh processes); later runs here are judged against it", runs)
+                    f"{len(again)} in fresh processes); later runs here are judged against it{replaced}",
+                    runs)
         return Outcome.OK
 
     def _saved(self, said: str, runs: Sequence[ResultSet]) -> None:

@@ -667,6 +667,10 @@ def test_hw_labels_the_stored_ceilings_by_whose_they_are(tmp_path, monkeypatch, 
     assert (f"Measured ceilings: none stored (no baseline of {here.hardware_id} in {tmp_path / 'baselines'}, "
             "nor this machine's own); measure them with this machine's own baseline: "
             "`pytest benches/ --perfkit-save-baseline=local`") in capsys.readouterr().out
+    assert cli.main(["hw", "--json", "--device", "cpu"]) == 0  # no file named that does not exist
+    payload = json.loads(capsys.readouterr().out)
+    assert payload["stored_ceilings_from"] is None and payload["stored_ceilings"] == {}
+    assert payload["stored_ceilings_of"] == "no one: no baseline of this hardware is stored"
     committed = tmp_path / "baselines" / f"{here.hardware_id}-quick.json"
     committed.write_text(json.dumps(_cpu_run(other, 39.0)))
 

@@ -663,6 +663,13 @@ def test_this_machines_own_baseline_is_saved_from_three_runs_and_judges_the_next
     epyc = _settings(committed["machine_info"]["perfkit"]["fingerprint"])
     assert Session(epyc, store).baseline_path == committed_path  # another machine's own is passed over
 
+    earlier = own.read_text()
+    again = Session(laptop, store, RunOptions(save_local=True), rerun)
+    assert again.finish(typed(_run_on(committed, "family 25 model 1", 14.0))) is Outcome.OK
+    kept = own.with_name(own.name + ".previous")  # a new sitting replaces it, and loses nothing
+    assert kept.read_text() == earlier and own.read_text() != earlier
+    assert again.summary_lines()[-1].endswith(f"judged against it; the one it replaced is kept as {kept}")
+
 
 def test_saving_a_run_recorded_on_a_busy_host_warns_in_one_sentence_and_saves_it(store):
     run = _run_on(_committed_cpu(), "family 26 model 2", busy=1.6)

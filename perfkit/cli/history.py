@@ -20,7 +20,7 @@ from perfkit.verdict import trends
 def add_parser(sub: Any) -> None:
     hist = sub.add_parser(
         "history", help="trends and change points of the runs kept by pytest --benchmark-autosave",
-        usage="perfkit history [--storage DIR | --db URL] [--hardware-id ID] [--profile {full,quick}] "
+        usage="perfkit history [--storage DIR | --db URL] [--hardware-id ID] [--profile {quick,full}] "
               "[-k PATTERN] [--figure FIGURE] [--out DIR]\n"
               "       perfkit history ingest RESULTS.json [RESULTS.json ...] --db URL",
     )
@@ -63,7 +63,7 @@ def _history(args: argparse.Namespace) -> int:
     storage, kept = kept_runs(args.storage, args.hardware_id, args.db, args.profile)
     found = trends.trends(kept.runs, args.pattern, args.figure)
     if not found:
-        raise UsageError(f"no stored benchmark matches -k {args.pattern!r} with a figure {args.figure!r}")
+        raise UsageError(_nothing_found(kept, args.pattern, args.figure))
     print(f"{args.figure} over {len(kept)} stored run(s) of {', '.join(kept.hardware_ids())} in {storage} "
           f"(change points: e-divisive means on log values, permutation test p <= {changepoints.ALPHA})")
     print(
@@ -78,18 +78,43 @@ def _history(args: argparse.Namespace) -> int:
     return 0
 
 
+def _nothing_found(kept: storage_folder.History, pattern: str, figure: str) -> str:
+    """Why no trend came of ``pattern`` and ``figure``, with the figures the matching benchmarks hold."""
+    matching = {line.benchmark for line in trends.lines(kept.runs, pattern)}
+    which = f"matching -k {pattern!r} " if pattern != "*" else ""
+    if not matching:
+        return f"no stored benchmark matches -k {pattern!r}; give part of a benchmark's name, or a glob"
+    held = sorted({name for run in kept.runs for bench in run.benchmarks if bench.fullname in matching
+                   for name in bench.metrics})
+    return (f"no stored benchmark {which}has a figure {figure!r}; they hold time"
+            f"{', ' + ', '.join(held) if held else ''}: pass one as --figure")
+
+
 def kept_runs(storage_option: str | None, hardware_id: str | None, db: str | None = None,
               profile: ProfileName | None = None) -> tuple[str, storage_folder.History]:
     """The runs kept in pytest-benchmark's storage, or in the history database ``db``, of one machine and
     profile, and where they were; skipped files are said on stderr. A database's mix of machines or profiles
     is refused before any run is read (seconds for a few hundred runs)."""
     if db is not None:
-        _one_kind(*store_kept.stored_kinds(db, hardware_id, profile), hardware_id, profile, db)
+        where, ids, profiles = store_kept.stored_kinds(db, hardware_id, profile)
+        if not ids and hardware_id is not None:
+            _not_held(where, hardware_id, store_kept.stored_kinds(db, None, None)[1])
+        _one_kind(where, ids, profiles, hardware_id, profile, db)
     found = store_kept.kept_runs(hardware_id, profile, db=db, storage=storage_option)
     where, kept = found.where, found.history
     say_skipped(kept)
+    if not kept.runs and hardware_id is not None and db is None:
+        every = store_kept.kept_runs(None, storage=storage_option).history
+        _not_held(where, hardware_id, every.hardware_ids())
     _one_kind(where, kept.hardware_ids(), kept.profiles(), hardware_id, profile, db)
     return where, kept
+
+
+def _not_held(where: str, hardware_id: str, held: Sequence[str]) -> None:
+    """Refuse a --hardware-id the kept runs do not hold, naming those they do (none: _one_kind says so)."""
+    if held:
+        raise UsageError(f"{where} holds no runs of {hardware_id}; it holds runs of {', '.join(held)}: "
+                         "pass one of them as --hardware-id")
 
 
 def _one_kind(where: str, ids: Sequence[str], profiles: Sequence[str], hardware_id: str | None,

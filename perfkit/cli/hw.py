@@ -34,7 +34,8 @@ def _hw(args: argparse.Namespace) -> int:
     table = [dict(vars(spec)) for spec in datasheet.GPUS]
     if args.json:
         print(json.dumps({"fingerprint": fp.to_json(), "stored_ceilings": stored.ceilings.own(),
-                          "stored_ceilings_from": str(stored.path), "stored_ceilings_of": stored.whose,
+                          "stored_ceilings_from": str(stored.path) if stored.found else None,
+                          "stored_ceilings_of": stored.whose,
                           "datasheet": table}, indent=2))
         return 0
     print(console.render_hardware(fp, stored))

@@ -11,6 +11,7 @@ from __future__ import annotations
 import json
 import os
 import shlex
+import shutil
 import tempfile
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
@@ -400,10 +401,13 @@ class StoredCeilings:
     ceilings: Ceilings
     local: bool = False
     change: str = ""
+    found: bool = True  # False: no baseline of the hardware is stored; ``path`` is where one would be
 
     @property
     def whose(self) -> str:
         """Whose ceilings they are, in words: a baseline machine's 39 GB/s copy is not this machine's 3.6."""
+        if not self.found:
+            return "no one: no baseline of this hardware is stored"
         if self.local:
             return "this machine (its own baseline)"
         if self.change:
@@ -473,7 +477,7 @@ class BaselineStore:
                 change = machine_change(results.info.machine_kind, kind)
                 if store is self or not change:
                     return StoredCeilings(path, Ceilings.of(results), store.is_local, change)
-        return StoredCeilings(self.stored_path(hardware_id), Ceilings({}))
+        return StoredCeilings(self.stored_path(hardware_id), Ceilings({}), found=False)
 
     def save(self, results: ResultSet, mode: SaveMode = "new") -> Path:
         """Store ``results`` as the baseline of its hardware (see :func:`save_baseline`); the local folder
@@ -485,3 +489,13 @@ class BaselineStore:
                 ignore.write_text("# this machine's own baselines (perfkit): never committed\n*\n",
                                   encoding="utf-8")
         return save_baseline(results, self.directory, mode)
+
+    def replace(self, results: ResultSet) -> tuple[Path, Path | None]:
+        """Store ``results`` in place of the baseline of its hardware and profile, the replaced file kept
+        beside it as ``<name>.previous`` (a machine's own baseline is re-saved as a new sitting, and nothing
+        its earlier runs measured is lost); the path saved, and the earlier file's copy or None."""
+        target = self.path_for(results.hardware_id, results.profile)
+        kept = target.with_name(target.name + ".previous") if target.exists() else None
+        if kept is not None:
+            shutil.copy2(target, kept)
+        return self.save(results, "force"), kept
