@@ -74,7 +74,8 @@ def _without_ceilings(tmp_path) -> str:
 
 @pytest.mark.parametrize("args, said", [
     (["--device", "x900", *FROM], "unknown device 'x900': give a datasheet key (k80, "),
-    (["--device", "b200", "--family", "test_no", *FROM], "no benchmark of the family 'test_no' in the results at hand ("),
+    (["--device", "b200", "--family", "test_no", *FROM],
+     "no benchmark of the family 'test_no' in the results at hand ("),
     (["--device", "b200", "--from", "{bare}"], "holds no ceilings and its GPU is not in the datasheet"),
     (["vgg16", "--device", "b200"], "--device predicts a benchmark family; MODEL and --gpu predict one"),
     (["vgg16"], "give MODEL and --gpu KEY"),

@@ -171,7 +171,8 @@ def test_a_baseline_saved_again_adds_only_its_new_runs_not_its_undated_ones_agai
     again.write_text(json.dumps(raw))
     code, out, _ = _cli(["history", "ingest", str(again), "--db", db_url], capsys)
     assert code == 0 and f"0 run(s) stored, {before} already there" in out and _count(db_url) == before
-    assert "(undated run 1 of 1): already stored: run" in out
+    assert f"{again}: its {before} runs of nvidia-h200-x2 (full profile, " in out  # one line for the file
+    assert f"): 0 stored, {before} already there" in out
 
 
 def test_a_run_kept_in_a_baseline_and_in_its_own_file_is_stored_once_from_its_file(db_url, tmp_path, capsys):
@@ -183,8 +184,8 @@ def test_a_run_kept_in_a_baseline_and_in_its_own_file_is_stored_once_from_its_fi
     code, out, _ = _cli(["history", "ingest", str(CPU_BASELINE), str(own), "--db", db_url], capsys)
     assert code == 0 and f"{own}: stored as run" in out
     assert f"{runs} run(s) stored, 1 already there" in out
-    digest = database.digest_of(json.loads(own.read_text()))
-    assert f"{CPU_BASELINE} (run 4 of {runs}): already stored: run {digest[:12]}" in out
+    assert f"{CPU_BASELINE}: its {runs} runs of cpu-amd-epyc-2cpu (quick profile, " in out
+    assert f"): {runs - 1} stored, 1 already there" in out  # the fourth, stored from its own file
     with database.open_store(db_url) as db:
         kept = db.history()
     assert [r.datetime for r in kept.runs][3] == fourth and all(b.samples for b in kept.runs[3].benchmarks)
@@ -444,7 +445,7 @@ def test_runs_of_both_profiles_are_kept_and_read_one_profile_at_a_time(db_url, t
         assert "holds runs of the full and quick profiles, whose sizes differ; pass --profile" in err
         code, out, err = _cli(["history", "--db", db_url, "--profile", "full", "--hardware-id", "cpu-x"],
                               capsys)
-        assert code == 2 and "holds no kept runs of the full profile of cpu-x" in err
+        assert code == 2 and "holds no runs of cpu-x; it holds runs of nvidia-h200-x1: pass one" in err
     code, out, err = _cli(["baseline", "save", "--from-history", "2", "--db", db_url, "--dir", str(tmp_path)],
                           capsys)
     assert code == 2 and "holds runs of the full and quick profiles; a baseline holds one profile's" in err
@@ -455,6 +456,9 @@ def test_runs_of_both_profiles_are_kept_and_read_one_profile_at_a_time(db_url, t
     assert _count(db_url) == sum(runs) and runs[1] > 1  # nothing lost
     # another machine's quick runs beside them: the full profile is one machine's, asked for by profile alone
     assert _cli(["history", "ingest", str(CPU_BASELINE), "--db", db_url], capsys)[0] == 0
+    code, out, err = _cli(["history", "--db", db_url, "--profile", "full", "--hardware-id",
+                           "cpu-amd-epyc-2cpu"], capsys)  # a machine held, of the other profile only
+    assert code == 2 and "holds no kept runs of the full profile of cpu-amd-epyc-2cpu" in err
     code, out, err = _cli(["history", "--db", db_url, "--profile", "full"], capsys)
     assert code == 0 and "stored run(s) of nvidia-h200-x1" in out, err
 

@@ -111,8 +111,9 @@ def kept_runs(storage_option: str | None, hardware_id: str | None, db: str | Non
 
 
 def _not_held(where: str, hardware_id: str, held: Sequence[str]) -> None:
-    """Refuse a --hardware-id the kept runs do not hold, naming those they do (none: _one_kind says so)."""
-    if held:
+    """Refuse a --hardware-id the kept runs do not hold, naming those they do (none, or it is held in another
+    profile: _one_kind says so)."""
+    if held and hardware_id not in held:
         raise UsageError(f"{where} holds no runs of {hardware_id}; it holds runs of {', '.join(held)}: "
                          "pass one of them as --hardware-id")
 
@@ -143,7 +144,7 @@ def _ingest(args: argparse.Namespace) -> int:
     from perfkit.store import baseline_runs, database
 
     read: list[tuple[str, dict[str, Any], ResultSet]] = []
-    unpacked: list[tuple[str, dict[str, Any], ResultSet]] = []
+    unpacked: dict[Path, list[tuple[str, dict[str, Any], ResultSet]]] = {}
     notes = []
     for path in args.results:
         raw = load.read_json(path)
@@ -158,26 +159,39 @@ def _ingest(args: argparse.Namespace) -> int:
             read.append((str(path), raw, results))
             continue
         runs = baseline_runs.unpack(results)
+        of_file = unpacked.setdefault(path, [])
         for i, doc in enumerate(runs.runs, 1):
             source = f"{path} (run {i} of {len(runs.runs)})"
-            unpacked.append((source, doc, load.parse(doc, source)))
+            of_file.append((source, doc, load.parse(doc, source)))
         for i, doc in enumerate(runs.undated_runs, 1):
             source = f"{path} (undated run {i} of {len(runs.undated_runs)})"
-            unpacked.append((source, doc, load.parse(doc, source)))
+            of_file.append((source, doc, load.parse(doc, source)))
         if runs.undated:
             notes.append(f"perfkit: {path}: {len(runs.undated)} benchmark(s) (e.g. {runs.undated[0]}) hold "
                          f"runs the file does not date, stored as {len(runs.undated_runs)} undated run(s), "
                          "before the dated ones: `baseline save --merge` kept them from earlier saves")
     stored = 0
     with database.open_store(args.db, create=True) as db:
-        for source, raw, results in read + unpacked:
+        for source, raw, results in read:
             done = db.ingest(raw, results, source)
             stored += done.stored
-            what = (f"run {done.digest[:12]} of {results.hardware_id} ({results.profile} profile, "
-                    f"{results.datetime[:16].replace('T', ' ') or 'undated'})")
-            print(f"perfkit: {source}: {'stored as' if done.stored else 'already stored:'} {what}")
+            print(f"perfkit: {source}: {'stored as' if done.stored else 'already stored:'} run "
+                  f"{done.digest[:12]} of {_run_said(results)}")
+        for path, runs_of in unpacked.items():  # a baseline's runs: one line for the file
+            new = sum(db.ingest(raw, results, source).stored for source, raw, results in runs_of)
+            stored += new
+            dates = sorted(results.datetime[:10] for _, _, results in runs_of if results.datetime)
+            span = f", {dates[0]} to {dates[-1]}" if dates else ""
+            print(f"perfkit: {path}: its {len(runs_of)} runs of {_run_said(runs_of[0][2], span)}: {new} "
+                  f"stored, {len(runs_of) - new} already there")
         for note in notes:
             print(note)
-        print(f"perfkit: {stored} run(s) stored, {len(read) + len(unpacked) - stored} already there, "
-              f"in {db.where}")
+        total = len(read) + sum(map(len, unpacked.values()))
+        print(f"perfkit: {stored} run(s) stored, {total - stored} already there, in {db.where}")
     return 0
+
+
+def _run_said(results: ResultSet, when: str | None = None) -> str:
+    """Whose run it is, of which profile and when (``when``: said instead of the run's own date)."""
+    date = results.datetime[:16].replace("T", " ") or "undated"
+    return f"{results.hardware_id} ({results.profile} profile{f', {date}' if when is None else when})"

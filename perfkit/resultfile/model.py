@@ -545,7 +545,8 @@ class ResultSet:
         if not busy:
             return ""
         most = max((load for _, load in busy), key=lambda load: load.other_cpus)
-        named = ", ".join(name for name, _ in busy[:3]) + (f" and {len(busy) - 3} more" if len(busy) > 3 else "")
+        more = f" and {len(busy) - 3} more" if len(busy) > 3 else ""
+        named = ", ".join(name for name, _ in busy[:3]) + more
         which = f" ({named})" if len(busy) < len(self.benchmarks) else ""  # which ones, where not all
         return (f"{len(busy)} of its {len(self.benchmarks)} benchmarks{which} ran while other processes kept "
                 f"up to {most.other_cpus:.1f} of {most.cpus} CPUs busy")
