@@ -58,6 +58,8 @@ def _build(kind: Any, raw: Any, where: str) -> Any:
         if not isinstance(raw, list):
             raise BaselineError(f"{where}: expected a list, found {type(raw).__name__}")
         (item, _) = typing.get_args(kind)
+        if item is float and all(type(v) in (int, float) for v in raw):  # curves of thousands: no call each
+            return tuple(map(float, raw))
         return tuple(_build(item, v, f"{where}[{i}]") for i, v in enumerate(raw))
     if isinstance(kind, type) and issubclass(kind, Record):
         return _record(kind, raw, where)
