@@ -24,7 +24,7 @@ import random
 import statistics
 from collections.abc import Collection, Mapping, Sequence
 from dataclasses import dataclass, field, replace
-from datetime import date
+from datetime import date, datetime, timedelta
 from pathlib import Path
 from typing import Any, Literal
 
@@ -154,12 +154,13 @@ def night(scenario: Scenario, seed: int, slowed: dict[str, float] | None = None)
     machines = [f"m{i + 1}" for i in range(hosts)]
     base = baselines.from_runs([
         _run(figs, {f.name: draws.value(f, machines[i % len(machines)]) for f in figs},
-             machines[i % len(machines)], f"2026-11-{i + 1:02d}")
+             machines[i % len(machines)], (date(2026, 11, 1) + timedelta(days=i)).isoformat())
         for i in range(scenario.baseline_runs)])
     here = scenario.current_host or (f"m{scenario.hosts + 1}" if scenario.new_machine else "m1")
     factor = slowed or {}
     runs = [_run(figs, {f.name: draws.value(f, here, factor.get(f.name, 1.0)) for f in figs}, here,
-                 "2026-12-01" if scenario.current_runs == 1 else f"2026-12-01T10:{i:02d}")
+                 "2026-12-01" if scenario.current_runs == 1
+                 else (datetime(2026, 12, 1, 10) + timedelta(minutes=i)).isoformat(timespec="minutes"))
             for i in range(scenario.current_runs)]
     current = runs[0] if len(runs) == 1 else baselines.from_runs(runs)
     noise = Noise.of(base)
@@ -173,7 +174,8 @@ def night(scenario: Scenario, seed: int, slowed: dict[str, float] | None = None)
         return Night(first, first)
     chosen = [f for f in figs if f.name in names]
     reruns = [_run(chosen, {f.name: draws.value(f, here, factor.get(f.name, 1.0)) for f in chosen}, here,
-                   f"2026-12-01T0{i + 1}") for i in range(scenario.confirm)]
+                   (datetime(2026, 12, 1) + timedelta(hours=i + 1)).isoformat(timespec="hours"))
+              for i in range(scenario.confirm)]
     return Night(first, second_look(first, reruns, judged))
 
 

@@ -6,6 +6,7 @@ import functools
 import importlib.util
 import json
 import os
+from datetime import date, timedelta
 from pathlib import Path
 from types import ModuleType
 from typing import Any
@@ -182,3 +183,8 @@ def bench_module(stem: str) -> ModuleType:
     module = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(module)
     return module
+
+
+def night(i: int, first: str = "2026-10-01") -> str:
+    """The date ``i`` days after ``first``: runs numbered past a month's end stay dates perfkit reads."""
+    return (date.fromisoformat(first) + timedelta(days=i)).isoformat()

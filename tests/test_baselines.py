@@ -280,6 +280,20 @@ def test_an_injected_slowdown_never_becomes_a_baseline(tmp_path, cpu_results):
     assert [b.fullname for b in kept.benchmarks] == [b["fullname"] for b in slowed["benchmarks"][1:]]
 
 
+def test_a_replaced_baseline_is_kept_as_previous_and_a_refused_one_replaces_nothing(tmp_path, cpu_results):
+    store = baselines.BaselineStore(tmp_path)
+    first, second = (typed(_dated(cpu_results, day)) for day in ("2026-12-01T02:00:00", "2026-12-02"))
+    path, kept = store.replace(first)
+    assert kept is None and load.load(path).datetime == first.datetime
+    path, kept = store.replace(second)
+    assert kept == path.with_name(path.name + ".previous") and load.load(kept).datetime == first.datetime
+    slowed = copy.deepcopy(cpu_results)
+    slowed["benchmarks"][0]["extra_info"]["injected_slowdown"] = 1.1
+    with pytest.raises(BaselineError, match="injected"):
+        store.replace(typed(slowed))
+    assert load.load(path).datetime == second.datetime and load.load(kept).datetime == first.datetime
+
+
 def test_a_baseline_of_runs_keeps_a_benchmark_only_an_earlier_run_holds(cpu_results):
     later = copy.deepcopy(cpu_results)
     dropped = later["benchmarks"].pop(0)

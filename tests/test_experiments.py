@@ -11,6 +11,7 @@ from types import ModuleType
 import pytest
 
 from perfkit.store import baselines
+from tests.conftest import night
 from tests.test_noise import _run
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -30,11 +31,13 @@ def test_stale_gates_counts_each_entrys_runs_and_machines_as_part_6_asks():
     stale_gates = _experiment("stale_gates")
     machines = ["m1", "m1", "m1", "m2", "m2"]
     runs = [_run({"ok": 1e-3, "one_machine": 1e-3, "weekly": 1e-3} | ({"short": 1e-3} if i < 4 else {}), m,
-                 when=f"2026-11-2{i}") for i, m in enumerate(machines)]
+                 when=night(i, "2026-11-20")) for i, m in enumerate(machines)]
     baseline = baselines.from_runs(runs)
-    alone = baselines.from_runs([_run({"one_machine": 1e-3}, "m3", when=f"2026-12-0{i}") for i in range(5)])
+    alone = baselines.from_runs([_run({"one_machine": 1e-3}, "m3", when=night(i, "2026-12-01"))
+                                 for i in range(5)])
     baseline = baselines.merge(baseline, alone)
-    weekly = baselines.from_runs([_run({"weekly": 1e-3}, "m1", when=f"2026-12-1{i}") for i in range(2)])
+    weekly = baselines.from_runs([_run({"weekly": 1e-3}, "m1", when=night(i, "2026-12-10"))
+                                  for i in range(2)])
     baseline = baselines.merge(baseline, weekly)
     found = {bench.fullname: reasons for bench, reasons in
              stale_gates.stale({}, baseline, {"ok", "one_machine", "short"})}

@@ -26,7 +26,7 @@ from perfkit.verdict.noise import (
     noise_kind,
 )
 from perfkit.verdict.prior import MAX_PRIOR_DF, fit_prior, moderate
-from tests.conftest import typed
+from tests.conftest import night, typed
 
 COPY_BOUND = {"bound": "copy_bandwidth_gbps"}
 
@@ -57,7 +57,7 @@ def _run(times: dict[str, float], machine: str = "m1", device: str = "cuda", whe
 def _baseline(runs: list[dict[str, float]], machines: list[str] | None = None,
               within: dict[str, float] | None = None) -> Any:
     machines = machines or ["m1"] * len(runs)
-    return baselines.from_runs([_run(r, m, when=f"2026-11-2{i}", within=within)
+    return baselines.from_runs([_run(r, m, when=night(i, "2026-11-20"), within=within)
                                 for i, (r, m) in enumerate(zip(runs, machines))])
 
 
@@ -250,7 +250,7 @@ def test_each_benchmark_keeps_the_machines_of_its_own_runs_through_an_append_and
     first = _baseline(_draws(rng, sds, 2), ["m1", "m1"])
     later = [{n: v * 1.06 for n, v in draw.items()} for draw in _draws(rng, sds, 2)]  # another machine
     appended = baselines.append(first, baselines.from_runs(
-        [_run(r, "m2", when=f"2026-11-3{i}") for i, r in enumerate(later)]))
+        [_run(r, "m2", when=night(i, "2026-11-30")) for i, r in enumerate(later)]))
     def machines(results, name):
         return tuple(origin.machine for origin in results.origins()[name])
 
@@ -259,7 +259,7 @@ def test_each_benchmark_keeps_the_machines_of_its_own_runs_through_an_append_and
     merged = baselines.merge(appended, _run({"b0": 1e-3}, "m3", when="2026-12-01"))
     assert machines(merged, "b0") == ("m3",) and machines(merged, "b1") == ("m1", "m1", "m2", "m2")
     assert [origin.date for origin in merged.origins()["b1"]] == ["2026-11-20", "2026-11-21", "2026-11-30",
-                                                                  "2026-11-31"]
+                                                                  "2026-12-01"]
     reread = typed(merged.to_json())
     assert reread.origins() == merged.origins()  # stored per benchmark in the file
     noise = Noise.of(reread)
@@ -294,7 +294,7 @@ def test_kept_runs_since_the_last_change_point_add_to_the_noise():
     baseline = _baseline(_draws(rng, sds, 2))
     before = _draws(rng, sds, 12, shift={"b0": 0.7})  # b0 ran 30% faster until a change 12 runs ago
     after = _draws(rng, sds, 12)
-    kept = [_run(r, when=f"2026-10-{i + 1:02d}") for i, r in enumerate(before + after)]
+    kept = [_run(r, when=night(i)) for i, r in enumerate(before + after)]
     noise = Noise.of(baseline, kept)
     # the baseline's two runs and the kept runs since the change
     assert len(noise.runs["b0", "time"]) == 2 + 12
@@ -346,7 +346,7 @@ def test_kept_runs_timed_at_another_sm_clock_than_the_baseline_entry_add_nothing
     rng = np.random.default_rng(5)
     sds = {f"b{i}": 0.01 for i in range(3)}
     baseline = _baseline(_draws(rng, sds, 3))  # unlocked
-    locked = [_run(r, when=f"2026-10-{i + 1:02d}") for i, r in enumerate(_draws(rng, sds, 6, {"b0": 1.2}))]
+    locked = [_run(r, when=night(i)) for i, r in enumerate(_draws(rng, sds, 6, {"b0": 1.2}))]
     for run in locked:
         raw = run.to_json()
         raw["benchmarks"][0]["extra_info"]["clock_lock"] = {"sm_clock": "base/1980 MHz locked", "version": 1}
@@ -359,7 +359,7 @@ def test_the_run_judged_is_not_part_of_its_own_noise_when_history_already_keeps_
     rng = np.random.default_rng(8)
     sds = {f"b{i}": 0.01 for i in range(20)}
     baseline = _baseline(_draws(rng, sds, 3))
-    kept = [_run(r, when=f"2026-10-{i + 1:02d}") for i, r in enumerate(_draws(rng, sds, 6))]
+    kept = [_run(r, when=night(i)) for i, r in enumerate(_draws(rng, sds, 6))]
     current = _run({n: v * 1.10 for n, v in _draws(rng, sds, 1)[0].items()}, when="2026-10-30")
     with_itself = Noise.of(baseline, [*kept, current])
     noise = for_judging(baseline, current, earlier=[*kept, current])
@@ -373,7 +373,7 @@ def test_a_confirmations_first_run_is_not_part_of_its_re_runs_noise():
     rng = np.random.default_rng(8)
     sds = {f"b{i}": 0.01 for i in range(5)}
     baseline = _baseline(_draws(rng, sds, 3))
-    kept = [_run(r, when=f"2026-10-{i + 1:02d}") for i, r in enumerate(_draws(rng, sds, 6))]
+    kept = [_run(r, when=night(i)) for i, r in enumerate(_draws(rng, sds, 6))]
     first = _run({n: v * 1.10 for n, v in _draws(rng, sds, 1)[0].items()}, when="2026-10-30")
     rerun = _run(_draws(rng, sds, 1)[0], when="2026-10-31")
     earlier = [*kept, first, rerun]
@@ -499,7 +499,7 @@ def test_a_cpu_run_slower_throughout_is_not_excused_as_a_slower_host():
     rng = np.random.default_rng(4)
     sds = {f"host{i}": 0.03 for i in range(12)}
     draws = enumerate(_draws(rng, sds, 6))
-    runs = [_run(d, when=f"2026-11-2{i}", device="cpu", within=sds) for i, d in draws]
+    runs = [_run(d, when=night(i, "2026-11-20"), device="cpu", within=sds) for i, d in draws]
     baseline = baselines.from_runs(runs)
     slower = _run(_draws(rng, sds, 1, shift={n: 1.3 for n in sds})[0], device="cpu", within=sds)
     comparison = judge(baseline, slower, Noise.of(baseline))
@@ -609,7 +609,7 @@ def test_fresh_runs_that_keep_the_slowdown_regress_however_their_rounds_spread()
     rng = np.random.default_rng(3)
     sds = {f"b{i}": 0.01 for i in range(20)}
     baseline = _baseline(_draws(rng, sds, 3), within=sds)
-    again = baselines.from_runs([_run(r, when=f"2026-11-2{5 + i}", within={**sds, "b0": 0.40})
+    again = baselines.from_runs([_run(r, when=night(5 + i, "2026-11-20"), within={**sds, "b0": 0.40})
                                  for i, r in enumerate(_draws(rng, sds, 3, shift={"b0": 1.65}))])
     assert judge(baseline, again, Noise.of(baseline)).benchmark_verdicts()["b0"] is Verdict.REGRESSED
 
@@ -672,12 +672,12 @@ def test_a_fresh_machines_change_over_its_standard_error_spreads_as_the_test_ass
     z: dict[str, list[float]] = {"baseline alone": [], "with kept runs": []}
     for _ in range(12):
         shift = {m: {n: math.exp(rng.normal(0, between)) for n in sds} for m in sorted({*machines, "fresh"})}
-        runs = [_run({n: v * shift[m][n] for n, v in draw.items()}, m, when=f"2026-10-{i + 1:02d}",
+        runs = [_run({n: v * shift[m][n] for n, v in draw.items()}, m, when=night(i),
                      within=sds) for i, (draw, m) in enumerate(zip(_draws(rng, sds, 32), machines))]
         baseline = baselines.from_runs(runs)
         fresh = [{n: v * shift["fresh"][n] for n, v in draw.items()} for draw in _draws(rng, sds, 5)]
         current = _run(fresh[0], "fresh", when="2026-11-10", within=sds)
-        kept = [_run(f, "fresh", when=f"2026-11-0{i + 1}", within=sds) for i, f in enumerate(fresh[1:])]
+        kept = [_run(f, "fresh", when=night(i, "2026-11-01"), within=sds) for i, f in enumerate(fresh[1:])]
         for case, noise in (("baseline alone", Noise.of(baseline)),
                             ("with kept runs", Noise.of(baseline, kept))):
             comparison = judge(baseline, current, noise)
@@ -713,9 +713,10 @@ def test_a_ratio_not_measured_never_narrows_the_variance():
     sds = {f"b{i}": 0.01 for i in range(30)}
     z = []
     for _ in range(10):
-        baseline = baselines.from_runs([_run(d, "A", when=f"2026-10-0{i + 1}", within=sds)
+        baseline = baselines.from_runs([_run(d, "A", when=night(i), within=sds)
                                         for i, d in enumerate(_draws(rng, sds, 5))])
-        kept = [_run(d, "B", when=f"2026-11-0{i + 1}", within=sds) for i, d in enumerate(_draws(rng, sds, 4))]
+        kept = [_run(d, "B", when=night(i, "2026-11-01"), within=sds)
+                for i, d in enumerate(_draws(rng, sds, 4))]
         comparison = judge(baseline, _run(_draws(rng, sds, 1)[0], "A", when="2026-11-10", within=sds),
                            Noise.of(baseline, kept))
         changes = {(r.benchmark, r.figure): r.change for r in comparison.rows}
@@ -734,7 +735,7 @@ def test_a_figure_a_run_left_out_is_placed_on_the_machines_of_the_runs_that_have
                               "data": [1e-3] * 5, "iqr": 0.0, "rounds": 5}} for i in range(12)]
         info = {"schema_version": SCHEMA_VERSION, "hardware_id": "gpu-test", "device": "cuda",
                 "fingerprint": {"machine": machine}}
-        when = f"2026-10-0{index}"
+        when = night(index - 1)
         return typed({"benchmarks": benches, "machine_info": {"perfkit": info}, "datetime": when})
 
     noise = Noise.of(baselines.from_runs([run(m, i + 1) for i, m in enumerate("AAAB")]))
@@ -754,9 +755,10 @@ def test_replicates_of_several_machines_are_judged_with_each_machines_share_not_
             rng = np.random.default_rng(seed)
             shift = {m: {n: math.exp(rng.normal(0, 0.03)) for n in sds} for m in ("m1", "m2", "new")}
             held = ["m1"] * 5 + ["m2"]  # the baseline: most runs on m1
-            baseline = baselines.from_runs([_run(_draws(rng, sds, 1, shift[m])[0], m, when=f"2026-11-1{i}")
-                                            for i, m in enumerate(held)])
-            replicates = baselines.from_runs([_run(_draws(rng, sds, 1, shift[m])[0], m, when=f"2026-12-0{i}")
+            baseline = baselines.from_runs([_run(_draws(rng, sds, 1, shift[m])[0], m,
+                                                 when=night(i, "2026-11-10")) for i, m in enumerate(held)])
+            replicates = baselines.from_runs([_run(_draws(rng, sds, 1, shift[m])[0], m,
+                                                   when=night(i, "2026-12-01"))
                                               for i, m in enumerate(("new", "m1"))])
             with pytest.MonkeyPatch.context() as patch:
                 patch.setattr("perfkit.verdict.judge.machine_shares", shares_of)
@@ -764,7 +766,7 @@ def test_replicates_of_several_machines_are_judged_with_each_machines_share_not_
             flagged += any(r.verdict in (Verdict.REGRESSED, Verdict.IMPROVED) for r in cmp.rows)
         return flagged
 
-    assert machine_shares(baselines.from_runs([_run({"b0": 1e-3}, m, when=f"2026-12-0{i + 1}")
+    assert machine_shares(baselines.from_runs([_run({"b0": 1e-3}, m, when=night(i, "2026-12-01"))
                                                for i, m in enumerate(("new", "m1", ""))])) == {
         "b0": {"new": 1 / 3, "m1": 1 / 3, "unknown run 2": 1 / 3}}  # an unknown one counts as new
     # the difference of the two sides' mean machine shifts: (5/6 - 1/2)^2 for m1, (1/6)^2 for m2, (1/2)^2

@@ -99,3 +99,9 @@ def test_every_record_in_the_committed_baselines_reads(path):
     }
     families = expected.get(path.stem, ("scaling", "allreduce_sweep", "large_batch"))
     assert all(found[k] for k in families), {k: found[k] for k in families}
+
+
+def test_a_roofline_without_a_point_is_an_unreadable_record_said_where_it_is():
+    said = r"^b\.json: bench: roofline: holds no point; re-run its benchmark$"
+    with pytest.raises(BaselineError, match=said):
+        payloads.Roofline.from_json({"points": [], "version": 1}, "b.json: bench: roofline")

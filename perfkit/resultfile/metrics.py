@@ -161,8 +161,8 @@ class Method:
 
 def moment(when: str) -> datetime | None:
     """An ISO 8601 date and time (UTC where it names no zone), or None where it is none."""
-    try:
-        read = datetime.fromisoformat(when)
+    try:  # Python 3.10 reads no "Z" for UTC
+        read = datetime.fromisoformat(when[:-1] + "+00:00" if when.endswith("Z") else when)
     except ValueError:
         return None
     return read if read.tzinfo is not None else read.replace(tzinfo=timezone.utc)

@@ -309,6 +309,22 @@ def profile_name(name: object) -> ProfileName:
     return one_of(name, PROFILES, "profile")
 
 
+def _machine_of(raw: Mapping[str, Any], where: str) -> tuple[str, DeviceKind | None, ProfileName]:
+    """The hardware id, device and profile perfkit's section names (older files: device and profile "" or
+    absent), each checked."""
+    try:
+        said = raw.get("device"), raw.get("profile")
+        device = None if said[0] in (None, "") else device_kind(said[0])
+        profile = profile_name("full" if said[1] in (None, "") else said[1])
+    except ValueError as exc:
+        raise _damaged(where, str(exc), _REMAKE_RUNS) from None
+    hardware_id = raw.get("hardware_id", "unknown")
+    if not isinstance(hardware_id, str) or not hardware_id:
+        raise _damaged(where, f"its hardware id is {hardware_id!r}, not a name such as nvidia-h200-x1",
+                       _REMAKE_RUNS)
+    return hardware_id, device, profile
+
+
 @dataclass(frozen=True)
 class PerfkitInfo:
     """perfkit's section of ``machine_info``: which machine and profile, and what a baseline keeps.
@@ -370,16 +386,7 @@ class PerfkitInfo:
                 f"{where}: a stored run value is not a finite number; re-save the baseline from its "
                 "result files"
             )
-        try:
-            said = raw.get("device"), raw.get("profile")  # older files: "" or absent
-            device = None if said[0] in (None, "") else device_kind(said[0])
-            profile = profile_name("full" if said[1] in (None, "") else said[1])
-        except ValueError as exc:
-            raise _damaged(where, str(exc), _REMAKE_RUNS) from None
-        hardware_id = raw.get("hardware_id", "unknown")
-        if not isinstance(hardware_id, str) or not hardware_id:
-            raise _damaged(where, f"its hardware id is {hardware_id!r}, not a name such as nvidia-h200-x1",
-                           _REMAKE_RUNS)
+        hardware_id, device, profile = _machine_of(raw, where)
         # positions describe stored runs: a file stripped of a benchmark's runs stands for one run of it
         positions = {name: figures for name, figures in positions.items() if name in runs}
         for name, figures in positions.items():

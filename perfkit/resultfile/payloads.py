@@ -85,7 +85,10 @@ def _record(kind: type[Record], raw: Any, where: str) -> Record:
                                     "version of its benchmark: re-run it")
             continue
         values[field.name] = _build(hint, raw[name], f"{where}.{name}")
-    return kind(**values)
+    try:
+        return kind(**values)
+    except BaselineError as exc:  # a record's own check (__post_init__), said where it is
+        raise BaselineError(f"{where}: {exc}") from None
 
 
 Field = tuple[dataclasses.Field[Any], str, Any]  # a record's field, its JSON name and its type
@@ -221,7 +224,7 @@ class Roofline(Record):
 
     def __post_init__(self) -> None:
         if not self.points:  # its figures read the best-measured point, the last
-            raise BaselineError(f"{self.TAG}: holds no point; re-run its benchmark")
+            raise BaselineError("holds no point; re-run its benchmark")
 
 
 @dataclass(frozen=True)

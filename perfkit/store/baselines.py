@@ -11,7 +11,6 @@ from __future__ import annotations
 import json
 import os
 import shlex
-import shutil
 import tempfile
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
@@ -495,7 +494,10 @@ class BaselineStore:
         beside it as ``<name>.previous`` (a machine's own baseline is re-saved as a new sitting, and nothing
         its earlier runs measured is lost); the path saved, and the earlier file's copy or None."""
         target = self.path_for(results.hardware_id, results.profile)
-        kept = target.with_name(target.name + ".previous") if target.exists() else None
-        if kept is not None:
-            shutil.copy2(target, kept)
-        return self.save(results, "force"), kept
+        earlier = target.read_bytes() if target.exists() else None
+        path = self.save(results, "force")  # a save refused leaves the earlier file and its copy as they were
+        if earlier is None:
+            return path, None
+        kept = target.with_name(target.name + ".previous")
+        kept.write_bytes(earlier)
+        return path, kept

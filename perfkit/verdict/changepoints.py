@@ -29,6 +29,8 @@ from perfkit.errors import UsageError
 
 #: False-alarm rate per series with no shift (see above for why not 0.05).
 ALPHA = 0.01
+#: The most pairwise differences one batch of permutations holds (8 bytes each, a few arrays of them).
+BATCH_ELEMENTS = 2_000_000
 
 
 @dataclass(frozen=True)
@@ -132,8 +134,9 @@ def _permutation_p(y: np.ndarray, segments: Sequence[tuple[int, int]], q: float,
     once p must exceed alpha (after Gandy 2009): the draws are those of one permutation at a time, so a split
     found significant has the same p as drawn singly; a batch runs past a stop only where none is found."""
     larger, done, batch = 0, 0, 8
+    most_at_once = max(1, BATCH_ELEMENTS // len(y) ** 2)  # a long history's batch within tens of MB
     while done < permutations:
-        size = min(batch, permutations - done)
+        size = min(batch, most_at_once, permutations - done)
         drawn = [[rng.permutation(y[a:b]) for a, b in segments] for _ in range(size)]
         most = np.max([_largest(np.array([d[i] for d in drawn]), min_size)
                        for i in range(len(segments))], axis=0)
