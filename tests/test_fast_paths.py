@@ -68,6 +68,9 @@ def _imported_by(*args: str) -> dict[str, object]:
     ["predict"],  # its usage error
     ["predict", "resnet18"],
     ["compare", H200, H200],
+    ["memory", "resnet19", "--batch", "2"],  # an unknown model is said before torch is imported
+    ["flops", "resnet19"],
+    ["predict", "resnet19", "--gpu", "h200"],
 ])
 def test_read_only_commands_import_no_torch(args):
     found = _imported_by(*args)

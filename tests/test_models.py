@@ -6,7 +6,7 @@ import torch
 from torch import nn
 
 from perfkit.errors import UsageError
-from perfkit.workloads import models
+from perfkit.workloads import model_names, models
 
 
 def tiny_model() -> nn.Module:
@@ -23,6 +23,10 @@ def test_unknown_model_names_the_valid_ones():
         UsageError, match="unknown model 'resnet19'; choose one of alexnet, googlenet, resnet18"
     ):
         models.build("resnet19")
+
+
+def test_the_names_a_command_checks_without_torch_are_the_registered_ones():
+    assert model_names.NAMES == tuple(models.MODELS)
 
 
 def test_an_importable_factory_builds_a_model():

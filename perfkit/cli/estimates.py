@@ -65,12 +65,12 @@ def _model_command(sub: Any, name: str, help_text: str, func: Callable[[argparse
 
 
 def _memory(args: argparse.Namespace) -> int:
+    _check_model(args.model)  # the model first: an unknown one is the mistake, not a missing --batch
     from perfkit import console  # renders torch-side objects: imported only by the commands that need them
     from perfkit.measure.memory import MiB
     from perfkit.workloads import models  # imports torch (seconds)
     from perfkit.workloads.estimate import estimate_training_memory, measure_training_peak
 
-    models.check_name(args.model)  # the model first: an unknown one is the mistake, not a missing --batch
     estimate = estimate_training_memory(args.model, _batch(args), models.parse_shape(args.input, 3))
     measured = measure_training_peak(args.model, args.batch, estimate.input_shape) if args.measure else None
     if args.json:
@@ -86,6 +86,7 @@ def _memory(args: argparse.Namespace) -> int:
 
 
 def _flops(args: argparse.Namespace) -> int:
+    _check_model(args.model)
     from perfkit import console  # renders torch-side objects: imported only by the commands that need them
     from perfkit.workloads import flops, models
 
@@ -119,6 +120,7 @@ def _predict(args: argparse.Namespace) -> int:
                          "KEY|RESULTS.json (a benchmark family's times on a device)")
     if args.family is not None or args.at_hand or args.held_out is not None:
         raise UsageError("--family, --from and --held-out choose what --device predicts; pass --device too")
+    _check_model(args.model)
     from perfkit import console  # renders torch-side objects: imported only by the commands that need them
     from perfkit.workloads import flops, models, paleo
 
@@ -130,6 +132,14 @@ def _predict(args: argparse.Namespace) -> int:
     else:
         print(console.render_prediction(prediction))
     return 0
+
+
+def _check_model(name: str) -> None:
+    """Refuse an unknown model before torch is imported (seconds); imported here, not at the top, so that the
+    commands that never name a model load nothing of perfkit.workloads."""
+    from perfkit.workloads.model_names import check_name
+
+    check_name(name)
 
 
 def _batch(args: argparse.Namespace) -> int:

@@ -16,6 +16,7 @@ from torch import nn
 
 from perfkit.errors import UsageError
 from perfkit.workloads import shapes
+from perfkit.workloads.model_names import check_name
 
 #: The course's image size: (channels, height, width) (perfkit.workloads.shapes: read without torch too).
 DEFAULT_INPUT = shapes.DEFAULT_INPUT
@@ -78,14 +79,6 @@ def build(name: str) -> nn.Module:
         return _from_factory(name)
     check_name(name)
     return MODELS[name]()
-
-
-def check_name(name: str) -> None:
-    """Refuse a name neither registered nor a ``module:function`` factory, listing the registered ones: the
-    mistake a command says before any other (``perfkit memory`` before asking for its --batch)."""
-    if ":" not in name and name not in MODELS:
-        raise UsageError(f"unknown model {name!r}; choose one of {', '.join(sorted(MODELS))}, "
-                         "or give an importable factory as package.module:function")
 
 
 def _from_factory(spec: str) -> nn.Module:
