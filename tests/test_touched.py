@@ -3,6 +3,7 @@ from __future__ import annotations
 
 import pytest
 
+from perfkit.ab import run
 from perfkit.ab.run import changed_files
 from perfkit.ab.touched import benches_touched
 from tests.gitrepo import git, make_repo
@@ -43,3 +44,24 @@ def test_changed_files_are_those_between_the_two_sides_a_rename_under_both_names
     (repo / "benches" / "test_new.py").write_text("")
     assert changed_files(repo, "HEAD", None) == ["README.md", "benches/test_new.py"]
     assert benches_touched(changed_files(repo, "HEAD", None)) == ["benches/test_new.py"]
+
+
+def test_a_change_that_touches_no_bench_makes_no_checkout(tmp_path, monkeypatch):
+    """Nothing runs, so nothing is checked out: a documentation-only pull request's A/B wrote its empty
+    report after making (and removing) a checkout of the base, seconds of git on a large repository."""
+    repo = make_repo(tmp_path / "repo")
+    (repo / "README.md").write_text("readme\n")
+    git(repo, "add", "-A")
+    git(repo, "commit", "-q", "-m", "base")
+    (repo / "README.md").write_text("edited\n")
+    git(repo, "commit", "-q", "-am", "docs only")
+
+    def no_checkout(*_: object) -> None:
+        raise AssertionError("a checkout was made for a change that touches no bench")
+
+    monkeypatch.setattr(run, "worktree", no_checkout)
+    said: list[str] = []
+    report = run.ab(repo, "HEAD~1", "HEAD", tmp_path / "out", touched=True, say=said.append)
+    assert not report.benches
+    assert "the change touches no bench file" in said
+    assert (tmp_path / "out" / "ab.json").is_file()  # the empty report the PR summary reads

@@ -368,11 +368,14 @@ def ab(path: Path, base_ref: str, head_ref: str | None, out: Path | None, *, exp
     report: AbReport | None = None
     try:
         with ExitStack() as stack:
-            base = Side("base", base_ref, base_commit, stack.enter_context(worktree(repo, base_commit)))
+            def checkout(commit: str) -> Path:  # none where nothing runs (a change that touches no bench)
+                return stack.enter_context(worktree(repo, commit)) if benches else repo
+
+            base = Side("base", base_ref, base_commit, checkout(base_commit))
             if head_ref is None:
                 head = Side("head", head_label, head_commit, repo)
             else:
-                head = Side("head", head_ref, head_commit, stack.enter_context(worktree(repo, head_commit)))
+                head = Side("head", head_ref, head_commit, checkout(head_commit))
             out.mkdir(parents=True, exist_ok=True)
             seed = random.randrange(2**32) if seed is None else seed
             report = _report(base, head, seed, [], rounds, benches, policy, [], {}, {"base": [], "head": []},
