@@ -61,7 +61,8 @@ def test_every_experiment_answers_help_with_its_usage(script: str):
     assert doc and (doc.splitlines()[0] in said or f"usage: {script}" in said)
 
 
-@pytest.mark.parametrize("script", ["host_tails.py", "stale_gates.py", "leave_machine_out.py"])
+@pytest.mark.parametrize("script", ["host_tails.py", "stale_gates.py", "leave_machine_out.py",
+                                    "device_reference.py"])
 def test_an_experiment_given_a_missing_baseline_says_so_in_a_sentence(script: str, tmp_path: Path):
     args = [str(tmp_path / "none.json")] * (2 if script == "stale_gates.py" else 1)
     done = subprocess.run([sys.executable, str(ROOT / "experiments" / script), *args], check=False,

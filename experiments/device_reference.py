@@ -1,0 +1,63 @@
+"""How much of each GPU-bound gating figure's spread over a baseline's runs its machine's memory speed
+explains: per figure, its runs matched to the device copy of the same run (`test_copy_bandwidth`, by run date
+and machine), the SD of its log values, the SD of its log ratio over that copy, the SD left after the copy's
+least-squares share is taken out (a reference judged by regression, as CUPED does), and their correlation.
+On a fresh machine a GPU-bound figure's one-run MDE is about 4.5 times the first SD (its machine's shift
+dominates: 48 H200s' bf16 GEMM cycles spread 0.7%), so a figure the copy explains could be judged over it:
+
+    python experiments/device_reference.py baselines/nvidia-h200-x1.json
+"""
+from __future__ import annotations
+
+import math
+import statistics
+
+from perfkit.resultfile import load
+from perfkit.resultfile.figures import TIME
+from perfkit.resultfile.model import ResultSet, RunOrigin
+from perfkit.verdict.noise import GPU_KIND, Noise
+
+#: The reference: a 4 GiB device-to-device copy, timed in the same run as the figures.
+REFERENCE = "test_copy_bandwidth"
+#: Fewer matched runs say nothing of a correlation.
+LEAST_RUNS = 10
+
+
+def by_run(baseline: ResultSet, name: str, figure: str) -> dict[RunOrigin, float]:
+    """``name``'s ``figure`` per run (log values), keyed by where each run came from (runs of unknown machine
+    left out: their date alone may be another run's)."""
+    entry = baseline.by_name()[name]
+    values = baseline.runs()[name].get(figure, [])
+    positions = baseline.figure_positions(entry).get(figure, ())
+    origins = baseline.origins().get(name, ())
+    return {origins[at]: math.log(v) for v, at in zip(values, positions)
+            if v > 0 and 0 <= at < len(origins) and origins[at].machine}
+
+
+def main(path: str) -> None:
+    baseline = load.load(path)
+    noise = Noise.of(baseline)
+    reference = next((n for n in baseline.by_name() if n.endswith(f"::{REFERENCE}")), None)
+    if reference is None:
+        raise SystemExit(f"{path} holds no {REFERENCE}: nothing to read the figures over")
+    copy = by_run(baseline, reference, TIME)
+    print(f"{'benchmark':58s} {'figure':18s} runs   SD  over copy  regressed  corr")
+    for (name, figure), kind in sorted(noise.kinds.items()):
+        if kind != GPU_KIND or name == reference or figure not in baseline.by_name()[name].gating_figures():
+            continue
+        own = by_run(baseline, name, figure)
+        matched = [run for run in own if run in copy]
+        if len(matched) < LEAST_RUNS:
+            continue
+        x, y = [copy[run] for run in matched], [own[run] for run in matched]
+        sd, ratio = statistics.stdev(y), statistics.stdev([b - a for a, b in zip(x, y)])
+        corr = statistics.correlation(x, y) if statistics.stdev(x) and sd else 0.0
+        left = sd * math.sqrt((1 - corr**2) * (len(y) - 1) / (len(y) - 2))
+        print(f"{name.split('::')[-1][:58]:58s} {figure[:18]:18s} {len(matched):4d} {sd:5.2%} {ratio:9.2%} "
+              f"{left:10.2%} {corr:+5.2f}")
+
+
+if __name__ == "__main__":
+    from script_line import run
+
+    run(__doc__, lambda args: main(args[0]), least=1, most=1)
