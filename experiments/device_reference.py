@@ -6,6 +6,10 @@ On a fresh machine a GPU-bound figure's one-run MDE is about 4.5 times the first
 dominates: 48 H200s' bf16 GEMM cycles spread 0.7%), so a figure the copy explains could be judged over it:
 
     python experiments/device_reference.py baselines/nvidia-h200-x1.json
+
+The last two columns hold each machine out in turn, as a fresh machine's night is: its newest run's change
+from the other machines' mean, raw and read over the copy by the slope the other machines' runs give, as a
+root mean square over the machines (what one fresh run's SE would have to be).
 """
 from __future__ import annotations
 
@@ -34,6 +38,25 @@ def by_run(baseline: ResultSet, name: str, figure: str) -> dict[RunOrigin, float
             if v > 0 and 0 <= at < len(origins) and origins[at].machine}
 
 
+def held_out(matched: list[RunOrigin], copy: dict[RunOrigin, float], own: dict[RunOrigin, float],
+             ) -> tuple[float, float]:
+    """The root mean square over machines of one held-out machine's newest run's change from the other
+    machines' runs: raw, and read over its copy by the other machines' least-squares slope."""
+    raw, read_over = [], []
+    for machine in {run.machine for run in matched}:
+        others = [run for run in matched if run.machine != machine]
+        newest = max((run for run in matched if run.machine == machine), key=lambda run: run.date)
+        if len(others) < LEAST_RUNS:
+            continue
+        x, y = [copy[run] for run in others], [own[run] for run in others]
+        slope = statistics.linear_regression(x, y).slope if statistics.stdev(x) else 0.0
+        change = own[newest] - statistics.fmean(y)
+        raw.append(change)
+        read_over.append(change - slope * (copy[newest] - statistics.fmean(x)))
+    return (math.sqrt(statistics.fmean(v * v for v in raw)) if raw else math.nan,
+            math.sqrt(statistics.fmean(v * v for v in read_over)) if read_over else math.nan)
+
+
 def main(path: str) -> None:
     baseline = load.load(path)
     noise = Noise.of(baseline)
@@ -41,7 +64,7 @@ def main(path: str) -> None:
     if reference is None:
         raise SystemExit(f"{path} holds no {REFERENCE}: nothing to read the figures over")
     copy = by_run(baseline, reference, TIME)
-    print(f"{'benchmark':58s} {'figure':18s} runs   SD  over copy  regressed  corr")
+    print(f"{'benchmark':58s} {'figure':18s} runs   SD  over copy  regressed  corr  held out: raw  read over")
     for (name, figure), kind in sorted(noise.kinds.items()):
         if kind != GPU_KIND or name == reference or figure not in baseline.by_name()[name].gating_figures():
             continue
@@ -53,8 +76,9 @@ def main(path: str) -> None:
         sd, ratio = statistics.stdev(y), statistics.stdev([b - a for a, b in zip(x, y)])
         corr = statistics.correlation(x, y) if statistics.stdev(x) and sd else 0.0
         left = sd * math.sqrt((1 - corr**2) * (len(y) - 1) / (len(y) - 2))
+        raw, read_over = held_out(matched, copy, own)
         print(f"{name.split('::')[-1][:58]:58s} {figure[:18]:18s} {len(matched):4d} {sd:5.2%} {ratio:9.2%} "
-              f"{left:10.2%} {corr:+5.2f}")
+              f"{left:10.2%} {corr:+5.2f} {raw:14.2%} {read_over:10.2%}")
 
 
 if __name__ == "__main__":
