@@ -2,14 +2,16 @@
 explains: per figure, its runs matched to the device copy of the same run (`test_copy_bandwidth`, by run date
 and machine), the SD of its log values, the SD of its log ratio over that copy, the SD left after the copy's
 least-squares share is taken out (a reference judged by regression, as CUPED does), and their correlation.
-On a fresh machine a GPU-bound figure's one-run MDE is about 4.5 times the first SD (its machine's shift
-dominates: 48 H200s' bf16 GEMM cycles spread 0.7%), so a figure the copy explains could be judged over it:
+On a fresh machine a GPU-bound figure's one-run MDE is 4.5 (normal tails) to 7 (the H200's t7.45) times the
+first SD (its machine's shift dominates: 48 H200s' bf16 GEMM cycles spread 0.7%), so a figure the copy
+explains could be judged over it:
 
     python experiments/device_reference.py baselines/nvidia-h200-x1.json
 
 The last two columns hold each machine out in turn, as a fresh machine's night is: its newest run's change
 from the other machines' mean, raw and read over the copy by the slope the other machines' runs give, as a
-root mean square over the machines (what one fresh run's SE would have to be).
+root mean square over the machines (what one fresh run's SE would have to be; "-" where no machine has
+LEAST_RUNS runs of others to fit on).
 """
 from __future__ import annotations
 
@@ -38,6 +40,10 @@ def by_run(baseline: ResultSet, name: str, figure: str) -> dict[RunOrigin, float
             if v > 0 and 0 <= at < len(origins) and origins[at].machine}
 
 
+def _percent(value: float) -> str:
+    return "-" if math.isnan(value) else f"{value:.2%}"
+
+
 def held_out(matched: list[RunOrigin], copy: dict[RunOrigin, float], own: dict[RunOrigin, float],
              ) -> tuple[float, float]:
     """The root mean square over machines of one held-out machine's newest run's change from the other
@@ -58,6 +64,7 @@ def held_out(matched: list[RunOrigin], copy: dict[RunOrigin, float], own: dict[R
 
 
 def main(path: str) -> None:
+    """One line per GPU-bound gating figure with LEAST_RUNS runs matched to the copy's."""
     baseline = load.load(path)
     noise = Noise.of(baseline)
     reference = next((n for n in baseline.by_name() if n.endswith(f"::{REFERENCE}")), None)
@@ -78,7 +85,7 @@ def main(path: str) -> None:
         left = sd * math.sqrt((1 - corr**2) * (len(y) - 1) / (len(y) - 2))
         raw, read_over = held_out(matched, copy, own)
         print(f"{name.split('::')[-1][:58]:58s} {figure[:18]:18s} {len(matched):4d} {sd:5.2%} {ratio:9.2%} "
-              f"{left:10.2%} {corr:+5.2f} {raw:14.2%} {read_over:10.2%}")
+              f"{left:10.2%} {corr:+5.2f} {_percent(raw):>14s} {_percent(read_over):>10s}")
 
 
 if __name__ == "__main__":

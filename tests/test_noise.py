@@ -804,10 +804,11 @@ def test_a_confirmation_re_runs_no_figure_that_even_twenty_runs_could_not_show_m
 
 def test_runs_of_unknown_machine_are_placed_where_the_most_of_the_variance_stays_run_to_run():
     """Four of the H200 baseline's 69 runs of its 100 M-element grid kernel were saved before runs named their
-    machine: its whole variance (56 machines' shifts in it) was then taken as run-to-run and the between-
-    machine term added on top, a one-run SE of 1.6% where its runs spread 0.8%. A run of unknown machine now
-    counts as one more run on the machine with the most (the layout that leaves the most of the variance
-    run-to-run), so the shifts are counted once."""
+    machine: its whole variance (55 named machines' shifts in it) was then taken as run-to-run and the
+    between-machine term added on top, a one-run SE of 1.6% where its runs spread 0.8%. A run of unknown
+    machine now counts as one more run on the machine with the most (the layout that leaves the most of the
+    variance run-to-run) and adds no degrees of freedom, so the shifts are counted once; where no run names
+    its machine, the variance is taken whole as before."""
     rng = np.random.default_rng(3)
     sds = {f"b{i}": 0.005 for i in range(24)}
     shift = {m: {n: math.exp(rng.normal(0, 0.01)) for n in sds} for m in "ABCDE"}
@@ -819,8 +820,12 @@ def test_runs_of_unknown_machine_are_placed_where_the_most_of_the_variance_stays
     ratio = noise.between_ratio_by_kind[GPU_KIND]
     assert ratio > 0
     placed = stats.spread_over_groups([4, 1, 1, 1, 1], ratio)
-    assert noise.run_to_run["b0", "time"] == pytest.approx((1 / placed[0], placed[1]))
+    known = stats.spread_over_groups([3, 1, 1, 1, 1], ratio)  # the unknown run adds no degrees of freedom
+    assert noise.run_to_run["b0", "time"] == pytest.approx((1 / placed[0], min(placed[1], known[1])))
     # of every place the unknown run could have come from, this one leaves the most run-to-run
     for elsewhere in ([3, 2, 1, 1, 1], [3, 1, 1, 1, 1, 1]):
         assert 1 / stats.spread_over_groups(elsewhere, ratio)[0] < noise.run_to_run["b0", "time"][0]
     assert noise.run_to_run["b12", "time"][0] < noise.run_to_run["b0", "time"][0]  # all known: its own layout
+    unnamed = Noise.of(baselines.from_runs([_run(_draws(rng, sds, 1)[0], "", when=night(i), within=sds)
+                                            for i in range(6)]))
+    assert ("b0", "time") not in unnamed.run_to_run  # no machine named: nothing to place them by

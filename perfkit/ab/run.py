@@ -368,14 +368,9 @@ def ab(path: Path, base_ref: str, head_ref: str | None, out: Path | None, *, exp
     report: AbReport | None = None
     try:
         with ExitStack() as stack:
-            def checkout(commit: str) -> Path:  # none where nothing runs (a change that touches no bench)
-                return stack.enter_context(worktree(repo, commit)) if benches else repo
-
-            base = Side("base", base_ref, base_commit, checkout(base_commit))
-            if head_ref is None:
-                head = Side("head", head_label, head_commit, repo)
-            else:
-                head = Side("head", head_ref, head_commit, checkout(head_commit))
+            base = Side("base", base_ref, base_commit, _checkout(stack, repo, base_commit, bool(benches)))
+            head = (Side("head", head_label, head_commit, repo) if head_ref is None else
+                    Side("head", head_ref, head_commit, _checkout(stack, repo, head_commit, bool(benches))))
             out.mkdir(parents=True, exist_ok=True)
             seed = random.randrange(2**32) if seed is None else seed
             report = _report(base, head, seed, [], rounds, benches, policy, [], {}, {"base": [], "head": []},
@@ -394,6 +389,12 @@ def ab(path: Path, base_ref: str, head_ref: str | None, out: Path | None, *, exp
                                report if pairs else None) from None
     assert report is not None  # made before the first pair
     return report
+
+
+def _checkout(stack: ExitStack, repo: Path, commit: str, runs: bool) -> Path:
+    """A checkout of ``commit`` held until ``stack`` closes; none (``repo`` itself, where nothing is run or
+    removed) where nothing ``runs``: a change that touches no bench."""
+    return stack.enter_context(worktree(repo, commit)) if runs else repo
 
 
 def kept(out: Path, pairs: int, rounds: int) -> str:

@@ -196,11 +196,12 @@ class Noise:
     source: str = ""
     # gating figures whose own runs are heavy-tailed (HEAVY_TAIL_KURTOSIS): also among the outliers
     heavy: frozenset[tuple[str, str]] = frozenset()
-    # per timed figure whose runs came from known machines, the part of its variance over them that is
-    # run-to-run (that variance holds their shifts too) and the degrees of freedom it is worth
-    # (stats.spread_over_groups); only where its kind's between-machine ratio rests on MIN_RATIO_BENCHMARKS
-    # benchmarks: a ratio from three reads anywhere from 0.4 to 9 where it is 3.3, and deflating by one
-    # assumed (UNMEASURED_BETWEEN_RATIO) read SEs 1.8 times too narrow where the machines did not differ
+    # per timed figure whose runs name their machines (runs of unknown machine placed as _run_to_run says),
+    # the part of its variance over them that is run-to-run (that variance holds their shifts too) and the
+    # degrees of freedom it is worth (stats.spread_over_groups); only where its kind's between-machine ratio
+    # rests on MIN_RATIO_BENCHMARKS benchmarks: a ratio from three reads anywhere from 0.4 to 9 where it is
+    # 3.3, and deflating by one assumed (UNMEASURED_BETWEEN_RATIO) read SEs 1.8 times too narrow where the
+    # machines did not differ
     run_to_run: Mapping[tuple[str, str], tuple[float, float]] = field(default_factory=dict)
 
     @classmethod
@@ -489,19 +490,21 @@ def _between_machines(stored: Mapping[str, Figures], origins: Mapping[str, tuple
 def _run_to_run(machines: Counter[str], runs: int, ratio: float) -> tuple[float, float] | None:
     """The part of a figure's variance over its ``runs`` that is run-to-run, and the degrees of freedom it is
     worth, where they fell on ``machines`` (runs per machine, "" for runs of unknown machine) whose shifts
-    vary ``ratio`` times it; None where the counts are not the figure's runs (its variance is then taken
-    whole). Runs of unknown machine are placed on the machine with the most runs: of every place they could
-    have run, the one that leaves the most of the variance run-to-run, the cautious side. Taken whole
-    instead, the H200 baseline's 100 M-element grid kernel (4 of its 69 runs saved before runs named their
-    machine) counted its 56 machines' shifts twice, once in its variance and once in the between-machine term:
-    a one-run SE of 1.6% where its runs spread 0.8%."""
-    if sum(machines.values()) != runs:
-        return None
+    vary ``ratio`` times it; None where the counts are not the figure's runs or no run names its machine (its
+    variance is then taken whole). Runs of unknown machine are placed on the machine with the most runs, of
+    every place they could have run the one that leaves the most of the variance run-to-run, and add no
+    degrees of freedom: the cautious side of both. Taken whole instead, the H200 baseline's 100 M-element
+    grid kernel (4 of its 69 runs saved before runs named their machine) counted its 55 named machines'
+    shifts twice, once in its variance and once in the between-machine term: a one-run SE of 1.6% where its
+    runs spread 0.8%."""
     known = Counter({machine: count for machine, count in machines.items() if machine})
+    if sum(machines.values()) != runs or not known:
+        return None
+    placed = known.copy()
     if unknown := machines.get("", 0):
-        known[max(known, key=known.__getitem__, default="")] += unknown
-    expected, df = stats.spread_over_groups(list(known.values()), ratio)
-    return 1 / expected, df
+        placed[max(known, key=known.__getitem__)] += unknown
+    expected, df = stats.spread_over_groups(list(placed.values()), ratio)
+    return 1 / expected, min(df, stats.spread_over_groups(list(known.values()), ratio)[1]) if unknown else df
 
 
 def _ratio(components: Sequence[tuple[float, float]]) -> float | None:
