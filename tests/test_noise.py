@@ -829,3 +829,36 @@ def test_runs_of_unknown_machine_are_placed_where_the_most_of_the_variance_stays
     unnamed = Noise.of(baselines.from_runs([_run(_draws(rng, sds, 1)[0], "", when=night(i), within=sds)
                                             for i in range(6)]))
     assert ("b0", "time") not in unnamed.run_to_run  # no machine named: nothing to place them by
+
+
+def test_a_fresh_machine_judged_on_a_baseline_with_runs_of_unknown_machine_reads_calibrated_errors():
+    """The double count measured: a baseline of 20 runs on 16 machines (their shifts 1.8 times the run-to-run
+    SD, as the H200's GPU work), a fifth of its runs saved before runs named their machine.
+    Fresh machines' A/A changes over their SEs must spread as the test assumes (an RMS near 1): with the
+    unknown runs' variance taken whole and the between-machine term added on top, it read 0.54 (0.99 now)."""
+    sds = {f"b{i}": 0.004 for i in range(20)}
+    z: list[float] = []
+    for seed in range(12):
+        rng = np.random.default_rng(seed)
+        machines = [f"m{i}" for i in range(17)]
+        shift = {m: {n: math.exp(rng.normal(0, 1.8 * 0.004)) for n in sds} for m in machines}
+        # benchmarks b10..b19 lose no machine names: they measure the between-machine ratio
+        # two runs on each of four machines (the ratio is measured), one on eight more, and four runs whose
+        # machine is unknown for b0..b9 (known for b10..b19)
+        named = machines[:4] * 2 + machines[4:12]
+        runs = [_run(_draws(rng, sds, 1, shift[m])[0], m, when=night(i), within=sds)
+                for i, m in enumerate(named)]
+        runs += [_run({n: v for n, v in _draws(rng, sds, 1, shift[m])[0].items() if int(n[1:]) < 10}, "",
+                      when=night(16 + i), within=sds)
+                 for i, m in enumerate(machines[12:16])]
+        runs += [_run({n: v for n, v in _draws(rng, sds, 1, shift[m])[0].items() if int(n[1:]) >= 10}, m,
+                      when=night(20 + i), within=sds)
+                 for i, m in enumerate(machines[12:16])]
+        baseline = baselines.from_runs(runs)
+        fresh = _run(_draws(rng, sds, 1, shift["m16"])[0], "m16", when="2026-12-20", within=sds)
+        comparison = judge(baseline, fresh, Noise.of(baseline))
+        changes = {(r.benchmark, r.figure): r.change for r in comparison.rows}
+        z += [math.log1p(changes[key] or 0.0) / se for key, (_, se, _) in comparison.reach.items()
+              if int(key[0][1:]) < 10]
+    rms = math.sqrt(float(np.mean(np.square(z))))
+    assert len(z) == 120 and 0.75 < rms < 1.3, rms
