@@ -211,7 +211,10 @@ def test_checkouts_left_by_a_killed_ab_are_removed_by_the_next_and_a_live_ones_k
     assert git(repo, "worktree", "list").count("\n") == 0 and list(tmp.iterdir()) == []
 
 
-def test_a_run_stopped_while_checking_out_names_no_file_it_did_not_write(tmp_path, monkeypatch):
+@pytest.mark.parametrize("head, removed", [("HEAD", "the checkouts"), (None, "the checkout")])
+def test_a_run_stopped_while_checking_out_names_no_file_it_did_not_write(tmp_path, monkeypatch, head,
+                                                                         removed):
+    """The working tree as the head side makes one checkout, of the base; two refs make two."""
     repo = make_repo(tmp_path / "repo")
     commit(repo, 100, "one")
     commit(repo, 200, "two")
@@ -221,9 +224,9 @@ def test_a_run_stopped_while_checking_out_names_no_file_it_did_not_write(tmp_pat
 
     monkeypatch.setattr(ab, "worktree", stopped)
     with pytest.raises(stopping.Stopped) as caught:
-        ab.ab(repo, "HEAD~1", "HEAD", tmp_path / "out", rounds=2)
+        ab.ab(repo, "HEAD~1", head, tmp_path / "out", rounds=2)
     out = tmp_path / "out"
-    said = f"stopped before the first of 2 pairs, nothing written to {out} and the checkouts removed"
+    said = f"stopped before the first of 2 pairs, nothing written to {out} and {removed} removed"
     assert caught.value.kept == said
     out.mkdir()
     (out / "ab.json").write_text("{}")

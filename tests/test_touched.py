@@ -1,8 +1,11 @@
 """Which bench files a change touches (perfkit ab --touched, the pull-request workflow's selection)."""
 from __future__ import annotations
 
+import signal
+
 import pytest
 
+from perfkit import stopping
 from perfkit.ab import run
 from perfkit.ab.run import changed_files
 from perfkit.ab.touched import benches_touched
@@ -65,3 +68,19 @@ def test_a_change_that_touches_no_bench_makes_no_checkout(tmp_path, monkeypatch)
     assert not report.benches
     assert "the change touches no bench file" in said
     assert (tmp_path / "out" / "ab.json").is_file()  # the empty report the PR summary reads
+
+
+def test_an_a_b_of_a_change_that_touches_no_bench_stopped_speaks_of_no_checkout(tmp_path, monkeypatch):
+    """None was made, so a stop says none was removed."""
+    repo = make_repo(tmp_path / "repo")
+    (repo / "README.md").write_text("readme\n")
+    git(repo, "add", "-A")
+    git(repo, "commit", "-q", "-m", "base")
+
+    def stopped(*_: object) -> None:
+        raise stopping.Interrupted(signal.SIGTERM)
+
+    monkeypatch.setattr(run.baselines, "write_json_atomically", stopped)
+    with pytest.raises(stopping.Stopped) as caught:
+        run.ab(repo, "HEAD", "HEAD", tmp_path / "out", touched=True, say=lambda _: None)
+    assert caught.value.kept == f"stopped before the first of 10 pairs, nothing written to {tmp_path / 'out'}"
