@@ -93,7 +93,7 @@ def fresh_machine_mdes(path: str) -> dict[tuple[str, str], list[float]]:
 
 def fresh_machine_reads(path: str) -> dict[tuple[str, str], list[tuple[float, float]]]:
     """As :func:`fresh_machine_mdes`, each MDE with the minimum effect it was judged at (a figure whose
-    noise lies between hosts widens it: perfkit.verdict.host_spread)."""
+    noise lies between hosts widens it: perfkit.verdict.machine_spread)."""
     gates = {(b.fullname, f) for b in load.load(path).benchmarks for f in b.gating_figures()}
     reads: dict[tuple[str, str], list[tuple[float, float]]] = defaultdict(list)
     for rows in _judged(path, Policy(), newest_only=True):

@@ -122,9 +122,9 @@ NOT_MEASURED = (
     "SD 0.2–1.5%",  # the simulation's synthetic spreads (perfkit/simulate.py)
     "(2–18%, as much between machines; a quarter with a 15% tolerance",  # the same simulation's parameters
     "these 3 benchmarks got 8% slower",  # an illustration of what a verdict says, not a run
-    "(10%, or 1.5 times a wider minimum effect), up to 50%",  # sharp_goal and host_spread.MOST_WIDENED
-    "would need more than 50%",  # host_spread.MOST_WIDENED
-    "one run there can see, up to 50%",  # host_spread.MOST_WIDENED
+    "(10%, or 1.5 times a wider minimum effect), up to 50%",  # sharp_goal and machine_spread.MOST_WIDENED
+    "would need more than 50%",  # machine_spread.MOST_WIDENED
+    "one run there can see, up to 50%",  # machine_spread.MOST_WIDENED
 )
 
 

@@ -88,7 +88,7 @@ def test_the_figures_whose_noise_lies_between_hosts_say_so_and_the_gpu_paced_ker
 @pytest.mark.slow
 def test_the_cpu_references_record_why_their_noise_lies_between_hosts(tmp_path):
     """Run on this machine's CPU through pytest-benchmark: the result file carries the declaration the judge
-    widens their minimum effect by (perfkit.verdict.host_spread)."""
+    widens their minimum effect by (perfkit.verdict.machine_spread)."""
     out = tmp_path / "cpu.json"
     subprocess.run([sys.executable, "-m", "pytest", "benches/test_vector_add.py", "-q", "-k",
                     "cpu_loop and K1", "-m", "not weekly", "--perfkit-baseline=none",

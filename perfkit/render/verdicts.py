@@ -49,7 +49,8 @@ def verdict_meanings(policy: Policy) -> str:
                if gpu != other or narrower else _percent(other))
     return (
         f"regressed/improved: beyond the minimum effect ({effects}, or a benchmark's own tolerance; wider "
-        "where one run cannot see it for noise between hosts that the benchmark declares, said beside it) "
+        "where one run cannot see it for noise between hosts that the benchmark declares, or between GPUs "
+        "of one model that the baseline's machines show, said beside it) "
         "and outside what the hardware's pooled run-to-run noise predicts, the night's family-wise "
         f"false-alarm rate held at {_percent(alpha)} (Holm over every gating figure; a confirmation's "
         f"re-runs at Bonferroni's level over the same); unchanged: the change's {_percent(1 - 2 * alpha)} "

@@ -239,7 +239,7 @@ class MetricRecorder:
         """This benchmark's gating figure differs between hosts of one model by more than its runs on one
         host do, for a ``reason`` measured and said (a driver's page work, a core's memory path), and cannot
         be cut: its minimum effect on a host its baseline never ran on widens to what one run can see there
-        (perfkit.verdict.host_spread), said beside its verdict, rather than leaving it blind."""
+        (perfkit.verdict.machine_spread), said beside its verdict, rather than leaving it blind."""
         if not reason.strip():
             raise UsageError("a figure whose noise lies between hosts says why")
         self._extra_info[BETWEEN_HOSTS_KEY] = reason

@@ -61,7 +61,7 @@ from perfkit.resultfile.figures import TIME, TIME_UNIT, TIME_UNITS
 from perfkit.resultfile.fingerprint import CHANGE_FIELDS, SOFTWARE_FIELDS
 from perfkit.resultfile.model import ResultSet, run_count
 from perfkit.resultfile.payloads import Disturbance
-from perfkit.verdict import across, host_spread, sittings, stats, time_ratios
+from perfkit.verdict import across, machine_spread, sittings, stats, time_ratios
 from perfkit.verdict.comparison import (
     COUNT_MOVED,
     DIFFERS,
@@ -276,7 +276,7 @@ def _judge_each(paired: Pairing, noise: Noise, policy: Policy, host: HostShift |
                 machines: Mapping[str, Mapping[str, float]], tests: int, first_look: FirstLook | None,
                 widen: bool) -> list[_Judged]:
     """Each figure judged with its noise, a host-bound one with the run's host shift, and where ``widen``
-    (one hardware) one whose noise lies between hosts at a widened minimum effect (:func:`_widening`)."""
+    (one hardware) one whose noise lies between machines at a widened minimum effect (:func:`_widening`)."""
     return [_judge_figure(f, policy, noise.of_figure(f.benchmark, f.figure, f.current,
                                                      machines.get(f.benchmark)),
                           host if noise.kinds.get((f.benchmark, f.figure)) == HOST_KIND else None,
@@ -287,23 +287,18 @@ def _judge_each(paired: Pairing, noise: Noise, policy: Policy, host: HostShift |
 
 def _widening(fig: FigureRuns, policy: Policy, noise: Noise, machine: str | Mapping[str, float] | None,
               level: float, first_look: FirstLook | None) -> tuple[float, str] | None:
-    """The minimum effect, and why, of a figure whose noise lies between hosts, where one run on this host
-    cannot see its declared one (perfkit.verdict.host_spread): from the baseline's noise alone, its runs from
-    MIN_HOSTS hosts; a second look keeps the first look's. None where the declared one stands."""
+    """The minimum effect, and why, of a figure whose noise lies between machines, where one run on this
+    machine cannot see its declared one (perfkit.verdict.machine_spread), from the baseline's noise alone; a
+    second look keeps the first look's. None where the declared one stands."""
     b, c = fig.baseline, fig.current
-    if (not fig.between_hosts or not fig.judged or len(b) < MIN_BASELINE_RUNS or not c or min(b + c) <= 0
-            or len(noise.machines.get(fig.benchmark, ())) < host_spread.MIN_HOSTS):
+    if not fig.judged or len(b) < MIN_BASELINE_RUNS or not c or min(b + c) <= 0:
         return None
     alone = noise.of_figure(fig.benchmark, fig.figure, (), machine)
     if alone is None:
         return None
-    declared, se = minimum_effect(fig, policy, alone), _standard_error(fig, alone, 1)
     picked = first_look.reach.get((fig.benchmark, fig.figure)) if first_look is not None else None
-    minimum = (round(math.expm1(picked[0]), 9) if picked is not None
-               else host_spread.widened(declared, se, alone.df, level))
-    if minimum <= declared:
-        return None
-    return minimum, host_spread.sentence(fig.between_hosts, declared, minimum, se)
+    return machine_spread.widening(fig, noise, alone, minimum_effect(fig, policy, alone),
+                                   _standard_error(fig, alone, 1), level, picked)
 
 
 def _judge_figure(fig: FigureRuns, policy: Policy, noise: FigureNoise | None, host: HostShift | None = None,

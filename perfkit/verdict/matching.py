@@ -32,7 +32,7 @@ class FigureRuns:
     # a count the code alone decides (any move is a change), unless either side read it off its machine
     exact: bool = True
     # why its noise lies between hosts of one model and cannot be cut, where the benchmark says so: its
-    # minimum effect widens to what one run can see (perfkit.verdict.host_spread)
+    # minimum effect widens to what one run can see (perfkit.verdict.machine_spread)
     between_hosts: str | None = None
 
     @property
