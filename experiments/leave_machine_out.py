@@ -132,13 +132,14 @@ def _print_calibration(path: str, newest_only: bool) -> None:
 
 
 def _print_mdes(path: str, limit: float) -> None:
-    """The gating figures whose fresh machine's one-run MDE is above ``limit`` and above its goal (1.5 times
-    a wider minimum effect, comparison.sharp_goal) on the median machine; then the others above ``limit``,
+    """The gating figures whose fresh machine's one-run MDE is above ``limit`` and above its goal (``limit``,
+    or 1.5 times a wider minimum effect, comparison.sharp_goal: 0.10 for host work, 0.03 for GPU work) on the
+    median machine; then the others above ``limit``,
     each with its minimum effects over the machines (widened where its noise lies between hosts)."""
     reads = sorted(((statistics.median(m for m, _ in v), k, v) for k, v in fresh_machine_reads(path).items()),
                    reverse=True)
     # each machine's MDE over its own goal: the machines' minimum effects differ where they widen
-    blind = [r for r in reads if statistics.median(m / sharp_goal(e) for m, e in r[2]) > 1]
+    blind = [r for r in reads if statistics.median(m / sharp_goal(e, limit) for m, e in r[2]) > 1]
     wide = [r for r in reads if r[0] > limit and r not in blind]
     above = (f"{len(blind)} of {len(reads)} gating figures have a fresh machine's one-run MDE above "
              f"{limit:.0%} and above 1.5 times a minimum effect wider than it (medians over machines)")

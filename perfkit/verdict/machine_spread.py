@@ -5,7 +5,7 @@ Two such noises. A host's: a driver's page work or a core's memory path, measure
 (MetricRecorder.noise_between_hosts); on the H100 the vector add's CPU references and managed first launches
 read one-run MDEs of 13-54% against 5%. A GPU's: GPUs of one model differ in memory speed and clocks, and a
 GPU-bound figure's runs in a baseline of many machines say by how much (perfkit.verdict.noise's
-between-machine term); on 2026-12-06 the H200 baseline's 54 machines gave one fresh run of the 100 M-element
+between-machine term); on 2026-12-06 the H200 baseline's 55 machines gave one fresh run of the 100 M-element
 vector add an SE of 0.79%, 0.69% of it the GPU's own shift, and an MDE of 5.6% against a 2% minimum effect.
 Where that shift alone keeps the MDE above its goal, no count of runs on that GPU sees the declared minimum
 effect. Rather than leave such a figure blind, or claim ``unchanged`` within a minimum effect it cannot
