@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import json
 import statistics
-import sys
 import time
 from pathlib import Path
 
@@ -95,4 +94,7 @@ def main(out: Path, heat_s: float) -> None:
 
 
 if __name__ == "__main__":
-    main(Path(sys.argv[1]), float(sys.argv[2]) if len(sys.argv) > 2 else 60.0)
+    from script_line import run
+
+    run(__doc__, lambda args: main(Path(args[0]), float(args[1]) if len(args) > 1 else 60.0), least=1, most=2,
+        gpu=True)
