@@ -19,7 +19,9 @@ from perfkit.store import baselines
 from perfkit.verdict import machine_spread, stats
 from perfkit.verdict.comparison import sharp_goal
 from perfkit.verdict.judge import Policy, Verdict, judge
+from perfkit.verdict.matching import pair
 from perfkit.verdict.noise import Noise
+from tests.conftest import night
 
 REASON = "the driver's page work differs between hosts of one model"
 #: Twelve host figures whose hosts differ three times as much as their runs on one host do (the H100's
@@ -28,10 +30,10 @@ SPREAD = tuple(simulate.Figure(f"host{i}", 0.01, False, between=0.03) for i in r
 NIGHTS = 200
 LEVEL, DF = Policy.alpha / 85, 5.0
 #: Twelve GPU-bound figures whose GPUs differ twice as much as their runs on one GPU do (the H200's: 0.2-0.4%
-#: run to run, 0.4-0.8% between its 54 GPUs on 2026-12-06), the noisiest four beyond what one run sees at 2%;
-#: and the same with GPUs that differ a third of that (more runs on one GPU decide there).
+#: run to run, 0.4-0.8% between its 55 GPUs on 2026-12-06), the noisiest beyond what one run sees at 2%; and
+#: noisier ones whose GPUs differ a third as much as their runs (one run cannot see 2%, more runs decide).
 GPUS = tuple(simulate.Figure(f"gpu{i}", 0.0015 * 1.12**i, True, between=0.003 * 1.12**i) for i in range(12))
-ALIKE = tuple(dataclasses.replace(f, between=f.sd / 3) for f in GPUS)
+ALIKE = tuple(simulate.Figure(f"gpu{i}", 0.003 * 1.12**i, True, between=0.001 * 1.12**i) for i in range(12))
 
 
 def _declared(figures: tuple[simulate.Figure, ...]) -> tuple[simulate.Figure, ...]:
@@ -163,18 +165,63 @@ def test_a_fresh_gpu_widens_only_the_figures_whose_shift_between_gpus_keeps_them
         if name in widened:
             assert row.mde <= sharp_goal(row.minimum, 0.03) and row.minimum > 0.02
             assert f"minimum effect {row.minimum:.0%} here, not " in row.note
-            assert "against the baseline's 12 machines" in row.note
+            assert "from the baseline's 12 machines, this GPU's own shift puts a standard error" in row.note
             assert "which no count of runs on this GPU narrows" in row.note
         else:  # the declared one: 2% where its tails were read, else 3%
             assert row.minimum in (pytest.approx(0.02), pytest.approx(0.03)) and "here, not" not in row.note
     assert {"gpu10", "gpu11"} <= widened and "gpu0" not in widened
     assert rows["gpu11"].minimum == max(r.minimum for r in rows.values())
+    # one run misses its goal here, but its shift between GPUs alone would not: more runs decide, no widening
+    assert rows["gpu6"].mde > sharp_goal(rows["gpu6"].minimum, 0.03) and "gpu6" not in widened
 
 
-def test_gpus_that_differ_less_than_their_runs_widen_nothing():
+def test_gpus_that_differ_less_than_their_runs_widen_nothing_however_far_one_run_misses():
     """More runs of this code bring such a figure to its goal: they decide, its minimum effect stays."""
     rows = _rows(simulate.night(_gpus(ALIKE), seed=21).first)
+    assert sum(r.mde > sharp_goal(r.minimum, 0.03) for r in rows.values()) >= 6
     assert all("here, not" not in r.note for r in rows.values())
+
+
+def test_a_baseline_of_two_gpus_or_another_hardware_widens_nothing():
+    rows = _rows(simulate.night(dataclasses.replace(_gpus(GPUS), hosts=2), seed=21).first)
+    assert all("here, not" not in r.note for r in rows.values())
+    base = baselines.from_runs([simulate._run(GPUS, {f.name: 1e-3 * (1 + 0.004 * (i % 12)) for f in GPUS},
+                                              f"m{i % 12}", night(i, "2026-11-01")) for i in range(25)])
+    doc = simulate._run(GPUS, {f.name: 1e-3 for f in GPUS}, "m99", "2026-12-01").to_json()
+    doc["machine_info"]["perfkit"]["hardware_id"] = "another-gpu"
+    rows = [r for r in judge(base, load.parse(doc, "another"), Noise.of(base)).rows if r.gating]
+    assert len(rows) == len(GPUS) and all("here, not" not in r.note for r in rows)
+
+
+def test_a_second_look_keeps_the_first_looks_minimum_effect_whatever_its_own_noise_says():
+    """A confirmation's re-runs are judged at the minimum effect the first look picked its suspects at, even
+    where the noise rebuilt for them would not widen it (its MDE is of both looks at that one)."""
+    def value(i: int) -> float:  # each of 12 GPUs shifted, each run a little apart
+        return 1e-3 * math.exp(0.001 * (i % 12 - 5.5) + 0.0005 * ((i * 7) % 5 - 2))
+
+    base = baselines.from_runs([simulate._run(GPUS, {f.name: value(i) for f in GPUS}, f"m{i % 12}",
+                                              night(i, "2026-11-01")) for i in range(25)])
+    current = simulate._run(GPUS, {f.name: 1e-3 for f in GPUS}, "m99", "2026-12-01")
+    noise = Noise.of(base)
+    fig = next(f for f in pair(base, current).figures if f.benchmark == "gpu11")
+    alone = noise.of_figure("gpu11", fig.figure, (), "m99")
+    assert alone is not None and alone.between_sd > 0
+    quiet = dataclasses.replace(alone, between_sd=alone.between_sd / 100)  # its shift alone fits the goal
+    assert machine_spread.widening(fig, noise, quiet, 0.02, 0.004, LEVEL) is None
+    picked = (math.log1p(0.05), 0.004, quiet.df)
+    minimum, why = machine_spread.widening(fig, noise, quiet, 0.02, 0.004, LEVEL, picked) or (0.0, "")
+    assert minimum == pytest.approx(0.05)
+    assert "minimum effect 5% here, not 2%: GPUs of one model differ" in why
+
+
+def test_widened_gpus_confirmed_keep_the_first_looks_minimum_effect():
+    scenario = _gpus(GPUS, confirm=3)
+    first = _rows(simulate.night(scenario, seed=8).first)["gpu11"]
+    assert "GPUs of one model differ" in first.note
+    night_ = simulate.night(scenario, seed=8, slowed={"gpu11": 1 + 2 * first.minimum})
+    assert night_.final is not night_.first  # the confirmation ran
+    assert _rows(night_.final)["gpu11"].minimum == pytest.approx(first.minimum)
+    assert _rows(night_.final)["gpu11"].verdict is Verdict.REGRESSED
 
 
 def test_a_gpu_the_baseline_holds_runs_of_is_judged_at_a_minimum_effect_no_wider_than_a_fresh_ones():
@@ -186,6 +233,7 @@ def test_a_gpu_the_baseline_holds_runs_of_is_judged_at_a_minimum_effect_no_wider
 
 @pytest.mark.parametrize("confirm", [0, 3])
 def test_widened_gpu_minimum_effects_keep_the_false_alarms_at_alpha_and_flag_their_printed_mde(confirm):
+    """The guard on the rates: wider minimum effects must neither cry wolf nor print an MDE they miss."""
     result = simulate.rates(_gpus(GPUS, confirm), NIGHTS, seed=90 + confirm)
     assert result.false_alarm <= Policy.alpha + 2 * math.sqrt(Policy.alpha * (1 - Policy.alpha) / NIGHTS)
     assert result.power >= 0.80 - 2 * math.sqrt(0.8 * 0.2 / NIGHTS)

@@ -6,13 +6,14 @@ Two such noises. A host's: a driver's page work or a core's memory path, measure
 read one-run MDEs of 13-54% against 5%. A GPU's: GPUs of one model differ in memory speed and clocks, and a
 GPU-bound figure's runs in a baseline of many machines say by how much (perfkit.verdict.noise's
 between-machine term); on 2026-12-06 the H200 baseline's 55 machines gave one fresh run of the 100 M-element
-vector add an SE of 0.79%, 0.69% of it the GPU's own shift, and an MDE of 5.6% against a 2% minimum effect.
+vector add an SE of 0.79% (0.69% from the GPU's own shift, 0.38% its run-to-run noise) and an MDE of 5.6%
+against a 2% minimum effect.
 Where that shift alone keeps the MDE above its goal, no count of runs on that GPU sees the declared minimum
 effect. Rather than leave such a figure blind, or claim ``unchanged`` within a minimum effect it cannot
 see, its minimum effect widens to the smallest whole percent this comparison can see: whose one-run MDE,
 from the baseline's noise alone before any common host shift the run shows, fits its goal
 (comparison.sharp_goal: 10% for host work, 3% for GPU-bound work, or 1.5 times a wider minimum effect).
-``unchanged`` then means unchanged within that, said beside it with the measured reason, and a change beyond
+``unchanged`` then means unchanged within that, said beside it with its reason, and a change beyond
 it is flagged at the printed MDE as often as any (tests/test_machine_spread.py drives the judge through it).
 It widens only where the baseline's runs of the figure come from :data:`MIN_HOSTS` machines or more, and
 never past :data:`MOST_WIDENED`: a figure that would need more stays at its declared one, weak and listed
@@ -26,7 +27,8 @@ from perfkit.verdict.comparison import SHARP_GPU_MDE, WEAK_MDE, Reach, sharp_goa
 from perfkit.verdict.matching import FigureRuns
 from perfkit.verdict.noise import GPU_KIND, FigureNoise, Noise
 
-#: A spread between machines is read from this many machines' runs at least (the baseline's own, a figure's).
+#: A spread between machines (hosts or GPUs) is read from this many machines' runs at least (the baseline's
+#: own, a figure's).
 MIN_HOSTS = 3
 #: The widest minimum effect a figure is widened to (in whole percents): past it a one-run verdict says too
 #: little to be worth one (on 2026-12-06 the H100's widest nightly figure needed 38%; weekly entries of two
@@ -39,34 +41,40 @@ def widening(fig: FigureRuns, noise: Noise, alone: FigureNoise, declared: float,
     """The minimum effect to judge ``fig`` at instead of its ``declared`` one, and why; None where the
     declared one stands. ``alone``: its noise from the baseline alone, for the machine the run is on; ``se``:
     one run's standard error from it (log); ``level``: the test's; ``picked``: on a confirmation's second
-    look, what the first look tested (it keeps the first look's minimum effect)."""
+    look, what the first look tested: its minimum effect is kept as it is, not decided again on the second
+    look's noise."""
     if len(noise.machines.get(fig.benchmark, ())) < MIN_HOSTS:
         return None
-    reason = fig.between_hosts or _between_gpus(fig, noise, alone, declared, level)
-    if reason is None:
+    gpu = noise.kinds.get((fig.benchmark, fig.figure)) == GPU_KIND and alone.between_sd > 0
+    if fig.between_hosts:
+        reason, least = fig.between_hosts, WEAK_MDE
+    elif gpu and (picked is not None or _gpu_shift_blinds(alone, declared, level)):
+        reason, least = _between_gpus(fig, noise, alone), SHARP_GPU_MDE
+    else:
         return None
-    goal = WEAK_MDE if fig.between_hosts else SHARP_GPU_MDE
     minimum = (round(math.expm1(picked[0]), 9) if picked is not None
-               else widened(declared, se, alone.df, level, goal))
+               else widened(declared, se, alone.df, level, least))
     if minimum <= declared:
         return None
     return minimum, sentence(reason, declared, minimum, se)
 
 
-def _between_gpus(fig: FigureRuns, noise: Noise, alone: FigureNoise, declared: float, level: float
-                  ) -> str | None:
-    """Why a GPU-bound figure's noise lies between GPUs of one model, measured: where its shift between the
-    baseline's machines alone keeps its MDE at the ``declared`` minimum effect above its goal, so that no
-    count of runs on this GPU sees that; None elsewhere (there more runs of this code decide)."""
-    if noise.kinds.get((fig.benchmark, fig.figure)) != GPU_KIND or alone.between_sd <= 0:
-        return None
-    goal = sharp_goal(declared, SHARP_GPU_MDE)
-    if stats.detectable_at_power(math.log1p(declared), alone.between_sd, alone.df, level) <= goal:
-        return None
+def _gpu_shift_blinds(alone: FigureNoise, declared: float, level: float) -> bool:
+    """Whether a GPU-bound figure's shift between GPUs of one model alone (its noise's between-machine term)
+    keeps its MDE at the ``declared`` minimum effect above its goal, so that no count of runs on this GPU
+    sees that (elsewhere more runs of this code decide)."""
+    floor, goal = math.log1p(declared), sharp_goal(declared, SHARP_GPU_MDE)
+    return stats.detectable_at_power(floor, alone.between_sd, alone.df, level) > goal
+
+
+def _between_gpus(fig: FigureRuns, noise: Noise, alone: FigureNoise) -> str:
+    """Why a GPU-bound figure's noise lies between GPUs of one model: the shift the baseline's machines put
+    on one run of it (the hardware's GPU-bound figures' between-machine share of their variance, applied to
+    this figure's run-to-run noise: perfkit.verdict.noise), beside that noise."""
     within = alone.sd * math.sqrt(1 + 1 / max(1, len(fig.baseline)))
     machines = len(noise.machines.get(fig.benchmark, ()))
-    return (f"GPUs of one model differ: against the baseline's {machines} machines the shift of this GPU "
-            f"alone has a standard error of {math.expm1(alone.between_sd):.1%} (its runs on one GPU "
+    return (f"GPUs of one model differ: from the baseline's {machines} machines, this GPU's own shift puts a "
+            f"standard error of {math.expm1(alone.between_sd):.1%} on one run (its run-to-run noise "
             f"{math.expm1(within):.1%}), which no count of runs on this GPU narrows")
 
 
