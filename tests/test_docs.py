@@ -118,7 +118,7 @@ NOT_MEASURED = (
     "a 1%-noise copy could not show a 50% slowdown",  # arithmetic from the t quantile before it
     "synthetic noise of 8%",  # a parameter of tests/test_noise.py
     "40 GPU figures at 1%, 27 host figures at 8%",  # parameters of tests/test_noise.py
-    "host-bound benchmarks 12% slower",  # a scenario of tests/test_noise.py
+    "host-bound benchmarks 12% slower",  # a scenario of tests/test_host_shift.py
     "SD 0.2–1.5%",  # the simulation's synthetic spreads (perfkit/simulate.py)
     "(2–18%, as much between machines; a quarter with a 15% tolerance",  # the same simulation's parameters
     "these 3 benchmarks got 8% slower",  # an illustration of what a verdict says, not a run
