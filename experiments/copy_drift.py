@@ -1,14 +1,14 @@
-"""Why the device copy (test_copy_bandwidth) times 0.4-0.9% faster late in a night (docs/findings.md,
-2026-12-06, late night): one process times the benchmark's own 4 GiB copy in blocks, cold, after a minute of
-GEMM heat, after allocator churn, on buffers allocated before and after each, and after idling, with the
-GPU's clocks, temperature and power beside every block. Each block's line lands in OUT as it finishes.
+"""Whether the device copy (test_copy_bandwidth) times faster late in a night, as it read 0.4-0.9% faster in
+reverse-order nights (docs/findings.md, 2026-12-06, late night): one process times the benchmark's own 4 GiB
+copy in blocks, cold, after a minute of GEMM heat, after allocator churn, on buffers allocated before and
+after each, and after idling, with the GPU's clocks, temperature and power beside every block. Each block's
+line lands in OUT as it finishes.
 
     python experiments/copy_drift.py OUT.jsonl [HEAT_S]
 """
 from __future__ import annotations
 
 import json
-import statistics
 import time
 from pathlib import Path
 
@@ -31,24 +31,7 @@ def _state(nvml, handle) -> dict[str, float]:
 
 def _time_copy(work: ceilings.Operation) -> float:
     """The median over BLOCKS blocks of the copy's seconds per call, CALLS back to back per block (events)."""
-    start, end = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
-    per_call = []
-    for _ in range(BLOCKS):
-        start.record()
-        for _ in range(CALLS):
-            work.run()
-        end.record()
-        end.synchronize()
-        per_call.append(start.elapsed_time(end) / 1e3 / CALLS)
-    return statistics.median(per_call)
-
-
-def _load(fn, seconds: float) -> None:
-    deadline = time.perf_counter() + seconds
-    while time.perf_counter() < deadline:
-        for _ in range(20):
-            fn()
-        torch.cuda.synchronize()
+    return timing.time_cuda_events(work.run, BLOCKS, 0, mode="batched", batch=CALLS).median
 
 
 def main(out: Path, heat_s: float) -> None:
@@ -72,7 +55,7 @@ def main(out: Path, heat_s: float) -> None:
         block("after the bench's 0.5 s warm", first)
         block("again", first)
         gemm = ceilings.matmul_workload(device, 8192, "bf16")
-        _load(gemm.run, heat_s)
+        timing.warm_for(gemm.run, heat_s)
         block("after GEMM heat, same buffers", first)
         fresh = ceilings.copy_workload(device, 4 * GiB)
         block("after GEMM heat, new buffers", fresh)

@@ -384,8 +384,8 @@ def ab(path: Path, base_ref: str, head_ref: str | None, out: Path | None, *, exp
                 report = explained(report, base, head, out, say)
     except KeyboardInterrupt as exc:
         pairs = len(report.orders) if report is not None else 0
-        checkouts = 0 if not benches else 1 if head_ref is None else 2
-        removed = {0: "", 1: " and the checkout removed", 2: " and the checkouts removed"}[checkouts]
+        removed = ("" if not benches else " and the checkout removed" if head_ref is None
+                   else " and the checkouts removed")
         raise stopping.Stopped(stopping.signum_of(exc), f"{kept(out, pairs, rounds)}{removed}",
                                report if pairs else None) from None
     assert report is not None  # made before the first pair
