@@ -1,10 +1,10 @@
-"""Whether the device copy's run-to-run spread (test_copy_bandwidth, 0.33% between fresh processes on one
-H200, docs/findings.md) comes from where its buffers land in memory: one process times the benchmark's own
-4 GiB copy on ALLOCS fresh pairs of buffers in turn (each warmed as the bench warms, freed and returned to
-the driver before the next), one JSON line per allocation in OUT as it finishes. Run it in several fresh
-processes, then summarise: if the spread between allocations within a process is the spread between
-processes, a run that averages the copy over several fresh allocations cuts its run-to-run noise by their
-square root.
+"""Whether the device copy's run-to-run spread (test_copy_bandwidth; on the H200 baseline its runs fall in
+two modes 0.7% apart, both on one machine) comes from where its buffers land in memory: one process holds
+ALLOCS pairs of the benchmark's own 4 GiB buffers at once, times the copy on each in turn (warmed as the bench
+warms), then on each again, one JSON line per timing in OUT as it finishes. Run it in several fresh
+processes, then summarise: if allocations within a process differ as processes do, and a second pass repeats
+each allocation, the mode is the memory's, and a run that averages the copy over several allocations cuts
+its run-to-run noise by about their square root.
 
     python experiments/copy_allocations.py OUT.jsonl [ALLOCS]     (one process; run it several times)
     python experiments/copy_allocations.py --summary OUT.jsonl    (the split, from the lines so far)
@@ -12,6 +12,7 @@ square root.
 from __future__ import annotations
 
 import json
+import math
 import os
 import statistics
 import time
@@ -23,40 +24,54 @@ BLOCKS, CALLS = 8, 25
 
 
 def measure(out: Path, allocations: int) -> None:
-    """Append one line per fresh allocation: its copy's median seconds per call over BLOCKS blocks."""
+    """Append one line per allocation and pass: its copy's median seconds per call over BLOCKS blocks. The
+    ALLOCS pairs are held together (distinct memory), timed in turn, then all timed again: a second pass that
+    repeats the first allocation by allocation says the state is the memory's, not the moment's."""
     import torch
 
     from perfkit.measure import ceilings, timing
 
     device = torch.device("cuda")
+    pairs = [ceilings.copy_workload(device, 4 * GiB) for _ in range(allocations)]
     with out.open("a") as sink:
-        for index in range(allocations):
-            work = ceilings.copy_workload(device, 4 * GiB)
-            timing.warm_for(work.run)
-            seconds = timing.time_cuda_events(work.run, BLOCKS, 0, mode="batched", batch=CALLS).median
-            line = {"process": os.getpid(), "allocation": index, "copy_ms": seconds * 1e3, "t": time.time()}
-            sink.write(json.dumps(line) + "\n")
-            sink.flush()
-            print(f"process {os.getpid()} allocation {index}: {seconds * 1e3:.4f} ms", flush=True)
-            del work
-            torch.cuda.empty_cache()
+        for turn in range(2):
+            for index, work in enumerate(pairs):
+                timing.warm_for(work.run)
+                seconds = timing.time_cuda_events(work.run, BLOCKS, 0, mode="batched", batch=CALLS).median
+                line = {"process": os.getpid(), "allocation": index, "pass": turn, "copy_ms": seconds * 1e3,
+                        "t": time.time()}
+                sink.write(json.dumps(line) + "\n")
+                sink.flush()
+                print(f"process {os.getpid()} allocation {index} pass {turn}: {seconds * 1e3:.4f} ms",
+                      flush=True)
+
+
+def _pooled_sd(groups: list[list[float]]) -> tuple[float, int]:
+    """The pooled within-group SD and its degrees of freedom."""
+    squares = sum((value - statistics.fmean(group)) ** 2 for group in groups for value in group)
+    df = sum(len(group) - 1 for group in groups)
+    return ((squares / df) ** 0.5 if df else math.nan), df
 
 
 def summary(lines: Path) -> None:
-    """Print the spread between allocations within a process (pooled) and between the processes' means."""
-    by_process: dict[int, list[float]] = defaultdict(list)
+    """Print the spread between passes over one allocation, between allocations within a process (their
+    means over passes) and between the processes' means, each as a percentage of the grand mean."""
+    cells: dict[int, dict[int, list[float]]] = defaultdict(lambda: defaultdict(list))
     for text in lines.read_text().splitlines():
         record = json.loads(text)
-        by_process[record["process"]].append(record["copy_ms"])
-    means = [statistics.fmean(values) for values in by_process.values()]
+        cells[record["process"]][record["allocation"]].append(record["copy_ms"])
+    allocation_means = {process: [statistics.fmean(values) for values in by_allocation.values()]
+                        for process, by_allocation in cells.items()}
+    means = [statistics.fmean(values) for values in allocation_means.values()]
     grand = statistics.fmean(means)
-    within = [(value - statistics.fmean(values)) ** 2 for values in by_process.values() for value in values]
-    within_df = sum(len(values) - 1 for values in by_process.values())
-    for process, values in by_process.items():
-        print(f"process {process}: " + " ".join(f"{value:.4f}" for value in values) + " ms")
-    if within_df:
-        within_sd = (sum(within) / within_df) ** 0.5
-        print(f"between allocations in a process: {100 * within_sd / grand:.3f}% ({within_df} df)")
+    for process, by_allocation in cells.items():
+        print(f"process {process}: " + "  ".join(" ".join(f"{value:.4f}" for value in values)
+                                                 for values in by_allocation.values()) + " ms")
+    repeat_sd, repeat_df = _pooled_sd([values for by_allocation in cells.values()
+                                       for values in by_allocation.values()])
+    allocation_sd, allocation_df = _pooled_sd(list(allocation_means.values()))
+    print(f"between passes over one allocation: {100 * repeat_sd / grand:.3f}% ({repeat_df} df)")
+    print(f"between allocations in a process: {100 * allocation_sd / grand:.3f}% ({allocation_df} df)")
     if len(means) > 1:
         print(f"between the processes' means: {100 * statistics.stdev(means) / grand:.3f}% "
               f"({len(means) - 1} df, {len(means)} processes)")
