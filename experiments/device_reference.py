@@ -11,7 +11,9 @@ explains could be judged over it:
 The last two columns hold each machine out in turn, as a fresh machine's night is: its newest run's change
 from the other machines' mean, raw and read over the copy by the slope the other machines' runs give, as a
 root mean square over the machines (what one fresh run's SE would have to be; "-" where no machine has
-LEAST_RUNS runs of others to fit on).
+LEAST_RUNS runs of others to fit on). The column before them splits the runs in two classes by the copy's
+values (the split with the least squares within), as machines of two memory speeds would fall (2026-12-07:
+the H200's do), and gives the figure's SD within those classes, pooled.
 """
 from __future__ import annotations
 
@@ -63,6 +65,27 @@ def held_out(matched: list[RunOrigin], copy: dict[RunOrigin, float], own: dict[R
             math.sqrt(statistics.fmean(v * v for v in read_over)) if read_over else math.nan)
 
 
+def split_in_two(copy: dict[RunOrigin, float]) -> tuple[float, float]:
+    """The split of the copy's sorted values into two classes with the least squares within them (Otsu's),
+    as the midpoint between the classes, and how far apart their means are (log units)."""
+    values = sorted(copy.values())
+
+    def within(at: int) -> float:
+        return sum(statistics.pvariance(part) * len(part) for part in (values[:at], values[at:]))
+
+    at = min(range(2, len(values) - 1), key=within)
+    return (values[at - 1] + values[at]) / 2, statistics.fmean(values[at:]) - statistics.fmean(values[:at])
+
+
+def within_classes(matched: list[RunOrigin], copy: dict[RunOrigin, float], own: dict[RunOrigin, float],
+                   split: float) -> float:
+    """The figure's SD within the two classes of runs either side of ``split``, pooled."""
+    classes = [[own[run] for run in matched if (copy[run] > split) == upper] for upper in (False, True)]
+    squares = sum((v - statistics.fmean(c)) ** 2 for c in classes if c for v in c)
+    df = sum(len(c) - 1 for c in classes if c)
+    return math.sqrt(squares / df) if df > 0 else math.nan
+
+
 def main(path: str) -> None:
     """One line per GPU-bound gating figure with LEAST_RUNS runs matched to the copy's."""
     baseline = load.load(path)
@@ -71,7 +94,12 @@ def main(path: str) -> None:
     if reference is None:
         raise SystemExit(f"{path} holds no {REFERENCE}: nothing to read the figures over")
     copy = by_run(baseline, reference, TIME)
-    print(f"{'benchmark':58s} {'figure':18s} runs   SD  over copy  regressed  corr  held out: raw  read over")
+    split, apart = split_in_two(copy)
+    upper = sum(value > split for value in copy.values())
+    print(f"the copy's runs in two classes: {len(copy) - upper} and {upper} runs, "
+          f"their means {apart:.2%} apart")
+    print(f"{'benchmark':58s} {'figure':18s} runs   SD  over copy  regressed  corr  in class  held out: raw  "
+          "read over")
     for (name, figure), kind in sorted(noise.kinds.items()):
         if kind != GPU_KIND or name == reference or figure not in baseline.by_name()[name].gating_figures():
             continue
@@ -84,8 +112,10 @@ def main(path: str) -> None:
         corr = statistics.correlation(x, y) if statistics.stdev(x) and sd else 0.0
         left = sd * math.sqrt((1 - corr**2) * (len(y) - 1) / (len(y) - 2))
         raw, read_over = held_out(matched, copy, own)
+        in_class = within_classes(matched, copy, own, split)
         print(f"{name.split('::')[-1][:58]:58s} {figure[:18]:18s} {len(matched):4d} {sd:5.2%} {ratio:9.2%} "
-              f"{left:10.2%} {corr:+5.2f} {_percent(raw):>14s} {_percent(read_over):>10s}")
+              f"{left:10.2%} {corr:+5.2f} {_percent(in_class):>9s} {_percent(raw):>14s} "
+              f"{_percent(read_over):>10s}")
 
 
 if __name__ == "__main__":
