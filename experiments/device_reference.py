@@ -8,12 +8,13 @@ explains could be judged over it:
 
     python experiments/device_reference.py baselines/nvidia-h200-x1.json
 
-The last two columns hold each machine out in turn, as a fresh machine's night is: its newest run's change
-from the other machines' mean, raw and read over the copy by the slope the other machines' runs give, as a
-root mean square over the machines (what one fresh run's SE would have to be; "-" where no machine has
-LEAST_RUNS runs of others to fit on). The column before them splits the runs in two classes by the copy's
-values (the split with the least squares within), as machines of two memory speeds would fall (2026-12-07:
-the H200's do), and gives the figure's SD within those classes, pooled.
+The column "in class" splits the runs in two classes by the copy's values (the split with the least squares
+within), as machines of two memory speeds would fall (2026-12-07: the H200's do), and gives the figure's SD
+within those classes, pooled. The last three columns hold each machine out in turn, as a fresh machine's
+night is: its newest run's change from the other machines' runs, as a root mean square over the machines
+(what one fresh run's SE would have to be; "-" where no machine has LEAST_RUNS runs of others to fit on):
+raw; read over its copy by the slope the other machines' runs give; and against the other machines' runs of
+its own class (split on their copies alone).
 """
 from __future__ import annotations
 
@@ -46,11 +47,16 @@ def _percent(value: float) -> str:
     return "-" if math.isnan(value) else f"{value:.2%}"
 
 
+def _rms(values: list[float]) -> float:
+    return math.sqrt(statistics.fmean(v * v for v in values)) if values else math.nan
+
+
 def held_out(matched: list[RunOrigin], copy: dict[RunOrigin, float], own: dict[RunOrigin, float],
-             ) -> tuple[float, float]:
+             ) -> tuple[float, float, float]:
     """The root mean square over machines of one held-out machine's newest run's change from the other
-    machines' runs: raw, and read over its copy by the other machines' least-squares slope."""
-    raw, read_over = [], []
+    machines' runs: raw; read over its copy by the other machines' least-squares slope; and against the
+    other machines' runs of its class, the classes split on the other machines' copies alone."""
+    raw, read_over, in_class = [], [], []
     for machine in {run.machine for run in matched}:
         others = [run for run in matched if run.machine != machine]
         newest = max((run for run in matched if run.machine == machine), key=lambda run: run.date)
@@ -61,8 +67,11 @@ def held_out(matched: list[RunOrigin], copy: dict[RunOrigin, float], own: dict[R
         change = own[newest] - statistics.fmean(y)
         raw.append(change)
         read_over.append(change - slope * (copy[newest] - statistics.fmean(x)))
-    return (math.sqrt(statistics.fmean(v * v for v in raw)) if raw else math.nan,
-            math.sqrt(statistics.fmean(v * v for v in read_over)) if read_over else math.nan)
+        split, _ = split_in_two({run: copy[run] for run in others})
+        alike = [own[run] for run in others if (copy[run] > split) == (copy[newest] > split)]
+        if alike:
+            in_class.append(own[newest] - statistics.fmean(alike))
+    return _rms(raw), _rms(read_over), _rms(in_class)
 
 
 def split_in_two(copy: dict[RunOrigin, float]) -> tuple[float, float]:
@@ -99,7 +108,7 @@ def main(path: str) -> None:
     print(f"the copy's runs in two classes: {len(copy) - upper} and {upper} runs, "
           f"their means {apart:.2%} apart")
     print(f"{'benchmark':58s} {'figure':18s} runs   SD  over copy  regressed  corr  in class  held out: raw  "
-          "read over")
+          "read over  in class")
     for (name, figure), kind in sorted(noise.kinds.items()):
         if kind != GPU_KIND or name == reference or figure not in baseline.by_name()[name].gating_figures():
             continue
@@ -111,11 +120,11 @@ def main(path: str) -> None:
         sd, ratio = statistics.stdev(y), statistics.stdev([b - a for a, b in zip(x, y)])
         corr = statistics.correlation(x, y) if statistics.stdev(x) and sd else 0.0
         left = sd * math.sqrt((1 - corr**2) * (len(y) - 1) / (len(y) - 2))
-        raw, read_over = held_out(matched, copy, own)
+        raw, read_over, held_in_class = held_out(matched, copy, own)
         in_class = within_classes(matched, copy, own, split)
         print(f"{name.split('::')[-1][:58]:58s} {figure[:18]:18s} {len(matched):4d} {sd:5.2%} {ratio:9.2%} "
               f"{left:10.2%} {corr:+5.2f} {_percent(in_class):>9s} {_percent(raw):>14s} "
-              f"{_percent(read_over):>10s}")
+              f"{_percent(read_over):>10s} {_percent(held_in_class):>9s}")
 
 
 if __name__ == "__main__":
