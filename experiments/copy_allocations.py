@@ -1,5 +1,5 @@
-"""Whether the device copy's run-to-run spread (test_copy_bandwidth; on the H200 baseline its runs fall in
-two modes 0.7% apart, both on one machine) comes from where its buffers land in memory: one process holds
+"""Whether the device copy's run-to-run spread (test_copy_bandwidth; on the H200 baseline one machine's five
+runs fall in two modes 0.65% apart) comes from where its buffers land in memory: one process holds
 ALLOCS pairs of the benchmark's own 4 GiB buffers at once, times the copy on each in turn (warmed as the bench
 warms), then on each again, one JSON line per timing in OUT as it finishes. Run it in several fresh
 processes, then summarise: if allocations within a process differ as processes do, and a second pass repeats

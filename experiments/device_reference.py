@@ -76,8 +76,11 @@ def held_out(matched: list[RunOrigin], copy: dict[RunOrigin, float], own: dict[R
 
 def split_in_two(copy: dict[RunOrigin, float]) -> tuple[float, float]:
     """The split of the copy's sorted values into two classes with the least squares within them (Otsu's),
-    as the midpoint between the classes, and how far apart their means are (log units)."""
+    as the midpoint between the classes, and how far apart their means are (log units); with fewer than four
+    values, one class (the split above them all)."""
     values = sorted(copy.values())
+    if len(values) < 4:
+        return math.inf, math.nan
 
     def within(at: int) -> float:
         return sum(statistics.pvariance(part) * len(part) for part in (values[:at], values[at:]))

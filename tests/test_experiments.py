@@ -69,3 +69,38 @@ def test_an_experiment_given_a_missing_baseline_says_so_in_a_sentence(script: st
                           capture_output=True, text=True, timeout=120, cwd=ROOT)
     assert done.returncode != 0 and "Traceback" not in done.stderr
     assert "none.json: no such file" in done.stderr
+
+
+def test_device_reference_splits_two_memory_speeds_and_reads_each_figure_within_them():
+    """Runs of two machine classes 0.8% apart on the copy: the split falls between them, and a figure that
+    follows the classes keeps only its spread within them, as one that does not follow them keeps its own."""
+    device_reference = _experiment("device_reference")
+    runs = [night(i, "2026-11-20") for i in range(8)]
+    copy = dict(zip(runs, [-0.004] * 4 + [0.004] * 4))
+    split, apart = device_reference.split_in_two(copy)
+    assert -0.004 < split < 0.004 and apart == pytest.approx(0.008)
+    wobble = {run: 0.001 if i % 2 else -0.001 for i, run in enumerate(runs)}
+    follows = {run: 2 * copy[run] + wobble[run] for run in runs}
+    within = (8 * 0.001**2 / 6) ** 0.5
+    assert device_reference.within_classes(runs, copy, follows, split) == pytest.approx(within)
+    assert device_reference.within_classes(runs, copy, wobble, split) == pytest.approx(within)
+    assert device_reference.split_in_two(dict(list(copy.items())[:3]))[0] == float("inf")
+
+
+def test_copy_allocations_splits_passes_allocations_and_processes(tmp_path: Path):
+    """Two processes of two allocations timed twice: the three spreads it prints are the repeat within an
+    allocation, the allocations within a process, and the processes' means."""
+    lines = tmp_path / "alloc.jsonl"
+    cells = {(1, 0): (2.000, 2.002), (1, 1): (2.010, 2.012), (2, 0): (2.020, 2.022), (2, 1): (2.030, 2.032)}
+    lines.write_text("".join(f'{{"process": {p}, "allocation": {a}, "pass": {k}, "copy_ms": {v}}}\n'
+                             for (p, a), values in cells.items() for k, v in enumerate(values)))
+    done = subprocess.run([sys.executable, str(ROOT / "experiments" / "copy_allocations.py"), "--summary",
+                           str(lines)], check=True, capture_output=True, text=True, timeout=120, cwd=ROOT)
+    said = dict(line.split(": ", 1) for line in done.stdout.splitlines() if line.startswith("between"))
+
+    def percent(sd: float) -> str:
+        return f"{100 * sd / 2.016:.3f}%"
+
+    assert said["between passes over one allocation"] == f"{percent((8 * 0.001**2 / 4) ** 0.5)} (4 df)"
+    assert said["between allocations in a process"] == f"{percent((4 * 0.005**2 / 2) ** 0.5)} (2 df)"
+    assert said["between the processes' means"].startswith(f"{percent((2 * 0.01**2) ** 0.5)} (1 df")
