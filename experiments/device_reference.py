@@ -69,8 +69,7 @@ def held_out(matched: list[RunOrigin], copy: dict[RunOrigin, float], own: dict[R
         read_over.append(change - slope * (copy[newest] - statistics.fmean(x)))
         split, _ = split_in_two({run: copy[run] for run in others})
         alike = [own[run] for run in others if (copy[run] > split) == (copy[newest] > split)]
-        if alike:
-            in_class.append(own[newest] - statistics.fmean(alike))
+        in_class.append(own[newest] - statistics.fmean(alike))  # each class holds two runs or more
     return _rms(raw), _rms(read_over), _rms(in_class)
 
 

@@ -10,6 +10,7 @@ from types import ModuleType
 
 import pytest
 
+from perfkit.resultfile.model import RunOrigin
 from perfkit.store import baselines
 from tests.conftest import night
 from tests.test_noise import _run
@@ -72,8 +73,8 @@ def test_an_experiment_given_a_missing_baseline_says_so_in_a_sentence(script: st
 
 
 def test_device_reference_splits_two_memory_speeds_and_reads_each_figure_within_them():
-    """Runs of two machine classes 0.8% apart on the copy: the split falls between them, and a figure that
-    follows the classes keeps only its spread within them, as one that does not follow them keeps its own."""
+    """Runs of two machine classes 0.8% apart on the copy: the split falls between them, a figure that follows
+    the classes keeps only its spread within them, and a lone outlier of the copy is no class of its own."""
     device_reference = _experiment("device_reference")
     runs = [night(i, "2026-11-20") for i in range(8)]
     copy = dict(zip(runs, [-0.004] * 4 + [0.004] * 4))
@@ -81,10 +82,25 @@ def test_device_reference_splits_two_memory_speeds_and_reads_each_figure_within_
     assert -0.004 < split < 0.004 and apart == pytest.approx(0.008)
     wobble = {run: 0.001 if i % 2 else -0.001 for i, run in enumerate(runs)}
     follows = {run: 2 * copy[run] + wobble[run] for run in runs}
-    within = (8 * 0.001**2 / 6) ** 0.5
-    assert device_reference.within_classes(runs, copy, follows, split) == pytest.approx(within)
-    assert device_reference.within_classes(runs, copy, wobble, split) == pytest.approx(within)
+    within = device_reference.within_classes(runs, copy, follows, split)
+    assert within == pytest.approx((8 * 0.001**2 / 6) ** 0.5)
+    outlier = dict(zip(runs, [-0.02] + [0.0001 * i for i in range(7)]))
+    lower = sum(value < device_reference.split_in_two(outlier)[0] for value in outlier.values())
+    assert lower >= 2
     assert device_reference.split_in_two(dict(list(copy.items())[:3]))[0] == float("inf")
+
+
+def test_device_reference_holds_each_machine_out_against_its_own_class():
+    """Twelve machines, six of each memory speed: held out one by one, a figure that follows the classes is
+    off its class's other runs by its own wobble alone, and off all other runs by about the classes' gap."""
+    device_reference = _experiment("device_reference")
+    runs = [RunOrigin(night(i, "2026-11-20"), f"m{i}") for i in range(12)]
+    copy = {run: -0.004 if i < 6 else 0.004 for i, run in enumerate(runs)}
+    own = {run: 2 * copy[run] + (0.001 if i % 2 else -0.001) for i, run in enumerate(runs)}
+    raw, read_over, in_class = device_reference.held_out(runs, copy, own)
+    # a held-out +0.001 run against its class's other five: two at +0.001 and three at -0.001
+    assert in_class == pytest.approx(0.001 + 0.001 / 5)
+    assert raw > 0.008 and read_over == pytest.approx(in_class, rel=0.5)
 
 
 def test_copy_allocations_splits_passes_allocations_and_processes(tmp_path: Path):
