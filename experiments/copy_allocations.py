@@ -19,15 +19,14 @@ import time
 from collections import defaultdict
 from pathlib import Path
 
-GiB = 2**30
-BLOCKS, CALLS = 8, 25
-
 
 def measure(out: Path, allocations: int) -> None:
-    """Append one line per allocation and pass: its copy's median milliseconds per call over BLOCKS blocks.
-    The ALLOCS pairs are held together (distinct memory), timed in turn, then all timed again: a second pass
-    that repeats the first allocation by allocation says the state is the memory's, not the moment's."""
+    """Append one line per allocation and pass: its copy's median milliseconds per call, timed as copy_drift
+    times it. The ALLOCS pairs are held together (distinct memory), timed in turn, then all timed again: a
+    second pass that repeats the first allocation by allocation says the state is the memory's, not the
+    moment's."""
     import torch
+    from copy_drift import GiB, time_copy
 
     from perfkit.measure import ceilings, timing
 
@@ -38,7 +37,7 @@ def measure(out: Path, allocations: int) -> None:
         for turn in range(2):
             for index, work in enumerate(pairs):
                 timing.warm_for(work.run)
-                seconds = timing.time_cuda_events(work.run, BLOCKS, 0, mode="batched", batch=CALLS).median
+                seconds = time_copy(work)
                 line = {"process": process, "allocation": index, "pass": turn, "copy_ms": seconds * 1e3,
                         "t": time.time()}
                 sink.write(json.dumps(line) + "\n")

@@ -29,7 +29,7 @@ def _state(nvml, handle) -> dict[str, float]:
             "power_w": nvml.nvmlDeviceGetPowerUsage(handle) / 1e3}
 
 
-def _time_copy(work: ceilings.Operation) -> float:
+def time_copy(work: ceilings.Operation) -> float:
     """The median over BLOCKS blocks of the copy's seconds per call, CALLS back to back per block (events)."""
     return timing.time_cuda_events(work.run, BLOCKS, 0, mode="batched", batch=CALLS).median
 
@@ -42,7 +42,7 @@ def main(out: Path, heat_s: float) -> None:
 
         def block(phase: str, work: ceilings.Operation) -> None:
             before = _state(nvml, handle)
-            seconds = _time_copy(work)
+            seconds = time_copy(work)
             line = {"phase": phase, "t_s": round(time.perf_counter() - t0, 1), "copy_ms": seconds * 1e3,
                     "before": before, "after": _state(nvml, handle)}
             sink.write(json.dumps(line) + "\n")
