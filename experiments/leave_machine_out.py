@@ -10,9 +10,9 @@ machines of their newest run's, judged so) is above LIMIT, the blind figures of 
     python experiments/leave_machine_out.py baselines/nvidia-h200-x1.json --mde 0.10
 
 and, with ``--calibration``, whether the judge's standard errors are the spread a fresh machine shows: per
-kind of timed gating figure, each held-out night's change over its SE (a z that should spread as Student's
-t with the test's degrees of freedom; SEs too wide read an SD below 1, too narrow above); each machine's
-newest night, or every night with ``all``:
+kind of timed gating figure and how its tails were read, each held-out night's change over its SE (a z that
+should spread as Student's t with the test's degrees of freedom; SEs too wide read an SD below 1, too narrow
+above); each machine's newest night, or every night with ``all``:
 
     python experiments/leave_machine_out.py baselines/nvidia-h200-x1.json --calibration [all]
 
@@ -33,7 +33,7 @@ from perfkit.store import baselines
 from perfkit.store.baseline_runs import unpack
 from perfkit.verdict.comparison import Comparison, Row, sharp_goal
 from perfkit.verdict.judge import Policy, judge
-from perfkit.verdict.noise import Noise
+from perfkit.verdict.noise import TAIL_RUNS, Noise
 from perfkit.workloads.kernels import between_hosts_reason
 
 #: Runs of fewer benchmarks than this (one family re-saved alone) are left out: they are not a night.
@@ -104,17 +104,27 @@ def fresh_machine_reads(path: str) -> dict[tuple[str, str], list[tuple[float, fl
 
 
 def calibration(path: str, newest_only: bool = True) -> dict[str, list[tuple[float, float]]]:
-    """Per kind of timed gating figure, (change over SE, degrees of freedom) of each machine's newest night
-    (every night, where not ``newest_only``) judged against the other machines' runs (logs, as the judge tests
-    them)."""
+    """Per kind of timed gating figure and the tails it was tested with (:func:`_tails_read`), (change over
+    SE, degrees of freedom) of each machine's newest night (every night, where not ``newest_only``) judged
+    against the other machines' runs (logs, as the judge tests them)."""
     out: dict[str, list[tuple[float, float]]] = defaultdict(list)
     for comparison, noise in _comparisons(path, Policy(), newest_only):
         for row in comparison.rows:
-            kind = noise.kinds.get((row.benchmark, row.figure), "")
-            reach = comparison.reach.get((row.benchmark, row.figure))
+            key = (row.benchmark, row.figure)
+            kind = noise.kinds.get(key, "")
+            reach = comparison.reach.get(key)
             if row.gating and kind.startswith("timed") and reach and reach[1] > 0 and row.change is not None:
-                out[kind].append((math.log1p(row.change) / reach[1], reach[2]))
+                z = math.log1p(row.change) / reach[1]
+                out[f"{kind}, {_tails_read(noise, key)}"].append((z, reach[2]))
     return out
+
+
+def _tails_read(noise: Noise, key: tuple[str, str]) -> str:
+    """How the judge read a figure's tails (perfkit.verdict.noise.Noise.of_figure): its own heavy ones, its
+    kind's (read from the runs of the kind's figures with TAIL_RUNS runs or more), or its kind's default."""
+    if key in noise.heavy and len(noise.runs.get(key, ())) >= TAIL_RUNS:
+        return "heavy on its own"
+    return "the kind's tails read" if key in noise.tails else f"under {TAIL_RUNS} runs"
 
 
 def _print_calibration(path: str, newest_only: bool) -> None:

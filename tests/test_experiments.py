@@ -3,17 +3,20 @@ from __future__ import annotations
 
 import ast
 import importlib.util
+import math
 import subprocess
 import sys
 from pathlib import Path
 from types import ModuleType
 
+import numpy as np
 import pytest
 
 from perfkit.resultfile.model import RunOrigin
 from perfkit.store import baselines
+from perfkit.verdict.noise import Noise
 from tests.conftest import night
-from tests.test_noise import _run
+from tests.test_noise import _baseline, _draws, _run
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -120,3 +123,17 @@ def test_copy_allocations_splits_passes_allocations_and_processes(tmp_path: Path
     assert said["between passes over one allocation"] == f"{percent((8 * 0.001**2 / 4) ** 0.5)} (4 df)"
     assert said["between allocations in a process"] == f"{percent((4 * 0.005**2 / 2) ** 0.5)} (2 df)"
     assert said["between the processes' means"].startswith(f"{percent((2 * 0.01**2) ** 0.5)} (1 df")
+
+
+def test_leave_machine_out_names_how_each_figures_tails_were_read():
+    """A GPU-bound figure with one wild run among 25 is tested with its own heavy tails, the others with
+    their kind's tails read from their runs; with fewer than TAIL_RUNS runs, with the kind's default."""
+    leave_machine_out = _experiment("leave_machine_out")
+    rng = np.random.default_rng(3)
+    draws = _draws(rng, {f"gpu{i}": 0.004 for i in range(12)}, 25)
+    draws[0]["gpu0"] *= math.exp(0.004 * 6)  # six SDs out: its own kurtosis far above 2
+    noise = Noise.of(_baseline(draws))
+    assert leave_machine_out._tails_read(noise, ("gpu0", "time")) == "heavy on its own"
+    assert leave_machine_out._tails_read(noise, ("gpu1", "time")) == "the kind's tails read"
+    few = Noise.of(_baseline(draws[:12]))
+    assert leave_machine_out._tails_read(few, ("gpu1", "time")) == "under 20 runs"
