@@ -120,11 +120,15 @@ def calibration(path: str, newest_only: bool = True) -> dict[str, list[tuple[flo
 
 
 def _tails_read(noise: Noise, key: tuple[str, str]) -> str:
-    """How the judge read a figure's tails (perfkit.verdict.noise.Noise.of_figure): its own heavy ones, its
-    kind's (read from the runs of the kind's figures with TAIL_RUNS runs or more), or its kind's default."""
-    if key in noise.heavy and len(noise.runs.get(key, ())) >= TAIL_RUNS:
+    """How the judge read a figure's tails, in Noise.of_figure's order: its kind's (read from the runs of the
+    kind's figures with TAIL_RUNS runs or more), its own heavy ones, or its kind's default: where it has
+    fewer runs, or declares its own tolerance (a GPU-bound figure's tails are then not read)."""
+    if key in noise.tails:
+        return "the kind's tails read"
+    runs = len(noise.runs.get(key, ()))
+    if key in noise.heavy and runs >= TAIL_RUNS:
         return "heavy on its own"
-    return "the kind's tails read" if key in noise.tails else f"under {TAIL_RUNS} runs"
+    return f"{TAIL_RUNS}+ runs, its own tolerance" if runs >= TAIL_RUNS else f"under {TAIL_RUNS} runs"
 
 
 def _print_calibration(path: str, newest_only: bool) -> None:

@@ -68,8 +68,9 @@ class Scenario:
     suspects after it); ``new_machine``: the baseline's runs came from ``hosts`` machines in turn (one where
     ``one_machine_baseline``) and this run from another; ``heavy``: whose noise is heavy-tailed ("host":
     the host-bound figures', "all": every one's, "one": the first host-bound figure's alone, among light
-    ones whose tails the judge pools with its own; "gpu_quarter": every fourth GPU-bound figure's, as five of
-    the H200 baseline's 44 GPU-bound figures with 20 runs or more are heavy-tailed on their own)."""
+    ones whose tails the judge pools with its own; "gpu_quarter": every fourth GPU-bound figure's, more than
+    the H200 baseline's five of its 44 GPU-bound figures with 20 runs or more that are heavy-tailed on their
+    own)."""
 
     figures: tuple[Figure, ...]
     baseline_runs: int

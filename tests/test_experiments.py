@@ -12,11 +12,12 @@ from types import ModuleType
 import numpy as np
 import pytest
 
+from perfkit import simulate
 from perfkit.resultfile.model import RunOrigin
 from perfkit.store import baselines
 from perfkit.verdict.noise import Noise
 from tests.conftest import night
-from tests.test_noise import _baseline, _draws, _run
+from tests.test_noise import _run
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -127,13 +128,23 @@ def test_copy_allocations_splits_passes_allocations_and_processes(tmp_path: Path
 
 def test_leave_machine_out_names_how_each_figures_tails_were_read():
     """A GPU-bound figure with one wild run among 25 is tested with its own heavy tails, the others with
-    their kind's tails read from their runs; with fewer than TAIL_RUNS runs, with the kind's default."""
+    their kind's tails read from their runs; one that declares its own tolerance, and any with fewer than
+    TAIL_RUNS runs (the wild one too), with the kind's default."""
     leave_machine_out = _experiment("leave_machine_out")
+    figures = tuple(simulate.Figure(f"gpu{i}", 0.004, True) for i in range(12))
+    figures += (simulate.Figure("tolerant", 0.004, True, tolerance=0.05),)
     rng = np.random.default_rng(3)
-    draws = _draws(rng, {f"gpu{i}": 0.004 for i in range(12)}, 25)
+    draws = [{f.name: 1e-3 * math.exp(0.004 * rng.normal()) for f in figures} for _ in range(25)]
     draws[0]["gpu0"] *= math.exp(0.004 * 6)  # six SDs out: its own kurtosis far above 2
-    noise = Noise.of(_baseline(draws))
-    assert leave_machine_out._tails_read(noise, ("gpu0", "time")) == "heavy on its own"
-    assert leave_machine_out._tails_read(noise, ("gpu1", "time")) == "the kind's tails read"
-    few = Noise.of(_baseline(draws[:12]))
-    assert leave_machine_out._tails_read(few, ("gpu1", "time")) == "under 20 runs"
+
+    def noise_of(runs: list[dict[str, float]]) -> Noise:
+        return Noise.of(baselines.from_runs([simulate._run(figures, values, "m1", night(i, "2026-11-20"))
+                                             for i, values in enumerate(runs)]))
+
+    read = {name: leave_machine_out._tails_read(noise_of(draws), (name, "time"))
+            for name in ("gpu0", "gpu1", "tolerant")}
+    assert read == {"gpu0": "heavy on its own", "gpu1": "the kind's tails read",
+                    "tolerant": "20+ runs, its own tolerance"}
+    few = noise_of(draws[:12])
+    assert {leave_machine_out._tails_read(few, (name, "time")) for name in ("gpu0", "gpu1", "tolerant")} == {
+        "under 20 runs"}
