@@ -141,7 +141,8 @@ def test_leave_machine_out_names_how_each_figures_tails_were_read():
         return Noise.of(baselines.from_runs([simulate._run(figures, values, "m1", night(i, "2026-11-20"))
                                              for i, values in enumerate(runs)]))
 
-    read = {name: leave_machine_out._tails_read(noise_of(draws), (name, "time"))
+    full = noise_of(draws)
+    read = {name: leave_machine_out._tails_read(full, (name, "time"))
             for name in ("gpu0", "gpu1", "tolerant")}
     assert read == {"gpu0": "heavy on its own", "gpu1": "the kind's tails read",
                     "tolerant": "20+ runs, its own tolerance"}
