@@ -219,7 +219,8 @@ def _record_gpu(metrics, spec, case: VectorAdd, n: int, kernel_seconds) -> None:
     minimum_effect = managed_minimum_effect(case.mode, case.scenario, _touch_beside(case.scenario, n))
     if minimum_effect is not None:
         metrics.tolerance(minimum_effect)
-    if (reason := between_hosts_reason(case.mode, case.scenario, _fits_l2(n))) is not None:
+    reason = between_hosts_reason(case.mode, case.scenario, _fits_l2(n), _copy_beside(case.scenario, n))
+    if reason is not None:
         metrics.noise_between_hosts(reason)
     if case.mode == "managed_warm" and case.scenario == "tuned" and case.k >= 50:
         # only there is the headline a kernel streaming device memory at its ceiling (the plain grid reached

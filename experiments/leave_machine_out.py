@@ -68,7 +68,9 @@ def _declared_now(doc: dict) -> dict:
     for bench in doc.get("benchmarks", []):
         extra = bench.get("extra_info") or {}
         case = extra.get("vector_add")
-        if case and (reason := between_hosts_reason(case["mode"], case["scenario"], case["k"] == 1)):
+        over_copy = extra.get("gate") == "over_one_sm_copy"  # one block over its multiprocessor's copy
+        if case and (reason := between_hosts_reason(case["mode"], case["scenario"], case["k"] == 1,
+                                                    over_copy)):
             extra["between_hosts"] = reason
     return doc
 

@@ -286,10 +286,10 @@ def _judge_each(paired: Pairing, noise: Noise, policy: Policy, host: HostShift |
 
 
 def _widening(fig: FigureRuns, policy: Policy, noise: Noise, machine: str | Mapping[str, float] | None,
-              level: float, first_look: FirstLook | None) -> tuple[float, str] | None:
+              level: float, first_look: FirstLook | None) -> tuple[float, str] | str | None:
     """The minimum effect, and why, of a figure whose noise lies between machines, where one run on this
     machine cannot see its declared one (perfkit.verdict.machine_spread), from the baseline's noise alone; a
-    second look keeps the first look's. None where the declared one stands."""
+    second look keeps the first look's. None where the declared one stands; why not, where not judged."""
     b, c = fig.baseline, fig.current
     if not fig.judged or len(b) < MIN_BASELINE_RUNS or not c or min(b + c) <= 0:
         return None
@@ -298,12 +298,13 @@ def _widening(fig: FigureRuns, policy: Policy, noise: Noise, machine: str | Mapp
         return None
     picked = first_look.reach.get((fig.benchmark, fig.figure)) if first_look is not None else None
     return machine_spread.widening(fig, noise, alone, minimum_effect(fig, policy, alone),
-                                   _standard_error(fig, alone, 1), level, picked)
+                                   _standard_error(fig, alone, 1), level, picked, machine)
 
 
 def _judge_figure(fig: FigureRuns, policy: Policy, noise: FigureNoise | None, host: HostShift | None = None,
-                  widening: tuple[float, str] | None = None) -> _Judged:
-    """``widening``: a minimum effect to judge at instead of the declared one, and why (:func:`_widening`)."""
+                  widening: tuple[float, str] | str | None = None) -> _Judged:
+    """``widening``: a minimum effect to judge at instead of the declared one, and why, or why it is not
+    judged on this machine (:func:`_widening`)."""
     b, c = fig.baseline, fig.current
     if not b or not c:
         if not fig.judged:
@@ -315,7 +316,9 @@ def _judge_figure(fig: FigureRuns, policy: Policy, noise: FigureNoise | None, ho
         return _Judged(_row(fig, Verdict.UNKNOWN, "a gating figure only the baseline has: this run "
                                                   "did not record it", True))
     if fig.judged:
-        if widening is None:
+        if isinstance(widening, str) and fig.measured_differently is None:
+            return _Judged(_row(fig, Verdict.NOT_JUDGED, widening, True))
+        if not isinstance(widening, tuple):
             return _gate(fig, minimum_effect(fig, policy, noise), noise, policy.alpha, host)
         out = _gate(fig, widening[0], noise, policy.alpha, host)
         return dataclasses.replace(out, row=dataclasses.replace(out.row, note="; ".join(

@@ -17,10 +17,13 @@ from the baseline's noise alone before any common host shift the run shows, fits
 it is flagged at the printed MDE as often as any (tests/test_machine_spread.py drives the judge through it).
 It widens only where the baseline's runs of the figure come from :data:`MIN_HOSTS` machines or more, and
 never past :data:`MOST_WIDENED`: a figure that would need more stays at its declared one, weak and listed
-so."""
+so. With fewer machines a figure its benchmark declares so is not judged on a machine they never ran on:
+the weekly one-block kernels, judged so against the H200 baseline's runs of one other machine, read
+``improved`` -3.3% where the chip had picked a nearer multiprocessor (docs/findings.md, 2026-12-07)."""
 from __future__ import annotations
 
 import math
+from collections.abc import Mapping
 
 from perfkit.verdict import stats
 from perfkit.verdict.comparison import SHARP_GPU_MDE, WEAK_MDE, Reach, sharp_goal
@@ -37,14 +40,15 @@ MOST_WIDENED = 50
 
 
 def widening(fig: FigureRuns, noise: Noise, alone: FigureNoise, declared: float, se: float, level: float,
-             picked: Reach | None = None) -> tuple[float, str] | None:
+             picked: Reach | None = None,
+             machine: str | Mapping[str, float] | None = None) -> tuple[float, str] | str | None:
     """The minimum effect to judge ``fig`` at instead of its ``declared`` one, and why; None where the
-    declared one stands. ``alone``: its noise from the baseline alone, for the machine the run is on; ``se``:
-    one run's standard error from it (log); ``level``: the test's; ``picked``: on a confirmation's second
-    look, what the first look tested: its minimum effect is kept as it is, not decided again on the second
-    look's noise."""
+    declared one stands; a sentence alone where it is not judged (:func:`unspanned`). ``alone``: its noise
+    from the baseline alone, for the ``machine`` the run is on; ``se``: one run's standard error from it
+    (log); ``level``: the test's; ``picked``: on a confirmation's second look, what the first look tested:
+    its minimum effect is kept as it is, not decided again on the second look's noise."""
     if len(noise.machines.get(fig.benchmark, ())) < MIN_HOSTS:
-        return None
+        return unspanned(fig, noise, machine)
     gpu = noise.kinds.get((fig.benchmark, fig.figure)) == GPU_KIND and alone.between_sd > 0
     if fig.between_hosts:
         reason, least = fig.between_hosts, WEAK_MDE
@@ -57,6 +61,20 @@ def widening(fig: FigureRuns, noise: Noise, alone: FigureNoise, declared: float,
     if minimum <= declared:
         return None
     return minimum, sentence(reason, declared, minimum, se)
+
+
+def unspanned(fig: FigureRuns, noise: Noise, machine: str | Mapping[str, float] | None) -> str | None:
+    """Why ``fig``, whose noise its benchmark declares to lie between machines, is not judged on this run's
+    ``machine`` (or machines): its baseline's runs name fewer than :data:`MIN_HOSTS` machines, none of them
+    this one, so their spread says nothing of this machine's shift. None where that does not hold, or where
+    a side's machines are unknown."""
+    known = noise.machines.get(fig.benchmark, {})
+    here = {machine} if isinstance(machine, str) else set(machine or ())
+    if not fig.between_hosts or not known or not here or here <= set(known) or len(known) >= MIN_HOSTS:
+        return None
+    return (f"not judged on this machine: {fig.between_hosts}; its baseline's runs come from {len(known)} "
+            f"other machine(s), and one they never ran on is judged against runs of {MIN_HOSTS}: run it on "
+            "one of those, or append runs of other machines to its baseline entry")
 
 
 def _gpu_shift_blinds(alone: FigureNoise, declared: float, level: float) -> bool:

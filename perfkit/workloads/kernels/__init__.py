@@ -50,16 +50,25 @@ ONE_THREAD_BETWEEN_HOSTS = ("one thread's pace on a first launch differs between
 #: hosts, 9.50-9.66 over eight runs of one).
 SHORT_KERNEL_BETWEEN_HOSTS = ("an 8 us kernel timed alone moves with the host that launches it, more between "
                               "hosts of one model than between runs on one (docs/findings.md, 2026-12-06)")
+#: one block's resident launch timed alone, at the weekly's middle sizes, where no copy on its multiprocessor
+#: is timed beside it: the chip picks the multiprocessor, whose distance from memory sets the pace (the warm
+#: K = 100 M launch 0.156-0.157 s on some H200s and 0.161-0.164 s on others, each machine within 0.06%).
+ONE_BLOCK_BETWEEN_HOSTS = ("one block's pace is that of the multiprocessor the GPU runs it on, which "
+                           "differs between GPUs of one model, each repeating it closely (docs/findings.md, "
+                           "2026-12-03)")
 
 
-def between_hosts_reason(mode: str, scenario: str, fits_l2: bool) -> str | None:
+def between_hosts_reason(mode: str, scenario: str, fits_l2: bool, over_its_copy: bool = False) -> str | None:
     """Why a vector add's gating figure (``mode``: "cpu", "explicit", "managed_first" or "managed_warm";
-    ``fits_l2``: its arrays fit in the GPU's L2, where the grid and tuned kernels are timed alone) differs
-    between hosts more than its runs on one host do; None where its noise is its own run to run."""
+    ``fits_l2``: its arrays fit in the GPU's L2, where the grid and tuned kernels are timed alone;
+    ``over_its_copy``: one block's resident launch gated over a copy on its multiprocessor) differs between
+    hosts (machines) more than its runs on one do; None where its noise is its own run to run."""
     if mode == "cpu":
         return HOST_COPY_BETWEEN_HOSTS
     if mode == "managed_first":
         return ONE_THREAD_BETWEEN_HOSTS if scenario == "one_thread" else PAGE_WORK_BETWEEN_HOSTS
+    if scenario == "one_block":
+        return None if over_its_copy else ONE_BLOCK_BETWEEN_HOSTS
     return SHORT_KERNEL_BETWEEN_HOSTS if fits_l2 and scenario in ("grid", "tuned") else None
 
 
