@@ -15,7 +15,7 @@ import pytest
 from perfkit import simulate
 from perfkit.resultfile.model import RunOrigin
 from perfkit.store import baselines
-from perfkit.verdict.noise import Noise
+from perfkit.verdict.noise import GPU_KIND, Noise
 from tests.conftest import night
 from tests.test_noise import _run
 
@@ -67,7 +67,7 @@ def test_every_experiment_answers_help_with_its_usage(script: str):
 
 
 @pytest.mark.parametrize("script", ["host_tails.py", "stale_gates.py", "leave_machine_out.py",
-                                    "device_reference.py"])
+                                    "device_reference.py", "heavy_beyond_chance.py"])
 def test_an_experiment_given_a_missing_baseline_says_so_in_a_sentence(script: str, tmp_path: Path):
     args = [str(tmp_path / "none.json")] * (2 if script == "stale_gates.py" else 1)
     done = subprocess.run([sys.executable, str(ROOT / "experiments" / script), *args], check=False,
@@ -149,3 +149,25 @@ def test_leave_machine_out_names_how_each_figures_tails_were_read():
     few = noise_of(draws[:12])
     assert {leave_machine_out._tails_read(few, (name, "time")) for name in ("gpu0", "gpu1", "tolerant")} == {
         "under 20 runs"}
+
+
+def test_heavy_beyond_chance_leaves_out_a_lone_wild_figure_and_none_where_every_figure_is_heavy():
+    """One figure with a run eight SDs out among eleven normal ones of 30 runs is heavier than their read
+    gives by chance; among twelve Student's t4 figures, those heavy on their own are not: leaving them out
+    would read the rest too light."""
+    heavy_beyond_chance = _experiment("heavy_beyond_chance")
+    figures = tuple(simulate.Figure(f"gpu{i}", 0.004, True) for i in range(12))
+    rng = np.random.default_rng(1)
+
+    def steps(draw, wild: bool = False) -> list:
+        runs = [{f.name: 1e-3 * math.exp(0.004 * draw()) for f in figures} for _ in range(30)]
+        if wild:
+            runs[0]["gpu0"] *= math.exp(0.004 * 8)
+        noise = Noise.of(baselines.from_runs([simulate._run(figures, values, "m1", night(i, "2026-11-20"))
+                                              for i, values in enumerate(runs)]))
+        return heavy_beyond_chance.steps(noise, set(noise.runs), GPU_KIND, draws=2000)
+
+    wild = steps(rng.normal, wild=True)
+    assert [s.figure[0] for s in wild] == ["gpu0"] and heavy_beyond_chance.left_out(wild) == 1
+    shared = steps(lambda: rng.standard_t(4))
+    assert len(shared) >= 2 and heavy_beyond_chance.left_out(shared) == 0
