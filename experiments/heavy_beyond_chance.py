@@ -1,10 +1,10 @@
 """Whether a baseline's figures that are heavy-tailed on their own are heavier than their kind's other
-figures would show by chance: the rule a kind's tail read (perfkit.verdict.noise._kind_tails) would need
+figures would show by chance: the rule a kind's tail read (perfkit.verdict.noise.kind_tails) would need
 before it left them out (docs/findings.md, 2026-12-07, midday). Leaving every such figure out reads the rest
 too light where all of them share a heavy tail (Student's t4 on twelve figures of 30 runs: the unflagged ones
 read t9.7); this asks, as Rosner's generalized ESD test asks of outliers, step by step from the heaviest:
 read the kind's tails without the i heaviest, and the chance that any of the m - i + 1 figures left would show
-the i-th's kurtosis (its runs' predictive z, noise._predictive_z) under Student's t at that read, drawn
+the i-th's kurtosis (its runs' predictive z, noise.predictive_z) under Student's t at that read, drawn
 DRAWS times (seeded). The figures it would leave out are the heaviest i* with the largest i whose chance
 is below 5%.
 
@@ -18,7 +18,7 @@ from typing import NamedTuple
 import numpy as np
 
 from perfkit.resultfile import load
-from perfkit.verdict.noise import GPU_KIND, HOST_KIND, TAIL_RUNS, Noise, _kind_tails, _predictive_z
+from perfkit.verdict.noise import GPU_KIND, HOST_KIND, TAIL_RUNS, Noise, kind_tails, predictive_z
 from perfkit.verdict.noise import excess_kurtosis as kurtosis_of
 
 LEVEL = 0.05
@@ -33,20 +33,28 @@ class Step(NamedTuple):
 
 
 def own_kurtosis(logs: tuple[float, ...]) -> float | None:
-    z = _predictive_z(logs)
+    """The excess kurtosis of ``logs``' predictive z, less the 6 / (n - 6) normal noise gives it, as the
+    kind's read weighs a figure; None where they say nothing of tails (noise.predictive_z)."""
+    z = predictive_z(logs)
     return None if not z else (kurtosis_of(z) or 0.0) - 6 / (len(z) - 6)
 
 
-def chance_per_figure(kurtosis: float, runs: int, df: float, draws: int, rng: np.random.Generator) -> float:
-    """How often ``runs`` draws of Student's t at ``df`` (normal where infinite) show a predictive-z excess
-    kurtosis (less 6 / (n - 6)) of ``kurtosis`` or more."""
-    x = rng.standard_normal((draws, runs)) if math.isinf(df) else rng.standard_t(df, (draws, runs))
+def kurtoses(x: np.ndarray) -> np.ndarray:
+    """:func:`own_kurtosis` of each row of ``x`` at once (noise.predictive_z and excess_kurtosis over a
+    matrix)."""
+    runs = x.shape[1]
     c = x - x.mean(axis=1, keepdims=True)
     squares = (c * c).sum(axis=1, keepdims=True)
     z = c * runs / (runs - 1) / np.sqrt((squares - c * c * runs / (runs - 1)) / (runs - 2))
     z = z - z.mean(axis=1, keepdims=True)
-    excess = (z**4).mean(axis=1) / (z**2).mean(axis=1) ** 2 - 3 - 6 / (runs - 6)
-    return float((excess >= kurtosis).mean())
+    return (z**4).mean(axis=1) / (z**2).mean(axis=1) ** 2 - 3 - 6 / (runs - 6)
+
+
+def chance_per_figure(kurtosis: float, runs: int, df: float, draws: int, rng: np.random.Generator) -> float:
+    """How often ``runs`` draws of Student's t at ``df`` (normal where infinite) show an :func:`own_kurtosis`
+    of ``kurtosis`` or more."""
+    x = rng.standard_normal((draws, runs)) if math.isinf(df) else rng.standard_t(df, (draws, runs))
+    return float((kurtoses(x) >= kurtosis).mean())
 
 
 def steps(noise: Noise, gating: set[tuple[str, str]], kind: str, draws: int = 4000,
@@ -57,12 +65,11 @@ def steps(noise: Noise, gating: set[tuple[str, str]], kind: str, draws: int = 40
     figures = [k for k in gating if noise.kinds.get(k) == kind and len(noise.runs[k]) >= TAIL_RUNS]
     read = sorted(((own, k) for k in figures if (own := own_kurtosis(noise.runs[k])) is not None),
                   reverse=True)
+    heavy = [(own, key) for own, key in read if key in noise.heavy]
     out: list[Step] = []
-    for i, (own, key) in enumerate(read, start=1):
-        if key not in noise.heavy:
-            break
-        left_out = {k for _, k in read[:i]}
-        tails = _kind_tails(noise.runs, noise.kinds, gating - left_out, set(), kind)
+    for i, (own, key) in enumerate(heavy, start=1):
+        left_out = {k for _, k in heavy[:i]}
+        tails = kind_tails(noise.runs, noise.kinds, gating - left_out, set(), kind)
         df = next(iter(tails.values()), math.inf)
         q = chance_per_figure(own, len(noise.runs[key]), df, draws, rng)
         out.append(Step(key, own, len(noise.runs[key]), df, 1 - (1 - q) ** (len(read) - i + 1)))

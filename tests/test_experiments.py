@@ -167,6 +167,9 @@ def test_heavy_beyond_chance_leaves_out_a_lone_wild_figure_and_none_where_every_
                                               for i, values in enumerate(runs)]))
         return heavy_beyond_chance.steps(noise, set(noise.runs), GPU_KIND, draws=2000)
 
+    draws = rng.standard_t(4, (3, 30))
+    assert heavy_beyond_chance.kurtoses(draws) == pytest.approx(
+        [heavy_beyond_chance.own_kurtosis(tuple(row)) for row in draws])
     wild = steps(rng.normal, wild=True)
     assert [s.figure[0] for s in wild] == ["gpu0"] and heavy_beyond_chance.left_out(wild) == 1
     shared = steps(lambda: rng.standard_t(4))

@@ -141,15 +141,35 @@ def test_a_baseline_of_two_hosts_judges_neither_a_third_host_nor_widens_what_it_
     hosts it is judged at its declared minimum effect; undeclared, a third host is judged as before."""
     fresh = _rows(simulate.night(_fresh(_declared(SPREAD), hosts=2), seed=11).first)
     assert all(r.verdict is Verdict.NOT_JUDGED and r.mde is None for r in fresh.values())
-    assert all(r.note == (f"not judged on this machine: {REASON}; its baseline's runs come from 2 other "
-                          "machine(s), and one they never ran on is judged against runs of 3: run it on one "
-                          "of those, or append runs of other machines to its baseline entry")
-               for r in fresh.values())
+    assert all(r.note == (f"not judged on this machine: {REASON}. Its baseline's runs come from 2 machines, "
+                          "not this one, and a machine's shift is read from 3 or more: run it on one of "
+                          "those, or add runs of other machines to its baseline (perfkit baseline save "
+                          "--append)") for r in fresh.values())
     own = _rows(simulate.night(dataclasses.replace(_fresh(_declared(SPREAD), hosts=2), current_host="m1"),
                                seed=11).first)
     assert all(r.verdict is not Verdict.NOT_JUDGED and r.minimum == pytest.approx(0.05) for r in own.values())
     undeclared = _rows(simulate.night(_fresh(SPREAD, hosts=2), seed=11).first)
     assert all(r.verdict is not Verdict.NOT_JUDGED for r in undeclared.values())
+
+
+def _two_hosts_and(current: dict) -> list:
+    """The gating rows of ``current`` (a run's document) judged against eight runs of two hosts."""
+    figures = _declared(SPREAD[:3])
+    base = baselines.from_runs([simulate._run(figures, {f.name: 1e-3 * (1 + 0.01 * (i % 2)) for f in figures},
+                                              f"m{i % 2}", night(i, "2026-11-01")) for i in range(8)])
+    return [r for r in judge(base, load.parse(current, "current"), Noise.of(base)).rows if r.gating]
+
+
+def test_a_run_of_unknown_machine_or_measured_differently_is_not_called_unjudged_for_its_machine():
+    """A run that does not name its machine may be on one of the baseline's: judged as before. A figure
+    measured another way says so first (its values are not comparable, whatever the machine)."""
+    doc = simulate._run(_declared(SPREAD[:3]), {f.name: 1e-3 for f in SPREAD[:3]}, "", "2026-12-01").to_json()
+    assert all(r.verdict is not Verdict.NOT_JUDGED for r in _two_hosts_and(doc))
+    doc["machine_info"]["perfkit"]["fingerprint"]["machine"] = "m9"
+    doc["benchmarks"][0]["extra_info"]["clock_lock"] = {"sm_clock": "base/1980 MHz locked", "version": 1}
+    rows = {r.benchmark: r for r in _two_hosts_and(doc)}
+    assert rows["host0"].verdict is Verdict.MEASURED_DIFFERENTLY
+    assert rows["host1"].verdict is Verdict.NOT_JUDGED and rows["host1"].note.startswith("not judged on this")
 
 
 def test_a_benchmark_says_why_its_noise_lies_between_hosts_and_the_result_file_keeps_it():

@@ -18,7 +18,7 @@ it is flagged at the printed MDE as often as any (tests/test_machine_spread.py d
 It widens only where the baseline's runs of the figure come from :data:`MIN_HOSTS` machines or more, and
 never past :data:`MOST_WIDENED`: a figure that would need more stays at its declared one, weak and listed
 so. With fewer machines a figure its benchmark declares so is not judged on a machine they never ran on:
-the weekly one-block kernels, judged so against the H200 baseline's runs of one other machine, read
+the weekly one-block kernels, judged so against the H200 baseline's runs of two other machines, read
 ``improved`` -3.3% where the chip had picked a nearer multiprocessor (docs/findings.md, 2026-12-07)."""
 from __future__ import annotations
 
@@ -28,7 +28,7 @@ from collections.abc import Mapping
 from perfkit.verdict import stats
 from perfkit.verdict.comparison import SHARP_GPU_MDE, WEAK_MDE, Reach, sharp_goal
 from perfkit.verdict.matching import FigureRuns
-from perfkit.verdict.noise import GPU_KIND, FigureNoise, Noise
+from perfkit.verdict.noise import GPU_KIND, UNKNOWN_RUN, FigureNoise, Noise
 
 #: A spread between machines (hosts or GPUs) is read from this many machines' runs at least (the baseline's
 #: own, a figure's).
@@ -65,16 +65,18 @@ def widening(fig: FigureRuns, noise: Noise, alone: FigureNoise, declared: float,
 
 def unspanned(fig: FigureRuns, noise: Noise, machine: str | Mapping[str, float] | None) -> str | None:
     """Why ``fig``, whose noise its benchmark declares to lie between machines, is not judged on this run's
-    ``machine`` (or machines): its baseline's runs name fewer than :data:`MIN_HOSTS` machines, none of them
-    this one, so their spread says nothing of this machine's shift. None where that does not hold, or where
-    a side's machines are unknown."""
+    ``machine`` (or machines): its baseline's runs name fewer than :data:`MIN_HOSTS` machines and this run
+    ran on one they never ran on, so their spread says nothing of its shift. None where that does not hold,
+    or where either side's machines are unknown (judged as before)."""
     known = noise.machines.get(fig.benchmark, {})
     here = {machine} if isinstance(machine, str) else set(machine or ())
-    if not fig.between_hosts or not known or not here or here <= set(known) or len(known) >= MIN_HOSTS:
+    if (not fig.between_hosts or not known or not here or any(m.startswith(UNKNOWN_RUN) for m in here)
+            or here <= set(known) or len(known) >= MIN_HOSTS):
         return None
-    return (f"not judged on this machine: {fig.between_hosts}; its baseline's runs come from {len(known)} "
-            f"other machine(s), and one they never ran on is judged against runs of {MIN_HOSTS}: run it on "
-            "one of those, or append runs of other machines to its baseline entry")
+    machines = f"{len(known)} machine" + ("" if len(known) == 1 else "s")
+    return (f"not judged on this machine: {fig.between_hosts}. Its baseline's runs come from {machines}, not "
+            f"this one, and a machine's shift is read from {MIN_HOSTS} or more: run it on one of those, or "
+            "add runs of other machines to its baseline (perfkit baseline save --append)")
 
 
 def _gpu_shift_blinds(alone: FigureNoise, declared: float, level: float) -> bool:

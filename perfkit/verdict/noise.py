@@ -66,7 +66,7 @@ KURTOSIS_RUNS = 8
 #: figures one run falsely flagged 13-16% of simulated nights at the normal tails' quantile.
 HOST_TAIL_DF = 5.0
 #: Unless many runs show lighter tails: a host figure with this many runs of its own and no heavy tail of its
-#: own is tested with the tails that its kind's such figures show together (:func:`_kind_tails`). On
+#: own is tested with the tails that its kind's such figures show together (:func:`kind_tails`). On
 #: 2026-12-03 the H200 baseline's 13 host figures with 24-37 runs had sample excess kurtoses of -1.1 to 0.9
 #: and no run beyond 2.8 SDs: a t5 tail made a 1.2% spread an MDE of 12%. A GPU-bound figure is tested with
 #: its kind's tails from as many runs on (with fewer, normal tails and the judge's wider 3% minimum effect
@@ -113,13 +113,17 @@ class FigureNoise:
     tails_shown: bool = False
 
 
+#: How :func:`machine_shares` names a run of unknown machine.
+UNKNOWN_RUN = "unknown run"
+
+
 def machine_shares(current: ResultSet) -> dict[str, dict[str, float]]:
     """Per benchmark of ``current``, each machine's share of its runs: one machine for a run, several for
     replicates of a fleet's hosts judged together (the file names the last one's only). A run of unknown
     machine counts as a machine of its own, one the baseline never ran on: the cautious side."""
     out = {}
     for name, runs_of in current.origins().items():
-        held = Counter(origin.machine or f"unknown run {i}" for i, origin in enumerate(runs_of))
+        held = Counter(origin.machine or f"{UNKNOWN_RUN} {i}" for i, origin in enumerate(runs_of))
         out[name] = {machine: count / len(runs_of) for machine, count in held.items()}
     return out
 
@@ -244,8 +248,8 @@ class Noise:
                  and (excess_kurtosis(logs[key]) or 0.0) > HEAVY_TAIL_KURTOSIS}
         # a GPU-bound figure's tails are read where they let its minimum effect narrow, not where its
         # benchmark declares its own (there a tail read with the margin it needs would only widen the MDE)
-        tails = _kind_tails(logs, kinds, gating, heavy, HOST_KIND) | {
-            key: df for key, df in _kind_tails(logs, kinds, gating, heavy, GPU_KIND).items()
+        tails = kind_tails(logs, kinds, gating, heavy, HOST_KIND) | {
+            key: df for key, df in kind_tails(logs, kinds, gating, heavy, GPU_KIND).items()
             if entries[key[0]].context.tolerance is None}
         machines = {name: Counter(m for m in ms if m) for name, ms in origins.items()}
         return cls(logs, kinds, covariates, priors, frozenset(outliers | heavy), ratio, by_kind, machines,
@@ -393,12 +397,12 @@ def _priors(logs: Mapping[tuple[str, str], tuple[float, ...]], kinds: Mapping[tu
     return out, outliers
 
 
-def _kind_tails(logs: Mapping[tuple[str, str], tuple[float, ...]], kinds: Mapping[tuple[str, str], str],
+def kind_tails(logs: Mapping[tuple[str, str], tuple[float, ...]], kinds: Mapping[tuple[str, str], str],
                 gating: set[tuple[str, str]], heavy: set[tuple[str, str]],
                 kind: str) -> dict[tuple[str, str], float]:
     """Per gating figure of ``kind`` with TAIL_RUNS runs or more and not ``heavy`` on its own, the degrees of
     freedom of Student's t whose excess kurtosis is the upper end (:data:`TAIL_MARGIN_SE`) of all such
-    figures', heavy ones too, read two ways and the heavier kept: their runs' z (:func:`_predictive_z`)
+    figures', heavy ones too, read two ways and the heavier kept: their runs' z (:func:`predictive_z`)
     pooled, where one figure's wild run weighs as it should; and each figure's own kurtosis floored at 0 (a
     flat-topped figure must not cancel a heavy one) averaged over its runs, with a jackknife over the figures
     where they differ.
@@ -410,7 +414,7 @@ def _kind_tails(logs: Mapping[tuple[str, str], tuple[float, ...]], kinds: Mappin
     Drawn 300 times as eight figures of 30 runs each: normal noise reads t10.5 (t7.5 or more nine times in
     ten), Student's t4 noise t5.2, t3 t5.0."""
     figures = [key for key in gating if kinds.get(key) == kind and len(logs[key]) >= TAIL_RUNS]
-    read = [z for key in figures if (z := _predictive_z(logs[key]))]
+    read = [z for key in figures if (z := predictive_z(logs[key]))]
     if not read:
         return {}
     everything = [x for z in read for x in z]
@@ -429,7 +433,7 @@ def _kind_tails(logs: Mapping[tuple[str, str], tuple[float, ...]], kinds: Mappin
     return dict.fromkeys((key for key in figures if key not in heavy), max(HOST_TAIL_DF, 4 + 6 / upper))
 
 
-def _predictive_z(values: Sequence[float]) -> list[float]:
+def predictive_z(values: Sequence[float]) -> list[float]:
     """Each run read as the judge reads a new one, against the other runs' mean and SD (a wild run does not
     hide in the spread it makes): Student's t with n - 2 degrees of freedom under normal noise, whose excess
     kurtosis is 6 / (n - 6); [inf] where all runs but one are alike, [] where none differ (or n <= 6)."""
