@@ -398,8 +398,8 @@ def _priors(logs: Mapping[tuple[str, str], tuple[float, ...]], kinds: Mapping[tu
 
 
 def kind_tails(logs: Mapping[tuple[str, str], tuple[float, ...]], kinds: Mapping[tuple[str, str], str],
-                gating: set[tuple[str, str]], heavy: set[tuple[str, str]],
-                kind: str) -> dict[tuple[str, str], float]:
+               gating: set[tuple[str, str]], heavy: set[tuple[str, str]],
+               kind: str) -> dict[tuple[str, str], float]:
     """Per gating figure of ``kind`` with TAIL_RUNS runs or more and not ``heavy`` on its own, the degrees of
     freedom of Student's t whose excess kurtosis is the upper end (:data:`TAIL_MARGIN_SE`) of all such
     figures', heavy ones too, read two ways and the heavier kept: their runs' z (:func:`predictive_z`)
