@@ -29,6 +29,7 @@ from collections import Counter, defaultdict
 from collections.abc import Iterator
 
 from perfkit.resultfile import load
+from perfkit.resultfile.figures import OVER_ONE_SM_COPY
 from perfkit.store import baselines
 from perfkit.store.baseline_runs import unpack
 from perfkit.verdict.comparison import Comparison, Row, sharp_goal
@@ -68,7 +69,7 @@ def _declared_now(doc: dict) -> dict:
     for bench in doc.get("benchmarks", []):
         extra = bench.get("extra_info") or {}
         case = extra.get("vector_add")
-        over_copy = extra.get("gate") == "over_one_sm_copy"  # one block over its multiprocessor's copy
+        over_copy = extra.get("gate") == OVER_ONE_SM_COPY.name  # one block over its multiprocessor's copy
         if case and (reason := between_hosts_reason(case["mode"], case["scenario"], case["k"] == 1,
                                                     over_copy)):
             extra["between_hosts"] = reason
