@@ -17,7 +17,7 @@ above); each machine's newest night, or every night with ``all``:
     python experiments/leave_machine_out.py baselines/nvidia-h200-x1.json --calibration [all]
 
 Each run is judged with today's declarations, as a fresh machine's nightly of today's code is: a vector add
-whose noise lies between hosts (perfkit.workloads.kernels.between_hosts_reason) says so on runs saved before
+whose noise lies between hosts (perfkit.workloads.kernels.between_hosts_now) says so on runs saved before
 it did.
 """
 from __future__ import annotations
@@ -29,13 +29,12 @@ from collections import Counter, defaultdict
 from collections.abc import Iterator
 
 from perfkit.resultfile import load
-from perfkit.resultfile.figures import OVER_ONE_SM_COPY
 from perfkit.store import baselines
 from perfkit.store.baseline_runs import unpack
 from perfkit.verdict.comparison import Comparison, Row, sharp_goal
 from perfkit.verdict.judge import Policy, judge
 from perfkit.verdict.noise import TAIL_RUNS, Noise
-from perfkit.workloads.kernels import between_hosts_reason
+from perfkit.workloads.kernels import between_hosts_now
 
 #: Runs of fewer benchmarks than this (one family re-saved alone) are left out: they are not a night.
 MIN_BENCHMARKS = 3
@@ -64,15 +63,14 @@ def _comparisons(path: str, policy: Policy, newest_only: bool = False) -> Iterat
 
 
 def _declared_now(doc: dict) -> dict:
-    """A run's document with today's declaration of the vector add's noise between hosts (1 M elements fit
-    the L2 of every GPU the committed baselines hold)."""
+    """A run's document with today's declaration of each entry's noise between hosts
+    (perfkit.workloads.kernels.between_hosts_now)."""
     for bench in doc.get("benchmarks", []):
         extra = bench.get("extra_info") or {}
-        case = extra.get("vector_add")
-        over_copy = extra.get("gate") == OVER_ONE_SM_COPY.name  # one block over its multiprocessor's copy
-        if case and (reason := between_hosts_reason(case["mode"], case["scenario"], case["k"] == 1,
-                                                    over_copy)):
+        if reason := between_hosts_now(extra):
             extra["between_hosts"] = reason
+        else:
+            extra.pop("between_hosts", None)
     return doc
 
 

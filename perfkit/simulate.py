@@ -37,6 +37,7 @@ from perfkit.resultfile.model import ResultSet
 from perfkit.store import baselines
 from perfkit.verdict.judge import DEFAULT_POLICY, Comparison, FirstLook, Policy, Verdict, judge
 from perfkit.verdict.noise import HOST_KIND, TAIL_RUNS, Noise, noise_kind
+from perfkit.workloads.kernels import between_hosts_now
 
 #: Student's t with this many degrees of freedom is the heavy-tailed noise: infinite kurtosis, heavier than
 #: the judge's own assumption for host work (noise.HOST_TAIL_DF) and than any committed baseline's host
@@ -224,7 +225,8 @@ def profile_of(baseline: ResultSet, night: Collection[str] | None = None) -> tup
     not an allocator peak or a count) as simulation figures: each one's own between-run SD (its runs' log
     values; a figure with fewer than three runs is left out), kind and tolerance, and a between-machine SD as
     large as its own for host work (host-bound steps shift 5-15% between machines of one kind) and 0.3 times
-    its own for GPU work, and where it declares its noise lies between hosts, why. ``night``: only these
+    its own for GPU work, and where today's code declares its noise lies between hosts, why (the entries keep
+    the declaration of the day they ran). ``night``: only these
     benchmarks' (the selection a nightly run judges; a baseline also holds the weekly ones)."""
     out, runs = [], baseline.runs()
     for entry in baseline.benchmarks:
@@ -239,7 +241,7 @@ def profile_of(baseline: ResultSet, night: Collection[str] | None = None) -> tup
             gpu = kind != HOST_KIND
             name = entry.fullname if figure == TIME else f"{entry.fullname} {figure}"
             out.append(Figure(name, max(sd, 1e-4), gpu, entry.context.tolerance, sd * (0.3 if gpu else 1.0),
-                              entry.context.between_hosts))
+                              between_hosts_now(entry.extra)))
     return tuple(out)
 
 

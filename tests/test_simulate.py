@@ -16,6 +16,7 @@ from perfkit import simulate
 from perfkit.store import baselines
 from perfkit.verdict import stats
 from perfkit.verdict.judge import Policy, Verdict
+from perfkit.workloads import kernels
 
 FIGURES = simulate.synthetic_profile()
 NIGHTS = 80
@@ -246,3 +247,14 @@ def test_a_night_selects_the_figures_it_judged_and_a_saved_simulation_selects_th
     with pytest.raises(SystemExit):
         simulate.main([*common, "--night", str(tmp_path / "broken.json")])
     assert "not a readable JSON file" in capsys.readouterr().err
+
+
+def test_a_baselines_figures_are_simulated_with_todays_declaration_of_their_noise_between_hosts():
+    """A baseline's entries keep the declaration of the day they ran: the simulation of its spreads judges
+    the vector add's figures as today's code declares them."""
+    runs = [simulate._run(simulate.synthetic_profile(gpu=1, host=0), {"gpu0": 1e-3 * (1 + i / 100)}, "m1",
+                          f"2026-11-0{i + 1}") for i in range(3)]
+    for run in runs:
+        run.benchmarks[0].extra["vector_add"] = {"scenario": "grid", "mode": "explicit", "k": 1}
+    (figure,) = simulate.profile_of(baselines.from_runs(runs))
+    assert figure.between_hosts == kernels.SHORT_KERNEL_BETWEEN_HOSTS

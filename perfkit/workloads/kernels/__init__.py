@@ -3,9 +3,13 @@ sizes of their work, which need no numba: ``out = x + y`` on float32 reads two a
 from __future__ import annotations
 
 import math
+from collections.abc import Mapping
 from typing import Any
 
 from perfkit.errors import UsageError
+from perfkit.resultfile.figures import OVER_ONE_SM_COPY
+from perfkit.resultfile.metrics import BETWEEN_HOSTS_KEY, GATE_KEY
+from perfkit.resultfile.payloads import VectorAdd
 
 #: Bytes a vector add moves per element: x and y read, out written, four bytes each.
 BYTES_PER_ELEMENT = 12
@@ -70,6 +74,19 @@ def between_hosts_reason(mode: str, scenario: str, fits_l2: bool, over_its_copy:
     if scenario == "one_block":
         return None if over_its_copy else ONE_BLOCK_BETWEEN_HOSTS
     return SHORT_KERNEL_BETWEEN_HOSTS if fits_l2 and scenario in ("grid", "tuned") else None
+
+
+def between_hosts_now(extra_info: Mapping[str, Any]) -> str | None:
+    """Why today's code declares a stored entry's noise to lie between hosts (its ``extra_info``), whatever
+    the code that saved it declared: a baseline's entries keep the declaration of the day they ran, and a
+    simulation or a held-out night of them judges today's rule. A vector add's from its case and the figure
+    it gates on (1 M elements stand for arrays that fit a GPU's L2: 12 MB fit that of every GPU the
+    committed baselines hold, 5 M's 60 MB none); any other benchmark's as it was stored."""
+    case = extra_info.get(VectorAdd.TAG)
+    if not case:
+        return extra_info.get(BETWEEN_HOSTS_KEY)
+    over_its_copy = extra_info.get(GATE_KEY) == OVER_ONE_SM_COPY.name
+    return between_hosts_reason(case["mode"], case["scenario"], case["k"] == 1, over_its_copy)
 
 
 def managed_minimum_effect(mode: str, scenario: str, over_its_copy: bool = False) -> float | None:
