@@ -226,8 +226,8 @@ def profile_of(baseline: ResultSet, night: Collection[str] | None = None) -> tup
     values; a figure with fewer than three runs is left out), kind and tolerance, and a between-machine SD as
     large as its own for host work (host-bound steps shift 5-15% between machines of one kind) and 0.3 times
     its own for GPU work, and where today's code declares its noise lies between hosts, why (the entries keep
-    the declaration of the day they ran). ``night``: only these
-    benchmarks' (the selection a nightly run judges; a baseline also holds the weekly ones)."""
+    the declaration of the day they ran). ``night``: only these benchmarks' (the selection a nightly run
+    judges; a baseline also holds the weekly ones)."""
     out, runs = [], baseline.runs()
     for entry in baseline.benchmarks:
         if night is not None and entry.fullname not in night:
