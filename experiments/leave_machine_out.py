@@ -114,9 +114,9 @@ def calibration(path: str, newest_only: bool = True) -> dict[str, list[tuple[flo
             key = (row.benchmark, row.figure)
             kind = noise.kinds.get(key, "")
             reach = comparison.reach.get(key)
-            if row.gating and kind.startswith("timed") and reach and reach[1] > 0 and row.change is not None:
-                z = math.log1p(row.change) / reach[1]
-                out[f"{kind}, {_tails_read(noise, key)}"].append((z, reach[2]))
+            if row.gating and kind.startswith("timed") and reach and reach.se > 0 and row.change is not None:
+                z = math.log1p(row.change) / reach.se
+                out[f"{kind}, {_tails_read(noise, key)}"].append((z, reach.df))
     return out
 
 

@@ -31,10 +31,8 @@ from perfkit.errors import PerfkitError
 from perfkit.resultfile import load, partial
 from perfkit.resultfile.model import ResultSet
 from perfkit.store import baselines
+from perfkit.verdict.evidence import ALWAYS_RE_RUN
 from perfkit.verdict.judge import Comparison, FirstLook, Row, Verdict
-
-#: A figure this many times worse is re-run whatever runs of this code could show.
-ALWAYS_RE_RUN = 1.5
 
 
 def suspects(comparison: Comparison) -> list[str]:

@@ -418,7 +418,8 @@ class Session:
                   or bool(self.baseline.info.machine_change(results.info)))
         lenders = (predict.lenders_for(self.baseline, results, directory=self.store.directory) if across
                    else [])
-        return judge(self.baseline, results, judged_with, Policy(), work_of, first_look, lenders=lenders)
+        policy = Policy(confirm_runs=self.options.confirm)  # its MDEs are the confirmed night's
+        return judge(self.baseline, results, judged_with, policy, work_of, first_look, lenders=lenders)
 
     def _confirm(self, results: ResultSet) -> bool:
         """:meth:`_confirm_flagged`, its wall time kept for the end-of-run line."""

@@ -174,9 +174,10 @@ def night(scenario: Scenario, seed: int, slowed: dict[str, float] | None = None)
             for i in range(scenario.current_runs)]
     current = runs[0] if len(runs) == 1 else baselines.from_runs(runs)
     noise = Noise.of(base)
+    policy = replace(scenario.policy, confirm_runs=scenario.confirm)  # as the session judges a night
 
     def judged(results: ResultSet, first_look: FirstLook | None = None) -> Comparison:
-        return judge(base, results, noise, scenario.policy, None, first_look)
+        return judge(base, results, noise, policy, None, first_look)
 
     first = judged(current)
     names = set(suspects(first)) if scenario.confirm else set()

@@ -203,9 +203,12 @@ def test_compare_judges_a_night_again_with_the_confirmation_kept_beside_it(pytes
     assert ("judged with its confirmation's 2 re-run(s) kept beside it (night.confirm-1.json, "
             "night.confirm-2.json), as the night was") in err
     assert "regressed" not in out.split("\n\n")[0]
+    confirmed = _steady_mde(cli, baseline, night, capsys)
     for path in kept:  # the first run alone flags what the re-runs did not repeat
         path.rename(path.with_suffix(".moved"))
     assert cli.main(["compare", "--fail", baseline, str(night)]) == 1
+    # a figure no re-run measured has the MDE of both looks on the confirmed night, of one look alone
+    assert _steady_mde(cli, baseline, night, capsys) != confirmed
     kept[0].with_suffix(".moved").rename(kept[0])
     capsys.readouterr()
     cli.main(["compare", baseline, str(kept[0])])
@@ -213,6 +216,14 @@ def test_compare_judges_a_night_again_with_the_confirmation_kept_beside_it(pytes
     # a later night into the same file, without a confirmation: the earlier night's re-runs are not its own
     pytester.runpytest_subprocess(*PLUGIN, "--benchmark-json=night.json")
     assert not list(pytester.path.glob("night.confirm-*.json"))
+
+
+def _steady_mde(cli, baseline: str, night: Path, capsys) -> float:
+    """The MDE ``perfkit compare`` prints for test_steady's time (never re-run: it never moves)."""
+    capsys.readouterr()
+    cli.main(["compare", "--format", "json", baseline, str(night)])
+    rows = json.loads(capsys.readouterr().out)["rows"]
+    return next(r["mde"] for r in rows if r["benchmark"].endswith("test_steady") and r["gating"])
 
 
 @pytest.mark.parametrize("text", ["*copy*", "*copy*=fast", "=1.1", "*copy*=-2"])

@@ -17,7 +17,7 @@ from perfkit.resultfile.context import Context
 from perfkit.resultfile.metrics import MetricRecorder
 from perfkit.store import baselines
 from perfkit.verdict import machine_spread, stats
-from perfkit.verdict.comparison import sharp_goal
+from perfkit.verdict.comparison import Reach, sharp_goal
 from perfkit.verdict.judge import Policy, Verdict, judge
 from perfkit.verdict.matching import pair
 from perfkit.verdict.noise import Noise
@@ -240,7 +240,7 @@ def test_a_second_look_keeps_the_first_looks_minimum_effect_whatever_its_own_noi
     assert alone is not None and alone.between_sd > 0
     quiet = dataclasses.replace(alone, between_sd=alone.between_sd / 100)  # its shift alone fits the goal
     assert machine_spread.widening(fig, noise, quiet, 0.02, 0.004, LEVEL) is None
-    picked = (math.log1p(0.05), 0.004, quiet.df)
+    picked = Reach(math.log1p(0.05), 0.004, quiet.df, math.log1p(0.05))
     minimum, why = machine_spread.widening(fig, noise, quiet, 0.02, 0.004, LEVEL, picked) or (0.0, "")
     assert minimum == pytest.approx(0.05)
     assert "minimum effect 5% here, not 2%: GPUs of one model differ" in why

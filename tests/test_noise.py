@@ -538,7 +538,7 @@ def test_a_fresh_machines_change_over_its_standard_error_spreads_as_the_test_ass
                             ("with kept runs", Noise.of(baseline, kept))):
             comparison = judge(baseline, current, noise)
             changes = {(r.benchmark, r.figure): r.change for r in comparison.rows}
-            z[case] += [math.log1p(changes[key] or 0.0) / se for key, (_, se, _) in comparison.reach.items()]
+            z[case] += [math.log1p(changes[key] or 0.0) / reach.se for key, reach in comparison.reach.items()]
     for case, values in z.items():
         assert len(values) == 12 * 30, case
         assert 0.88 < math.sqrt(float(np.mean(np.square(values)))) < 1.12, case  # 0.94-1.03 over 4 seeds
@@ -576,7 +576,7 @@ def test_a_ratio_not_measured_never_narrows_the_variance():
         comparison = judge(baseline, _run(_draws(rng, sds, 1)[0], "A", when="2026-11-10", within=sds),
                            Noise.of(baseline, kept))
         changes = {(r.benchmark, r.figure): r.change for r in comparison.rows}
-        z += [math.log1p(changes[key] or 0.0) / se for key, (_, se, _) in comparison.reach.items()]
+        z += [math.log1p(changes[key] or 0.0) / reach.se for key, reach in comparison.reach.items()]
     assert len(z) == 300 and math.sqrt(float(np.mean(np.square(z)))) < 1.15
 
 
@@ -713,7 +713,7 @@ def test_a_fresh_machine_judged_on_a_baseline_with_runs_of_unknown_machine_reads
         fresh = _run(_draws(rng, sds, 1, shift["m16"])[0], "m16", when="2026-12-20", within=sds)
         comparison = judge(baseline, fresh, Noise.of(baseline))
         changes = {(r.benchmark, r.figure): r.change for r in comparison.rows}
-        z += [math.log1p(changes[key] or 0.0) / se for key, (_, se, _) in comparison.reach.items()
+        z += [math.log1p(changes[key] or 0.0) / reach.se for key, reach in comparison.reach.items()
               if int(key[0][1:]) < 10]
     rms = math.sqrt(float(np.mean(np.square(z))))
     assert len(z) == 120 and 0.75 < rms < 1.3, rms

@@ -160,6 +160,17 @@ def test_the_mde_of_two_looks_is_where_the_first_picks_and_the_second_confirms_8
 
 
 @pytest.mark.slow
+def test_a_confirmed_night_on_a_new_machine_flags_a_gpu_change_of_its_printed_mde_80_percent_of_the_time():
+    """The first look printed its one-run 80% point, where the night flags a change only once the run picks
+    it and the re-runs on the same new machine confirm it: GPU-bound figures slowed by it were flagged 74.5%
+    of the time with the H100's spreads (docs/findings.md, 2026-12-07). It prints both looks' now."""
+    gpu = tuple(f for f in FIGURES if f.gpu_bound)
+    result = simulate.rates(simulate.Scenario(gpu, 5, new_machine=True, confirm=3), NIGHTS, seed=11)
+    assert result.false_alarm <= Policy.alpha
+    assert result.power >= 0.80 - _slack(0.80, NIGHTS)
+
+
+@pytest.mark.slow
 @pytest.mark.parametrize("target", ["gpu5", "host2"])
 def test_after_a_confirmation_a_change_of_a_printed_mde_is_flagged_80_percent_of_the_time(target):
     """The re-run rows printed the second look's MDE alone: a change of it was flagged 70% of the time, as the

@@ -76,9 +76,12 @@ def judge_files(baseline_path: Path, current_path: Path | Sequence[Path], thresh
     as a baseline's runs are. ``alpha_share``: how many hardware kinds one night judges (a fleet's), each at
     that share of the policy's alpha, so that the night's chance of any false verdict stays alpha."""
     policy = Policy.with_threshold(None if threshold is None else parse_threshold(threshold))
-    policy = dataclasses.replace(policy, alpha=policy.alpha / max(1, alpha_share))
-    baseline = read(baseline_path)
     paths = [current_path] if isinstance(current_path, Path) else list(current_path)
+    kept_reruns = confirm.kept_beside(paths[0]) if len(paths) == 1 else []
+    # judged as the night was: its MDEs are those of its confirmation's two looks where it had one
+    policy = dataclasses.replace(policy, alpha=policy.alpha / max(1, alpha_share),
+                                 confirm_runs=len(kept_reruns))
+    baseline = read(baseline_path)
     runs = [read(path, baseline) for path in paths]
     current = runs[0] if len(runs) == 1 else baselines.from_runs(runs)
     if len(runs) == 1 and _most_runs(baseline) == 1 < _most_runs(current):
@@ -102,7 +105,7 @@ def judge_files(baseline_path: Path, current_path: Path | Sequence[Path], thresh
         noise = kept_noise.for_judging(baseline, again, store, kept, db, left_out=(current.datetime,))
         return judge(baseline, again, noise, policy, work_of, first_look=look, lenders=lenders)
 
-    return baseline, current, _with_confirmation(first, paths, baseline, second)
+    return baseline, current, _with_confirmation(first, paths, kept_reruns, baseline, second)
 
 
 def _most_runs(results: ResultSet) -> int:
@@ -110,7 +113,7 @@ def _most_runs(results: ResultSet) -> int:
     return max((run_count(figures) for figures in results.runs().values()), default=0)
 
 
-def _with_confirmation(first: Comparison, paths: Sequence[Path], baseline: ResultSet,
+def _with_confirmation(first: Comparison, paths: Sequence[Path], kept: Sequence[Path], baseline: ResultSet,
                        again: Callable[[ResultSet, FirstLook], Comparison]) -> Comparison:
     """The night as its run ended it: one run's file judged with its confirmation's re-runs kept beside it
     (perfkit.confirm: each re-run figure tested at the night's level). A re-run file given alone is judged
@@ -120,7 +123,6 @@ def _with_confirmation(first: Comparison, paths: Sequence[Path], baseline: Resul
             print(f"perfkit: {path} is a re-run of a night's flagged benchmarks: judged alone, not at the "
                   "level the night judged it; give the night's own file to judge it with its "
                   "confirmation", file=sys.stderr)
-    kept = confirm.kept_beside(paths[0]) if len(paths) == 1 else []
     if not kept:
         return first
     print(f"perfkit: judged with its confirmation's {len(kept)} re-run(s) kept beside it "

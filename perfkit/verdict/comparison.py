@@ -11,7 +11,7 @@ import enum
 import math
 from collections.abc import Mapping
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, NamedTuple
 
 from perfkit.explain.why import Why
 from perfkit.verdict import across
@@ -93,6 +93,9 @@ class Policy:
     # the 3% guards normal tails assumed on few runs; an MDE is this plus 0.84 SE at least, and a 3% one-run
     # MDE needs less than 3 (docs/verdict.md: the simulation's 25-run rows)
     bound_threshold_shown: float = 0.02
+    # the re-runs a confirmation (--perfkit-confirm) gives each figure the first look flags: that look's MDEs
+    # are then both looks' together (perfkit.verdict.evidence); 0, a night judged on its run alone
+    confirm_runs: int = 0
 
     @classmethod
     def with_threshold(cls, threshold: float | None) -> Policy:
@@ -160,8 +163,15 @@ class KindTimeRatio:
     benchmarks: int
 
 
-#: What a test of one figure could reach: its minimum effect, standard error and degrees of freedom (logs).
-Reach = tuple[float, float, float]
+class Reach(NamedTuple):
+    """What a first look's test of one figure could reach (logs): its minimum effect, standard error and
+    degrees of freedom, and the least move of it that the look sends to a confirmation's re-runs (beyond the
+    minimum effect, and one that runs of this code could show: perfkit.confirm.suspects)."""
+
+    floor: float
+    se: float
+    df: float
+    rerun_from: float
 
 
 @dataclass(frozen=True)

@@ -72,12 +72,11 @@ from perfkit.verdict.comparison import (
     Comparison,
     FirstLook,
     Policy,
-    Reach,
     Row,
     Verdict,
     row_order,
-    sharp_goal,
 )
+from perfkit.verdict.evidence import MOST_RUNS, NEVER_VARIED, Evidence
 from perfkit.verdict.expected import Workloads
 from perfkit.verdict.host_shift import HostShift
 from perfkit.verdict.matching import FigureRuns, Pairing, pair
@@ -87,7 +86,7 @@ from perfkit.verdict.noise import HOST_KIND, FigureNoise, Noise, machine_shares
 #: from here too, where the end-of-run summary, the reports and the tests have always found it.
 __all__ = [
     "COUNT_MOVED", "DEFAULT_POLICY", "DIFFERS", "FINGERPRINT_FIELDS", "MIN_BASELINE_RUNS", "MOST_RUNS",
-    "ONE_MACHINE",
+    "NEVER_VARIED", "ONE_MACHINE",
     "SOFTWARE_FIELDS",
     "WORST_FIRST",
     "Comparison", "FirstLook", "HostShift", "Policy", "Row", "Verdict", "counted", "fingerprint_changes",
@@ -129,7 +128,8 @@ def judge(baseline: ResultSet, current: ResultSet, noise: Noise, policy: Policy 
     tests = first_look.tests if first_look is not None else max(1, sum(f.judged for f in paired.figures))
     judged = _judge_each(paired, noise, policy, host, machines, tests, first_look,
                          widen=baseline.hardware_id == current.hardware_id)
-    reach = {(j.row.benchmark, j.row.figure): (e.floor, e.se, e.df) for j in judged if (e := j.evidence)}
+    reach = {(j.row.benchmark, j.row.figure): e.reach(policy.alpha / tests)
+             for j in judged if (e := j.evidence)}
     rows += _corrected(judged, policy, tests, first_look)
     rows.sort(key=row_order)
     if baseline.hardware_id == current.hardware_id:
@@ -220,36 +220,6 @@ MIN_BASELINE_RUNS = 3
 
 
 @dataclass(frozen=True)
-class _Evidence:
-    """What a gating figure's test rests on: the shift of mean logs, its standard error and degrees of
-    freedom, and the minimum effect (log)."""
-
-    shift: float
-    se: float
-    df: float
-    floor: float
-    # (runs, SE, degrees of freedom) were this side's runs, one more, ... MOST_RUNS runs of this code judged
-    # together against the same baseline
-    by_runs: tuple[tuple[int, float, float], ...] = ()
-    # the run's common host shift the test took out of a host-bound time (and the spread it adds), if any
-    host: HostShift | None = None
-    # the run's common host shift a slowdown of this figure would be tested beyond, if any: its MDE carries
-    # the spread that adds (a change of the printed MDE is then still flagged 80% of the time)
-    slowdown_host: HostShift | None = None
-    # why a disturbed run (a busy host, a hot GPU) holds back any slowdown of this figure, if one does: no
-    # MDE tonight
-    held_back: str | None = None
-
-    def slowdown_se(self, se: float) -> float:
-        """``se`` (of some count of runs) as a slowdown's test weighs it: beyond the run's host shift."""
-        return self.slowdown_host.widened(se) if self.slowdown_host is not None else se
-
-
-#: The most runs of this code a weak figure's advice counts up to (a confirmation's re-runs, replicates).
-MOST_RUNS = 20
-
-
-@dataclass(frozen=True)
 class _Judged:
     """A row before the family-wise correction: gating rows beyond their minimum effect carry a p-value to
     correct, and so do ratios that should stay put and moved beyond it (``ratio``: one of the ratios
@@ -257,7 +227,7 @@ class _Judged:
 
     row: Row
     p_value: float | None = None
-    evidence: _Evidence | None = None  # for the MDE at the corrected level
+    evidence: Evidence | None = None  # for the MDE at the corrected level
     ratio: bool = False
 
 
@@ -327,7 +297,7 @@ def _judge_figure(fig: FigureRuns, policy: Policy, noise: FigureNoise | None, ho
 
 
 def _row(fig: FigureRuns, verdict: Verdict, note: str = "", gating: bool = False,
-         evidence: _Evidence | None = None, alpha: float = Policy.alpha) -> Row:
+         evidence: Evidence | None = None, alpha: float = Policy.alpha) -> Row:
     """A figure's row: the two sides' geometric means and the change between them, from the same mean logs
     the test uses (an arithmetic mean of 1.0, 1.0 and 3.0 ms against 1.6 ms read -4.0% where the test saw
     +10.9%)."""
@@ -410,7 +380,7 @@ def _gate(fig: FigureRuns, minimum: float, noise: FigureNoise | None, alpha: flo
                  for n in range(len(c), max(len(c), MOST_RUNS) + 1))
     slows_with_host = host is not None and fig.better == "lower" and fig.unit == TIME_UNIT
     held = held_back(fig.disturbances)
-    evidence = _Evidence(shift, se, noise.df, floor, more, slowdown_host=host if slows_with_host else None,
+    evidence = Evidence(shift, se, noise.df, floor, more, slowdown_host=host if slows_with_host else None,
                          held_back=held)
     if se == 0:  # runs that never varied: a tie, no noise to weigh a change against (never p = 0)
         if shift == 0:
@@ -455,7 +425,7 @@ def effect_bounds(floor: float) -> str:
     return f"{math.expm1(-floor):+.1%} to {math.expm1(floor):+.1%}"
 
 
-def _inside(fig: FigureRuns, noise: FigureNoise, evidence: _Evidence, alpha: float) -> _Judged:
+def _inside(fig: FigureRuns, noise: FigureNoise, evidence: Evidence, alpha: float) -> _Judged:
     """A change inside the minimum effect: ``unchanged`` where its whole interval is inside too (an
     equivalence test at ``alpha``), said with that interval, else ``unknown`` with the interval and what
     would settle it."""
@@ -472,7 +442,7 @@ def _inside(fig: FigureRuns, noise: FigureNoise, evidence: _Evidence, alpha: flo
     return _Judged(dataclasses.replace(row, verdict=Verdict.UNKNOWN, note=note), evidence=evidence)
 
 
-def _settles(fig: FigureRuns, noise: FigureNoise, evidence: _Evidence, quantile: float) -> str:
+def _settles(fig: FigureRuns, noise: FigureNoise, evidence: Evidence, quantile: float) -> str:
     """What would settle a change inside the minimum effect, were it to stay where it is: how many runs of
     this code, or more baseline runs where this side's runs cannot narrow the interval enough (``quantile``:
     the interval's t quantile)."""
@@ -488,9 +458,11 @@ def _corrected(judged: list[_Judged], policy: Policy, tests: int, first_look: Fi
                ) -> list[Row]:
     """The family-wise correction over the ``tests`` gating figures (Holm's step-down; Bonferroni's level for
     a confirmation's second look, ``first_look`` given), and apart Holm over every ratio that should stay put;
-    then each gating row's MDE at that level and 80% power (a second look's: of both looks together, the
-    first picking the figure and the second confirming it)."""
+    then each gating row's MDE at that level and 80% power (of both looks together, the first picking the
+    figure and the second confirming it, on a second look and on a first look that a confirmation follows:
+    ``policy.confirm_runs``)."""
     bonferroni = first_look is not None
+    confirm_runs = 0 if bonferroni else policy.confirm_runs  # a second look is the confirmation
     ratios = [j for j in judged if j.ratio]
     gating_tested = [j for j in judged if j.row.gating and j.p_value is not None]
     if bonferroni:
@@ -508,13 +480,9 @@ def _corrected(judged: list[_Judged], policy: Policy, tests: int, first_look: Fi
             # at Bonferroni's level over the night, Holm's first step: the 80%-power point
             level = policy.alpha / tests
             picked = first_look.reach.get((row.benchmark, row.figure)) if first_look is not None else None
-            limited = _mde_limited_by(e)
-            # none where no slowdown of any size is flagged tonight: runs that never varied (a tie, never
-            # p = 0), or a disturbed run
-            mde = None if e.se == 0 or e.held_back else _detectable(e.floor, e.slowdown_se(e.se), e.df, level,
-                                                                    picked)
-            runs = _runs_to_see(e, level, picked) if mde is not None and mde > WEAK_MDE else None
-            row = dataclasses.replace(row, mde=mde, runs_to_see=runs, mde_limited_by=limited)
+            mde = e.mde(level, picked, confirm_runs)
+            runs = e.runs_to_see(level, picked, confirm_runs) if mde is not None and mde > WEAK_MDE else None
+            row = dataclasses.replace(row, mde=mde, runs_to_see=runs, mde_limited_by=e.limited_by())
         if j.p_value is not None and j.ratio:
             if not significant[id(j)]:
                 row = dataclasses.replace(row, verdict=Verdict.INFO,
@@ -524,7 +492,7 @@ def _corrected(judged: list[_Judged], policy: Policy, tests: int, first_look: Fi
             if significant[id(j)]:
                 row = dataclasses.replace(row, p_value=j.p_value)
             else:
-                decidable = e is None or _decidable(e, policy.alpha / tests)
+                decidable = e is None or e.decidable(policy.alpha / tests)
                 fix = ("run it on a host like the baseline's" if e is not None and e.host is not None
                        else "re-save the baseline from more runs, or measure it less noisily")
                 decide = ("more runs decide" if decidable
@@ -536,54 +504,6 @@ def _corrected(judged: list[_Judged], policy: Policy, tests: int, first_look: Fi
                                           note=f"{row.note}; {note}" if row.note else note)
         rows.append(row)
     return rows
-
-
-#: Why a figure whose runs never varied has no MDE (:func:`_mde_limited_by`).
-NEVER_VARIED = "its runs never varied: a tie, no change of any size is flagged until runs that vary decide"
-
-
-def _mde_limited_by(evidence: _Evidence) -> str:
-    """What keeps a figure's MDE where it is tonight that more runs of this code do not change (the row's
-    ``mde_limited_by``): runs that never varied, a disturbed run, or the run's common host shift (its spread
-    widens every host-bound slowdown's test); "" where it is the figure's noise."""
-    if evidence.se == 0:
-        return NEVER_VARIED
-    if evidence.held_back:
-        return evidence.held_back
-    if evidence.slowdown_host is not None:
-        return (f"the run's common host shift ({math.expm1(evidence.slowdown_host.shift):+.0%}) widens its "
-                "test: run it on a host like the baseline's")
-    return ""
-
-
-def _detectable(floor: float, se: float, df: float, level: float, picked: Reach | None = None) -> float:
-    """A figure's MDE (its 80%-power point at ``level``); on a confirmation's second look of a figure the
-    first look tested (``picked``: what that test could reach), both looks' together."""
-    if picked is None:
-        return stats.detectable_at_power(floor, se, df, level)
-    return stats.detectable_in_two_looks(picked, (floor, se, df), level)
-
-
-def _decidable(evidence: _Evidence, level: float) -> bool:
-    """Whether some count of runs of this code, up to :data:`MOST_RUNS`, would show the move seen
-    significant at ``level``, were it to stay where it is (beyond the run's common host shift where the test
-    took that out: its spread does not shrink with more runs)."""
-    host = evidence.host
-    shift = evidence.shift - (host.shift if host is not None else 0.0)
-    return any(abs(shift) >= stats.t_quantile(level / 2, df) * (host.widened(se) if host is not None else se)
-               for _, se, df in evidence.by_runs)
-
-
-def _runs_to_see(evidence: _Evidence, level: float, picked: Reach | None = None) -> int | None:
-    """How many runs of this code, judged together against the same baseline, bring a weak figure's MDE to
-    its goal (:func:`sharp_goal`; host work's heavy tails keep its degrees of freedom few however many runs);
-    None where even :data:`MOST_RUNS` do not (its noise, its baseline's few runs or the noise between
-    machines leave too little room). ``picked``: as :func:`_detectable`'s."""
-    goal = sharp_goal(math.expm1(evidence.floor))
-    for runs, se, df in evidence.by_runs:
-        if _detectable(evidence.floor, evidence.slowdown_se(se), df, level, picked) <= goal:
-            return runs
-    return None
 
 
 def counted(count: int, word: str) -> str:

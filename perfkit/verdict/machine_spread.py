@@ -56,7 +56,7 @@ def widening(fig: FigureRuns, noise: Noise, alone: FigureNoise, declared: float,
         reason, least = _between_gpus(fig, noise, alone), SHARP_GPU_MDE
     else:
         return None
-    minimum = (round(math.expm1(picked[0]), 9) if picked is not None
+    minimum = (round(math.expm1(picked.floor), 9) if picked is not None
                else widened(declared, se, alone.df, level, least))
     if minimum <= declared:
         return None

@@ -164,10 +164,11 @@ def power_at(shift_log: float, floor_log: float, se: float, df: float, level: fl
 
 def detectable_in_two_looks(first: tuple[float, float, float], second: tuple[float, float, float],
                             level: float, power: float = POWER) -> float:
-    """The slowdown that a confirmation flags with probability ``power``: its first look (``first``: minimum
-    effect, SE and degrees of freedom, all log) picks a figure whose estimate lies beyond its minimum effect
-    the worse way (perfkit.confirm.suspects: significant or not), and its second look (``second``) confirms
-    it, a test at ``level`` on runs of its own. Found where the product of the two chances reaches
+    """The slowdown that a confirmation flags with probability ``power``: its first look (``first``: the
+    least move it re-runs, SE and degrees of freedom, all log) picks a figure whose estimate lies that far
+    the worse way (perfkit.confirm.suspects: beyond its minimum effect, significant or not, where runs of
+    this code could show it), and its second look (``second``: minimum effect, SE, degrees of freedom)
+    confirms it, a test at ``level`` on runs of its own. Found where the product of the two chances reaches
     ``power`` (their shared baseline makes the looks agree more often, so this is the cautious side)."""
     floor, se, df = first
 
