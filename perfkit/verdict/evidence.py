@@ -83,10 +83,18 @@ class Evidence:
         a confirmation follows, the re-runs it would need."""
         goal = sharp_goal(math.expm1(self.floor))
         picked = self._picking(level, picked, confirm_runs)
-        for runs, se, df in self.by_runs:
-            if _detectable(self.floor, self.slowdown_se(se), df, level, picked) <= goal:
-                return runs
-        return None
+
+        def sees(index: int) -> bool:
+            _, se, df = self.by_runs[index]
+            return _detectable(self.floor, self.slowdown_se(se), df, level, picked) <= goal
+
+        if not self.by_runs or not sees(len(self.by_runs) - 1):
+            return None
+        low, high = -1, len(self.by_runs) - 1  # the MDE only shrinks with more runs: bisect for the first
+        while high - low > 1:
+            middle = (low + high) // 2
+            low, high = (low, middle) if sees(middle) else (middle, high)
+        return self.by_runs[high][0]
 
     def decidable(self, level: float) -> bool:
         """Whether some count of runs of this code, up to :data:`MOST_RUNS`, would show the move seen

@@ -170,17 +170,15 @@ def detectable_in_two_looks(first: tuple[float, float, float], second: tuple[flo
     this code could show it), and its second look (``second``: minimum effect, SE, degrees of freedom)
     confirms it, a test at ``level`` on runs of its own. Found where the product of the two chances reaches
     ``power`` (their shared baseline makes the looks agree more often, so this is the cautious side)."""
+    from scipy.special import stdtr
+
     floor, se, df = first
-
-    def picked(shift: float) -> float:
-        if se == 0:
-            return float(shift > floor)
-        from scipy.special import stdtr
-
-        return float(stdtr(df, (shift - floor) / se))
+    w_mean, spread = _clearance(*second, level)  # what the second look's test must clear, whatever the shift
+    unit = statistics.NormalDist()
 
     def both(shift: float) -> float:
-        return picked(shift) * power_at(shift, *second, level)
+        picked = float(shift > floor) if se == 0 else float(stdtr(df, (shift - floor) / se))
+        return picked * unit.cdf((abs(shift) / second[1] - w_mean) / spread)  # power_at's
 
     low = math.log1p(detectable_at_power(*second, level, power))
     high = max(floor + t_quantile(1 - math.sqrt(power), df) * se,
