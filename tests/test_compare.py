@@ -447,6 +447,12 @@ def test_a_night_that_a_confirmation_follows_prints_the_mde_of_both_looks():
         assert (confirmed[0] > alone) is wider and confirmed[1] < confirmed[0]
     assert "(after --perfkit-confirm, the first run picking it and the re-runs confirming it)" in \
         verdicts.verdict_meanings(Policy(confirm_runs=3))
+    # what would sharpen a weak one is still counted in runs judged together: a first run too noisy to pick
+    # a 10% change leaves it unseen by any count of re-runs, while 4 replicates see it
+    weak = _runs([1.0, 1.05, 0.95, 1.025, 0.975])
+    alone, confirmed = (compare(weak, _runs([1.0]), Policy(confirm_runs=runs)).rows[0] for runs in (0, 3))
+    assert confirmed.mde is not None and confirmed.mde > 0.1
+    assert confirmed.runs_to_see == alone.runs_to_see == 4
 
 
 def test_a_weak_figure_says_how_many_runs_would_sharpen_it_or_that_none_would():

@@ -75,14 +75,15 @@ class Evidence:
         se, df = self._at_runs(confirm_runs) if picked is None and confirm_runs else (self.se, self.df)
         return _detectable(self.floor, self.slowdown_se(se), df, level, first)
 
-    def runs_to_see(self, level: float, picked: Reach | None = None, confirm_runs: int = 0) -> int | None:
+    def runs_to_see(self, level: float, picked: Reach | None = None) -> int | None:
         """How many runs of this code, judged together against the same baseline, bring a weak figure's MDE
         to its goal (:func:`sharp_goal`; host work's heavy tails keep its degrees of freedom few however many
         runs); None where even :data:`MOST_RUNS` do not (its noise, its baseline's few runs or the noise
-        between machines leave too little room). ``picked``, ``confirm_runs``: as :meth:`mde`'s; on a night
-        a confirmation follows, the re-runs it would need."""
+        between machines leave too little room). ``picked``: as :meth:`mde`'s, on a confirmation's second
+        look. On a first look a confirmation follows they are counted in one look too (replicates): its
+        first run must pick the figure, and where that run is too noisy to, no count of re-runs sees the goal
+        (a 5% spread over five baseline runs: 4 runs judged together see 10%, 20 re-runs never do)."""
         goal = sharp_goal(math.expm1(self.floor))
-        picked = self._picking(level, picked, confirm_runs)
 
         def sees(index: int) -> bool:
             _, se, df = self.by_runs[index]

@@ -481,7 +481,9 @@ def _corrected(judged: list[_Judged], policy: Policy, tests: int, first_look: Fi
             level = policy.alpha / tests
             picked = first_look.reach.get((row.benchmark, row.figure)) if first_look is not None else None
             mde = e.mde(level, picked, confirm_runs)
-            runs = e.runs_to_see(level, picked, confirm_runs) if mde is not None and mde > WEAK_MDE else None
+            # in one look, runs judged together: a confirmation's first run must pick the figure, and no
+            # count of re-runs makes up for a first run too noisy to
+            runs = e.runs_to_see(level, picked) if mde is not None and mde > WEAK_MDE else None
             row = dataclasses.replace(row, mde=mde, runs_to_see=runs, mde_limited_by=e.limited_by())
         if j.p_value is not None and j.ratio:
             if not significant[id(j)]:
