@@ -3,6 +3,7 @@ from __future__ import annotations
 
 import ast
 import importlib.util
+import json
 import math
 import subprocess
 import sys
@@ -13,6 +14,8 @@ import numpy as np
 import pytest
 
 from perfkit import simulate
+from perfkit.errors import UsageError
+from perfkit.resultfile import load
 from perfkit.resultfile.model import RunOrigin
 from perfkit.store import baselines
 from perfkit.verdict.noise import GPU_KIND, Noise
@@ -174,3 +177,26 @@ def test_heavy_beyond_chance_leaves_out_a_lone_wild_figure_and_none_where_every_
     assert [s.figure[0] for s in wild] == ["gpu0"] and heavy_beyond_chance.left_out(wild) == 1
     shared = steps(lambda: rng.standard_t(4))
     assert len(shared) >= 2 and heavy_beyond_chance.left_out(shared) == 0
+
+
+def test_without_machine_holds_out_every_run_of_the_nights_machine_and_refuses_to_leave_nothing(
+        tmp_path: Path):
+    """A night whose run went into the baseline is judged again as a fresh machine: the file written holds
+    the other machines' runs, as the baseline stored them, and a baseline of that machine alone is refused
+    in a sentence."""
+    machines = ["m1", "m2", "m1", "m2", "m3"]
+    runs = [_run({"gpu": 1e-3 * (1 + i / 100)}, m, when=night(i, "2026-12-01"))
+            for i, m in enumerate(machines)]
+    baseline_path, night_path, held_path = (tmp_path / name for name in ("b.json", "night.json", "held.json"))
+    baseline_path.write_text(json.dumps(baselines.from_runs(runs).to_json()))
+    night_path.write_text(json.dumps(runs[2].to_json()))
+    script = ROOT / "experiments" / "without_machine.py"
+    done = subprocess.run([sys.executable, str(script), str(baseline_path), str(night_path), str(held_path)],
+                          check=True, capture_output=True, text=True, timeout=120, cwd=ROOT)
+    assert "without the 2 run(s) of machine m1" in done.stdout
+    held = load.load(held_path)
+    assert held.runs()["gpu"]["time"] == pytest.approx([1e-3 * 1.01, 1e-3 * 1.03, 1e-3 * 1.04])
+    assert {origin.machine for origin in held.origins()["gpu"]} == {"m2", "m3"}
+    alone = baselines.from_runs([_run({"gpu": 1e-3}, "m1", when=night(i, "2026-12-01")) for i in range(3)])
+    with pytest.raises(UsageError, match="every run of the baseline was made on m1"):
+        _experiment("without_machine").without_machine(alone, "m1")
